@@ -241,6 +241,32 @@ fn typed_events_go_only_into_their_units_controls() {
     // `ha::HaCtl::RESET.with_event(qpi::Event::CTO_COUNT)` does not compile: the types differ.
 }
 
+/// Cascade Lake takes Skylake-SP's units (`units-from`): one type per layout, re-exported,
+/// with Cascade Lake's own events and metadata that names Cascade Lake.
+#[test]
+fn a_processor_taking_anothers_units_shares_its_types_and_keeps_its_events() {
+    use pmu_regs::{cascade_lake, skylake_sp};
+    // The same type: a value of one is a value of the other, with no conversion.
+    let ctl: skylake_sp::cha::ChaCtl = cascade_lake::cha::ChaCtl::RESET.with_en(true);
+    let ctl = cascade_lake::cha::Event::REQUESTS_READS.program(ctl);
+    assert_eq!((ctl.ev_sel(), ctl.umask()), (0x50, 0x03));
+    assert_eq!(
+        cascade_lake::cha::C3_MSR_PMON_CTL[1].address(),
+        skylake_sp::cha::C3_MSR_PMON_CTL[1].address()
+    );
+    // The metadata of each processor names it, and each has its own event list.
+    let (sky, clx) = (&skylake_sp::cha::UNIT, &cascade_lake::cha::UNIT);
+    assert_eq!(
+        (sky.processor, clx.processor),
+        ("skylake-sp", "cascade-lake")
+    );
+    assert!(clx.registers.iter().all(|r| r.processor == "cascade-lake"));
+    assert_eq!(clx.pmu.unwrap().processor, "cascade-lake");
+    assert!(!std::ptr::eq(sky.events, clx.events));
+    let names = |u: &pmu_regs::UnitInfo| u.registers.iter().map(|r| r.name).collect::<Vec<_>>();
+    assert_eq!(names(sky), names(clx));
+}
+
 /// The importer validates the new events with the spec, in memory, through the same loader
 /// as generation: an error the validator finds (two events whose constants clash) refuses the
 /// import, names the file it would have written, and writes nothing.

@@ -238,3 +238,11 @@ fn events_core() {
 fn foreign_document() {
     insta::assert_snapshot!(spec_diagnostics("foreign_document"));
 }
+
+/// `units-from`: a processor taking another's units (allowed: `twin`), and each way the
+/// link can be wrong: a unit file of its own of a taken unit's name, a processor that takes
+/// its units itself, no processor, the processor itself.
+#[test]
+fn units_from() {
+    insta::assert_snapshot!(spec_diagnostics("units_from"));
+}

@@ -87,6 +87,10 @@ pub struct RawProcessor {
     /// files may name those units.
     #[serde(rename = "@core-pmu", default)]
     pub core_pmu: Option<String>,
+    /// The processor whose unit files describe this one's units too (`skylake-sp` for
+    /// Cascade Lake): this one has no unit files of those names.
+    #[serde(rename = "@units-from", default)]
+    pub units_from: Option<String>,
     #[serde(default)]
     pub document: Vec<RawDocument>,
     #[serde(default)]

@@ -11,6 +11,7 @@ use std::fmt::Write;
 use super::rust::lit;
 use super::text::doc;
 use crate::model::*;
+use crate::validate::snake_case;
 
 /// `#[cfg(feature = "metadata")]`: what an item that only tools need is built behind.
 pub const METADATA: &str = "#[cfg(feature = \"metadata\")]";
@@ -75,31 +76,36 @@ fn event_type_text(unit: &Unit, out: &mut String) {
     );
 }
 
+/// The counter controls of a unit (registers with an `ev_sel` field), each with what
+/// programming an event sets in it and the builder chain that does it, starting from `on`.
+fn event_controls<'u>(unit: &'u Unit, on: &str) -> Vec<(&'u Register, &'static str, String)> {
+    let has = |r: &Register, name: &str| r.fields.iter().any(|f| f.name.as_ref() == name);
+    let mut out = Vec::new();
+    for r in unit.registers.iter().filter(|r| has(r, "ev_sel")) {
+        let (ext, umask) = (has(r, "ev_sel_ext"), has(r, "umask"));
+        let what = match (ext, umask) {
+            (true, true) => "its event select, umask and extension bit",
+            (false, true) => "its event select and umask",
+            (true, false) => "its event select and extension bit (this box has no unit mask; the events it takes have umask 0)",
+            (false, false) => "its event select (this box has no unit mask)",
+        };
+        let mut body = format!("{on}.with_ev_sel(event.code)");
+        if umask {
+            body.push_str(".with_umask(event.umask)");
+        }
+        if ext {
+            body.push_str(".with_ev_sel_ext(event.ext_sel)");
+        }
+        out.push((r, what, body));
+    }
+    out
+}
+
 /// The unit's events: a constant per event, and `with_event` on every counter control (a
 /// register with an `ev_sel` field).
 pub fn unit_events_text(unit: &Unit, out: &mut String) {
     event_type_text(unit, out);
-    let has = |r: &Register, name: &str| r.fields.iter().any(|f| f.name.as_ref() == name);
-    for r in unit.registers.iter().filter(|r| has(r, "ev_sel")) {
-        let (ext, umask) = (has(r, "ev_sel_ext"), has(r, "umask"));
-        let (what, body) = match (ext, umask) {
-            (true, true) => (
-                "its event select, umask and extension bit",
-                "self.with_ev_sel(event.code).with_umask(event.umask).with_ev_sel_ext(event.ext_sel)",
-            ),
-            (false, true) => (
-                "its event select and umask",
-                "self.with_ev_sel(event.code).with_umask(event.umask)",
-            ),
-            (true, false) => (
-                "its event select and extension bit (this box has no unit mask; the events it takes have umask 0)",
-                "self.with_ev_sel(event.code).with_ev_sel_ext(event.ext_sel)",
-            ),
-            (false, false) => (
-                "its event select (this box has no unit mask)",
-                "self.with_ev_sel(event.code)",
-            ),
-        };
+    for (r, what, body) in event_controls(unit, "self") {
         let _ = writeln!(out, "\nimpl {} {{", r.type_name);
         doc(
             out,
@@ -112,4 +118,32 @@ pub fn unit_events_text(unit: &Unit, out: &mut String) {
         );
     }
     out.push('\n');
+}
+
+/// The events of a unit whose counter controls another processor's module defines
+/// (`units-from`): that module's `with_event` takes that processor's events, so these
+/// program a control the other way round, `Event::X.program(ctl)`, one method per control.
+pub fn shared_unit_events_text(unit: &Unit, out: &mut String) {
+    event_type_text(unit, out);
+    let controls = event_controls(unit, "ctl");
+    let single = controls.len() == 1;
+    out.push_str("\nimpl Event {\n");
+    for (r, what, body) in controls {
+        let ty = &r.type_name;
+        let name = if single {
+            "program".to_string()
+        } else {
+            format!("program_{}", snake_case(ty))
+        };
+        doc(
+            out,
+            "    ",
+            &format!("`ctl` set to count this event: {what}. (`{ty}::with_event` takes the events of the processor that defines `{ty}`.)"),
+        );
+        let _ = writeln!(
+            out,
+            "    #[inline]\n    pub const fn {name}(self, ctl: {ty}) -> {ty} {{\n        let event = self;\n        {body}\n    }}"
+        );
+    }
+    out.push_str("}\n\n");
 }

@@ -12,7 +12,7 @@
 use std::fmt::Write;
 
 use super::events::METADATA;
-use super::rust::{enum_ident, field_ident, lit, prose, variant_ident, HEADER};
+use super::rust::{enum_ident, field_ident, info_ident, lit, prose, variant_ident, HEADER};
 use super::text::{doc, doc_item, wrap};
 use crate::model::*;
 use crate::validate::snake_case;
@@ -35,11 +35,6 @@ fn int_name(width: u32) -> &'static str {
         17..=32 => "u32",
         _ => "u64",
     }
-}
-
-/// `SCREAMING_SNAKE` name of a layout's metadata static.
-pub fn info_ident(reg: &Register) -> String {
-    format!("{}_INFO", snake_case(&reg.type_name).to_ascii_uppercase())
 }
 
 /// The name of a field's partial value list constant (values that do not name every value).
@@ -475,7 +470,6 @@ fn addresses_text(unit: &Unit, reg: &Register, out: &mut String) -> String {
     } else {
         addr_ty
     };
-    let mut infos = String::new();
     for (ii, inst) in unit.instances.iter().enumerate() {
         let mine: Vec<&Address> = addrs.iter().filter(|a| a.instance == ii).collect();
         let ctors: Vec<String> = mine
@@ -494,17 +488,6 @@ fn addresses_text(unit: &Unit, reg: &Register, out: &mut String) -> String {
             inst.name,
             reg.instance_name(inst),
         );
-        for a in mine {
-            let _ = writeln!(
-                infos,
-                "        AddressInfo {{ name: {}, instance: {}, index: {}, location: {}, source: {} }},",
-                lit(&reg.address_name(unit, a)),
-                lit(&inst.name),
-                a.index,
-                location_info(&a.location),
-                lit(&a.source)
-            );
-        }
     }
     if unit.instances.len() > 1 {
         let items: Vec<String> = unit
@@ -522,7 +505,51 @@ fn addresses_text(unit: &Unit, reg: &Register, out: &mut String) -> String {
         );
     }
     out.push('\n');
+    address_infos(unit, reg)
+}
+
+/// The metadata's `AddressInfo` rows of a register, one per instance and index.
+fn address_infos(unit: &Unit, reg: &Register) -> String {
+    let Addresses::Known(addrs) = &reg.addresses else {
+        return String::new();
+    };
+    let mut infos = String::new();
+    let by_instance =
+        (0..unit.instances.len()).flat_map(|ii| addrs.iter().filter(move |a| a.instance == ii));
+    for a in by_instance {
+        let _ = writeln!(
+            infos,
+            "        AddressInfo {{ name: {}, instance: {}, index: {}, location: {}, source: {} }},",
+            lit(&reg.address_name(unit, a)),
+            lit(&unit.instances[a.instance].name),
+            a.index,
+            location_info(&a.location),
+            lit(&a.source)
+        );
+    }
     infos
+}
+
+/// The public names a unit module defines for its registers: value enums, types, layouts
+/// and typed addresses. A module sharing the unit re-exports exactly these.
+fn register_names(unit: &Unit) -> Vec<String> {
+    let mut names = Vec::new();
+    for reg in &unit.registers {
+        let enums = reg
+            .fields
+            .iter()
+            .filter(|f| !f.values.is_empty() && !f.access.is_placeholder() && f.has_enum());
+        names.extend(enums.map(|f| enum_ident(reg, f)));
+        names.push(reg.type_name.clone());
+        names.push(format!("{}Layout", reg.type_name));
+        if let Addresses::Known(_) = reg.addresses {
+            names.extend(unit.instances.iter().map(|i| reg.instance_name(i)));
+            if unit.instances.len() > 1 {
+                names.push(reg.generic_name());
+            }
+        }
+    }
+    names
 }
 
 /// The register's metadata static (with the `metadata` feature).
@@ -533,6 +560,12 @@ fn info_static_text(
     address_infos: &str,
     out: &mut String,
 ) {
+    // A processor taking its units from another refers to these from its `pmu` module.
+    let vis = if proc.units_from.is_some() {
+        "pub(crate) "
+    } else {
+        ""
+    };
     let layout = format!("{}Layout", reg.type_name);
     let addresses = match &reg.addresses {
         Addresses::Known(_) => format!("Addresses::Known(&[\n{address_infos}    ])"),
@@ -558,7 +591,7 @@ fn info_static_text(
     };
     let _ = writeln!(
         out,
-        "{METADATA}\nstatic {}: RegisterInfo = RegisterInfo {{\n    processor: {}, unit: {}, name: {layout}::NAME, type_name: {},\n    width: {}, space: Space::{}, count: {}, count_cpuid: {},\n    reset: {layout}::RESET, reserved_mask: {layout}::RESERVED_MASK, ignored_mask: {layout}::IGNORED_MASK, writable_mask: {layout}::WRITABLE_MASK,\n    description: {},\n    sources: &[{}],\n    addresses: {addresses},\n    fields: {layout}::FIELDS,\n    notes: {notes},\n}};\n",
+        "{METADATA}\n{vis}static {}: RegisterInfo = RegisterInfo {{\n    processor: {}, unit: {}, name: {layout}::NAME, type_name: {},\n    width: {}, space: Space::{}, count: {}, count_cpuid: {},\n    reset: {layout}::RESET, reserved_mask: {layout}::RESERVED_MASK, ignored_mask: {layout}::IGNORED_MASK, writable_mask: {layout}::WRITABLE_MASK,\n    description: {},\n    sources: &[{}],\n    addresses: {addresses},\n    fields: {layout}::FIELDS,\n    notes: {notes},\n}};\n",
         info_ident(reg),
         lit(&proc.id),
         lit(&unit.name),
@@ -577,6 +610,9 @@ fn info_static_text(
 
 /// Emits one unit's module: its registers, events and metadata.
 pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
+    if let Some(from) = &proc.units_from {
+        return shared_unit_module_text(proc, from, unit);
+    }
     let mut out = String::from(HEADER);
     let instances: Vec<&str> = unit.instances.iter().map(|i| i.name.as_str()).collect();
     wrap(
@@ -606,6 +642,46 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
         "&[]"
     } else {
         super::events::unit_events_text(unit, &mut out);
+        "EVENT_INFOS"
+    };
+    unit_static_text(proc, unit, events, &mut out);
+    out
+}
+
+/// The module of a unit a processor takes from another (`units-from`): the other's register
+/// types, layouts and addresses re-exported (one type, one layout), then what is this
+/// processor's own: its events, and the metadata that names it.
+fn shared_unit_module_text(proc: &Processor, from: &ProcessorRef, unit: &Unit) -> String {
+    let mut out = String::from(HEADER);
+    wrap(
+        &mut out,
+        "//!",
+        &format!("{} ({}).", prose(&unit.title), prose(&proc.name)),
+    );
+    let source = format!("crate::{}::{}", from.module, unit.module);
+    let shared = format!(
+        "{} takes this unit from {} (`units-from` in `spec/processors.xml`): its register types, layouts and typed addresses are those of [`{source}`], re-exported here, so one type means one layout. This module adds what is {}'s own: its events and the metadata that names it.",
+        proc.id, from.id, proc.id
+    );
+    let description = prose(&unit.description);
+    for paragraph in description.split("\n\n").chain([shared.as_str()]) {
+        out.push_str("//!\n");
+        wrap(&mut out, "//!", paragraph);
+    }
+    out.push_str("#[allow(unused_imports)]\nuse crate::support::*;\n");
+    let names = register_names(unit);
+    let _ = writeln!(
+        out,
+        "pub use {source}::{{\n    {},\n}};\n",
+        names.join(",\n    ")
+    );
+    for reg in &unit.registers {
+        info_static_text(proc, unit, reg, &address_infos(unit, reg), &mut out);
+    }
+    let events = if unit.events.is_empty() {
+        "&[]"
+    } else {
+        super::events::shared_unit_events_text(unit, &mut out);
         "EVENT_INFOS"
     };
     unit_static_text(proc, unit, events, &mut out);

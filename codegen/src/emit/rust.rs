@@ -105,6 +105,11 @@ pub fn field_ident(field: &Field) -> String {
     }
 }
 
+/// `SCREAMING_SNAKE` name of a layout's metadata static in its unit module (`CHA_CTL_INFO`).
+pub fn info_ident(reg: &Register) -> String {
+    format!("{}_INFO", snake_case(&reg.type_name).to_ascii_uppercase())
+}
+
 /// The enum type of a field with exhaustive named values.
 pub fn enum_ident(reg: &Register, field: &Field) -> String {
     format!("{}{}", reg.type_name, camel_case(&field.name))
@@ -355,8 +360,18 @@ pub fn cargo_features(spec: &Spec) -> String {
     let quoted: Vec<String> = features.iter().map(|f| format!("{f:?}")).collect();
     let _ = writeln!(s, "default = [\"metadata\", {}]", quoted.join(", "));
     s.push_str("metadata = []\n");
-    for f in &features {
-        let _ = writeln!(s, "{f} = []");
+    for p in &spec.processors {
+        let Some(f) = processor_feature(p) else {
+            continue;
+        };
+        // A processor that takes another's units re-exports its types: it needs its feature.
+        let needs = p
+            .units_from
+            .as_ref()
+            .and_then(|from| spec.processors.iter().find(|q| q.id == from.id))
+            .and_then(processor_feature)
+            .map_or(String::new(), |q| format!("{q:?}"));
+        let _ = writeln!(s, "{f} = [{needs}]");
     }
     s
 }

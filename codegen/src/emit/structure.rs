@@ -87,10 +87,34 @@ impl<'a> Names<'a> {
         }
     }
 
-    /// `X::INFO` of register `r` of unit `u`.
+    /// `X::INFO` of register `r` of unit `u`. A processor that takes its units from another
+    /// (`units-from`) shares that one's layouts, whose `INFO` names the other processor: its
+    /// structure refers to its units' own metadata statics instead.
     fn info(&self, u: usize, r: usize) -> TokenStream {
+        if self.p.units_from.is_some() {
+            let path = self.info_static(u, r);
+            return quote!(&#path);
+        }
         let l = self.layout(u, r);
         quote!(#l::INFO)
+    }
+
+    /// The register's metadata as a method receiver (`X::INFO.at(0)`,
+    /// `super::cha::CHA_CTL_INFO.at(0)`).
+    fn info_receiver(&self, u: usize, r: usize) -> TokenStream {
+        if self.p.units_from.is_some() {
+            self.info_static(u, r)
+        } else {
+            self.info(u, r)
+        }
+    }
+
+    /// The path of the metadata static of register `r` of unit `u` in its unit module.
+    fn info_static(&self, u: usize, r: usize) -> TokenStream {
+        let unit = &self.p.units[u];
+        let m = format_ident!("{}", unit.module);
+        let info = format_ident!("{}", super::rust::info_ident(&unit.registers[r]));
+        quote!(super::#m::#info)
     }
 
     /// The named constant of a field (`S_SUMMARY_OV_MB`).
@@ -233,7 +257,7 @@ fn role_impl_tokens(names: &Names, u: usize, i: &RoleImpl) -> TokenStream {
 
 /// `X::INFO.at(index)`: a `RegRef`.
 fn reg_ref(names: &Names, u: usize, r: RegIndex) -> TokenStream {
-    let info = names.info(u, r.register);
+    let info = names.info_receiver(u, r.register);
     let index = num(r.index);
     quote!(#info.at(#index))
 }
@@ -558,24 +582,37 @@ fn route_bits(p: &Processor) -> Vec<&BitRef> {
 fn bit_const(names: &Names, b: &BitRef) -> TokenStream {
     let unit = &names.p.units[b.unit];
     let reg = &unit.registers[b.register];
+    let name = reg.concrete_name(&unit.instances[b.instance], b.index);
+    let doc = outer_docs(&format!(
+        "`{name}.{}`: a hop of the overflow routes.",
+        reg.fields[b.field].name
+    ));
+    let c = names.bit(b);
+    let value = bit_literal(names, b);
+    quote! {
+        #doc
+        const #c: BitRef = #value;
+    }
+}
+
+/// A field of one register instance as a `BitRef` literal.
+fn bit_literal(names: &Names, b: &BitRef) -> TokenStream {
+    let unit = &names.p.units[b.unit];
+    let reg = &unit.registers[b.register];
     let inst = &unit.instances[b.instance];
     let name = reg.concrete_name(inst, b.index);
     let qualified = format!("{name}.{}", reg.fields[b.field].name);
-    let doc = outer_docs(&format!("`{qualified}`: a hop of the overflow routes."));
-    let (c, info) = (names.bit(b), names.info(b.unit, b.register));
+    let info = names.info(b.unit, b.register);
     let field = names.field((b.unit, b.register, b.field));
     let (instance, index) = (&inst.name, num(b.index));
-    quote! {
-        #doc
-        const #c: BitRef = BitRef {
-            register: #info,
-            instance: #instance,
-            index: #index,
-            field: #field,
-            register_name: #name,
-            qualified: #qualified,
-        };
-    }
+    quote!(BitRef {
+        register: #info,
+        instance: #instance,
+        index: #index,
+        field: #field,
+        register_name: #name,
+        qualified: #qualified,
+    })
 }
 
 /// A field's named constant.
@@ -589,7 +626,7 @@ fn field_const(names: &Names, key: FieldKey) -> TokenStream {
         field.name,
         field.bits_phrase()
     ));
-    let (c, info, name) = (names.field(key), names.info(u, r), &*field.name);
+    let (c, info, name) = (names.field(key), names.info_receiver(u, r), &*field.name);
     quote! {
         #doc
         const #c: &FieldInfo = #info.field_named(#name);
@@ -634,9 +671,11 @@ fn references(p: &Processor) -> (BTreeSet<(usize, usize)>, BTreeSet<FieldKey>) {
             let global = [Some(g.control), Some(g.status), g.overflow_clear];
             regs.extend(global.into_iter().flatten().map(|r| (u, r)));
         }
-        for i in role_impls(unit, pmu) {
-            let used = i.consts.iter().filter_map(|&(_, f)| f);
-            fields.extend(used.map(|f| (u, i.register, f)));
+        if p.units_from.is_none() {
+            for i in role_impls(unit, pmu) {
+                let used = i.consts.iter().filter_map(|&(_, f)| f);
+                fields.extend(used.map(|f| (u, i.register, f)));
+            }
         }
     }
     for b in route_bits(p) {
@@ -663,7 +702,13 @@ pub fn processor_pmu(p: &Processor) -> TokenStream {
         let Some(pmu) = &unit.pmu else { continue };
         items.extend(unit_static(&names, u, pmu));
         items.extend(shared_perf(unit, pmu));
-        for i in role_impls(unit, pmu) {
+        // The role traits belong to the layouts, written once by the processor that owns them.
+        let impls = if p.units_from.is_some() {
+            Vec::new()
+        } else {
+            role_impls(unit, pmu)
+        };
+        for i in impls {
             items.extend(role_impl_tokens(&names, u, &i));
         }
         if let Some(g) = &pmu.global {
@@ -681,16 +726,24 @@ pub fn processor_pmu(p: &Processor) -> TokenStream {
     let uses = if items.is_empty() {
         quote!()
     } else {
-        let imports = imports(&names, &regs);
+        // A processor sharing another's layouts names only its own metadata statics, by path.
+        let imports = if p.units_from.is_some() {
+            quote!()
+        } else {
+            imports(&names, &regs)
+        };
         let has_notes = p
             .units
             .iter()
             .flat_map(|u| &u.pmu)
             .any(|m| !m.notes.is_empty());
         let note = has_notes.then(|| quote!(NoteInfo,));
+        let field_info = (!fields.is_empty()).then(|| quote!(FieldInfo,));
+        // `X::INFO` needs the `Register` trait; a processor sharing layouts names statics.
+        let register = p.units_from.is_none().then(|| quote!(Register));
         quote! {
             use crate::structure::*;
-            use crate::support::{FieldInfo, #note Register};
+            use crate::support::{#field_info #note #register};
             #imports
         }
     };

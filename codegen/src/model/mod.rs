@@ -55,9 +55,22 @@ pub struct Processor {
     /// The processor whose units are this one's core PMU (`processors.xml`'s `core-pmu`):
     /// the architectural PMU for every Intel processor here.
     pub core_pmu: Option<String>,
+    /// The processor whose units this one takes (`processors.xml`'s `units-from`): its
+    /// `units` are copies of that processor's, with this processor's own events. The Rust
+    /// emitter re-exports that processor's register types instead of writing them again.
+    pub units_from: Option<ProcessorRef>,
     /// This processor's own events for a unit of its core PMU (`<proc>/events/core.xml`),
     /// if it has an events file for one.
     pub core_events: Option<CoreEvents>,
+}
+
+/// Another processor, named by its id and its Rust module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessorRef {
+    /// Its id (`skylake-sp`).
+    pub id: String,
+    /// Its Rust module (`skylake_sp`).
+    pub module: String,
 }
 
 /// A processor's events for a unit of another processor, its core PMU: Intel lists each

@@ -168,6 +168,58 @@ impl Validator {
         for (p, pending) in ctx.processors.iter_mut().zip(pending) {
             self.resolve_routes(p, pending);
         }
+        self.share_units(&mut ctx.processors);
+    }
+
+    /// `units-from`: each processor that takes another's units gets copies of them, validated
+    /// once, with no events (its own events files add those). A unit file of its own with the
+    /// name or module of a taken unit is refused: the processor would have two.
+    fn share_units(&mut self, processors: &mut [Processor]) {
+        for i in 0..processors.len() {
+            let Some(from) = processors[i].units_from.as_ref().map(|r| r.id.clone()) else {
+                continue;
+            };
+            // `processors` checked that `from` exists and takes no units itself.
+            let Some(source) = processors.iter().find(|p| p.id == from) else {
+                continue;
+            };
+            let mut taken: Vec<Unit> = source.units.clone();
+            let p = &processors[i];
+            for own in &p.units {
+                if let Some(t) = taken
+                    .iter()
+                    .find(|t| t.name == own.name || t.module == own.module)
+                {
+                    self.push(
+                        Diagnostic {
+                            path: own.at.path.to_path_buf(),
+                            line: own.at.line,
+                            column: own.at.column,
+                            message: format!(
+                                "unit `{}` (module `{}`) of processor `{}` is also taken from `{from}` (units-from), whose file {} defines it",
+                                own.name, own.module, p.id, t.file
+                            ),
+                            help: None,
+                        }
+                        .help("delete this file and keep the shared one, or drop units-from and give the processor every unit file of its own"),
+                    );
+                }
+            }
+            // The taken units go after the processor's own (file-path order: its own
+            // directory first), so their routes' unit positions move by that many.
+            let offset = p.units.len();
+            for t in &mut taken {
+                t.events.clear();
+                let Some(pmu) = t.pmu.as_mut() else { continue };
+                for hop in pmu.routes.iter_mut().flat_map(|r| &mut r.hops) {
+                    hop.bit.unit += offset;
+                    if let Some(c) = &mut hop.clear {
+                        c.unit += offset;
+                    }
+                }
+            }
+            processors[i].units.append(&mut taken);
+        }
     }
 
     /// The validated spec, or every error found.

@@ -54,6 +54,7 @@ impl Validator {
         }
         self.unique_identities(&ctx, &processors, &raw.processor);
         self.core_pmus(&ctx, &mut processors, &raw.processor);
+        self.units_from(&ctx, &mut processors, &raw.processor);
         SpecContext {
             processors,
             public_sources,
@@ -102,6 +103,7 @@ impl Validator {
                 identity: None,
                 units: Vec::new(),
                 core_pmu: None,
+                units_from: None,
                 core_events: None,
             });
         }
@@ -198,27 +200,59 @@ impl Validator {
     /// `core-pmu`: the processor whose units are this one's core PMU. It must be another
     /// processor of the file, and one without a core PMU of its own (the link is one step).
     fn core_pmus(&mut self, ctx: &Ctx, processors: &mut [Processor], raw: &[RawProcessor]) {
-        let ids: Vec<(String, bool)> = raw
-            .iter()
-            .map(|r| (r.id.clone(), r.core_pmu.is_some()))
-            .collect();
-        for (p, r) in processors.iter_mut().zip(raw) {
-            let Some(core) = &r.core_pmu else { continue };
-            let problem = match ids.iter().find(|(id, _)| id == core) {
-                _ if core == &p.id => Some("names the processor itself"),
-                None => Some("names no processor of processors.xml"),
-                Some((_, true)) => Some("names a processor that has a core-pmu of its own"),
+        let links: Vec<Option<&String>> = raw.iter().map(|r| r.core_pmu.as_ref()).collect();
+        let help = "core-pmu names the processor whose units describe this one's core PMU, e.g. core-pmu=\"architectural\"";
+        for (i, target) in self.links(ctx, raw, "core-pmu", &links, help) {
+            processors[i].core_pmu = Some(target);
+        }
+    }
+
+    /// `units-from`: the processor whose units this one takes (Cascade Lake takes
+    /// Skylake-SP's). It must be another processor of the file, and one that takes no units
+    /// itself (the link is one step). Whether both define a unit is `assemble`'s to check.
+    fn units_from(&mut self, ctx: &Ctx, processors: &mut [Processor], raw: &[RawProcessor]) {
+        let links: Vec<Option<&String>> = raw.iter().map(|r| r.units_from.as_ref()).collect();
+        let help = "units-from names the processor whose unit files describe this one's units too, e.g. units-from=\"skylake-sp\"";
+        for (i, target) in self.links(ctx, raw, "units-from", &links, help) {
+            let module = processors
+                .iter()
+                .find(|p| p.id == target)
+                .map(|p| p.module.clone());
+            processors[i].units_from = module.map(|module| ProcessorRef { id: target, module });
+        }
+    }
+
+    /// A one-step link between processors (`attr`, `links[i]` for processor i): the
+    /// accepted links as (processor index, target), the others reported with `help`.
+    fn links(
+        &mut self,
+        ctx: &Ctx,
+        raw: &[RawProcessor],
+        attr: &str,
+        links: &[Option<&String>],
+        help: &str,
+    ) -> Vec<(usize, String)> {
+        let mut accepted = Vec::new();
+        for (i, r) in raw.iter().enumerate() {
+            let Some(target) = links[i] else { continue };
+            let problem = match raw.iter().position(|q| &q.id == target) {
+                _ if target == &r.id => Some("names the processor itself".to_string()),
+                None => Some("names no processor of processors.xml".to_string()),
+                Some(j) if links[j].is_some() => {
+                    Some(format!("names a processor that has a {attr} of its own"))
+                }
                 Some(_) => None,
             };
             match problem {
                 Some(why) => self.push(ctx.error(
                     r.at,
-                    format!("processor `{}`: core-pmu `{core}` {why}", p.id),
-                    "core-pmu names the processor whose units describe this one's core PMU, e.g. core-pmu=\"architectural\"",
+                    format!("processor `{}`: {attr} `{target}` {why}", r.id),
+                    help,
                 )),
-                None => p.core_pmu = Some(core.clone()),
+                None => accepted.push((i, target.clone())),
             }
         }
+        accepted
     }
 
     /// A `<perf-driver>`: its source is declared, each format file parses as the kernel

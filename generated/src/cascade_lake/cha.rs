@@ -8,154 +8,204 @@
 //! 48-bit counters with their controls, two filter registers, a box control and a box status, all
 //! MSRs.
 //!
-//! Instances: CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12,
-//! CHA13, CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25,
-//! CHA26, CHA27.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
-use crate::support::*;
-#[cfg(feature = "metadata")]
+//! cascade-lake takes this unit from skylake-sp (`units-from` in `spec/processors.xml`): its
+//! register types, layouts and typed addresses are those of [`crate::skylake_sp::cha`], re-exported
+//! here, so one type means one layout. This module adds what is cascade-lake's own: its events and
+//! the metadata that names it.
 #[allow(unused_imports)]
-use crate::structure::Role;
-
-/// Box-wide control of one CHA (caching and home agent): freeze and reset of all counters or all
-/// controls in one write.
-///
-/// `C{i}_MSR_PMON_BOX_CTL`: 32-bit MSR register of the CHA unit (cascade-lake). Fields, masks and
-/// sources: [`ChaBoxCtlLayout`].
-///
-/// **Layout from Linux** (info): Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy
-/// Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at
-/// initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_\*_init_box
-/// functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box
-/// (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the
-/// SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs
-/// this box. The other bits are covered by no source read and are reserved. Intel's uncore guide
-/// for this processor (336274) was not available to this transcription.
-///
-/// **Addresses** (info): Linux skx_uncore_chabox: box_ctl HSWEP_C0_MSR_PMON_BOX_CTL = 0xE00,
-/// msr_offset HSWEP_CBO_MSR_OFFSET = 0x10 per CHA; likwid MSR_UNC_V3_Cn_PMON_BOX_CTL = 0xE00 + 0x10
-/// n for CHA 0-27.
-///
-/// **No freeze enable on the CHA: Linux against PCM** (source-conflict): Linux's
-/// skx_uncore_chabox_ops says there is no frz_en for the CHA box control and initialises it without
-/// bit 16 (ivbep_uncore_msr_init_box); PCM sets UNC_PMON_UNIT_CTL_FRZ_EN (bit 16) on the CBo/CHA
-/// box controls of every server processor, this one included. We follow Linux, which names this
-/// processor specifically: bit 16 is reserved here, safe code never sets it, and the socket-wide
-/// freeze does not reach the CHAs in this model (frz stops them).
-pub type ChaBoxCtl = Reg32<ChaBoxCtlLayout>;
-
-/// The layout of [`ChaBoxCtl`] (`C{i}_MSR_PMON_BOX_CTL`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum ChaBoxCtlLayout {}
-
-impl Layout for ChaBoxCtlLayout {
-    const NAME: &'static str = "C{i}_MSR_PMON_BOX_CTL";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffffefc;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x103;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &CHA_BOX_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
-            description: "Freeze: while 1 (and, where the box has it, frz_en is 1) the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
-            description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
-            description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl ChaBoxCtl {
-    /// `frz` (bit 8, rw, reset 0x0): Freeze: while 1 (and, where the box has it, frz_en is 1) the
-    /// box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
-}
-
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA0.
-pub const C0_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE00, "C0_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA1.
-pub const C1_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE10, "C1_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA2.
-pub const C2_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE20, "C2_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA3.
-pub const C3_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE30, "C3_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA4.
-pub const C4_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE40, "C4_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA5.
-pub const C5_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE50, "C5_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA6.
-pub const C6_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE60, "C6_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA7.
-pub const C7_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE70, "C7_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA8.
-pub const C8_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE80, "C8_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA9.
-pub const C9_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xE90, "C9_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA10.
-pub const C10_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEA0, "C10_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA11.
-pub const C11_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEB0, "C11_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA12.
-pub const C12_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEC0, "C12_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA13.
-pub const C13_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xED0, "C13_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA14.
-pub const C14_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEE0, "C14_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA15.
-pub const C15_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xEF0, "C15_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA16.
-pub const C16_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF00, "C16_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA17.
-pub const C17_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF10, "C17_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA18.
-pub const C18_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF20, "C18_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA19.
-pub const C19_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF30, "C19_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA20.
-pub const C20_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF40, "C20_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA21.
-pub const C21_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF50, "C21_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA22.
-pub const C22_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF60, "C22_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA23.
-pub const C23_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF70, "C23_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA24.
-pub const C24_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF80, "C24_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA25.
-pub const C25_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xF90, "C25_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA26.
-pub const C26_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xFA0, "C26_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of instance CHA27.
-pub const C27_MSR_PMON_BOX_CTL: Msr<ChaBoxCtl> = Msr::new(0xFB0, "C27_MSR_PMON_BOX_CTL");
-/// `C{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_CTL: [Msr<ChaBoxCtl>; 28] = [C0_MSR_PMON_BOX_CTL, C1_MSR_PMON_BOX_CTL, C2_MSR_PMON_BOX_CTL, C3_MSR_PMON_BOX_CTL, C4_MSR_PMON_BOX_CTL, C5_MSR_PMON_BOX_CTL, C6_MSR_PMON_BOX_CTL, C7_MSR_PMON_BOX_CTL, C8_MSR_PMON_BOX_CTL, C9_MSR_PMON_BOX_CTL, C10_MSR_PMON_BOX_CTL, C11_MSR_PMON_BOX_CTL, C12_MSR_PMON_BOX_CTL, C13_MSR_PMON_BOX_CTL, C14_MSR_PMON_BOX_CTL, C15_MSR_PMON_BOX_CTL, C16_MSR_PMON_BOX_CTL, C17_MSR_PMON_BOX_CTL, C18_MSR_PMON_BOX_CTL, C19_MSR_PMON_BOX_CTL, C20_MSR_PMON_BOX_CTL, C21_MSR_PMON_BOX_CTL, C22_MSR_PMON_BOX_CTL, C23_MSR_PMON_BOX_CTL, C24_MSR_PMON_BOX_CTL, C25_MSR_PMON_BOX_CTL, C26_MSR_PMON_BOX_CTL, C27_MSR_PMON_BOX_CTL];
+use crate::support::*;
+pub use crate::skylake_sp::cha::{
+    ChaBoxCtl,
+    ChaBoxCtlLayout,
+    C0_MSR_PMON_BOX_CTL,
+    C1_MSR_PMON_BOX_CTL,
+    C2_MSR_PMON_BOX_CTL,
+    C3_MSR_PMON_BOX_CTL,
+    C4_MSR_PMON_BOX_CTL,
+    C5_MSR_PMON_BOX_CTL,
+    C6_MSR_PMON_BOX_CTL,
+    C7_MSR_PMON_BOX_CTL,
+    C8_MSR_PMON_BOX_CTL,
+    C9_MSR_PMON_BOX_CTL,
+    C10_MSR_PMON_BOX_CTL,
+    C11_MSR_PMON_BOX_CTL,
+    C12_MSR_PMON_BOX_CTL,
+    C13_MSR_PMON_BOX_CTL,
+    C14_MSR_PMON_BOX_CTL,
+    C15_MSR_PMON_BOX_CTL,
+    C16_MSR_PMON_BOX_CTL,
+    C17_MSR_PMON_BOX_CTL,
+    C18_MSR_PMON_BOX_CTL,
+    C19_MSR_PMON_BOX_CTL,
+    C20_MSR_PMON_BOX_CTL,
+    C21_MSR_PMON_BOX_CTL,
+    C22_MSR_PMON_BOX_CTL,
+    C23_MSR_PMON_BOX_CTL,
+    C24_MSR_PMON_BOX_CTL,
+    C25_MSR_PMON_BOX_CTL,
+    C26_MSR_PMON_BOX_CTL,
+    C27_MSR_PMON_BOX_CTL,
+    C_MSR_PMON_BOX_CTL,
+    ChaCtlInvert,
+    ChaCtl,
+    ChaCtlLayout,
+    C0_MSR_PMON_CTL,
+    C1_MSR_PMON_CTL,
+    C2_MSR_PMON_CTL,
+    C3_MSR_PMON_CTL,
+    C4_MSR_PMON_CTL,
+    C5_MSR_PMON_CTL,
+    C6_MSR_PMON_CTL,
+    C7_MSR_PMON_CTL,
+    C8_MSR_PMON_CTL,
+    C9_MSR_PMON_CTL,
+    C10_MSR_PMON_CTL,
+    C11_MSR_PMON_CTL,
+    C12_MSR_PMON_CTL,
+    C13_MSR_PMON_CTL,
+    C14_MSR_PMON_CTL,
+    C15_MSR_PMON_CTL,
+    C16_MSR_PMON_CTL,
+    C17_MSR_PMON_CTL,
+    C18_MSR_PMON_CTL,
+    C19_MSR_PMON_CTL,
+    C20_MSR_PMON_CTL,
+    C21_MSR_PMON_CTL,
+    C22_MSR_PMON_CTL,
+    C23_MSR_PMON_CTL,
+    C24_MSR_PMON_CTL,
+    C25_MSR_PMON_CTL,
+    C26_MSR_PMON_CTL,
+    C27_MSR_PMON_CTL,
+    C_MSR_PMON_CTL,
+    ChaBoxFilter0,
+    ChaBoxFilter0Layout,
+    C0_MSR_PMON_BOX_FILTER0,
+    C1_MSR_PMON_BOX_FILTER0,
+    C2_MSR_PMON_BOX_FILTER0,
+    C3_MSR_PMON_BOX_FILTER0,
+    C4_MSR_PMON_BOX_FILTER0,
+    C5_MSR_PMON_BOX_FILTER0,
+    C6_MSR_PMON_BOX_FILTER0,
+    C7_MSR_PMON_BOX_FILTER0,
+    C8_MSR_PMON_BOX_FILTER0,
+    C9_MSR_PMON_BOX_FILTER0,
+    C10_MSR_PMON_BOX_FILTER0,
+    C11_MSR_PMON_BOX_FILTER0,
+    C12_MSR_PMON_BOX_FILTER0,
+    C13_MSR_PMON_BOX_FILTER0,
+    C14_MSR_PMON_BOX_FILTER0,
+    C15_MSR_PMON_BOX_FILTER0,
+    C16_MSR_PMON_BOX_FILTER0,
+    C17_MSR_PMON_BOX_FILTER0,
+    C18_MSR_PMON_BOX_FILTER0,
+    C19_MSR_PMON_BOX_FILTER0,
+    C20_MSR_PMON_BOX_FILTER0,
+    C21_MSR_PMON_BOX_FILTER0,
+    C22_MSR_PMON_BOX_FILTER0,
+    C23_MSR_PMON_BOX_FILTER0,
+    C24_MSR_PMON_BOX_FILTER0,
+    C25_MSR_PMON_BOX_FILTER0,
+    C26_MSR_PMON_BOX_FILTER0,
+    C27_MSR_PMON_BOX_FILTER0,
+    C_MSR_PMON_BOX_FILTER0,
+    ChaBoxFilter1,
+    ChaBoxFilter1Layout,
+    C0_MSR_PMON_BOX_FILTER1,
+    C1_MSR_PMON_BOX_FILTER1,
+    C2_MSR_PMON_BOX_FILTER1,
+    C3_MSR_PMON_BOX_FILTER1,
+    C4_MSR_PMON_BOX_FILTER1,
+    C5_MSR_PMON_BOX_FILTER1,
+    C6_MSR_PMON_BOX_FILTER1,
+    C7_MSR_PMON_BOX_FILTER1,
+    C8_MSR_PMON_BOX_FILTER1,
+    C9_MSR_PMON_BOX_FILTER1,
+    C10_MSR_PMON_BOX_FILTER1,
+    C11_MSR_PMON_BOX_FILTER1,
+    C12_MSR_PMON_BOX_FILTER1,
+    C13_MSR_PMON_BOX_FILTER1,
+    C14_MSR_PMON_BOX_FILTER1,
+    C15_MSR_PMON_BOX_FILTER1,
+    C16_MSR_PMON_BOX_FILTER1,
+    C17_MSR_PMON_BOX_FILTER1,
+    C18_MSR_PMON_BOX_FILTER1,
+    C19_MSR_PMON_BOX_FILTER1,
+    C20_MSR_PMON_BOX_FILTER1,
+    C21_MSR_PMON_BOX_FILTER1,
+    C22_MSR_PMON_BOX_FILTER1,
+    C23_MSR_PMON_BOX_FILTER1,
+    C24_MSR_PMON_BOX_FILTER1,
+    C25_MSR_PMON_BOX_FILTER1,
+    C26_MSR_PMON_BOX_FILTER1,
+    C27_MSR_PMON_BOX_FILTER1,
+    C_MSR_PMON_BOX_FILTER1,
+    ChaBoxStatus,
+    ChaBoxStatusLayout,
+    C0_MSR_PMON_BOX_STATUS,
+    C1_MSR_PMON_BOX_STATUS,
+    C2_MSR_PMON_BOX_STATUS,
+    C3_MSR_PMON_BOX_STATUS,
+    C4_MSR_PMON_BOX_STATUS,
+    C5_MSR_PMON_BOX_STATUS,
+    C6_MSR_PMON_BOX_STATUS,
+    C7_MSR_PMON_BOX_STATUS,
+    C8_MSR_PMON_BOX_STATUS,
+    C9_MSR_PMON_BOX_STATUS,
+    C10_MSR_PMON_BOX_STATUS,
+    C11_MSR_PMON_BOX_STATUS,
+    C12_MSR_PMON_BOX_STATUS,
+    C13_MSR_PMON_BOX_STATUS,
+    C14_MSR_PMON_BOX_STATUS,
+    C15_MSR_PMON_BOX_STATUS,
+    C16_MSR_PMON_BOX_STATUS,
+    C17_MSR_PMON_BOX_STATUS,
+    C18_MSR_PMON_BOX_STATUS,
+    C19_MSR_PMON_BOX_STATUS,
+    C20_MSR_PMON_BOX_STATUS,
+    C21_MSR_PMON_BOX_STATUS,
+    C22_MSR_PMON_BOX_STATUS,
+    C23_MSR_PMON_BOX_STATUS,
+    C24_MSR_PMON_BOX_STATUS,
+    C25_MSR_PMON_BOX_STATUS,
+    C26_MSR_PMON_BOX_STATUS,
+    C27_MSR_PMON_BOX_STATUS,
+    C_MSR_PMON_BOX_STATUS,
+    ChaCtr,
+    ChaCtrLayout,
+    C0_MSR_PMON_CTR,
+    C1_MSR_PMON_CTR,
+    C2_MSR_PMON_CTR,
+    C3_MSR_PMON_CTR,
+    C4_MSR_PMON_CTR,
+    C5_MSR_PMON_CTR,
+    C6_MSR_PMON_CTR,
+    C7_MSR_PMON_CTR,
+    C8_MSR_PMON_CTR,
+    C9_MSR_PMON_CTR,
+    C10_MSR_PMON_CTR,
+    C11_MSR_PMON_CTR,
+    C12_MSR_PMON_CTR,
+    C13_MSR_PMON_CTR,
+    C14_MSR_PMON_CTR,
+    C15_MSR_PMON_CTR,
+    C16_MSR_PMON_CTR,
+    C17_MSR_PMON_CTR,
+    C18_MSR_PMON_CTR,
+    C19_MSR_PMON_CTR,
+    C20_MSR_PMON_CTR,
+    C21_MSR_PMON_CTR,
+    C22_MSR_PMON_CTR,
+    C23_MSR_PMON_CTR,
+    C24_MSR_PMON_CTR,
+    C25_MSR_PMON_CTR,
+    C26_MSR_PMON_CTR,
+    C27_MSR_PMON_CTR,
+    C_MSR_PMON_CTR,
+};
 
 #[cfg(feature = "metadata")]
-static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "CHA", name: ChaBoxCtlLayout::NAME, type_name: "ChaBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxCtlLayout::RESET, reserved_mask: ChaBoxCtlLayout::RESERVED_MASK, ignored_mask: ChaBoxCtlLayout::IGNORED_MASK, writable_mask: ChaBoxCtlLayout::WRITABLE_MASK,
@@ -199,191 +249,8 @@ static CHA_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Values of `C{i}_MSR_PMON_CTL{n}.invert` (bit 23).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum ChaCtlInvert {
-    /// count when the increment is >= thresh
-    Ge = 0,
-    /// count when the increment is < thresh
-    Lt = 1,
-}
-
-impl ChaCtlInvert {
-    /// The values with their names and meanings, for tools.
-    #[cfg(feature = "metadata")]
-    pub const VALUES: &'static [ValueInfo] = &[
-        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
-        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
-    ];
-
-    /// The variant for a field value.
-    pub const fn from_bits(v: u8) -> Self {
-        match v { 0 => Self::Ge, _ => Self::Lt }
-    }
-
-    /// The field value.
-    pub const fn bits(self) -> u8 {
-        self as u8
-    }
-}
-
-/// Control for CHA counter n: event, unit mask, thread-id filter enable, enable, reset, and an
-/// 8-bit threshold with inversion and edge detection.
-///
-/// `C{i}_MSR_PMON_CTL{n}`: 32-bit MSR register of the CHA unit (cascade-lake), 4 per instance.
-/// Fields, masks and sources: [`ChaCtlLayout`].
-///
-/// **Layout from Linux** (info): skx_uncore_chabox: event mask HSWEP_S_MSR_PMON_RAW_EVENT_MASK
-/// (ev_sel 7:0, umask 15:8, edge 18, tid_en 19, invert 23, threshold 31:24), enable
-/// SNBEP_PMON_CTL_EN (22), reset SNBEP_PMON_CTL_RST (17); PCM's CBO_MSR_PMON_CTL_\* bits agree.
-/// Bits no source describes are reserved.
-///
-/// **Addresses** (info): Linux HSWEP_C0_MSR_PMON_CTL0 = 0xE01, four counters, 0x10 per CHA; likwid
-/// MSR_UNC_V3_C0_PMON_CTL0..3 = 0xE01..0xE04.
-pub type ChaCtl = Reg32<ChaCtlLayout>;
-
-/// The layout of [`ChaCtl`] (`C{i}_MSR_PMON_CTL{n}`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum ChaCtlLayout {}
-
-impl Layout for ChaCtlLayout {
-    const NAME: &'static str = "C{i}_MSR_PMON_CTL{n}";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0x310000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffceffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &CHA_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
-            description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: ChaCtlInvert::VALUES, role: Some(Role::Invert),
-            description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
-            description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "tid_en", ident: "tid_en", lsb: 19, msb: 19, access: Access::Rw,
-            description: "Thread-id filter enable: with 1, the counter counts only the events that match C{i}_MSR_PMON_BOX_FILTER0.tid.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
-            description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
-            description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
-            description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
-            description: "Event select: the code of the event to count.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl ChaCtl {
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
-    /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> ChaCtlInvert { ChaCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: ChaCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `tid_en` (bit 19, rw, reset 0x0): Thread-id filter enable: with 1, the counter counts only
-    /// the events that match C{i}_MSR_PMON_BOX_FILTER0.tid.
-    #[inline] pub const fn tid_en(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
-    /// This value with `tid_en` (bit 19) set to `v`.
-    #[inline] pub const fn with_tid_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
-    /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
-}
-
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA0.
-pub const C0_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE01, "C0_MSR_PMON_CTL0"), Msr::new(0xE02, "C0_MSR_PMON_CTL1"), Msr::new(0xE03, "C0_MSR_PMON_CTL2"), Msr::new(0xE04, "C0_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA1.
-pub const C1_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE11, "C1_MSR_PMON_CTL0"), Msr::new(0xE12, "C1_MSR_PMON_CTL1"), Msr::new(0xE13, "C1_MSR_PMON_CTL2"), Msr::new(0xE14, "C1_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA2.
-pub const C2_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE21, "C2_MSR_PMON_CTL0"), Msr::new(0xE22, "C2_MSR_PMON_CTL1"), Msr::new(0xE23, "C2_MSR_PMON_CTL2"), Msr::new(0xE24, "C2_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA3.
-pub const C3_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE31, "C3_MSR_PMON_CTL0"), Msr::new(0xE32, "C3_MSR_PMON_CTL1"), Msr::new(0xE33, "C3_MSR_PMON_CTL2"), Msr::new(0xE34, "C3_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA4.
-pub const C4_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE41, "C4_MSR_PMON_CTL0"), Msr::new(0xE42, "C4_MSR_PMON_CTL1"), Msr::new(0xE43, "C4_MSR_PMON_CTL2"), Msr::new(0xE44, "C4_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA5.
-pub const C5_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE51, "C5_MSR_PMON_CTL0"), Msr::new(0xE52, "C5_MSR_PMON_CTL1"), Msr::new(0xE53, "C5_MSR_PMON_CTL2"), Msr::new(0xE54, "C5_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA6.
-pub const C6_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE61, "C6_MSR_PMON_CTL0"), Msr::new(0xE62, "C6_MSR_PMON_CTL1"), Msr::new(0xE63, "C6_MSR_PMON_CTL2"), Msr::new(0xE64, "C6_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA7.
-pub const C7_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE71, "C7_MSR_PMON_CTL0"), Msr::new(0xE72, "C7_MSR_PMON_CTL1"), Msr::new(0xE73, "C7_MSR_PMON_CTL2"), Msr::new(0xE74, "C7_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA8.
-pub const C8_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE81, "C8_MSR_PMON_CTL0"), Msr::new(0xE82, "C8_MSR_PMON_CTL1"), Msr::new(0xE83, "C8_MSR_PMON_CTL2"), Msr::new(0xE84, "C8_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA9.
-pub const C9_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xE91, "C9_MSR_PMON_CTL0"), Msr::new(0xE92, "C9_MSR_PMON_CTL1"), Msr::new(0xE93, "C9_MSR_PMON_CTL2"), Msr::new(0xE94, "C9_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA10.
-pub const C10_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEA1, "C10_MSR_PMON_CTL0"), Msr::new(0xEA2, "C10_MSR_PMON_CTL1"), Msr::new(0xEA3, "C10_MSR_PMON_CTL2"), Msr::new(0xEA4, "C10_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA11.
-pub const C11_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEB1, "C11_MSR_PMON_CTL0"), Msr::new(0xEB2, "C11_MSR_PMON_CTL1"), Msr::new(0xEB3, "C11_MSR_PMON_CTL2"), Msr::new(0xEB4, "C11_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA12.
-pub const C12_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEC1, "C12_MSR_PMON_CTL0"), Msr::new(0xEC2, "C12_MSR_PMON_CTL1"), Msr::new(0xEC3, "C12_MSR_PMON_CTL2"), Msr::new(0xEC4, "C12_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA13.
-pub const C13_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xED1, "C13_MSR_PMON_CTL0"), Msr::new(0xED2, "C13_MSR_PMON_CTL1"), Msr::new(0xED3, "C13_MSR_PMON_CTL2"), Msr::new(0xED4, "C13_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA14.
-pub const C14_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEE1, "C14_MSR_PMON_CTL0"), Msr::new(0xEE2, "C14_MSR_PMON_CTL1"), Msr::new(0xEE3, "C14_MSR_PMON_CTL2"), Msr::new(0xEE4, "C14_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA15.
-pub const C15_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xEF1, "C15_MSR_PMON_CTL0"), Msr::new(0xEF2, "C15_MSR_PMON_CTL1"), Msr::new(0xEF3, "C15_MSR_PMON_CTL2"), Msr::new(0xEF4, "C15_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA16.
-pub const C16_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF01, "C16_MSR_PMON_CTL0"), Msr::new(0xF02, "C16_MSR_PMON_CTL1"), Msr::new(0xF03, "C16_MSR_PMON_CTL2"), Msr::new(0xF04, "C16_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA17.
-pub const C17_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF11, "C17_MSR_PMON_CTL0"), Msr::new(0xF12, "C17_MSR_PMON_CTL1"), Msr::new(0xF13, "C17_MSR_PMON_CTL2"), Msr::new(0xF14, "C17_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA18.
-pub const C18_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF21, "C18_MSR_PMON_CTL0"), Msr::new(0xF22, "C18_MSR_PMON_CTL1"), Msr::new(0xF23, "C18_MSR_PMON_CTL2"), Msr::new(0xF24, "C18_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA19.
-pub const C19_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF31, "C19_MSR_PMON_CTL0"), Msr::new(0xF32, "C19_MSR_PMON_CTL1"), Msr::new(0xF33, "C19_MSR_PMON_CTL2"), Msr::new(0xF34, "C19_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA20.
-pub const C20_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF41, "C20_MSR_PMON_CTL0"), Msr::new(0xF42, "C20_MSR_PMON_CTL1"), Msr::new(0xF43, "C20_MSR_PMON_CTL2"), Msr::new(0xF44, "C20_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA21.
-pub const C21_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF51, "C21_MSR_PMON_CTL0"), Msr::new(0xF52, "C21_MSR_PMON_CTL1"), Msr::new(0xF53, "C21_MSR_PMON_CTL2"), Msr::new(0xF54, "C21_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA22.
-pub const C22_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF61, "C22_MSR_PMON_CTL0"), Msr::new(0xF62, "C22_MSR_PMON_CTL1"), Msr::new(0xF63, "C22_MSR_PMON_CTL2"), Msr::new(0xF64, "C22_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA23.
-pub const C23_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF71, "C23_MSR_PMON_CTL0"), Msr::new(0xF72, "C23_MSR_PMON_CTL1"), Msr::new(0xF73, "C23_MSR_PMON_CTL2"), Msr::new(0xF74, "C23_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA24.
-pub const C24_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF81, "C24_MSR_PMON_CTL0"), Msr::new(0xF82, "C24_MSR_PMON_CTL1"), Msr::new(0xF83, "C24_MSR_PMON_CTL2"), Msr::new(0xF84, "C24_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA25.
-pub const C25_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xF91, "C25_MSR_PMON_CTL0"), Msr::new(0xF92, "C25_MSR_PMON_CTL1"), Msr::new(0xF93, "C25_MSR_PMON_CTL2"), Msr::new(0xF94, "C25_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA26.
-pub const C26_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xFA1, "C26_MSR_PMON_CTL0"), Msr::new(0xFA2, "C26_MSR_PMON_CTL1"), Msr::new(0xFA3, "C26_MSR_PMON_CTL2"), Msr::new(0xFA4, "C26_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of instance CHA27.
-pub const C27_MSR_PMON_CTL: [Msr<ChaCtl>; 4] = [Msr::new(0xFB1, "C27_MSR_PMON_CTL0"), Msr::new(0xFB2, "C27_MSR_PMON_CTL1"), Msr::new(0xFB3, "C27_MSR_PMON_CTL2"), Msr::new(0xFB4, "C27_MSR_PMON_CTL3")];
-/// `C{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTL: [[Msr<ChaCtl>; 4]; 28] = [C0_MSR_PMON_CTL, C1_MSR_PMON_CTL, C2_MSR_PMON_CTL, C3_MSR_PMON_CTL, C4_MSR_PMON_CTL, C5_MSR_PMON_CTL, C6_MSR_PMON_CTL, C7_MSR_PMON_CTL, C8_MSR_PMON_CTL, C9_MSR_PMON_CTL, C10_MSR_PMON_CTL, C11_MSR_PMON_CTL, C12_MSR_PMON_CTL, C13_MSR_PMON_CTL, C14_MSR_PMON_CTL, C15_MSR_PMON_CTL, C16_MSR_PMON_CTL, C17_MSR_PMON_CTL, C18_MSR_PMON_CTL, C19_MSR_PMON_CTL, C20_MSR_PMON_CTL, C21_MSR_PMON_CTL, C22_MSR_PMON_CTL, C23_MSR_PMON_CTL, C24_MSR_PMON_CTL, C25_MSR_PMON_CTL, C26_MSR_PMON_CTL, C27_MSR_PMON_CTL];
-
 #[cfg(feature = "metadata")]
-static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "CHA", name: ChaCtlLayout::NAME, type_name: "ChaCtl",
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: ChaCtlLayout::RESET, reserved_mask: ChaCtlLayout::RESERVED_MASK, ignored_mask: ChaCtlLayout::IGNORED_MASK, writable_mask: ChaCtlLayout::WRITABLE_MASK,
@@ -510,133 +377,8 @@ static CHA_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// First CHA filter (Intel's CHAFilter0): thread id, link and cache-line state of the requests that
-/// filtered events count.
-///
-/// `C{i}_MSR_PMON_BOX_FILTER0`: 32-bit MSR register of the CHA unit (cascade-lake). Fields, masks
-/// and sources: [`ChaBoxFilter0Layout`].
-///
-/// **Layout from Linux** (info): SKX_CHA_MSR_PMON_BOX_FILTER_TID (8:0), _LINK (12:9) and _STATE
-/// (26:17) of uncore_snbep.c; skx_cha_hw_config writes the low 32 bits of the event's filter to
-/// HSWEP_C0_MSR_PMON_BOX_FILTER0 = 0xE05 + 0x10 n. likwid MSR_UNC_V3_C0_PMON_BOX_FILTER0 = 0xE05.
-/// Bits no source describes are reserved.
-pub type ChaBoxFilter0 = Reg32<ChaBoxFilter0Layout>;
-
-/// The layout of [`ChaBoxFilter0`] (`C{i}_MSR_PMON_BOX_FILTER0`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum ChaBoxFilter0Layout {}
-
-impl Layout for ChaBoxFilter0Layout {
-    const NAME: &'static str = "C{i}_MSR_PMON_BOX_FILTER0";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xf801e000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x7fe1fff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &CHA_BOX_FILTER0_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 27, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "state", ident: "state", lsb: 17, msb: 26, access: Access::Rw,
-            description: "Cache-line states to count (one bit per state).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 13, msb: 16, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "link", ident: "link", lsb: 9, msb: 12, access: Access::Rw,
-            description: "Link (source) to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "tid", ident: "tid", lsb: 0, msb: 8, access: Access::Rw,
-            description: "Core and thread id to match, for counters whose control has tid_en set.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl ChaBoxFilter0 {
-    /// `state` (bits 26:17, rw, reset 0x0): Cache-line states to count (one bit per state).
-    #[inline] pub const fn state(self) -> u16 { get_bits(self.raw64(), 26, 17) as u16 }
-    /// This value with `state` (bits 26:17) set to `v`. Panics if `v` does not fit in 10 bits (a
-    /// compile error in const context); `try_with_state` returns an error instead.
-    #[inline] pub const fn with_state(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 26, 17, v as u64)) }
-    /// This value with `state` set to `v`, or an error if `v` does not fit in 10 bits.
-    #[inline] pub const fn try_with_state(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 26, 17, v as u64, "C{i}_MSR_PMON_BOX_FILTER0", "state") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `link` (bits 12:9, rw, reset 0x0): Link (source) to match.
-    #[inline] pub const fn link(self) -> u8 { get_bits(self.raw64(), 12, 9) as u8 }
-    /// This value with `link` (bits 12:9) set to `v`. Panics if `v` does not fit in 4 bits (a
-    /// compile error in const context); `try_with_link` returns an error instead.
-    #[inline] pub const fn with_link(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 12, 9, v as u64)) }
-    /// This value with `link` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_link(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 12, 9, v as u64, "C{i}_MSR_PMON_BOX_FILTER0", "link") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `tid` (bits 8:0, rw, reset 0x0): Core and thread id to match, for counters whose control has
-    /// tid_en set.
-    #[inline] pub const fn tid(self) -> u16 { get_bits(self.raw64(), 8, 0) as u16 }
-    /// This value with `tid` (bits 8:0) set to `v`. Panics if `v` does not fit in 9 bits (a compile
-    /// error in const context); `try_with_tid` returns an error instead.
-    #[inline] pub const fn with_tid(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 0, v as u64)) }
-    /// This value with `tid` set to `v`, or an error if `v` does not fit in 9 bits.
-    #[inline] pub const fn try_with_tid(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 8, 0, v as u64, "C{i}_MSR_PMON_BOX_FILTER0", "tid") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA0.
-pub const C0_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE05, "C0_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA1.
-pub const C1_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE15, "C1_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA2.
-pub const C2_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE25, "C2_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA3.
-pub const C3_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE35, "C3_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA4.
-pub const C4_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE45, "C4_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA5.
-pub const C5_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE55, "C5_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA6.
-pub const C6_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE65, "C6_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA7.
-pub const C7_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE75, "C7_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA8.
-pub const C8_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE85, "C8_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA9.
-pub const C9_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xE95, "C9_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA10.
-pub const C10_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEA5, "C10_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA11.
-pub const C11_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEB5, "C11_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA12.
-pub const C12_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEC5, "C12_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA13.
-pub const C13_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xED5, "C13_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA14.
-pub const C14_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEE5, "C14_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA15.
-pub const C15_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xEF5, "C15_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA16.
-pub const C16_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF05, "C16_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA17.
-pub const C17_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF15, "C17_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA18.
-pub const C18_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF25, "C18_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA19.
-pub const C19_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF35, "C19_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA20.
-pub const C20_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF45, "C20_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA21.
-pub const C21_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF55, "C21_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA22.
-pub const C22_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF65, "C22_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA23.
-pub const C23_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF75, "C23_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA24.
-pub const C24_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF85, "C24_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA25.
-pub const C25_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xF95, "C25_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA26.
-pub const C26_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xFA5, "C26_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of instance CHA27.
-pub const C27_MSR_PMON_BOX_FILTER0: Msr<ChaBoxFilter0> = Msr::new(0xFB5, "C27_MSR_PMON_BOX_FILTER0");
-/// `C{i}_MSR_PMON_BOX_FILTER0` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER0: [Msr<ChaBoxFilter0>; 28] = [C0_MSR_PMON_BOX_FILTER0, C1_MSR_PMON_BOX_FILTER0, C2_MSR_PMON_BOX_FILTER0, C3_MSR_PMON_BOX_FILTER0, C4_MSR_PMON_BOX_FILTER0, C5_MSR_PMON_BOX_FILTER0, C6_MSR_PMON_BOX_FILTER0, C7_MSR_PMON_BOX_FILTER0, C8_MSR_PMON_BOX_FILTER0, C9_MSR_PMON_BOX_FILTER0, C10_MSR_PMON_BOX_FILTER0, C11_MSR_PMON_BOX_FILTER0, C12_MSR_PMON_BOX_FILTER0, C13_MSR_PMON_BOX_FILTER0, C14_MSR_PMON_BOX_FILTER0, C15_MSR_PMON_BOX_FILTER0, C16_MSR_PMON_BOX_FILTER0, C17_MSR_PMON_BOX_FILTER0, C18_MSR_PMON_BOX_FILTER0, C19_MSR_PMON_BOX_FILTER0, C20_MSR_PMON_BOX_FILTER0, C21_MSR_PMON_BOX_FILTER0, C22_MSR_PMON_BOX_FILTER0, C23_MSR_PMON_BOX_FILTER0, C24_MSR_PMON_BOX_FILTER0, C25_MSR_PMON_BOX_FILTER0, C26_MSR_PMON_BOX_FILTER0, C27_MSR_PMON_BOX_FILTER0];
-
 #[cfg(feature = "metadata")]
-static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "CHA", name: ChaBoxFilter0Layout::NAME, type_name: "ChaBoxFilter0",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxFilter0Layout::RESET, reserved_mask: ChaBoxFilter0Layout::RESERVED_MASK, ignored_mask: ChaBoxFilter0Layout::IGNORED_MASK, writable_mask: ChaBoxFilter0Layout::WRITABLE_MASK,
@@ -678,180 +420,8 @@ static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Second CHA filter (Intel's CHAFilter1): local or remote node, opcodes, near-memory and request
-/// attributes of the TOR events that name it.
-///
-/// `C{i}_MSR_PMON_BOX_FILTER1`: 32-bit MSR register of the CHA unit (cascade-lake). Fields, masks
-/// and sources: [`ChaBoxFilter1Layout`].
-///
-/// **Layout from Linux and PCM** (info): Linux defines the CHA filter as one 64-bit value
-/// (SKX_CHA_MSR_PMON_BOX_FILTER_REM bit 32, _LOC 33, _ALL_OPC 35, _NM 36, _NOT_NM 37, _OPC0 50:41,
-/// _OPC1 60:51, _C6 61, _NC 62, _ISOC 63) and writes its high 32 bits to FILTER0 + 1 = 0xE06
-/// (hswep_cbox_enable_event), so the bits here are those minus 32. PCM's
-/// SKX_CHA_MSR_PMON_BOX_FILTER1_\* macros agree (REM 0, LOC 1, NM 4, NOT_NM 5, OPC0 9, OPC1 19, NC
-/// 30). likwid MSR_UNC_V3_C0_PMON_BOX_FILTER1 = 0xE06.
-///
-/// **Bit 2: PCM sets it, Linux leaves it zero** (source-conflict): PCM defines
-/// SKX_CHA_MSR_PMON_BOX_FILTER1_RSV as bit 2 and writes 1 there when it programs a TOR filter;
-/// Linux's filter masks never include bit 34 of its 64-bit filter, so it writes 0. No source says
-/// what the bit does. We record it as reserved (write 0, as Linux does), the safe choice for an
-/// undescribed bit.
-pub type ChaBoxFilter1 = Reg32<ChaBoxFilter1Layout>;
-
-/// The layout of [`ChaBoxFilter1`] (`C{i}_MSR_PMON_BOX_FILTER1`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum ChaBoxFilter1Layout {}
-
-impl Layout for ChaBoxFilter1Layout {
-    const NAME: &'static str = "C{i}_MSR_PMON_BOX_FILTER1";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0x1c4;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xfffffe3b;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &CHA_BOX_FILTER1_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "isoc", ident: "isoc", lsb: 31, msb: 31, access: Access::Rw,
-            description: "Match isochronous requests.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nc", ident: "nc", lsb: 30, msb: 30, access: Access::Rw,
-            description: "Match non-coherent requests.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "c6", ident: "c6", lsb: 29, msb: 29, access: Access::Rw,
-            description: "Match requests while the core is in C6 (SKX_CHA_MSR_PMON_BOX_FILTER_C6).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc1", ident: "opc1", lsb: 19, msb: 28, access: Access::Rw,
-            description: "Second opcode to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "opc0", ident: "opc0", lsb: 9, msb: 18, access: Access::Rw,
-            description: "First opcode to match.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 6, msb: 8, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "not_nm", ident: "not_nm", lsb: 5, msb: 5, access: Access::Rw,
-            description: "Match requests that do not target near memory.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "nm", ident: "nm", lsb: 4, msb: 4, access: Access::Rw,
-            description: "Match requests that target near memory.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "all_opc", ident: "all_opc", lsb: 3, msb: 3, access: Access::Rw,
-            description: "Match every opcode (opc0 and opc1 ignored).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 2, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "loc", ident: "loc", lsb: 1, msb: 1, access: Access::Rw,
-            description: "Match requests to the local node.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rem", ident: "rem", lsb: 0, msb: 0, access: Access::Rw,
-            description: "Match requests to a remote node.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl ChaBoxFilter1 {
-    /// `isoc` (bit 31, rw, reset 0x0): Match isochronous requests.
-    #[inline] pub const fn isoc(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `isoc` (bit 31) set to `v`.
-    #[inline] pub const fn with_isoc(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `nc` (bit 30, rw, reset 0x0): Match non-coherent requests.
-    #[inline] pub const fn nc(self) -> bool { get_bits(self.raw64(), 30, 30) != 0 }
-    /// This value with `nc` (bit 30) set to `v`.
-    #[inline] pub const fn with_nc(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 30, v as u64)) }
-    /// `c6` (bit 29, rw, reset 0x0): Match requests while the core is in C6
-    /// (SKX_CHA_MSR_PMON_BOX_FILTER_C6).
-    #[inline] pub const fn c6(self) -> bool { get_bits(self.raw64(), 29, 29) != 0 }
-    /// This value with `c6` (bit 29) set to `v`.
-    #[inline] pub const fn with_c6(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 29, 29, v as u64)) }
-    /// `opc1` (bits 28:19, rw, reset 0x0): Second opcode to match.
-    #[inline] pub const fn opc1(self) -> u16 { get_bits(self.raw64(), 28, 19) as u16 }
-    /// This value with `opc1` (bits 28:19) set to `v`. Panics if `v` does not fit in 10 bits (a
-    /// compile error in const context); `try_with_opc1` returns an error instead.
-    #[inline] pub const fn with_opc1(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 19, v as u64)) }
-    /// This value with `opc1` set to `v`, or an error if `v` does not fit in 10 bits.
-    #[inline] pub const fn try_with_opc1(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 19, v as u64, "C{i}_MSR_PMON_BOX_FILTER1", "opc1") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `opc0` (bits 18:9, rw, reset 0x0): First opcode to match.
-    #[inline] pub const fn opc0(self) -> u16 { get_bits(self.raw64(), 18, 9) as u16 }
-    /// This value with `opc0` (bits 18:9) set to `v`. Panics if `v` does not fit in 10 bits (a
-    /// compile error in const context); `try_with_opc0` returns an error instead.
-    #[inline] pub const fn with_opc0(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 9, v as u64)) }
-    /// This value with `opc0` set to `v`, or an error if `v` does not fit in 10 bits.
-    #[inline] pub const fn try_with_opc0(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 18, 9, v as u64, "C{i}_MSR_PMON_BOX_FILTER1", "opc0") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `not_nm` (bit 5, rw, reset 0x0): Match requests that do not target near memory.
-    #[inline] pub const fn not_nm(self) -> bool { get_bits(self.raw64(), 5, 5) != 0 }
-    /// This value with `not_nm` (bit 5) set to `v`.
-    #[inline] pub const fn with_not_nm(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 5, v as u64)) }
-    /// `nm` (bit 4, rw, reset 0x0): Match requests that target near memory.
-    #[inline] pub const fn nm(self) -> bool { get_bits(self.raw64(), 4, 4) != 0 }
-    /// This value with `nm` (bit 4) set to `v`.
-    #[inline] pub const fn with_nm(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 4, v as u64)) }
-    /// `all_opc` (bit 3, rw, reset 0x0): Match every opcode (opc0 and opc1 ignored).
-    #[inline] pub const fn all_opc(self) -> bool { get_bits(self.raw64(), 3, 3) != 0 }
-    /// This value with `all_opc` (bit 3) set to `v`.
-    #[inline] pub const fn with_all_opc(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 3, v as u64)) }
-    /// `loc` (bit 1, rw, reset 0x0): Match requests to the local node.
-    #[inline] pub const fn loc(self) -> bool { get_bits(self.raw64(), 1, 1) != 0 }
-    /// This value with `loc` (bit 1) set to `v`.
-    #[inline] pub const fn with_loc(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// `rem` (bit 0, rw, reset 0x0): Match requests to a remote node.
-    #[inline] pub const fn rem(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `rem` (bit 0) set to `v`.
-    #[inline] pub const fn with_rem(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
-}
-
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA0.
-pub const C0_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE06, "C0_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA1.
-pub const C1_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE16, "C1_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA2.
-pub const C2_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE26, "C2_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA3.
-pub const C3_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE36, "C3_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA4.
-pub const C4_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE46, "C4_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA5.
-pub const C5_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE56, "C5_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA6.
-pub const C6_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE66, "C6_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA7.
-pub const C7_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE76, "C7_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA8.
-pub const C8_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE86, "C8_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA9.
-pub const C9_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xE96, "C9_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA10.
-pub const C10_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xEA6, "C10_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA11.
-pub const C11_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xEB6, "C11_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA12.
-pub const C12_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xEC6, "C12_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA13.
-pub const C13_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xED6, "C13_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA14.
-pub const C14_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xEE6, "C14_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA15.
-pub const C15_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xEF6, "C15_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA16.
-pub const C16_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF06, "C16_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA17.
-pub const C17_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF16, "C17_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA18.
-pub const C18_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF26, "C18_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA19.
-pub const C19_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF36, "C19_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA20.
-pub const C20_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF46, "C20_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA21.
-pub const C21_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF56, "C21_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA22.
-pub const C22_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF66, "C22_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA23.
-pub const C23_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF76, "C23_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA24.
-pub const C24_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF86, "C24_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA25.
-pub const C25_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xF96, "C25_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA26.
-pub const C26_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xFA6, "C26_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of instance CHA27.
-pub const C27_MSR_PMON_BOX_FILTER1: Msr<ChaBoxFilter1> = Msr::new(0xFB6, "C27_MSR_PMON_BOX_FILTER1");
-/// `C{i}_MSR_PMON_BOX_FILTER1` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_FILTER1: [Msr<ChaBoxFilter1>; 28] = [C0_MSR_PMON_BOX_FILTER1, C1_MSR_PMON_BOX_FILTER1, C2_MSR_PMON_BOX_FILTER1, C3_MSR_PMON_BOX_FILTER1, C4_MSR_PMON_BOX_FILTER1, C5_MSR_PMON_BOX_FILTER1, C6_MSR_PMON_BOX_FILTER1, C7_MSR_PMON_BOX_FILTER1, C8_MSR_PMON_BOX_FILTER1, C9_MSR_PMON_BOX_FILTER1, C10_MSR_PMON_BOX_FILTER1, C11_MSR_PMON_BOX_FILTER1, C12_MSR_PMON_BOX_FILTER1, C13_MSR_PMON_BOX_FILTER1, C14_MSR_PMON_BOX_FILTER1, C15_MSR_PMON_BOX_FILTER1, C16_MSR_PMON_BOX_FILTER1, C17_MSR_PMON_BOX_FILTER1, C18_MSR_PMON_BOX_FILTER1, C19_MSR_PMON_BOX_FILTER1, C20_MSR_PMON_BOX_FILTER1, C21_MSR_PMON_BOX_FILTER1, C22_MSR_PMON_BOX_FILTER1, C23_MSR_PMON_BOX_FILTER1, C24_MSR_PMON_BOX_FILTER1, C25_MSR_PMON_BOX_FILTER1, C26_MSR_PMON_BOX_FILTER1, C27_MSR_PMON_BOX_FILTER1];
-
 #[cfg(feature = "metadata")]
-static CHA_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static CHA_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "CHA", name: ChaBoxFilter1Layout::NAME, type_name: "ChaBoxFilter1",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxFilter1Layout::RESET, reserved_mask: ChaBoxFilter1Layout::RESERVED_MASK, ignored_mask: ChaBoxFilter1Layout::IGNORED_MASK, writable_mask: ChaBoxFilter1Layout::WRITABLE_MASK,
@@ -894,113 +464,8 @@ static CHA_BOX_FILTER1_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Overflow status of the four counters of one CHA.
-///
-/// `C{i}_MSR_PMON_BOX_STATUS`: 32-bit MSR register of the CHA unit (cascade-lake). Fields, masks
-/// and sources: [`ChaBoxStatusLayout`].
-///
-/// **Box status from likwid** (info): likwid names this register for Skylake-SP (registers.h:
-/// MSR_UNC_V3_\*_PMON_BOX_STATUS, MSR_UNC_SKX_\*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and
-/// uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it
-/// tests bit n for counter n and clears it by writing 1 \<\< n. The bits above the box's counters
-/// are described by no source read and are recorded as reserved. Linux does not use this register.
-pub type ChaBoxStatus = Reg32<ChaBoxStatusLayout>;
-
-/// The layout of [`ChaBoxStatus`] (`C{i}_MSR_PMON_BOX_STATUS`): its fields, masks and metadata.
-///
-/// Sources:
-/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
-pub enum ChaBoxStatusLayout {}
-
-impl Layout for ChaBoxStatusLayout {
-    const NAME: &'static str = "C{i}_MSR_PMON_BOX_STATUS";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffffff0;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xf;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &CHA_BOX_STATUS_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
-            description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl ChaBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "C{i}_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA0.
-pub const C0_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE07, "C0_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA1.
-pub const C1_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE17, "C1_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA2.
-pub const C2_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE27, "C2_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA3.
-pub const C3_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE37, "C3_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA4.
-pub const C4_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE47, "C4_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA5.
-pub const C5_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE57, "C5_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA6.
-pub const C6_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE67, "C6_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA7.
-pub const C7_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE77, "C7_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA8.
-pub const C8_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE87, "C8_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA9.
-pub const C9_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xE97, "C9_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA10.
-pub const C10_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEA7, "C10_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA11.
-pub const C11_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEB7, "C11_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA12.
-pub const C12_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEC7, "C12_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA13.
-pub const C13_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xED7, "C13_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA14.
-pub const C14_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEE7, "C14_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA15.
-pub const C15_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xEF7, "C15_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA16.
-pub const C16_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF07, "C16_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA17.
-pub const C17_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF17, "C17_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA18.
-pub const C18_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF27, "C18_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA19.
-pub const C19_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF37, "C19_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA20.
-pub const C20_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF47, "C20_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA21.
-pub const C21_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF57, "C21_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA22.
-pub const C22_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF67, "C22_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA23.
-pub const C23_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF77, "C23_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA24.
-pub const C24_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF87, "C24_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA25.
-pub const C25_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xF97, "C25_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA26.
-pub const C26_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xFA7, "C26_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of instance CHA27.
-pub const C27_MSR_PMON_BOX_STATUS: Msr<ChaBoxStatus> = Msr::new(0xFB7, "C27_MSR_PMON_BOX_STATUS");
-/// `C{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order.
-pub const C_MSR_PMON_BOX_STATUS: [Msr<ChaBoxStatus>; 28] = [C0_MSR_PMON_BOX_STATUS, C1_MSR_PMON_BOX_STATUS, C2_MSR_PMON_BOX_STATUS, C3_MSR_PMON_BOX_STATUS, C4_MSR_PMON_BOX_STATUS, C5_MSR_PMON_BOX_STATUS, C6_MSR_PMON_BOX_STATUS, C7_MSR_PMON_BOX_STATUS, C8_MSR_PMON_BOX_STATUS, C9_MSR_PMON_BOX_STATUS, C10_MSR_PMON_BOX_STATUS, C11_MSR_PMON_BOX_STATUS, C12_MSR_PMON_BOX_STATUS, C13_MSR_PMON_BOX_STATUS, C14_MSR_PMON_BOX_STATUS, C15_MSR_PMON_BOX_STATUS, C16_MSR_PMON_BOX_STATUS, C17_MSR_PMON_BOX_STATUS, C18_MSR_PMON_BOX_STATUS, C19_MSR_PMON_BOX_STATUS, C20_MSR_PMON_BOX_STATUS, C21_MSR_PMON_BOX_STATUS, C22_MSR_PMON_BOX_STATUS, C23_MSR_PMON_BOX_STATUS, C24_MSR_PMON_BOX_STATUS, C25_MSR_PMON_BOX_STATUS, C26_MSR_PMON_BOX_STATUS, C27_MSR_PMON_BOX_STATUS];
-
 #[cfg(feature = "metadata")]
-static CHA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static CHA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "CHA", name: ChaBoxStatusLayout::NAME, type_name: "ChaBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: ChaBoxStatusLayout::RESET, reserved_mask: ChaBoxStatusLayout::RESERVED_MASK, ignored_mask: ChaBoxStatusLayout::IGNORED_MASK, writable_mask: ChaBoxStatusLayout::WRITABLE_MASK,
@@ -1042,110 +507,8 @@ static CHA_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// CHA data counter n: a 48-bit event count.
-///
-/// `C{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the CHA unit (cascade-lake), 4 per instance.
-/// Fields, masks and sources: [`ChaCtrLayout`].
-///
-/// **Addresses and width** (info): Linux HSWEP_C0_MSR_PMON_CTR0 = 0xE08, perf_ctr_bits = 48
-/// (skx_uncore_chabox); likwid MSR_UNC_V3_C0_PMON_CTR0..3 = 0xE08..0xE0B, 48 bits.
-pub type ChaCtr = Reg64<ChaCtrLayout>;
-
-/// The layout of [`ChaCtr`] (`C{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum ChaCtrLayout {}
-
-impl Layout for ChaCtrLayout {
-    const NAME: &'static str = "C{i}_MSR_PMON_CTR{n}";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xffff000000000000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffffffffffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &CHA_CTR_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
-            description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl ChaCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
-    /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "C{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA0.
-pub const C0_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE08, "C0_MSR_PMON_CTR0"), Msr::new(0xE09, "C0_MSR_PMON_CTR1"), Msr::new(0xE0A, "C0_MSR_PMON_CTR2"), Msr::new(0xE0B, "C0_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA1.
-pub const C1_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE18, "C1_MSR_PMON_CTR0"), Msr::new(0xE19, "C1_MSR_PMON_CTR1"), Msr::new(0xE1A, "C1_MSR_PMON_CTR2"), Msr::new(0xE1B, "C1_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA2.
-pub const C2_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE28, "C2_MSR_PMON_CTR0"), Msr::new(0xE29, "C2_MSR_PMON_CTR1"), Msr::new(0xE2A, "C2_MSR_PMON_CTR2"), Msr::new(0xE2B, "C2_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA3.
-pub const C3_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE38, "C3_MSR_PMON_CTR0"), Msr::new(0xE39, "C3_MSR_PMON_CTR1"), Msr::new(0xE3A, "C3_MSR_PMON_CTR2"), Msr::new(0xE3B, "C3_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA4.
-pub const C4_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE48, "C4_MSR_PMON_CTR0"), Msr::new(0xE49, "C4_MSR_PMON_CTR1"), Msr::new(0xE4A, "C4_MSR_PMON_CTR2"), Msr::new(0xE4B, "C4_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA5.
-pub const C5_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE58, "C5_MSR_PMON_CTR0"), Msr::new(0xE59, "C5_MSR_PMON_CTR1"), Msr::new(0xE5A, "C5_MSR_PMON_CTR2"), Msr::new(0xE5B, "C5_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA6.
-pub const C6_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE68, "C6_MSR_PMON_CTR0"), Msr::new(0xE69, "C6_MSR_PMON_CTR1"), Msr::new(0xE6A, "C6_MSR_PMON_CTR2"), Msr::new(0xE6B, "C6_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA7.
-pub const C7_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE78, "C7_MSR_PMON_CTR0"), Msr::new(0xE79, "C7_MSR_PMON_CTR1"), Msr::new(0xE7A, "C7_MSR_PMON_CTR2"), Msr::new(0xE7B, "C7_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA8.
-pub const C8_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE88, "C8_MSR_PMON_CTR0"), Msr::new(0xE89, "C8_MSR_PMON_CTR1"), Msr::new(0xE8A, "C8_MSR_PMON_CTR2"), Msr::new(0xE8B, "C8_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA9.
-pub const C9_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xE98, "C9_MSR_PMON_CTR0"), Msr::new(0xE99, "C9_MSR_PMON_CTR1"), Msr::new(0xE9A, "C9_MSR_PMON_CTR2"), Msr::new(0xE9B, "C9_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA10.
-pub const C10_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEA8, "C10_MSR_PMON_CTR0"), Msr::new(0xEA9, "C10_MSR_PMON_CTR1"), Msr::new(0xEAA, "C10_MSR_PMON_CTR2"), Msr::new(0xEAB, "C10_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA11.
-pub const C11_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEB8, "C11_MSR_PMON_CTR0"), Msr::new(0xEB9, "C11_MSR_PMON_CTR1"), Msr::new(0xEBA, "C11_MSR_PMON_CTR2"), Msr::new(0xEBB, "C11_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA12.
-pub const C12_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEC8, "C12_MSR_PMON_CTR0"), Msr::new(0xEC9, "C12_MSR_PMON_CTR1"), Msr::new(0xECA, "C12_MSR_PMON_CTR2"), Msr::new(0xECB, "C12_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA13.
-pub const C13_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xED8, "C13_MSR_PMON_CTR0"), Msr::new(0xED9, "C13_MSR_PMON_CTR1"), Msr::new(0xEDA, "C13_MSR_PMON_CTR2"), Msr::new(0xEDB, "C13_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA14.
-pub const C14_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEE8, "C14_MSR_PMON_CTR0"), Msr::new(0xEE9, "C14_MSR_PMON_CTR1"), Msr::new(0xEEA, "C14_MSR_PMON_CTR2"), Msr::new(0xEEB, "C14_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA15.
-pub const C15_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xEF8, "C15_MSR_PMON_CTR0"), Msr::new(0xEF9, "C15_MSR_PMON_CTR1"), Msr::new(0xEFA, "C15_MSR_PMON_CTR2"), Msr::new(0xEFB, "C15_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA16.
-pub const C16_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF08, "C16_MSR_PMON_CTR0"), Msr::new(0xF09, "C16_MSR_PMON_CTR1"), Msr::new(0xF0A, "C16_MSR_PMON_CTR2"), Msr::new(0xF0B, "C16_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA17.
-pub const C17_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF18, "C17_MSR_PMON_CTR0"), Msr::new(0xF19, "C17_MSR_PMON_CTR1"), Msr::new(0xF1A, "C17_MSR_PMON_CTR2"), Msr::new(0xF1B, "C17_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA18.
-pub const C18_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF28, "C18_MSR_PMON_CTR0"), Msr::new(0xF29, "C18_MSR_PMON_CTR1"), Msr::new(0xF2A, "C18_MSR_PMON_CTR2"), Msr::new(0xF2B, "C18_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA19.
-pub const C19_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF38, "C19_MSR_PMON_CTR0"), Msr::new(0xF39, "C19_MSR_PMON_CTR1"), Msr::new(0xF3A, "C19_MSR_PMON_CTR2"), Msr::new(0xF3B, "C19_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA20.
-pub const C20_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF48, "C20_MSR_PMON_CTR0"), Msr::new(0xF49, "C20_MSR_PMON_CTR1"), Msr::new(0xF4A, "C20_MSR_PMON_CTR2"), Msr::new(0xF4B, "C20_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA21.
-pub const C21_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF58, "C21_MSR_PMON_CTR0"), Msr::new(0xF59, "C21_MSR_PMON_CTR1"), Msr::new(0xF5A, "C21_MSR_PMON_CTR2"), Msr::new(0xF5B, "C21_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA22.
-pub const C22_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF68, "C22_MSR_PMON_CTR0"), Msr::new(0xF69, "C22_MSR_PMON_CTR1"), Msr::new(0xF6A, "C22_MSR_PMON_CTR2"), Msr::new(0xF6B, "C22_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA23.
-pub const C23_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF78, "C23_MSR_PMON_CTR0"), Msr::new(0xF79, "C23_MSR_PMON_CTR1"), Msr::new(0xF7A, "C23_MSR_PMON_CTR2"), Msr::new(0xF7B, "C23_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA24.
-pub const C24_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF88, "C24_MSR_PMON_CTR0"), Msr::new(0xF89, "C24_MSR_PMON_CTR1"), Msr::new(0xF8A, "C24_MSR_PMON_CTR2"), Msr::new(0xF8B, "C24_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA25.
-pub const C25_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xF98, "C25_MSR_PMON_CTR0"), Msr::new(0xF99, "C25_MSR_PMON_CTR1"), Msr::new(0xF9A, "C25_MSR_PMON_CTR2"), Msr::new(0xF9B, "C25_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA26.
-pub const C26_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xFA8, "C26_MSR_PMON_CTR0"), Msr::new(0xFA9, "C26_MSR_PMON_CTR1"), Msr::new(0xFAA, "C26_MSR_PMON_CTR2"), Msr::new(0xFAB, "C26_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of instance CHA27.
-pub const C27_MSR_PMON_CTR: [Msr<ChaCtr>; 4] = [Msr::new(0xFB8, "C27_MSR_PMON_CTR0"), Msr::new(0xFB9, "C27_MSR_PMON_CTR1"), Msr::new(0xFBA, "C27_MSR_PMON_CTR2"), Msr::new(0xFBB, "C27_MSR_PMON_CTR3")];
-/// `C{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const C_MSR_PMON_CTR: [[Msr<ChaCtr>; 4]; 28] = [C0_MSR_PMON_CTR, C1_MSR_PMON_CTR, C2_MSR_PMON_CTR, C3_MSR_PMON_CTR, C4_MSR_PMON_CTR, C5_MSR_PMON_CTR, C6_MSR_PMON_CTR, C7_MSR_PMON_CTR, C8_MSR_PMON_CTR, C9_MSR_PMON_CTR, C10_MSR_PMON_CTR, C11_MSR_PMON_CTR, C12_MSR_PMON_CTR, C13_MSR_PMON_CTR, C14_MSR_PMON_CTR, C15_MSR_PMON_CTR, C16_MSR_PMON_CTR, C17_MSR_PMON_CTR, C18_MSR_PMON_CTR, C19_MSR_PMON_CTR, C20_MSR_PMON_CTR, C21_MSR_PMON_CTR, C22_MSR_PMON_CTR, C23_MSR_PMON_CTR, C24_MSR_PMON_CTR, C25_MSR_PMON_CTR, C26_MSR_PMON_CTR, C27_MSR_PMON_CTR];
-
 #[cfg(feature = "metadata")]
-static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "CHA", name: ChaCtrLayout::NAME, type_name: "ChaCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: ChaCtrLayout::RESET, reserved_mask: ChaCtrLayout::RESERVED_MASK, ignored_mask: ChaCtrLayout::IGNORED_MASK, writable_mask: ChaCtrLayout::WRITABLE_MASK,
@@ -1468,11 +831,13 @@ const EVENT_INFOS: &[&EventInfo] = &[
 ];
 
 
-impl ChaCtl {
-    /// This value set to count `event`: its event select and umask.
+impl Event {
+    /// `ctl` set to count this event: its event select and umask. (`ChaCtl::with_event` takes the
+    /// events of the processor that defines `ChaCtl`.)
     #[inline]
-    pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code).with_umask(event.umask)
+    pub const fn program(self, ctl: ChaCtl) -> ChaCtl {
+        let event = self;
+        ctl.with_ev_sel(event.code).with_umask(event.umask)
     }
 }
 

@@ -8,109 +8,54 @@
 //! also select ports (ch_mask) and traffic classes (fc_mask), a box control and a box status, all
 //! MSRs. Its free-running bandwidth and utilisation counters are not described yet.
 //!
-//! Instances: IIO0, IIO1, IIO2, IIO3, IIO4, IIO5.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
-use crate::support::*;
-#[cfg(feature = "metadata")]
+//! cascade-lake takes this unit from skylake-sp (`units-from` in `spec/processors.xml`): its
+//! register types, layouts and typed addresses are those of [`crate::skylake_sp::iio`], re-exported
+//! here, so one type means one layout. This module adds what is cascade-lake's own: its events and
+//! the metadata that names it.
 #[allow(unused_imports)]
-use crate::structure::Role;
-
-/// Box-wide control of one IIO box: freeze, freeze enable, and reset of all counters or all
-/// controls in one write.
-///
-/// `IIO{i}_MSR_PMON_BOX_CTL`: 32-bit MSR register of the IIO unit (cascade-lake). Fields, masks and
-/// sources: [`IioBoxCtlLayout`].
-///
-/// **Layout from Linux** (info): Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy
-/// Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at
-/// initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_\*_init_box
-/// functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box
-/// (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the
-/// SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs
-/// this box. The other bits are covered by no source read and are reserved. Intel's uncore guide
-/// for this processor (336274) was not available to this transcription.
-///
-/// **Addresses** (info): Linux skx_uncore_iio: box_ctl SKX_IIO0_MSR_PMON_BOX_CTL = 0xA40, counters
-/// SKX_IIO0_MSR_PMON_CTR0 = 0xA41, controls SKX_IIO0_MSR_PMON_CTL0 = 0xA48, msr_offset
-/// SKX_IIO_MSR_OFFSET = 0x20 per stack, six boxes; likwid
-/// MSR_UNC_SKX_II0_{CBDMA,PCIE0,PCIE1,PCIE2,MCP0,MCP1}_\* at 0xA40, 0xA60, 0xA80, 0xAA0, 0xAC0,
-/// 0xAE0 (box status at +7) and PCM SKX_IIO_CBDMA_UNIT_CTL/CTR0/CTL0/UNIT_STATUS with
-/// SKX_IIO_PM_REG_STEP = 0x20 agree.
-pub type IioBoxCtl = Reg32<IioBoxCtlLayout>;
-
-/// The layout of [`IioBoxCtl`] (`IIO{i}_MSR_PMON_BOX_CTL`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum IioBoxCtlLayout {}
-
-impl Layout for IioBoxCtlLayout {
-    const NAME: &'static str = "IIO{i}_MSR_PMON_BOX_CTL";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffefefc;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x10103;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &IIO_BOX_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
-            description: "Freeze enable: lets the box's counters be frozen by frz and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
-            description: "Freeze: while 1 (and, where the box has it, frz_en is 1) the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
-            description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
-            description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl IioBoxCtl {
-    /// `frz_en` (bit 16, rw, reset 0x0): Freeze enable: lets the box's counters be frozen by frz
-    /// and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).
-    #[inline] pub const fn frz_en(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// `frz` (bit 8, rw, reset 0x0): Freeze: while 1 (and, where the box has it, frz_en is 1) the
-    /// box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
-}
-
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO0.
-pub const IIO0_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xA40, "IIO0_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO1.
-pub const IIO1_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xA60, "IIO1_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO2.
-pub const IIO2_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xA80, "IIO2_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO3.
-pub const IIO3_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xAA0, "IIO3_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO4.
-pub const IIO4_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xAC0, "IIO4_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of instance IIO5.
-pub const IIO5_MSR_PMON_BOX_CTL: Msr<IioBoxCtl> = Msr::new(0xAE0, "IIO5_MSR_PMON_BOX_CTL");
-/// `IIO{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const IIO_MSR_PMON_BOX_CTL: [Msr<IioBoxCtl>; 6] = [IIO0_MSR_PMON_BOX_CTL, IIO1_MSR_PMON_BOX_CTL, IIO2_MSR_PMON_BOX_CTL, IIO3_MSR_PMON_BOX_CTL, IIO4_MSR_PMON_BOX_CTL, IIO5_MSR_PMON_BOX_CTL];
+use crate::support::*;
+pub use crate::skylake_sp::iio::{
+    IioBoxCtl,
+    IioBoxCtlLayout,
+    IIO0_MSR_PMON_BOX_CTL,
+    IIO1_MSR_PMON_BOX_CTL,
+    IIO2_MSR_PMON_BOX_CTL,
+    IIO3_MSR_PMON_BOX_CTL,
+    IIO4_MSR_PMON_BOX_CTL,
+    IIO5_MSR_PMON_BOX_CTL,
+    IIO_MSR_PMON_BOX_CTL,
+    IioCtlInvert,
+    IioCtl,
+    IioCtlLayout,
+    IIO0_MSR_PMON_CTL,
+    IIO1_MSR_PMON_CTL,
+    IIO2_MSR_PMON_CTL,
+    IIO3_MSR_PMON_CTL,
+    IIO4_MSR_PMON_CTL,
+    IIO5_MSR_PMON_CTL,
+    IIO_MSR_PMON_CTL,
+    IioBoxStatus,
+    IioBoxStatusLayout,
+    IIO0_MSR_PMON_BOX_STATUS,
+    IIO1_MSR_PMON_BOX_STATUS,
+    IIO2_MSR_PMON_BOX_STATUS,
+    IIO3_MSR_PMON_BOX_STATUS,
+    IIO4_MSR_PMON_BOX_STATUS,
+    IIO5_MSR_PMON_BOX_STATUS,
+    IIO_MSR_PMON_BOX_STATUS,
+    IioCtr,
+    IioCtrLayout,
+    IIO0_MSR_PMON_CTR,
+    IIO1_MSR_PMON_CTR,
+    IIO2_MSR_PMON_CTR,
+    IIO3_MSR_PMON_CTR,
+    IIO4_MSR_PMON_CTR,
+    IIO5_MSR_PMON_CTR,
+    IIO_MSR_PMON_CTR,
+};
 
 #[cfg(feature = "metadata")]
-static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IIO", name: IioBoxCtlLayout::NAME, type_name: "IioBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioBoxCtlLayout::RESET, reserved_mask: IioBoxCtlLayout::RESERVED_MASK, ignored_mask: IioBoxCtlLayout::IGNORED_MASK, writable_mask: IioBoxCtlLayout::WRITABLE_MASK,
@@ -131,176 +76,8 @@ static IIO_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Values of `IIO{i}_MSR_PMON_CTL{n}.invert` (bit 23).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum IioCtlInvert {
-    /// count when the increment is >= thresh
-    Ge = 0,
-    /// count when the increment is < thresh
-    Lt = 1,
-}
-
-impl IioCtlInvert {
-    /// The values with their names and meanings, for tools.
-    #[cfg(feature = "metadata")]
-    pub const VALUES: &'static [ValueInfo] = &[
-        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
-        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
-    ];
-
-    /// The variant for a field value.
-    pub const fn from_bits(v: u8) -> Self {
-        match v { 0 => Self::Ge, _ => Self::Lt }
-    }
-
-    /// The field value.
-    pub const fn bits(self) -> u8 {
-        self as u8
-    }
-}
-
-/// Control for IIO counter n: event, unit mask, enable, reset, threshold with inversion and edge
-/// detection.
-///
-/// `IIO{i}_MSR_PMON_CTL{n}`: 64-bit MSR register of the IIO unit (cascade-lake), 4 per instance.
-/// Fields, masks and sources: [`IioCtlLayout`].
-///
-/// **Layout from Linux and PCM** (info): skx_uncore_iio: event mask SKX_IIO_PMON_RAW_EVENT_MASK
-/// (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24) and event_mask_ext
-/// SKX_IIO_PMON_RAW_EVENT_MASK_EXT for the upper half (threshold bits 35:32, ch_mask 43:36, fc_mask
-/// 46:44), the formats thresh = config:24-35, ch_mask = config:36-43, fc_mask = config:44-46; Linux
-/// writes the whole 64-bit value with the enable bit 22 (skx_iio_enable_event). PCM's
-/// IIO_MSR_PMON_CTL_\* macros agree (CH_MASK \<\< 36, FC_MASK \<\< 44) and add OV_EN at bit 20. The
-/// threshold is one 12-bit field here, as the format has it. Bits no source describes are reserved.
-///
-/// **Addresses** (info): Linux skx_uncore_iio: box_ctl SKX_IIO0_MSR_PMON_BOX_CTL = 0xA40, counters
-/// SKX_IIO0_MSR_PMON_CTR0 = 0xA41, controls SKX_IIO0_MSR_PMON_CTL0 = 0xA48, msr_offset
-/// SKX_IIO_MSR_OFFSET = 0x20 per stack, six boxes; likwid
-/// MSR_UNC_SKX_II0_{CBDMA,PCIE0,PCIE1,PCIE2,MCP0,MCP1}_\* at 0xA40, 0xA60, 0xA80, 0xAA0, 0xAC0,
-/// 0xAE0 (box status at +7) and PCM SKX_IIO_CBDMA_UNIT_CTL/CTR0/CTL0/UNIT_STATUS with
-/// SKX_IIO_PM_REG_STEP = 0x20 agree.
-pub type IioCtl = Reg64<IioCtlLayout>;
-
-/// The layout of [`IioCtl`] (`IIO{i}_MSR_PMON_CTL{n}`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum IioCtlLayout {}
-
-impl Layout for IioCtlLayout {
-    const NAME: &'static str = "IIO{i}_MSR_PMON_CTL{n}";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xffff800000290000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x7fffffd6ffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &IIO_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 47, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "fc_mask", ident: "fc_mask", lsb: 44, msb: 46, access: Access::Rw,
-            description: "Function-class mask (Intel's FCMask): which classes of traffic (posted, non-posted, completions) the event counts.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ch_mask", ident: "ch_mask", lsb: 36, msb: 43, access: Access::Rw,
-            description: "Channel (port) mask (Intel's PortMask): which ports of the stack the event counts.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 35, access: Access::Rw, role: Some(Role::Threshold),
-            description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: IioCtlInvert::VALUES, role: Some(Role::Invert),
-            description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
-            description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::Rw,
-            description: "Overflow enable (Intel PCM's IIO_MSR_PMON_CTL_OV_EN): lets an overflow of this counter be signalled beyond the box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
-            description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
-            description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
-            description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
-            description: "Event select: the code of the event to count.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl IioCtl {
-    /// `fc_mask` (bits 46:44, rw, reset 0x0): Function-class mask (Intel's FCMask): which classes
-    /// of traffic (posted, non-posted, completions) the event counts.
-    #[inline] pub const fn fc_mask(self) -> u8 { get_bits(self.raw64(), 46, 44) as u8 }
-    /// This value with `fc_mask` (bits 46:44) set to `v`. Panics if `v` does not fit in 3 bits (a
-    /// compile error in const context); `try_with_fc_mask` returns an error instead.
-    #[inline] pub const fn with_fc_mask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 46, 44, v as u64)) }
-    /// This value with `fc_mask` set to `v`, or an error if `v` does not fit in 3 bits.
-    #[inline] pub const fn try_with_fc_mask(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 46, 44, v as u64, "IIO{i}_MSR_PMON_CTL{n}", "fc_mask") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `ch_mask` (bits 43:36, rw, reset 0x0): Channel (port) mask (Intel's PortMask): which ports
-    /// of the stack the event counts.
-    #[inline] pub const fn ch_mask(self) -> u8 { get_bits(self.raw64(), 43, 36) as u8 }
-    /// This value with `ch_mask` (bits 43:36) set to `v`.
-    #[inline] pub const fn with_ch_mask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 36, v as u64)) }
-    /// `thresh` (bits 35:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u16 { get_bits(self.raw64(), 35, 24) as u16 }
-    /// This value with `thresh` (bits 35:24) set to `v`. Panics if `v` does not fit in 12 bits (a
-    /// compile error in const context); `try_with_thresh` returns an error instead.
-    #[inline] pub const fn with_thresh(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 35, 24, v as u64)) }
-    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 12 bits.
-    #[inline] pub const fn try_with_thresh(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 35, 24, v as u64, "IIO{i}_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
-    /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> IioCtlInvert { IioCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: IioCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `ov_en` (bit 20, rw, reset 0x0): Overflow enable (Intel PCM's IIO_MSR_PMON_CTL_OV_EN): lets
-    /// an overflow of this counter be signalled beyond the box.
-    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `ov_en` (bit 20) set to `v`.
-    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
-    /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
-}
-
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO0.
-pub const IIO0_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xA48, "IIO0_MSR_PMON_CTL0"), Msr::new(0xA49, "IIO0_MSR_PMON_CTL1"), Msr::new(0xA4A, "IIO0_MSR_PMON_CTL2"), Msr::new(0xA4B, "IIO0_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO1.
-pub const IIO1_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xA68, "IIO1_MSR_PMON_CTL0"), Msr::new(0xA69, "IIO1_MSR_PMON_CTL1"), Msr::new(0xA6A, "IIO1_MSR_PMON_CTL2"), Msr::new(0xA6B, "IIO1_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO2.
-pub const IIO2_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xA88, "IIO2_MSR_PMON_CTL0"), Msr::new(0xA89, "IIO2_MSR_PMON_CTL1"), Msr::new(0xA8A, "IIO2_MSR_PMON_CTL2"), Msr::new(0xA8B, "IIO2_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO3.
-pub const IIO3_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xAA8, "IIO3_MSR_PMON_CTL0"), Msr::new(0xAA9, "IIO3_MSR_PMON_CTL1"), Msr::new(0xAAA, "IIO3_MSR_PMON_CTL2"), Msr::new(0xAAB, "IIO3_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO4.
-pub const IIO4_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xAC8, "IIO4_MSR_PMON_CTL0"), Msr::new(0xAC9, "IIO4_MSR_PMON_CTL1"), Msr::new(0xACA, "IIO4_MSR_PMON_CTL2"), Msr::new(0xACB, "IIO4_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of instance IIO5.
-pub const IIO5_MSR_PMON_CTL: [Msr<IioCtl>; 4] = [Msr::new(0xAE8, "IIO5_MSR_PMON_CTL0"), Msr::new(0xAE9, "IIO5_MSR_PMON_CTL1"), Msr::new(0xAEA, "IIO5_MSR_PMON_CTL2"), Msr::new(0xAEB, "IIO5_MSR_PMON_CTL3")];
-/// `IIO{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const IIO_MSR_PMON_CTL: [[Msr<IioCtl>; 4]; 6] = [IIO0_MSR_PMON_CTL, IIO1_MSR_PMON_CTL, IIO2_MSR_PMON_CTL, IIO3_MSR_PMON_CTL, IIO4_MSR_PMON_CTL, IIO5_MSR_PMON_CTL];
-
 #[cfg(feature = "metadata")]
-static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IIO", name: IioCtlLayout::NAME, type_name: "IioCtl",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: IioCtlLayout::RESET, reserved_mask: IioCtlLayout::RESERVED_MASK, ignored_mask: IioCtlLayout::IGNORED_MASK, writable_mask: IioCtlLayout::WRITABLE_MASK,
@@ -339,69 +116,8 @@ static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Overflow status of the counters of one IIO box.
-///
-/// `IIO{i}_MSR_PMON_BOX_STATUS`: 32-bit MSR register of the IIO unit (cascade-lake). Fields, masks
-/// and sources: [`IioBoxStatusLayout`].
-///
-/// **Box status from likwid** (info): likwid names this register for Skylake-SP (registers.h:
-/// MSR_UNC_V3_\*_PMON_BOX_STATUS, MSR_UNC_SKX_\*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and
-/// uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it
-/// tests bit n for counter n and clears it by writing 1 \<\< n. The bits above the box's counters
-/// are described by no source read and are recorded as reserved. Linux does not use this register.
-pub type IioBoxStatus = Reg32<IioBoxStatusLayout>;
-
-/// The layout of [`IioBoxStatus`] (`IIO{i}_MSR_PMON_BOX_STATUS`): its fields, masks and metadata.
-///
-/// Sources:
-/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
-pub enum IioBoxStatusLayout {}
-
-impl Layout for IioBoxStatusLayout {
-    const NAME: &'static str = "IIO{i}_MSR_PMON_BOX_STATUS";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffffff0;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xf;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &IIO_BOX_STATUS_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
-            description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl IioBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "IIO{i}_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO0.
-pub const IIO0_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xA47, "IIO0_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO1.
-pub const IIO1_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xA67, "IIO1_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO2.
-pub const IIO2_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xA87, "IIO2_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO3.
-pub const IIO3_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xAA7, "IIO3_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO4.
-pub const IIO4_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xAC7, "IIO4_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of instance IIO5.
-pub const IIO5_MSR_PMON_BOX_STATUS: Msr<IioBoxStatus> = Msr::new(0xAE7, "IIO5_MSR_PMON_BOX_STATUS");
-/// `IIO{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order.
-pub const IIO_MSR_PMON_BOX_STATUS: [Msr<IioBoxStatus>; 6] = [IIO0_MSR_PMON_BOX_STATUS, IIO1_MSR_PMON_BOX_STATUS, IIO2_MSR_PMON_BOX_STATUS, IIO3_MSR_PMON_BOX_STATUS, IIO4_MSR_PMON_BOX_STATUS, IIO5_MSR_PMON_BOX_STATUS];
-
 #[cfg(feature = "metadata")]
-static IIO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static IIO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IIO", name: IioBoxStatusLayout::NAME, type_name: "IioBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IioBoxStatusLayout::RESET, reserved_mask: IioBoxStatusLayout::RESERVED_MASK, ignored_mask: IioBoxStatusLayout::IGNORED_MASK, writable_mask: IioBoxStatusLayout::WRITABLE_MASK,
@@ -421,65 +137,8 @@ static IIO_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// IIO data counter n: a 48-bit event count.
-///
-/// `IIO{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the IIO unit (cascade-lake), 4 per instance.
-/// Fields, masks and sources: [`IioCtrLayout`].
-///
-/// **Width** (info): Linux skx_uncore_iio: perf_ctr_bits = 48; likwid gives these boxes 48 bits.
-pub type IioCtr = Reg64<IioCtrLayout>;
-
-/// The layout of [`IioCtr`] (`IIO{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum IioCtrLayout {}
-
-impl Layout for IioCtrLayout {
-    const NAME: &'static str = "IIO{i}_MSR_PMON_CTR{n}";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xffff000000000000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffffffffffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &IIO_CTR_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
-            description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl IioCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
-    /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "IIO{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO0.
-pub const IIO0_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xA41, "IIO0_MSR_PMON_CTR0"), Msr::new(0xA42, "IIO0_MSR_PMON_CTR1"), Msr::new(0xA43, "IIO0_MSR_PMON_CTR2"), Msr::new(0xA44, "IIO0_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO1.
-pub const IIO1_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xA61, "IIO1_MSR_PMON_CTR0"), Msr::new(0xA62, "IIO1_MSR_PMON_CTR1"), Msr::new(0xA63, "IIO1_MSR_PMON_CTR2"), Msr::new(0xA64, "IIO1_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO2.
-pub const IIO2_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xA81, "IIO2_MSR_PMON_CTR0"), Msr::new(0xA82, "IIO2_MSR_PMON_CTR1"), Msr::new(0xA83, "IIO2_MSR_PMON_CTR2"), Msr::new(0xA84, "IIO2_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO3.
-pub const IIO3_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xAA1, "IIO3_MSR_PMON_CTR0"), Msr::new(0xAA2, "IIO3_MSR_PMON_CTR1"), Msr::new(0xAA3, "IIO3_MSR_PMON_CTR2"), Msr::new(0xAA4, "IIO3_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO4.
-pub const IIO4_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xAC1, "IIO4_MSR_PMON_CTR0"), Msr::new(0xAC2, "IIO4_MSR_PMON_CTR1"), Msr::new(0xAC3, "IIO4_MSR_PMON_CTR2"), Msr::new(0xAC4, "IIO4_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of instance IIO5.
-pub const IIO5_MSR_PMON_CTR: [Msr<IioCtr>; 4] = [Msr::new(0xAE1, "IIO5_MSR_PMON_CTR0"), Msr::new(0xAE2, "IIO5_MSR_PMON_CTR1"), Msr::new(0xAE3, "IIO5_MSR_PMON_CTR2"), Msr::new(0xAE4, "IIO5_MSR_PMON_CTR3")];
-/// `IIO{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const IIO_MSR_PMON_CTR: [[Msr<IioCtr>; 4]; 6] = [IIO0_MSR_PMON_CTR, IIO1_MSR_PMON_CTR, IIO2_MSR_PMON_CTR, IIO3_MSR_PMON_CTR, IIO4_MSR_PMON_CTR, IIO5_MSR_PMON_CTR];
-
 #[cfg(feature = "metadata")]
-static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IIO", name: IioCtrLayout::NAME, type_name: "IioCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: IioCtrLayout::RESET, reserved_mask: IioCtrLayout::RESERVED_MASK, ignored_mask: IioCtrLayout::IGNORED_MASK, writable_mask: IioCtrLayout::WRITABLE_MASK,
@@ -573,11 +232,13 @@ const EVENT_INFOS: &[&EventInfo] = &[
 ];
 
 
-impl IioCtl {
-    /// This value set to count `event`: its event select and umask.
+impl Event {
+    /// `ctl` set to count this event: its event select and umask. (`IioCtl::with_event` takes the
+    /// events of the processor that defines `IioCtl`.)
     #[inline]
-    pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code).with_umask(event.umask)
+    pub const fn program(self, ctl: IioCtl) -> IioCtl {
+        let event = self;
+        ctl.with_ev_sel(event.code).with_umask(event.umask)
     }
 }
 

@@ -7,110 +7,72 @@
 //! with their controls, a fixed counter of DRAM clocks, a box control and a box status, in the PCI
 //! configuration space of its own function.
 //!
-//! Instances: IMC0, IMC1, IMC2, IMC3, IMC4, IMC5.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
-use crate::support::*;
-#[cfg(feature = "metadata")]
+//! cascade-lake takes this unit from skylake-sp (`units-from` in `spec/processors.xml`): its
+//! register types, layouts and typed addresses are those of [`crate::skylake_sp::imc`], re-exported
+//! here, so one type means one layout. This module adds what is cascade-lake's own: its events and
+//! the metadata that names it.
 #[allow(unused_imports)]
-use crate::structure::Role;
-
-/// Box-wide control of one IMC box: freeze and reset of all counters or all controls in one write.
-///
-/// `MC{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the IMC unit (cascade-lake). Fields, masks and
-/// sources: [`ImcBoxCtlLayout`].
-///
-/// **Layout from Linux** (info): Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy
-/// Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at
-/// initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_\*_init_box
-/// functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box
-/// (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the
-/// SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs
-/// this box. The other bits are covered by no source read and are reserved. Intel's uncore guide
-/// for this processor (336274) was not available to this transcription.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR /
-/// _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at
-/// several devices (one per box), so the device and function tell the boxes apart; which bus holds
-/// a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not
-/// described yet.
-///
-/// **Bits 17:16: PCM writes them, Linux does not** (source-conflict): On this processor PCM
-/// programs the UPI and iMC box controls with UNC_PMON_UNIT_CTL_RSV (bits 16 and 17) where it sets
-/// FRZ_EN (bit 16) on the other boxes and other processors (programXPI, programIMC:
-/// cpu_family_model == SKX); Linux writes only the reset bits and freezes with bit 8
-/// (IVBEP_PMON_BOX_CTL_INT, snbep_uncore_pci_disable_box). No source says what the two bits do
-/// here. We follow Linux: bits 17:16 are reserved and written 0, and the box has no freeze enable,
-/// so the socket-wide freeze does not reach it in this model.
-pub type ImcBoxCtl = Reg32<ImcBoxCtlLayout>;
-
-/// The layout of [`ImcBoxCtl`] (`MC{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum ImcBoxCtlLayout {}
-
-impl Layout for ImcBoxCtlLayout {
-    const NAME: &'static str = "MC{i}_PCI_PMON_BOX_CTL";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffffefc;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x103;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &IMC_BOX_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
-            description: "Freeze: while 1 (and, where the box has it, frz_en is 1) the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
-            description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
-            description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl ImcBoxCtl {
-    /// `frz` (bit 8, rw, reset 0x0): Freeze: while 1 (and, where the box has it, frz_en is 1) the
-    /// box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
-}
-
-/// `MC{i}_PCI_PMON_BOX_CTL` of instance IMC0.
-pub const MC0_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x2042, 10, 2, 0x0F4, "MC0_PCI_PMON_BOX_CTL");
-/// `MC{i}_PCI_PMON_BOX_CTL` of instance IMC1.
-pub const MC1_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x2046, 10, 6, 0x0F4, "MC1_PCI_PMON_BOX_CTL");
-/// `MC{i}_PCI_PMON_BOX_CTL` of instance IMC2.
-pub const MC2_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x204A, 11, 2, 0x0F4, "MC2_PCI_PMON_BOX_CTL");
-/// `MC{i}_PCI_PMON_BOX_CTL` of instance IMC3.
-pub const MC3_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x2042, 12, 2, 0x0F4, "MC3_PCI_PMON_BOX_CTL");
-/// `MC{i}_PCI_PMON_BOX_CTL` of instance IMC4.
-pub const MC4_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x2046, 12, 6, 0x0F4, "MC4_PCI_PMON_BOX_CTL");
-/// `MC{i}_PCI_PMON_BOX_CTL` of instance IMC5.
-pub const MC5_PCI_PMON_BOX_CTL: PciRegister<ImcBoxCtl> = PciRegister::new(0x204A, 13, 2, 0x0F4, "MC5_PCI_PMON_BOX_CTL");
-/// `MC{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const MC_PCI_PMON_BOX_CTL: [PciRegister<ImcBoxCtl>; 6] = [MC0_PCI_PMON_BOX_CTL, MC1_PCI_PMON_BOX_CTL, MC2_PCI_PMON_BOX_CTL, MC3_PCI_PMON_BOX_CTL, MC4_PCI_PMON_BOX_CTL, MC5_PCI_PMON_BOX_CTL];
+use crate::support::*;
+pub use crate::skylake_sp::imc::{
+    ImcBoxCtl,
+    ImcBoxCtlLayout,
+    MC0_PCI_PMON_BOX_CTL,
+    MC1_PCI_PMON_BOX_CTL,
+    MC2_PCI_PMON_BOX_CTL,
+    MC3_PCI_PMON_BOX_CTL,
+    MC4_PCI_PMON_BOX_CTL,
+    MC5_PCI_PMON_BOX_CTL,
+    MC_PCI_PMON_BOX_CTL,
+    ImcCtlInvert,
+    ImcCtl,
+    ImcCtlLayout,
+    MC0_PCI_PMON_CTL,
+    MC1_PCI_PMON_CTL,
+    MC2_PCI_PMON_CTL,
+    MC3_PCI_PMON_CTL,
+    MC4_PCI_PMON_CTL,
+    MC5_PCI_PMON_CTL,
+    MC_PCI_PMON_CTL,
+    ImcBoxStatus,
+    ImcBoxStatusLayout,
+    MC0_PCI_PMON_BOX_STATUS,
+    MC1_PCI_PMON_BOX_STATUS,
+    MC2_PCI_PMON_BOX_STATUS,
+    MC3_PCI_PMON_BOX_STATUS,
+    MC4_PCI_PMON_BOX_STATUS,
+    MC5_PCI_PMON_BOX_STATUS,
+    MC_PCI_PMON_BOX_STATUS,
+    ImcCtr,
+    ImcCtrLayout,
+    MC0_PCI_PMON_CTR,
+    MC1_PCI_PMON_CTR,
+    MC2_PCI_PMON_CTR,
+    MC3_PCI_PMON_CTR,
+    MC4_PCI_PMON_CTR,
+    MC5_PCI_PMON_CTR,
+    MC_PCI_PMON_CTR,
+    ImcFixedCtl,
+    ImcFixedCtlLayout,
+    MC0_PCI_PMON_FIXED_CTL,
+    MC1_PCI_PMON_FIXED_CTL,
+    MC2_PCI_PMON_FIXED_CTL,
+    MC3_PCI_PMON_FIXED_CTL,
+    MC4_PCI_PMON_FIXED_CTL,
+    MC5_PCI_PMON_FIXED_CTL,
+    MC_PCI_PMON_FIXED_CTL,
+    ImcFixedCtr,
+    ImcFixedCtrLayout,
+    MC0_PCI_PMON_FIXED_CTR,
+    MC1_PCI_PMON_FIXED_CTR,
+    MC2_PCI_PMON_FIXED_CTR,
+    MC3_PCI_PMON_FIXED_CTR,
+    MC4_PCI_PMON_FIXED_CTR,
+    MC5_PCI_PMON_FIXED_CTR,
+    MC_PCI_PMON_FIXED_CTR,
+};
 
 #[cfg(feature = "metadata")]
-static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IMC", name: ImcBoxCtlLayout::NAME, type_name: "ImcBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxCtlLayout::RESET, reserved_mask: ImcBoxCtlLayout::RESERVED_MASK, ignored_mask: ImcBoxCtlLayout::IGNORED_MASK, writable_mask: ImcBoxCtlLayout::WRITABLE_MASK,
@@ -132,147 +94,8 @@ static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Values of `MC{i}_PCI_PMON_CTL{n}.invert` (bit 23).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum ImcCtlInvert {
-    /// count when the increment is >= thresh
-    Ge = 0,
-    /// count when the increment is < thresh
-    Lt = 1,
-}
-
-impl ImcCtlInvert {
-    /// The values with their names and meanings, for tools.
-    #[cfg(feature = "metadata")]
-    pub const VALUES: &'static [ValueInfo] = &[
-        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
-        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
-    ];
-
-    /// The variant for a field value.
-    pub const fn from_bits(v: u8) -> Self {
-        match v { 0 => Self::Ge, _ => Self::Lt }
-    }
-
-    /// The field value.
-    pub const fn bits(self) -> u8 {
-        self as u8
-    }
-}
-
-/// Control for IMC counter n: event, unit mask, enable, reset, threshold with inversion and edge
-/// detection.
-///
-/// `MC{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the IMC unit (cascade-lake), 4 per instance.
-/// Fields, masks and sources: [`ImcCtlLayout`].
-///
-/// **Layout from Linux** (info): The shared Sandy Bridge-EP control bits Linux uses for this box
-/// (event mask SNBEP_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold
-/// 31:24; enable SNBEP_PMON_CTL_EN 22; reset SNBEP_PMON_CTL_RST 17); PCM's MC_CH_PCI_PMON_CTL_\* /
-/// Q_P_PCI_PMON_CTL_\* macros give the same positions. Bits no source describes are reserved.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR /
-/// _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at
-/// several devices (one per box), so the device and function tell the boxes apart; which bus holds
-/// a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not
-/// described yet.
-pub type ImcCtl = Reg32<ImcCtlLayout>;
-
-/// The layout of [`ImcCtl`] (`MC{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum ImcCtlLayout {}
-
-impl Layout for ImcCtlLayout {
-    const NAME: &'static str = "MC{i}_PCI_PMON_CTL{n}";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0x390000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffc6ffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &IMC_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
-            description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: ImcCtlInvert::VALUES, role: Some(Role::Invert),
-            description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
-            description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
-            description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
-            description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
-            description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
-            description: "Event select: the code of the event to count.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl ImcCtl {
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
-    /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> ImcCtlInvert { ImcCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: ImcCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
-    /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
-}
-
-/// `MC{i}_PCI_PMON_CTL{n}` of instance IMC0.
-pub const MC0_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x2042, 10, 2, 0x0D8, "MC0_PCI_PMON_CTL0"), PciRegister::new(0x2042, 10, 2, 0x0DC, "MC0_PCI_PMON_CTL1"), PciRegister::new(0x2042, 10, 2, 0x0E0, "MC0_PCI_PMON_CTL2"), PciRegister::new(0x2042, 10, 2, 0x0E4, "MC0_PCI_PMON_CTL3")];
-/// `MC{i}_PCI_PMON_CTL{n}` of instance IMC1.
-pub const MC1_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x2046, 10, 6, 0x0D8, "MC1_PCI_PMON_CTL0"), PciRegister::new(0x2046, 10, 6, 0x0DC, "MC1_PCI_PMON_CTL1"), PciRegister::new(0x2046, 10, 6, 0x0E0, "MC1_PCI_PMON_CTL2"), PciRegister::new(0x2046, 10, 6, 0x0E4, "MC1_PCI_PMON_CTL3")];
-/// `MC{i}_PCI_PMON_CTL{n}` of instance IMC2.
-pub const MC2_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x204A, 11, 2, 0x0D8, "MC2_PCI_PMON_CTL0"), PciRegister::new(0x204A, 11, 2, 0x0DC, "MC2_PCI_PMON_CTL1"), PciRegister::new(0x204A, 11, 2, 0x0E0, "MC2_PCI_PMON_CTL2"), PciRegister::new(0x204A, 11, 2, 0x0E4, "MC2_PCI_PMON_CTL3")];
-/// `MC{i}_PCI_PMON_CTL{n}` of instance IMC3.
-pub const MC3_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x2042, 12, 2, 0x0D8, "MC3_PCI_PMON_CTL0"), PciRegister::new(0x2042, 12, 2, 0x0DC, "MC3_PCI_PMON_CTL1"), PciRegister::new(0x2042, 12, 2, 0x0E0, "MC3_PCI_PMON_CTL2"), PciRegister::new(0x2042, 12, 2, 0x0E4, "MC3_PCI_PMON_CTL3")];
-/// `MC{i}_PCI_PMON_CTL{n}` of instance IMC4.
-pub const MC4_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x2046, 12, 6, 0x0D8, "MC4_PCI_PMON_CTL0"), PciRegister::new(0x2046, 12, 6, 0x0DC, "MC4_PCI_PMON_CTL1"), PciRegister::new(0x2046, 12, 6, 0x0E0, "MC4_PCI_PMON_CTL2"), PciRegister::new(0x2046, 12, 6, 0x0E4, "MC4_PCI_PMON_CTL3")];
-/// `MC{i}_PCI_PMON_CTL{n}` of instance IMC5.
-pub const MC5_PCI_PMON_CTL: [PciRegister<ImcCtl>; 4] = [PciRegister::new(0x204A, 13, 2, 0x0D8, "MC5_PCI_PMON_CTL0"), PciRegister::new(0x204A, 13, 2, 0x0DC, "MC5_PCI_PMON_CTL1"), PciRegister::new(0x204A, 13, 2, 0x0E0, "MC5_PCI_PMON_CTL2"), PciRegister::new(0x204A, 13, 2, 0x0E4, "MC5_PCI_PMON_CTL3")];
-/// `MC{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const MC_PCI_PMON_CTL: [[PciRegister<ImcCtl>; 4]; 6] = [MC0_PCI_PMON_CTL, MC1_PCI_PMON_CTL, MC2_PCI_PMON_CTL, MC3_PCI_PMON_CTL, MC4_PCI_PMON_CTL, MC5_PCI_PMON_CTL];
-
 #[cfg(feature = "metadata")]
-static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IMC", name: ImcCtlLayout::NAME, type_name: "ImcCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtlLayout::RESET, reserved_mask: ImcCtlLayout::RESERVED_MASK, ignored_mask: ImcCtlLayout::IGNORED_MASK, writable_mask: ImcCtlLayout::WRITABLE_MASK,
@@ -311,77 +134,8 @@ static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Overflow status of the counters of one IMC box.
-///
-/// `MC{i}_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the IMC unit (cascade-lake). Fields, masks
-/// and sources: [`ImcBoxStatusLayout`].
-///
-/// **Box status from likwid** (info): likwid names this register for Skylake-SP (registers.h:
-/// MSR_UNC_V3_\*_PMON_BOX_STATUS, MSR_UNC_SKX_\*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and
-/// uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it
-/// tests bit n for counter n and clears it by writing 1 \<\< n. The bits above the box's counters
-/// are described by no source read and are recorded as reserved. Linux does not use this register.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR /
-/// _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at
-/// several devices (one per box), so the device and function tell the boxes apart; which bus holds
-/// a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not
-/// described yet.
-pub type ImcBoxStatus = Reg32<ImcBoxStatusLayout>;
-
-/// The layout of [`ImcBoxStatus`] (`MC{i}_PCI_PMON_BOX_STATUS`): its fields, masks and metadata.
-///
-/// Sources:
-/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
-pub enum ImcBoxStatusLayout {}
-
-impl Layout for ImcBoxStatusLayout {
-    const NAME: &'static str = "MC{i}_PCI_PMON_BOX_STATUS";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffffff0;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xf;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &IMC_BOX_STATUS_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c,
-            description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl ImcBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "MC{i}_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `MC{i}_PCI_PMON_BOX_STATUS` of instance IMC0.
-pub const MC0_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x2042, 10, 2, 0x0F8, "MC0_PCI_PMON_BOX_STATUS");
-/// `MC{i}_PCI_PMON_BOX_STATUS` of instance IMC1.
-pub const MC1_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x2046, 10, 6, 0x0F8, "MC1_PCI_PMON_BOX_STATUS");
-/// `MC{i}_PCI_PMON_BOX_STATUS` of instance IMC2.
-pub const MC2_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x204A, 11, 2, 0x0F8, "MC2_PCI_PMON_BOX_STATUS");
-/// `MC{i}_PCI_PMON_BOX_STATUS` of instance IMC3.
-pub const MC3_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x2042, 12, 2, 0x0F8, "MC3_PCI_PMON_BOX_STATUS");
-/// `MC{i}_PCI_PMON_BOX_STATUS` of instance IMC4.
-pub const MC4_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x2046, 12, 6, 0x0F8, "MC4_PCI_PMON_BOX_STATUS");
-/// `MC{i}_PCI_PMON_BOX_STATUS` of instance IMC5.
-pub const MC5_PCI_PMON_BOX_STATUS: PciRegister<ImcBoxStatus> = PciRegister::new(0x204A, 13, 2, 0x0F8, "MC5_PCI_PMON_BOX_STATUS");
-/// `MC{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
-pub const MC_PCI_PMON_BOX_STATUS: [PciRegister<ImcBoxStatus>; 6] = [MC0_PCI_PMON_BOX_STATUS, MC1_PCI_PMON_BOX_STATUS, MC2_PCI_PMON_BOX_STATUS, MC3_PCI_PMON_BOX_STATUS, MC4_PCI_PMON_BOX_STATUS, MC5_PCI_PMON_BOX_STATUS];
-
 #[cfg(feature = "metadata")]
-static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IMC", name: ImcBoxStatusLayout::NAME, type_name: "ImcBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcBoxStatusLayout::RESET, reserved_mask: ImcBoxStatusLayout::RESERVED_MASK, ignored_mask: ImcBoxStatusLayout::IGNORED_MASK, writable_mask: ImcBoxStatusLayout::WRITABLE_MASK,
@@ -402,74 +156,8 @@ static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// IMC data counter n: a 48-bit event count.
-///
-/// `MC{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the IMC unit (cascade-lake), 4 per instance.
-/// Fields, masks and sources: [`ImcCtrLayout`].
-///
-/// **Width and stride** (info): Linux skx_uncore_imc: perf_ctr_bits = 48; counters 8 bytes apart
-/// (uncore_pci_perf_ctr); likwid gives 48 bits.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR /
-/// _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at
-/// several devices (one per box), so the device and function tell the boxes apart; which bus holds
-/// a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not
-/// described yet.
-pub type ImcCtr = Reg64<ImcCtrLayout>;
-
-/// The layout of [`ImcCtr`] (`MC{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum ImcCtrLayout {}
-
-impl Layout for ImcCtrLayout {
-    const NAME: &'static str = "MC{i}_PCI_PMON_CTR{n}";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xffff000000000000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffffffffffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &IMC_CTR_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
-            description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl ImcCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
-    /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "MC{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `MC{i}_PCI_PMON_CTR{n}` of instance IMC0.
-pub const MC0_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x2042, 10, 2, 0x0A0, "MC0_PCI_PMON_CTR0"), PciRegister::new(0x2042, 10, 2, 0x0A8, "MC0_PCI_PMON_CTR1"), PciRegister::new(0x2042, 10, 2, 0x0B0, "MC0_PCI_PMON_CTR2"), PciRegister::new(0x2042, 10, 2, 0x0B8, "MC0_PCI_PMON_CTR3")];
-/// `MC{i}_PCI_PMON_CTR{n}` of instance IMC1.
-pub const MC1_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x2046, 10, 6, 0x0A0, "MC1_PCI_PMON_CTR0"), PciRegister::new(0x2046, 10, 6, 0x0A8, "MC1_PCI_PMON_CTR1"), PciRegister::new(0x2046, 10, 6, 0x0B0, "MC1_PCI_PMON_CTR2"), PciRegister::new(0x2046, 10, 6, 0x0B8, "MC1_PCI_PMON_CTR3")];
-/// `MC{i}_PCI_PMON_CTR{n}` of instance IMC2.
-pub const MC2_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x204A, 11, 2, 0x0A0, "MC2_PCI_PMON_CTR0"), PciRegister::new(0x204A, 11, 2, 0x0A8, "MC2_PCI_PMON_CTR1"), PciRegister::new(0x204A, 11, 2, 0x0B0, "MC2_PCI_PMON_CTR2"), PciRegister::new(0x204A, 11, 2, 0x0B8, "MC2_PCI_PMON_CTR3")];
-/// `MC{i}_PCI_PMON_CTR{n}` of instance IMC3.
-pub const MC3_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x2042, 12, 2, 0x0A0, "MC3_PCI_PMON_CTR0"), PciRegister::new(0x2042, 12, 2, 0x0A8, "MC3_PCI_PMON_CTR1"), PciRegister::new(0x2042, 12, 2, 0x0B0, "MC3_PCI_PMON_CTR2"), PciRegister::new(0x2042, 12, 2, 0x0B8, "MC3_PCI_PMON_CTR3")];
-/// `MC{i}_PCI_PMON_CTR{n}` of instance IMC4.
-pub const MC4_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x2046, 12, 6, 0x0A0, "MC4_PCI_PMON_CTR0"), PciRegister::new(0x2046, 12, 6, 0x0A8, "MC4_PCI_PMON_CTR1"), PciRegister::new(0x2046, 12, 6, 0x0B0, "MC4_PCI_PMON_CTR2"), PciRegister::new(0x2046, 12, 6, 0x0B8, "MC4_PCI_PMON_CTR3")];
-/// `MC{i}_PCI_PMON_CTR{n}` of instance IMC5.
-pub const MC5_PCI_PMON_CTR: [PciRegister<ImcCtr>; 4] = [PciRegister::new(0x204A, 13, 2, 0x0A0, "MC5_PCI_PMON_CTR0"), PciRegister::new(0x204A, 13, 2, 0x0A8, "MC5_PCI_PMON_CTR1"), PciRegister::new(0x204A, 13, 2, 0x0B0, "MC5_PCI_PMON_CTR2"), PciRegister::new(0x204A, 13, 2, 0x0B8, "MC5_PCI_PMON_CTR3")];
-/// `MC{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const MC_PCI_PMON_CTR: [[PciRegister<ImcCtr>; 4]; 6] = [MC0_PCI_PMON_CTR, MC1_PCI_PMON_CTR, MC2_PCI_PMON_CTR, MC3_PCI_PMON_CTR, MC4_PCI_PMON_CTR, MC5_PCI_PMON_CTR];
-
 #[cfg(feature = "metadata")]
-static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IMC", name: ImcCtrLayout::NAME, type_name: "ImcCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: ImcCtrLayout::RESET, reserved_mask: ImcCtrLayout::RESERVED_MASK, ignored_mask: ImcCtrLayout::IGNORED_MASK, writable_mask: ImcCtrLayout::WRITABLE_MASK,
@@ -508,82 +196,8 @@ static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control of the channel's fixed counter, which counts DRAM clock cycles: enable and reset.
-///
-/// `MC{i}_PCI_PMON_FIXED_CTL`: 32-bit PCI register of the IMC unit (cascade-lake). Fields, masks
-/// and sources: [`ImcFixedCtlLayout`].
-///
-/// **Offset and layout** (info): Linux skx_uncore_imc: fixed_ctl SNBEP_MC_CHy_PCI_PMON_FIXED_CTL =
-/// 0xF0, enabled with SNBEP_PMON_CTL_EN (bit 22); PCM XPF_MC_CH_PCI_PMON_FIXED_CTL_ADDR = 0xF0 with
-/// MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19); likwid PCI_UNC_SKX_MC_PMON_FIXED_CTL = 0xF0.
-/// Other bits are reserved.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR /
-/// _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at
-/// several devices (one per box), so the device and function tell the boxes apart; which bus holds
-/// a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not
-/// described yet.
-pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
-
-/// The layout of [`ImcFixedCtl`] (`MC{i}_PCI_PMON_FIXED_CTL`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum ImcFixedCtlLayout {}
-
-impl Layout for ImcFixedCtlLayout {
-    const NAME: &'static str = "MC{i}_PCI_PMON_FIXED_CTL";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xffb7ffff;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x480000;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &IMC_FIXED_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 23, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
-            description: "Enables the DRAM-clock fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst", ident: "rst", lsb: 19, msb: 19, access: Access::Wo, role: Some(Role::Reset),
-            description: "Reset: writing 1 clears the fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 18, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl ImcFixedCtl {
-    /// `en` (bit 22, rw, reset 0x0): Enables the DRAM-clock fixed counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// This value with `rst` (bit 19) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
-}
-
-/// `MC{i}_PCI_PMON_FIXED_CTL` of instance IMC0.
-pub const MC0_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x2042, 10, 2, 0x0F0, "MC0_PCI_PMON_FIXED_CTL");
-/// `MC{i}_PCI_PMON_FIXED_CTL` of instance IMC1.
-pub const MC1_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x2046, 10, 6, 0x0F0, "MC1_PCI_PMON_FIXED_CTL");
-/// `MC{i}_PCI_PMON_FIXED_CTL` of instance IMC2.
-pub const MC2_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x204A, 11, 2, 0x0F0, "MC2_PCI_PMON_FIXED_CTL");
-/// `MC{i}_PCI_PMON_FIXED_CTL` of instance IMC3.
-pub const MC3_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x2042, 12, 2, 0x0F0, "MC3_PCI_PMON_FIXED_CTL");
-/// `MC{i}_PCI_PMON_FIXED_CTL` of instance IMC4.
-pub const MC4_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x2046, 12, 6, 0x0F0, "MC4_PCI_PMON_FIXED_CTL");
-/// `MC{i}_PCI_PMON_FIXED_CTL` of instance IMC5.
-pub const MC5_PCI_PMON_FIXED_CTL: PciRegister<ImcFixedCtl> = PciRegister::new(0x204A, 13, 2, 0x0F0, "MC5_PCI_PMON_FIXED_CTL");
-/// `MC{i}_PCI_PMON_FIXED_CTL` of every instance, in instance order.
-pub const MC_PCI_PMON_FIXED_CTL: [PciRegister<ImcFixedCtl>; 6] = [MC0_PCI_PMON_FIXED_CTL, MC1_PCI_PMON_FIXED_CTL, MC2_PCI_PMON_FIXED_CTL, MC3_PCI_PMON_FIXED_CTL, MC4_PCI_PMON_FIXED_CTL, MC5_PCI_PMON_FIXED_CTL];
-
 #[cfg(feature = "metadata")]
-static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IMC", name: ImcFixedCtlLayout::NAME, type_name: "ImcFixedCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtlLayout::RESET, reserved_mask: ImcFixedCtlLayout::RESERVED_MASK, ignored_mask: ImcFixedCtlLayout::IGNORED_MASK, writable_mask: ImcFixedCtlLayout::WRITABLE_MASK,
@@ -604,75 +218,8 @@ static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// The channel's fixed counter: DRAM clock cycles, 48 bits.
-///
-/// `MC{i}_PCI_PMON_FIXED_CTR`: 64-bit PCI register of the IMC unit (cascade-lake). Fields, masks
-/// and sources: [`ImcFixedCtrLayout`].
-///
-/// **Offset and width** (info): Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xD0, fixed_ctr_bits = 48
-/// (skx_uncore_imc); likwid PCI_UNC_SKX_MC_PMON_FIXED_CTR and PCM XPF_MC_CH_PCI_PMON_FIXED_CTR_ADDR
-/// = 0xD0.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR /
-/// _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at
-/// several devices (one per box), so the device and function tell the boxes apart; which bus holds
-/// a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not
-/// described yet.
-pub type ImcFixedCtr = Reg64<ImcFixedCtrLayout>;
-
-/// The layout of [`ImcFixedCtr`] (`MC{i}_PCI_PMON_FIXED_CTR`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum ImcFixedCtrLayout {}
-
-impl Layout for ImcFixedCtrLayout {
-    const NAME: &'static str = "MC{i}_PCI_PMON_FIXED_CTR";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xffff000000000000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffffffffffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &IMC_FIXED_CTR_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
-            description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl ImcFixedCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
-    /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "MC{i}_PCI_PMON_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `MC{i}_PCI_PMON_FIXED_CTR` of instance IMC0.
-pub const MC0_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x2042, 10, 2, 0x0D0, "MC0_PCI_PMON_FIXED_CTR");
-/// `MC{i}_PCI_PMON_FIXED_CTR` of instance IMC1.
-pub const MC1_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x2046, 10, 6, 0x0D0, "MC1_PCI_PMON_FIXED_CTR");
-/// `MC{i}_PCI_PMON_FIXED_CTR` of instance IMC2.
-pub const MC2_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x204A, 11, 2, 0x0D0, "MC2_PCI_PMON_FIXED_CTR");
-/// `MC{i}_PCI_PMON_FIXED_CTR` of instance IMC3.
-pub const MC3_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x2042, 12, 2, 0x0D0, "MC3_PCI_PMON_FIXED_CTR");
-/// `MC{i}_PCI_PMON_FIXED_CTR` of instance IMC4.
-pub const MC4_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x2046, 12, 6, 0x0D0, "MC4_PCI_PMON_FIXED_CTR");
-/// `MC{i}_PCI_PMON_FIXED_CTR` of instance IMC5.
-pub const MC5_PCI_PMON_FIXED_CTR: PciRegister<ImcFixedCtr> = PciRegister::new(0x204A, 13, 2, 0x0D0, "MC5_PCI_PMON_FIXED_CTR");
-/// `MC{i}_PCI_PMON_FIXED_CTR` of every instance, in instance order.
-pub const MC_PCI_PMON_FIXED_CTR: [PciRegister<ImcFixedCtr>; 6] = [MC0_PCI_PMON_FIXED_CTR, MC1_PCI_PMON_FIXED_CTR, MC2_PCI_PMON_FIXED_CTR, MC3_PCI_PMON_FIXED_CTR, MC4_PCI_PMON_FIXED_CTR, MC5_PCI_PMON_FIXED_CTR];
-
 #[cfg(feature = "metadata")]
-static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IMC", name: ImcFixedCtrLayout::NAME, type_name: "ImcFixedCtr",
     width: 64, space: Space::Pci, count: 1, count_cpuid: None,
     reset: ImcFixedCtrLayout::RESET, reserved_mask: ImcFixedCtrLayout::RESERVED_MASK, ignored_mask: ImcFixedCtrLayout::IGNORED_MASK, writable_mask: ImcFixedCtrLayout::WRITABLE_MASK,
@@ -827,11 +374,13 @@ const EVENT_INFOS: &[&EventInfo] = &[
 ];
 
 
-impl ImcCtl {
-    /// This value set to count `event`: its event select and umask.
+impl Event {
+    /// `ctl` set to count this event: its event select and umask. (`ImcCtl::with_event` takes the
+    /// events of the processor that defines `ImcCtl`.)
     #[inline]
-    pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code).with_umask(event.umask)
+    pub const fn program(self, ctl: ImcCtl) -> ImcCtl {
+        let event = self;
+        ctl.with_ev_sel(event.code).with_umask(event.umask)
     }
 }
 

@@ -6,108 +6,54 @@
 //! Beside each IIO stack an IRP box tracks the coherency of the stack's requests to memory: two
 //! 48-bit counters with their controls, a box control and a box status, all MSRs.
 //!
-//! Instances: IRP0, IRP1, IRP2, IRP3, IRP4, IRP5.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
-use crate::support::*;
-#[cfg(feature = "metadata")]
+//! cascade-lake takes this unit from skylake-sp (`units-from` in `spec/processors.xml`): its
+//! register types, layouts and typed addresses are those of [`crate::skylake_sp::irp`], re-exported
+//! here, so one type means one layout. This module adds what is cascade-lake's own: its events and
+//! the metadata that names it.
 #[allow(unused_imports)]
-use crate::structure::Role;
-
-/// Box-wide control of one IRP box: freeze, freeze enable, and reset of all counters or all
-/// controls in one write.
-///
-/// `IRP{i}_MSR_PMON_BOX_CTL`: 32-bit MSR register of the IRP unit (cascade-lake). Fields, masks and
-/// sources: [`IrpBoxCtlLayout`].
-///
-/// **Layout from Linux** (info): Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy
-/// Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at
-/// initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_\*_init_box
-/// functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box
-/// (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the
-/// SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs
-/// this box. The other bits are covered by no source read and are reserved. Intel's uncore guide
-/// for this processor (336274) was not available to this transcription.
-///
-/// **Addresses** (info): Linux skx_uncore_irp: box_ctl SKX_IRP0_MSR_PMON_BOX_CTL = 0xA58, counters
-/// SKX_IRP0_MSR_PMON_CTR0 = 0xA59, controls SKX_IRP0_MSR_PMON_CTL0 = 0xA5B, msr_offset
-/// SKX_IRP_MSR_OFFSET = 0x20, six boxes; likwid
-/// MSR_UNC_SKX_IRP_{CBDMA,PCIE0,PCIE1,PCIE2,MCP0,MCP1}_\* at 0xA58, 0xA78, 0xA98, 0xAB8, 0xAD8,
-/// 0xAF8 (box status at +7) and PCM SKX_IRP_UNIT_CTL with SKX_IRP_CTL_REG_OFFSET = 3 agree.
-pub type IrpBoxCtl = Reg32<IrpBoxCtlLayout>;
-
-/// The layout of [`IrpBoxCtl`] (`IRP{i}_MSR_PMON_BOX_CTL`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum IrpBoxCtlLayout {}
-
-impl Layout for IrpBoxCtlLayout {
-    const NAME: &'static str = "IRP{i}_MSR_PMON_BOX_CTL";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffefefc;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x10103;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &IRP_BOX_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
-            description: "Freeze enable: lets the box's counters be frozen by frz and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
-            description: "Freeze: while 1 (and, where the box has it, frz_en is 1) the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
-            description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
-            description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl IrpBoxCtl {
-    /// `frz_en` (bit 16, rw, reset 0x0): Freeze enable: lets the box's counters be frozen by frz
-    /// and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).
-    #[inline] pub const fn frz_en(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// `frz` (bit 8, rw, reset 0x0): Freeze: while 1 (and, where the box has it, frz_en is 1) the
-    /// box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
-}
-
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP0.
-pub const IRP0_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0xA58, "IRP0_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP1.
-pub const IRP1_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0xA78, "IRP1_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP2.
-pub const IRP2_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0xA98, "IRP2_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP3.
-pub const IRP3_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0xAB8, "IRP3_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP4.
-pub const IRP4_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0xAD8, "IRP4_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of instance IRP5.
-pub const IRP5_MSR_PMON_BOX_CTL: Msr<IrpBoxCtl> = Msr::new(0xAF8, "IRP5_MSR_PMON_BOX_CTL");
-/// `IRP{i}_MSR_PMON_BOX_CTL` of every instance, in instance order.
-pub const IRP_MSR_PMON_BOX_CTL: [Msr<IrpBoxCtl>; 6] = [IRP0_MSR_PMON_BOX_CTL, IRP1_MSR_PMON_BOX_CTL, IRP2_MSR_PMON_BOX_CTL, IRP3_MSR_PMON_BOX_CTL, IRP4_MSR_PMON_BOX_CTL, IRP5_MSR_PMON_BOX_CTL];
+use crate::support::*;
+pub use crate::skylake_sp::irp::{
+    IrpBoxCtl,
+    IrpBoxCtlLayout,
+    IRP0_MSR_PMON_BOX_CTL,
+    IRP1_MSR_PMON_BOX_CTL,
+    IRP2_MSR_PMON_BOX_CTL,
+    IRP3_MSR_PMON_BOX_CTL,
+    IRP4_MSR_PMON_BOX_CTL,
+    IRP5_MSR_PMON_BOX_CTL,
+    IRP_MSR_PMON_BOX_CTL,
+    IrpCtlInvert,
+    IrpCtl,
+    IrpCtlLayout,
+    IRP0_MSR_PMON_CTL,
+    IRP1_MSR_PMON_CTL,
+    IRP2_MSR_PMON_CTL,
+    IRP3_MSR_PMON_CTL,
+    IRP4_MSR_PMON_CTL,
+    IRP5_MSR_PMON_CTL,
+    IRP_MSR_PMON_CTL,
+    IrpBoxStatus,
+    IrpBoxStatusLayout,
+    IRP0_MSR_PMON_BOX_STATUS,
+    IRP1_MSR_PMON_BOX_STATUS,
+    IRP2_MSR_PMON_BOX_STATUS,
+    IRP3_MSR_PMON_BOX_STATUS,
+    IRP4_MSR_PMON_BOX_STATUS,
+    IRP5_MSR_PMON_BOX_STATUS,
+    IRP_MSR_PMON_BOX_STATUS,
+    IrpCtr,
+    IrpCtrLayout,
+    IRP0_MSR_PMON_CTR,
+    IRP1_MSR_PMON_CTR,
+    IRP2_MSR_PMON_CTR,
+    IRP3_MSR_PMON_CTR,
+    IRP4_MSR_PMON_CTR,
+    IRP5_MSR_PMON_CTR,
+    IRP_MSR_PMON_CTR,
+};
 
 #[cfg(feature = "metadata")]
-static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IRP", name: IrpBoxCtlLayout::NAME, type_name: "IrpBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IrpBoxCtlLayout::RESET, reserved_mask: IrpBoxCtlLayout::RESERVED_MASK, ignored_mask: IrpBoxCtlLayout::IGNORED_MASK, writable_mask: IrpBoxCtlLayout::WRITABLE_MASK,
@@ -128,144 +74,8 @@ static IRP_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Values of `IRP{i}_MSR_PMON_CTL{n}.invert` (bit 23).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum IrpCtlInvert {
-    /// count when the increment is >= thresh
-    Ge = 0,
-    /// count when the increment is < thresh
-    Lt = 1,
-}
-
-impl IrpCtlInvert {
-    /// The values with their names and meanings, for tools.
-    #[cfg(feature = "metadata")]
-    pub const VALUES: &'static [ValueInfo] = &[
-        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
-        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
-    ];
-
-    /// The variant for a field value.
-    pub const fn from_bits(v: u8) -> Self {
-        match v { 0 => Self::Ge, _ => Self::Lt }
-    }
-
-    /// The field value.
-    pub const fn bits(self) -> u8 {
-        self as u8
-    }
-}
-
-/// Control for IRP counter n: event, unit mask, enable, reset, threshold with inversion and edge
-/// detection.
-///
-/// `IRP{i}_MSR_PMON_CTL{n}`: 32-bit MSR register of the IRP unit (cascade-lake), 2 per instance.
-/// Fields, masks and sources: [`IrpCtlLayout`].
-///
-/// **Layout from Linux** (info): skx_uncore_irp: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0,
-/// umask 15:8, edge 18, invert 23, threshold 31:24), enabled with SNBEP_PMON_CTL_EN (22), reset
-/// SNBEP_PMON_CTL_RST (17). Bits no source describes are reserved.
-///
-/// **Addresses** (info): Linux skx_uncore_irp: box_ctl SKX_IRP0_MSR_PMON_BOX_CTL = 0xA58, counters
-/// SKX_IRP0_MSR_PMON_CTR0 = 0xA59, controls SKX_IRP0_MSR_PMON_CTL0 = 0xA5B, msr_offset
-/// SKX_IRP_MSR_OFFSET = 0x20, six boxes; likwid
-/// MSR_UNC_SKX_IRP_{CBDMA,PCIE0,PCIE1,PCIE2,MCP0,MCP1}_\* at 0xA58, 0xA78, 0xA98, 0xAB8, 0xAD8,
-/// 0xAF8 (box status at +7) and PCM SKX_IRP_UNIT_CTL with SKX_IRP_CTL_REG_OFFSET = 3 agree.
-pub type IrpCtl = Reg32<IrpCtlLayout>;
-
-/// The layout of [`IrpCtl`] (`IRP{i}_MSR_PMON_CTL{n}`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum IrpCtlLayout {}
-
-impl Layout for IrpCtlLayout {
-    const NAME: &'static str = "IRP{i}_MSR_PMON_CTL{n}";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0x390000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffc6ffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &IRP_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
-            description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: IrpCtlInvert::VALUES, role: Some(Role::Invert),
-            description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
-            description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
-            description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
-            description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
-            description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
-            description: "Event select: the code of the event to count.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl IrpCtl {
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
-    /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> IrpCtlInvert { IrpCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: IrpCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
-    /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
-}
-
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP0.
-pub const IRP0_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0xA5B, "IRP0_MSR_PMON_CTL0"), Msr::new(0xA5C, "IRP0_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP1.
-pub const IRP1_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0xA7B, "IRP1_MSR_PMON_CTL0"), Msr::new(0xA7C, "IRP1_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP2.
-pub const IRP2_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0xA9B, "IRP2_MSR_PMON_CTL0"), Msr::new(0xA9C, "IRP2_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP3.
-pub const IRP3_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0xABB, "IRP3_MSR_PMON_CTL0"), Msr::new(0xABC, "IRP3_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP4.
-pub const IRP4_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0xADB, "IRP4_MSR_PMON_CTL0"), Msr::new(0xADC, "IRP4_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of instance IRP5.
-pub const IRP5_MSR_PMON_CTL: [Msr<IrpCtl>; 2] = [Msr::new(0xAFB, "IRP5_MSR_PMON_CTL0"), Msr::new(0xAFC, "IRP5_MSR_PMON_CTL1")];
-/// `IRP{i}_MSR_PMON_CTL{n}` of every instance, in instance order.
-pub const IRP_MSR_PMON_CTL: [[Msr<IrpCtl>; 2]; 6] = [IRP0_MSR_PMON_CTL, IRP1_MSR_PMON_CTL, IRP2_MSR_PMON_CTL, IRP3_MSR_PMON_CTL, IRP4_MSR_PMON_CTL, IRP5_MSR_PMON_CTL];
-
 #[cfg(feature = "metadata")]
-static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IRP", name: IrpCtlLayout::NAME, type_name: "IrpCtl",
     width: 32, space: Space::Msr, count: 2, count_cpuid: None,
     reset: IrpCtlLayout::RESET, reserved_mask: IrpCtlLayout::RESERVED_MASK, ignored_mask: IrpCtlLayout::IGNORED_MASK, writable_mask: IrpCtlLayout::WRITABLE_MASK,
@@ -292,69 +102,8 @@ static IRP_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Overflow status of the counters of one IRP box.
-///
-/// `IRP{i}_MSR_PMON_BOX_STATUS`: 32-bit MSR register of the IRP unit (cascade-lake). Fields, masks
-/// and sources: [`IrpBoxStatusLayout`].
-///
-/// **Box status from likwid** (info): likwid names this register for Skylake-SP (registers.h:
-/// MSR_UNC_V3_\*_PMON_BOX_STATUS, MSR_UNC_SKX_\*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and
-/// uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it
-/// tests bit n for counter n and clears it by writing 1 \<\< n. The bits above the box's counters
-/// are described by no source read and are recorded as reserved. Linux does not use this register.
-pub type IrpBoxStatus = Reg32<IrpBoxStatusLayout>;
-
-/// The layout of [`IrpBoxStatus`] (`IRP{i}_MSR_PMON_BOX_STATUS`): its fields, masks and metadata.
-///
-/// Sources:
-/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
-pub enum IrpBoxStatusLayout {}
-
-impl Layout for IrpBoxStatusLayout {
-    const NAME: &'static str = "IRP{i}_MSR_PMON_BOX_STATUS";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffffffc;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x3;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &IRP_BOX_STATUS_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 1, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1],
-            description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl IrpBoxStatus {
-    /// `ov` (bits 1:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 1, 0) as u8 }
-    /// This value with `ov` (bits 1:0) set to `v`. Panics if `v` does not fit in 2 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 2 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 1, 0, v as u64, "IRP{i}_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of instance IRP0.
-pub const IRP0_MSR_PMON_BOX_STATUS: Msr<IrpBoxStatus> = Msr::new(0xA5F, "IRP0_MSR_PMON_BOX_STATUS");
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of instance IRP1.
-pub const IRP1_MSR_PMON_BOX_STATUS: Msr<IrpBoxStatus> = Msr::new(0xA7F, "IRP1_MSR_PMON_BOX_STATUS");
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of instance IRP2.
-pub const IRP2_MSR_PMON_BOX_STATUS: Msr<IrpBoxStatus> = Msr::new(0xA9F, "IRP2_MSR_PMON_BOX_STATUS");
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of instance IRP3.
-pub const IRP3_MSR_PMON_BOX_STATUS: Msr<IrpBoxStatus> = Msr::new(0xABF, "IRP3_MSR_PMON_BOX_STATUS");
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of instance IRP4.
-pub const IRP4_MSR_PMON_BOX_STATUS: Msr<IrpBoxStatus> = Msr::new(0xADF, "IRP4_MSR_PMON_BOX_STATUS");
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of instance IRP5.
-pub const IRP5_MSR_PMON_BOX_STATUS: Msr<IrpBoxStatus> = Msr::new(0xAFF, "IRP5_MSR_PMON_BOX_STATUS");
-/// `IRP{i}_MSR_PMON_BOX_STATUS` of every instance, in instance order.
-pub const IRP_MSR_PMON_BOX_STATUS: [Msr<IrpBoxStatus>; 6] = [IRP0_MSR_PMON_BOX_STATUS, IRP1_MSR_PMON_BOX_STATUS, IRP2_MSR_PMON_BOX_STATUS, IRP3_MSR_PMON_BOX_STATUS, IRP4_MSR_PMON_BOX_STATUS, IRP5_MSR_PMON_BOX_STATUS];
-
 #[cfg(feature = "metadata")]
-static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IRP", name: IrpBoxStatusLayout::NAME, type_name: "IrpBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: IrpBoxStatusLayout::RESET, reserved_mask: IrpBoxStatusLayout::RESERVED_MASK, ignored_mask: IrpBoxStatusLayout::IGNORED_MASK, writable_mask: IrpBoxStatusLayout::WRITABLE_MASK,
@@ -374,65 +123,8 @@ static IRP_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// IRP data counter n: a 48-bit event count.
-///
-/// `IRP{i}_MSR_PMON_CTR{n}`: 64-bit MSR register of the IRP unit (cascade-lake), 2 per instance.
-/// Fields, masks and sources: [`IrpCtrLayout`].
-///
-/// **Width** (info): Linux skx_uncore_irp: perf_ctr_bits = 48; likwid gives these boxes 48 bits.
-pub type IrpCtr = Reg64<IrpCtrLayout>;
-
-/// The layout of [`IrpCtr`] (`IRP{i}_MSR_PMON_CTR{n}`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum IrpCtrLayout {}
-
-impl Layout for IrpCtrLayout {
-    const NAME: &'static str = "IRP{i}_MSR_PMON_CTR{n}";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xffff000000000000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffffffffffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &IRP_CTR_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
-            description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl IrpCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
-    /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "IRP{i}_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP0.
-pub const IRP0_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0xA59, "IRP0_MSR_PMON_CTR0"), Msr::new(0xA5A, "IRP0_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP1.
-pub const IRP1_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0xA79, "IRP1_MSR_PMON_CTR0"), Msr::new(0xA7A, "IRP1_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP2.
-pub const IRP2_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0xA99, "IRP2_MSR_PMON_CTR0"), Msr::new(0xA9A, "IRP2_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP3.
-pub const IRP3_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0xAB9, "IRP3_MSR_PMON_CTR0"), Msr::new(0xABA, "IRP3_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP4.
-pub const IRP4_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0xAD9, "IRP4_MSR_PMON_CTR0"), Msr::new(0xADA, "IRP4_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of instance IRP5.
-pub const IRP5_MSR_PMON_CTR: [Msr<IrpCtr>; 2] = [Msr::new(0xAF9, "IRP5_MSR_PMON_CTR0"), Msr::new(0xAFA, "IRP5_MSR_PMON_CTR1")];
-/// `IRP{i}_MSR_PMON_CTR{n}` of every instance, in instance order.
-pub const IRP_MSR_PMON_CTR: [[Msr<IrpCtr>; 2]; 6] = [IRP0_MSR_PMON_CTR, IRP1_MSR_PMON_CTR, IRP2_MSR_PMON_CTR, IRP3_MSR_PMON_CTR, IRP4_MSR_PMON_CTR, IRP5_MSR_PMON_CTR];
-
 #[cfg(feature = "metadata")]
-static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "IRP", name: IrpCtrLayout::NAME, type_name: "IrpCtr",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: IrpCtrLayout::RESET, reserved_mask: IrpCtrLayout::RESERVED_MASK, ignored_mask: IrpCtrLayout::IGNORED_MASK, writable_mask: IrpCtrLayout::WRITABLE_MASK,
@@ -529,11 +221,13 @@ const EVENT_INFOS: &[&EventInfo] = &[
 ];
 
 
-impl IrpCtl {
-    /// This value set to count `event`: its event select and umask.
+impl Event {
+    /// `ctl` set to count this event: its event select and umask. (`IrpCtl::with_event` takes the
+    /// events of the processor that defines `IrpCtl`.)
     #[inline]
-    pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code).with_umask(event.umask)
+    pub const fn program(self, ctl: IrpCtl) -> IrpCtl {
+        let event = self;
+        ctl.with_ev_sel(event.code).with_umask(event.umask)
     }
 }
 

@@ -7,101 +7,38 @@
 //! controls, a box control and a box status, in its PCI function. Its address and opcode match
 //! registers are not described yet.
 //!
-//! Instances: M2M0, M2M1.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
-use crate::support::*;
-#[cfg(feature = "metadata")]
+//! cascade-lake takes this unit from skylake-sp (`units-from` in `spec/processors.xml`): its
+//! register types, layouts and typed addresses are those of [`crate::skylake_sp::m2m`], re-exported
+//! here, so one type means one layout. This module adds what is cascade-lake's own: its events and
+//! the metadata that names it.
 #[allow(unused_imports)]
-use crate::structure::Role;
-
-/// Box-wide control of one M2M box: freeze, freeze enable and reset of all counters or all controls
-/// in one write.
-///
-/// `M2M{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the M2M unit (cascade-lake). Fields, masks and
-/// sources: [`M2mBoxCtlLayout`].
-///
-/// **Layout from Linux** (info): Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy
-/// Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at
-/// initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_\*_init_box
-/// functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box
-/// (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the
-/// SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs
-/// this box. The other bits are covered by no source read and are reserved. Intel's uncore guide
-/// for this processor (336274) was not available to this transcription.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From
-/// this processor on one device id recurs at several devices (one per box), so the device and
-/// function tell the boxes apart; which bus holds a socket's devices is read from the part (the
-/// CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
-pub type M2mBoxCtl = Reg32<M2mBoxCtlLayout>;
-
-/// The layout of [`M2mBoxCtl`] (`M2M{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum M2mBoxCtlLayout {}
-
-impl Layout for M2mBoxCtlLayout {
-    const NAME: &'static str = "M2M{i}_PCI_PMON_BOX_CTL";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffefefc;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x10103;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &M2M_BOX_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
-            description: "Freeze enable: lets the box's counters be frozen by frz and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
-            description: "Freeze: while 1 (and, where the box has it, frz_en is 1) the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
-            description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
-            description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl M2mBoxCtl {
-    /// `frz_en` (bit 16, rw, reset 0x0): Freeze enable: lets the box's counters be frozen by frz
-    /// and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).
-    #[inline] pub const fn frz_en(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// `frz` (bit 8, rw, reset 0x0): Freeze: while 1 (and, where the box has it, frz_en is 1) the
-    /// box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
-}
-
-/// `M2M{i}_PCI_PMON_BOX_CTL` of instance M2M0.
-pub const M2M0_PCI_PMON_BOX_CTL: PciRegister<M2mBoxCtl> = PciRegister::new(0x2066, 8, 0, 0x258, "M2M0_PCI_PMON_BOX_CTL");
-/// `M2M{i}_PCI_PMON_BOX_CTL` of instance M2M1.
-pub const M2M1_PCI_PMON_BOX_CTL: PciRegister<M2mBoxCtl> = PciRegister::new(0x2066, 9, 0, 0x258, "M2M1_PCI_PMON_BOX_CTL");
-/// `M2M{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const M2M_PCI_PMON_BOX_CTL: [PciRegister<M2mBoxCtl>; 2] = [M2M0_PCI_PMON_BOX_CTL, M2M1_PCI_PMON_BOX_CTL];
+use crate::support::*;
+pub use crate::skylake_sp::m2m::{
+    M2mBoxCtl,
+    M2mBoxCtlLayout,
+    M2M0_PCI_PMON_BOX_CTL,
+    M2M1_PCI_PMON_BOX_CTL,
+    M2M_PCI_PMON_BOX_CTL,
+    M2mCtlInvert,
+    M2mCtl,
+    M2mCtlLayout,
+    M2M0_PCI_PMON_CTL,
+    M2M1_PCI_PMON_CTL,
+    M2M_PCI_PMON_CTL,
+    M2mBoxStatus,
+    M2mBoxStatusLayout,
+    M2M0_PCI_PMON_BOX_STATUS,
+    M2M1_PCI_PMON_BOX_STATUS,
+    M2M_PCI_PMON_BOX_STATUS,
+    M2mCtr,
+    M2mCtrLayout,
+    M2M0_PCI_PMON_CTR,
+    M2M1_PCI_PMON_CTR,
+    M2M_PCI_PMON_CTR,
+};
 
 #[cfg(feature = "metadata")]
-static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "M2M", name: M2mBoxCtlLayout::NAME, type_name: "M2mBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2mBoxCtlLayout::RESET, reserved_mask: M2mBoxCtlLayout::RESERVED_MASK, ignored_mask: M2mBoxCtlLayout::IGNORED_MASK, writable_mask: M2mBoxCtlLayout::WRITABLE_MASK,
@@ -118,148 +55,8 @@ static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Values of `M2M{i}_PCI_PMON_CTL{n}.invert` (bit 23).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum M2mCtlInvert {
-    /// count when the increment is >= thresh
-    Ge = 0,
-    /// count when the increment is < thresh
-    Lt = 1,
-}
-
-impl M2mCtlInvert {
-    /// The values with their names and meanings, for tools.
-    #[cfg(feature = "metadata")]
-    pub const VALUES: &'static [ValueInfo] = &[
-        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
-        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
-    ];
-
-    /// The variant for a field value.
-    pub const fn from_bits(v: u8) -> Self {
-        match v { 0 => Self::Ge, _ => Self::Lt }
-    }
-
-    /// The field value.
-    pub const fn bits(self) -> u8 {
-        self as u8
-    }
-}
-
-/// Control for M2M counter n: event, unit mask, enable, reset, threshold with inversion and edge
-/// detection.
-///
-/// `M2M{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the M2M unit (cascade-lake), 4 per instance.
-/// Fields, masks and sources: [`M2mCtlLayout`].
-///
-/// **Layout from Linux** (info): The shared Sandy Bridge-EP control bits Linux uses for this box
-/// (event mask SNBEP_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold
-/// 31:24; enable SNBEP_PMON_CTL_EN 22; reset SNBEP_PMON_CTL_RST 17); PCM's MC_CH_PCI_PMON_CTL_\* /
-/// Q_P_PCI_PMON_CTL_\* macros give the same positions. Bits no source describes are reserved.
-///
-/// **Offsets** (info): Linux SKX_M2M_PCI_PMON_BOX_CTL = 0x258, SKX_M2M_PCI_PMON_CTL0 = 0x228,
-/// SKX_M2M_PCI_PMON_CTR0 = 0x200 with UNCORE_BOX_FLAG_CTL_OFFS8 (controls 8 bytes apart); likwid
-/// MSR_UNC_SKX_M2M_PMON_CTL0..3 = 0x228..0x240 and PCM SKX_M2M_PCI_PMON_CTL0..3_ADDR agree. Linux
-/// writes each control as one 32-bit dword; no source says what the four bytes after each control
-/// hold, so the controls are 32-bit here.
-///
-/// **likwid reads M2M 1 counter 3 from counter 2** (erratum): likwid's skylakeX_counter_map pairs
-/// M2M1C3 with MSR_UNC_SKX_M2M_PMON_CTR2 (M2M0C3 has CTR3); we take CTR3 = 0x218 for counter 3 of
-/// both boxes, as Linux and PCM do.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From
-/// this processor on one device id recurs at several devices (one per box), so the device and
-/// function tell the boxes apart; which bus holds a socket's devices is read from the part (the
-/// CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
-pub type M2mCtl = Reg32<M2mCtlLayout>;
-
-/// The layout of [`M2mCtl`] (`M2M{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum M2mCtlLayout {}
-
-impl Layout for M2mCtlLayout {
-    const NAME: &'static str = "M2M{i}_PCI_PMON_CTL{n}";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0x390000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffc6ffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &M2M_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
-            description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: M2mCtlInvert::VALUES, role: Some(Role::Invert),
-            description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
-            description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
-            description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
-            description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
-            description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
-            description: "Event select: the code of the event to count.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl M2mCtl {
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
-    /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> M2mCtlInvert { M2mCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: M2mCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
-    /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
-}
-
-/// `M2M{i}_PCI_PMON_CTL{n}` of instance M2M0.
-pub const M2M0_PCI_PMON_CTL: [PciRegister<M2mCtl>; 4] = [PciRegister::new(0x2066, 8, 0, 0x228, "M2M0_PCI_PMON_CTL0"), PciRegister::new(0x2066, 8, 0, 0x230, "M2M0_PCI_PMON_CTL1"), PciRegister::new(0x2066, 8, 0, 0x238, "M2M0_PCI_PMON_CTL2"), PciRegister::new(0x2066, 8, 0, 0x240, "M2M0_PCI_PMON_CTL3")];
-/// `M2M{i}_PCI_PMON_CTL{n}` of instance M2M1.
-pub const M2M1_PCI_PMON_CTL: [PciRegister<M2mCtl>; 4] = [PciRegister::new(0x2066, 9, 0, 0x228, "M2M1_PCI_PMON_CTL0"), PciRegister::new(0x2066, 9, 0, 0x230, "M2M1_PCI_PMON_CTL1"), PciRegister::new(0x2066, 9, 0, 0x238, "M2M1_PCI_PMON_CTL2"), PciRegister::new(0x2066, 9, 0, 0x240, "M2M1_PCI_PMON_CTL3")];
-/// `M2M{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const M2M_PCI_PMON_CTL: [[PciRegister<M2mCtl>; 4]; 2] = [M2M0_PCI_PMON_CTL, M2M1_PCI_PMON_CTL];
-
 #[cfg(feature = "metadata")]
-static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "M2M", name: M2mCtlLayout::NAME, type_name: "M2mCtl",
     width: 32, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtlLayout::RESET, reserved_mask: M2mCtlLayout::RESERVED_MASK, ignored_mask: M2mCtlLayout::IGNORED_MASK, writable_mask: M2mCtlLayout::WRITABLE_MASK,
@@ -284,68 +81,8 @@ static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Overflow status of the counters of one M2M box.
-///
-/// `M2M{i}_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the M2M unit (cascade-lake). Fields, masks
-/// and sources: [`M2mBoxStatusLayout`].
-///
-/// **Box status from likwid** (info): likwid names this register for Skylake-SP (registers.h:
-/// MSR_UNC_V3_\*_PMON_BOX_STATUS, MSR_UNC_SKX_\*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and
-/// uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it
-/// tests bit n for counter n and clears it by writing 1 \<\< n. The bits above the box's counters
-/// are described by no source read and are recorded as reserved. Linux does not use this register.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From
-/// this processor on one device id recurs at several devices (one per box), so the device and
-/// function tell the boxes apart; which bus holds a socket's devices is read from the part (the
-/// CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
-pub type M2mBoxStatus = Reg32<M2mBoxStatusLayout>;
-
-/// The layout of [`M2mBoxStatus`] (`M2M{i}_PCI_PMON_BOX_STATUS`): its fields, masks and metadata.
-///
-/// Sources:
-/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
-pub enum M2mBoxStatusLayout {}
-
-impl Layout for M2mBoxStatusLayout {
-    const NAME: &'static str = "M2M{i}_PCI_PMON_BOX_STATUS";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffffff0;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xf;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &M2M_BOX_STATUS_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
-            description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl M2mBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "M2M{i}_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `M2M{i}_PCI_PMON_BOX_STATUS` of instance M2M0.
-pub const M2M0_PCI_PMON_BOX_STATUS: PciRegister<M2mBoxStatus> = PciRegister::new(0x2066, 8, 0, 0x260, "M2M0_PCI_PMON_BOX_STATUS");
-/// `M2M{i}_PCI_PMON_BOX_STATUS` of instance M2M1.
-pub const M2M1_PCI_PMON_BOX_STATUS: PciRegister<M2mBoxStatus> = PciRegister::new(0x2066, 9, 0, 0x260, "M2M1_PCI_PMON_BOX_STATUS");
-/// `M2M{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
-pub const M2M_PCI_PMON_BOX_STATUS: [PciRegister<M2mBoxStatus>; 2] = [M2M0_PCI_PMON_BOX_STATUS, M2M1_PCI_PMON_BOX_STATUS];
-
 #[cfg(feature = "metadata")]
-static M2M_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static M2M_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "M2M", name: M2mBoxStatusLayout::NAME, type_name: "M2mBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M2mBoxStatusLayout::RESET, reserved_mask: M2mBoxStatusLayout::RESERVED_MASK, ignored_mask: M2mBoxStatusLayout::IGNORED_MASK, writable_mask: M2mBoxStatusLayout::WRITABLE_MASK,
@@ -362,65 +99,8 @@ static M2M_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// M2M data counter n: a 48-bit event count.
-///
-/// `M2M{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M2M unit (cascade-lake), 4 per instance.
-/// Fields, masks and sources: [`M2mCtrLayout`].
-///
-/// **Width and stride** (info): Linux skx_uncore_m2m: perf_ctr_bits = 48; counters 8 bytes apart
-/// (uncore_pci_perf_ctr); likwid gives 48 bits.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From
-/// this processor on one device id recurs at several devices (one per box), so the device and
-/// function tell the boxes apart; which bus holds a socket's devices is read from the part (the
-/// CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
-pub type M2mCtr = Reg64<M2mCtrLayout>;
-
-/// The layout of [`M2mCtr`] (`M2M{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum M2mCtrLayout {}
-
-impl Layout for M2mCtrLayout {
-    const NAME: &'static str = "M2M{i}_PCI_PMON_CTR{n}";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xffff000000000000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffffffffffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &M2M_CTR_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
-            description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl M2mCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
-    /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "M2M{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `M2M{i}_PCI_PMON_CTR{n}` of instance M2M0.
-pub const M2M0_PCI_PMON_CTR: [PciRegister<M2mCtr>; 4] = [PciRegister::new(0x2066, 8, 0, 0x200, "M2M0_PCI_PMON_CTR0"), PciRegister::new(0x2066, 8, 0, 0x208, "M2M0_PCI_PMON_CTR1"), PciRegister::new(0x2066, 8, 0, 0x210, "M2M0_PCI_PMON_CTR2"), PciRegister::new(0x2066, 8, 0, 0x218, "M2M0_PCI_PMON_CTR3")];
-/// `M2M{i}_PCI_PMON_CTR{n}` of instance M2M1.
-pub const M2M1_PCI_PMON_CTR: [PciRegister<M2mCtr>; 4] = [PciRegister::new(0x2066, 9, 0, 0x200, "M2M1_PCI_PMON_CTR0"), PciRegister::new(0x2066, 9, 0, 0x208, "M2M1_PCI_PMON_CTR1"), PciRegister::new(0x2066, 9, 0, 0x210, "M2M1_PCI_PMON_CTR2"), PciRegister::new(0x2066, 9, 0, 0x218, "M2M1_PCI_PMON_CTR3")];
-/// `M2M{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const M2M_PCI_PMON_CTR: [[PciRegister<M2mCtr>; 4]; 2] = [M2M0_PCI_PMON_CTR, M2M1_PCI_PMON_CTR];
-
 #[cfg(feature = "metadata")]
-static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "M2M", name: M2mCtrLayout::NAME, type_name: "M2mCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: M2mCtrLayout::RESET, reserved_mask: M2mCtrLayout::RESERVED_MASK, ignored_mask: M2mCtrLayout::IGNORED_MASK, writable_mask: M2mCtrLayout::WRITABLE_MASK,
@@ -613,11 +293,13 @@ const EVENT_INFOS: &[&EventInfo] = &[
 ];
 
 
-impl M2mCtl {
-    /// This value set to count `event`: its event select and umask.
+impl Event {
+    /// `ctl` set to count this event: its event select and umask. (`M2mCtl::with_event` takes the
+    /// events of the processor that defines `M2mCtl`.)
     #[inline]
-    pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code).with_umask(event.umask)
+    pub const fn program(self, ctl: M2mCtl) -> M2mCtl {
+        let event = self;
+        ctl.with_ev_sel(event.code).with_umask(event.umask)
     }
 }
 

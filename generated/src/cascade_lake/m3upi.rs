@@ -6,103 +6,42 @@
 //! Between the mesh and each UPI link an M3UPI box: three 48-bit counters with their controls, a
 //! box control and a box status, in its PCI function.
 //!
-//! Instances: M3UPI0, M3UPI1, M3UPI2.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
-use crate::support::*;
-#[cfg(feature = "metadata")]
+//! cascade-lake takes this unit from skylake-sp (`units-from` in `spec/processors.xml`): its
+//! register types, layouts and typed addresses are those of [`crate::skylake_sp::m3upi`],
+//! re-exported here, so one type means one layout. This module adds what is cascade-lake's own: its
+//! events and the metadata that names it.
 #[allow(unused_imports)]
-use crate::structure::Role;
-
-/// Box-wide control of one M3UPI box: freeze, freeze enable and reset of all counters or all
-/// controls in one write.
-///
-/// `M3UPI_L{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the M3UPI unit (cascade-lake). Fields,
-/// masks and sources: [`M3upiBoxCtlLayout`].
-///
-/// **Layout from Linux** (info): Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy
-/// Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at
-/// initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_\*_init_box
-/// functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box
-/// (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the
-/// SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs
-/// this box. The other bits are covered by no source read and are reserved. Intel's uncore guide
-/// for this processor (336274) was not available to this transcription.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2
-/// and 5). From this processor on one device id recurs at several devices (one per box), so the
-/// device and function tell the boxes apart; which bus holds a socket's devices is read from the
-/// part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
-pub type M3upiBoxCtl = Reg32<M3upiBoxCtlLayout>;
-
-/// The layout of [`M3upiBoxCtl`] (`M3UPI_L{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum M3upiBoxCtlLayout {}
-
-impl Layout for M3upiBoxCtlLayout {
-    const NAME: &'static str = "M3UPI_L{i}_PCI_PMON_BOX_CTL";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffefefc;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x10103;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &M3UPI_BOX_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
-            description: "Freeze enable: lets the box's counters be frozen by frz and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
-            description: "Freeze: while 1 (and, where the box has it, frz_en is 1) the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
-            description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
-            description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl M3upiBoxCtl {
-    /// `frz_en` (bit 16, rw, reset 0x0): Freeze enable: lets the box's counters be frozen by frz
-    /// and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).
-    #[inline] pub const fn frz_en(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// `frz` (bit 8, rw, reset 0x0): Freeze: while 1 (and, where the box has it, frz_en is 1) the
-    /// box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
-}
-
-/// `M3UPI_L{i}_PCI_PMON_BOX_CTL` of instance M3UPI0.
-pub const M3UPI_L0_PCI_PMON_BOX_CTL: PciRegister<M3upiBoxCtl> = PciRegister::new(0x204D, 18, 1, 0x0F4, "M3UPI_L0_PCI_PMON_BOX_CTL");
-/// `M3UPI_L{i}_PCI_PMON_BOX_CTL` of instance M3UPI1.
-pub const M3UPI_L1_PCI_PMON_BOX_CTL: PciRegister<M3upiBoxCtl> = PciRegister::new(0x204E, 18, 2, 0x0F4, "M3UPI_L1_PCI_PMON_BOX_CTL");
-/// `M3UPI_L{i}_PCI_PMON_BOX_CTL` of instance M3UPI2.
-pub const M3UPI_L2_PCI_PMON_BOX_CTL: PciRegister<M3upiBoxCtl> = PciRegister::new(0x204D, 18, 5, 0x0F4, "M3UPI_L2_PCI_PMON_BOX_CTL");
-/// `M3UPI_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const M3UPI_L_PCI_PMON_BOX_CTL: [PciRegister<M3upiBoxCtl>; 3] = [M3UPI_L0_PCI_PMON_BOX_CTL, M3UPI_L1_PCI_PMON_BOX_CTL, M3UPI_L2_PCI_PMON_BOX_CTL];
+use crate::support::*;
+pub use crate::skylake_sp::m3upi::{
+    M3upiBoxCtl,
+    M3upiBoxCtlLayout,
+    M3UPI_L0_PCI_PMON_BOX_CTL,
+    M3UPI_L1_PCI_PMON_BOX_CTL,
+    M3UPI_L2_PCI_PMON_BOX_CTL,
+    M3UPI_L_PCI_PMON_BOX_CTL,
+    M3upiCtlInvert,
+    M3upiCtl,
+    M3upiCtlLayout,
+    M3UPI_L0_PCI_PMON_CTL,
+    M3UPI_L1_PCI_PMON_CTL,
+    M3UPI_L2_PCI_PMON_CTL,
+    M3UPI_L_PCI_PMON_CTL,
+    M3upiBoxStatus,
+    M3upiBoxStatusLayout,
+    M3UPI_L0_PCI_PMON_BOX_STATUS,
+    M3UPI_L1_PCI_PMON_BOX_STATUS,
+    M3UPI_L2_PCI_PMON_BOX_STATUS,
+    M3UPI_L_PCI_PMON_BOX_STATUS,
+    M3upiCtr,
+    M3upiCtrLayout,
+    M3UPI_L0_PCI_PMON_CTR,
+    M3UPI_L1_PCI_PMON_CTR,
+    M3UPI_L2_PCI_PMON_CTR,
+    M3UPI_L_PCI_PMON_CTR,
+};
 
 #[cfg(feature = "metadata")]
-static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "M3UPI", name: M3upiBoxCtlLayout::NAME, type_name: "M3upiBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M3upiBoxCtlLayout::RESET, reserved_mask: M3upiBoxCtlLayout::RESERVED_MASK, ignored_mask: M3upiBoxCtlLayout::IGNORED_MASK, writable_mask: M3upiBoxCtlLayout::WRITABLE_MASK,
@@ -120,144 +59,8 @@ static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Values of `M3UPI_L{i}_PCI_PMON_CTL{n}.invert` (bit 23).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum M3upiCtlInvert {
-    /// count when the increment is >= thresh
-    Ge = 0,
-    /// count when the increment is < thresh
-    Lt = 1,
-}
-
-impl M3upiCtlInvert {
-    /// The values with their names and meanings, for tools.
-    #[cfg(feature = "metadata")]
-    pub const VALUES: &'static [ValueInfo] = &[
-        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
-        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
-    ];
-
-    /// The variant for a field value.
-    pub const fn from_bits(v: u8) -> Self {
-        match v { 0 => Self::Ge, _ => Self::Lt }
-    }
-
-    /// The field value.
-    pub const fn bits(self) -> u8 {
-        self as u8
-    }
-}
-
-/// Control for M3UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge
-/// detection.
-///
-/// `M3UPI_L{i}_PCI_PMON_CTL{n}`: 32-bit PCI register of the M3UPI unit (cascade-lake), 3 per
-/// instance. Fields, masks and sources: [`M3upiCtlLayout`].
-///
-/// **Layout from Linux** (info): The shared Sandy Bridge-EP control bits Linux uses for this box
-/// (event mask SNBEP_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold
-/// 31:24; enable SNBEP_PMON_CTL_EN 22; reset SNBEP_PMON_CTL_RST 17); PCM's MC_CH_PCI_PMON_CTL_\* /
-/// Q_P_PCI_PMON_CTL_\* macros give the same positions. Bits no source describes are reserved.
-///
-/// **Offsets** (info): Linux skx_uncore_m3upi: SNBEP_PCI_PMON_BOX_CTL = 0xF4, CTL0 = 0xD8 (4 bytes
-/// apart), CTR0 = 0xA0 (8 bytes apart), three counters; likwid MSR_UNC_SKX_M3UPI_PMON_\* (box
-/// status 0xF8) and PCM M3UPI_PCI_PMON_\* agree.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2
-/// and 5). From this processor on one device id recurs at several devices (one per box), so the
-/// device and function tell the boxes apart; which bus holds a socket's devices is read from the
-/// part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
-pub type M3upiCtl = Reg32<M3upiCtlLayout>;
-
-/// The layout of [`M3upiCtl`] (`M3UPI_L{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum M3upiCtlLayout {}
-
-impl Layout for M3upiCtlLayout {
-    const NAME: &'static str = "M3UPI_L{i}_PCI_PMON_CTL{n}";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0x390000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffc6ffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &M3UPI_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
-            description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: M3upiCtlInvert::VALUES, role: Some(Role::Invert),
-            description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
-            description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
-            description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
-            description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
-            description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
-            description: "Event select: the code of the event to count.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl M3upiCtl {
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
-    /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> M3upiCtlInvert { M3upiCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: M3upiCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
-    /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
-}
-
-/// `M3UPI_L{i}_PCI_PMON_CTL{n}` of instance M3UPI0.
-pub const M3UPI_L0_PCI_PMON_CTL: [PciRegister<M3upiCtl>; 3] = [PciRegister::new(0x204D, 18, 1, 0x0D8, "M3UPI_L0_PCI_PMON_CTL0"), PciRegister::new(0x204D, 18, 1, 0x0DC, "M3UPI_L0_PCI_PMON_CTL1"), PciRegister::new(0x204D, 18, 1, 0x0E0, "M3UPI_L0_PCI_PMON_CTL2")];
-/// `M3UPI_L{i}_PCI_PMON_CTL{n}` of instance M3UPI1.
-pub const M3UPI_L1_PCI_PMON_CTL: [PciRegister<M3upiCtl>; 3] = [PciRegister::new(0x204E, 18, 2, 0x0D8, "M3UPI_L1_PCI_PMON_CTL0"), PciRegister::new(0x204E, 18, 2, 0x0DC, "M3UPI_L1_PCI_PMON_CTL1"), PciRegister::new(0x204E, 18, 2, 0x0E0, "M3UPI_L1_PCI_PMON_CTL2")];
-/// `M3UPI_L{i}_PCI_PMON_CTL{n}` of instance M3UPI2.
-pub const M3UPI_L2_PCI_PMON_CTL: [PciRegister<M3upiCtl>; 3] = [PciRegister::new(0x204D, 18, 5, 0x0D8, "M3UPI_L2_PCI_PMON_CTL0"), PciRegister::new(0x204D, 18, 5, 0x0DC, "M3UPI_L2_PCI_PMON_CTL1"), PciRegister::new(0x204D, 18, 5, 0x0E0, "M3UPI_L2_PCI_PMON_CTL2")];
-/// `M3UPI_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const M3UPI_L_PCI_PMON_CTL: [[PciRegister<M3upiCtl>; 3]; 3] = [M3UPI_L0_PCI_PMON_CTL, M3UPI_L1_PCI_PMON_CTL, M3UPI_L2_PCI_PMON_CTL];
-
 #[cfg(feature = "metadata")]
-static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "M3UPI", name: M3upiCtlLayout::NAME, type_name: "M3upiCtl",
     width: 32, space: Space::Pci, count: 3, count_cpuid: None,
     reset: M3upiCtlLayout::RESET, reserved_mask: M3upiCtlLayout::RESERVED_MASK, ignored_mask: M3upiCtlLayout::IGNORED_MASK, writable_mask: M3upiCtlLayout::WRITABLE_MASK,
@@ -282,71 +85,8 @@ static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Overflow status of the counters of one M3UPI box.
-///
-/// `M3UPI_L{i}_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the M3UPI unit (cascade-lake). Fields,
-/// masks and sources: [`M3upiBoxStatusLayout`].
-///
-/// **Box status from likwid** (info): likwid names this register for Skylake-SP (registers.h:
-/// MSR_UNC_V3_\*_PMON_BOX_STATUS, MSR_UNC_SKX_\*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and
-/// uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it
-/// tests bit n for counter n and clears it by writing 1 \<\< n. The bits above the box's counters
-/// are described by no source read and are recorded as reserved. Linux does not use this register.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2
-/// and 5). From this processor on one device id recurs at several devices (one per box), so the
-/// device and function tell the boxes apart; which bus holds a socket's devices is read from the
-/// part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
-pub type M3upiBoxStatus = Reg32<M3upiBoxStatusLayout>;
-
-/// The layout of [`M3upiBoxStatus`] (`M3UPI_L{i}_PCI_PMON_BOX_STATUS`): its fields, masks and
-/// metadata.
-///
-/// Sources:
-/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
-pub enum M3upiBoxStatusLayout {}
-
-impl Layout for M3upiBoxStatusLayout {
-    const NAME: &'static str = "M3UPI_L{i}_PCI_PMON_BOX_STATUS";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffffff8;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x7;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &M3UPI_BOX_STATUS_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 3, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 2, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2],
-            description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl M3upiBoxStatus {
-    /// `ov` (bits 2:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 2, 0) as u8 }
-    /// This value with `ov` (bits 2:0) set to `v`. Panics if `v` does not fit in 3 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 2, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 3 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 2, 0, v as u64, "M3UPI_L{i}_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `M3UPI_L{i}_PCI_PMON_BOX_STATUS` of instance M3UPI0.
-pub const M3UPI_L0_PCI_PMON_BOX_STATUS: PciRegister<M3upiBoxStatus> = PciRegister::new(0x204D, 18, 1, 0x0F8, "M3UPI_L0_PCI_PMON_BOX_STATUS");
-/// `M3UPI_L{i}_PCI_PMON_BOX_STATUS` of instance M3UPI1.
-pub const M3UPI_L1_PCI_PMON_BOX_STATUS: PciRegister<M3upiBoxStatus> = PciRegister::new(0x204E, 18, 2, 0x0F8, "M3UPI_L1_PCI_PMON_BOX_STATUS");
-/// `M3UPI_L{i}_PCI_PMON_BOX_STATUS` of instance M3UPI2.
-pub const M3UPI_L2_PCI_PMON_BOX_STATUS: PciRegister<M3upiBoxStatus> = PciRegister::new(0x204D, 18, 5, 0x0F8, "M3UPI_L2_PCI_PMON_BOX_STATUS");
-/// `M3UPI_L{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
-pub const M3UPI_L_PCI_PMON_BOX_STATUS: [PciRegister<M3upiBoxStatus>; 3] = [M3UPI_L0_PCI_PMON_BOX_STATUS, M3UPI_L1_PCI_PMON_BOX_STATUS, M3UPI_L2_PCI_PMON_BOX_STATUS];
-
 #[cfg(feature = "metadata")]
-static M3UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static M3UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "M3UPI", name: M3upiBoxStatusLayout::NAME, type_name: "M3upiBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: M3upiBoxStatusLayout::RESET, reserved_mask: M3upiBoxStatusLayout::RESERVED_MASK, ignored_mask: M3upiBoxStatusLayout::IGNORED_MASK, writable_mask: M3upiBoxStatusLayout::WRITABLE_MASK,
@@ -364,67 +104,8 @@ static M3UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// M3UPI data counter n: a 48-bit event count.
-///
-/// `M3UPI_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the M3UPI unit (cascade-lake), 3 per
-/// instance. Fields, masks and sources: [`M3upiCtrLayout`].
-///
-/// **Width and stride** (info): Linux skx_uncore_m3upi: perf_ctr_bits = 48; counters 8 bytes apart
-/// (uncore_pci_perf_ctr); likwid gives 48 bits.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2
-/// and 5). From this processor on one device id recurs at several devices (one per box), so the
-/// device and function tell the boxes apart; which bus holds a socket's devices is read from the
-/// part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
-pub type M3upiCtr = Reg64<M3upiCtrLayout>;
-
-/// The layout of [`M3upiCtr`] (`M3UPI_L{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum M3upiCtrLayout {}
-
-impl Layout for M3upiCtrLayout {
-    const NAME: &'static str = "M3UPI_L{i}_PCI_PMON_CTR{n}";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xffff000000000000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffffffffffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &M3UPI_CTR_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
-            description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl M3upiCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
-    /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "M3UPI_L{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `M3UPI_L{i}_PCI_PMON_CTR{n}` of instance M3UPI0.
-pub const M3UPI_L0_PCI_PMON_CTR: [PciRegister<M3upiCtr>; 3] = [PciRegister::new(0x204D, 18, 1, 0x0A0, "M3UPI_L0_PCI_PMON_CTR0"), PciRegister::new(0x204D, 18, 1, 0x0A8, "M3UPI_L0_PCI_PMON_CTR1"), PciRegister::new(0x204D, 18, 1, 0x0B0, "M3UPI_L0_PCI_PMON_CTR2")];
-/// `M3UPI_L{i}_PCI_PMON_CTR{n}` of instance M3UPI1.
-pub const M3UPI_L1_PCI_PMON_CTR: [PciRegister<M3upiCtr>; 3] = [PciRegister::new(0x204E, 18, 2, 0x0A0, "M3UPI_L1_PCI_PMON_CTR0"), PciRegister::new(0x204E, 18, 2, 0x0A8, "M3UPI_L1_PCI_PMON_CTR1"), PciRegister::new(0x204E, 18, 2, 0x0B0, "M3UPI_L1_PCI_PMON_CTR2")];
-/// `M3UPI_L{i}_PCI_PMON_CTR{n}` of instance M3UPI2.
-pub const M3UPI_L2_PCI_PMON_CTR: [PciRegister<M3upiCtr>; 3] = [PciRegister::new(0x204D, 18, 5, 0x0A0, "M3UPI_L2_PCI_PMON_CTR0"), PciRegister::new(0x204D, 18, 5, 0x0A8, "M3UPI_L2_PCI_PMON_CTR1"), PciRegister::new(0x204D, 18, 5, 0x0B0, "M3UPI_L2_PCI_PMON_CTR2")];
-/// `M3UPI_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const M3UPI_L_PCI_PMON_CTR: [[PciRegister<M3upiCtr>; 3]; 3] = [M3UPI_L0_PCI_PMON_CTR, M3UPI_L1_PCI_PMON_CTR, M3UPI_L2_PCI_PMON_CTR];
-
 #[cfg(feature = "metadata")]
-static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "M3UPI", name: M3upiCtrLayout::NAME, type_name: "M3upiCtr",
     width: 64, space: Space::Pci, count: 3, count_cpuid: None,
     reset: M3upiCtrLayout::RESET, reserved_mask: M3upiCtrLayout::RESERVED_MASK, ignored_mask: M3upiCtrLayout::IGNORED_MASK, writable_mask: M3upiCtrLayout::WRITABLE_MASK,
@@ -504,11 +185,13 @@ const EVENT_INFOS: &[&EventInfo] = &[
 ];
 
 
-impl M3upiCtl {
-    /// This value set to count `event`: its event select and umask.
+impl Event {
+    /// `ctl` set to count this event: its event select and umask. (`M3upiCtl::with_event` takes the
+    /// events of the processor that defines `M3upiCtl`.)
     #[inline]
-    pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code).with_umask(event.umask)
+    pub const fn program(self, ctl: M3upiCtl) -> M3upiCtl {
+        let event = self;
+        ctl.with_ev_sel(event.code).with_umask(event.umask)
     }
 }
 

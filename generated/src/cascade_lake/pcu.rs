@@ -7,93 +7,34 @@
 //! 48-bit counters with their controls (which can compare C-state occupancy), a frequency-band
 //! filter, a box control and a box status, all MSRs.
 //!
-//! Instances: PCU.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
-use crate::support::*;
-#[cfg(feature = "metadata")]
+//! cascade-lake takes this unit from skylake-sp (`units-from` in `spec/processors.xml`): its
+//! register types, layouts and typed addresses are those of [`crate::skylake_sp::pcu`], re-exported
+//! here, so one type means one layout. This module adds what is cascade-lake's own: its events and
+//! the metadata that names it.
 #[allow(unused_imports)]
-use crate::structure::Role;
-
-/// Box-wide control of the PCU: freeze, freeze enable, and reset of all counters or all controls in
-/// one write.
-///
-/// `PCU_MSR_PMON_BOX_CTL`: 32-bit MSR register of the PCU unit (cascade-lake). Fields, masks and
-/// sources: [`PcuBoxCtlLayout`].
-///
-/// **Layout from Linux** (info): Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy
-/// Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at
-/// initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_\*_init_box
-/// functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box
-/// (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the
-/// SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs
-/// this box. The other bits are covered by no source read and are reserved. Intel's uncore guide
-/// for this processor (336274) was not available to this transcription.
-///
-/// **Address** (info): Linux HSWEP_PCU_MSR_PMON_BOX_CTL = 0x710 (skx_uncore_pcu); likwid
-/// MSR_UNC_V3_PCU_PMON_BOX_CTL and PCM HSX_PCU_MSR_PMON_BOX_CTL_ADDR = 0x710.
-pub type PcuBoxCtl = Reg32<PcuBoxCtlLayout>;
-
-/// The layout of [`PcuBoxCtl`] (`PCU_MSR_PMON_BOX_CTL`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum PcuBoxCtlLayout {}
-
-impl Layout for PcuBoxCtlLayout {
-    const NAME: &'static str = "PCU_MSR_PMON_BOX_CTL";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffefefc;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x10103;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &PCU_BOX_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 17, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "frz_en", ident: "frz_en", lsb: 16, msb: 16, access: Access::Rw, role: Some(Role::FreezeEnable),
-            description: "Freeze enable: lets the box's counters be frozen by frz and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
-            description: "Freeze: while 1 (and, where the box has it, frz_en is 1) the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
-            description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
-            description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl PcuBoxCtl {
-    /// `frz_en` (bit 16, rw, reset 0x0): Freeze enable: lets the box's counters be frozen by frz
-    /// and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).
-    #[inline] pub const fn frz_en(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// This value with `frz_en` (bit 16) set to `v`.
-    #[inline] pub const fn with_frz_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// `frz` (bit 8, rw, reset 0x0): Freeze: while 1 (and, where the box has it, frz_en is 1) the
-    /// box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
-}
-
-/// `PCU_MSR_PMON_BOX_CTL` of instance PCU.
-pub const PCU_MSR_PMON_BOX_CTL: Msr<PcuBoxCtl> = Msr::new(0x710, "PCU_MSR_PMON_BOX_CTL");
+use crate::support::*;
+pub use crate::skylake_sp::pcu::{
+    PcuBoxCtl,
+    PcuBoxCtlLayout,
+    PCU_MSR_PMON_BOX_CTL,
+    PcuCtlInvert,
+    PcuCtlOccSel,
+    PcuCtl,
+    PcuCtlLayout,
+    PCU_MSR_PMON_CTL,
+    PcuBoxFilter,
+    PcuBoxFilterLayout,
+    PCU_MSR_PMON_BOX_FILTER,
+    PcuBoxStatus,
+    PcuBoxStatusLayout,
+    PCU_MSR_PMON_BOX_STATUS,
+    PcuCtr,
+    PcuCtrLayout,
+    PCU_MSR_PMON_CTR,
+};
 
 #[cfg(feature = "metadata")]
-static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "PCU", name: PcuBoxCtlLayout::NAME, type_name: "PcuBoxCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxCtlLayout::RESET, reserved_mask: PcuBoxCtlLayout::RESERVED_MASK, ignored_mask: PcuBoxCtlLayout::IGNORED_MASK, writable_mask: PcuBoxCtlLayout::WRITABLE_MASK,
@@ -109,190 +50,8 @@ static PCU_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Values of `PCU_MSR_PMON_CTL{n}.invert` (bit 23).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum PcuCtlInvert {
-    /// count when the increment is >= thresh
-    Ge = 0,
-    /// count when the increment is < thresh
-    Lt = 1,
-}
-
-impl PcuCtlInvert {
-    /// The values with their names and meanings, for tools.
-    #[cfg(feature = "metadata")]
-    pub const VALUES: &'static [ValueInfo] = &[
-        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
-        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
-    ];
-
-    /// The variant for a field value.
-    pub const fn from_bits(v: u8) -> Self {
-        match v { 0 => Self::Ge, _ => Self::Lt }
-    }
-
-    /// The field value.
-    pub const fn bits(self) -> u8 {
-        self as u8
-    }
-}
-
-/// Values of `PCU_MSR_PMON_CTL{n}.occ_sel` (bits 15:14).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum PcuCtlOccSel {
-    /// no occupancy counter
-    None = 0,
-    /// cores in C0
-    C0 = 1,
-    /// cores in C3
-    C3 = 2,
-    /// cores in C6
-    C6 = 3,
-}
-
-impl PcuCtlOccSel {
-    /// The values with their names and meanings, for tools.
-    #[cfg(feature = "metadata")]
-    pub const VALUES: &'static [ValueInfo] = &[
-        ValueInfo { value: 0, name: "none", description: "no occupancy counter" },
-        ValueInfo { value: 1, name: "c0", description: "cores in C0" },
-        ValueInfo { value: 2, name: "c3", description: "cores in C3" },
-        ValueInfo { value: 3, name: "c6", description: "cores in C6" },
-    ];
-
-    /// The variant for a field value.
-    pub const fn from_bits(v: u8) -> Self {
-        match v { 0 => Self::None, 1 => Self::C0, 2 => Self::C3, _ => Self::C6 }
-    }
-
-    /// The field value.
-    pub const fn bits(self) -> u8 {
-        self as u8
-    }
-}
-
-/// Control for PCU counter n: event, occupancy select and comparison, enable, reset, threshold with
-/// inversion and edge detection.
-///
-/// `PCU_MSR_PMON_CTL{n}`: 32-bit MSR register of the PCU unit (cascade-lake), 4 per instance.
-/// Fields, masks and sources: [`PcuCtlLayout`].
-///
-/// **Layout from Linux** (info): skx_uncore_pcu uses the event mask
-/// SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK: ev_sel 7:0, occ_sel 15:14, edge 18, invert 23, threshold
-/// 28:24, occ_invert 30, occ_edge_det 31; enable 22 and reset 17 are the shared control bits. PCM's
-/// PCU_MSR_PMON_CTL_\* macros give the same positions and add EXTRA_SEL at bit 21, which PCM sets
-/// only on the E5-2600 (Jaketown) and no source uses on this processor; it is reserved here.
-/// Intel's event list encodes occ_sel in the top two bits of the umask (0x40, 0x80, 0xC0); this
-/// control has no umask field.
-///
-/// **The kernel's PCU formats against its event mask** (source-conflict): Linux offers umask =
-/// config:8-15 and thresh = config:24-31 for this PCU (skx_uncore_pcu_formats_attr), but masks the
-/// event with SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK, which keeps only bits 15:14 of the umask range
-/// (occ_sel) and 28:24 of the threshold, and the formats occ_invert (30) and occ_edge_det (31)
-/// overlap the offered threshold. We follow the event mask, which is what reaches the register:
-/// occ_sel 15:14, threshold 28:24, bits 13:8 and 29 reserved.
-///
-/// **Addresses** (info): Linux HSWEP_PCU_MSR_PMON_CTL0 = 0x711, four counters; likwid
-/// MSR_UNC_V3_PCU_PMON_CTL0..3 = 0x711..0x714; PCM HSX_PCU_MSR_PMON_CTL0..3_ADDR.
-pub type PcuCtl = Reg32<PcuCtlLayout>;
-
-/// The layout of [`PcuCtl`] (`PCU_MSR_PMON_CTL{n}`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum PcuCtlLayout {}
-
-impl Layout for PcuCtlLayout {
-    const NAME: &'static str = "PCU_MSR_PMON_CTL{n}";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0x20393f00;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xdfc6c0ff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &PCU_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "occ_edge_det", ident: "occ_edge_det", lsb: 31, msb: 31, access: Access::Rw,
-            description: "Occupancy edge detect: count 0-to-1 transitions of the occupancy comparison instead of cycles.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "occ_invert", ident: "occ_invert", lsb: 30, msb: 30, access: Access::Rw,
-            description: "Invert the occupancy comparison.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 29, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::Rw, role: Some(Role::Threshold),
-            description: "Threshold (5 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: PcuCtlInvert::VALUES, role: Some(Role::Invert),
-            description: "Sense of the threshold comparison.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
-            description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
-            description: "Edge detect: count 0-to-1 transitions of the thresholded event.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
-            description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "occ_sel", ident: "occ_sel", lsb: 14, msb: 15, access: Access::Rw, values: PcuCtlOccSel::VALUES,
-            description: "Occupancy select: which C-state occupancy counter the occupancy events (ev_sel bit 7 set) compare.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 13, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
-            description: "Event select: the code of the event to count.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl PcuCtl {
-    /// `occ_edge_det` (bit 31, rw, reset 0x0): Occupancy edge detect: count 0-to-1 transitions of
-    /// the occupancy comparison instead of cycles.
-    #[inline] pub const fn occ_edge_det(self) -> bool { get_bits(self.raw64(), 31, 31) != 0 }
-    /// This value with `occ_edge_det` (bit 31) set to `v`.
-    #[inline] pub const fn with_occ_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
-    /// `occ_invert` (bit 30, rw, reset 0x0): Invert the occupancy comparison.
-    #[inline] pub const fn occ_invert(self) -> bool { get_bits(self.raw64(), 30, 30) != 0 }
-    /// This value with `occ_invert` (bit 30) set to `v`.
-    #[inline] pub const fn with_occ_invert(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 30, v as u64)) }
-    /// `thresh` (bits 28:24, rw, reset 0x0): Threshold (5 bits): when non-zero, a cycle is counted
-    /// only if that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 28, 24) as u8 }
-    /// This value with `thresh` (bits 28:24) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_thresh` returns an error instead.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 24, v as u64)) }
-    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 24, v as u64, "PCU_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison.
-    #[inline] pub const fn invert(self) -> PcuCtlInvert { PcuCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: PcuCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `occ_sel` (bits 15:14, rw, reset 0x0): Occupancy select: which C-state occupancy counter the
-    /// occupancy events (ev_sel bit 7 set) compare.
-    #[inline] pub const fn occ_sel(self) -> PcuCtlOccSel { PcuCtlOccSel::from_bits(get_bits(self.raw64(), 15, 14) as u8) }
-    /// This value with `occ_sel` (bits 15:14) set to `v`.
-    #[inline] pub const fn with_occ_sel(self, v: PcuCtlOccSel) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 14, v.bits() as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
-}
-
-/// `PCU_MSR_PMON_CTL{n}` of instance PCU.
-pub const PCU_MSR_PMON_CTL: [Msr<PcuCtl>; 4] = [Msr::new(0x711, "PCU_MSR_PMON_CTL0"), Msr::new(0x712, "PCU_MSR_PMON_CTL1"), Msr::new(0x713, "PCU_MSR_PMON_CTL2"), Msr::new(0x714, "PCU_MSR_PMON_CTL3")];
-
 #[cfg(feature = "metadata")]
-static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "PCU", name: PcuCtlLayout::NAME, type_name: "PcuCtl",
     width: 32, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtlLayout::RESET, reserved_mask: PcuCtlLayout::RESERVED_MASK, ignored_mask: PcuCtlLayout::IGNORED_MASK, writable_mask: PcuCtlLayout::WRITABLE_MASK,
@@ -312,69 +71,8 @@ static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Frequency bands for the PCU band events 0xB-0xE: one byte each.
-///
-/// `PCU_MSR_PMON_BOX_FILTER`: 32-bit MSR register of the PCU unit (cascade-lake). Fields, masks and
-/// sources: [`PcuBoxFilterLayout`].
-///
-/// **Layout from Linux** (info): skx_uncore_pcu uses hswep_pcu_hw_config, which takes the filter
-/// byte of band ev_sel - 0xB for events 0xB..0xE and writes it to HSWEP_PCU_MSR_PMON_BOX_FILTER =
-/// 0x715; the formats filter_band0-3 are config1 bytes 0-3. likwid MSR_UNC_V3_PCU_PMON_BOX_FILTER
-/// and PCM HSX_PCU_MSR_PMON_BOX_FILTER_ADDR = 0x715. The 100 MHz unit is the E5-2600 guide's; no
-/// source read restates it for this processor.
-pub type PcuBoxFilter = Reg32<PcuBoxFilterLayout>;
-
-/// The layout of [`PcuBoxFilter`] (`PCU_MSR_PMON_BOX_FILTER`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum PcuBoxFilterLayout {}
-
-impl Layout for PcuBoxFilterLayout {
-    const NAME: &'static str = "PCU_MSR_PMON_BOX_FILTER";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0x0;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffffffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &PCU_BOX_FILTER_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "filt31_24", ident: "filt31_24", lsb: 24, msb: 31, access: Access::Rw,
-            description: "Band 3 threshold, in 100 MHz units, for event 0xE.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "filt23_16", ident: "filt23_16", lsb: 16, msb: 23, access: Access::Rw,
-            description: "Band 2 threshold, in 100 MHz units, for event 0xD.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "filt15_8", ident: "filt15_8", lsb: 8, msb: 15, access: Access::Rw,
-            description: "Band 1 threshold, in 100 MHz units, for event 0xC.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "filt7_0", ident: "filt7_0", lsb: 0, msb: 7, access: Access::Rw,
-            description: "Band 0 threshold, in 100 MHz units, for event 0xB.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl PcuBoxFilter {
-    /// `filt31_24` (bits 31:24, rw, reset 0x0): Band 3 threshold, in 100 MHz units, for event 0xE.
-    #[inline] pub const fn filt31_24(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `filt31_24` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_filt31_24(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `filt23_16` (bits 23:16, rw, reset 0x0): Band 2 threshold, in 100 MHz units, for event 0xD.
-    #[inline] pub const fn filt23_16(self) -> u8 { get_bits(self.raw64(), 23, 16) as u8 }
-    /// This value with `filt23_16` (bits 23:16) set to `v`.
-    #[inline] pub const fn with_filt23_16(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 16, v as u64)) }
-    /// `filt15_8` (bits 15:8, rw, reset 0x0): Band 1 threshold, in 100 MHz units, for event 0xC.
-    #[inline] pub const fn filt15_8(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `filt15_8` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_filt15_8(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `filt7_0` (bits 7:0, rw, reset 0x0): Band 0 threshold, in 100 MHz units, for event 0xB.
-    #[inline] pub const fn filt7_0(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `filt7_0` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_filt7_0(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
-}
-
-/// `PCU_MSR_PMON_BOX_FILTER` of instance PCU.
-pub const PCU_MSR_PMON_BOX_FILTER: Msr<PcuBoxFilter> = Msr::new(0x715, "PCU_MSR_PMON_BOX_FILTER");
-
 #[cfg(feature = "metadata")]
-static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "PCU", name: PcuBoxFilterLayout::NAME, type_name: "PcuBoxFilter",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxFilterLayout::RESET, reserved_mask: PcuBoxFilterLayout::RESERVED_MASK, ignored_mask: PcuBoxFilterLayout::IGNORED_MASK, writable_mask: PcuBoxFilterLayout::WRITABLE_MASK,
@@ -389,57 +87,8 @@ static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Overflow status of the four PCU counters.
-///
-/// `PCU_MSR_PMON_BOX_STATUS`: 32-bit MSR register of the PCU unit (cascade-lake). Fields, masks and
-/// sources: [`PcuBoxStatusLayout`].
-///
-/// **Box status from likwid** (info): likwid names this register for Skylake-SP (registers.h:
-/// MSR_UNC_V3_\*_PMON_BOX_STATUS, MSR_UNC_SKX_\*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and
-/// uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it
-/// tests bit n for counter n and clears it by writing 1 \<\< n. The bits above the box's counters
-/// are described by no source read and are recorded as reserved. Linux does not use this register.
-pub type PcuBoxStatus = Reg32<PcuBoxStatusLayout>;
-
-/// The layout of [`PcuBoxStatus`] (`PCU_MSR_PMON_BOX_STATUS`): its fields, masks and metadata.
-///
-/// Sources:
-/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
-pub enum PcuBoxStatusLayout {}
-
-impl Layout for PcuBoxStatusLayout {
-    const NAME: &'static str = "PCU_MSR_PMON_BOX_STATUS";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffffff0;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xf;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &PCU_BOX_STATUS_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
-            description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl PcuBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "PCU_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `PCU_MSR_PMON_BOX_STATUS` of instance PCU.
-pub const PCU_MSR_PMON_BOX_STATUS: Msr<PcuBoxStatus> = Msr::new(0x716, "PCU_MSR_PMON_BOX_STATUS");
-
 #[cfg(feature = "metadata")]
-static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "PCU", name: PcuBoxStatusLayout::NAME, type_name: "PcuBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: PcuBoxStatusLayout::RESET, reserved_mask: PcuBoxStatusLayout::RESERVED_MASK, ignored_mask: PcuBoxStatusLayout::IGNORED_MASK, writable_mask: PcuBoxStatusLayout::WRITABLE_MASK,
@@ -454,54 +103,8 @@ static PCU_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// PCU data counter n: a 48-bit event count.
-///
-/// `PCU_MSR_PMON_CTR{n}`: 64-bit MSR register of the PCU unit (cascade-lake), 4 per instance.
-/// Fields, masks and sources: [`PcuCtrLayout`].
-///
-/// **Address and width** (info): Linux HSWEP_PCU_MSR_PMON_CTR0 = 0x717, perf_ctr_bits = 48
-/// (skx_uncore_pcu); likwid 0x717..0x71A, 48 bits; PCM HSX_PCU_MSR_PMON_CTR0..3_ADDR.
-pub type PcuCtr = Reg64<PcuCtrLayout>;
-
-/// The layout of [`PcuCtr`] (`PCU_MSR_PMON_CTR{n}`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum PcuCtrLayout {}
-
-impl Layout for PcuCtrLayout {
-    const NAME: &'static str = "PCU_MSR_PMON_CTR{n}";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xffff000000000000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffffffffffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &PCU_CTR_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
-            description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl PcuCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
-    /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "PCU_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `PCU_MSR_PMON_CTR{n}` of instance PCU.
-pub const PCU_MSR_PMON_CTR: [Msr<PcuCtr>; 4] = [Msr::new(0x717, "PCU_MSR_PMON_CTR0"), Msr::new(0x718, "PCU_MSR_PMON_CTR1"), Msr::new(0x719, "PCU_MSR_PMON_CTR2"), Msr::new(0x71A, "PCU_MSR_PMON_CTR3")];
-
 #[cfg(feature = "metadata")]
-static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "PCU", name: PcuCtrLayout::NAME, type_name: "PcuCtr",
     width: 64, space: Space::Msr, count: 4, count_cpuid: None,
     reset: PcuCtrLayout::RESET, reserved_mask: PcuCtrLayout::RESERVED_MASK, ignored_mask: PcuCtrLayout::IGNORED_MASK, writable_mask: PcuCtrLayout::WRITABLE_MASK,

@@ -4,16 +4,7 @@
 //! `PmuInfo` per unit that declares one, the global level, the role traits its layouts implement,
 //! and the named fields and overflow bits they refer to. See `crate::structure`.
 use crate::structure::*;
-use crate::support::{FieldInfo, NoteInfo, Register};
-use super::cha::{ChaBoxCtl, ChaBoxFilter0, ChaBoxFilter1, ChaBoxStatus, ChaCtl, ChaCtr};
-use super::iio::{IioBoxCtl, IioBoxStatus, IioCtl, IioCtr};
-use super::imc::{ImcBoxCtl, ImcCtl, ImcCtr, ImcFixedCtl, ImcFixedCtr};
-use super::irp::{IrpBoxCtl, IrpBoxStatus, IrpCtl, IrpCtr};
-use super::m2m::{M2mBoxCtl, M2mBoxStatus, M2mCtl, M2mCtr};
-use super::m3upi::{M3upiBoxCtl, M3upiBoxStatus, M3upiCtl, M3upiCtr};
-use super::pcu::{PcuBoxCtl, PcuBoxFilter, PcuBoxStatus, PcuCtl, PcuCtr};
-use super::ubox::{UCtl, UCtr, UGlobalCtl, UGlobalStatus, UUclkFixedCtl, UUclkFixedCtr};
-use super::upi::{UpiBoxCtl, UpiBoxStatus, UpiCtl, UpiCtr};
+use crate::support::{FieldInfo, NoteInfo};
 /// PMU structure of the CHA (caching and home agent) performance monitoring (4 counters per box;
 /// boxes CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13,
 /// CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26,
@@ -39,18 +30,38 @@ pub static CHA: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "CHA",
     scope: Scope::Socket,
-    controls: &[ChaBoxCtl::INFO],
-    statuses: &[ChaBoxStatus::INFO],
+    controls: &[&super::cha::CHA_BOX_CTL_INFO],
+    statuses: &[&super::cha::CHA_BOX_STATUS_INFO],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(0, 48, ChaCtl::INFO.at(0), ChaCtr::INFO.at(0)),
-        CounterInfo::general(1, 48, ChaCtl::INFO.at(1), ChaCtr::INFO.at(1)),
-        CounterInfo::general(2, 48, ChaCtl::INFO.at(2), ChaCtr::INFO.at(2)),
-        CounterInfo::general(3, 48, ChaCtl::INFO.at(3), ChaCtr::INFO.at(3)),
+        CounterInfo::general(
+            0,
+            48,
+            super::cha::CHA_CTL_INFO.at(0),
+            super::cha::CHA_CTR_INFO.at(0),
+        ),
+        CounterInfo::general(
+            1,
+            48,
+            super::cha::CHA_CTL_INFO.at(1),
+            super::cha::CHA_CTR_INFO.at(1),
+        ),
+        CounterInfo::general(
+            2,
+            48,
+            super::cha::CHA_CTL_INFO.at(2),
+            super::cha::CHA_CTR_INFO.at(2),
+        ),
+        CounterInfo::general(
+            3,
+            48,
+            super::cha::CHA_CTL_INFO.at(3),
+            super::cha::CHA_CTR_INFO.at(3),
+        ),
     ],
     filters: &[
         FilterInfo {
-            register: ChaBoxFilter0::INFO,
+            register: &super::cha::CHA_BOX_FILTER0_INFO,
             mask: None,
             event: None,
             event_ext: false,
@@ -60,7 +71,7 @@ pub static CHA: PmuInfo = PmuInfo {
             tid_en set.",
         },
         FilterInfo {
-            register: ChaBoxFilter1::INFO,
+            register: &super::cha::CHA_BOX_FILTER1_INFO,
             mask: None,
             event: None,
             event_ext: false,
@@ -423,25 +434,6 @@ const CHA_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_CHA,
 };
-impl CounterControl for ChaCtl {
-    const ENABLE: &'static FieldInfo = CHA_CTL_EN;
-    const EVENT: &'static FieldInfo = CHA_CTL_EV_SEL;
-    const UMASK: Option<&'static FieldInfo> = Some(CHA_CTL_UMASK);
-    const EVENT_EXT: Option<&'static FieldInfo> = None;
-    const THRESHOLD: Option<&'static FieldInfo> = Some(CHA_CTL_THRESH);
-    const INVERT: Option<&'static FieldInfo> = Some(CHA_CTL_INVERT);
-    const EDGE: Option<&'static FieldInfo> = Some(CHA_CTL_EDGE_DET);
-    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
-}
-impl CounterValue for ChaCtr {
-    const COUNT: &'static FieldInfo = CHA_CTR_EVENT_COUNT;
-}
-impl BoxControl for ChaBoxCtl {
-    const FREEZE: Option<&'static FieldInfo> = Some(CHA_BOX_CTL_FRZ);
-    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
-    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(CHA_BOX_CTL_RST_CTRS);
-    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(CHA_BOX_CTL_RST_CTRL);
-}
 /// PMU structure of the IIO (integrated I/O stack) performance monitoring (4 counters per box;
 /// boxes IIO0, IIO1, IIO2, IIO3, IIO4, IIO5).
 ///
@@ -455,14 +447,34 @@ pub static IIO: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "IIO",
     scope: Scope::Socket,
-    controls: &[IioBoxCtl::INFO],
-    statuses: &[IioBoxStatus::INFO],
+    controls: &[&super::iio::IIO_BOX_CTL_INFO],
+    statuses: &[&super::iio::IIO_BOX_STATUS_INFO],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(0, 48, IioCtl::INFO.at(0), IioCtr::INFO.at(0)),
-        CounterInfo::general(1, 48, IioCtl::INFO.at(1), IioCtr::INFO.at(1)),
-        CounterInfo::general(2, 48, IioCtl::INFO.at(2), IioCtr::INFO.at(2)),
-        CounterInfo::general(3, 48, IioCtl::INFO.at(3), IioCtr::INFO.at(3)),
+        CounterInfo::general(
+            0,
+            48,
+            super::iio::IIO_CTL_INFO.at(0),
+            super::iio::IIO_CTR_INFO.at(0),
+        ),
+        CounterInfo::general(
+            1,
+            48,
+            super::iio::IIO_CTL_INFO.at(1),
+            super::iio::IIO_CTR_INFO.at(1),
+        ),
+        CounterInfo::general(
+            2,
+            48,
+            super::iio::IIO_CTL_INFO.at(2),
+            super::iio::IIO_CTR_INFO.at(2),
+        ),
+        CounterInfo::general(
+            3,
+            48,
+            super::iio::IIO_CTL_INFO.at(3),
+            super::iio::IIO_CTR_INFO.at(3),
+        ),
     ],
     filters: &[],
     routes: &[],
@@ -501,25 +513,6 @@ const IIO_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_IIO,
 };
-impl CounterControl for IioCtl {
-    const ENABLE: &'static FieldInfo = IIO_CTL_EN;
-    const EVENT: &'static FieldInfo = IIO_CTL_EV_SEL;
-    const UMASK: Option<&'static FieldInfo> = Some(IIO_CTL_UMASK);
-    const EVENT_EXT: Option<&'static FieldInfo> = None;
-    const THRESHOLD: Option<&'static FieldInfo> = Some(IIO_CTL_THRESH);
-    const INVERT: Option<&'static FieldInfo> = Some(IIO_CTL_INVERT);
-    const EDGE: Option<&'static FieldInfo> = Some(IIO_CTL_EDGE_DET);
-    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
-}
-impl CounterValue for IioCtr {
-    const COUNT: &'static FieldInfo = IIO_CTR_EVENT_COUNT;
-}
-impl BoxControl for IioBoxCtl {
-    const FREEZE: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_FRZ);
-    const FREEZE_ENABLE: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_FRZ_EN);
-    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_RST_CTRS);
-    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_RST_CTRL);
-}
 /// PMU structure of the iMC (integrated memory controller channel) performance monitoring (5
 /// counters per box; boxes IMC0, IMC1, IMC2, IMC3, IMC4, IMC5).
 ///
@@ -551,15 +544,40 @@ pub static IMC: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "IMC",
     scope: Scope::Socket,
-    controls: &[ImcBoxCtl::INFO],
+    controls: &[&super::imc::IMC_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(0, 48, ImcCtl::INFO.at(0), ImcCtr::INFO.at(0)),
-        CounterInfo::general(1, 48, ImcCtl::INFO.at(1), ImcCtr::INFO.at(1)),
-        CounterInfo::general(2, 48, ImcCtl::INFO.at(2), ImcCtr::INFO.at(2)),
-        CounterInfo::general(3, 48, ImcCtl::INFO.at(3), ImcCtr::INFO.at(3)),
-        CounterInfo::fixed(4, 48, ImcFixedCtl::INFO.at(0), ImcFixedCtr::INFO.at(0))
+        CounterInfo::general(
+            0,
+            48,
+            super::imc::IMC_CTL_INFO.at(0),
+            super::imc::IMC_CTR_INFO.at(0),
+        ),
+        CounterInfo::general(
+            1,
+            48,
+            super::imc::IMC_CTL_INFO.at(1),
+            super::imc::IMC_CTR_INFO.at(1),
+        ),
+        CounterInfo::general(
+            2,
+            48,
+            super::imc::IMC_CTL_INFO.at(2),
+            super::imc::IMC_CTR_INFO.at(2),
+        ),
+        CounterInfo::general(
+            3,
+            48,
+            super::imc::IMC_CTL_INFO.at(3),
+            super::imc::IMC_CTR_INFO.at(3),
+        ),
+        CounterInfo::fixed(
+                4,
+                48,
+                super::imc::IMC_FIXED_CTL_INFO.at(0),
+                super::imc::IMC_FIXED_CTR_INFO.at(0),
+            )
             .counting("DRAM clock cycles"),
     ],
     filters: &[],
@@ -650,28 +668,6 @@ const IMC_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_GENERIC,
 };
-impl CounterControl for ImcCtl {
-    const ENABLE: &'static FieldInfo = IMC_CTL_EN;
-    const EVENT: &'static FieldInfo = IMC_CTL_EV_SEL;
-    const UMASK: Option<&'static FieldInfo> = Some(IMC_CTL_UMASK);
-    const EVENT_EXT: Option<&'static FieldInfo> = None;
-    const THRESHOLD: Option<&'static FieldInfo> = Some(IMC_CTL_THRESH);
-    const INVERT: Option<&'static FieldInfo> = Some(IMC_CTL_INVERT);
-    const EDGE: Option<&'static FieldInfo> = Some(IMC_CTL_EDGE_DET);
-    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
-}
-impl CounterValue for ImcCtr {
-    const COUNT: &'static FieldInfo = IMC_CTR_EVENT_COUNT;
-}
-impl CounterValue for ImcFixedCtr {
-    const COUNT: &'static FieldInfo = IMC_FIXED_CTR_EVENT_COUNT;
-}
-impl BoxControl for ImcBoxCtl {
-    const FREEZE: Option<&'static FieldInfo> = Some(IMC_BOX_CTL_FRZ);
-    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
-    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(IMC_BOX_CTL_RST_CTRS);
-    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(IMC_BOX_CTL_RST_CTRL);
-}
 /// PMU structure of the IRP (I/O coherency agent) performance monitoring (2 counters per box; boxes
 /// IRP0, IRP1, IRP2, IRP3, IRP4, IRP5).
 ///
@@ -681,12 +677,22 @@ pub static IRP: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "IRP",
     scope: Scope::Socket,
-    controls: &[IrpBoxCtl::INFO],
-    statuses: &[IrpBoxStatus::INFO],
+    controls: &[&super::irp::IRP_BOX_CTL_INFO],
+    statuses: &[&super::irp::IRP_BOX_STATUS_INFO],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(0, 48, IrpCtl::INFO.at(0), IrpCtr::INFO.at(0)),
-        CounterInfo::general(1, 48, IrpCtl::INFO.at(1), IrpCtr::INFO.at(1)),
+        CounterInfo::general(
+            0,
+            48,
+            super::irp::IRP_CTL_INFO.at(0),
+            super::irp::IRP_CTR_INFO.at(0),
+        ),
+        CounterInfo::general(
+            1,
+            48,
+            super::irp::IRP_CTL_INFO.at(1),
+            super::irp::IRP_CTR_INFO.at(1),
+        ),
     ],
     filters: &[],
     routes: &[],
@@ -716,25 +722,6 @@ const IRP_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_GENERIC,
 };
-impl CounterControl for IrpCtl {
-    const ENABLE: &'static FieldInfo = IRP_CTL_EN;
-    const EVENT: &'static FieldInfo = IRP_CTL_EV_SEL;
-    const UMASK: Option<&'static FieldInfo> = Some(IRP_CTL_UMASK);
-    const EVENT_EXT: Option<&'static FieldInfo> = None;
-    const THRESHOLD: Option<&'static FieldInfo> = Some(IRP_CTL_THRESH);
-    const INVERT: Option<&'static FieldInfo> = Some(IRP_CTL_INVERT);
-    const EDGE: Option<&'static FieldInfo> = Some(IRP_CTL_EDGE_DET);
-    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
-}
-impl CounterValue for IrpCtr {
-    const COUNT: &'static FieldInfo = IRP_CTR_EVENT_COUNT;
-}
-impl BoxControl for IrpBoxCtl {
-    const FREEZE: Option<&'static FieldInfo> = Some(IRP_BOX_CTL_FRZ);
-    const FREEZE_ENABLE: Option<&'static FieldInfo> = Some(IRP_BOX_CTL_FRZ_EN);
-    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(IRP_BOX_CTL_RST_CTRS);
-    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(IRP_BOX_CTL_RST_CTRL);
-}
 /// PMU structure of the M2M (mesh to memory) performance monitoring (4 counters per box; boxes
 /// M2M0, M2M1).
 ///
@@ -753,14 +740,34 @@ pub static M2M: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "M2M",
     scope: Scope::Socket,
-    controls: &[M2mBoxCtl::INFO],
-    statuses: &[M2mBoxStatus::INFO],
+    controls: &[&super::m2m::M2M_BOX_CTL_INFO],
+    statuses: &[&super::m2m::M2M_BOX_STATUS_INFO],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(0, 48, M2mCtl::INFO.at(0), M2mCtr::INFO.at(0)),
-        CounterInfo::general(1, 48, M2mCtl::INFO.at(1), M2mCtr::INFO.at(1)),
-        CounterInfo::general(2, 48, M2mCtl::INFO.at(2), M2mCtr::INFO.at(2)),
-        CounterInfo::general(3, 48, M2mCtl::INFO.at(3), M2mCtr::INFO.at(3)),
+        CounterInfo::general(
+            0,
+            48,
+            super::m2m::M2M_CTL_INFO.at(0),
+            super::m2m::M2M_CTR_INFO.at(0),
+        ),
+        CounterInfo::general(
+            1,
+            48,
+            super::m2m::M2M_CTL_INFO.at(1),
+            super::m2m::M2M_CTR_INFO.at(1),
+        ),
+        CounterInfo::general(
+            2,
+            48,
+            super::m2m::M2M_CTL_INFO.at(2),
+            super::m2m::M2M_CTR_INFO.at(2),
+        ),
+        CounterInfo::general(
+            3,
+            48,
+            super::m2m::M2M_CTL_INFO.at(3),
+            super::m2m::M2M_CTR_INFO.at(3),
+        ),
     ],
     filters: &[],
     routes: &[
@@ -822,25 +829,6 @@ const M2M_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_GENERIC,
 };
-impl CounterControl for M2mCtl {
-    const ENABLE: &'static FieldInfo = M2M_CTL_EN;
-    const EVENT: &'static FieldInfo = M2M_CTL_EV_SEL;
-    const UMASK: Option<&'static FieldInfo> = Some(M2M_CTL_UMASK);
-    const EVENT_EXT: Option<&'static FieldInfo> = None;
-    const THRESHOLD: Option<&'static FieldInfo> = Some(M2M_CTL_THRESH);
-    const INVERT: Option<&'static FieldInfo> = Some(M2M_CTL_INVERT);
-    const EDGE: Option<&'static FieldInfo> = Some(M2M_CTL_EDGE_DET);
-    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
-}
-impl CounterValue for M2mCtr {
-    const COUNT: &'static FieldInfo = M2M_CTR_EVENT_COUNT;
-}
-impl BoxControl for M2mBoxCtl {
-    const FREEZE: Option<&'static FieldInfo> = Some(M2M_BOX_CTL_FRZ);
-    const FREEZE_ENABLE: Option<&'static FieldInfo> = Some(M2M_BOX_CTL_FRZ_EN);
-    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(M2M_BOX_CTL_RST_CTRS);
-    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(M2M_BOX_CTL_RST_CTRL);
-}
 /// PMU structure of the M3UPI (mesh to UPI) performance monitoring (3 counters per box; boxes
 /// M3UPI0, M3UPI1, M3UPI2).
 ///
@@ -859,13 +847,28 @@ pub static M3UPI: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "M3UPI",
     scope: Scope::Socket,
-    controls: &[M3upiBoxCtl::INFO],
-    statuses: &[M3upiBoxStatus::INFO],
+    controls: &[&super::m3upi::M3UPI_BOX_CTL_INFO],
+    statuses: &[&super::m3upi::M3UPI_BOX_STATUS_INFO],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(0, 48, M3upiCtl::INFO.at(0), M3upiCtr::INFO.at(0)),
-        CounterInfo::general(1, 48, M3upiCtl::INFO.at(1), M3upiCtr::INFO.at(1)),
-        CounterInfo::general(2, 48, M3upiCtl::INFO.at(2), M3upiCtr::INFO.at(2)),
+        CounterInfo::general(
+            0,
+            48,
+            super::m3upi::M3UPI_CTL_INFO.at(0),
+            super::m3upi::M3UPI_CTR_INFO.at(0),
+        ),
+        CounterInfo::general(
+            1,
+            48,
+            super::m3upi::M3UPI_CTL_INFO.at(1),
+            super::m3upi::M3UPI_CTR_INFO.at(1),
+        ),
+        CounterInfo::general(
+            2,
+            48,
+            super::m3upi::M3UPI_CTL_INFO.at(2),
+            super::m3upi::M3UPI_CTR_INFO.at(2),
+        ),
     ],
     filters: &[],
     routes: &[
@@ -929,25 +932,6 @@ const M3UPI_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_GENERIC,
 };
-impl CounterControl for M3upiCtl {
-    const ENABLE: &'static FieldInfo = M3UPI_CTL_EN;
-    const EVENT: &'static FieldInfo = M3UPI_CTL_EV_SEL;
-    const UMASK: Option<&'static FieldInfo> = Some(M3UPI_CTL_UMASK);
-    const EVENT_EXT: Option<&'static FieldInfo> = None;
-    const THRESHOLD: Option<&'static FieldInfo> = Some(M3UPI_CTL_THRESH);
-    const INVERT: Option<&'static FieldInfo> = Some(M3UPI_CTL_INVERT);
-    const EDGE: Option<&'static FieldInfo> = Some(M3UPI_CTL_EDGE_DET);
-    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
-}
-impl CounterValue for M3upiCtr {
-    const COUNT: &'static FieldInfo = M3UPI_CTR_EVENT_COUNT;
-}
-impl BoxControl for M3upiBoxCtl {
-    const FREEZE: Option<&'static FieldInfo> = Some(M3UPI_BOX_CTL_FRZ);
-    const FREEZE_ENABLE: Option<&'static FieldInfo> = Some(M3UPI_BOX_CTL_FRZ_EN);
-    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(M3UPI_BOX_CTL_RST_CTRS);
-    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(M3UPI_BOX_CTL_RST_CTRL);
-}
 /// PMU structure of the PCU (power control unit) performance monitoring (4 counters per box; boxes
 /// PCU).
 ///
@@ -970,18 +954,38 @@ pub static PCU: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "PCU",
     scope: Scope::Socket,
-    controls: &[PcuBoxCtl::INFO],
-    statuses: &[PcuBoxStatus::INFO],
+    controls: &[&super::pcu::PCU_BOX_CTL_INFO],
+    statuses: &[&super::pcu::PCU_BOX_STATUS_INFO],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(0, 48, PcuCtl::INFO.at(0), PcuCtr::INFO.at(0)),
-        CounterInfo::general(1, 48, PcuCtl::INFO.at(1), PcuCtr::INFO.at(1)),
-        CounterInfo::general(2, 48, PcuCtl::INFO.at(2), PcuCtr::INFO.at(2)),
-        CounterInfo::general(3, 48, PcuCtl::INFO.at(3), PcuCtr::INFO.at(3)),
+        CounterInfo::general(
+            0,
+            48,
+            super::pcu::PCU_CTL_INFO.at(0),
+            super::pcu::PCU_CTR_INFO.at(0),
+        ),
+        CounterInfo::general(
+            1,
+            48,
+            super::pcu::PCU_CTL_INFO.at(1),
+            super::pcu::PCU_CTR_INFO.at(1),
+        ),
+        CounterInfo::general(
+            2,
+            48,
+            super::pcu::PCU_CTL_INFO.at(2),
+            super::pcu::PCU_CTR_INFO.at(2),
+        ),
+        CounterInfo::general(
+            3,
+            48,
+            super::pcu::PCU_CTL_INFO.at(3),
+            super::pcu::PCU_CTR_INFO.at(3),
+        ),
     ],
     filters: &[
         FilterInfo {
-            register: PcuBoxFilter::INFO,
+            register: &super::pcu::PCU_BOX_FILTER_INFO,
             mask: None,
             event: None,
             event_ext: false,
@@ -1041,25 +1045,6 @@ pub static PCU: PmuInfo = PmuInfo {
         },
     ],
 };
-impl CounterControl for PcuCtl {
-    const ENABLE: &'static FieldInfo = PCU_CTL_EN;
-    const EVENT: &'static FieldInfo = PCU_CTL_EV_SEL;
-    const UMASK: Option<&'static FieldInfo> = None;
-    const EVENT_EXT: Option<&'static FieldInfo> = None;
-    const THRESHOLD: Option<&'static FieldInfo> = Some(PCU_CTL_THRESH);
-    const INVERT: Option<&'static FieldInfo> = Some(PCU_CTL_INVERT);
-    const EDGE: Option<&'static FieldInfo> = Some(PCU_CTL_EDGE_DET);
-    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
-}
-impl CounterValue for PcuCtr {
-    const COUNT: &'static FieldInfo = PCU_CTR_EVENT_COUNT;
-}
-impl BoxControl for PcuBoxCtl {
-    const FREEZE: Option<&'static FieldInfo> = Some(PCU_BOX_CTL_FRZ);
-    const FREEZE_ENABLE: Option<&'static FieldInfo> = Some(PCU_BOX_CTL_FRZ_EN);
-    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(PCU_BOX_CTL_RST_CTRS);
-    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(PCU_BOX_CTL_RST_CTRL);
-}
 /// PMU structure of the U-box (system configuration controller) performance monitoring (3 counters
 /// per box; boxes UBOX).
 ///
@@ -1091,9 +1076,24 @@ pub static UBOX: PmuInfo = PmuInfo {
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(0, 48, UCtl::INFO.at(0), UCtr::INFO.at(0)),
-        CounterInfo::general(1, 48, UCtl::INFO.at(1), UCtr::INFO.at(1)),
-        CounterInfo::fixed(2, 48, UUclkFixedCtl::INFO.at(0), UUclkFixedCtr::INFO.at(0))
+        CounterInfo::general(
+            0,
+            48,
+            super::ubox::U_CTL_INFO.at(0),
+            super::ubox::U_CTR_INFO.at(0),
+        ),
+        CounterInfo::general(
+            1,
+            48,
+            super::ubox::U_CTL_INFO.at(1),
+            super::ubox::U_CTR_INFO.at(1),
+        ),
+        CounterInfo::fixed(
+                2,
+                48,
+                super::ubox::U_UCLK_FIXED_CTL_INFO.at(0),
+                super::ubox::U_UCLK_FIXED_CTR_INFO.at(0),
+            )
             .counting("uncore clock (UCLK) cycles"),
     ],
     filters: &[],
@@ -1168,28 +1168,12 @@ pub static UBOX: PmuInfo = PmuInfo {
         },
     ],
 };
-impl CounterControl for UCtl {
-    const ENABLE: &'static FieldInfo = U_CTL_EN;
-    const EVENT: &'static FieldInfo = U_CTL_EV_SEL;
-    const UMASK: Option<&'static FieldInfo> = Some(U_CTL_UMASK);
-    const EVENT_EXT: Option<&'static FieldInfo> = None;
-    const THRESHOLD: Option<&'static FieldInfo> = Some(U_CTL_THRESH);
-    const INVERT: Option<&'static FieldInfo> = Some(U_CTL_INVERT);
-    const EDGE: Option<&'static FieldInfo> = Some(U_CTL_EDGE_DET);
-    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
-}
-impl CounterValue for UUclkFixedCtr {
-    const COUNT: &'static FieldInfo = U_UCLK_FIXED_CTR_EVENT_COUNT;
-}
-impl CounterValue for UCtr {
-    const COUNT: &'static FieldInfo = U_CTR_EVENT_COUNT;
-}
 /// The level above every box: global control, status and overflow clear.
 pub static GLOBAL: GlobalInfo = GlobalInfo {
     unit: "UBOX",
     instance: "UBOX",
-    control: UGlobalCtl::INFO,
-    status: UGlobalStatus::INFO,
+    control: &super::ubox::U_GLOBAL_CTL_INFO,
+    status: &super::ubox::U_GLOBAL_STATUS_INFO,
     overflow_clear: None,
 };
 /// PMU structure of the UPI (Ultra Path Interconnect link layer) performance monitoring (4 counters
@@ -1213,14 +1197,34 @@ pub static UPI: PmuInfo = PmuInfo {
     processor: "cascade-lake",
     unit: "UPI",
     scope: Scope::Socket,
-    controls: &[UpiBoxCtl::INFO],
-    statuses: &[UpiBoxStatus::INFO],
+    controls: &[&super::upi::UPI_BOX_CTL_INFO],
+    statuses: &[&super::upi::UPI_BOX_STATUS_INFO],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(0, 48, UpiCtl::INFO.at(0), UpiCtr::INFO.at(0)),
-        CounterInfo::general(1, 48, UpiCtl::INFO.at(1), UpiCtr::INFO.at(1)),
-        CounterInfo::general(2, 48, UpiCtl::INFO.at(2), UpiCtr::INFO.at(2)),
-        CounterInfo::general(3, 48, UpiCtl::INFO.at(3), UpiCtr::INFO.at(3)),
+        CounterInfo::general(
+            0,
+            48,
+            super::upi::UPI_CTL_INFO.at(0),
+            super::upi::UPI_CTR_INFO.at(0),
+        ),
+        CounterInfo::general(
+            1,
+            48,
+            super::upi::UPI_CTL_INFO.at(1),
+            super::upi::UPI_CTR_INFO.at(1),
+        ),
+        CounterInfo::general(
+            2,
+            48,
+            super::upi::UPI_CTL_INFO.at(2),
+            super::upi::UPI_CTR_INFO.at(2),
+        ),
+        CounterInfo::general(
+            3,
+            48,
+            super::upi::UPI_CTL_INFO.at(3),
+            super::upi::UPI_CTR_INFO.at(3),
+        ),
     ],
     filters: &[],
     routes: &[
@@ -1300,28 +1304,9 @@ const UPI_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_UPI,
 };
-impl CounterControl for UpiCtl {
-    const ENABLE: &'static FieldInfo = UPI_CTL_EN;
-    const EVENT: &'static FieldInfo = UPI_CTL_EV_SEL;
-    const UMASK: Option<&'static FieldInfo> = Some(UPI_CTL_UMASK);
-    const EVENT_EXT: Option<&'static FieldInfo> = None;
-    const THRESHOLD: Option<&'static FieldInfo> = Some(UPI_CTL_THRESH);
-    const INVERT: Option<&'static FieldInfo> = Some(UPI_CTL_INVERT);
-    const EDGE: Option<&'static FieldInfo> = Some(UPI_CTL_EDGE_DET);
-    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
-}
-impl CounterValue for UpiCtr {
-    const COUNT: &'static FieldInfo = UPI_CTR_EVENT_COUNT;
-}
-impl BoxControl for UpiBoxCtl {
-    const FREEZE: Option<&'static FieldInfo> = Some(UPI_BOX_CTL_FRZ);
-    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
-    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(UPI_BOX_CTL_RST_CTRS);
-    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(UPI_BOX_CTL_RST_CTRL);
-}
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha0`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA0: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA0,
@@ -1330,7 +1315,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA0: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha1`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA1: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA1,
@@ -1339,7 +1324,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA1: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha2`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA2: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA2,
@@ -1348,7 +1333,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA2: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha3`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA3: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA3,
@@ -1357,7 +1342,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA3: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha4`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA4: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA4,
@@ -1366,7 +1351,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA4: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha5`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA5: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA5,
@@ -1375,7 +1360,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA5: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha6`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA6: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA6,
@@ -1384,7 +1369,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA6: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha7`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA7: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA7,
@@ -1393,7 +1378,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA7: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha8`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA8: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA8,
@@ -1402,7 +1387,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA8: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha9`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA9: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA9,
@@ -1411,7 +1396,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA9: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha10`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA10: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA10,
@@ -1420,7 +1405,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA10: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha11`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA11: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA11,
@@ -1429,7 +1414,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA11: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha12`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA12: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA12,
@@ -1438,7 +1423,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA12: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha13`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA13: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA13,
@@ -1447,7 +1432,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA13: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha14`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA14: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA14,
@@ -1456,7 +1441,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA14: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha15`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA15: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA15,
@@ -1465,7 +1450,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA15: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha16`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA16: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA16,
@@ -1474,7 +1459,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA16: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha17`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA17: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA17,
@@ -1483,7 +1468,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA17: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha18`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA18: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA18,
@@ -1492,7 +1477,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA18: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha19`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA19: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA19,
@@ -1501,7 +1486,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA19: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha20`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA20: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA20,
@@ -1510,7 +1495,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA20: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha21`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA21: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA21,
@@ -1519,7 +1504,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA21: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha22`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA22: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA22,
@@ -1528,7 +1513,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA22: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha23`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA23: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA23,
@@ -1537,7 +1522,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA23: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha24`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA24: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA24,
@@ -1546,7 +1531,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA24: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha25`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA25: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA25,
@@ -1555,7 +1540,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA25: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha26`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA26: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA26,
@@ -1564,7 +1549,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA26: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha27`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_CHA27: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_CHA27,
@@ -1573,7 +1558,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_CHA27: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_imc0`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_IMC0: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_IMC0,
@@ -1582,7 +1567,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_IMC0: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_imc1`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_IMC1: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_IMC1,
@@ -1591,7 +1576,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_IMC1: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m2m0`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_M2M0: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_M2M0,
@@ -1600,7 +1585,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_M2M0: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m2m1`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_M2M1: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_M2M1,
@@ -1609,7 +1594,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_M2M1: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m3upi0`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_M3UPI0: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_M3UPI0,
@@ -1618,7 +1603,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_M3UPI0: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m3upi1`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_M3UPI1: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_M3UPI1,
@@ -1627,7 +1612,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_M3UPI1: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_pcu`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_PCU: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_PCU,
@@ -1636,7 +1621,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_PCU: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_u`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_U: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_U,
@@ -1645,7 +1630,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_U: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_u_fixed`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_U_FIXED: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_U_FIXED,
@@ -1654,7 +1639,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_U_FIXED: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_upi0`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_UPI0: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_UPI0,
@@ -1663,7 +1648,7 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_UPI0: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_upi1`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_UPI1: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_UPI1,
@@ -1672,284 +1657,133 @@ const U_MSR_PMON_GLOBAL_STATUS_OV_UPI1: BitRef = BitRef {
 };
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_upi2`: a hop of the overflow routes.
 const U_MSR_PMON_GLOBAL_STATUS_OV_UPI2: BitRef = BitRef {
-    register: UGlobalStatus::INFO,
+    register: &super::ubox::U_GLOBAL_STATUS_INFO,
     instance: "UBOX",
     index: 0,
     field: U_GLOBAL_STATUS_OV_UPI2,
     register_name: "U_MSR_PMON_GLOBAL_STATUS",
     qualified: "U_MSR_PMON_GLOBAL_STATUS.ov_upi2",
 };
-/// `C_MSR_PMON_BOX_CTL.frz` (bit 8).
-const CHA_BOX_CTL_FRZ: &FieldInfo = ChaBoxCtl::INFO.field_named("frz");
-/// `C_MSR_PMON_BOX_CTL.rst_ctrs` (bit 1).
-const CHA_BOX_CTL_RST_CTRS: &FieldInfo = ChaBoxCtl::INFO.field_named("rst_ctrs");
-/// `C_MSR_PMON_BOX_CTL.rst_ctrl` (bit 0).
-const CHA_BOX_CTL_RST_CTRL: &FieldInfo = ChaBoxCtl::INFO.field_named("rst_ctrl");
-/// `C_MSR_PMON_CTL.thresh` (bits 31:24).
-const CHA_CTL_THRESH: &FieldInfo = ChaCtl::INFO.field_named("thresh");
-/// `C_MSR_PMON_CTL.invert` (bit 23).
-const CHA_CTL_INVERT: &FieldInfo = ChaCtl::INFO.field_named("invert");
-/// `C_MSR_PMON_CTL.en` (bit 22).
-const CHA_CTL_EN: &FieldInfo = ChaCtl::INFO.field_named("en");
-/// `C_MSR_PMON_CTL.edge_det` (bit 18).
-const CHA_CTL_EDGE_DET: &FieldInfo = ChaCtl::INFO.field_named("edge_det");
-/// `C_MSR_PMON_CTL.umask` (bits 15:8).
-const CHA_CTL_UMASK: &FieldInfo = ChaCtl::INFO.field_named("umask");
-/// `C_MSR_PMON_CTL.ev_sel` (bits 7:0).
-const CHA_CTL_EV_SEL: &FieldInfo = ChaCtl::INFO.field_named("ev_sel");
-/// `C_MSR_PMON_CTR.event_count` (bits 47:0).
-const CHA_CTR_EVENT_COUNT: &FieldInfo = ChaCtr::INFO.field_named("event_count");
-/// `IIO_MSR_PMON_BOX_CTL.frz_en` (bit 16).
-const IIO_BOX_CTL_FRZ_EN: &FieldInfo = IioBoxCtl::INFO.field_named("frz_en");
-/// `IIO_MSR_PMON_BOX_CTL.frz` (bit 8).
-const IIO_BOX_CTL_FRZ: &FieldInfo = IioBoxCtl::INFO.field_named("frz");
-/// `IIO_MSR_PMON_BOX_CTL.rst_ctrs` (bit 1).
-const IIO_BOX_CTL_RST_CTRS: &FieldInfo = IioBoxCtl::INFO.field_named("rst_ctrs");
-/// `IIO_MSR_PMON_BOX_CTL.rst_ctrl` (bit 0).
-const IIO_BOX_CTL_RST_CTRL: &FieldInfo = IioBoxCtl::INFO.field_named("rst_ctrl");
-/// `IIO_MSR_PMON_CTL.thresh` (bits 35:24).
-const IIO_CTL_THRESH: &FieldInfo = IioCtl::INFO.field_named("thresh");
-/// `IIO_MSR_PMON_CTL.invert` (bit 23).
-const IIO_CTL_INVERT: &FieldInfo = IioCtl::INFO.field_named("invert");
-/// `IIO_MSR_PMON_CTL.en` (bit 22).
-const IIO_CTL_EN: &FieldInfo = IioCtl::INFO.field_named("en");
-/// `IIO_MSR_PMON_CTL.edge_det` (bit 18).
-const IIO_CTL_EDGE_DET: &FieldInfo = IioCtl::INFO.field_named("edge_det");
-/// `IIO_MSR_PMON_CTL.umask` (bits 15:8).
-const IIO_CTL_UMASK: &FieldInfo = IioCtl::INFO.field_named("umask");
-/// `IIO_MSR_PMON_CTL.ev_sel` (bits 7:0).
-const IIO_CTL_EV_SEL: &FieldInfo = IioCtl::INFO.field_named("ev_sel");
-/// `IIO_MSR_PMON_CTR.event_count` (bits 47:0).
-const IIO_CTR_EVENT_COUNT: &FieldInfo = IioCtr::INFO.field_named("event_count");
-/// `MC_PCI_PMON_BOX_CTL.frz` (bit 8).
-const IMC_BOX_CTL_FRZ: &FieldInfo = ImcBoxCtl::INFO.field_named("frz");
-/// `MC_PCI_PMON_BOX_CTL.rst_ctrs` (bit 1).
-const IMC_BOX_CTL_RST_CTRS: &FieldInfo = ImcBoxCtl::INFO.field_named("rst_ctrs");
-/// `MC_PCI_PMON_BOX_CTL.rst_ctrl` (bit 0).
-const IMC_BOX_CTL_RST_CTRL: &FieldInfo = ImcBoxCtl::INFO.field_named("rst_ctrl");
-/// `MC_PCI_PMON_CTL.thresh` (bits 31:24).
-const IMC_CTL_THRESH: &FieldInfo = ImcCtl::INFO.field_named("thresh");
-/// `MC_PCI_PMON_CTL.invert` (bit 23).
-const IMC_CTL_INVERT: &FieldInfo = ImcCtl::INFO.field_named("invert");
-/// `MC_PCI_PMON_CTL.en` (bit 22).
-const IMC_CTL_EN: &FieldInfo = ImcCtl::INFO.field_named("en");
-/// `MC_PCI_PMON_CTL.edge_det` (bit 18).
-const IMC_CTL_EDGE_DET: &FieldInfo = ImcCtl::INFO.field_named("edge_det");
-/// `MC_PCI_PMON_CTL.umask` (bits 15:8).
-const IMC_CTL_UMASK: &FieldInfo = ImcCtl::INFO.field_named("umask");
-/// `MC_PCI_PMON_CTL.ev_sel` (bits 7:0).
-const IMC_CTL_EV_SEL: &FieldInfo = ImcCtl::INFO.field_named("ev_sel");
-/// `MC_PCI_PMON_CTR.event_count` (bits 47:0).
-const IMC_CTR_EVENT_COUNT: &FieldInfo = ImcCtr::INFO.field_named("event_count");
-/// `MC_PCI_PMON_FIXED_CTR.event_count` (bits 47:0).
-const IMC_FIXED_CTR_EVENT_COUNT: &FieldInfo = ImcFixedCtr::INFO
-    .field_named("event_count");
-/// `IRP_MSR_PMON_BOX_CTL.frz_en` (bit 16).
-const IRP_BOX_CTL_FRZ_EN: &FieldInfo = IrpBoxCtl::INFO.field_named("frz_en");
-/// `IRP_MSR_PMON_BOX_CTL.frz` (bit 8).
-const IRP_BOX_CTL_FRZ: &FieldInfo = IrpBoxCtl::INFO.field_named("frz");
-/// `IRP_MSR_PMON_BOX_CTL.rst_ctrs` (bit 1).
-const IRP_BOX_CTL_RST_CTRS: &FieldInfo = IrpBoxCtl::INFO.field_named("rst_ctrs");
-/// `IRP_MSR_PMON_BOX_CTL.rst_ctrl` (bit 0).
-const IRP_BOX_CTL_RST_CTRL: &FieldInfo = IrpBoxCtl::INFO.field_named("rst_ctrl");
-/// `IRP_MSR_PMON_CTL.thresh` (bits 31:24).
-const IRP_CTL_THRESH: &FieldInfo = IrpCtl::INFO.field_named("thresh");
-/// `IRP_MSR_PMON_CTL.invert` (bit 23).
-const IRP_CTL_INVERT: &FieldInfo = IrpCtl::INFO.field_named("invert");
-/// `IRP_MSR_PMON_CTL.en` (bit 22).
-const IRP_CTL_EN: &FieldInfo = IrpCtl::INFO.field_named("en");
-/// `IRP_MSR_PMON_CTL.edge_det` (bit 18).
-const IRP_CTL_EDGE_DET: &FieldInfo = IrpCtl::INFO.field_named("edge_det");
-/// `IRP_MSR_PMON_CTL.umask` (bits 15:8).
-const IRP_CTL_UMASK: &FieldInfo = IrpCtl::INFO.field_named("umask");
-/// `IRP_MSR_PMON_CTL.ev_sel` (bits 7:0).
-const IRP_CTL_EV_SEL: &FieldInfo = IrpCtl::INFO.field_named("ev_sel");
-/// `IRP_MSR_PMON_CTR.event_count` (bits 47:0).
-const IRP_CTR_EVENT_COUNT: &FieldInfo = IrpCtr::INFO.field_named("event_count");
-/// `M2M_PCI_PMON_BOX_CTL.frz_en` (bit 16).
-const M2M_BOX_CTL_FRZ_EN: &FieldInfo = M2mBoxCtl::INFO.field_named("frz_en");
-/// `M2M_PCI_PMON_BOX_CTL.frz` (bit 8).
-const M2M_BOX_CTL_FRZ: &FieldInfo = M2mBoxCtl::INFO.field_named("frz");
-/// `M2M_PCI_PMON_BOX_CTL.rst_ctrs` (bit 1).
-const M2M_BOX_CTL_RST_CTRS: &FieldInfo = M2mBoxCtl::INFO.field_named("rst_ctrs");
-/// `M2M_PCI_PMON_BOX_CTL.rst_ctrl` (bit 0).
-const M2M_BOX_CTL_RST_CTRL: &FieldInfo = M2mBoxCtl::INFO.field_named("rst_ctrl");
-/// `M2M_PCI_PMON_CTL.thresh` (bits 31:24).
-const M2M_CTL_THRESH: &FieldInfo = M2mCtl::INFO.field_named("thresh");
-/// `M2M_PCI_PMON_CTL.invert` (bit 23).
-const M2M_CTL_INVERT: &FieldInfo = M2mCtl::INFO.field_named("invert");
-/// `M2M_PCI_PMON_CTL.en` (bit 22).
-const M2M_CTL_EN: &FieldInfo = M2mCtl::INFO.field_named("en");
-/// `M2M_PCI_PMON_CTL.edge_det` (bit 18).
-const M2M_CTL_EDGE_DET: &FieldInfo = M2mCtl::INFO.field_named("edge_det");
-/// `M2M_PCI_PMON_CTL.umask` (bits 15:8).
-const M2M_CTL_UMASK: &FieldInfo = M2mCtl::INFO.field_named("umask");
-/// `M2M_PCI_PMON_CTL.ev_sel` (bits 7:0).
-const M2M_CTL_EV_SEL: &FieldInfo = M2mCtl::INFO.field_named("ev_sel");
-/// `M2M_PCI_PMON_CTR.event_count` (bits 47:0).
-const M2M_CTR_EVENT_COUNT: &FieldInfo = M2mCtr::INFO.field_named("event_count");
-/// `M3UPI_L_PCI_PMON_BOX_CTL.frz_en` (bit 16).
-const M3UPI_BOX_CTL_FRZ_EN: &FieldInfo = M3upiBoxCtl::INFO.field_named("frz_en");
-/// `M3UPI_L_PCI_PMON_BOX_CTL.frz` (bit 8).
-const M3UPI_BOX_CTL_FRZ: &FieldInfo = M3upiBoxCtl::INFO.field_named("frz");
-/// `M3UPI_L_PCI_PMON_BOX_CTL.rst_ctrs` (bit 1).
-const M3UPI_BOX_CTL_RST_CTRS: &FieldInfo = M3upiBoxCtl::INFO.field_named("rst_ctrs");
-/// `M3UPI_L_PCI_PMON_BOX_CTL.rst_ctrl` (bit 0).
-const M3UPI_BOX_CTL_RST_CTRL: &FieldInfo = M3upiBoxCtl::INFO.field_named("rst_ctrl");
-/// `M3UPI_L_PCI_PMON_CTL.thresh` (bits 31:24).
-const M3UPI_CTL_THRESH: &FieldInfo = M3upiCtl::INFO.field_named("thresh");
-/// `M3UPI_L_PCI_PMON_CTL.invert` (bit 23).
-const M3UPI_CTL_INVERT: &FieldInfo = M3upiCtl::INFO.field_named("invert");
-/// `M3UPI_L_PCI_PMON_CTL.en` (bit 22).
-const M3UPI_CTL_EN: &FieldInfo = M3upiCtl::INFO.field_named("en");
-/// `M3UPI_L_PCI_PMON_CTL.edge_det` (bit 18).
-const M3UPI_CTL_EDGE_DET: &FieldInfo = M3upiCtl::INFO.field_named("edge_det");
-/// `M3UPI_L_PCI_PMON_CTL.umask` (bits 15:8).
-const M3UPI_CTL_UMASK: &FieldInfo = M3upiCtl::INFO.field_named("umask");
-/// `M3UPI_L_PCI_PMON_CTL.ev_sel` (bits 7:0).
-const M3UPI_CTL_EV_SEL: &FieldInfo = M3upiCtl::INFO.field_named("ev_sel");
-/// `M3UPI_L_PCI_PMON_CTR.event_count` (bits 47:0).
-const M3UPI_CTR_EVENT_COUNT: &FieldInfo = M3upiCtr::INFO.field_named("event_count");
-/// `PCU_MSR_PMON_BOX_CTL.frz_en` (bit 16).
-const PCU_BOX_CTL_FRZ_EN: &FieldInfo = PcuBoxCtl::INFO.field_named("frz_en");
-/// `PCU_MSR_PMON_BOX_CTL.frz` (bit 8).
-const PCU_BOX_CTL_FRZ: &FieldInfo = PcuBoxCtl::INFO.field_named("frz");
-/// `PCU_MSR_PMON_BOX_CTL.rst_ctrs` (bit 1).
-const PCU_BOX_CTL_RST_CTRS: &FieldInfo = PcuBoxCtl::INFO.field_named("rst_ctrs");
-/// `PCU_MSR_PMON_BOX_CTL.rst_ctrl` (bit 0).
-const PCU_BOX_CTL_RST_CTRL: &FieldInfo = PcuBoxCtl::INFO.field_named("rst_ctrl");
-/// `PCU_MSR_PMON_CTL.thresh` (bits 28:24).
-const PCU_CTL_THRESH: &FieldInfo = PcuCtl::INFO.field_named("thresh");
-/// `PCU_MSR_PMON_CTL.invert` (bit 23).
-const PCU_CTL_INVERT: &FieldInfo = PcuCtl::INFO.field_named("invert");
-/// `PCU_MSR_PMON_CTL.en` (bit 22).
-const PCU_CTL_EN: &FieldInfo = PcuCtl::INFO.field_named("en");
-/// `PCU_MSR_PMON_CTL.edge_det` (bit 18).
-const PCU_CTL_EDGE_DET: &FieldInfo = PcuCtl::INFO.field_named("edge_det");
-/// `PCU_MSR_PMON_CTL.ev_sel` (bits 7:0).
-const PCU_CTL_EV_SEL: &FieldInfo = PcuCtl::INFO.field_named("ev_sel");
-/// `PCU_MSR_PMON_CTR.event_count` (bits 47:0).
-const PCU_CTR_EVENT_COUNT: &FieldInfo = PcuCtr::INFO.field_named("event_count");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m2m1` (bit 63).
-const U_GLOBAL_STATUS_OV_M2M1: &FieldInfo = UGlobalStatus::INFO.field_named("ov_m2m1");
+const U_GLOBAL_STATUS_OV_M2M1: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_m2m1");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m2m0` (bit 62).
-const U_GLOBAL_STATUS_OV_M2M0: &FieldInfo = UGlobalStatus::INFO.field_named("ov_m2m0");
+const U_GLOBAL_STATUS_OV_M2M0: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_m2m0");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m3upi1` (bit 47).
-const U_GLOBAL_STATUS_OV_M3UPI1: &FieldInfo = UGlobalStatus::INFO
+const U_GLOBAL_STATUS_OV_M3UPI1: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_m3upi1");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_m3upi0` (bit 46).
-const U_GLOBAL_STATUS_OV_M3UPI0: &FieldInfo = UGlobalStatus::INFO
+const U_GLOBAL_STATUS_OV_M3UPI0: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_m3upi0");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_upi2` (bit 43).
-const U_GLOBAL_STATUS_OV_UPI2: &FieldInfo = UGlobalStatus::INFO.field_named("ov_upi2");
+const U_GLOBAL_STATUS_OV_UPI2: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_upi2");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_upi1` (bit 42).
-const U_GLOBAL_STATUS_OV_UPI1: &FieldInfo = UGlobalStatus::INFO.field_named("ov_upi1");
+const U_GLOBAL_STATUS_OV_UPI1: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_upi1");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_upi0` (bit 41).
-const U_GLOBAL_STATUS_OV_UPI0: &FieldInfo = UGlobalStatus::INFO.field_named("ov_upi0");
+const U_GLOBAL_STATUS_OV_UPI0: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_upi0");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_imc1` (bit 40).
-const U_GLOBAL_STATUS_OV_IMC1: &FieldInfo = UGlobalStatus::INFO.field_named("ov_imc1");
+const U_GLOBAL_STATUS_OV_IMC1: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_imc1");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_imc0` (bit 39).
-const U_GLOBAL_STATUS_OV_IMC0: &FieldInfo = UGlobalStatus::INFO.field_named("ov_imc0");
+const U_GLOBAL_STATUS_OV_IMC0: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_imc0");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha27` (bit 30).
-const U_GLOBAL_STATUS_OV_CHA27: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha27");
+const U_GLOBAL_STATUS_OV_CHA27: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha27");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha26` (bit 29).
-const U_GLOBAL_STATUS_OV_CHA26: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha26");
+const U_GLOBAL_STATUS_OV_CHA26: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha26");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha25` (bit 28).
-const U_GLOBAL_STATUS_OV_CHA25: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha25");
+const U_GLOBAL_STATUS_OV_CHA25: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha25");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha24` (bit 27).
-const U_GLOBAL_STATUS_OV_CHA24: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha24");
+const U_GLOBAL_STATUS_OV_CHA24: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha24");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha23` (bit 26).
-const U_GLOBAL_STATUS_OV_CHA23: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha23");
+const U_GLOBAL_STATUS_OV_CHA23: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha23");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha22` (bit 25).
-const U_GLOBAL_STATUS_OV_CHA22: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha22");
+const U_GLOBAL_STATUS_OV_CHA22: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha22");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha21` (bit 24).
-const U_GLOBAL_STATUS_OV_CHA21: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha21");
+const U_GLOBAL_STATUS_OV_CHA21: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha21");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha20` (bit 23).
-const U_GLOBAL_STATUS_OV_CHA20: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha20");
+const U_GLOBAL_STATUS_OV_CHA20: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha20");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha19` (bit 22).
-const U_GLOBAL_STATUS_OV_CHA19: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha19");
+const U_GLOBAL_STATUS_OV_CHA19: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha19");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha18` (bit 21).
-const U_GLOBAL_STATUS_OV_CHA18: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha18");
+const U_GLOBAL_STATUS_OV_CHA18: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha18");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha17` (bit 20).
-const U_GLOBAL_STATUS_OV_CHA17: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha17");
+const U_GLOBAL_STATUS_OV_CHA17: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha17");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha16` (bit 19).
-const U_GLOBAL_STATUS_OV_CHA16: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha16");
+const U_GLOBAL_STATUS_OV_CHA16: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha16");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha15` (bit 18).
-const U_GLOBAL_STATUS_OV_CHA15: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha15");
+const U_GLOBAL_STATUS_OV_CHA15: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha15");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha14` (bit 17).
-const U_GLOBAL_STATUS_OV_CHA14: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha14");
+const U_GLOBAL_STATUS_OV_CHA14: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha14");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha13` (bit 16).
-const U_GLOBAL_STATUS_OV_CHA13: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha13");
+const U_GLOBAL_STATUS_OV_CHA13: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha13");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha12` (bit 15).
-const U_GLOBAL_STATUS_OV_CHA12: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha12");
+const U_GLOBAL_STATUS_OV_CHA12: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha12");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha11` (bit 14).
-const U_GLOBAL_STATUS_OV_CHA11: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha11");
+const U_GLOBAL_STATUS_OV_CHA11: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha11");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha10` (bit 13).
-const U_GLOBAL_STATUS_OV_CHA10: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha10");
+const U_GLOBAL_STATUS_OV_CHA10: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha10");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha9` (bit 12).
-const U_GLOBAL_STATUS_OV_CHA9: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha9");
+const U_GLOBAL_STATUS_OV_CHA9: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha9");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha8` (bit 11).
-const U_GLOBAL_STATUS_OV_CHA8: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha8");
+const U_GLOBAL_STATUS_OV_CHA8: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha8");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha7` (bit 10).
-const U_GLOBAL_STATUS_OV_CHA7: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha7");
+const U_GLOBAL_STATUS_OV_CHA7: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha7");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha6` (bit 9).
-const U_GLOBAL_STATUS_OV_CHA6: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha6");
+const U_GLOBAL_STATUS_OV_CHA6: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha6");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha5` (bit 8).
-const U_GLOBAL_STATUS_OV_CHA5: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha5");
+const U_GLOBAL_STATUS_OV_CHA5: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha5");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha4` (bit 7).
-const U_GLOBAL_STATUS_OV_CHA4: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha4");
+const U_GLOBAL_STATUS_OV_CHA4: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha4");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha3` (bit 6).
-const U_GLOBAL_STATUS_OV_CHA3: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha3");
+const U_GLOBAL_STATUS_OV_CHA3: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha3");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha2` (bit 5).
-const U_GLOBAL_STATUS_OV_CHA2: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha2");
+const U_GLOBAL_STATUS_OV_CHA2: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha2");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha1` (bit 4).
-const U_GLOBAL_STATUS_OV_CHA1: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha1");
+const U_GLOBAL_STATUS_OV_CHA1: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha1");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_cha0` (bit 3).
-const U_GLOBAL_STATUS_OV_CHA0: &FieldInfo = UGlobalStatus::INFO.field_named("ov_cha0");
+const U_GLOBAL_STATUS_OV_CHA0: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_cha0");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_pcu` (bit 2).
-const U_GLOBAL_STATUS_OV_PCU: &FieldInfo = UGlobalStatus::INFO.field_named("ov_pcu");
+const U_GLOBAL_STATUS_OV_PCU: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_pcu");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_u` (bit 1).
-const U_GLOBAL_STATUS_OV_U: &FieldInfo = UGlobalStatus::INFO.field_named("ov_u");
+const U_GLOBAL_STATUS_OV_U: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
+    .field_named("ov_u");
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_u_fixed` (bit 0).
-const U_GLOBAL_STATUS_OV_U_FIXED: &FieldInfo = UGlobalStatus::INFO
+const U_GLOBAL_STATUS_OV_U_FIXED: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_u_fixed");
-/// `U_MSR_PMON_UCLK_FIXED_CTR.event_count` (bits 47:0).
-const U_UCLK_FIXED_CTR_EVENT_COUNT: &FieldInfo = UUclkFixedCtr::INFO
-    .field_named("event_count");
-/// `U_MSR_PMON_CTL.thresh` (bits 28:24).
-const U_CTL_THRESH: &FieldInfo = UCtl::INFO.field_named("thresh");
-/// `U_MSR_PMON_CTL.invert` (bit 23).
-const U_CTL_INVERT: &FieldInfo = UCtl::INFO.field_named("invert");
-/// `U_MSR_PMON_CTL.en` (bit 22).
-const U_CTL_EN: &FieldInfo = UCtl::INFO.field_named("en");
-/// `U_MSR_PMON_CTL.edge_det` (bit 18).
-const U_CTL_EDGE_DET: &FieldInfo = UCtl::INFO.field_named("edge_det");
-/// `U_MSR_PMON_CTL.umask` (bits 15:8).
-const U_CTL_UMASK: &FieldInfo = UCtl::INFO.field_named("umask");
-/// `U_MSR_PMON_CTL.ev_sel` (bits 7:0).
-const U_CTL_EV_SEL: &FieldInfo = UCtl::INFO.field_named("ev_sel");
-/// `U_MSR_PMON_CTR.event_count` (bits 47:0).
-const U_CTR_EVENT_COUNT: &FieldInfo = UCtr::INFO.field_named("event_count");
-/// `U_L_PCI_PMON_BOX_CTL.frz` (bit 8).
-const UPI_BOX_CTL_FRZ: &FieldInfo = UpiBoxCtl::INFO.field_named("frz");
-/// `U_L_PCI_PMON_BOX_CTL.rst_ctrs` (bit 1).
-const UPI_BOX_CTL_RST_CTRS: &FieldInfo = UpiBoxCtl::INFO.field_named("rst_ctrs");
-/// `U_L_PCI_PMON_BOX_CTL.rst_ctrl` (bit 0).
-const UPI_BOX_CTL_RST_CTRL: &FieldInfo = UpiBoxCtl::INFO.field_named("rst_ctrl");
-/// `U_L_PCI_PMON_CTL.thresh` (bits 31:24).
-const UPI_CTL_THRESH: &FieldInfo = UpiCtl::INFO.field_named("thresh");
-/// `U_L_PCI_PMON_CTL.invert` (bit 23).
-const UPI_CTL_INVERT: &FieldInfo = UpiCtl::INFO.field_named("invert");
-/// `U_L_PCI_PMON_CTL.en` (bit 22).
-const UPI_CTL_EN: &FieldInfo = UpiCtl::INFO.field_named("en");
-/// `U_L_PCI_PMON_CTL.edge_det` (bit 18).
-const UPI_CTL_EDGE_DET: &FieldInfo = UpiCtl::INFO.field_named("edge_det");
-/// `U_L_PCI_PMON_CTL.umask` (bits 15:8).
-const UPI_CTL_UMASK: &FieldInfo = UpiCtl::INFO.field_named("umask");
-/// `U_L_PCI_PMON_CTL.ev_sel` (bits 7:0).
-const UPI_CTL_EV_SEL: &FieldInfo = UpiCtl::INFO.field_named("ev_sel");
-/// `U_L_PCI_PMON_CTR.event_count` (bits 47:0).
-const UPI_CTR_EVENT_COUNT: &FieldInfo = UpiCtr::INFO.field_named("event_count");
 /// The `skx-cha` perf driver's format (`skx_uncore_cha_formats_attr`, Linux kernel,
 /// arch/x86/events/intel/uncore_snbep.c).
 pub static PERF_SKX_CHA: PerfDriverInfo = PerfDriverInfo {

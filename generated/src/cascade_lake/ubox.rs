@@ -8,75 +8,39 @@
 //! a 64-bit global status where the boxes report counter overflows. Its own monitoring block has
 //! two general counters, a box status and a fixed counter of uncore clocks.
 //!
-//! Instances: UBOX.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
-use crate::support::*;
-#[cfg(feature = "metadata")]
+//! cascade-lake takes this unit from skylake-sp (`units-from` in `spec/processors.xml`): its
+//! register types, layouts and typed addresses are those of [`crate::skylake_sp::ubox`],
+//! re-exported here, so one type means one layout. This module adds what is cascade-lake's own: its
+//! events and the metadata that names it.
 #[allow(unused_imports)]
-use crate::structure::Role;
-
-/// Socket-wide uncore control: freezes or unfreezes, in one write, the counters of every box whose
-/// box control has frz_en set.
-///
-/// `U_MSR_PMON_GLOBAL_CTL`: 64-bit MSR register of the UBOX unit (cascade-lake). Fields, masks and
-/// sources: [`UGlobalCtlLayout`].
-///
-/// **Address and the two command bits from likwid and PCM; the rest unknown** (info): likwid
-/// freezes the Skylake-SP uncore by writing 1 \<\< 63 to MSR_UNC_V3_U_PMON_GLOBAL_CTL = 0x700 and
-/// unfreezes it by writing 1 \<\< 61 (perfmon_skylake.h); PCM unfreezes it by writing 1 \<\< 61 to
-/// MSR_UNCORE_PMON_GLOBAL_CTL = 0x700 (globalFreezeUncoreCountersInternal, case SKX). On the
-/// E5-2600 v2 to v4 the same commands are bits 31 and 29: on this processor they moved up by 32. No
-/// source read describes the other bits; they are recorded as reserved.
-///
-/// **How software freezes: likwid writes frz_all, PCM writes 0** (source-conflict): likwid freezes
-/// by writing 1 \<\< 63. PCM freezes by writing (1 - 1) \<\< 61, that is 0, which sets no command
-/// bit. We follow likwid: frz_all (bit 63) is the freeze command; a write of 0 changes nothing,
-/// since both command bits are write-only.
-pub type UGlobalCtl = Reg64<UGlobalCtlLayout>;
-
-/// The layout of [`UGlobalCtl`] (`U_MSR_PMON_GLOBAL_CTL`): its fields, masks and metadata.
-///
-/// Sources:
-/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
-pub enum UGlobalCtlLayout {}
-
-impl Layout for UGlobalCtlLayout {
-    const NAME: &'static str = "U_MSR_PMON_GLOBAL_CTL";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0x5fffffffffffffff;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xa000000000000000;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &U_GLOBAL_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "frz_all", ident: "frz_all", lsb: 63, msb: 63, access: Access::Wo, role: Some(Role::GlobalFreeze),
-            description: "Freeze all: writing 1 freezes every uncore box that has frz_en set.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 62, msb: 62, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "unfrz_all", ident: "unfrz_all", lsb: 61, msb: 61, access: Access::Wo, role: Some(Role::GlobalUnfreeze),
-            description: "Unfreeze all: writing 1 lets the frozen boxes count again.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 60, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl UGlobalCtl {
-    /// This value with `frz_all` (bit 63) set to `v`.
-    #[inline] pub const fn with_frz_all(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 63, v as u64)) }
-    /// This value with `unfrz_all` (bit 61) set to `v`.
-    #[inline] pub const fn with_unfrz_all(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 61, 61, v as u64)) }
-}
-
-/// `U_MSR_PMON_GLOBAL_CTL` of instance UBOX.
-pub const U_MSR_PMON_GLOBAL_CTL: Msr<UGlobalCtl> = Msr::new(0x700, "U_MSR_PMON_GLOBAL_CTL");
+use crate::support::*;
+pub use crate::skylake_sp::ubox::{
+    UGlobalCtl,
+    UGlobalCtlLayout,
+    U_MSR_PMON_GLOBAL_CTL,
+    UGlobalStatus,
+    UGlobalStatusLayout,
+    U_MSR_PMON_GLOBAL_STATUS,
+    UUclkFixedCtl,
+    UUclkFixedCtlLayout,
+    U_MSR_PMON_UCLK_FIXED_CTL,
+    UUclkFixedCtr,
+    UUclkFixedCtrLayout,
+    U_MSR_PMON_UCLK_FIXED_CTR,
+    UCtlInvert,
+    UCtl,
+    UCtlLayout,
+    U_MSR_PMON_CTL,
+    UBoxStatus,
+    UBoxStatusLayout,
+    U_MSR_PMON_BOX_STATUS,
+    UCtr,
+    UCtrLayout,
+    U_MSR_PMON_CTR,
+};
 
 #[cfg(feature = "metadata")]
-static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "UBOX", name: UGlobalCtlLayout::NAME, type_name: "UGlobalCtl",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalCtlLayout::RESET, reserved_mask: UGlobalCtlLayout::RESERVED_MASK, ignored_mask: UGlobalCtlLayout::IGNORED_MASK, writable_mask: UGlobalCtlLayout::WRITABLE_MASK,
@@ -92,369 +56,8 @@ static U_GLOBAL_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Socket-wide overflow summary: a box that sees one of its counters wrap sets its bit here.
-///
-/// `U_MSR_PMON_GLOBAL_STATUS`: 64-bit MSR register of the UBOX unit (cascade-lake). Fields, masks
-/// and sources: [`UGlobalStatusLayout`].
-///
-/// **Global overflow bits from likwid** (info): likwid's Skylake-SP box table (skylakeX_box_map,
-/// perfmon_skylakeX_counters.h) gives each box the bit of U_MSR_PMON_GLOBAL_STATUS it tests and
-/// clears when a counter of the box wraps (perfmon_skylake.h): U-box fixed counter 0, U-box 1, PCU
-/// 2, CHA n 3+n, memory controller 0 (channels 0-2) 39, memory controller 1 (channels 3-5) 40, UPI
-/// links 0-2 41-43, M3UPI links 0 and 1 46 and 47, M2M 0 and 1 62 and 63. The routes follow it. It
-/// gives IIO stacks 0-4 and IRP stacks 0-4 the same bits 56-60 and IRP stack 5 bit 56 again, IIO
-/// stack 5 none, and M3UPI link 2 bit 0 (the U-box fixed counter's): those routes are declared
-/// unknown. Linux and PCM do not use the global status.
-///
-/// **likwid clears the bits above 31 with a 32-bit shift** (erratum): likwid reads this MSR
-/// (MSR_UNC_V3_U_PMON_GLOBAL_STATUS = 0x701) as 64 bits and tests 1ULL \<\< offset, but clears a
-/// bit by writing (1 \<\< offset), an int shift that does not reach bits 32-63. We take the bit
-/// positions from its table and clear a bit by writing 1 at its position, as for the bits below 32
-/// (rw1c).
-pub type UGlobalStatus = Reg64<UGlobalStatusLayout>;
-
-/// The layout of [`UGlobalStatus`] (`U_MSR_PMON_GLOBAL_STATUS`): its fields, masks and metadata.
-///
-/// Sources:
-/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
-pub enum UGlobalStatusLayout {}
-
-impl Layout for UGlobalStatusLayout {
-    const NAME: &'static str = "U_MSR_PMON_GLOBAL_STATUS";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0x20ff307f80000000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xdf00cf807fffffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &U_GLOBAL_STATUS_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "ov_m2m1", ident: "ov_m2m1", lsb: 63, msb: 63, access: Access::Rw1c,
-            description: "Set when a counter of mesh-to-memory box 1 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_m2m0", ident: "ov_m2m0", lsb: 62, msb: 62, access: Access::Rw1c,
-            description: "Set when a counter of mesh-to-memory box 0 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 61, msb: 61, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_stack4", ident: "ov_stack4", lsb: 60, msb: 60, access: Access::Rw1c,
-            description: "likwid tests and clears this bit for both IIO stack 4 and IRP stack 4; which box sets it is not known from the sources read.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_stack3", ident: "ov_stack3", lsb: 59, msb: 59, access: Access::Rw1c,
-            description: "likwid tests and clears this bit for both IIO stack 3 and IRP stack 3; which box sets it is not known from the sources read.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_stack2", ident: "ov_stack2", lsb: 58, msb: 58, access: Access::Rw1c,
-            description: "likwid tests and clears this bit for both IIO stack 2 and IRP stack 2; which box sets it is not known from the sources read.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_stack1", ident: "ov_stack1", lsb: 57, msb: 57, access: Access::Rw1c,
-            description: "likwid tests and clears this bit for both IIO stack 1 and IRP stack 1; which box sets it is not known from the sources read.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_stack0", ident: "ov_stack0", lsb: 56, msb: 56, access: Access::Rw1c,
-            description: "likwid tests and clears this bit for both IIO stack 0 and IRP stack 0; which box sets it is not known from the sources read.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 55, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_m3upi1", ident: "ov_m3upi1", lsb: 47, msb: 47, access: Access::Rw1c,
-            description: "Set when a counter of M3UPI link 1 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_m3upi0", ident: "ov_m3upi0", lsb: 46, msb: 46, access: Access::Rw1c,
-            description: "Set when a counter of M3UPI link 0 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 45, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_upi2", ident: "ov_upi2", lsb: 43, msb: 43, access: Access::Rw1c,
-            description: "Set when a counter of UPI link 2 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_upi1", ident: "ov_upi1", lsb: 42, msb: 42, access: Access::Rw1c,
-            description: "Set when a counter of UPI link 1 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_upi0", ident: "ov_upi0", lsb: 41, msb: 41, access: Access::Rw1c,
-            description: "Set when a counter of UPI link 0 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_imc1", ident: "ov_imc1", lsb: 40, msb: 40, access: Access::Rw1c,
-            description: "Set when a counter of a channel of memory controller 1 (IMC3-IMC5) overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_imc0", ident: "ov_imc0", lsb: 39, msb: 39, access: Access::Rw1c,
-            description: "Set when a counter of a channel of memory controller 0 (IMC0-IMC2) overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 31, msb: 38, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha27", ident: "ov_cha27", lsb: 30, msb: 30, access: Access::Rw1c,
-            description: "Set when a counter of CHA 27 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha26", ident: "ov_cha26", lsb: 29, msb: 29, access: Access::Rw1c,
-            description: "Set when a counter of CHA 26 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha25", ident: "ov_cha25", lsb: 28, msb: 28, access: Access::Rw1c,
-            description: "Set when a counter of CHA 25 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha24", ident: "ov_cha24", lsb: 27, msb: 27, access: Access::Rw1c,
-            description: "Set when a counter of CHA 24 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha23", ident: "ov_cha23", lsb: 26, msb: 26, access: Access::Rw1c,
-            description: "Set when a counter of CHA 23 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha22", ident: "ov_cha22", lsb: 25, msb: 25, access: Access::Rw1c,
-            description: "Set when a counter of CHA 22 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha21", ident: "ov_cha21", lsb: 24, msb: 24, access: Access::Rw1c,
-            description: "Set when a counter of CHA 21 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha20", ident: "ov_cha20", lsb: 23, msb: 23, access: Access::Rw1c,
-            description: "Set when a counter of CHA 20 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha19", ident: "ov_cha19", lsb: 22, msb: 22, access: Access::Rw1c,
-            description: "Set when a counter of CHA 19 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha18", ident: "ov_cha18", lsb: 21, msb: 21, access: Access::Rw1c,
-            description: "Set when a counter of CHA 18 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha17", ident: "ov_cha17", lsb: 20, msb: 20, access: Access::Rw1c,
-            description: "Set when a counter of CHA 17 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha16", ident: "ov_cha16", lsb: 19, msb: 19, access: Access::Rw1c,
-            description: "Set when a counter of CHA 16 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha15", ident: "ov_cha15", lsb: 18, msb: 18, access: Access::Rw1c,
-            description: "Set when a counter of CHA 15 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha14", ident: "ov_cha14", lsb: 17, msb: 17, access: Access::Rw1c,
-            description: "Set when a counter of CHA 14 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha13", ident: "ov_cha13", lsb: 16, msb: 16, access: Access::Rw1c,
-            description: "Set when a counter of CHA 13 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha12", ident: "ov_cha12", lsb: 15, msb: 15, access: Access::Rw1c,
-            description: "Set when a counter of CHA 12 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha11", ident: "ov_cha11", lsb: 14, msb: 14, access: Access::Rw1c,
-            description: "Set when a counter of CHA 11 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha10", ident: "ov_cha10", lsb: 13, msb: 13, access: Access::Rw1c,
-            description: "Set when a counter of CHA 10 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha9", ident: "ov_cha9", lsb: 12, msb: 12, access: Access::Rw1c,
-            description: "Set when a counter of CHA 9 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha8", ident: "ov_cha8", lsb: 11, msb: 11, access: Access::Rw1c,
-            description: "Set when a counter of CHA 8 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha7", ident: "ov_cha7", lsb: 10, msb: 10, access: Access::Rw1c,
-            description: "Set when a counter of CHA 7 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha6", ident: "ov_cha6", lsb: 9, msb: 9, access: Access::Rw1c,
-            description: "Set when a counter of CHA 6 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha5", ident: "ov_cha5", lsb: 8, msb: 8, access: Access::Rw1c,
-            description: "Set when a counter of CHA 5 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha4", ident: "ov_cha4", lsb: 7, msb: 7, access: Access::Rw1c,
-            description: "Set when a counter of CHA 4 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha3", ident: "ov_cha3", lsb: 6, msb: 6, access: Access::Rw1c,
-            description: "Set when a counter of CHA 3 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha2", ident: "ov_cha2", lsb: 5, msb: 5, access: Access::Rw1c,
-            description: "Set when a counter of CHA 2 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha1", ident: "ov_cha1", lsb: 4, msb: 4, access: Access::Rw1c,
-            description: "Set when a counter of CHA 1 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_cha0", ident: "ov_cha0", lsb: 3, msb: 3, access: Access::Rw1c,
-            description: "Set when a counter of CHA 0 overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_pcu", ident: "ov_pcu", lsb: 2, msb: 2, access: Access::Rw1c,
-            description: "Set when a PCU counter overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_u", ident: "ov_u", lsb: 1, msb: 1, access: Access::Rw1c,
-            description: "Set when a general U-box counter overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov_u_fixed", ident: "ov_u_fixed", lsb: 0, msb: 0, access: Access::Rw1c,
-            description: "Set when the U-box UCLK fixed counter overflows; write 1 to clear.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl UGlobalStatus {
-    /// `ov_m2m1` (bit 63, rw1c, reset 0x0): Set when a counter of mesh-to-memory box 1 overflows;
-    /// write 1 to clear.
-    #[inline] pub const fn ov_m2m1(self) -> bool { get_bits(self.raw64(), 63, 63) != 0 }
-    /// This value with `ov_m2m1` (bit 63) set to `v`.
-    #[inline] pub const fn with_ov_m2m1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 63, v as u64)) }
-    /// `ov_m2m0` (bit 62, rw1c, reset 0x0): Set when a counter of mesh-to-memory box 0 overflows;
-    /// write 1 to clear.
-    #[inline] pub const fn ov_m2m0(self) -> bool { get_bits(self.raw64(), 62, 62) != 0 }
-    /// This value with `ov_m2m0` (bit 62) set to `v`.
-    #[inline] pub const fn with_ov_m2m0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 62, 62, v as u64)) }
-    /// `ov_stack4` (bit 60, rw1c, reset 0x0): likwid tests and clears this bit for both IIO stack 4
-    /// and IRP stack 4; which box sets it is not known from the sources read.
-    #[inline] pub const fn ov_stack4(self) -> bool { get_bits(self.raw64(), 60, 60) != 0 }
-    /// This value with `ov_stack4` (bit 60) set to `v`.
-    #[inline] pub const fn with_ov_stack4(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 60, 60, v as u64)) }
-    /// `ov_stack3` (bit 59, rw1c, reset 0x0): likwid tests and clears this bit for both IIO stack 3
-    /// and IRP stack 3; which box sets it is not known from the sources read.
-    #[inline] pub const fn ov_stack3(self) -> bool { get_bits(self.raw64(), 59, 59) != 0 }
-    /// This value with `ov_stack3` (bit 59) set to `v`.
-    #[inline] pub const fn with_ov_stack3(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 59, 59, v as u64)) }
-    /// `ov_stack2` (bit 58, rw1c, reset 0x0): likwid tests and clears this bit for both IIO stack 2
-    /// and IRP stack 2; which box sets it is not known from the sources read.
-    #[inline] pub const fn ov_stack2(self) -> bool { get_bits(self.raw64(), 58, 58) != 0 }
-    /// This value with `ov_stack2` (bit 58) set to `v`.
-    #[inline] pub const fn with_ov_stack2(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 58, 58, v as u64)) }
-    /// `ov_stack1` (bit 57, rw1c, reset 0x0): likwid tests and clears this bit for both IIO stack 1
-    /// and IRP stack 1; which box sets it is not known from the sources read.
-    #[inline] pub const fn ov_stack1(self) -> bool { get_bits(self.raw64(), 57, 57) != 0 }
-    /// This value with `ov_stack1` (bit 57) set to `v`.
-    #[inline] pub const fn with_ov_stack1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 57, 57, v as u64)) }
-    /// `ov_stack0` (bit 56, rw1c, reset 0x0): likwid tests and clears this bit for both IIO stack 0
-    /// and IRP stack 0; which box sets it is not known from the sources read.
-    #[inline] pub const fn ov_stack0(self) -> bool { get_bits(self.raw64(), 56, 56) != 0 }
-    /// This value with `ov_stack0` (bit 56) set to `v`.
-    #[inline] pub const fn with_ov_stack0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 56, 56, v as u64)) }
-    /// `ov_m3upi1` (bit 47, rw1c, reset 0x0): Set when a counter of M3UPI link 1 overflows; write 1
-    /// to clear.
-    #[inline] pub const fn ov_m3upi1(self) -> bool { get_bits(self.raw64(), 47, 47) != 0 }
-    /// This value with `ov_m3upi1` (bit 47) set to `v`.
-    #[inline] pub const fn with_ov_m3upi1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 47, v as u64)) }
-    /// `ov_m3upi0` (bit 46, rw1c, reset 0x0): Set when a counter of M3UPI link 0 overflows; write 1
-    /// to clear.
-    #[inline] pub const fn ov_m3upi0(self) -> bool { get_bits(self.raw64(), 46, 46) != 0 }
-    /// This value with `ov_m3upi0` (bit 46) set to `v`.
-    #[inline] pub const fn with_ov_m3upi0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 46, 46, v as u64)) }
-    /// `ov_upi2` (bit 43, rw1c, reset 0x0): Set when a counter of UPI link 2 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_upi2(self) -> bool { get_bits(self.raw64(), 43, 43) != 0 }
-    /// This value with `ov_upi2` (bit 43) set to `v`.
-    #[inline] pub const fn with_ov_upi2(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 43, v as u64)) }
-    /// `ov_upi1` (bit 42, rw1c, reset 0x0): Set when a counter of UPI link 1 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_upi1(self) -> bool { get_bits(self.raw64(), 42, 42) != 0 }
-    /// This value with `ov_upi1` (bit 42) set to `v`.
-    #[inline] pub const fn with_ov_upi1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 42, 42, v as u64)) }
-    /// `ov_upi0` (bit 41, rw1c, reset 0x0): Set when a counter of UPI link 0 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_upi0(self) -> bool { get_bits(self.raw64(), 41, 41) != 0 }
-    /// This value with `ov_upi0` (bit 41) set to `v`.
-    #[inline] pub const fn with_ov_upi0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 41, 41, v as u64)) }
-    /// `ov_imc1` (bit 40, rw1c, reset 0x0): Set when a counter of a channel of memory controller 1
-    /// (IMC3-IMC5) overflows; write 1 to clear.
-    #[inline] pub const fn ov_imc1(self) -> bool { get_bits(self.raw64(), 40, 40) != 0 }
-    /// This value with `ov_imc1` (bit 40) set to `v`.
-    #[inline] pub const fn with_ov_imc1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 40, 40, v as u64)) }
-    /// `ov_imc0` (bit 39, rw1c, reset 0x0): Set when a counter of a channel of memory controller 0
-    /// (IMC0-IMC2) overflows; write 1 to clear.
-    #[inline] pub const fn ov_imc0(self) -> bool { get_bits(self.raw64(), 39, 39) != 0 }
-    /// This value with `ov_imc0` (bit 39) set to `v`.
-    #[inline] pub const fn with_ov_imc0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 39, 39, v as u64)) }
-    /// `ov_cha27` (bit 30, rw1c, reset 0x0): Set when a counter of CHA 27 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha27(self) -> bool { get_bits(self.raw64(), 30, 30) != 0 }
-    /// This value with `ov_cha27` (bit 30) set to `v`.
-    #[inline] pub const fn with_ov_cha27(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 30, v as u64)) }
-    /// `ov_cha26` (bit 29, rw1c, reset 0x0): Set when a counter of CHA 26 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha26(self) -> bool { get_bits(self.raw64(), 29, 29) != 0 }
-    /// This value with `ov_cha26` (bit 29) set to `v`.
-    #[inline] pub const fn with_ov_cha26(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 29, 29, v as u64)) }
-    /// `ov_cha25` (bit 28, rw1c, reset 0x0): Set when a counter of CHA 25 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha25(self) -> bool { get_bits(self.raw64(), 28, 28) != 0 }
-    /// This value with `ov_cha25` (bit 28) set to `v`.
-    #[inline] pub const fn with_ov_cha25(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 28, v as u64)) }
-    /// `ov_cha24` (bit 27, rw1c, reset 0x0): Set when a counter of CHA 24 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha24(self) -> bool { get_bits(self.raw64(), 27, 27) != 0 }
-    /// This value with `ov_cha24` (bit 27) set to `v`.
-    #[inline] pub const fn with_ov_cha24(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 27, 27, v as u64)) }
-    /// `ov_cha23` (bit 26, rw1c, reset 0x0): Set when a counter of CHA 23 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha23(self) -> bool { get_bits(self.raw64(), 26, 26) != 0 }
-    /// This value with `ov_cha23` (bit 26) set to `v`.
-    #[inline] pub const fn with_ov_cha23(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 26, 26, v as u64)) }
-    /// `ov_cha22` (bit 25, rw1c, reset 0x0): Set when a counter of CHA 22 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha22(self) -> bool { get_bits(self.raw64(), 25, 25) != 0 }
-    /// This value with `ov_cha22` (bit 25) set to `v`.
-    #[inline] pub const fn with_ov_cha22(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 25, 25, v as u64)) }
-    /// `ov_cha21` (bit 24, rw1c, reset 0x0): Set when a counter of CHA 21 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha21(self) -> bool { get_bits(self.raw64(), 24, 24) != 0 }
-    /// This value with `ov_cha21` (bit 24) set to `v`.
-    #[inline] pub const fn with_ov_cha21(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 24, 24, v as u64)) }
-    /// `ov_cha20` (bit 23, rw1c, reset 0x0): Set when a counter of CHA 20 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha20(self) -> bool { get_bits(self.raw64(), 23, 23) != 0 }
-    /// This value with `ov_cha20` (bit 23) set to `v`.
-    #[inline] pub const fn with_ov_cha20(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v as u64)) }
-    /// `ov_cha19` (bit 22, rw1c, reset 0x0): Set when a counter of CHA 19 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha19(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `ov_cha19` (bit 22) set to `v`.
-    #[inline] pub const fn with_ov_cha19(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `ov_cha18` (bit 21, rw1c, reset 0x0): Set when a counter of CHA 18 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha18(self) -> bool { get_bits(self.raw64(), 21, 21) != 0 }
-    /// This value with `ov_cha18` (bit 21) set to `v`.
-    #[inline] pub const fn with_ov_cha18(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 21, 21, v as u64)) }
-    /// `ov_cha17` (bit 20, rw1c, reset 0x0): Set when a counter of CHA 17 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha17(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
-    /// This value with `ov_cha17` (bit 20) set to `v`.
-    #[inline] pub const fn with_ov_cha17(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
-    /// `ov_cha16` (bit 19, rw1c, reset 0x0): Set when a counter of CHA 16 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha16(self) -> bool { get_bits(self.raw64(), 19, 19) != 0 }
-    /// This value with `ov_cha16` (bit 19) set to `v`.
-    #[inline] pub const fn with_ov_cha16(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 19, v as u64)) }
-    /// `ov_cha15` (bit 18, rw1c, reset 0x0): Set when a counter of CHA 15 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha15(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `ov_cha15` (bit 18) set to `v`.
-    #[inline] pub const fn with_ov_cha15(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// `ov_cha14` (bit 17, rw1c, reset 0x0): Set when a counter of CHA 14 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha14(self) -> bool { get_bits(self.raw64(), 17, 17) != 0 }
-    /// This value with `ov_cha14` (bit 17) set to `v`.
-    #[inline] pub const fn with_ov_cha14(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `ov_cha13` (bit 16, rw1c, reset 0x0): Set when a counter of CHA 13 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha13(self) -> bool { get_bits(self.raw64(), 16, 16) != 0 }
-    /// This value with `ov_cha13` (bit 16) set to `v`.
-    #[inline] pub const fn with_ov_cha13(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 16, 16, v as u64)) }
-    /// `ov_cha12` (bit 15, rw1c, reset 0x0): Set when a counter of CHA 12 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha12(self) -> bool { get_bits(self.raw64(), 15, 15) != 0 }
-    /// This value with `ov_cha12` (bit 15) set to `v`.
-    #[inline] pub const fn with_ov_cha12(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 15, v as u64)) }
-    /// `ov_cha11` (bit 14, rw1c, reset 0x0): Set when a counter of CHA 11 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha11(self) -> bool { get_bits(self.raw64(), 14, 14) != 0 }
-    /// This value with `ov_cha11` (bit 14) set to `v`.
-    #[inline] pub const fn with_ov_cha11(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 14, 14, v as u64)) }
-    /// `ov_cha10` (bit 13, rw1c, reset 0x0): Set when a counter of CHA 10 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha10(self) -> bool { get_bits(self.raw64(), 13, 13) != 0 }
-    /// This value with `ov_cha10` (bit 13) set to `v`.
-    #[inline] pub const fn with_ov_cha10(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 13, 13, v as u64)) }
-    /// `ov_cha9` (bit 12, rw1c, reset 0x0): Set when a counter of CHA 9 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha9(self) -> bool { get_bits(self.raw64(), 12, 12) != 0 }
-    /// This value with `ov_cha9` (bit 12) set to `v`.
-    #[inline] pub const fn with_ov_cha9(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 12, 12, v as u64)) }
-    /// `ov_cha8` (bit 11, rw1c, reset 0x0): Set when a counter of CHA 8 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha8(self) -> bool { get_bits(self.raw64(), 11, 11) != 0 }
-    /// This value with `ov_cha8` (bit 11) set to `v`.
-    #[inline] pub const fn with_ov_cha8(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 11, 11, v as u64)) }
-    /// `ov_cha7` (bit 10, rw1c, reset 0x0): Set when a counter of CHA 7 overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_cha7(self) -> bool { get_bits(self.raw64(), 10, 10) != 0 }
-    /// This value with `ov_cha7` (bit 10) set to `v`.
-    #[inline] pub const fn with_ov_cha7(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 10, 10, v as u64)) }
-    /// `ov_cha6` (bit 9, rw1c, reset 0x0): Set when a counter of CHA 6 overflows; write 1 to clear.
-    #[inline] pub const fn ov_cha6(self) -> bool { get_bits(self.raw64(), 9, 9) != 0 }
-    /// This value with `ov_cha6` (bit 9) set to `v`.
-    #[inline] pub const fn with_ov_cha6(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 9, 9, v as u64)) }
-    /// `ov_cha5` (bit 8, rw1c, reset 0x0): Set when a counter of CHA 5 overflows; write 1 to clear.
-    #[inline] pub const fn ov_cha5(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `ov_cha5` (bit 8) set to `v`.
-    #[inline] pub const fn with_ov_cha5(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// `ov_cha4` (bit 7, rw1c, reset 0x0): Set when a counter of CHA 4 overflows; write 1 to clear.
-    #[inline] pub const fn ov_cha4(self) -> bool { get_bits(self.raw64(), 7, 7) != 0 }
-    /// This value with `ov_cha4` (bit 7) set to `v`.
-    #[inline] pub const fn with_ov_cha4(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 7, v as u64)) }
-    /// `ov_cha3` (bit 6, rw1c, reset 0x0): Set when a counter of CHA 3 overflows; write 1 to clear.
-    #[inline] pub const fn ov_cha3(self) -> bool { get_bits(self.raw64(), 6, 6) != 0 }
-    /// This value with `ov_cha3` (bit 6) set to `v`.
-    #[inline] pub const fn with_ov_cha3(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 6, 6, v as u64)) }
-    /// `ov_cha2` (bit 5, rw1c, reset 0x0): Set when a counter of CHA 2 overflows; write 1 to clear.
-    #[inline] pub const fn ov_cha2(self) -> bool { get_bits(self.raw64(), 5, 5) != 0 }
-    /// This value with `ov_cha2` (bit 5) set to `v`.
-    #[inline] pub const fn with_ov_cha2(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 5, 5, v as u64)) }
-    /// `ov_cha1` (bit 4, rw1c, reset 0x0): Set when a counter of CHA 1 overflows; write 1 to clear.
-    #[inline] pub const fn ov_cha1(self) -> bool { get_bits(self.raw64(), 4, 4) != 0 }
-    /// This value with `ov_cha1` (bit 4) set to `v`.
-    #[inline] pub const fn with_ov_cha1(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 4, v as u64)) }
-    /// `ov_cha0` (bit 3, rw1c, reset 0x0): Set when a counter of CHA 0 overflows; write 1 to clear.
-    #[inline] pub const fn ov_cha0(self) -> bool { get_bits(self.raw64(), 3, 3) != 0 }
-    /// This value with `ov_cha0` (bit 3) set to `v`.
-    #[inline] pub const fn with_ov_cha0(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 3, v as u64)) }
-    /// `ov_pcu` (bit 2, rw1c, reset 0x0): Set when a PCU counter overflows; write 1 to clear.
-    #[inline] pub const fn ov_pcu(self) -> bool { get_bits(self.raw64(), 2, 2) != 0 }
-    /// This value with `ov_pcu` (bit 2) set to `v`.
-    #[inline] pub const fn with_ov_pcu(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 2, 2, v as u64)) }
-    /// `ov_u` (bit 1, rw1c, reset 0x0): Set when a general U-box counter overflows; write 1 to
-    /// clear.
-    #[inline] pub const fn ov_u(self) -> bool { get_bits(self.raw64(), 1, 1) != 0 }
-    /// This value with `ov_u` (bit 1) set to `v`.
-    #[inline] pub const fn with_ov_u(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// `ov_u_fixed` (bit 0, rw1c, reset 0x0): Set when the U-box UCLK fixed counter overflows;
-    /// write 1 to clear.
-    #[inline] pub const fn ov_u_fixed(self) -> bool { get_bits(self.raw64(), 0, 0) != 0 }
-    /// This value with `ov_u_fixed` (bit 0) set to `v`.
-    #[inline] pub const fn with_ov_u_fixed(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
-}
-
-/// `U_MSR_PMON_GLOBAL_STATUS` of instance UBOX.
-pub const U_MSR_PMON_GLOBAL_STATUS: Msr<UGlobalStatus> = Msr::new(0x701, "U_MSR_PMON_GLOBAL_STATUS");
-
 #[cfg(feature = "metadata")]
-static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "UBOX", name: UGlobalStatusLayout::NAME, type_name: "UGlobalStatus",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UGlobalStatusLayout::RESET, reserved_mask: UGlobalStatusLayout::RESERVED_MASK, ignored_mask: UGlobalStatusLayout::IGNORED_MASK, writable_mask: UGlobalStatusLayout::WRITABLE_MASK,
@@ -470,57 +73,8 @@ static U_GLOBAL_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Control of the U-box fixed counter, which counts uncore clock (UCLK) cycles: it only enables
-/// that counter.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTL`: 32-bit MSR register of the UBOX unit (cascade-lake). Fields, masks
-/// and sources: [`UUclkFixedCtlLayout`].
-///
-/// **Address and layout** (info): Linux skx_uncore_ubox uses HSWEP_U_MSR_PMON_UCLK_FIXED_CTL =
-/// 0x703 and enables the counter with SNBEP_PMON_CTL_EN (bit 22); likwid
-/// MSR_UNC_V3_U_UCLK_FIXED_CTL = 0x703 and PCM UCLK_FIXED_CTL_ADDR = 0x703 agree. No source read
-/// describes the other bits; they are reserved.
-pub type UUclkFixedCtl = Reg32<UUclkFixedCtlLayout>;
-
-/// The layout of [`UUclkFixedCtl`] (`U_MSR_PMON_UCLK_FIXED_CTL`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum UUclkFixedCtlLayout {}
-
-impl Layout for UUclkFixedCtlLayout {
-    const NAME: &'static str = "U_MSR_PMON_UCLK_FIXED_CTL";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xffbfffff;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x400000;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
-            description: "Enables the UCLK fixed counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl UUclkFixedCtl {
-    /// `en` (bit 22, rw, reset 0x0): Enables the UCLK fixed counter.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-}
-
-/// `U_MSR_PMON_UCLK_FIXED_CTL` of instance UBOX.
-pub const U_MSR_PMON_UCLK_FIXED_CTL: Msr<UUclkFixedCtl> = Msr::new(0x703, "U_MSR_PMON_UCLK_FIXED_CTL");
-
 #[cfg(feature = "metadata")]
-static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "UBOX", name: UUclkFixedCtlLayout::NAME, type_name: "UUclkFixedCtl",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtlLayout::RESET, reserved_mask: UUclkFixedCtlLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtlLayout::IGNORED_MASK, writable_mask: UUclkFixedCtlLayout::WRITABLE_MASK,
@@ -535,55 +89,8 @@ static U_UCLK_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// The U-box fixed counter: advances once per uncore clock while enabled.
-///
-/// `U_MSR_PMON_UCLK_FIXED_CTR`: 64-bit MSR register of the UBOX unit (cascade-lake). Fields, masks
-/// and sources: [`UUclkFixedCtrLayout`].
-///
-/// **Address and width** (info): Linux HSWEP_U_MSR_PMON_UCLK_FIXED_CTR = 0x704 with fixed_ctr_bits
-/// = 48 (skx_uncore_ubox); likwid MSR_UNC_V3_U_UCLK_FIXED_CTR = 0x704, PCM UCLK_FIXED_CTR_ADDR =
-/// 0x704.
-pub type UUclkFixedCtr = Reg64<UUclkFixedCtrLayout>;
-
-/// The layout of [`UUclkFixedCtr`] (`U_MSR_PMON_UCLK_FIXED_CTR`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum UUclkFixedCtrLayout {}
-
-impl Layout for UUclkFixedCtrLayout {
-    const NAME: &'static str = "U_MSR_PMON_UCLK_FIXED_CTR";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xffff000000000000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffffffffffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &U_UCLK_FIXED_CTR_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
-            description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl UUclkFixedCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
-    /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "U_MSR_PMON_UCLK_FIXED_CTR", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `U_MSR_PMON_UCLK_FIXED_CTR` of instance UBOX.
-pub const U_MSR_PMON_UCLK_FIXED_CTR: Msr<UUclkFixedCtr> = Msr::new(0x704, "U_MSR_PMON_UCLK_FIXED_CTR");
-
 #[cfg(feature = "metadata")]
-static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "UBOX", name: UUclkFixedCtrLayout::NAME, type_name: "UUclkFixedCtr",
     width: 64, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UUclkFixedCtrLayout::RESET, reserved_mask: UUclkFixedCtrLayout::RESERVED_MASK, ignored_mask: UUclkFixedCtrLayout::IGNORED_MASK, writable_mask: UUclkFixedCtrLayout::WRITABLE_MASK,
@@ -598,133 +105,8 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Values of `U_MSR_PMON_CTL{n}.invert` (bit 23).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum UCtlInvert {
-    /// count when the increment is >= thresh
-    Ge = 0,
-    /// count when the increment is < thresh
-    Lt = 1,
-}
-
-impl UCtlInvert {
-    /// The values with their names and meanings, for tools.
-    #[cfg(feature = "metadata")]
-    pub const VALUES: &'static [ValueInfo] = &[
-        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
-        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
-    ];
-
-    /// The variant for a field value.
-    pub const fn from_bits(v: u8) -> Self {
-        match v { 0 => Self::Ge, _ => Self::Lt }
-    }
-
-    /// The field value.
-    pub const fn bits(self) -> u8 {
-        self as u8
-    }
-}
-
-/// Control for U-box counter n: event, unit mask, enable, reset, and a 5-bit threshold with
-/// inversion and edge detection.
-///
-/// `U_MSR_PMON_CTL{n}`: 32-bit MSR register of the UBOX unit (cascade-lake), 2 per instance.
-/// Fields, masks and sources: [`UCtlLayout`].
-///
-/// **Layout and addresses from Linux** (info): skx_uncore_ubox: two counters, controls at
-/// HSWEP_U_MSR_PMON_CTL0 = 0x705, event mask SNBEP_U_MSR_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask
-/// 15:8, edge 18, invert 23, threshold 28:24), enable SNBEP_PMON_CTL_EN (22), reset
-/// SNBEP_PMON_CTL_RST (17). likwid MSR_UNC_V3_U_PMON_CTL0/1 = 0x705/0x706 and PCM
-/// UBOX_MSR_PMON_CTL0/1_ADDR agree. Bits no source describes are reserved.
-pub type UCtl = Reg32<UCtlLayout>;
-
-/// The layout of [`UCtl`] (`U_MSR_PMON_CTL{n}`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum UCtlLayout {}
-
-impl Layout for UCtlLayout {
-    const NAME: &'static str = "U_MSR_PMON_CTL{n}";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xe0390000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x1fc6ffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &U_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 29, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 28, access: Access::Rw, role: Some(Role::Threshold),
-            description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: UCtlInvert::VALUES, role: Some(Role::Invert),
-            description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
-            description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
-            description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
-            description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
-            description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
-            description: "Event select: the code of the event to count.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl UCtl {
-    /// `thresh` (bits 28:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 28, 24) as u8 }
-    /// This value with `thresh` (bits 28:24) set to `v`. Panics if `v` does not fit in 5 bits (a
-    /// compile error in const context); `try_with_thresh` returns an error instead.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 28, 24, v as u64)) }
-    /// This value with `thresh` set to `v`, or an error if `v` does not fit in 5 bits.
-    #[inline] pub const fn try_with_thresh(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 28, 24, v as u64, "U_MSR_PMON_CTL{n}", "thresh") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
-    /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> UCtlInvert { UCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: UCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
-    /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
-}
-
-/// `U_MSR_PMON_CTL{n}` of instance UBOX.
-pub const U_MSR_PMON_CTL: [Msr<UCtl>; 2] = [Msr::new(0x705, "U_MSR_PMON_CTL0"), Msr::new(0x706, "U_MSR_PMON_CTL1")];
-
 #[cfg(feature = "metadata")]
-static U_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static U_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "UBOX", name: UCtlLayout::NAME, type_name: "UCtl",
     width: 32, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtlLayout::RESET, reserved_mask: UCtlLayout::RESERVED_MASK, ignored_mask: UCtlLayout::IGNORED_MASK, writable_mask: UCtlLayout::WRITABLE_MASK,
@@ -740,57 +122,8 @@ static U_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Overflow status of the two general U-box counters.
-///
-/// `U_MSR_PMON_BOX_STATUS`: 32-bit MSR register of the UBOX unit (cascade-lake). Fields, masks and
-/// sources: [`UBoxStatusLayout`].
-///
-/// **Box status from likwid** (info): likwid names this register for Skylake-SP (registers.h:
-/// MSR_UNC_V3_\*_PMON_BOX_STATUS, MSR_UNC_SKX_\*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and
-/// uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it
-/// tests bit n for counter n and clears it by writing 1 \<\< n. The bits above the box's counters
-/// are described by no source read and are recorded as reserved. Linux does not use this register.
-pub type UBoxStatus = Reg32<UBoxStatusLayout>;
-
-/// The layout of [`UBoxStatus`] (`U_MSR_PMON_BOX_STATUS`): its fields, masks and metadata.
-///
-/// Sources:
-/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
-pub enum UBoxStatusLayout {}
-
-impl Layout for UBoxStatusLayout {
-    const NAME: &'static str = "U_MSR_PMON_BOX_STATUS";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffffffc;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x3;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &U_BOX_STATUS_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 1, access: Access::Rw1c,
-            description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl UBoxStatus {
-    /// `ov` (bits 1:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 1, 0) as u8 }
-    /// This value with `ov` (bits 1:0) set to `v`. Panics if `v` does not fit in 2 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 2 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 1, 0, v as u64, "U_MSR_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `U_MSR_PMON_BOX_STATUS` of instance UBOX.
-pub const U_MSR_PMON_BOX_STATUS: Msr<UBoxStatus> = Msr::new(0x708, "U_MSR_PMON_BOX_STATUS");
-
 #[cfg(feature = "metadata")]
-static U_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static U_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "UBOX", name: UBoxStatusLayout::NAME, type_name: "UBoxStatus",
     width: 32, space: Space::Msr, count: 1, count_cpuid: None,
     reset: UBoxStatusLayout::RESET, reserved_mask: UBoxStatusLayout::RESERVED_MASK, ignored_mask: UBoxStatusLayout::IGNORED_MASK, writable_mask: UBoxStatusLayout::WRITABLE_MASK,
@@ -805,55 +138,8 @@ static U_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// U-box data counter n: a 48-bit event count.
-///
-/// `U_MSR_PMON_CTR{n}`: 64-bit MSR register of the UBOX unit (cascade-lake), 2 per instance.
-/// Fields, masks and sources: [`UCtrLayout`].
-///
-/// **Addresses and width** (info): Linux HSWEP_U_MSR_PMON_CTR0 = 0x709, perf_ctr_bits = 48
-/// (skx_uncore_ubox); likwid MSR_UNC_V3_U_PMON_CTR0/1 = 0x709/0x70A; PCM UBOX_MSR_PMON_CTR0/1_ADDR
-/// = 0x709/0x70a.
-pub type UCtr = Reg64<UCtrLayout>;
-
-/// The layout of [`UCtr`] (`U_MSR_PMON_CTR{n}`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum UCtrLayout {}
-
-impl Layout for UCtrLayout {
-    const NAME: &'static str = "U_MSR_PMON_CTR{n}";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xffff000000000000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffffffffffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &U_CTR_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
-            description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl UCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
-    /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "U_MSR_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `U_MSR_PMON_CTR{n}` of instance UBOX.
-pub const U_MSR_PMON_CTR: [Msr<UCtr>; 2] = [Msr::new(0x709, "U_MSR_PMON_CTR0"), Msr::new(0x70A, "U_MSR_PMON_CTR1")];
-
 #[cfg(feature = "metadata")]
-static U_CTR_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static U_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "UBOX", name: UCtrLayout::NAME, type_name: "UCtr",
     width: 64, space: Space::Msr, count: 2, count_cpuid: None,
     reset: UCtrLayout::RESET, reserved_mask: UCtrLayout::RESERVED_MASK, ignored_mask: UCtrLayout::IGNORED_MASK, writable_mask: UCtrLayout::WRITABLE_MASK,

@@ -7,103 +7,42 @@
 //! whose controls carry a unit-mask extension for packet matching, a box control and a box status,
 //! in the PCI function of the link.
 //!
-//! Instances: UPI0, UPI1, UPI2.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
-use crate::support::*;
-#[cfg(feature = "metadata")]
+//! cascade-lake takes this unit from skylake-sp (`units-from` in `spec/processors.xml`): its
+//! register types, layouts and typed addresses are those of [`crate::skylake_sp::upi`], re-exported
+//! here, so one type means one layout. This module adds what is cascade-lake's own: its events and
+//! the metadata that names it.
 #[allow(unused_imports)]
-use crate::structure::Role;
-
-/// Box-wide control of one UPI box: freeze and reset of all counters or all controls in one write.
-///
-/// `U_L{i}_PCI_PMON_BOX_CTL`: 32-bit PCI register of the UPI unit (cascade-lake). Fields, masks and
-/// sources: [`UpiBoxCtlLayout`].
-///
-/// **Layout from Linux** (info): Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy
-/// Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at
-/// initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_\*_init_box
-/// functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box
-/// (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the
-/// SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs
-/// this box. The other bits are covered by no source read and are reserved. Intel's uncore guide
-/// for this processor (336274) was not available to this transcription.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function
-/// 0). From this processor on one device id recurs at several devices (one per box), so the device
-/// and function tell the boxes apart; which bus holds a socket's devices is read from the part (the
-/// CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
-///
-/// **Bits 17:16: PCM writes them, Linux does not** (source-conflict): On this processor PCM
-/// programs the UPI and iMC box controls with UNC_PMON_UNIT_CTL_RSV (bits 16 and 17) where it sets
-/// FRZ_EN (bit 16) on the other boxes and other processors (programXPI, programIMC:
-/// cpu_family_model == SKX); Linux writes only the reset bits and freezes with bit 8
-/// (IVBEP_PMON_BOX_CTL_INT, snbep_uncore_pci_disable_box). No source says what the two bits do
-/// here. We follow Linux: bits 17:16 are reserved and written 0, and the box has no freeze enable,
-/// so the socket-wide freeze does not reach it in this model.
-pub type UpiBoxCtl = Reg32<UpiBoxCtlLayout>;
-
-/// The layout of [`UpiBoxCtl`] (`U_L{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum UpiBoxCtlLayout {}
-
-impl Layout for UpiBoxCtlLayout {
-    const NAME: &'static str = "U_L{i}_PCI_PMON_BOX_CTL";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffffefc;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x103;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &UPI_BOX_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 18, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 17, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 9, msb: 15, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "frz", ident: "frz", lsb: 8, msb: 8, access: Access::Rw, role: Some(Role::Freeze),
-            description: "Freeze: while 1 (and, where the box has it, frz_en is 1) the box's counters hold their values.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 2, msb: 7, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst_ctrs", ident: "rst_ctrs", lsb: 1, msb: 1, access: Access::Wo, role: Some(Role::ResetCounters),
-            description: "Reset counters: writing 1 clears every data counter of the box.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst_ctrl", ident: "rst_ctrl", lsb: 0, msb: 0, access: Access::Wo, role: Some(Role::ResetControls),
-            description: "Reset controls: writing 1 clears every counter control register of the box.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl UpiBoxCtl {
-    /// `frz` (bit 8, rw, reset 0x0): Freeze: while 1 (and, where the box has it, frz_en is 1) the
-    /// box's counters hold their values.
-    #[inline] pub const fn frz(self) -> bool { get_bits(self.raw64(), 8, 8) != 0 }
-    /// This value with `frz` (bit 8) set to `v`.
-    #[inline] pub const fn with_frz(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 8, 8, v as u64)) }
-    /// This value with `rst_ctrs` (bit 1) set to `v`.
-    #[inline] pub const fn with_rst_ctrs(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 1, 1, v as u64)) }
-    /// This value with `rst_ctrl` (bit 0) set to `v`.
-    #[inline] pub const fn with_rst_ctrl(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 0, 0, v as u64)) }
-}
-
-/// `U_L{i}_PCI_PMON_BOX_CTL` of instance UPI0.
-pub const U_L0_PCI_PMON_BOX_CTL: PciRegister<UpiBoxCtl> = PciRegister::new(0x2058, 14, 0, 0x378, "U_L0_PCI_PMON_BOX_CTL");
-/// `U_L{i}_PCI_PMON_BOX_CTL` of instance UPI1.
-pub const U_L1_PCI_PMON_BOX_CTL: PciRegister<UpiBoxCtl> = PciRegister::new(0x2058, 15, 0, 0x378, "U_L1_PCI_PMON_BOX_CTL");
-/// `U_L{i}_PCI_PMON_BOX_CTL` of instance UPI2.
-pub const U_L2_PCI_PMON_BOX_CTL: PciRegister<UpiBoxCtl> = PciRegister::new(0x2058, 16, 0, 0x378, "U_L2_PCI_PMON_BOX_CTL");
-/// `U_L{i}_PCI_PMON_BOX_CTL` of every instance, in instance order.
-pub const U_L_PCI_PMON_BOX_CTL: [PciRegister<UpiBoxCtl>; 3] = [U_L0_PCI_PMON_BOX_CTL, U_L1_PCI_PMON_BOX_CTL, U_L2_PCI_PMON_BOX_CTL];
+use crate::support::*;
+pub use crate::skylake_sp::upi::{
+    UpiBoxCtl,
+    UpiBoxCtlLayout,
+    U_L0_PCI_PMON_BOX_CTL,
+    U_L1_PCI_PMON_BOX_CTL,
+    U_L2_PCI_PMON_BOX_CTL,
+    U_L_PCI_PMON_BOX_CTL,
+    UpiCtlInvert,
+    UpiCtl,
+    UpiCtlLayout,
+    U_L0_PCI_PMON_CTL,
+    U_L1_PCI_PMON_CTL,
+    U_L2_PCI_PMON_CTL,
+    U_L_PCI_PMON_CTL,
+    UpiBoxStatus,
+    UpiBoxStatusLayout,
+    U_L0_PCI_PMON_BOX_STATUS,
+    U_L1_PCI_PMON_BOX_STATUS,
+    U_L2_PCI_PMON_BOX_STATUS,
+    U_L_PCI_PMON_BOX_STATUS,
+    UpiCtr,
+    UpiCtrLayout,
+    U_L0_PCI_PMON_CTR,
+    U_L1_PCI_PMON_CTR,
+    U_L2_PCI_PMON_CTR,
+    U_L_PCI_PMON_CTR,
+};
 
 #[cfg(feature = "metadata")]
-static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "UPI", name: UpiBoxCtlLayout::NAME, type_name: "UpiBoxCtl",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UpiBoxCtlLayout::RESET, reserved_mask: UpiBoxCtlLayout::RESERVED_MASK, ignored_mask: UpiBoxCtlLayout::IGNORED_MASK, writable_mask: UpiBoxCtlLayout::WRITABLE_MASK,
@@ -122,173 +61,8 @@ static UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Values of `U_L{i}_PCI_PMON_CTL{n}.invert` (bit 23).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum UpiCtlInvert {
-    /// count when the increment is >= thresh
-    Ge = 0,
-    /// count when the increment is < thresh
-    Lt = 1,
-}
-
-impl UpiCtlInvert {
-    /// The values with their names and meanings, for tools.
-    #[cfg(feature = "metadata")]
-    pub const VALUES: &'static [ValueInfo] = &[
-        ValueInfo { value: 0, name: "ge", description: "count when the increment is >= thresh" },
-        ValueInfo { value: 1, name: "lt", description: "count when the increment is < thresh" },
-    ];
-
-    /// The variant for a field value.
-    pub const fn from_bits(v: u8) -> Self {
-        match v { 0 => Self::Ge, _ => Self::Lt }
-    }
-
-    /// The field value.
-    pub const fn bits(self) -> u8 {
-        self as u8
-    }
-}
-
-/// Control for UPI counter n: event, unit mask, enable, reset, threshold with inversion and edge
-/// detection.
-///
-/// `U_L{i}_PCI_PMON_CTL{n}`: 64-bit PCI register of the UPI unit (cascade-lake), 4 per instance.
-/// Fields, masks and sources: [`UpiCtlLayout`].
-///
-/// **Layout from Linux** (info): skx_uncore_upi: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0,
-/// umask 15:8, edge 18, invert 23, threshold 31:24) and event_mask_ext SKX_UPI_CTL_UMASK_EXT =
-/// 0xFFEFFF for the upper half (bits 43:32 and 55:45); the umask format is config:8-15,32-43,45-55.
-/// Controls are 8 bytes apart (UNCORE_BOX_FLAG_CTL_OFFS8): SKX_UPI_PCI_PMON_CTL0 = 0x350, likwid
-/// MSR_UNC_SKX_UPI_PMON_CTL0..3 = 0x350..0x368, PCM U_L_PCI_PMON_CTL0..3_ADDR. Bits no source
-/// describes are reserved.
-///
-/// **The upper half: Linux's mask against its write** (source-conflict): Linux accepts umask
-/// extension bits in config bits 32-55 (event_mask_ext) but writes a UPI control with one 32-bit
-/// dword (snbep_uncore_pci_enable_event), so the extension never reaches the register through perf.
-/// We record the control as 64 bits with the extension where the mask puts it, since the controls
-/// are 8 bytes apart and Intel's event list carries a UMaskExt for these events; the raw backend
-/// writes both dwords.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function
-/// 0). From this processor on one device id recurs at several devices (one per box), so the device
-/// and function tell the boxes apart; which bus holds a socket's devices is read from the part (the
-/// CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
-pub type UpiCtl = Reg64<UpiCtlLayout>;
-
-/// The layout of [`UpiCtl`] (`U_L{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum UpiCtlLayout {}
-
-impl Layout for UpiCtlLayout {
-    const NAME: &'static str = "U_L{i}_PCI_PMON_CTL{n}";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xff00100000390000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffefffffc6ffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &UPI_CTL_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 56, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask_ext_hi", ident: "umask_ext_hi", lsb: 45, msb: 55, access: Access::Rw,
-            description: "Upper part of the unit-mask extension (Intel's UMaskExt): further packet-header match bits of the matching events.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 44, msb: 44, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask_ext_lo", ident: "umask_ext_lo", lsb: 32, msb: 43, access: Access::Rw,
-            description: "Lower part of the unit-mask extension (Intel's UMaskExt).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
-            description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "invert", ident: "invert", lsb: 23, msb: 23, access: Access::Rw, values: UpiCtlInvert::VALUES, role: Some(Role::Invert),
-            description: "Sense of the threshold comparison; with edge_det, counts falling instead of rising edges.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
-            description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
-            description: "Edge detect: count 0-to-1 transitions of the thresholded event instead of active cycles; needs a non-zero thresh.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rst", ident: "rst", lsb: 17, msb: 17, access: Access::Wo, role: Some(Role::Reset),
-            description: "Reset: writing 1 clears the paired data counter.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 16, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask", ident: "umask", lsb: 8, msb: 15, access: Access::Rw, role: Some(Role::Umask),
-            description: "Unit mask: which sub-events of the selected event are counted.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
-            description: "Event select: the code of the event to count.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl UpiCtl {
-    /// `umask_ext_hi` (bits 55:45, rw, reset 0x0): Upper part of the unit-mask extension (Intel's
-    /// UMaskExt): further packet-header match bits of the matching events.
-    #[inline] pub const fn umask_ext_hi(self) -> u16 { get_bits(self.raw64(), 55, 45) as u16 }
-    /// This value with `umask_ext_hi` (bits 55:45) set to `v`. Panics if `v` does not fit in 11
-    /// bits (a compile error in const context); `try_with_umask_ext_hi` returns an error instead.
-    #[inline] pub const fn with_umask_ext_hi(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 55, 45, v as u64)) }
-    /// This value with `umask_ext_hi` set to `v`, or an error if `v` does not fit in 11 bits.
-    #[inline] pub const fn try_with_umask_ext_hi(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 55, 45, v as u64, "U_L{i}_PCI_PMON_CTL{n}", "umask_ext_hi") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `umask_ext_lo` (bits 43:32, rw, reset 0x0): Lower part of the unit-mask extension (Intel's
-    /// UMaskExt).
-    #[inline] pub const fn umask_ext_lo(self) -> u16 { get_bits(self.raw64(), 43, 32) as u16 }
-    /// This value with `umask_ext_lo` (bits 43:32) set to `v`. Panics if `v` does not fit in 12
-    /// bits (a compile error in const context); `try_with_umask_ext_lo` returns an error instead.
-    #[inline] pub const fn with_umask_ext_lo(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 43, 32, v as u64)) }
-    /// This value with `umask_ext_lo` set to `v`, or an error if `v` does not fit in 12 bits.
-    #[inline] pub const fn try_with_umask_ext_lo(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 43, 32, v as u64, "U_L{i}_PCI_PMON_CTL{n}", "umask_ext_lo") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-    /// `thresh` (bits 31:24, rw, reset 0x0): Threshold: when non-zero, a cycle is counted only if
-    /// that cycle's increment compares against this value as selected by invert.
-    #[inline] pub const fn thresh(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
-    /// This value with `thresh` (bits 31:24) set to `v`.
-    #[inline] pub const fn with_thresh(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
-    /// `invert` (bit 23, rw, reset 0x0): Sense of the threshold comparison; with edge_det, counts
-    /// falling instead of rising edges.
-    #[inline] pub const fn invert(self) -> UpiCtlInvert { UpiCtlInvert::from_bits(get_bits(self.raw64(), 23, 23) as u8) }
-    /// This value with `invert` (bit 23) set to `v`.
-    #[inline] pub const fn with_invert(self, v: UpiCtlInvert) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 23, v.bits() as u64)) }
-    /// `en` (bit 22, rw, reset 0x0): Enables this counter: it counts while this bit is 1 and the
-    /// box is not frozen.
-    #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
-    /// This value with `en` (bit 22) set to `v`.
-    #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
-    /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
-    /// event instead of active cycles; needs a non-zero thresh.
-    #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
-    /// This value with `edge_det` (bit 18) set to `v`.
-    #[inline] pub const fn with_edge_det(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 18, 18, v as u64)) }
-    /// This value with `rst` (bit 17) set to `v`.
-    #[inline] pub const fn with_rst(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 17, 17, v as u64)) }
-    /// `umask` (bits 15:8, rw, reset 0x0): Unit mask: which sub-events of the selected event are
-    /// counted.
-    #[inline] pub const fn umask(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
-    /// This value with `umask` (bits 15:8) set to `v`.
-    #[inline] pub const fn with_umask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
-    /// `ev_sel` (bits 7:0, rw, reset 0x0): Event select: the code of the event to count.
-    #[inline] pub const fn ev_sel(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
-    /// This value with `ev_sel` (bits 7:0) set to `v`.
-    #[inline] pub const fn with_ev_sel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
-}
-
-/// `U_L{i}_PCI_PMON_CTL{n}` of instance UPI0.
-pub const U_L0_PCI_PMON_CTL: [PciRegister<UpiCtl>; 4] = [PciRegister::new(0x2058, 14, 0, 0x350, "U_L0_PCI_PMON_CTL0"), PciRegister::new(0x2058, 14, 0, 0x358, "U_L0_PCI_PMON_CTL1"), PciRegister::new(0x2058, 14, 0, 0x360, "U_L0_PCI_PMON_CTL2"), PciRegister::new(0x2058, 14, 0, 0x368, "U_L0_PCI_PMON_CTL3")];
-/// `U_L{i}_PCI_PMON_CTL{n}` of instance UPI1.
-pub const U_L1_PCI_PMON_CTL: [PciRegister<UpiCtl>; 4] = [PciRegister::new(0x2058, 15, 0, 0x350, "U_L1_PCI_PMON_CTL0"), PciRegister::new(0x2058, 15, 0, 0x358, "U_L1_PCI_PMON_CTL1"), PciRegister::new(0x2058, 15, 0, 0x360, "U_L1_PCI_PMON_CTL2"), PciRegister::new(0x2058, 15, 0, 0x368, "U_L1_PCI_PMON_CTL3")];
-/// `U_L{i}_PCI_PMON_CTL{n}` of instance UPI2.
-pub const U_L2_PCI_PMON_CTL: [PciRegister<UpiCtl>; 4] = [PciRegister::new(0x2058, 16, 0, 0x350, "U_L2_PCI_PMON_CTL0"), PciRegister::new(0x2058, 16, 0, 0x358, "U_L2_PCI_PMON_CTL1"), PciRegister::new(0x2058, 16, 0, 0x360, "U_L2_PCI_PMON_CTL2"), PciRegister::new(0x2058, 16, 0, 0x368, "U_L2_PCI_PMON_CTL3")];
-/// `U_L{i}_PCI_PMON_CTL{n}` of every instance, in instance order.
-pub const U_L_PCI_PMON_CTL: [[PciRegister<UpiCtl>; 4]; 3] = [U_L0_PCI_PMON_CTL, U_L1_PCI_PMON_CTL, U_L2_PCI_PMON_CTL];
-
 #[cfg(feature = "metadata")]
-static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "UPI", name: UpiCtlLayout::NAME, type_name: "UpiCtl",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtlLayout::RESET, reserved_mask: UpiCtlLayout::RESERVED_MASK, ignored_mask: UpiCtlLayout::IGNORED_MASK, writable_mask: UpiCtlLayout::WRITABLE_MASK,
@@ -316,70 +90,8 @@ static UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// Overflow status of the counters of one UPI box.
-///
-/// `U_L{i}_PCI_PMON_BOX_STATUS`: 32-bit PCI register of the UPI unit (cascade-lake). Fields, masks
-/// and sources: [`UpiBoxStatusLayout`].
-///
-/// **Box status from likwid** (info): likwid names this register for Skylake-SP (registers.h:
-/// MSR_UNC_V3_\*_PMON_BOX_STATUS, MSR_UNC_SKX_\*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and
-/// uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it
-/// tests bit n for counter n and clears it by writing 1 \<\< n. The bits above the box's counters
-/// are described by no source read and are recorded as reserved. Linux does not use this register.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function
-/// 0). From this processor on one device id recurs at several devices (one per box), so the device
-/// and function tell the boxes apart; which bus holds a socket's devices is read from the part (the
-/// CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
-pub type UpiBoxStatus = Reg32<UpiBoxStatusLayout>;
-
-/// The layout of [`UpiBoxStatus`] (`U_L{i}_PCI_PMON_BOX_STATUS`): its fields, masks and metadata.
-///
-/// Sources:
-/// - likwid, src/includes/registers.h, perfmon_\*.h and src/access-daemon/accessDaemon.c
-pub enum UpiBoxStatusLayout {}
-
-impl Layout for UpiBoxStatusLayout {
-    const NAME: &'static str = "U_L{i}_PCI_PMON_BOX_STATUS";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffffff0;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xf;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &UPI_BOX_STATUS_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 4, msb: 31, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ov", ident: "ov", lsb: 0, msb: 3, access: Access::Rw1c, role: Some(Role::Overflow), counters: &[0, 1, 2, 3],
-            description: "Overflow flags, one per counter (bit n for counter n): hardware sets a bit when that counter wraps; writing 1 to a bit clears it.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl UpiBoxStatus {
-    /// `ov` (bits 3:0, rw1c, reset 0x0): Overflow flags, one per counter (bit n for counter n):
-    /// hardware sets a bit when that counter wraps; writing 1 to a bit clears it.
-    #[inline] pub const fn ov(self) -> u8 { get_bits(self.raw64(), 3, 0) as u8 }
-    /// This value with `ov` (bits 3:0) set to `v`. Panics if `v` does not fit in 4 bits (a compile
-    /// error in const context); `try_with_ov` returns an error instead.
-    #[inline] pub const fn with_ov(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 3, 0, v as u64)) }
-    /// This value with `ov` set to `v`, or an error if `v` does not fit in 4 bits.
-    #[inline] pub const fn try_with_ov(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 3, 0, v as u64, "U_L{i}_PCI_PMON_BOX_STATUS", "ov") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `U_L{i}_PCI_PMON_BOX_STATUS` of instance UPI0.
-pub const U_L0_PCI_PMON_BOX_STATUS: PciRegister<UpiBoxStatus> = PciRegister::new(0x2058, 14, 0, 0x37C, "U_L0_PCI_PMON_BOX_STATUS");
-/// `U_L{i}_PCI_PMON_BOX_STATUS` of instance UPI1.
-pub const U_L1_PCI_PMON_BOX_STATUS: PciRegister<UpiBoxStatus> = PciRegister::new(0x2058, 15, 0, 0x37C, "U_L1_PCI_PMON_BOX_STATUS");
-/// `U_L{i}_PCI_PMON_BOX_STATUS` of instance UPI2.
-pub const U_L2_PCI_PMON_BOX_STATUS: PciRegister<UpiBoxStatus> = PciRegister::new(0x2058, 16, 0, 0x37C, "U_L2_PCI_PMON_BOX_STATUS");
-/// `U_L{i}_PCI_PMON_BOX_STATUS` of every instance, in instance order.
-pub const U_L_PCI_PMON_BOX_STATUS: [PciRegister<UpiBoxStatus>; 3] = [U_L0_PCI_PMON_BOX_STATUS, U_L1_PCI_PMON_BOX_STATUS, U_L2_PCI_PMON_BOX_STATUS];
-
 #[cfg(feature = "metadata")]
-static UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "UPI", name: UpiBoxStatusLayout::NAME, type_name: "UpiBoxStatus",
     width: 32, space: Space::Pci, count: 1, count_cpuid: None,
     reset: UpiBoxStatusLayout::RESET, reserved_mask: UpiBoxStatusLayout::RESERVED_MASK, ignored_mask: UpiBoxStatusLayout::IGNORED_MASK, writable_mask: UpiBoxStatusLayout::WRITABLE_MASK,
@@ -397,67 +109,8 @@ static UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
-/// UPI data counter n: a 48-bit event count.
-///
-/// `U_L{i}_PCI_PMON_CTR{n}`: 64-bit PCI register of the UPI unit (cascade-lake), 4 per instance.
-/// Fields, masks and sources: [`UpiCtrLayout`].
-///
-/// **Width and stride** (info): Linux skx_uncore_upi: perf_ctr_bits = 48; counters 8 bytes apart
-/// (uncore_pci_perf_ctr); likwid gives 48 bits.
-///
-/// **Device ids, devices and functions** (info): Linux skx_uncore_pci_ids gives each box its device
-/// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
-/// gives the same devices and functions (SKX_QPI_PORT0..2_REGISTER_DEV_ADDR 14, 15, 16, function
-/// 0). From this processor on one device id recurs at several devices (one per box), so the device
-/// and function tell the boxes apart; which bus holds a socket's devices is read from the part (the
-/// CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
-pub type UpiCtr = Reg64<UpiCtrLayout>;
-
-/// The layout of [`UpiCtr`] (`U_L{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
-///
-/// Sources:
-/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
-pub enum UpiCtrLayout {}
-
-impl Layout for UpiCtrLayout {
-    const NAME: &'static str = "U_L{i}_PCI_PMON_CTR{n}";
-    const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xffff000000000000;
-    const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffffffffffff;
-    #[cfg(feature = "metadata")]
-    const INFO: &'static RegisterInfo = &UPI_CTR_INFO;
-    #[cfg(feature = "metadata")]
-    const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 63, access: Access::Rv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 47, access: Access::RwV, role: Some(Role::Count),
-            description: "The accumulated 48-bit count of the event selected by the paired control register; wraps on overflow and keeps counting.", ..FieldInfo::EMPTY },
-    ];
-}
-
-impl UpiCtr {
-    /// `event_count` (bits 47:0, rw-v, reset 0x0): The accumulated 48-bit count of the event
-    /// selected by the paired control register; wraps on overflow and keeps counting.
-    #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 47, 0) }
-    /// This value with `event_count` (bits 47:0) set to `v`. Panics if `v` does not fit in 48 bits
-    /// (a compile error in const context); `try_with_event_count` returns an error instead.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 0, v)) }
-    /// This value with `event_count` set to `v`, or an error if `v` does not fit in 48 bits.
-    #[inline] pub const fn try_with_event_count(self, v: u64) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 47, 0, v, "U_L{i}_PCI_PMON_CTR{n}", "event_count") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
-}
-
-/// `U_L{i}_PCI_PMON_CTR{n}` of instance UPI0.
-pub const U_L0_PCI_PMON_CTR: [PciRegister<UpiCtr>; 4] = [PciRegister::new(0x2058, 14, 0, 0x318, "U_L0_PCI_PMON_CTR0"), PciRegister::new(0x2058, 14, 0, 0x320, "U_L0_PCI_PMON_CTR1"), PciRegister::new(0x2058, 14, 0, 0x328, "U_L0_PCI_PMON_CTR2"), PciRegister::new(0x2058, 14, 0, 0x330, "U_L0_PCI_PMON_CTR3")];
-/// `U_L{i}_PCI_PMON_CTR{n}` of instance UPI1.
-pub const U_L1_PCI_PMON_CTR: [PciRegister<UpiCtr>; 4] = [PciRegister::new(0x2058, 15, 0, 0x318, "U_L1_PCI_PMON_CTR0"), PciRegister::new(0x2058, 15, 0, 0x320, "U_L1_PCI_PMON_CTR1"), PciRegister::new(0x2058, 15, 0, 0x328, "U_L1_PCI_PMON_CTR2"), PciRegister::new(0x2058, 15, 0, 0x330, "U_L1_PCI_PMON_CTR3")];
-/// `U_L{i}_PCI_PMON_CTR{n}` of instance UPI2.
-pub const U_L2_PCI_PMON_CTR: [PciRegister<UpiCtr>; 4] = [PciRegister::new(0x2058, 16, 0, 0x318, "U_L2_PCI_PMON_CTR0"), PciRegister::new(0x2058, 16, 0, 0x320, "U_L2_PCI_PMON_CTR1"), PciRegister::new(0x2058, 16, 0, 0x328, "U_L2_PCI_PMON_CTR2"), PciRegister::new(0x2058, 16, 0, 0x330, "U_L2_PCI_PMON_CTR3")];
-/// `U_L{i}_PCI_PMON_CTR{n}` of every instance, in instance order.
-pub const U_L_PCI_PMON_CTR: [[PciRegister<UpiCtr>; 4]; 3] = [U_L0_PCI_PMON_CTR, U_L1_PCI_PMON_CTR, U_L2_PCI_PMON_CTR];
-
 #[cfg(feature = "metadata")]
-static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
+pub(crate) static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "cascade-lake", unit: "UPI", name: UpiCtrLayout::NAME, type_name: "UpiCtr",
     width: 64, space: Space::Pci, count: 4, count_cpuid: None,
     reset: UpiCtrLayout::RESET, reserved_mask: UpiCtrLayout::RESERVED_MASK, ignored_mask: UpiCtrLayout::IGNORED_MASK, writable_mask: UpiCtrLayout::WRITABLE_MASK,
@@ -597,11 +250,13 @@ const EVENT_INFOS: &[&EventInfo] = &[
 ];
 
 
-impl UpiCtl {
-    /// This value set to count `event`: its event select and umask.
+impl Event {
+    /// `ctl` set to count this event: its event select and umask. (`UpiCtl::with_event` takes the
+    /// events of the processor that defines `UpiCtl`.)
     #[inline]
-    pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code).with_umask(event.umask)
+    pub const fn program(self, ctl: UpiCtl) -> UpiCtl {
+        let event = self;
+        ctl.with_ev_sel(event.code).with_umask(event.umask)
     }
 }
 

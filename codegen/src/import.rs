@@ -353,10 +353,12 @@ pub fn plan(
             }
         }
     }
-    // The directory of the processor's spec (its unit files'), for its events files.
+    // The directory of the processor's spec (its unit files'), for its events files; a
+    // processor taking another's units (`units-from`) keeps its events in its own directory.
     let proc_dir = proc
         .units
         .first()
+        .filter(|_| proc.units_from.is_none())
         .and_then(|u| u.file.split('/').next())
         .unwrap_or(processor);
     let mut plan = Plan {

@@ -94,6 +94,7 @@
 //! | `skylake-sp` | [`skylake_sp`] | Intel Xeon Scalable Processor, 1st generation (Skylake-SP) uncore |
 //! | `cascade-lake` | [`cascade_lake`] | Intel Xeon Scalable Processor, 2nd generation (Cascade Lake) uncore |
 //! | `sapphire-rapids` | [`sapphire_rapids`] | Intel Xeon Scalable Processor, 4th generation (Sapphire Rapids) uncore |
+//! | `emerald-rapids` | [`emerald_rapids`] | Intel Xeon Scalable Processor, 5th generation (Emerald Rapids) uncore |
 //! | (always) | [`arch`] | Intel architectural performance monitoring (core PMU) |
 #![no_std]
 #![forbid(unsafe_code)]
@@ -142,6 +143,9 @@ pub mod cascade_lake;
 #[cfg(feature = "sapphire-rapids")]
 #[rustfmt::skip]
 pub mod sapphire_rapids;
+#[cfg(feature = "emerald-rapids")]
+#[rustfmt::skip]
+pub mod emerald_rapids;
 #[rustfmt::skip]
 pub mod arch;
 /// Every processor built (see the features), with all units and registers: for tools
@@ -164,6 +168,8 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &cascade_lake::PROCESSOR,
     #[cfg(feature = "sapphire-rapids")]
     &sapphire_rapids::PROCESSOR,
+    #[cfg(feature = "emerald-rapids")]
+    &emerald_rapids::PROCESSOR,
     &arch::PROCESSOR,
 ];
 /// The processor with CPUID display family `family` and model `model` (06_3EH is

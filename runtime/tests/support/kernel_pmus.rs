@@ -381,7 +381,7 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             v.extend(idx("uncore_upi", 3, SKX_UPI));
             v.extend(idx("uncore_m3upi", 3, SNBEP));
         }
-        "sapphire-rapids" => {
+        "sapphire-rapids" | "emerald-rapids" => {
             // The boxes of spec/sapphire-rapids/: named uncore_<type>_<box id> (the CHAs and
             // IIO/IRP stacks) or by the kernel's own tables (UPI, M3UPI); the U-box has no
             // entry in spr_uncores and is named after its discovery type.

@@ -95,6 +95,7 @@
 //! | `cascade-lake` | [`cascade_lake`] | Intel Xeon Scalable Processor, 2nd generation (Cascade Lake) uncore |
 //! | `sapphire-rapids` | [`sapphire_rapids`] | Intel Xeon Scalable Processor, 4th generation (Sapphire Rapids) uncore |
 //! | `emerald-rapids` | [`emerald_rapids`] | Intel Xeon Scalable Processor, 5th generation (Emerald Rapids) uncore |
+//! | `granite-rapids` | [`granite_rapids`] | Intel Xeon 6 processor with P-cores (Granite Rapids) uncore |
 //! | (always) | [`arch`] | Intel architectural performance monitoring (core PMU) |
 #![no_std]
 #![forbid(unsafe_code)]
@@ -146,6 +147,9 @@ pub mod sapphire_rapids;
 #[cfg(feature = "emerald-rapids")]
 #[rustfmt::skip]
 pub mod emerald_rapids;
+#[cfg(feature = "granite-rapids")]
+#[rustfmt::skip]
+pub mod granite_rapids;
 #[rustfmt::skip]
 pub mod arch;
 /// Every processor built (see the features), with all units and registers: for tools
@@ -170,6 +174,8 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &sapphire_rapids::PROCESSOR,
     #[cfg(feature = "emerald-rapids")]
     &emerald_rapids::PROCESSOR,
+    #[cfg(feature = "granite-rapids")]
+    &granite_rapids::PROCESSOR,
     &arch::PROCESSOR,
 ];
 /// The processor with CPUID display family `family` and model `model` (06_3EH is

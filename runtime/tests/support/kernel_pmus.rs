@@ -392,6 +392,14 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             v.extend(idx("uncore_upi", 4, SPR_RAW));
             v.extend(idx("uncore_m3upi", 4, SPR_RAW));
         }
+        "granite-rapids" => {
+            // gnr_uncores: the U-box is named (ubox, one box); the CHAs, IIO and IRP stacks
+            // are the Sapphire Rapids types.
+            one(&mut v, "uncore_ubox", DISCOVERY_GENERIC);
+            v.extend(idx("uncore_cha", 126, SPR_CHA));
+            v.extend(idx("uncore_iio", 16, SPR_IIO));
+            v.extend(idx("uncore_irp", 16, SPR_RAW));
+        }
         _ => one(&mut v, "cpu", CPU),
     }
     v

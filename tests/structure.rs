@@ -28,8 +28,9 @@ fn every_unit_declares_its_structure() {
             assert!(u.pmu.is_some(), "{}:{} has no <pmu>", p.id, u.name);
         }
     }
-    // 7 + 8 + 9 + 10 + 10 + 9 + 9 + 10 + 1 units.
-    assert_eq!(pmus().count(), 73);
+    // 7 + 8 + 9 + 10 + 10 + 9 + 9 + 10 + 1 units, Sapphire Rapids' and Emerald Rapids' 6 each,
+    // Granite Rapids' 4.
+    assert_eq!(pmus().count(), 73 + 6 * 2 + 4);
 }
 
 #[test]
@@ -103,8 +104,13 @@ fn every_counter_of_every_box_resolves() {
     // QPI 4*3, R2PCIe 4, R3QPI 3*3 = 174), v4 (as v3 with 24 C-boxes = 198), Skylake-SP and
     // Cascade Lake each (U 3, CHA 4*28, IIO 4*6, IRP 2*6, PCU 4, iMC 5*6, M2M 4*2, UPI 4*3,
     // M3UPI 3*3 = 214), Ice Lake-SP (U 3, CHA 4*40, IIO 4*6, IRP 2*6, M2PCIe 4*6, PCU 4,
-    // M2M 4*4, UPI 4*3, M3UPI 4*3, memory-mapped iMC 5*12 = 327), core 11.
-    assert_eq!(counters, 98 + 83 + 146 + 174 + 198 + 214 * 2 + 327 + 11);
+    // M2M 4*4, UPI 4*3, M3UPI 4*3, memory-mapped iMC 5*12 = 327), core 11, Sapphire Rapids
+    // (CHA 4*60, U 2, IIO 4*12, IRP 2*12, UPI 4*4, M3UPI 4*4 = 346) and Emerald Rapids (its
+    // units), Granite Rapids (CHA 4*126, IIO 4*16, IRP 2*16, U 2 = 602).
+    assert_eq!(
+        counters,
+        98 + 83 + 146 + 174 + 198 + 214 * 2 + 327 + 11 + 346 * 2 + 602
+    );
 }
 
 #[test]

@@ -94,6 +94,9 @@
 //! | `skylake-sp` | [`skylake_sp`] | Intel Xeon Scalable Processor, 1st generation (Skylake-SP) uncore |
 //! | `cascade-lake` | [`cascade_lake`] | Intel Xeon Scalable Processor, 2nd generation (Cascade Lake) uncore |
 //! | `ice-lake-sp` | [`ice_lake_sp`] | Intel Xeon Scalable Processor, 3rd generation (Ice Lake-SP) uncore |
+//! | `sapphire-rapids` | [`sapphire_rapids`] | Intel Xeon Scalable Processor, 4th generation (Sapphire Rapids) uncore |
+//! | `emerald-rapids` | [`emerald_rapids`] | Intel Xeon Scalable Processor, 5th generation (Emerald Rapids) uncore |
+//! | `granite-rapids` | [`granite_rapids`] | Intel Xeon 6 processor with P-cores (Granite Rapids) uncore |
 //! | (always) | [`arch`] | Intel architectural performance monitoring (core PMU) |
 #![no_std]
 #![forbid(unsafe_code)]
@@ -145,6 +148,15 @@ pub mod cascade_lake;
 #[cfg(feature = "ice-lake-sp")]
 #[rustfmt::skip]
 pub mod ice_lake_sp;
+#[cfg(feature = "sapphire-rapids")]
+#[rustfmt::skip]
+pub mod sapphire_rapids;
+#[cfg(feature = "emerald-rapids")]
+#[rustfmt::skip]
+pub mod emerald_rapids;
+#[cfg(feature = "granite-rapids")]
+#[rustfmt::skip]
+pub mod granite_rapids;
 #[rustfmt::skip]
 pub mod arch;
 /// Every processor built (see the features), with all units and registers: for tools
@@ -167,6 +179,12 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &cascade_lake::PROCESSOR,
     #[cfg(feature = "ice-lake-sp")]
     &ice_lake_sp::PROCESSOR,
+    #[cfg(feature = "sapphire-rapids")]
+    &sapphire_rapids::PROCESSOR,
+    #[cfg(feature = "emerald-rapids")]
+    &emerald_rapids::PROCESSOR,
+    #[cfg(feature = "granite-rapids")]
+    &granite_rapids::PROCESSOR,
     &arch::PROCESSOR,
 ];
 /// The processor of `vendor` with CPUID display family `family` and model `model`

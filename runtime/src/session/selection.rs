@@ -221,13 +221,14 @@ pub fn find_box(
         (2.., Some(d)) => found
             .iter()
             .copied()
-            .filter(|(b, _)| b.processor.id == d)
+            .filter(|(b, _)| in_scope(b.processor.id, d))
             .collect(),
         _ => found.clone(),
     };
     match (narrowed.as_slice(), found.as_slice()) {
         ([one], _) => Ok(*one),
         (_, []) => Err(unknown_box(name, prefix.or(scope))),
+        ([], _) if prefix.is_none() && scope.is_some() => Err(unknown_box(name, scope)),
         (_, several) => Err(UsageError::BadValue {
             text: unit.to_string(),
             expected: format!(
@@ -240,6 +241,15 @@ pub fn find_box(
             ),
         }),
     }
+}
+
+/// Whether a box of processor `owner` can be counted on processor `scope`: its own boxes, and
+/// its core PMU's (the architectural CORE unit of every Xeon).
+fn in_scope(owner: &str, scope: &str) -> bool {
+    owner == scope
+        || PROCESSORS
+            .iter()
+            .any(|p| p.id == scope && p.core_events.is_some_and(|c| c.processor == owner))
 }
 
 /// The refusal of box `name`, with the closest names among `processor`'s boxes (or every

@@ -207,6 +207,7 @@ fn regular_step(addrs: &[&AddressInfo]) -> Option<u64> {
             function,
             offset,
         } => (u64::from(offset), Some((device_id, device, function))),
+        Location::Table(o) => (u64::from(o), None),
     };
     let (a0, d0) = at(addrs.first()?);
     let (a1, _) = at(addrs.get(1)?);
@@ -244,6 +245,7 @@ fn register_checks(prog: &mut Program, module: &str, r: &RegisterInfo) {
                 prog.eq(&format!("{m}_FUNCTION"), function.into());
                 prog.eq(&format!("{m}_OFFSET"), offset.into());
             }
+            Location::Table(o) => prog.eq(&format!("{m}_OFFSET"), o.into()),
         }
     }
     if r.count > 1 {
@@ -255,12 +257,13 @@ fn register_checks(prog: &mut Program, module: &str, r: &RegisterInfo) {
             if regular_step(&mine).is_none() {
                 continue;
             }
-            let pci = matches!(mine[0].location, Location::Pci { .. });
+            let pci = matches!(mine[0].location, Location::Pci { .. } | Location::Table(_));
             let m = names::array_address(module, &instance_name(r, mine[0]), pci);
             for a in &mine {
                 let want = match a.location {
                     Location::Msr(n) => u64::from(n),
                     Location::Pci { offset, .. } => u64::from(offset),
+                    Location::Table(o) => u64::from(o),
                 };
                 prog.eq(&format!("{m}({})", a.index), want);
             }

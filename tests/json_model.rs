@@ -101,6 +101,7 @@ fn location_keys(loc: &Location) -> Value {
             offset,
         } => json!({"space": "pci", "address": offset, "offset": offset,
                     "device_id": device_id, "device": device, "function": function}),
+        Location::Table(o) => json!({"space": "table", "address": o}),
     }
 }
 

@@ -81,6 +81,8 @@ error_cases!(
     sdm_inuse_text_bit_32,
     name_starts_with_placeholder,
     pci_device_identity,
+    table_address,
+    table_collision,
     // The PMU structure (spec/README.md, "PMU structure").
     pmu_unknown_register,
     pmu_route_unknown_field,

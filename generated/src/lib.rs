@@ -94,6 +94,7 @@
 //! | `skylake-sp` | [`skylake_sp`] | Intel Xeon Scalable Processor, 1st generation (Skylake-SP) uncore |
 //! | `cascade-lake` | [`cascade_lake`] | Intel Xeon Scalable Processor, 2nd generation (Cascade Lake) uncore |
 //! | (always) | [`arch`] | Intel architectural performance monitoring (core PMU) |
+//! | `discovery` | [`discovery`] | Intel uncore performance-monitoring discovery table (Sapphire Rapids on) |
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -140,6 +141,9 @@ pub mod skylake_sp;
 pub mod cascade_lake;
 #[rustfmt::skip]
 pub mod arch;
+#[cfg(feature = "discovery")]
+#[rustfmt::skip]
+pub mod discovery;
 /// Every processor built (see the features), with all units and registers: for tools
 /// that list, decode or look registers up by name without parsing XML.
 #[cfg(feature = "metadata")]
@@ -159,6 +163,8 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     #[cfg(feature = "cascade-lake")]
     &cascade_lake::PROCESSOR,
     &arch::PROCESSOR,
+    #[cfg(feature = "discovery")]
+    &discovery::PROCESSOR,
 ];
 /// The processor with CPUID display family `family` and model `model` (06_3EH is
 /// `processor_for_cpuid(0x6, 0x3E)`), if the spec describes one, the model alone

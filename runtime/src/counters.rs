@@ -67,6 +67,12 @@ impl<B: MsrAccess + PciAccess + ?Sized> RegIo<'_, B> {
                     reg.name(),
                 )?))
             }
+            pmu_regs::Location::Table(_) => Err(UsageError::BadValue {
+                text: reg.name().to_string(),
+                expected: "a box register (this is a discovery-table layout: pmu discover reads it)"
+                    .into(),
+            }
+            .into()),
         }
     }
 

@@ -57,6 +57,7 @@ impl Fault {
         let path = match target {
             Target::Msr { cpu, .. } => format!("/dev/cpu/{cpu}/msr"),
             Target::Pci { bdf, .. } => format!("/sys/bus/pci/devices/{bdf}/config"),
+            Target::Mmio { .. } => "/dev/mem".to_string(),
         };
         let os = |code| {
             BackendError::from_io(
@@ -75,6 +76,7 @@ impl Fault {
                 let wanted = match target {
                     Target::Msr { .. } => 8,
                     Target::Pci { .. } => 4,
+                    Target::Mmio { .. } => 8,
                 };
                 BackendError::access(op, target, AccessError::Short { done: 3, wanted })
             }

@@ -217,6 +217,13 @@ impl Machine {
                     devices.bdf_at(socket, device_id, device, function, addr.name)?,
                 ))
             }
+            Location::Table(_) => Err(UsageError::BadValue {
+                text: addr.name.into(),
+                expected: "an MSR or PCI register: this one is at an offset in the uncore \
+                           discovery table, which `pmu discover` reads"
+                    .into(),
+            }
+            .into()),
         }
     }
 

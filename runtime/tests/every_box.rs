@@ -94,6 +94,7 @@ fn read(sim: &Sim, r: pmu_runtime::boxes::Reg) -> u64 {
                 .bdf_at(0, device_id, device, function, r.name())
                 .unwrap(),
         ),
+        pmu_regs::Location::Table(_) => unreachable!("box registers are MSRs or PCI"),
     };
     read_by_info(sim, r.info, r.addr, place).unwrap_or(0)
 }

@@ -44,6 +44,7 @@ fn snapshot(sim: &Sim, p: &'static ProcessorInfo) -> Vec<u64> {
                         .bdf_at(0, device_id, device, function, r.name())
                         .unwrap(),
                 ),
+                pmu_regs::Location::Table(_) => unreachable!("box registers are MSRs or PCI"),
             };
             read_by_info(sim, r.info, r.addr, place).unwrap()
         })

@@ -121,6 +121,7 @@ fn register(p: &model::Processor, u: &model::Unit, r: &model::Register) -> &'sta
                             function,
                             offset,
                         },
+                        model::Location::Table(o) => Location::Table(o),
                     },
                     source: "",
                 })
@@ -138,6 +139,7 @@ fn register(p: &model::Processor, u: &model::Unit, r: &model::Register) -> &'sta
         space: match r.space {
             model::Space::Msr => Space::Msr,
             model::Space::Pci => Space::Pci,
+            model::Space::Table => Space::Table,
         },
         count: r.count,
         count_cpuid: None,

@@ -194,7 +194,11 @@ fn register_view(p: &Processor, u: &Unit, r: &Register) -> RegisterView {
         name: r.name.clone(),
         anchor: r.name.to_ascii_lowercase().replace(['{', '}'], ""),
         rust_path: format!("pmu_regs::{}::{}::{}", p.module, u.module, r.type_name),
-        space: if r.space == Space::Msr { "MSR" } else { "PCI" },
+        space: match r.space {
+            Space::Msr => "MSR",
+            Space::Pci => "PCI",
+            Space::Table => "table",
+        },
         width: r.width,
         count: r.count,
         count_cpuid: r.count_cpuid.clone(),

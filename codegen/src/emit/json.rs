@@ -412,6 +412,7 @@ fn register_instance<'a>(
                 function,
             }),
         ),
+        model::Location::Table(o) => (o, None),
     };
     RegisterInstance {
         name: r.address_name(u, a),

@@ -346,6 +346,7 @@ fn location_ctor(loc: &Location, name: &str) -> String {
             "PciRegister::new(0x{device_id:04X}, {device}, {function}, 0x{offset:03X}, {})",
             lit(name)
         ),
+        Location::Table(o) => format!("TableOffset::new(0x{o:02X}, {})", lit(name)),
     }
 }
 
@@ -366,6 +367,7 @@ fn location_info(loc: &Location) -> String {
         } => format!(
             "Location::Pci {{ device_id: 0x{device_id:04X}, device: {device}, function: {function}, offset: 0x{offset:03X} }}"
         ),
+        Location::Table(o) => format!("Location::Table(0x{o:02X})"),
     }
 }
 
@@ -469,6 +471,7 @@ fn addresses_text(unit: &Unit, reg: &Register, out: &mut String) -> String {
     let addr_ty = match reg.space {
         Space::Msr => format!("Msr<{ty}>"),
         Space::Pci => format!("PciRegister<{ty}>"),
+        Space::Table => format!("TableOffset<{ty}>"),
     };
     let one_ty = if reg.count > 1 {
         format!("[{addr_ty}; {}]", reg.count)
@@ -567,6 +570,7 @@ fn info_static_text(
         match reg.space {
             Space::Msr => "Msr",
             Space::Pci => "Pci",
+            Space::Table => "Table",
         },
         reg.count,
         opt_lit(reg.count_cpuid.as_deref()),

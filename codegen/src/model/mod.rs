@@ -217,6 +217,9 @@ vocabulary! {
         Msr = "msr",
         /// PCI configuration space.
         Pci = "pci",
+        /// A byte offset inside a structure the runtime locates first (the uncore discovery
+        /// capability in PCI configuration space, a discovery table in memory).
+        Table = "table",
     }
 }
 
@@ -403,6 +406,8 @@ pub enum Location {
         /// Config-space offset.
         offset: u16,
     },
+    /// Byte offset inside a structure found at run time (space `table`).
+    Table(u32),
 }
 
 impl std::fmt::Display for Location {
@@ -418,6 +423,7 @@ impl std::fmt::Display for Location {
                 f,
                 "PCI {device_id:#06X} (dev {device} fn {function}) offset {offset:#X}"
             ),
+            Location::Table(o) => write!(f, "table offset {o:#X}"),
         }
     }
 }

@@ -29,8 +29,9 @@ impl Validator {
         let msr = r.msr.iter().map(|m| self.msr_entry(reg, m));
         let mut entries: Vec<Entry> = msr.collect();
         entries.extend(r.pci.iter().map(|p| self.pci_entry(reg, p)));
+        entries.extend(r.table.iter().map(|t| self.table_entry(reg, t)));
         if entries.is_empty() {
-            self.push(reg.ctx.error(r.at, "the register has no address", "add <msr>/<pci> elements, or <address-unknown reason=\"...\"/> if no source gives one"));
+            self.push(reg.ctx.error(r.at, "the register has no address", "add <msr>/<pci>/<table> elements, or <address-unknown reason=\"...\"/> if no source gives one"));
         }
         let mut seen = Seen::new();
         let mut addresses = Vec::new();
@@ -47,7 +48,7 @@ impl Validator {
 
     /// `<address-unknown>`: alone, and with a reason.
     fn address_unknown(&mut self, reg: &RegisterScope<'_>, u: &RawAddressUnknown) -> Addresses {
-        if !reg.raw.msr.is_empty() || !reg.raw.pci.is_empty() {
+        if !reg.raw.msr.is_empty() || !reg.raw.pci.is_empty() || !reg.raw.table.is_empty() {
             self.push(reg.ctx.error(
                 u.at,
                 "<address-unknown> cannot stand beside addresses",
@@ -70,8 +71,8 @@ impl Validator {
         if reg.space != Space::Msr {
             self.push(reg.ctx.error(
                 m.at,
-                "an <msr> address on a register in PCI space",
-                "use <pci> elements, or set space=\"msr\"",
+                format!("an <msr> address on a register in {} space", reg.space.as_str()),
+                "use the space's address element (<pci>, <table>), or set space=\"msr\"",
             ));
         }
         let base = match parse_number(&m.address) {
@@ -99,8 +100,8 @@ impl Validator {
         if reg.space != Space::Pci {
             self.push(reg.ctx.error(
                 p.at,
-                "a <pci> address on a register in MSR space",
-                "use <msr> elements, or set space=\"pci\"",
+                format!("a <pci> address on a register in {} space", reg.space.as_str()),
+                "use the space's address element (<msr>, <table>), or set space=\"pci\"",
             ));
         }
         let num = |s: &str, max: u64| parse_number(s).filter(|v| *v <= max);
@@ -143,6 +144,43 @@ impl Validator {
             stride: p.stride.as_deref(),
             base,
             source: &p.source,
+        }
+    }
+
+    /// `<table>`: a byte offset inside the structure the unit describes, aligned to the
+    /// register's width.
+    fn table_entry<'s>(&mut self, reg: &RegisterScope<'_>, t: &'s RawTable) -> Entry<'s> {
+        if reg.space != Space::Table {
+            self.push(reg.ctx.error(
+                t.at,
+                format!("a <table> address on a register in {} space", reg.space.as_str()),
+                "use the space's address element (<msr>, <pci>), or set space=\"table\"",
+            ));
+        }
+        let bytes = u64::from(reg.width / 8);
+        let base = match parse_number(&t.offset) {
+            Some(o) if o <= u64::from(u16::MAX) && o % bytes == 0 => {
+                Some(Location::Table(o as u32))
+            }
+            _ => {
+                self.push(reg.ctx.error(
+                    t.at,
+                    format!(
+                        "table offset `{}` is not a multiple of {bytes} below 0x10000",
+                        t.offset
+                    ),
+                    "a table register starts on a boundary of its own width (8 bytes for a 64-bit one)",
+                ));
+                None
+            }
+        };
+        Entry {
+            at: t.at,
+            instance: &t.instance,
+            index: t.index.as_deref(),
+            stride: t.stride.as_deref(),
+            base,
+            source: &t.source,
         }
     }
 
@@ -252,6 +290,9 @@ impl Validator {
     ) -> Option<Location> {
         match base {
             Location::Msr(a) => u32::try_from(u64::from(a) + delta).ok().map(Location::Msr),
+            Location::Table(o) => u32::try_from(u64::from(o) + delta)
+                .ok()
+                .map(Location::Table),
             Location::Pci {
                 device_id,
                 device,
@@ -306,6 +347,8 @@ impl Validator {
     pub(super) fn check_address_collisions(&mut self, p: &Processor) {
         let mut seen: HashMap<Location, (String, String)> = HashMap::new();
         for u in &p.units {
+            // Table offsets count from the start of the unit's own structure.
+            seen.retain(|loc, _| !matches!(loc, Location::Table(_)));
             for r in &u.registers {
                 let Addresses::Known(addrs) = &r.addresses else {
                     continue;

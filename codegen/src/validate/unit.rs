@@ -226,11 +226,12 @@ impl Validator {
         let space = match r.space.as_str() {
             "msr" => Space::Msr,
             "pci" => Space::Pci,
+            "table" => Space::Table,
             s => {
                 self.push(ctx.error(
                     r.at,
                     format!("unknown address space `{s}`"),
-                    "use space=\"msr\" or space=\"pci\"",
+                    "use space=\"msr\", space=\"pci\" or space=\"table\"",
                 ));
                 Space::Msr
             }

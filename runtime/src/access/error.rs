@@ -42,6 +42,11 @@ pub enum Target {
         /// Byte offset in configuration space.
         offset: u16,
     },
+    /// Memory-mapped: a physical address (the uncore discovery table).
+    Mmio {
+        /// The physical address.
+        address: u64,
+    },
 }
 
 impl fmt::Display for Target {
@@ -49,6 +54,7 @@ impl fmt::Display for Target {
         match self {
             Target::Msr { cpu, address } => write!(f, "MSR {address:#X} on CPU {cpu}"),
             Target::Pci { bdf, offset } => write!(f, "PCI {bdf} offset {offset:#X}"),
+            Target::Mmio { address } => write!(f, "memory at {address:#x}"),
         }
     }
 }
@@ -242,7 +248,7 @@ impl fmt::Display for BackendError {
                     AccessError::NoMsrDevice { path } => {
                         let cpu = match target {
                             Target::Msr { cpu, .. } => *cpu,
-                            Target::Pci { .. } => 0,
+                            Target::Pci { .. } | Target::Mmio { .. } => 0,
                         };
                         write!(f, "{} does not exist; load the msr driver (`modprobe msr`), or check that CPU {cpu} exists and is online", path.display())?
                     }

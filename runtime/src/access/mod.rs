@@ -340,6 +340,9 @@ fn place_mismatch(addr: &AddressInfo) -> BackendError {
         needs: match addr.location {
             Location::Msr(_) => "a CPU (it is an MSR)",
             Location::Pci { .. } => "a PCI device (it is in PCI config space)",
+            Location::Table(_) => {
+                "the discovery reader (it is at an offset in a table found at run time: pmu discover)"
+            }
         },
     }
 }

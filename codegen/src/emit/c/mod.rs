@@ -277,6 +277,7 @@ fn register(h: &mut Header, p: &Processor, u: &Unit, r: &Register) {
         match r.space {
             Space::Msr => "MSR",
             Space::Pci => "register in PCI configuration space",
+            Space::Table => "field group at a byte offset in a structure found at run time",
         },
     );
     if r.count > 1 {
@@ -358,6 +359,7 @@ fn addresses(h: &mut Header, p: &Processor, u: &Unit, r: &Register, addrs: &[Add
                 h.define(&format!("{stem}_FUNCTION"), &function.to_string(), &what);
                 h.define(&format!("{stem}_OFFSET"), &format!("0x{offset:X}U"), &what);
             }
+            Location::Table(o) => h.define(&format!("{stem}_OFFSET"), &format!("0x{o:X}U"), &what),
         }
     }
     if r.count < 2 {
@@ -371,6 +373,7 @@ fn addresses(h: &mut Header, p: &Processor, u: &Unit, r: &Register, addrs: &[Add
         let (base, pci) = match mine[0].location {
             Location::Msr(n) => (u64::from(n), false),
             Location::Pci { offset, .. } => (u64::from(offset), true),
+            Location::Table(o) => (u64::from(o), true),
         };
         let inst_name = r.instance_name(inst);
         let name = names::array_address(m, &inst_name, pci);
@@ -394,6 +397,7 @@ fn regular_step(addrs: &[&Address]) -> Option<u64> {
             function,
             offset,
         } => (u64::from(offset), Some((device_id, device, function))),
+        Location::Table(o) => (u64::from(o), None),
     };
     let points: Vec<(u32, u64, _)> = addrs
         .iter()

@@ -32,7 +32,7 @@ pub fn device_ids<'a>(addresses: impl IntoIterator<Item = &'a AddressInfo>) -> V
                 device,
                 function,
             }),
-            Location::Msr(_) => None,
+            Location::Msr(_) | Location::Table(_) => None,
         })
         .collect();
     ids.sort_unstable();
@@ -80,6 +80,10 @@ fn refused(target: &Target, sim: bool) -> &'static str {
         (Target::Pci { .. }, true) => {
             "the simulated device refused the access: the simulator does not model this \
              register, or the value sets bits it does not allow"
+        }
+        (Target::Mmio { .. }, _) => {
+            "the memory access was refused: nothing is mapped at this address (the table \
+             is shorter than it says, or the address is wrong)"
         }
     }
 }

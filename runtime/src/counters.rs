@@ -69,8 +69,9 @@ impl<B: MsrAccess + PciAccess + ?Sized> RegIo<'_, B> {
             }
             pmu_regs::Location::Table(_) => Err(UsageError::BadValue {
                 text: reg.name().to_string(),
-                expected: "a box register (this is a discovery-table layout: pmu discover reads it)"
-                    .into(),
+                expected:
+                    "a box register (this is a discovery-table layout: pmu discover reads it)"
+                        .into(),
             }
             .into()),
         }

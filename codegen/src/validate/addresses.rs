@@ -71,7 +71,10 @@ impl Validator {
         if reg.space != Space::Msr {
             self.push(reg.ctx.error(
                 m.at,
-                format!("an <msr> address on a register in {} space", reg.space.as_str()),
+                format!(
+                    "an <msr> address on a register in {} space",
+                    reg.space.as_str()
+                ),
                 "use the space's address element (<pci>, <table>), or set space=\"msr\"",
             ));
         }
@@ -100,7 +103,10 @@ impl Validator {
         if reg.space != Space::Pci {
             self.push(reg.ctx.error(
                 p.at,
-                format!("a <pci> address on a register in {} space", reg.space.as_str()),
+                format!(
+                    "a <pci> address on a register in {} space",
+                    reg.space.as_str()
+                ),
                 "use the space's address element (<msr>, <table>), or set space=\"pci\"",
             ));
         }
@@ -153,7 +159,10 @@ impl Validator {
         if reg.space != Space::Table {
             self.push(reg.ctx.error(
                 t.at,
-                format!("a <table> address on a register in {} space", reg.space.as_str()),
+                format!(
+                    "a <table> address on a register in {} space",
+                    reg.space.as_str()
+                ),
                 "use the space's address element (<msr>, <pci>), or set space=\"table\"",
             ));
         }

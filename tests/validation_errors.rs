@@ -118,6 +118,7 @@ error_cases!(
     unit_many_errors,
     unit_without_instance,
     pmu_perf_boxes,
+    pmu_discovery_type,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).

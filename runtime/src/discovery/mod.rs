@@ -11,6 +11,8 @@
 //!   the table's physical address;
 //! - [`read_table`]: the table, through [`MmioAccess`](crate::access::MmioAccess), to a
 //!   [`Table`] of [`DiscoveredBox`]es;
+//! - [`join`]: the spec's boxes against the table's ([`Joined`]); [`table_boxes`]: the table
+//!   a part would publish for a spec;
 //! - [`MemoryTable`]: a table built in memory (from boxes, or from raw bytes), which the
 //!   simulator publishes and tests corrupt.
 //!
@@ -20,11 +22,13 @@
 //! outside the size the global state declares and never panics on any bytes.
 
 mod error;
+mod join;
 mod locate;
 mod memory;
 mod read;
 
 pub use error::DiscoveryError;
+pub use join::{join, table_boxes, BoxStatus, Disagreement, Joined, JoinedBox};
 pub use locate::{locate, Located, DISCOVERY_DEVICE_ID};
 pub use memory::{MemoryTable, TableBox};
 pub use read::{read_table, MAX_TABLE_BYTES};

@@ -158,8 +158,9 @@ impl MemoryTable {
         u64::from_le_bytes(self.bytes[at..at + 8].try_into().expect("8 bytes"))
     }
 
-    fn refuse(op: Op, target: Target) -> BackendError {
-        BackendError::access(op, target, AccessError::Rejected)
+    /// What reading past the end of a dump or a mapping looks like: nothing transferred.
+    fn refuse(op: Op, target: Target, wanted: usize) -> BackendError {
+        BackendError::access(op, target, AccessError::Short { done: 0, wanted })
     }
 }
 
@@ -174,14 +175,15 @@ impl MmioAccess for MemoryTable {
                 s.checked_add(bytes)
                     .is_some_and(|e| e <= self.bytes.len() as u64)
             })
-            .ok_or_else(|| Self::refuse(Op::Read, target))? as usize;
+            .ok_or_else(|| Self::refuse(Op::Read, target, bytes as usize))?
+            as usize;
         let mut raw = [0u8; 8];
         raw[..bytes as usize].copy_from_slice(&self.bytes[start..start + bytes as usize]);
         Ok(u64::from_le_bytes(raw))
     }
 
     fn write_mmio(&self, address: u64, _width: u32, _value: u64) -> crate::access::Result<()> {
-        Err(Self::refuse(Op::Write, Target::Mmio { address }))
+        Err(Self::refuse(Op::Write, Target::Mmio { address }, 8))
     }
 }
 
@@ -189,12 +191,12 @@ impl PciAccess for MemoryTable {
     fn read_dword(&self, bdf: Bdf, offset: u16) -> crate::access::Result<u32> {
         let target = Target::Pci { bdf, offset };
         if bdf != self.device || offset % 4 != 0 || usize::from(offset) >= self.config.len() * 4 {
-            return Err(Self::refuse(Op::Read, target));
+            return Err(Self::refuse(Op::Read, target, 4));
         }
         Ok(self.config[usize::from(offset) / 4])
     }
 
     fn write_dword(&self, bdf: Bdf, offset: u16, _value: u32) -> crate::access::Result<()> {
-        Err(Self::refuse(Op::Write, Target::Pci { bdf, offset }))
+        Err(Self::refuse(Op::Write, Target::Pci { bdf, offset }, 4))
     }
 }

@@ -3,6 +3,7 @@
 
 mod commands;
 mod detect;
+mod discover;
 mod failure;
 mod grammar;
 mod messages;
@@ -99,6 +100,11 @@ enum Command {
     ///
     /// Example: pmu detect
     Detect(DetectArgs),
+    /// Read the part's uncore discovery table (Sapphire Rapids on) and join it with the spec:
+    /// each box matching, missing from the table, unknown to the spec, or disagreeing.
+    ///
+    /// Example: pmu discover --table dump.bin --processor PROCESSOR --check
+    Discover(discover::DiscoverArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     ///
     /// Example: pmu completions bash > /etc/bash_completion.d/pmu
@@ -284,6 +290,7 @@ fn main() -> ExitCode {
             messages::explain(e, &a.place, &messages::device_ids(addresses))
         }),
         Command::Detect(a) => detect::run(a.root.as_deref(), json),
+        Command::Discover(a) => discover::run(&a, json),
         Command::Completions { shell } => {
             let mut buf = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "pmu", &mut buf);

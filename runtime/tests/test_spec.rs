@@ -443,4 +443,32 @@ fn the_discovery_path_runs_end_to_end_on_a_spec_only_processor() {
         ]
     );
     assert!(d[0].spec.contains("A0_CTL at MSR 0x710"), "{:?}", d[0]);
+
+    // A session refuses, before any write, the box the table disagrees with unless taken, and
+    // the box the table lacks always; boxes outside discovery (G) are not checked.
+    use pmu_runtime::session::Selection;
+    let named = |names: &[&str]| {
+        let picked: Vec<_> = names
+            .iter()
+            .map(|n| (boxes, boxes.find(n).unwrap()))
+            .collect();
+        Selection::of_boxes(&picked, &["e"], &[EventSelect::event(0x21)]).unwrap()
+    };
+    let refused = named(&["A0", "G"])
+        .check_discovered(&joined, false)
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("box A0 is not as this part's discovery table describes it (box control: table MSR 0x720"),
+        "{refused}"
+    );
+    named(&["A0", "G"]).check_discovered(&joined, true).unwrap();
+    let missing = named(&["A1"]).check_discovered(&joined, true).unwrap_err();
+    assert!(
+        missing.to_string().contains("the table does not list it"),
+        "{missing}"
+    );
+    let agreeing = read(&build(&published));
+    named(&["A0", "A1", "G"])
+        .check_discovered(&agreeing, false)
+        .unwrap();
 }

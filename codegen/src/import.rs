@@ -94,8 +94,9 @@ struct PerfmonEvent {
     deprecated: String,
 }
 
-/// What makes two uncore records count the same thing: unit, code, umask and the settings.
-fn alias_key(e: &PerfmonEvent) -> [String; 7] {
+/// What makes two records count the same thing: unit, code, umask and the settings (a core
+/// record's counter mask, invert, edge and any-thread bits and extra MSRs among them).
+fn alias_key(e: &PerfmonEvent) -> [String; 13] {
     let n =
         |s: &str| crate::validate::parse_number(s).map_or(s.trim().to_string(), |v| v.to_string());
     [
@@ -106,15 +107,22 @@ fn alias_key(e: &PerfmonEvent) -> [String; 7] {
         n(&e.fc_mask),
         n(&e.umask_ext),
         n(&e.filter_value),
+        n(&e.counter_mask),
+        n(&e.invert),
+        n(&e.edge_detect),
+        n(&e.any_thread),
+        n(&e.msr_index),
+        n(&e.msr_value),
     ]
 }
 
-/// The record that deprecated uncore record `i` is an old name of: one that counts the same
-/// and is not deprecated, or else a later deprecated one (the list's newest name). Importing
-/// both would give one event two names.
+/// The record that deprecated record `i` is an old name of: one that counts the same and is
+/// not deprecated, or else a later deprecated one (the list's newest name). Importing both
+/// would give one event two names (Sapphire Rapids' core list has RS_EMPTY.COUNT, deprecated,
+/// beside RS.EMPTY_COUNT).
 fn live_twin(i: usize, all: &[PerfmonEvent]) -> Option<&str> {
     let e = &all[i];
-    if e.unit.trim().is_empty() || e.deprecated.trim() != "1" {
+    if e.deprecated.trim() != "1" {
         return None;
     }
     let key = alias_key(e);

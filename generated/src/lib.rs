@@ -93,6 +93,7 @@
 //! | `xeon-e5-2600-v4` | [`xeon_e5_2600_v4`] | Intel Xeon Processor E5-2600 v4 Product Family (Broadwell-EP) uncore |
 //! | `skylake-sp` | [`skylake_sp`] | Intel Xeon Scalable Processor, 1st generation (Skylake-SP) uncore |
 //! | `cascade-lake` | [`cascade_lake`] | Intel Xeon Scalable Processor, 2nd generation (Cascade Lake) uncore |
+//! | `sapphire-rapids` | [`sapphire_rapids`] | Intel Xeon Scalable Processor, 4th generation (Sapphire Rapids) uncore |
 //! | (always) | [`arch`] | Intel architectural performance monitoring (core PMU) |
 //! | `discovery` | [`discovery`] | Intel uncore performance-monitoring discovery table (Sapphire Rapids on) |
 #![no_std]
@@ -139,6 +140,9 @@ pub mod skylake_sp;
 #[cfg(feature = "cascade-lake")]
 #[rustfmt::skip]
 pub mod cascade_lake;
+#[cfg(feature = "sapphire-rapids")]
+#[rustfmt::skip]
+pub mod sapphire_rapids;
 #[rustfmt::skip]
 pub mod arch;
 #[cfg(feature = "discovery")]
@@ -162,6 +166,8 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &skylake_sp::PROCESSOR,
     #[cfg(feature = "cascade-lake")]
     &cascade_lake::PROCESSOR,
+    #[cfg(feature = "sapphire-rapids")]
+    &sapphire_rapids::PROCESSOR,
     &arch::PROCESSOR,
     #[cfg(feature = "discovery")]
     &discovery::PROCESSOR,

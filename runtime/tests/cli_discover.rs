@@ -72,6 +72,29 @@ fn a_dumped_table_is_read_and_joined_in_every_format() {
 }
 
 #[test]
+fn the_simulated_sapphire_rapids_table_matches_its_spec() {
+    let (code, out, err) = run(&[
+        "discover",
+        "--sim",
+        "--processor",
+        "sapphire-rapids",
+        "--check",
+        "--csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(rows.len(), 92, "60 CHAs, 12 IIO, 12 IRP, 4 UPI, 4 M3UPI");
+    assert!(
+        rows.iter().all(|r| r.split(',').nth(3) == Some("matching")),
+        "{out}"
+    );
+    assert!(
+        rows[0].starts_with("CHA0,0,0,matching,msr,MSR 0x2000,4,48,"),
+        "{out}"
+    );
+}
+
+#[test]
 fn check_fails_unless_every_box_matches_and_still_prints_them() {
     let f = dump(&table().bytes);
     let path = f.path().to_str().unwrap();

@@ -3133,6 +3133,199 @@ layout! {
 }
 }
 
+#[cfg(feature = "sapphire-rapids")]
+mod sapphire_rapids_cha {
+use super::*;
+use pmu_regs::sapphire_rapids::cha::*;
+
+layout! {
+    cha_box_ctl: ChaBoxCtl;
+    wo(with_rst_ctrs, val bool, 9, 1);
+    wo(with_rst_ctrl, val bool, 8, 1);
+    rw(frz, with_frz, val bool, 0, 1);
+}
+layout! {
+    cha_ctl: ChaCtl;
+    rw(umask_ext, with_umask_ext, val u32, 32, 32);
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named ChaCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    rw(tid_en, with_tid_en, val bool, 16, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    cha_ctr: ChaCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    cha_box_filter0: ChaBoxFilter0;
+    rw(tid, with_tid, val u16, 0, 10);
+    checked(try_with_tid, u16, 10);
+}
+}
+
+#[cfg(feature = "sapphire-rapids")]
+mod sapphire_rapids_iio {
+use super::*;
+use pmu_regs::sapphire_rapids::iio::*;
+
+layout! {
+    iio_box_ctl: IioBoxCtl;
+    wo(with_rst_ctrs, val bool, 9, 1);
+    wo(with_rst_ctrl, val bool, 8, 1);
+    rw(frz, with_frz, val bool, 0, 1);
+}
+layout! {
+    iio_ctl: IioCtl;
+    rw(fc_mask, with_fc_mask, val u8, 48, 3);
+    checked(try_with_fc_mask, u8, 3);
+    rw(ch_mask, with_ch_mask, val u16, 36, 12);
+    checked(try_with_ch_mask, u16, 12);
+    rw(thresh, with_thresh, val u16, 24, 12);
+    checked(try_with_thresh, u16, 12);
+    rw(invert, with_invert, named IioCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    iio_ctr: IioCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "sapphire-rapids")]
+mod sapphire_rapids_irp {
+use super::*;
+use pmu_regs::sapphire_rapids::irp::*;
+
+layout! {
+    irp_box_ctl: IrpBoxCtl;
+    wo(with_rst_ctrs, val bool, 9, 1);
+    wo(with_rst_ctrl, val bool, 8, 1);
+    rw(frz, with_frz, val bool, 0, 1);
+}
+layout! {
+    irp_ctl: IrpCtl;
+    rw(umask_ext, with_umask_ext, val u32, 32, 24);
+    checked(try_with_umask_ext, u32, 24);
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named IrpCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    irp_ctr: IrpCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "sapphire-rapids")]
+mod sapphire_rapids_m3upi {
+use super::*;
+use pmu_regs::sapphire_rapids::m3upi::*;
+
+layout! {
+    m3upi_box_ctl: M3upiBoxCtl;
+    wo(with_rst_ctrs, val bool, 9, 1);
+    wo(with_rst_ctrl, val bool, 8, 1);
+    rw(frz, with_frz, val bool, 0, 1);
+}
+layout! {
+    m3upi_ctl: M3upiCtl;
+    rw(umask_ext, with_umask_ext, val u32, 32, 24);
+    checked(try_with_umask_ext, u32, 24);
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named M3upiCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    m3upi_ctr: M3upiCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "sapphire-rapids")]
+mod sapphire_rapids_ubox {
+use super::*;
+use pmu_regs::sapphire_rapids::ubox::*;
+
+layout! {
+    u_global_ctl: UGlobalCtl;
+    rw(frz_all, with_frz_all, val bool, 0, 1);
+}
+layout! {
+    u_box_ctl: UBoxCtl;
+    wo(with_rst_ctrs, val bool, 9, 1);
+    wo(with_rst_ctrl, val bool, 8, 1);
+    rw(frz, with_frz, val bool, 0, 1);
+}
+layout! {
+    u_ctl: UCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named UCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    u_ctr: UCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    u_uclk_fixed_ctl: UUclkFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+}
+layout! {
+    u_uclk_fixed_ctr: UUclkFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "sapphire-rapids")]
+mod sapphire_rapids_upi {
+use super::*;
+use pmu_regs::sapphire_rapids::upi::*;
+
+layout! {
+    upi_box_ctl: UpiBoxCtl;
+    wo(with_rst_ctrs, val bool, 9, 1);
+    wo(with_rst_ctrl, val bool, 8, 1);
+    rw(frz, with_frz, val bool, 0, 1);
+}
+layout! {
+    upi_ctl: UpiCtl;
+    rw(umask_ext, with_umask_ext, val u32, 32, 24);
+    checked(try_with_umask_ext, u32, 24);
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named UpiCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    upi_ctr: UpiCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
 mod arch_core {
 use super::*;
 use pmu_regs::arch::core::*;

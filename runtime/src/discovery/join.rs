@@ -244,6 +244,24 @@ fn location_text(loc: Location) -> String {
     }
 }
 
+/// The table the simulated part publishes for `spec` at `base`, located by `device`: the boxes
+/// of [`table_boxes`], and as the global control the spec's global control MSR, or where the
+/// spec has none the first box's control (a table's global control must be non-zero to be
+/// read at all). `None` when no unit takes part.
+pub fn simulated_table(
+    spec: &'static Boxes,
+    base: u64,
+    device: crate::Bdf,
+) -> Option<super::MemoryTable> {
+    let boxes = table_boxes(spec, device.bus)?;
+    let global = spec
+        .global
+        .as_ref()
+        .and_then(|g| g.control.msr())
+        .map_or(boxes[0].box_control, u64::from);
+    Some(super::MemoryTable::build(base, device, global, &boxes))
+}
+
 /// The table a part would publish for `spec`: every box of every unit with a
 /// `discovery-type`, from the spec's addresses (PCI boxes on bus `bus`). What the simulator
 /// publishes; `None` when no unit takes part.

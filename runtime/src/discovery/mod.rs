@@ -28,7 +28,7 @@ mod memory;
 mod read;
 
 pub use error::DiscoveryError;
-pub use join::{join, table_boxes, BoxStatus, Disagreement, Joined, JoinedBox};
+pub use join::{join, simulated_table, table_boxes, BoxStatus, Disagreement, Joined, JoinedBox};
 pub use locate::{locate, Located, DISCOVERY_DEVICE_ID};
 pub use memory::{MemoryTable, TableBox};
 pub use read::{read_table, MAX_TABLE_BYTES};

@@ -233,17 +233,20 @@ pub fn find_box(
         .map(|p| Boxes::of(p))
         .filter_map(|b| b.find(name).map(|x| (b, x)))
         .collect();
-    let narrowed: Vec<_> = match (found.len(), scope) {
-        (2.., Some(d)) => found
+    // Without a prefix, the processor in scope decides, even when only another processor has
+    // the name: `--processor skylake-sp --unit CHA30` must not count Sapphire Rapids' CHA30.
+    let narrowed: Vec<_> = match (prefix, scope) {
+        (None, Some(d)) => found
             .iter()
             .copied()
-            .filter(|(b, _)| b.processor.id == d)
+            .filter(|(b, _)| in_scope(b.processor.id, d))
             .collect(),
         _ => found.clone(),
     };
     match (narrowed.as_slice(), found.as_slice()) {
         ([one], _) => Ok(*one),
         (_, []) => Err(unknown_box(name, prefix.or(scope))),
+        ([], _) if prefix.is_none() && scope.is_some() => Err(unknown_box(name, scope)),
         (_, several) => Err(UsageError::BadValue {
             text: unit.to_string(),
             expected: format!(
@@ -256,6 +259,15 @@ pub fn find_box(
             ),
         }),
     }
+}
+
+/// Whether a box of processor `owner` can be counted on processor `scope`: its own boxes, and
+/// its core PMU's (the architectural CORE unit of every Xeon).
+fn in_scope(owner: &str, scope: &str) -> bool {
+    owner == scope
+        || PROCESSORS
+            .iter()
+            .any(|p| p.id == scope && p.core_events.is_some_and(|c| c.processor == owner))
 }
 
 /// The refusal of box `name`, with the closest names among `processor`'s boxes (or every

@@ -273,6 +273,44 @@ pub const CPU: Formats = &[
     ("cmask", "config:24-31"),
 ];
 
+/// uncore_discovery.c's generic_uncore_formats_attr: the boxes Linux builds from the
+/// discovery table alone (the Sapphire Rapids U-box, uncore_type_5).
+pub const DISCOVERY_GENERIC: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-31"),
+];
+/// spr_uncore_cha_formats_attr (umask_ext5, tid_en2, filter_tid5).
+pub const SPR_CHA: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15,32-63"),
+    ("tid_en", "config:16"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-31"),
+    ("filter_tid", "config1:0-9"),
+];
+/// spr_uncore_raw_formats_attr (umask_ext4).
+pub const SPR_RAW: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15,32-55"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-31"),
+];
+/// snr_uncore_iio_formats_attr, which spr_uncore_iio uses (thresh9, ch_mask2, fc_mask2).
+pub const SPR_IIO: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("thresh", "config:24-35"),
+    ("ch_mask", "config:36-47"),
+    ("fc_mask", "config:48-50"),
+];
+
 fn idx(base: &str, n: usize, f: Formats) -> impl Iterator<Item = (String, Formats)> + '_ {
     (0..n).map(move |i| (format!("{base}_{i}"), f))
 }
@@ -342,6 +380,17 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             v.extend(idx("uncore_m2m", 2, SNBEP));
             v.extend(idx("uncore_upi", 3, SKX_UPI));
             v.extend(idx("uncore_m3upi", 3, SNBEP));
+        }
+        "sapphire-rapids" => {
+            // The boxes of spec/sapphire-rapids/: named uncore_<type>_<box id> (the CHAs and
+            // IIO/IRP stacks) or by the kernel's own tables (UPI, M3UPI); the U-box has no
+            // entry in spr_uncores and is named after its discovery type.
+            one(&mut v, "uncore_type_5", DISCOVERY_GENERIC);
+            v.extend(idx("uncore_cha", 60, SPR_CHA));
+            v.extend(idx("uncore_iio", 12, SPR_IIO));
+            v.extend(idx("uncore_irp", 12, SPR_RAW));
+            v.extend(idx("uncore_upi", 4, SPR_RAW));
+            v.extend(idx("uncore_m3upi", 4, SPR_RAW));
         }
         _ => one(&mut v, "cpu", CPU),
     }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::discovery::{
-    join, locate, read_table, table_boxes, BoxStatus, DiscoveryError, Joined, MemoryTable,
+    join, locate, read_table, simulated_table, BoxStatus, DiscoveryError, Joined, MemoryTable,
     DISCOVERY_DEVICE_ID,
 };
 use pmu_runtime::pci::PciSysfs;
@@ -57,13 +57,12 @@ pub fn run(a: &DiscoverArgs, json_out: bool) -> Result<String, Failure> {
         .expect("processor_named returns a known id");
     let boxes = Boxes::of(processor);
     let table = if a.sim {
-        let Some(published) = table_boxes(boxes, 0) else {
+        let Some(t) = simulated_table(boxes, SIM_TABLE, SIM_DEVICE) else {
             return Err(Failure::usage(format!(
                 "no unit of {id} has a discovery type (<pmu discovery-type>), so its simulated \
                  part publishes no discovery table; discovery tables exist from Sapphire Rapids on"
             )));
         };
-        let t = MemoryTable::build(SIM_TABLE, SIM_DEVICE, 0, &published);
         read_located(&t, SIM_DEVICE)?
     } else if let Some(path) = &a.table {
         let bytes = std::fs::read(path).map_err(|e| {

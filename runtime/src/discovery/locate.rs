@@ -10,6 +10,31 @@ use pmu_regs::discovery::dvsec::{
 use super::DiscoveryError;
 use crate::access::{Bdf, PciAccess};
 
+/// Every discovery device (8086:09a7) under `devices` (a `/sys/bus/pci/devices` directory),
+/// in address order, with the tables its capabilities locate or why none could be located.
+pub fn find_in_sysfs(
+    devices: &std::path::Path,
+) -> Vec<(Bdf, Result<Vec<Located>, DiscoveryError>)> {
+    let Ok(dir) = std::fs::read_dir(devices) else {
+        return Vec::new();
+    };
+    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).unwrap_or_default();
+    let mut found: Vec<Bdf> = dir
+        .flatten()
+        .filter(|e| {
+            read(e.path().join("vendor")).trim() == "0x8086"
+                && read(e.path().join("device")).trim() == format!("{DISCOVERY_DEVICE_ID:#06x}")
+        })
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    found.sort();
+    let sysfs = crate::pci::PciSysfs::with_root(devices);
+    found
+        .into_iter()
+        .map(|bdf| (bdf, locate(&sysfs, bdf)))
+        .collect()
+}
+
 /// The device id of Intel's generic discovery device (Linux's
 /// `UNCORE_DISCOVERY_TABLE_DEVICE`); parts without it carry the capability on other devices.
 pub const DISCOVERY_DEVICE_ID: u16 = 0x09A7;

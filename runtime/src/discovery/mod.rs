@@ -29,7 +29,7 @@ mod read;
 
 pub use error::DiscoveryError;
 pub use join::{join, simulated_table, table_boxes, BoxStatus, Disagreement, Joined, JoinedBox};
-pub use locate::{locate, Located, DISCOVERY_DEVICE_ID};
+pub use locate::{find_in_sysfs, locate, Located, DISCOVERY_DEVICE_ID};
 pub use memory::{MemoryTable, TableBox};
 pub use read::{read_table, MAX_TABLE_BYTES};
 

@@ -5,10 +5,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::discovery::{
-    join, locate, read_table, simulated_table, BoxStatus, DiscoveryError, Joined, MemoryTable,
-    DISCOVERY_DEVICE_ID,
+    find_in_sysfs, join, locate, read_table, simulated_table, BoxStatus, DiscoveryError, Joined,
+    MemoryTable, DISCOVERY_DEVICE_ID,
 };
-use pmu_runtime::pci::PciSysfs;
 use pmu_runtime::Bdf;
 use serde_json::json;
 
@@ -109,26 +108,26 @@ fn discovery_failure(e: DiscoveryError) -> Failure {
 /// On hardware: the discovery devices and where their tables are. Reading the table itself
 /// needs a memory-mapped backend, which this build lacks.
 fn hardware(root: Option<&Path>) -> Failure {
-    let sysfs = PciSysfs::with_root(root.map_or_else(
+    let devices = root.map_or_else(
         || PathBuf::from("/sys/bus/pci/devices"),
         |r| r.join("sys/bus/pci/devices"),
-    ));
-    let mut found = Vec::new();
-    for bdf in discovery_devices(sysfs.root()) {
-        match locate(&sysfs, bdf) {
-            Ok(l) => found.extend(
-                l.iter()
-                    .map(|l| format!("{bdf}: table at {:#x}", l.address)),
-            ),
-            Err(e) => found.push(format!("{bdf}: {e}")),
-        }
-    }
+    );
+    let found: Vec<String> = find_in_sysfs(&devices)
+        .into_iter()
+        .flat_map(|(bdf, r)| match r {
+            Ok(l) => l
+                .iter()
+                .map(|l| format!("{bdf}: table at {:#x}", l.address))
+                .collect(),
+            Err(e) => vec![format!("{bdf}: {e}")],
+        })
+        .collect();
     if found.is_empty() {
         return Failure::operation(format!(
             "no uncore discovery device (8086:{DISCOVERY_DEVICE_ID:04x}) under {}: this part \
              has no discovery table (there is none before Sapphire Rapids; virtual machines show \
              none); --sim reads the simulated part's",
-            sysfs.root().display()
+            devices.display()
         ));
     }
     Failure::operation(format!(
@@ -136,24 +135,6 @@ fn hardware(root: Option<&Path>) -> Failure {
          this build does not have: dump the table's bytes to a file and pass --table FILE",
         found.join("; ")
     ))
-}
-
-/// The devices under `root` whose vendor and device files say 8086:09a7.
-fn discovery_devices(root: &Path) -> Vec<Bdf> {
-    let Ok(dir) = std::fs::read_dir(root) else {
-        return Vec::new();
-    };
-    let read = |p: PathBuf| std::fs::read_to_string(p).unwrap_or_default();
-    let mut out: Vec<Bdf> = dir
-        .flatten()
-        .filter(|e| {
-            read(e.path().join("vendor")).trim() == "0x8086"
-                && read(e.path().join("device")).trim() == format!("{DISCOVERY_DEVICE_ID:#06x}")
-        })
-        .filter_map(|e| e.file_name().to_str()?.parse().ok())
-        .collect();
-    out.sort();
-    out
 }
 
 fn detail(b: &pmu_runtime::discovery::JoinedBox) -> String {

@@ -208,6 +208,7 @@ fn regular_step(addrs: &[&AddressInfo]) -> Option<u64> {
             offset,
         } => (u64::from(offset), Some((device_id, device, function))),
         Location::Mmio { offset, .. } => (u64::from(offset), None),
+        Location::Table(o) => (u64::from(o), None),
     };
     let (a0, d0) = at(addrs.first()?);
     let (a1, _) = at(addrs.get(1)?);
@@ -254,6 +255,7 @@ fn register_checks(prog: &mut Program, module: &str, r: &RegisterInfo) {
                 prog.eq(&format!("{m}_CHANNEL"), channel.into());
                 prog.eq(&format!("{m}_OFFSET"), offset.into());
             }
+            Location::Table(o) => prog.eq(&format!("{m}_OFFSET"), o.into()),
         }
     }
     if r.count > 1 {
@@ -272,6 +274,7 @@ fn register_checks(prog: &mut Program, module: &str, r: &RegisterInfo) {
                     Location::Msr(n) => u64::from(n),
                     Location::Pci { offset, .. } => u64::from(offset),
                     Location::Mmio { offset, .. } => u64::from(offset),
+                    Location::Table(o) => u64::from(o),
                 };
                 prog.eq(&format!("{m}({})", a.index), want);
             }

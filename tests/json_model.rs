@@ -112,6 +112,7 @@ fn location_keys(loc: &Location) -> Value {
             offset,
         } => json!({"space": "mmio", "address": offset, "offset": offset,
                     "controller": controller, "channel": channel}),
+        Location::Table(o) => json!({"space": "table", "address": o}),
     }
 }
 
@@ -350,7 +351,8 @@ fn structure_agrees(pmu: &pmu_regs::structure::PmuInfo, j: &Value) {
         .collect();
     assert_eq!(
         j,
-        &json!({"scope": kebab(pmu.scope), "controls": names(pmu.controls),
+        &json!({"scope": kebab(pmu.scope), "discovery_type": pmu.discovery_type,
+                "controls": names(pmu.controls),
                 "statuses": names(pmu.statuses), "overflow_clears": names(pmu.overflow_clears),
                 "counters": counters, "filters": filters, "routes": routes, "notes": notes}),
         "{at}"

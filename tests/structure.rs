@@ -23,7 +23,8 @@ fn pmus() -> impl Iterator<
 
 #[test]
 fn every_unit_declares_its_structure() {
-    for p in PROCESSORS {
+    // The discovery table's units are layouts of a table, not boxes.
+    for p in PROCESSORS.iter().filter(|p| p.id != "discovery") {
         for u in p.units {
             assert!(u.pmu.is_some(), "{}:{} has no <pmu>", p.id, u.name);
         }

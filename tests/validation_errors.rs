@@ -81,6 +81,8 @@ error_cases!(
     sdm_inuse_text_bit_32,
     name_starts_with_placeholder,
     pci_device_identity,
+    table_address,
+    table_collision,
     // The PMU structure (spec/README.md, "PMU structure").
     pmu_unknown_register,
     pmu_route_unknown_field,
@@ -126,6 +128,7 @@ error_cases!(
     pmu_perf_boxes,
     // Fields of several bit ranges (spec/README.md, "field").
     split_field_errors,
+    pmu_discovery_type,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).

@@ -269,6 +269,8 @@ pub struct RawRegister {
     pub pci: Vec<RawPci>,
     #[serde(default)]
     pub mmio: Vec<RawMmio>,
+    #[serde(default)]
+    pub table: Vec<RawTable>,
     #[serde(rename = "address-unknown")]
     pub address_unknown: Option<RawAddressUnknown>,
     #[serde(default)]
@@ -305,6 +307,25 @@ pub struct RawMsr {
     pub index: Option<String>,
     #[serde(rename = "@address")]
     pub address: String,
+    #[serde(rename = "@stride")]
+    pub stride: Option<String>,
+    #[serde(rename = "@source")]
+    pub source: String,
+}
+
+/// `<table>`: a register at a byte offset inside a structure the runtime locates (the uncore
+/// discovery capability, a discovery table entry).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTable {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@instance")]
+    pub instance: String,
+    #[serde(rename = "@index")]
+    pub index: Option<String>,
+    #[serde(rename = "@offset")]
+    pub offset: String,
     #[serde(rename = "@stride")]
     pub stride: Option<String>,
     #[serde(rename = "@source")]

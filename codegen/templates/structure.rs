@@ -242,6 +242,9 @@ pub struct PmuInfo {
     pub unit: &'static str,
     /// Per socket or per CPU.
     pub scope: Scope,
+    /// The box type the uncore discovery table lists this unit's boxes under (Sapphire Rapids
+    /// on); box id k is instance k. `None`: the unit is not in a discovery table.
+    pub discovery_type: Option<u16>,
     /// Box-level control registers ([`Role::CounterEnable`], [`Role::Freeze`], ...).
     pub controls: &'static [&'static RegisterInfo],
     /// Box-level status registers ([`Role::Overflow`]).

@@ -98,6 +98,7 @@
 //! | `emerald-rapids` | [`emerald_rapids`] | Intel Xeon Scalable Processor, 5th generation (Emerald Rapids) uncore |
 //! | `granite-rapids` | [`granite_rapids`] | Intel Xeon 6 processor with P-cores (Granite Rapids) uncore |
 //! | (always) | [`arch`] | Intel architectural performance monitoring (core PMU) |
+//! | `discovery` | [`discovery`] | Intel uncore performance-monitoring discovery table (Sapphire Rapids on) |
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -159,6 +160,9 @@ pub mod emerald_rapids;
 pub mod granite_rapids;
 #[rustfmt::skip]
 pub mod arch;
+#[cfg(feature = "discovery")]
+#[rustfmt::skip]
+pub mod discovery;
 /// Every processor built (see the features), with all units and registers: for tools
 /// that list, decode or look registers up by name without parsing XML.
 #[cfg(feature = "metadata")]
@@ -186,6 +190,8 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     #[cfg(feature = "granite-rapids")]
     &granite_rapids::PROCESSOR,
     &arch::PROCESSOR,
+    #[cfg(feature = "discovery")]
+    &discovery::PROCESSOR,
 ];
 /// The processor of `vendor` with CPUID display family `family` and model `model`
 /// (06_3EH is `processor_for_cpuid(Vendor::Intel, 0x6, 0x3E)`), if the spec describes

@@ -306,6 +306,52 @@ impl<R> fmt::Debug for MmioRegister<R> {
     }
 }
 
+/// A register at a byte offset inside a structure the runtime finds first, whose layout is `R`
+/// (space `table`): the uncore discovery capability in PCI configuration space, or an entry of
+/// the discovery table in memory. The offset counts from the structure's start.
+pub struct TableOffset<R> {
+    offset: u32,
+    name: &'static str,
+    layout: PhantomData<fn() -> R>,
+}
+
+impl<R> TableOffset<R> {
+    /// A register `offset` bytes into its structure, called `name` in the sources.
+    pub const fn new(offset: u32, name: &'static str) -> Self {
+        Self {
+            offset,
+            name,
+            layout: PhantomData,
+        }
+    }
+    /// Byte offset from the start of the structure.
+    pub const fn offset(self) -> u32 {
+        self.offset
+    }
+    /// The register's name (`UNIT_DISCOVERY_TABLE1`).
+    pub const fn name(self) -> &'static str {
+        self.name
+    }
+}
+
+impl<R> Clone for TableOffset<R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<R> Copy for TableOffset<R> {}
+impl<R> PartialEq for TableOffset<R> {
+    fn eq(&self, other: &Self) -> bool {
+        self.offset == other.offset
+    }
+}
+impl<R> Eq for TableOffset<R> {}
+impl<R> fmt::Debug for TableOffset<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (table offset {:#x})", self.name, self.offset)
+    }
+}
+
 /// A value does not fit in the field it was meant for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FieldTooWide {
@@ -367,6 +413,9 @@ pub enum Space {
     Pci,
     /// Memory-mapped, in a window whose physical base PCI configuration registers give.
     Mmio,
+    /// A byte offset inside a structure the runtime locates first (the uncore discovery
+    /// capability in PCI configuration space, a discovery table in memory).
+    Table,
 }
 impl Space {
     /// The spec's spelling (`"msr"`).
@@ -375,6 +424,7 @@ impl Space {
             Space::Msr => "msr",
             Space::Pci => "pci",
             Space::Mmio => "mmio",
+            Space::Table => "table",
         }
     }
     /// The value the spec spells `name` (`"msr"`), if any.
@@ -383,6 +433,7 @@ impl Space {
             b"msr" => Some(Space::Msr),
             b"pci" => Some(Space::Pci),
             b"mmio" => Some(Space::Mmio),
+            b"table" => Some(Space::Table),
             _ => None,
         }
     }
@@ -701,7 +752,8 @@ pub enum Location {
         channel: u8,
         /// Byte offset in the window.
         offset: u32,
-    },
+    },    /// Byte offset inside a structure found at run time (space `table`).
+    Table(u32),
 }
 
 #[cfg(feature = "metadata")]

@@ -36,7 +36,9 @@ fn main() -> Result<(), pmu_runtime::Error> {
         for c in &general {
             minimum += match c.counter.addr.location {
                 Location::Msr(_) | Location::Mmio { .. } => 1,
-                Location::Pci { .. } => c.counter.info.width.div_ceil(32) as usize,
+                Location::Pci { .. } | Location::Table(_) => {
+                    c.counter.info.width.div_ceil(32) as usize
+                }
             };
         }
         selected.push(BoxEvents {

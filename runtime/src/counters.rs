@@ -80,6 +80,13 @@ impl<B: MsrAccess + PciAccess + MmioAccess + ?Sized> RegIo<'_, B> {
                     reg.addr,
                 )?)
             }
+            pmu_regs::Location::Table(_) => Err(UsageError::BadValue {
+                text: reg.name().to_string(),
+                expected:
+                    "a box register (this is a discovery-table layout: pmu discover reads it)"
+                        .into(),
+            }
+            .into()),
         }
     }
 

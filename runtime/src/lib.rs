@@ -27,6 +27,8 @@
 //! - [`session`]: counting sessions, what `pmu watch` and `pmu serve` run: a selection of
 //!   boxes and events over a backend (registers, perf, the simulator), opened, read per
 //!   interval and put back.
+//! - [`discovery`]: the uncore discovery table (Sapphire Rapids on): located through PCI,
+//!   read through memory-mapped access, checked, and joined with the spec's boxes.
 //! - [`error`]: errors typed by layer (backend, usage, sampling).
 //!
 //! Layers depend one way: [`access`] (traits, [`Bdf`], topology, uncore devices, backend
@@ -53,6 +55,7 @@ pub mod boxes;
 pub mod codec;
 pub mod counters;
 pub mod cpuid;
+pub mod discovery;
 pub mod error;
 #[cfg(feature = "export")]
 pub mod export;

@@ -241,6 +241,13 @@ impl Machine {
                 let devices = self.devices(processor)?;
                 Ok(crate::access::place_of(self, &devices, socket, info, addr)?)
             }
+            Location::Table(_) => Err(UsageError::BadValue {
+                text: addr.name.into(),
+                expected: "an MSR or PCI register: this one is at an offset in the uncore \
+                           discovery table, which `pmu discover` reads"
+                    .into(),
+            }
+            .into()),
         }
     }
 

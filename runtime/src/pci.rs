@@ -170,7 +170,7 @@ fn node_id_registers(processor: &ProcessorInfo) -> Option<(PciPlace, PciPlace)> 
                     function,
                     offset,
                 } => Some((device_id, device, function, offset)),
-                Location::Msr(_) | Location::Mmio { .. } => None,
+                Location::Msr(_) | Location::Mmio { .. } | Location::Table(_) => None,
             })
     };
     Some((find("CPUNODEID")?, find("GIDNIDMAP")?))

@@ -49,6 +49,7 @@ fn variant(e: &Error) -> &'static str {
             UsageError::UnknownBox { .. } => "Usage/UnknownBox",
             UsageError::UnknownProcessor { .. } => "Usage/UnknownProcessor",
             UsageError::DuplicateCounter { .. } => "Usage/DuplicateCounter",
+            UsageError::NotAsDiscovered { .. } => "Usage/NotAsDiscovered",
         },
         Error::Sampling(s) => match s {
             SamplingError::BadInterval { .. } => "Sampling/BadInterval",
@@ -341,6 +342,11 @@ fn every_error() -> Vec<Error> {
         .into(),
         UsageError::DuplicateCounter {
             counter: "C3_MSR_PMON_CTR0".into(),
+        }
+        .into(),
+        UsageError::NotAsDiscovered {
+            name: "CHA0".into(),
+            why: "width: table 32, spec 48 (intel-pcm)".into(),
         }
         .into(),
         SamplingError::Owned {

@@ -98,6 +98,7 @@ fn read(sim: &Sim, r: pmu_runtime::boxes::Reg) -> u64 {
         pmu_regs::Location::Mmio { .. } => {
             pmu_runtime::access::place_of(sim, &sim.uncore_devices(), 0, r.info, r.addr).unwrap()
         }
+        pmu_regs::Location::Table(_) => unreachable!("box registers are MSRs or PCI"),
     };
     read_by_info(sim, r.info, r.addr, place).unwrap_or(0)
 }

@@ -168,7 +168,10 @@ fn perf_and_raw_show_the_same_counts_for_every_unit_on_the_simulator() {
     // Every processor of the spec has a unit compared.
     assert_eq!(
         processors.len(),
-        pmu_regs::PROCESSORS.len(),
+        pmu_regs::PROCESSORS
+            .iter()
+            .filter(|p| p.units.iter().any(|u| u.pmu.is_some()))
+            .count(),
         "{processors:?}"
     );
 }

@@ -137,8 +137,9 @@ fn register(p: &model::Processor, u: &model::Unit, r: &model::Register) -> &'sta
                             channel,
                             offset,
                         },
+                        model::Location::Table(o) => Location::Table(o),
                     },
-                    source: "",
+                    source: s(&a.source),
                 })
                 .collect::<Vec<_>>()
                 .leak(),
@@ -155,6 +156,7 @@ fn register(p: &model::Processor, u: &model::Unit, r: &model::Register) -> &'sta
             model::Space::Msr => Space::Msr,
             model::Space::Pci => Space::Pci,
             model::Space::Mmio => Space::Mmio,
+            model::Space::Table => Space::Table,
         },
         count: r.count,
         count_cpuid: None,
@@ -222,6 +224,7 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
                         m::Scope::Socket => Scope::Socket,
                         m::Scope::Cpu => Scope::Cpu,
                     },
+                    discovery_type: pm.discovery_type,
                     controls: list(&pm.controls),
                     statuses: list(&pm.statuses),
                     overflow_clears: list(&pm.overflow_clears),
@@ -405,4 +408,116 @@ fn a_split_event_select_is_programmed_and_matched_as_one_value() {
         0,
         "the control is put back"
     );
+}
+
+/// The whole discovery path on a processor written only as a spec: the table the part would
+/// publish (built from the spec's A-boxes, `discovery-type="0"`) -> locate -> read -> join ->
+/// counting on every box the join accepts; then a table that disagrees, lacks a box, and lists
+/// one the spec does not know.
+#[test]
+fn the_discovery_path_runs_end_to_end_on_a_spec_only_processor() {
+    use pmu_runtime::discovery::{
+        join, locate, read_table, table_boxes, BoxStatus, MemoryTable, TableBox,
+    };
+    use pmu_runtime::Bdf;
+    let p = tiny();
+    let boxes = Boxes::of(p);
+    let device = Bdf::new(0x7e, 0, 1);
+    let published = table_boxes(boxes, 0).unwrap();
+    assert_eq!(published.len(), 2, "A0 and A1; G has no discovery type");
+    let build = |bs: &[TableBox]| MemoryTable::build(0xFE00_0000, device, 0x700, bs);
+    let read = |t: &MemoryTable| {
+        let at = locate(t, device).unwrap()[0].address;
+        join(boxes, &read_table(t, at).unwrap())
+    };
+    let joined = read(&build(&published));
+    assert!(joined.all_match(), "{joined:?}");
+    assert_eq!(joined.boxes.len(), 2);
+
+    // Counting uses the joined view: every box it accepts counts on the simulator.
+    let sim = Sim::new(SimConfig::of(p));
+    for b in boxes.boxes.iter().filter(|b| {
+        joined
+            .of(b)
+            .is_some_and(|j| j.status == BoxStatus::Matching)
+    }) {
+        let mut c = Counting::open(&sim, boxes, b, 0, 0, None).unwrap();
+        let n = c.program(&[EventSelect::event(0x21)]).unwrap()[0];
+        sim.inject_uncore(0, ev(b.instance, 0x21), 300).unwrap();
+        assert_eq!(c.read_counter(n).unwrap(), 300, "{}", b.instance);
+        c.close().unwrap();
+    }
+
+    // A1 missing, A0 with 48-bit counters and its box control one box on, and a type the spec
+    // does not have.
+    let mut other = published.clone();
+    other.pop();
+    other[0].width = 48;
+    other[0].box_control += 0x10;
+    other[0].ctl_offset = 4;
+    other[0].ctr_offset = 5;
+    other.push(TableBox {
+        box_type: 9,
+        box_control: 0x730,
+        ..published[1]
+    });
+    let joined = read(&build(&other));
+    let status: Vec<(String, &str)> = joined
+        .boxes
+        .iter()
+        .map(|b| (b.name(), b.status.as_str()))
+        .collect();
+    assert_eq!(
+        status,
+        [
+            ("A0".to_string(), "disagreeing"),
+            ("A1".to_string(), "missing"),
+            ("type 9 id 1".to_string(), "unknown")
+        ]
+    );
+    let BoxStatus::Disagreeing(d) = &joined.boxes[0].status else {
+        unreachable!()
+    };
+    let what: Vec<(&str, &str, &str)> = d
+        .iter()
+        .map(|d| (d.what, d.table.as_str(), d.source))
+        .collect();
+    assert_eq!(
+        what,
+        [
+            ("box control", "MSR 0x720", "tiny-src"),
+            ("counter control 0", "MSR 0x724", "tiny-src"),
+            ("counter 0", "MSR 0x725", "tiny-src"),
+            ("width", "48", "tiny-src"),
+        ]
+    );
+    assert!(d[0].spec.contains("A0_CTL at MSR 0x710"), "{:?}", d[0]);
+
+    // A session refuses, before any write, the box the table disagrees with unless taken, and
+    // the box the table lacks always; boxes outside discovery (G) are not checked.
+    use pmu_runtime::session::Selection;
+    let named = |names: &[&str]| {
+        let picked: Vec<_> = names
+            .iter()
+            .map(|n| (boxes, boxes.find(n).unwrap()))
+            .collect();
+        Selection::of_boxes(&picked, &["e"], &[EventSelect::event(0x21)]).unwrap()
+    };
+    let refused = named(&["A0", "G"])
+        .check_discovered(&joined, false)
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains("box A0 is not as this part's discovery table describes it (box control: table MSR 0x720"),
+        "{refused}"
+    );
+    named(&["A0", "G"]).check_discovered(&joined, true).unwrap();
+    let missing = named(&["A1"]).check_discovered(&joined, true).unwrap_err();
+    assert!(
+        missing.to_string().contains("the table does not list it"),
+        "{missing}"
+    );
+    let agreeing = read(&build(&published));
+    named(&["A0", "A1", "G"])
+        .check_discovered(&agreeing, false)
+        .unwrap();
 }

@@ -234,6 +234,7 @@ fn register_view(p: &Processor, u: &Unit, r: &Register) -> RegisterView {
             Space::Msr => "MSR",
             Space::Pci => "PCI",
             Space::Mmio => "MMIO",
+            Space::Table => "table",
         },
         width: r.width,
         count: r.count,

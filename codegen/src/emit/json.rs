@@ -328,6 +328,7 @@ struct Event<'a> {
 #[derive(Serialize)]
 struct Pmu<'a> {
     scope: &'static str,
+    discovery_type: Option<u16>,
     controls: Vec<&'a str>,
     statuses: Vec<&'a str>,
     overflow_clears: Vec<&'a str>,
@@ -433,6 +434,7 @@ fn structure<'a>(p: &'a model::Processor, u: &'a model::Unit, pmu: &'a mp::Pmu) 
     };
     Pmu {
         scope: pmu.scope.as_str(),
+        discovery_type: pmu.discovery_type,
         controls: names(&pmu.controls),
         statuses: names(&pmu.statuses),
         overflow_clears: names(&pmu.overflow_clears),
@@ -552,6 +554,7 @@ fn register_instance<'a>(
             }),
             None,
         ),
+        model::Location::Table(o) => (o, None, None),
     };
     RegisterInstance {
         name: r.address_name(u, a),

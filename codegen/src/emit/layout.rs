@@ -360,6 +360,7 @@ fn location_ctor(loc: &Location, name: &str) -> String {
             "MmioRegister::new(&MMIO_WINDOW, {controller}, {channel}, 0x{offset:X}, {})",
             lit(name)
         ),
+        Location::Table(o) => format!("TableOffset::new(0x{o:02X}, {})", lit(name)),
     }
 }
 
@@ -421,6 +422,7 @@ fn location_info(loc: &Location) -> String {
         } => format!(
             "Location::Mmio {{ controller: {controller}, channel: {channel}, offset: 0x{offset:X} }}"
         ),
+        Location::Table(o) => format!("Location::Table(0x{o:02X})"),
     }
 }
 
@@ -525,6 +527,7 @@ fn addresses_text(unit: &Unit, reg: &Register, out: &mut String) -> String {
         Space::Msr => format!("Msr<{ty}>"),
         Space::Pci => format!("PciRegister<{ty}>"),
         Space::Mmio => format!("MmioRegister<{ty}>"),
+        Space::Table => format!("TableOffset<{ty}>"),
     };
     let one_ty = if reg.count > 1 {
         format!("[{addr_ty}; {}]", reg.count)
@@ -662,6 +665,7 @@ fn info_static_text(
             Space::Msr => "Msr",
             Space::Pci => "Pci",
             Space::Mmio => "Mmio",
+            Space::Table => "Table",
         },
         reg.count,
         opt_lit(reg.count_cpuid.as_deref()),

@@ -454,6 +454,13 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
         regs(&pmu.overflow_clears),
     );
     let scope = format_ident!("{}", pmu.scope.variant());
+    let discovery_type = match pmu.discovery_type {
+        Some(t) => {
+            let t = proc_macro2::Literal::u16_unsuffixed(t);
+            quote!(Some(#t))
+        }
+        None => quote!(None),
+    };
     let counters = pmu.counters.iter().map(|c| counter(names, u, c));
     let filters = pmu.filters.iter().map(|f| filter(names, u, f));
     let routes = pmu.routes.iter().map(|r| route(names, unit, r));
@@ -471,6 +478,7 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
             processor: #proc_id,
             unit: #unit_name,
             scope: Scope::#scope,
+            discovery_type: #discovery_type,
             controls: #controls,
             statuses: #statuses,
             overflow_clears: #ovf,

@@ -252,6 +252,9 @@ vocabulary! {
         Pci = "pci",
         /// Memory-mapped, in a window whose physical base PCI configuration registers give.
         Mmio = "mmio",
+        /// A byte offset inside a structure the runtime locates first (the uncore discovery
+        /// capability in PCI configuration space, a discovery table in memory).
+        Table = "table",
     }
 }
 
@@ -438,6 +441,8 @@ pub enum Location {
         /// Config-space offset.
         offset: u16,
     },
+    /// Byte offset inside a structure found at run time (space `table`).
+    Table(u32),
     /// A memory-mapped register: at `offset` in the window of memory controller `controller`,
     /// channel `channel` (the unit's [`MmioWindow`] says where that window is).
     Mmio {
@@ -539,6 +544,7 @@ impl std::fmt::Display for Location {
                 f,
                 "MMIO controller {controller} channel {channel} offset {offset:#X}"
             ),
+            Location::Table(o) => write!(f, "table offset {o:#X}"),
         }
     }
 }

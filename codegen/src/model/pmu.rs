@@ -281,6 +281,9 @@ pub struct Global {
 pub struct Pmu {
     /// Per socket or per CPU.
     pub scope: Scope,
+    /// The box type the uncore discovery table gives this unit's boxes (Sapphire Rapids on);
+    /// box id k is the unit's k-th instance.
+    pub discovery_type: Option<u16>,
     /// Box-level control registers.
     pub controls: Vec<usize>,
     /// Box-level status registers.

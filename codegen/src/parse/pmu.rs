@@ -13,6 +13,8 @@ pub struct RawPmu {
     pub at: usize,
     #[serde(rename = "@scope")]
     pub scope: String,
+    #[serde(rename = "@discovery-type")]
+    pub discovery_type: Option<String>,
     #[serde(default)]
     pub control: Vec<RawRegisterName>,
     #[serde(default)]

@@ -37,8 +37,9 @@ impl Validator {
             base: self.mmio_location(reg, m),
             source: &m.source,
         }));
+        entries.extend(r.table.iter().map(|t| self.table_entry(reg, t)));
         if entries.is_empty() {
-            self.push(reg.ctx.error(r.at, "the register has no address", "add <msr>/<pci>/<mmio> elements, or <address-unknown reason=\"...\"/> if no source gives one"));
+            self.push(reg.ctx.error(r.at, "the register has no address", "add <msr>/<pci>/<mmio>/<table> elements, or <address-unknown reason=\"...\"/> if no source gives one"));
         }
         let mut seen = Seen::new();
         let mut addresses = Vec::new();
@@ -55,7 +56,11 @@ impl Validator {
 
     /// `<address-unknown>`: alone, and with a reason.
     fn address_unknown(&mut self, reg: &RegisterScope<'_>, u: &RawAddressUnknown) -> Addresses {
-        if !reg.raw.msr.is_empty() || !reg.raw.pci.is_empty() || !reg.raw.mmio.is_empty() {
+        if !reg.raw.msr.is_empty()
+            || !reg.raw.pci.is_empty()
+            || !reg.raw.mmio.is_empty()
+            || !reg.raw.table.is_empty()
+        {
             self.push(reg.ctx.error(
                 u.at,
                 "<address-unknown> cannot stand beside addresses",
@@ -82,7 +87,7 @@ impl Validator {
                     "an <msr> address on a register in {} space",
                     space_name(reg.space)
                 ),
-                "use <pci> elements, or set space=\"msr\"",
+                "use the space's address element (<pci>, <mmio>, <table>), or set space=\"msr\"",
             ));
         }
         let base = match parse_number(&m.address) {
@@ -114,7 +119,7 @@ impl Validator {
                     "a <pci> address on a register in {} space",
                     space_name(reg.space)
                 ),
-                "use <msr> elements, or set space=\"pci\"",
+                "use the space's address element (<msr>, <mmio>, <table>), or set space=\"pci\"",
             ));
         }
         let num = |s: &str, max: u64| parse_number(s).filter(|v| *v <= max);
@@ -157,6 +162,46 @@ impl Validator {
             stride: p.stride.as_deref(),
             base,
             source: &p.source,
+        }
+    }
+
+    /// `<table>`: a byte offset inside the structure the unit describes, aligned to the
+    /// register's width.
+    fn table_entry<'s>(&mut self, reg: &RegisterScope<'_>, t: &'s RawTable) -> Entry<'s> {
+        if reg.space != Space::Table {
+            self.push(reg.ctx.error(
+                t.at,
+                format!(
+                    "a <table> address on a register in {} space",
+                    reg.space.as_str()
+                ),
+                "use the space's address element (<msr>, <pci>), or set space=\"table\"",
+            ));
+        }
+        let bytes = u64::from(reg.width / 8);
+        let base = match parse_number(&t.offset) {
+            Some(o) if o <= u64::from(u16::MAX) && o % bytes == 0 => {
+                Some(Location::Table(o as u32))
+            }
+            _ => {
+                self.push(reg.ctx.error(
+                    t.at,
+                    format!(
+                        "table offset `{}` is not a multiple of {bytes} below 0x10000",
+                        t.offset
+                    ),
+                    "a table register starts on a boundary of its own width (8 bytes for a 64-bit one)",
+                ));
+                None
+            }
+        };
+        Entry {
+            at: t.at,
+            instance: &t.instance,
+            index: t.index.as_deref(),
+            stride: t.stride.as_deref(),
+            base,
+            source: &t.source,
         }
     }
 
@@ -266,6 +311,9 @@ impl Validator {
     ) -> Option<Location> {
         match base {
             Location::Msr(a) => u32::try_from(u64::from(a) + delta).ok().map(Location::Msr),
+            Location::Table(o) => u32::try_from(u64::from(o) + delta)
+                .ok()
+                .map(Location::Table),
             Location::Pci {
                 device_id,
                 device,
@@ -321,6 +369,8 @@ impl Validator {
     pub(super) fn check_address_collisions(&mut self, p: &Processor) {
         let mut seen: HashMap<Location, (String, String)> = HashMap::new();
         for u in &p.units {
+            // Table offsets count from the start of the unit's own structure.
+            seen.retain(|loc, _| !matches!(loc, Location::Table(_)));
             for r in &u.registers {
                 let Addresses::Known(addrs) = &r.addresses else {
                     continue;
@@ -377,5 +427,6 @@ fn space_name(space: Space) -> &'static str {
         Space::Msr => "MSR",
         Space::Pci => "PCI",
         Space::Mmio => "MMIO",
+        Space::Table => "table",
     }
 }

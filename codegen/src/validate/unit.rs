@@ -240,11 +240,12 @@ impl Validator {
             "msr" => Space::Msr,
             "pci" => Space::Pci,
             "mmio" => Space::Mmio,
+            "table" => Space::Table,
             s => {
                 self.push(ctx.error(
                     r.at,
                     format!("unknown address space `{s}`"),
-                    "use space=\"msr\", \"pci\" or \"mmio\"",
+                    "use space=\"msr\", \"pci\", \"mmio\" or \"table\"",
                 ));
                 Space::Msr
             }

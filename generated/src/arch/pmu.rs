@@ -39,6 +39,7 @@ pub static CORE: PmuInfo = PmuInfo {
     processor: "architectural",
     unit: "CORE",
     scope: Scope::Cpu,
+    discovery_type: None,
     controls: &[Ia32PerfGlobalCtrl::INFO],
     statuses: &[Ia32PerfGlobalStatus::INFO],
     overflow_clears: &[Ia32PerfGlobalOvfCtrl::INFO],

@@ -32,10 +32,15 @@ use crate::support::NoteInfo;
 /// **Kernel PMU names** (info): Linux names the CHA PMUs uncore_cha_box id (spr_uncore_chabox, name
 /// cha; the box id from the discovery table, uncore_get_pmu_name), with the alias uncore_type_0_box
 /// id; their formats are spr_uncore_cha_formats_attr (the spr-cha driver).
+///
+/// **Discovery type** (info): The discovery table lists these boxes under type 0: the index of
+/// spr_uncore_chabox in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
+/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
 pub static CHA: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "CHA",
     scope: Scope::Socket,
+    discovery_type: Some(0),
     controls: &[&super::cha::CHA_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
@@ -177,6 +182,14 @@ pub static CHA: PmuInfo = PmuInfo {
             alias uncore_type_0_<box id>; their formats are \
             spr_uncore_cha_formats_attr (the spr-cha driver).",
         },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type",
+            text: "The discovery table lists these boxes under type 0: the index of \
+            spr_uncore_chabox in Linux's spr_uncores[] (uncore_snbep.c), which the \
+            kernel matches against each entry's box type; box id k is instance k. \
+            `pmu discover` joins the table with this unit by it.",
+        },
     ],
 };
 /// What the perf PMUs of the CHA (caching and home agent) performance monitoring share; each box's
@@ -203,10 +216,15 @@ const CHA_PERF: PerfInfo = PerfInfo {
 /// spr-iio driver). The free-running IIO counters (iio_free_running: I/O clock at MSR 0x340E and
 /// the bandwidth counters at 0x3800 and 0x3808, 0x10 per stack, spr_iio_freerunning) are not
 /// described here.
+///
+/// **Discovery type** (info): The discovery table lists these boxes under type 1: the index of
+/// spr_uncore_iio in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
+/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
 pub static IIO: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "IIO",
     scope: Scope::Socket,
+    discovery_type: Some(1),
     controls: &[&super::iio::IIO_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
@@ -278,6 +296,14 @@ pub static IIO: PmuInfo = PmuInfo {
             counters at 0x3800 and 0x3808, 0x10 per stack, spr_iio_freerunning) are \
             not described here.",
         },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type",
+            text: "The discovery table lists these boxes under type 1: the index of \
+            spr_uncore_iio in Linux's spr_uncores[] (uncore_snbep.c), which the \
+            kernel matches against each entry's box type; box id k is instance k. \
+            `pmu discover` joins the table with this unit by it.",
+        },
     ],
 };
 /// What the perf PMUs of the IIO (integrated I/O stack) performance monitoring share; each box's
@@ -299,10 +325,15 @@ const IIO_PERF: PerfInfo = PerfInfo {
 /// **Kernel PMU names** (info): Linux names the IRP PMUs uncore_irp_box id (spr_uncore_irp, name
 /// irp), with the alias uncore_type_2_box id; their formats are spr_uncore_raw_formats_attr (the
 /// spr-raw driver).
+///
+/// **Discovery type** (info): The discovery table lists these boxes under type 2: the index of
+/// spr_uncore_irp in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
+/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
 pub static IRP: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "IRP",
     scope: Scope::Socket,
+    discovery_type: Some(2),
     controls: &[&super::irp::IRP_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
@@ -352,6 +383,14 @@ pub static IRP: PmuInfo = PmuInfo {
             irp), with the alias uncore_type_2_<box id>; their formats are \
             spr_uncore_raw_formats_attr (the spr-raw driver).",
         },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type",
+            text: "The discovery table lists these boxes under type 2: the index of \
+            spr_uncore_irp in Linux's spr_uncores[] (uncore_snbep.c), which the \
+            kernel matches against each entry's box type; box id k is instance k. \
+            `pmu discover` joins the table with this unit by it.",
+        },
     ],
 };
 /// What the perf PMUs of the IRP (IIO ring port) performance monitoring share; each box's entry
@@ -380,10 +419,18 @@ const IRP_PERF: PerfInfo = PerfInfo {
 /// **Kernel PMU names** (info): Linux names the M3UPI PMUs uncore_m3upi_n (spr_uncore_m3upi, name
 /// m3upi, four boxes, icx_uncore_m3upi_constraints), with spr_uncore_raw_formats_attr (the spr-raw
 /// driver).
+///
+/// **Discovery type** (info): The discovery table lists these boxes under type 9: the index of
+/// spr_uncore_m3upi in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
+/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
+/// Linux does not use these entries on Sapphire Rapids (it lists the UPI and M3UPI types among the
+/// units the discovery table does not support and describes them itself), so on a real part the
+/// join may show them disagreeing: that is the table's error the kernel works around.
 pub static M3UPI: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "M3UPI",
     scope: Scope::Socket,
+    discovery_type: Some(9),
     controls: &[&super::m3upi::M3UPI_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
@@ -448,6 +495,18 @@ pub static M3UPI: PmuInfo = PmuInfo {
             m3upi, four boxes, icx_uncore_m3upi_constraints), with \
             spr_uncore_raw_formats_attr (the spr-raw driver).",
         },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type",
+            text: "The discovery table lists these boxes under type 9: the index of \
+            spr_uncore_m3upi in Linux's spr_uncores[] (uncore_snbep.c), which the \
+            kernel matches against each entry's box type; box id k is instance k. \
+            `pmu discover` joins the table with this unit by it. Linux does not use \
+            these entries on Sapphire Rapids (it lists the UPI and M3UPI types among \
+            the units the discovery table does not support and describes them \
+            itself), so on a real part the join may show them disagreeing: that is \
+            the table's error the kernel works around.",
+        },
     ],
 };
 /// What the perf PMUs of the M3UPI (mesh to UPI) performance monitoring share; each box's entry
@@ -482,6 +541,7 @@ pub static UBOX: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "UBOX",
     scope: Scope::Socket,
+    discovery_type: None,
     controls: &[&super::ubox::U_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
@@ -559,10 +619,18 @@ pub static UBOX: PmuInfo = PmuInfo {
 ///
 /// **Kernel PMU names** (info): Linux names the UPI PMUs uncore_upi_n (spr_uncore_upi, name upi,
 /// four boxes), with spr_uncore_raw_formats_attr (the spr-raw driver).
+///
+/// **Discovery type** (info): The discovery table lists these boxes under type 8: the index of
+/// spr_uncore_upi in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
+/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
+/// Linux does not use these entries on Sapphire Rapids (it lists the UPI and M3UPI types among the
+/// units the discovery table does not support and describes them itself), so on a real part the
+/// join may show them disagreeing: that is the table's error the kernel works around.
 pub static UPI: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "UPI",
     scope: Scope::Socket,
+    discovery_type: Some(8),
     controls: &[&super::upi::UPI_BOX_CTL_INFO],
     statuses: &[],
     overflow_clears: &[],
@@ -627,6 +695,18 @@ pub static UPI: PmuInfo = PmuInfo {
             title: "Kernel PMU names",
             text: "Linux names the UPI PMUs uncore_upi_<n> (spr_uncore_upi, name upi, four \
             boxes), with spr_uncore_raw_formats_attr (the spr-raw driver).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type",
+            text: "The discovery table lists these boxes under type 8: the index of \
+            spr_uncore_upi in Linux's spr_uncores[] (uncore_snbep.c), which the \
+            kernel matches against each entry's box type; box id k is instance k. \
+            `pmu discover` joins the table with this unit by it. Linux does not use \
+            these entries on Sapphire Rapids (it lists the UPI and M3UPI types among \
+            the units the discovery table does not support and describes them \
+            itself), so on a real part the join may show them disagreeing: that is \
+            the table's error the kernel works around.",
         },
     ],
 };

@@ -38,10 +38,15 @@ use super::upi::{UpiBoxCtl, UpiCtl, UpiCtr};
 /// **Kernel PMU names** (info): Linux names the CHA PMUs uncore_cha_box id (spr_uncore_chabox, name
 /// cha; the box id from the discovery table, uncore_get_pmu_name), with the alias uncore_type_0_box
 /// id; their formats are spr_uncore_cha_formats_attr (the spr-cha driver).
+///
+/// **Discovery type** (info): The discovery table lists these boxes under type 0: the index of
+/// spr_uncore_chabox in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
+/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
 pub static CHA: PmuInfo = PmuInfo {
     processor: "sapphire-rapids",
     unit: "CHA",
     scope: Scope::Socket,
+    discovery_type: Some(0),
     controls: &[ChaBoxCtl::INFO],
     statuses: &[],
     overflow_clears: &[],
@@ -163,6 +168,14 @@ pub static CHA: PmuInfo = PmuInfo {
             alias uncore_type_0_<box id>; their formats are \
             spr_uncore_cha_formats_attr (the spr-cha driver).",
         },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type",
+            text: "The discovery table lists these boxes under type 0: the index of \
+            spr_uncore_chabox in Linux's spr_uncores[] (uncore_snbep.c), which the \
+            kernel matches against each entry's box type; box id k is instance k. \
+            `pmu discover` joins the table with this unit by it.",
+        },
     ],
 };
 /// What the perf PMUs of the CHA (caching and home agent) performance monitoring share; each box's
@@ -208,10 +221,15 @@ impl BoxControl for ChaBoxCtl {
 /// spr-iio driver). The free-running IIO counters (iio_free_running: I/O clock at MSR 0x340E and
 /// the bandwidth counters at 0x3800 and 0x3808, 0x10 per stack, spr_iio_freerunning) are not
 /// described here.
+///
+/// **Discovery type** (info): The discovery table lists these boxes under type 1: the index of
+/// spr_uncore_iio in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
+/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
 pub static IIO: PmuInfo = PmuInfo {
     processor: "sapphire-rapids",
     unit: "IIO",
     scope: Scope::Socket,
+    discovery_type: Some(1),
     controls: &[IioBoxCtl::INFO],
     statuses: &[],
     overflow_clears: &[],
@@ -263,6 +281,14 @@ pub static IIO: PmuInfo = PmuInfo {
             counters at 0x3800 and 0x3808, 0x10 per stack, spr_iio_freerunning) are \
             not described here.",
         },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type",
+            text: "The discovery table lists these boxes under type 1: the index of \
+            spr_uncore_iio in Linux's spr_uncores[] (uncore_snbep.c), which the \
+            kernel matches against each entry's box type; box id k is instance k. \
+            `pmu discover` joins the table with this unit by it.",
+        },
     ],
 };
 /// What the perf PMUs of the IIO (integrated I/O stack) performance monitoring share; each box's
@@ -303,10 +329,15 @@ impl BoxControl for IioBoxCtl {
 /// **Kernel PMU names** (info): Linux names the IRP PMUs uncore_irp_box id (spr_uncore_irp, name
 /// irp), with the alias uncore_type_2_box id; their formats are spr_uncore_raw_formats_attr (the
 /// spr-raw driver).
+///
+/// **Discovery type** (info): The discovery table lists these boxes under type 2: the index of
+/// spr_uncore_irp in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
+/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
 pub static IRP: PmuInfo = PmuInfo {
     processor: "sapphire-rapids",
     unit: "IRP",
     scope: Scope::Socket,
+    discovery_type: Some(2),
     controls: &[IrpBoxCtl::INFO],
     statuses: &[],
     overflow_clears: &[],
@@ -345,6 +376,14 @@ pub static IRP: PmuInfo = PmuInfo {
             text: "Linux names the IRP PMUs uncore_irp_<box id> (spr_uncore_irp, name \
             irp), with the alias uncore_type_2_<box id>; their formats are \
             spr_uncore_raw_formats_attr (the spr-raw driver).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type",
+            text: "The discovery table lists these boxes under type 2: the index of \
+            spr_uncore_irp in Linux's spr_uncores[] (uncore_snbep.c), which the \
+            kernel matches against each entry's box type; box id k is instance k. \
+            `pmu discover` joins the table with this unit by it.",
         },
     ],
 };
@@ -393,10 +432,18 @@ impl BoxControl for IrpBoxCtl {
 /// **Kernel PMU names** (info): Linux names the M3UPI PMUs uncore_m3upi_n (spr_uncore_m3upi, name
 /// m3upi, four boxes, icx_uncore_m3upi_constraints), with spr_uncore_raw_formats_attr (the spr-raw
 /// driver).
+///
+/// **Discovery type** (info): The discovery table lists these boxes under type 9: the index of
+/// spr_uncore_m3upi in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
+/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
+/// Linux does not use these entries on Sapphire Rapids (it lists the UPI and M3UPI types among the
+/// units the discovery table does not support and describes them itself), so on a real part the
+/// join may show them disagreeing: that is the table's error the kernel works around.
 pub static M3UPI: PmuInfo = PmuInfo {
     processor: "sapphire-rapids",
     unit: "M3UPI",
     scope: Scope::Socket,
+    discovery_type: Some(9),
     controls: &[M3upiBoxCtl::INFO],
     statuses: &[],
     overflow_clears: &[],
@@ -440,6 +487,18 @@ pub static M3UPI: PmuInfo = PmuInfo {
             text: "Linux names the M3UPI PMUs uncore_m3upi_<n> (spr_uncore_m3upi, name \
             m3upi, four boxes, icx_uncore_m3upi_constraints), with \
             spr_uncore_raw_formats_attr (the spr-raw driver).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type",
+            text: "The discovery table lists these boxes under type 9: the index of \
+            spr_uncore_m3upi in Linux's spr_uncores[] (uncore_snbep.c), which the \
+            kernel matches against each entry's box type; box id k is instance k. \
+            `pmu discover` joins the table with this unit by it. Linux does not use \
+            these entries on Sapphire Rapids (it lists the UPI and M3UPI types among \
+            the units the discovery table does not support and describes them \
+            itself), so on a real part the join may show them disagreeing: that is \
+            the table's error the kernel works around.",
         },
     ],
 };
@@ -494,6 +553,7 @@ pub static UBOX: PmuInfo = PmuInfo {
     processor: "sapphire-rapids",
     unit: "UBOX",
     scope: Scope::Socket,
+    discovery_type: None,
     controls: &[UBoxCtl::INFO],
     statuses: &[],
     overflow_clears: &[],
@@ -580,10 +640,18 @@ impl BoxControl for UBoxCtl {
 ///
 /// **Kernel PMU names** (info): Linux names the UPI PMUs uncore_upi_n (spr_uncore_upi, name upi,
 /// four boxes), with spr_uncore_raw_formats_attr (the spr-raw driver).
+///
+/// **Discovery type** (info): The discovery table lists these boxes under type 8: the index of
+/// spr_uncore_upi in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
+/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
+/// Linux does not use these entries on Sapphire Rapids (it lists the UPI and M3UPI types among the
+/// units the discovery table does not support and describes them itself), so on a real part the
+/// join may show them disagreeing: that is the table's error the kernel works around.
 pub static UPI: PmuInfo = PmuInfo {
     processor: "sapphire-rapids",
     unit: "UPI",
     scope: Scope::Socket,
+    discovery_type: Some(8),
     controls: &[UpiBoxCtl::INFO],
     statuses: &[],
     overflow_clears: &[],
@@ -628,6 +696,18 @@ pub static UPI: PmuInfo = PmuInfo {
             title: "Kernel PMU names",
             text: "Linux names the UPI PMUs uncore_upi_<n> (spr_uncore_upi, name upi, four \
             boxes), with spr_uncore_raw_formats_attr (the spr-raw driver).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type",
+            text: "The discovery table lists these boxes under type 8: the index of \
+            spr_uncore_upi in Linux's spr_uncores[] (uncore_snbep.c), which the \
+            kernel matches against each entry's box type; box id k is instance k. \
+            `pmu discover` joins the table with this unit by it. Linux does not use \
+            these entries on Sapphire Rapids (it lists the UPI and M3UPI types among \
+            the units the discovery table does not support and describes them \
+            itself), so on a real part the join may show them disagreeing: that is \
+            the table's error the kernel works around.",
         },
     ],
 };

@@ -346,6 +346,9 @@ fn place_mismatch(addr: &AddressInfo) -> BackendError {
             Location::Msr(_) => "a CPU (it is an MSR)",
             Location::Pci { .. } => "a PCI device (it is in PCI config space)",
             Location::Mmio { .. } => "a physical address (it is a memory-mapped register)",
+            Location::Table(_) => {
+                "the discovery reader (it is at an offset in a table found at run time: pmu discover)"
+            }
         },
     }
 }

@@ -39,6 +39,14 @@ pub enum UsageError {
         /// What was expected.
         expected: String,
     },
+    /// The part's uncore discovery table does not list a box, or disagrees with the spec
+    /// about it: it is not programmed unless the caller takes it.
+    NotAsDiscovered {
+        /// The box.
+        name: String,
+        /// What the table says against the spec.
+        why: String,
+    },
     /// A register name without an instance where one is needed.
     NeedsInstance {
         /// The name given.
@@ -122,6 +130,7 @@ impl fmt::Display for UsageError {
             }
             UsageError::ReadOnlyField { register, field, access } => write!(f, "{register}.{field} is {access} (read-only) and cannot be set; leave it out"),
             UsageError::BadValue { text, expected } => write!(f, "`{text}` is not valid here: expected {expected}"),
+            UsageError::NotAsDiscovered { name, why } => write!(f, "box {name} is not as this part's discovery table describes it ({why}), so it is not programmed; `pmu discover` shows the table beside the spec"),
             UsageError::NeedsInstance { name, instances } => write!(f, "{name} names a register layout, not one register; name an instance: {instances}"),
             UsageError::UnsupportedField { register, field } => write!(f, "{register} has no {field} field; this box cannot take that setting, so leave it out"),
             UsageError::FieldTooWide(e) => write!(f, "{e}"),

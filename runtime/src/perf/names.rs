@@ -159,7 +159,8 @@ mod tests {
     fn every_box_of_every_processor_has_a_name_and_a_driver_format() {
         let names = SpecNames;
         for p in pmu_regs::PROCESSORS {
-            for u in p.units {
+            // Units without boxes (the discovery table's layouts) have no kernel PMU.
+            for u in p.units.iter().filter(|u| u.pmu.is_some()) {
                 for i in u.instances {
                     names.lookup(p.id, u.name, i, None).unwrap();
                 }

@@ -6,6 +6,7 @@
 use pmu_regs::{ProcessorInfo, PROCESSORS};
 
 use crate::boxes::{Boxes, PmuBox};
+use crate::discovery::{BoxStatus, Joined};
 use crate::error::UsageError;
 use crate::perf::EventSpec;
 use crate::sampling::uncore::EventSelect;
@@ -73,6 +74,45 @@ pub struct Selection {
 }
 
 impl Selection {
+    /// Refuses, before anything is written, a box the part's discovery table (joined with the
+    /// spec in `joined`) does not list, or one it disagrees with unless `take_disagreeing`: the
+    /// spec's addresses would then program registers the part may not have where the spec
+    /// says. Boxes of units without a discovery type are not checked.
+    pub fn check_discovered(
+        &self,
+        joined: &Joined,
+        take_disagreeing: bool,
+    ) -> Result<(), UsageError> {
+        let Counted::Boxes(boxes) = &self.counted else {
+            return Ok(());
+        };
+        for b in boxes {
+            let Some(j) = joined.of(b.pmu_box) else {
+                continue;
+            };
+            let why = match &j.status {
+                BoxStatus::Matching | BoxStatus::Unknown => continue,
+                BoxStatus::Disagreeing(_) if take_disagreeing => continue,
+                BoxStatus::Missing => "the table does not list it".to_string(),
+                BoxStatus::Disagreeing(d) => d
+                    .iter()
+                    .map(|d| {
+                        format!(
+                            "{}: table {}, spec {} ({})",
+                            d.what, d.table, d.spec, d.source
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            };
+            return Err(UsageError::NotAsDiscovered {
+                name: b.pmu_box.instance.to_string(),
+                why,
+            });
+        }
+        Ok(())
+    }
+
     /// `events` (named by `names`, one per event) on every box of `boxes`, on socket 0.
     /// The boxes must be of one processor and have a general counter for every event.
     pub fn of_boxes(

@@ -282,6 +282,7 @@ fn register(h: &mut Header, p: &Processor, u: &Unit, r: &Register) {
             Space::Msr => "MSR",
             Space::Pci => "register in PCI configuration space",
             Space::Mmio => "memory-mapped register (see the unit's _MMIO_WINDOW macros)",
+            Space::Table => "field group at a byte offset in a structure found at run time",
         },
     );
     if r.count > 1 {
@@ -433,6 +434,7 @@ fn addresses(h: &mut Header, p: &Processor, u: &Unit, r: &Register, addrs: &[Add
                 h.define(&format!("{stem}_CHANNEL"), &channel.to_string(), &what);
                 h.define(&format!("{stem}_OFFSET"), &format!("0x{offset:X}U"), &what);
             }
+            Location::Table(o) => h.define(&format!("{stem}_OFFSET"), &format!("0x{o:X}U"), &what),
         }
     }
     if r.count < 2 {
@@ -447,6 +449,7 @@ fn addresses(h: &mut Header, p: &Processor, u: &Unit, r: &Register, addrs: &[Add
             Location::Msr(n) => (u64::from(n), false),
             Location::Pci { offset, .. } => (u64::from(offset), true),
             Location::Mmio { offset, .. } => (u64::from(offset), true),
+            Location::Table(o) => (u64::from(o), true),
         };
         let inst_name = r.instance_name(inst);
         let name = names::array_address(m, &inst_name, pci);
@@ -472,6 +475,7 @@ fn regular_step(addrs: &[&Address]) -> Option<u64> {
         } => (u64::from(offset), Some((device_id, device, function))),
         // One instance's registers share one window (the validator checks it).
         Location::Mmio { offset, .. } => (u64::from(offset), None),
+        Location::Table(o) => (u64::from(o), None),
     };
     let points: Vec<(u32, u64, _)> = addrs
         .iter()

@@ -69,6 +69,7 @@ impl Validator {
         Some((
             Pmu {
                 scope,
+                discovery_type: self.pmu_discovery_type(unit, raw),
                 controls,
                 statuses,
                 overflow_clears,
@@ -102,6 +103,22 @@ impl Validator {
                 ),
                 "describe the unit's structure in a <pmu> element after its registers",
             ));
+        }
+    }
+
+    /// `discovery-type`: the table's 16-bit box type.
+    fn pmu_discovery_type(&mut self, unit: &UnitScope<'_>, raw: &RawPmu) -> Option<u16> {
+        let text = raw.discovery_type.as_deref()?;
+        match parse_number(text).and_then(|v| u16::try_from(v).ok()) {
+            Some(v) => Some(v),
+            None => {
+                self.push(unit.ctx.error(
+                    raw.at,
+                    format!("<pmu> discovery-type `{text}` is not a number from 0 to 0xFFFF"),
+                    "give the box type the discovery table lists for this unit (Linux's uncore_snbep.c names them, e.g. SPR_UNCORE_CHA 0)",
+                ));
+                None
+            }
         }
     }
 

@@ -35,13 +35,14 @@ fn location_text(loc: &Location) -> String {
             channel,
             offset,
         } => format!("MMIO controller {controller} channel {channel} offset {offset:#x}"),
+        Location::Table(o) => format!("table offset {o:#X}").replace("0X", "0x"),
     }
 }
 
 fn location_json(loc: Option<&Location>) -> serde_json::Map<String, Value> {
     let mut m = serde_json::Map::new();
     match loc {
-        Some(Location::Msr(a)) => {
+        Some(Location::Msr(a) | Location::Table(a)) => {
             m.insert("address".into(), json!(a));
             m.insert("address_hex".into(), json!(format!("{a:#x}")));
         }

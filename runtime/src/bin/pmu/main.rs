@@ -4,6 +4,7 @@
 mod commands;
 mod completion;
 mod detect;
+mod discover;
 mod failure;
 mod grammar;
 mod messages;
@@ -103,6 +104,11 @@ enum Command {
     ///
     /// Example: pmu detect
     Detect(DetectArgs),
+    /// Read the part's uncore discovery table (Sapphire Rapids on) and join it with the spec:
+    /// each box matching, missing from the table, unknown to the spec, or disagreeing.
+    ///
+    /// Example: pmu discover --table dump.bin --processor PROCESSOR --check
+    Discover(discover::DiscoverArgs),
     /// Print the script that registers shell completion (bash, zsh, fish, elvish,
     /// powershell): options, and the spec's processor, register, unit and event names, which
     /// the shell asks this binary for as you type.
@@ -331,6 +337,7 @@ fn main() -> ExitCode {
             messages::explain(e, &a.place, &messages::device_ids(addresses))
         }),
         Command::Detect(a) => detect::run(a.root.as_deref(), json),
+        Command::Discover(a) => discover::run(&a, json),
         Command::Completions { shell } => completion::registration(shell),
         Command::Man { dir: None } => {
             let mut buf = Vec::new();

@@ -1,0 +1,233 @@
+//! `pmu discover`: the part's uncore discovery table against the spec.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use pmu_runtime::boxes::Boxes;
+use pmu_runtime::discovery::{
+    find_in_sysfs, join, locate, read_table, simulated_table, BoxStatus, DiscoveryError, Joined,
+    MemoryTable, DISCOVERY_DEVICE_ID,
+};
+use pmu_runtime::Bdf;
+use serde_json::json;
+
+use crate::commands::processor_named;
+use crate::table::Table as TextTable;
+use crate::Failure;
+
+/// Where the simulated table and its device sit.
+const SIM_TABLE: u64 = 0xFE00_0000;
+const SIM_DEVICE: Bdf = Bdf::new(0x7e, 0, 1);
+
+#[derive(Args)]
+pub struct DiscoverArgs {
+    /// The spec to join the table with (an id or module, e.g. sapphire-rapids).
+    #[arg(long)]
+    processor: Option<String>,
+    /// Read the table the simulator publishes for the processor (built from its spec).
+    #[arg(long, conflicts_with = "table")]
+    sim: bool,
+    /// Read a table dumped to FILE (its raw bytes, from its first byte).
+    #[arg(long, value_name = "FILE")]
+    table: Option<PathBuf>,
+    /// Print comma-separated values instead of a table.
+    #[arg(long)]
+    csv: bool,
+    /// Exit with status 1 unless every box matches the spec.
+    #[arg(long)]
+    check: bool,
+    /// Look for discovery devices under ROOT instead of /sys/bus/pci/devices.
+    #[arg(long)]
+    root: Option<PathBuf>,
+}
+
+/// `pmu discover`.
+pub fn run(a: &DiscoverArgs, json_out: bool) -> Result<String, Failure> {
+    let id = processor_named(a.processor.as_deref())?.ok_or_else(|| {
+        Failure::usage(
+            "name the spec to join the table with: --processor ID (pmu list --summary lists them)"
+                .into(),
+        )
+    })?;
+    let processor = pmu_regs::PROCESSORS
+        .iter()
+        .copied()
+        .find(|p| p.id == id)
+        .expect("processor_named returns a known id");
+    let boxes = Boxes::of(processor);
+    let table = if a.sim {
+        let Some(t) = simulated_table(boxes, SIM_TABLE, SIM_DEVICE) else {
+            return Err(Failure::usage(format!(
+                "no unit of {id} has a discovery type (<pmu discovery-type>), so its simulated \
+                 part publishes no discovery table; discovery tables exist from Sapphire Rapids on"
+            )));
+        };
+        read_located(&t, SIM_DEVICE)?
+    } else if let Some(path) = &a.table {
+        let bytes = std::fs::read(path).map_err(|e| {
+            Failure::operation(format!(
+                "cannot read the table dump {}: {e}",
+                path.display()
+            ))
+        })?;
+        let t = MemoryTable::from_bytes(0, SIM_DEVICE, bytes);
+        read_table(&t, 0).map_err(discovery_failure)?
+    } else {
+        return Err(hardware(a.root.as_deref()));
+    };
+    let joined = join(boxes, &table);
+    let out = if json_out {
+        json_text(&joined)
+    } else {
+        text(&joined, a.csv)
+    };
+    if a.check && !joined.all_match() {
+        let bad = joined
+            .boxes
+            .iter()
+            .filter(|b| b.status != BoxStatus::Matching)
+            .count();
+        print!("{out}");
+        return Err(Failure::operation(format!(
+            "{bad} of {} boxes do not match the spec",
+            joined.boxes.len()
+        )));
+    }
+    Ok(out)
+}
+
+fn read_located(t: &MemoryTable, device: Bdf) -> Result<pmu_runtime::discovery::Table, Failure> {
+    let at = locate(t, device).map_err(discovery_failure)?[0].address;
+    read_table(t, at).map_err(discovery_failure)
+}
+
+fn discovery_failure(e: DiscoveryError) -> Failure {
+    Failure::operation(e.to_string())
+}
+
+/// On hardware: the discovery devices and where their tables are. Reading the table itself
+/// needs a memory-mapped backend, which this build lacks.
+fn hardware(root: Option<&Path>) -> Failure {
+    let devices = root.map_or_else(
+        || PathBuf::from("/sys/bus/pci/devices"),
+        |r| r.join("sys/bus/pci/devices"),
+    );
+    let found: Vec<String> = find_in_sysfs(&devices)
+        .into_iter()
+        .flat_map(|(bdf, r)| match r {
+            Ok(l) => l
+                .iter()
+                .map(|l| format!("{bdf}: table at {:#x}", l.address))
+                .collect(),
+            Err(e) => vec![format!("{bdf}: {e}")],
+        })
+        .collect();
+    if found.is_empty() {
+        return Failure::operation(format!(
+            "no uncore discovery device (8086:{DISCOVERY_DEVICE_ID:04x}) under {}: this part \
+             has no discovery table (there is none before Sapphire Rapids; virtual machines show \
+             none); --sim reads the simulated part's",
+            devices.display()
+        ));
+    }
+    Failure::operation(format!(
+        "{}; reading the table from physical memory needs the memory-mapped backend, which \
+         this build does not have: dump the table's bytes to a file and pass --table FILE",
+        found.join("; ")
+    ))
+}
+
+fn detail(b: &pmu_runtime::discovery::JoinedBox) -> String {
+    match &b.status {
+        BoxStatus::Disagreeing(d) => d
+            .iter()
+            .map(|d| {
+                format!(
+                    "{}: spec {} ({}), table {}",
+                    d.what, d.spec, d.source, d.table
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("; "),
+        BoxStatus::Missing => "the spec has it; the table does not list it".into(),
+        BoxStatus::Unknown => "the table lists it; no unit of the spec has this type and id".into(),
+        BoxStatus::Matching => String::new(),
+    }
+}
+
+fn text(joined: &Joined, csv: bool) -> String {
+    let header = [
+        "BOX",
+        "TYPE",
+        "ID",
+        "STATUS",
+        "ACCESS",
+        "BOX_CONTROL",
+        "COUNTERS",
+        "WIDTH",
+        "DETAIL",
+    ];
+    let rows = joined.boxes.iter().map(|b| {
+        let t = b.table.as_ref();
+        vec![
+            b.name(),
+            b.box_type.to_string(),
+            b.box_id.to_string(),
+            b.status.as_str().to_string(),
+            t.map_or("-".into(), |t| t.access.as_str().to_string()),
+            t.map_or("-".into(), |t| t.box_control.to_string()),
+            t.map_or("-".into(), |t| t.counters.to_string()),
+            t.map_or("-".into(), |t| t.width.to_string()),
+            detail(b),
+        ]
+    });
+    if csv {
+        let quote = |c: String| {
+            if c.contains([',', '"']) {
+                format!("\"{}\"", c.replace('"', "\"\""))
+            } else {
+                c
+            }
+        };
+        let mut out = header.join(",") + "\n";
+        for r in rows {
+            out += &(r.into_iter().map(quote).collect::<Vec<_>>().join(",") + "\n");
+        }
+        return out;
+    }
+    let mut table = TextTable::new(&header).right_align(&[1, 2, 6, 7]);
+    for r in rows {
+        table.row(r);
+    }
+    table.render()
+}
+
+fn json_text(joined: &Joined) -> String {
+    let boxes: Vec<_> = joined
+        .boxes
+        .iter()
+        .map(|b| {
+            let t = b.table.as_ref();
+            let disagreements: Vec<_> = match &b.status {
+                BoxStatus::Disagreeing(d) => d
+                    .iter()
+                    .map(|d| json!({"what": d.what, "spec": d.spec, "table": d.table, "source": d.source}))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            json!({
+                "box": b.spec.map(|s| s.instance),
+                "unit": b.spec.map(|s| s.unit.name),
+                "type": b.box_type,
+                "id": b.box_id,
+                "status": b.status.as_str(),
+                "access": t.map(|t| t.access.as_str()),
+                "box_control": t.map(|t| t.box_control.to_string()),
+                "counters": t.map(|t| t.counters),
+                "width": t.map(|t| t.width),
+                "disagreements": disagreements,
+            })
+        })
+        .collect();
+    format!("{}\n", serde_json::Value::Array(boxes))
+}

@@ -1,0 +1,322 @@
+//! The spec's boxes against the table's: what the spec adds (layouts, roles, events, sources)
+//! and what the table adds (which boxes this part has), side by side.
+//!
+//! A unit takes part when its `<pmu>` has a `discovery-type`; its instance k is box id k of
+//! that type. For each such box the join compares the box control, counter control 0 and
+//! counter 0 addresses, the number of general counters and their width. A PCI address is
+//! compared by device, function and offset (the bus is the part's own); a memory-mapped one is
+//! not compared yet.
+
+use pmu_regs::{CounterKind, Location};
+
+use super::{DiscoveredBox, Table, TableAddress, TableBox};
+use crate::boxes::{Boxes, PmuBox, Reg};
+
+/// How one box of the spec and the table compare.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BoxStatus {
+    /// The table lists the box, and everything compared agrees.
+    Matching,
+    /// The spec has the box; the table does not list it (the part lacks it, or it is fused off).
+    Missing,
+    /// The table lists a box the spec does not describe (an unmapped type, or an id beyond the
+    /// unit's instances).
+    Unknown,
+    /// Both have it, and they disagree.
+    Disagreeing(Vec<Disagreement>),
+}
+
+impl BoxStatus {
+    /// `matching`, `missing`, `unknown`, `disagreeing`.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            BoxStatus::Matching => "matching",
+            BoxStatus::Missing => "missing",
+            BoxStatus::Unknown => "unknown",
+            BoxStatus::Disagreeing(_) => "disagreeing",
+        }
+    }
+}
+
+/// One value the spec and the table give differently.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Disagreement {
+    /// What: `box control`, `counter control 0`, `counter 0`, `counters`, `width`.
+    pub what: &'static str,
+    /// The spec's value.
+    pub spec: String,
+    /// The table's value.
+    pub table: String,
+    /// The public source of the spec's value (a `processors.xml` source id).
+    pub source: &'static str,
+}
+
+/// One box of the joined view.
+#[derive(Debug, Clone)]
+pub struct JoinedBox {
+    /// The spec's box (`None` for a box only the table lists).
+    pub spec: Option<&'static PmuBox>,
+    /// Box type.
+    pub box_type: u16,
+    /// Box id.
+    pub box_id: u16,
+    /// The table's entry (`None` for a missing box).
+    pub table: Option<DiscoveredBox>,
+    /// How they compare.
+    pub status: BoxStatus,
+}
+
+impl JoinedBox {
+    /// The spec's name (`CHA3`), or `type T id I` for a box the spec does not know.
+    pub fn name(&self) -> String {
+        match self.spec {
+            Some(b) => b.instance.to_string(),
+            None => format!("type {} id {}", self.box_type, self.box_id),
+        }
+    }
+}
+
+/// Every box of a processor's spec that takes part in discovery, and every box of a table.
+#[derive(Debug, Clone)]
+pub struct Joined {
+    /// Spec boxes in spec order, then the table's unknown boxes in table order.
+    pub boxes: Vec<JoinedBox>,
+}
+
+impl Joined {
+    /// The joined box of spec box `b`, if its unit takes part in discovery.
+    pub fn of(&self, b: &PmuBox) -> Option<&JoinedBox> {
+        self.boxes
+            .iter()
+            .find(|j| j.spec.is_some_and(|s| std::ptr::eq(s, b)))
+    }
+
+    /// Whether every box matches.
+    pub fn all_match(&self) -> bool {
+        self.boxes.iter().all(|b| b.status == BoxStatus::Matching)
+    }
+}
+
+/// Joins the boxes of `spec` with `table`.
+pub fn join(spec: &'static Boxes, table: &Table) -> Joined {
+    let mut used = vec![false; table.boxes.len()];
+    let mut boxes = Vec::new();
+    for b in &spec.boxes {
+        let Some(box_type) = b.pmu.discovery_type else {
+            continue;
+        };
+        let box_id = b.position as u16;
+        let found = table
+            .boxes
+            .iter()
+            .position(|t| t.box_type == box_type && t.box_id == box_id);
+        let status = match found {
+            None => BoxStatus::Missing,
+            Some(i) => {
+                used[i] = true;
+                let d = compare(b, &table.boxes[i]);
+                if d.is_empty() {
+                    BoxStatus::Matching
+                } else {
+                    BoxStatus::Disagreeing(d)
+                }
+            }
+        };
+        boxes.push(JoinedBox {
+            spec: Some(b),
+            box_type,
+            box_id,
+            table: found.map(|i| table.boxes[i]),
+            status,
+        });
+    }
+    for (t, _) in table.boxes.iter().zip(&used).filter(|(_, u)| !**u) {
+        boxes.push(JoinedBox {
+            spec: None,
+            box_type: t.box_type,
+            box_id: t.box_id,
+            table: Some(*t),
+            status: BoxStatus::Unknown,
+        });
+    }
+    Joined { boxes }
+}
+
+/// What the spec says of box `b` that the table would say: its box control, first counter
+/// control and counter, and its general counters' number and width.
+struct SpecView {
+    box_control: Option<Reg>,
+    first_control: Option<Reg>,
+    first_counter: Option<Reg>,
+    counters: usize,
+    width: Option<u32>,
+}
+
+fn spec_view(b: &PmuBox) -> SpecView {
+    let general: Vec<_> = b
+        .counters
+        .iter()
+        .filter(|c| c.info.kind == CounterKind::General)
+        .collect();
+    let first = general.iter().min_by_key(|c| c.number());
+    SpecView {
+        box_control: b.controls.first().copied(),
+        first_control: first.and_then(|c| c.control),
+        first_counter: first.map(|c| c.counter),
+        counters: general.len(),
+        width: first.map(|c| c.info.width),
+    }
+}
+
+fn compare(b: &PmuBox, t: &DiscoveredBox) -> Vec<Disagreement> {
+    let v = spec_view(b);
+    let mut out = Vec::new();
+    for (what, reg, at) in [
+        ("box control", v.box_control, t.box_control),
+        ("counter control 0", v.first_control, t.first_control),
+        ("counter 0", v.first_counter, t.first_counter),
+    ] {
+        if let Some(reg) = reg {
+            if same_place(reg.addr.location, at) == Some(false) {
+                out.push(Disagreement {
+                    what,
+                    spec: format!("{} at {}", reg.name(), location_text(reg.addr.location)),
+                    table: at.to_string(),
+                    source: reg.addr.source,
+                });
+            }
+        }
+    }
+    let source = v.first_counter.map_or("", |c| c.addr.source);
+    if v.counters != usize::from(t.counters) {
+        out.push(Disagreement {
+            what: "counters",
+            spec: v.counters.to_string(),
+            table: t.counters.to_string(),
+            source,
+        });
+    }
+    if let Some(w) = v.width.filter(|w| *w != u32::from(t.width)) {
+        out.push(Disagreement {
+            what: "width",
+            spec: w.to_string(),
+            table: t.width.to_string(),
+            source,
+        });
+    }
+    out
+}
+
+/// Whether a spec location and a table address are the same register; `None` when they
+/// cannot be compared (a memory-mapped address).
+fn same_place(spec: Location, table: TableAddress) -> Option<bool> {
+    match (spec, table) {
+        (Location::Msr(a), TableAddress::Msr(b)) => Some(a == b),
+        (
+            Location::Pci {
+                device,
+                function,
+                offset,
+                ..
+            },
+            TableAddress::Pci {
+                device: d,
+                function: f,
+                offset: o,
+                ..
+            },
+        ) => Some((device, function, offset) == (d, f, o)),
+        (_, TableAddress::Mmio(_)) | (Location::Table(_), _) => None,
+        _ => Some(false),
+    }
+}
+
+fn location_text(loc: Location) -> String {
+    match loc {
+        Location::Msr(a) => format!("MSR {a:#x}"),
+        Location::Pci {
+            device,
+            function,
+            offset,
+            ..
+        } => format!("PCI dev {device} fn {function} offset {offset:#x}"),
+        Location::Table(o) => format!("table offset {o:#x}"),
+        Location::Mmio {
+            controller,
+            channel,
+            offset,
+        } => format!("MMIO controller {controller} channel {channel} offset {offset:#x}"),
+    }
+}
+
+/// The table the simulated part publishes for `spec` at `base`, located by `device`: the boxes
+/// of [`table_boxes`], and as the global control the spec's global control MSR, or where the
+/// spec has none the first box's control (a table's global control must be non-zero to be
+/// read at all). `None` when no unit takes part.
+pub fn simulated_table(
+    spec: &'static Boxes,
+    base: u64,
+    device: crate::Bdf,
+) -> Option<super::MemoryTable> {
+    let boxes = table_boxes(spec, device.bus)?;
+    let global = spec
+        .global
+        .as_ref()
+        .and_then(|g| g.control.msr())
+        .map_or(boxes[0].box_control, u64::from);
+    Some(super::MemoryTable::build(base, device, global, &boxes))
+}
+
+/// The table a part would publish for `spec`: every box of every unit with a
+/// `discovery-type`, from the spec's addresses (PCI boxes on bus `bus`). What the simulator
+/// publishes; `None` when no unit takes part.
+pub fn table_boxes(spec: &'static Boxes, bus: u8) -> Option<Vec<TableBox>> {
+    let mut out = Vec::new();
+    for b in &spec.boxes {
+        let Some(box_type) = b.pmu.discovery_type else {
+            continue;
+        };
+        let v = spec_view(b);
+        let (Some(ctl), Some(c0), Some(r0)) = (v.box_control, v.first_control, v.first_counter)
+        else {
+            continue;
+        };
+        let raw = |loc: Location| -> Option<(super::AccessKind, u64)> {
+            match loc {
+                Location::Msr(a) => Some((super::AccessKind::Msr, u64::from(a))),
+                Location::Pci {
+                    device,
+                    function,
+                    offset,
+                    ..
+                } => Some((
+                    super::AccessKind::Pci,
+                    u64::from(bus) << 20
+                        | u64::from(device << 3 | function) << 12
+                        | u64::from(offset),
+                )),
+                // Memory-mapped boxes are not published in the simulated table (yet).
+                Location::Table(_) | Location::Mmio { .. } => None,
+            }
+        };
+        let (Some((access, base)), Some((_, c0)), Some((_, r0))) = (
+            raw(ctl.addr.location),
+            raw(c0.addr.location),
+            raw(r0.addr.location),
+        ) else {
+            continue;
+        };
+        let off = |a: u64| u8::try_from(a.wrapping_sub(base) & 0xFFF).unwrap_or(0);
+        out.push(TableBox {
+            box_type,
+            box_id: b.position as u16,
+            access,
+            box_control: base,
+            ctl_offset: off(c0),
+            ctr_offset: off(r0),
+            counters: v.counters as u8,
+            width: v.width.unwrap_or(0) as u8,
+        });
+    }
+    (!out.is_empty()).then_some(out)
+}

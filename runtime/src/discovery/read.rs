@@ -1,0 +1,224 @@
+//! Reading a discovery table from memory: the global state, then each unit entry
+//! (`spec/discovery/global.xml`, `unit.xml`), never past the size the global state declares.
+
+use std::collections::HashMap;
+
+use pmu_regs::discovery::global::{
+    GlobalDiscoveryTable1, GlobalDiscoveryTable1AccessType, GLOBAL_CTL_ADDR,
+    GLOBAL_DISCOVERY_TABLE1, GLOBAL_DISCOVERY_TABLE3,
+};
+use pmu_regs::discovery::unit::{
+    UnitDiscoveryTable1, UnitDiscoveryTable1AccessType, UnitDiscoveryTable3, UNIT_CTL_ADDR,
+    UNIT_DISCOVERY_TABLE1, UNIT_DISCOVERY_TABLE3,
+};
+use pmu_regs::TableOffset;
+
+use super::{
+    AccessKind, DiscoveredBox, DiscoveryError, GlobalState, SkippedEntry, Table, TableAddress,
+};
+use crate::access::{BackendError, MmioAccess};
+
+/// The largest table the reader accepts, in bytes. The fields allow (1 + 1023) entries 255 * 8
+/// bytes apart (2 MiB); real parts list a few hundred boxes of 32 bytes or less, so anything
+/// near the limit is a corrupt global state, and reading it would only map memory for nothing.
+pub const MAX_TABLE_BYTES: u64 = 512 * 1024;
+
+/// One entry is three qwords.
+const ENTRY_BYTES: u64 = 24;
+
+/// Reads the table at physical address `address`: its global state, then every unit entry it
+/// declares. Empty entries and entries of an undefined access kind are skipped (and listed,
+/// with the reason), as Linux skips them; everything else wrong is an error.
+pub fn read_table(
+    mmio: &(impl MmioAccess + ?Sized),
+    address: u64,
+) -> Result<Table, DiscoveryError> {
+    let qword = |at: u64| mmio.read_mmio(at, 64);
+    let three = |base: u64, offsets: [u32; 3]| -> Result<[u64; 3], BackendError> {
+        Ok([
+            qword(base + u64::from(offsets[0]))?,
+            qword(base + u64::from(offsets[1]))?,
+            qword(base + u64::from(offsets[2]))?,
+        ])
+    };
+    let global = three(
+        address,
+        [
+            GLOBAL_DISCOVERY_TABLE1.offset(),
+            GLOBAL_CTL_ADDR.offset(),
+            GLOBAL_DISCOVERY_TABLE3.offset(),
+        ],
+    )
+    .map_err(|source| DiscoveryError::Read {
+        what: format!("the global state of the discovery table at {address:#x}"),
+        source,
+    })?;
+    let state = global_state(address, global)?;
+    let offsets = [
+        UNIT_DISCOVERY_TABLE1.offset(),
+        UNIT_CTL_ADDR.offset(),
+        UNIT_DISCOVERY_TABLE3.offset(),
+    ];
+    let mut table = Table {
+        address,
+        global: state,
+        boxes: Vec::new(),
+        skipped: Vec::new(),
+    };
+    for entry in 0..usize::from(state.max_units) {
+        let base = address + (entry as u64 + 1) * state.stride;
+        let qwords = three(base, offsets).map_err(|source| DiscoveryError::Truncated {
+            entry,
+            of: state.max_units,
+            source,
+        })?;
+        match unit_entry(entry, qwords)? {
+            Ok(b) => table.boxes.push(b),
+            Err(reason) => table.skipped.push(SkippedEntry { entry, reason }),
+        }
+    }
+    check_unique(&table.boxes)?;
+    Ok(table)
+}
+
+/// A qword set Linux treats as no entry: a first or second qword of 0 or all ones, or a third
+/// of all ones.
+fn is_empty(q: [u64; 3]) -> bool {
+    q[0] == 0 || q[1] == 0 || q[0] == u64::MAX || q[1] == u64::MAX || q[2] == u64::MAX
+}
+
+/// The global state, with its size checked before any entry is read.
+fn global_state(address: u64, q: [u64; 3]) -> Result<GlobalState, DiscoveryError> {
+    if is_empty(q) {
+        return Err(DiscoveryError::EmptyGlobal { address, qwords: q });
+    }
+    let t1 = GlobalDiscoveryTable1::from_bits(q[0]);
+    let stride = u64::from(t1.stride()) * 8;
+    if stride < ENTRY_BYTES {
+        return Err(DiscoveryError::BadStride { stride });
+    }
+    let max_units = t1.max_units();
+    if max_units == 0 {
+        return Err(DiscoveryError::NoUnits { address });
+    }
+    let bytes = (1 + u64::from(max_units)) * stride;
+    if bytes > MAX_TABLE_BYTES || address.checked_add(bytes).is_none() {
+        return Err(DiscoveryError::TooLarge {
+            bytes,
+            limit: MAX_TABLE_BYTES,
+        });
+    }
+    let access = match t1.access_type() {
+        GlobalDiscoveryTable1AccessType::Msr => AccessKind::Msr,
+        GlobalDiscoveryTable1AccessType::Mmio => AccessKind::Mmio,
+        GlobalDiscoveryTable1AccessType::Pci => AccessKind::Pci,
+        GlobalDiscoveryTable1AccessType::Reserved => {
+            return Err(DiscoveryError::EmptyGlobal { address, qwords: q })
+        }
+    };
+    Ok(GlobalState {
+        table_type: t1.type_(),
+        access,
+        control: q[1],
+        stride,
+        max_units,
+    })
+}
+
+/// One unit entry: a box, or why it is skipped (`Ok(Err(reason))`), or an error.
+fn unit_entry(
+    entry: usize,
+    q: [u64; 3],
+) -> Result<Result<DiscoveredBox, &'static str>, DiscoveryError> {
+    if is_empty(q) {
+        return Ok(Err("empty (a qword of 0 or all ones)"));
+    }
+    let t1 = UnitDiscoveryTable1::from_bits(q[0]);
+    let t3 = UnitDiscoveryTable3::from_bits(q[2]);
+    let access = match t1.access_type() {
+        UnitDiscoveryTable1AccessType::Msr => AccessKind::Msr,
+        UnitDiscoveryTable1AccessType::Mmio => AccessKind::Mmio,
+        UnitDiscoveryTable1AccessType::Pci => AccessKind::Pci,
+        UnitDiscoveryTable1AccessType::Reserved => return Ok(Err("access type 3 is not defined")),
+    };
+    if t1.ctl_offset() == 0 || t1.ctr_offset() == 0 {
+        return Ok(Err(
+            "a counter control or counter offset of 0 (Linux disables such a unit)",
+        ));
+    }
+    let bad = |why| DiscoveryError::BadAddress {
+        entry,
+        value: q[1],
+        why,
+    };
+    let box_control = box_address(access, q[1]).ok_or_else(|| {
+        bad(match access {
+            AccessKind::Msr => "an MSR number has 32 bits",
+            AccessKind::Pci => "a PCI address uses bits 30:0 only",
+            AccessKind::Mmio => "unreachable",
+        })
+    })?;
+    let past = |offset: u8| box_control.plus(u64::from(offset));
+    let (Some(first_control), Some(first_counter)) = (past(t1.ctl_offset()), past(t1.ctr_offset()))
+    else {
+        return Err(bad("its counters' offsets leave the address space"));
+    };
+    Ok(Ok(DiscoveredBox {
+        entry,
+        box_type: t3.box_type(),
+        box_id: t3.box_id(),
+        access,
+        box_control,
+        first_control,
+        first_counter,
+        counters: t1.num_regs(),
+        width: t1.bit_width(),
+    }))
+}
+
+/// A box control address of `access` kind from the raw qword; `None` when it does not fit.
+/// A PCI address is encoded as Linux and PCM decode it: offset 11:0, devfn 19:12, bus 27:20,
+/// domain 30:28.
+fn box_address(access: AccessKind, raw: u64) -> Option<TableAddress> {
+    match access {
+        AccessKind::Msr => u32::try_from(raw).ok().map(TableAddress::Msr),
+        AccessKind::Mmio => Some(TableAddress::Mmio(raw)),
+        AccessKind::Pci => (raw >> 31 == 0).then(|| {
+            let devfn = (raw >> 12) as u8;
+            TableAddress::Pci {
+                domain: ((raw >> 28) & 0x7) as u8,
+                bus: (raw >> 20) as u8,
+                device: devfn >> 3,
+                function: devfn & 0x7,
+                offset: (raw & 0xFFF) as u16,
+            }
+        }),
+    }
+}
+
+/// No box twice, and no two boxes at one box control.
+fn check_unique(boxes: &[DiscoveredBox]) -> Result<(), DiscoveryError> {
+    let mut ids = HashMap::new();
+    let mut addresses = HashMap::new();
+    for b in boxes {
+        if let Some(first) = ids.insert((b.box_type, b.box_id), b.entry) {
+            return Err(DiscoveryError::DuplicateBox {
+                box_type: b.box_type,
+                box_id: b.box_id,
+                entries: (first, b.entry),
+            });
+        }
+        if let Some(first) = addresses.insert(b.box_control, b.entry) {
+            return Err(DiscoveryError::SharedAddress {
+                address: b.box_control,
+                entries: (first, b.entry),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The offset of a table register, for builders.
+pub(super) fn offset<R>(r: TableOffset<R>) -> u64 {
+    u64::from(r.offset())
+}

@@ -1,0 +1,197 @@
+//! `pmu discover`: a table dump, the simulator, and a machine root with a discovery device,
+//! with the exit statuses docs/discovery.md gives.
+
+use std::fs;
+
+#[path = "support/fake_machine.rs"]
+mod fake_machine;
+
+use fake_machine::run;
+use pmu_runtime::discovery::{AccessKind, MemoryTable, TableBox};
+use pmu_runtime::Bdf;
+
+const DEVICE: Bdf = Bdf::new(0x7e, 0, 1);
+
+fn table() -> MemoryTable {
+    let cha = |id: u16| TableBox {
+        box_type: 0,
+        box_id: id,
+        access: AccessKind::Msr,
+        box_control: 0x2000 + 0x10 * u64::from(id),
+        ctl_offset: 2,
+        ctr_offset: 8,
+        counters: 4,
+        width: 48,
+    };
+    MemoryTable::build(0xFE00_0000, DEVICE, 0x2FF0, &[cha(0), cha(1)])
+}
+
+fn dump(bytes: &[u8]) -> tempfile::NamedTempFile {
+    let f = tempfile::NamedTempFile::new().unwrap();
+    fs::write(f.path(), bytes).unwrap();
+    f
+}
+
+#[test]
+fn a_dumped_table_is_read_and_joined_in_every_format() {
+    let f = dump(&table().bytes);
+    let path = f.path().to_str().unwrap();
+    let (code, out, err) = run(&["discover", "--table", path, "--processor", "skylake-sp"]);
+    assert_eq!(code, 0, "{err}");
+    insta::assert_snapshot!("discover_table", out);
+    let (code, out, _) = run(&[
+        "discover",
+        "--table",
+        path,
+        "--processor",
+        "skylake-sp",
+        "--csv",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("BOX,TYPE,ID,STATUS,ACCESS,BOX_CONTROL,COUNTERS,WIDTH,DETAIL\n"),
+        "{out}"
+    );
+    assert_eq!(out.lines().count(), 3);
+    let (code, out, _) = run(&[
+        "--json",
+        "discover",
+        "--table",
+        path,
+        "--processor",
+        "skylake-sp",
+    ]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v[1]["box_control"], "MSR 0x2010");
+    assert_eq!(v[1]["status"], "unknown");
+    assert_eq!(
+        (v[1]["counters"].as_u64(), v[1]["width"].as_u64()),
+        (Some(4), Some(48))
+    );
+}
+
+#[test]
+fn the_simulated_sapphire_rapids_table_matches_its_spec() {
+    let (code, out, err) = run(&[
+        "discover",
+        "--sim",
+        "--processor",
+        "sapphire-rapids",
+        "--check",
+        "--csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(rows.len(), 92, "60 CHAs, 12 IIO, 12 IRP, 4 UPI, 4 M3UPI");
+    assert!(
+        rows.iter().all(|r| r.split(',').nth(3) == Some("matching")),
+        "{out}"
+    );
+    assert!(
+        rows[0].starts_with("CHA0,0,0,matching,msr,MSR 0x2000,4,48,"),
+        "{out}"
+    );
+}
+
+#[test]
+fn check_fails_unless_every_box_matches_and_still_prints_them() {
+    let f = dump(&table().bytes);
+    let path = f.path().to_str().unwrap();
+    let (code, out, err) = run(&[
+        "discover",
+        "--table",
+        path,
+        "--processor",
+        "skylake-sp",
+        "--check",
+    ]);
+    assert_eq!(code, 1);
+    assert_eq!(out.lines().count(), 3, "{out}");
+    assert!(err.contains("2 of 2 boxes do not match the spec"), "{err}");
+}
+
+#[test]
+fn a_truncated_dump_is_an_error_naming_the_entry() {
+    let t = table();
+    let f = dump(&t.bytes[..48]);
+    let (code, out, err) = run(&[
+        "discover",
+        "--table",
+        f.path().to_str().unwrap(),
+        "--processor",
+        "skylake-sp",
+    ]);
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert!(
+        err.contains("ends before entry 0 of the 2 it declares"),
+        "{err}"
+    );
+}
+
+#[test]
+fn usage_mistakes_exit_2() {
+    let (code, _, err) = run(&["discover", "--sim"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--processor"), "{err}");
+    let (code, _, err) = run(&["discover", "--sim", "--processor", "skylakesp"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("did you mean skylake-sp"), "{err}");
+    // A part from before the discovery tables: its simulated part publishes none.
+    let (code, _, err) = run(&["discover", "--sim", "--processor", "skylake-sp"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("no unit of skylake-sp has a discovery type"),
+        "{err}"
+    );
+    let (code, _, err) = run(&[
+        "discover",
+        "--table",
+        "/nonexistent",
+        "--processor",
+        "skylake-sp",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("cannot read the table dump /nonexistent"),
+        "{err}"
+    );
+}
+
+#[test]
+fn on_a_machine_the_device_and_its_table_are_found() {
+    let root = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(&[
+        "discover",
+        "--processor",
+        "skylake-sp",
+        "--root",
+        root.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("no uncore discovery device (8086:09a7)"),
+        "{err}"
+    );
+    // A discovery device whose capability locates the table.
+    let t = table();
+    let dev = root
+        .path()
+        .join("sys/bus/pci/devices")
+        .join(DEVICE.to_string());
+    fs::create_dir_all(&dev).unwrap();
+    fs::write(dev.join("vendor"), "0x8086\n").unwrap();
+    fs::write(dev.join("device"), "0x09a7\n").unwrap();
+    let config: Vec<u8> = t.config.iter().flat_map(|d| d.to_le_bytes()).collect();
+    fs::write(dev.join("config"), config).unwrap();
+    let (code, _, err) = run(&[
+        "discover",
+        "--processor",
+        "skylake-sp",
+        "--root",
+        root.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("0000:7e:00.1: table at 0xfe000000"), "{err}");
+    assert!(err.contains("--table FILE"), "{err}");
+}

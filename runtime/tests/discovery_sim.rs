@@ -1,0 +1,108 @@
+//! The whole discovery path for every processor whose spec has discovery types: the table the
+//! simulated part publishes -> locate -> read -> join with the spec -> a counting session on
+//! every box the join accepts -> counts -> everything put back. (The corruption classes are
+//! runtime/tests/discovery_reader.rs; a processor written only as a spec, test_spec.rs.)
+
+use pmu_regs::{AddressInfo, Location, PROCESSORS};
+use pmu_runtime::boxes::{Boxes, Reg};
+use pmu_runtime::counters::Counting;
+use pmu_runtime::discovery::{join, locate, read_table, simulated_table, BoxStatus};
+use pmu_runtime::sampling::uncore::EventSelect;
+use pmu_runtime::session::Selection;
+use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
+use pmu_runtime::{read_by_info, Bdf, Place};
+
+const DEVICE: Bdf = Bdf::new(0x7e, 0, 1);
+
+fn read(sim: &Sim, r: Reg) -> u64 {
+    let a: &AddressInfo = r.addr;
+    let place = match a.location {
+        Location::Msr(_) => Place::Cpu(0),
+        Location::Pci {
+            device_id,
+            device,
+            function,
+            ..
+        } => Place::Device(
+            sim.uncore_devices()
+                .bdf_at(0, device_id, device, function, r.name())
+                .unwrap(),
+        ),
+        Location::Mmio { .. } => {
+            pmu_runtime::access::place_of(sim, &sim.uncore_devices(), 0, r.info, r.addr).unwrap()
+        }
+        Location::Table(_) => unreachable!("box registers are MSRs, PCI or MMIO"),
+    };
+    read_by_info(sim, r.info, r.addr, place).unwrap_or(0)
+}
+
+#[test]
+fn every_discovered_box_of_every_processor_counts_on_the_simulator_and_is_put_back() {
+    let mut processors = Vec::new();
+    for p in PROCESSORS {
+        let boxes = Boxes::of(p);
+        let Some(table) = simulated_table(boxes, 0xFE00_0000, DEVICE) else {
+            continue;
+        };
+        let at = locate(&table, DEVICE).unwrap()[0].address;
+        let joined = join(boxes, &read_table(&table, at).unwrap());
+        assert!(joined.all_match(), "{}: {joined:?}", p.id);
+        let sim = Sim::new(SimConfig::of(p));
+        let mut counted = 0;
+        for j in &joined.boxes {
+            let b = j
+                .spec
+                .expect("every box of a simulated table is the spec's");
+            // The session's own check of the joined view, before any write.
+            let selection =
+                Selection::of_boxes(&[(boxes, b)], &["e"], &[EventSelect::event(0x21)]).unwrap();
+            selection.check_discovered(&joined, false).unwrap();
+            let regs: Vec<Reg> = b
+                .counters
+                .iter()
+                .flat_map(|c| c.control.into_iter().chain([c.counter]))
+                .collect();
+            let before: Vec<u64> = regs.iter().map(|r| read(&sim, *r)).collect();
+            let mut c = Counting::open(&sim, boxes, b, 0, 0, Some(sim.uncore_devices())).unwrap();
+            let n = c.program(&[EventSelect::event(0x21)]).unwrap()[0];
+            let ev = UncoreEvent {
+                instance: b.instance,
+                ev_sel: 0x21,
+                umask: None,
+            };
+            sim.inject_uncore(0, ev, 321).unwrap();
+            assert_eq!(c.read_counter(n).unwrap(), 321, "{}:{}", p.id, b.instance);
+            c.close().unwrap();
+            let after: Vec<u64> = regs.iter().map(|r| read(&sim, *r)).collect();
+            assert_eq!(after, before, "{}:{} put back", p.id, b.instance);
+            counted += 1;
+        }
+        assert_eq!(counted, joined.boxes.len());
+        println!(
+            "{}: {counted} boxes discovered, joined, counted and put back",
+            p.id
+        );
+        processors.push(p.id);
+    }
+    assert!(processors.contains(&"sapphire-rapids"), "{processors:?}");
+    // A box whose table entry disagrees is refused before anything is written.
+    let spr = PROCESSORS
+        .iter()
+        .find(|p| p.id == "sapphire-rapids")
+        .unwrap();
+    let boxes = Boxes::of(spr);
+    let mut table = simulated_table(boxes, 0xFE00_0000, DEVICE).unwrap();
+    // Entry 0 (CHA0): 32-bit counters.
+    let q = table.qword(32);
+    table.set_qword(32, (q & !(0xFF << 16)) | (32 << 16));
+    let joined = join(boxes, &read_table(&table, 0xFE00_0000).unwrap());
+    let cha0 = boxes.find("CHA0").unwrap();
+    assert!(matches!(
+        joined.of(cha0).unwrap().status,
+        BoxStatus::Disagreeing(_)
+    ));
+    let selection =
+        Selection::of_boxes(&[(boxes, cha0)], &["e"], &[EventSelect::event(0x21)]).unwrap();
+    let e = selection.check_discovered(&joined, false).unwrap_err();
+    assert!(e.to_string().contains("width: table 32, spec 48"), "{e}");
+}

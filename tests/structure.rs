@@ -28,8 +28,8 @@ fn every_unit_declares_its_structure() {
             assert!(u.pmu.is_some(), "{}:{} has no <pmu>", p.id, u.name);
         }
     }
-    // 7 + 8 + 9 + 10 + 10 + 9 + 9 + 1 units.
-    assert_eq!(pmus().count(), 63);
+    // 7 + 8 + 9 + 10 + 10 + 9 + 9 + 1 units, and AMD Zen 2 to 5: 3 + 3 + 4 + 4.
+    assert_eq!(pmus().count(), 63 + 14);
 }
 
 #[test]
@@ -102,8 +102,12 @@ fn every_counter_of_every_box_resolves() {
     // R3QPI 3*3, U 3 = 146), E5-2600 v3 (C 4*18, S 4*4, U 3, PCU 6, HA 4*2, iMC 5*8, IRP 4,
     // QPI 4*3, R2PCIe 4, R3QPI 3*3 = 174), v4 (as v3 with 24 C-boxes = 198), Skylake-SP and
     // Cascade Lake each (U 3, CHA 4*28, IIO 4*6, IRP 2*6, PCU 4, iMC 5*6, M2M 4*2, UPI 4*3,
-    // M3UPI 3*3 = 214), core 11.
-    assert_eq!(counters, 98 + 83 + 146 + 174 + 198 + 214 * 2 + 11);
+    // M3UPI 3*3 = 214), core 11; AMD Zen 2 and 3 each (PMC 6, L3 6, DF 4 = 16), Zen 4 and 5
+    // each (PMC 6, L3 6, DF 16, UMC 4*12 = 76).
+    assert_eq!(
+        counters,
+        98 + 83 + 146 + 174 + 198 + 214 * 2 + 11 + 16 * 2 + 76 * 2
+    );
 }
 
 #[test]

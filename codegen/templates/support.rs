@@ -576,9 +576,9 @@ pub struct EventInfo {
     /// Intel's name (`UNC_H_REQUESTS.READS`).
     pub name: &'static str,
     /// Event select.
-    pub code: u8,
+    pub code: u16,
     /// Unit mask.
-    pub umask: u8,
+    pub umask: u16,
     /// Needs the event-select extension bit.
     pub ext_sel: bool,
     /// Bit n set: counter n may count it.

@@ -29,7 +29,10 @@
 //! # }
 //! ```
 
-use crate::support::{AddressInfo, FieldInfo, FieldTooWide, NoteInfo, Register, RegisterInfo};
+use crate::support::{
+    get_ranges, ranges_mask, set_ranges, AddressInfo, FieldInfo, FieldTooWide, NoteInfo, Register,
+    RegisterInfo,
+};
 
 /// What a field does for the PMU (the spec's `role` attribute).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -603,8 +606,11 @@ pub struct RoleBits {
 }
 
 impl RoleBits {
-    /// The mask of these bits in register position.
+    /// The mask of these bits in register position (every range of a field of several).
     pub const fn mask(&self) -> u64 {
+        if !self.field.split.is_empty() {
+            return ranges_mask(self.field.split);
+        }
         self.max() << self.lsb
     }
 
@@ -619,6 +625,11 @@ impl RoleBits {
 
     /// The value within `raw`.
     pub const fn extract(&self, raw: u64) -> u64 {
+        // A field of several bit ranges plays its role whole (AMD's event select): its value
+        // is gathered from them.
+        if !self.field.split.is_empty() {
+            return get_ranges(raw, self.field.split);
+        }
         (raw >> self.lsb) & self.max()
     }
 
@@ -631,6 +642,9 @@ impl RoleBits {
                 width: self.width,
                 value,
             });
+        }
+        if !self.field.split.is_empty() {
+            return Ok(set_ranges(raw, self.field.split, value));
         }
         Ok((raw & !self.mask()) | (value << self.lsb))
     }

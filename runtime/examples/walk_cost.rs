@@ -129,7 +129,7 @@ impl Ownership for NoSummary<'_> {
 const C1: UncoreCounter = UncoreCounter::new("C1", 0);
 const C6: UncoreCounter = UncoreCounter::new("C6", 3);
 
-fn event(instance: &'static str, ev_sel: u8) -> UncoreEvent {
+fn event(instance: &'static str, ev_sel: u16) -> UncoreEvent {
     UncoreEvent {
         instance,
         ev_sel,

@@ -28,7 +28,7 @@ use pmu_regs::{
 /// The event select that stands for a box's fixed-event counters (the Xeon 7500 W-box's
 /// uncore clock, the E5-2600 PCU's residency counters) where an event must be named: the
 /// simulator counts an injected event with this code on them, and sampling asks for it.
-pub const FIXED_EVENT: u8 = 0xFF;
+pub const FIXED_EVENT: u16 = 0xFF;
 
 /// One register instance (and array element): its layout and its address.
 #[derive(Debug, Clone, Copy)]
@@ -102,10 +102,11 @@ impl Counter {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct EventSelect {
     /// Event select (the control's event role). A fixed counter counts only its own event,
-    /// selected as [`FIXED_EVENT`].
-    pub ev_sel: u8,
-    /// Unit mask.
-    pub umask: Option<u8>,
+    /// selected as [`FIXED_EVENT`]. Up to 16 bits: AMD's core select is 12 bits, its Data
+    /// Fabric select 14, each a field of several bit ranges.
+    pub ev_sel: u16,
+    /// Unit mask (12 bits on AMD's PerfMonV2 Data Fabric).
+    pub umask: Option<u16>,
     /// Threshold compared with the per-cycle increment.
     pub thresh: Option<u8>,
     /// Invert the threshold comparison.
@@ -121,7 +122,7 @@ pub struct EventSelect {
 
 impl EventSelect {
     /// Event `ev_sel` with every other setting left at its reset value.
-    pub const fn event(ev_sel: u8) -> Self {
+    pub const fn event(ev_sel: u16) -> Self {
         Self {
             ev_sel,
             umask: None,
@@ -134,7 +135,7 @@ impl EventSelect {
     }
 
     /// The same event with a unit mask.
-    pub const fn with_umask(mut self, umask: u8) -> Self {
+    pub const fn with_umask(mut self, umask: u16) -> Self {
         self.umask = Some(umask);
         self
     }

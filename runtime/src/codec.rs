@@ -256,7 +256,14 @@ pub fn encode_for(
                 value,
             }));
         }
-        raw = (raw & !(max << t.lsb)) | (value << t.lsb);
+        raw = if t.field.split.is_empty() {
+            (raw & !(max << t.lsb)) | (value << t.lsb)
+        } else {
+            // A field of several bit ranges (AMD's event select): scattered over them.
+            t.field
+                .insert(info.name, raw, value)
+                .map_err(UsageError::FieldTooWide)?
+        };
     }
     Ok(raw)
 }

@@ -29,6 +29,7 @@ const ALLOWED: &[(&str, &str)] = &[
     ("cargo +nightly fuzz run spec_unit corpus/spec_unit ../spec/xeon-7500 -- -len_control=0", "nightly and libFuzzer; tests/fuzz_corpus.rs replays the inputs found"),
     ("cargo run -p codegen -- import-perfmon PATH/haswellx_uncore.json --processor xeon-e5-2600-v3", "needs Intel's list, which is not kept here; tests/events.rs imports fixtures"),
     ("cargo run -p codegen -- import-perfmon FILE", "needs Intel's list, which is not kept here; tests/events.rs imports fixtures"),
+    ("cargo run -p codegen -- import-perfmon PATH/linux/tools/perf/pmu-events/arch/x86/amdzen4 --processor amd-zen4", "needs Linux's lists, which are not kept here; tests/events.rs imports a fixture directory"),
     ("cargo run -p pmu-runtime --example sample", "`cargo test --workspace` compiles the example but does not run it; the sampling it shows is what runtime/tests/sessions.rs tests"),
     ("bash .ci/run", "CI itself"),
     ("jq -r '.processors[] | select(.id==\"xeon-7500\") | .units[] | .registers[] | .addresses[] | \"\\(.name) \\(.address)\"' generated/model/pmu-regs.json", "jq is not installed by CI; tests/json_model.rs checks every address of the model"),

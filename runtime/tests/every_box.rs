@@ -28,7 +28,7 @@ fn every_box_counts_on_the_simulator_and_is_put_back() {
                 general = general.min(usize::from(sim.cpuid_0a().counters()));
             }
             let sels: Vec<EventSelect> = (0..general)
-                .map(|i| EventSelect::event(0x10 + i as u8))
+                .map(|i| EventSelect::event(0x10 + i as u16))
                 .collect();
             let before: Vec<u64> = b
                 .counters
@@ -42,13 +42,13 @@ fn every_box_counts_on_the_simulator_and_is_put_back() {
             for (i, n) in numbers.iter().enumerate() {
                 let events = 100 + i as u64;
                 match b.scope() {
-                    Scope::Cpu => sim.inject_core(0, 0x10 + i as u8, 0, events).unwrap(),
+                    Scope::Cpu => sim.inject_core(0, 0x10 + i as u16, 0, events).unwrap(),
                     Scope::Socket => sim
                         .inject_uncore(
                             0,
                             UncoreEvent {
                                 instance: b.instance,
-                                ev_sel: 0x10 + i as u8,
+                                ev_sel: 0x10 + i as u16,
                                 umask: None,
                             },
                             events,

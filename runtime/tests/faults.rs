@@ -252,7 +252,7 @@ fn a_failed_core_arm_puts_the_event_select_and_global_control_back() {
 #[test]
 fn two_threads_sampling_two_sockets_count_as_if_one_after_the_other() {
     // Each session owns its socket's uncore; two sessions share one simulator.
-    let run = |sim: &Sim, socket: usize, instance: &'static str, ev_sel: u8| {
+    let run = |sim: &Sim, socket: usize, instance: &'static str, ev_sel: u16| {
         let cpu = sim.topology().cpu_for_socket(socket as u32).unwrap();
         let uncore = Uncore::open(sim, &NHM, cpu, socket).unwrap();
         let c = UncoreCounter::new(instance, 0);

@@ -15,7 +15,7 @@ use pmu_runtime::{Error, MsrAccess, MsrAccessExt, SamplingError, UsageError};
 
 const TOP: u64 = 1 << 48;
 
-fn ev(instance: &'static str, ev_sel: u8) -> UncoreEvent {
+fn ev(instance: &'static str, ev_sel: u16) -> UncoreEvent {
     UncoreEvent {
         instance,
         ev_sel,

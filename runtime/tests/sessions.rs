@@ -28,7 +28,7 @@ fn boxes() -> Vec<&'static str> {
 
 /// Every counter of every Xeon 7500 box, with an event it counts (the W-box fixed counter
 /// counts only uncore clocks, 0xFF).
-fn every_counter(sim: &Sim) -> Vec<(UncoreCounter, u8)> {
+fn every_counter(sim: &Sim) -> Vec<(UncoreCounter, u16)> {
     let uncore = Uncore::open(sim, &NHM, 0, 0).unwrap();
     let mut all = Vec::new();
     for instance in boxes() {
@@ -49,7 +49,7 @@ fn every_counter(sim: &Sim) -> Vec<(UncoreCounter, u8)> {
     all
 }
 
-fn inject(sim: &Sim, c: UncoreCounter, ev_sel: u8, n: u64) {
+fn inject(sim: &Sim, c: UncoreCounter, ev_sel: u16, n: u64) {
     sim.inject_uncore(
         0,
         UncoreEvent {

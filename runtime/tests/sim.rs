@@ -15,7 +15,7 @@ fn e5() -> Sim {
     Sim::new(SimConfig::of(&pmu_regs::xeon_e5_2600::PROCESSOR))
 }
 
-fn w_event(ev_sel: u8) -> UncoreEvent {
+fn w_event(ev_sel: u16) -> UncoreEvent {
     UncoreEvent {
         instance: "W",
         ev_sel,

@@ -305,7 +305,7 @@ fn tiny() -> &'static ProcessorInfo {
     processor(&spec.processors[0])
 }
 
-fn ev(instance: &'static str, ev_sel: u8) -> UncoreEvent {
+fn ev(instance: &'static str, ev_sel: u16) -> UncoreEvent {
     UncoreEvent {
         instance,
         ev_sel,

@@ -195,8 +195,8 @@ struct Note<'a> {
 struct Event<'a> {
     name: &'a str,
     ident: &'a str,
-    code: u8,
-    umask: u8,
+    code: u16,
+    umask: u16,
     ext_sel: bool,
     counters: Vec<u32>,
     filters: &'a str,

@@ -177,9 +177,9 @@ pub struct Event {
     /// The Rust constant name (`REQUESTS_READS`).
     pub ident: String,
     /// Event select.
-    pub code: u8,
+    pub code: u16,
     /// Unit mask.
-    pub umask: u8,
+    pub umask: u16,
     /// Needs the event-select extension bit (`ev_sel_ext`).
     pub ext_sel: bool,
     /// Bit n set: counter n may count it.

@@ -301,7 +301,7 @@ impl<'a, B: Registers + ?Sized> E5Box<'a, B> {
         ];
         let sel = EventSelect {
             event_ext: Some(first.event_ext),
-            ..EventSelect::event(first.event.unwrap_or(0))
+            ..EventSelect::event(u16::from(first.event.unwrap_or(0)))
         };
         // If any write fails, the counter's control is put back, so it never counts through a
         // half-written filter; the counter is programmed last for the same reason.

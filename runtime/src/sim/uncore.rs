@@ -23,9 +23,9 @@ pub struct UncoreEvent {
     /// Box instance (`"C3"`, `"W"`, `"HA"`, `"CH2"`).
     pub instance: &'static str,
     /// Event select; [`FIXED_EVENT`] for the box's fixed-event counters.
-    pub ev_sel: u8,
+    pub ev_sel: u16,
     /// Unit mask, compared where the control has one; `None` matches any.
-    pub umask: Option<u8>,
+    pub umask: Option<u16>,
 }
 
 /// A bit of the overflow hierarchy above a box, and the counters that feed it.

@@ -71,9 +71,9 @@ pub struct Stream {
     /// Where.
     pub target: StreamTarget,
     /// The event select.
-    pub ev_sel: u8,
+    pub ev_sel: u16,
     /// The unit mask (`None`: matches any).
-    pub umask: Option<u8>,
+    pub umask: Option<u16>,
     /// How often.
     pub rate: Rate,
 }

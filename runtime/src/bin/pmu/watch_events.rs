@@ -108,12 +108,13 @@ pub fn parse(
     };
     let event = control.role(Role::Event).map_or(0, |f| f.extract(raw));
     Ok(EventSelect {
-        ev_sel: u8::try_from(event).map_err(|_| {
+        ev_sel: u16::try_from(event).map_err(|_| {
             Failure::usage(format!(
-                "`{text}` selects event {event:#x}, wider than watch programs (8 bits)"
+                "`{text}` selects event {event:#x}, wider than watch programs (16 bits)"
             ))
         })?,
-        umask: set(Role::Umask).map(|v| v as u8),
+        // The field's width bounds the value (a unit mask is at most 12 bits).
+        umask: set(Role::Umask).map(|v| v as u16),
         thresh: set(Role::Threshold).map(|v| v as u8),
         invert: set(Role::Invert).map(|v| v != 0),
         edge_detect: set(Role::Edge).map(|v| v != 0),

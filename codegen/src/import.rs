@@ -1,5 +1,10 @@
-//! `cargo run -p codegen -- import-perfmon FILE`: Intel's public perfmon event list (JSON) to
-//! our spec's event files, `spec/<processor>/events/<unit>.xml`.
+//! `cargo run -p codegen -- import-perfmon FILE`: a public event list (JSON) to our spec's
+//! event files, `spec/<processor>/events/<unit>.xml`. Two flavours are read: Intel's perfmon
+//! lists (`{"Events": [...]}`), and Linux perf's `tools/perf/pmu-events` lists (a bare array
+//! of records, one file per topic: FILE may then be the directory, whose `*.json` files are
+//! read as one list). Both name the same facts (`EventName`, `EventCode`, `UMask`, `Unit`);
+//! Linux's leave `Counter` out where any counter counts the event, and mix metrics (records
+//! with a `MetricName` and no `EventCode`) into the same files.
 //!
 //! Only facts are taken: names, event codes, umasks, counter restrictions, the extension bit,
 //! filter names and, for core events, the counter mask, invert, edge-detect and any-thread
@@ -18,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-/// Intel's unit names and ours.
+/// The lists' unit names and ours.
 const UNIT_NAMES: &[(&str, &str)] = &[
     ("HA", "HA"),
     ("QPI LL", "QPI"),
@@ -38,7 +43,20 @@ const UNIT_NAMES: &[(&str, &str)] = &[
     ("M3UPI", "M3UPI"),
     // Ice Lake-SP.
     ("M2PCIe", "M2PCIE"),
+    // Linux's pmu-events lists for AMD Zen: the L3, Data Fabric and memory-controller PMCs.
+    ("L3PMC", "L3"),
+    ("DFPMC", "DF"),
+    ("UMCPMC", "UMC"),
 ];
+
+/// Which list a source comes from: it decides the source id an events file cites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flavour {
+    /// Intel's perfmon repository: `{"Events": [...]}`.
+    IntelPerfmon,
+    /// Linux perf's `tools/perf/pmu-events`: a bare array.
+    LinuxPmuEvents,
+}
 
 #[derive(Debug, Deserialize)]
 struct PerfmonFile {
@@ -51,14 +69,20 @@ struct PerfmonEvent {
     /// Absent in core lists: their events belong to the core PMU.
     #[serde(rename = "Unit", default)]
     unit: String,
-    #[serde(rename = "EventCode")]
+    /// Absent in a Linux list's metric records.
+    #[serde(rename = "EventCode", default)]
     event_code: String,
-    #[serde(rename = "UMask")]
+    /// Absent in Linux lists where the unit mask is 0.
+    #[serde(rename = "UMask", default)]
     umask: String,
-    #[serde(rename = "EventName")]
+    /// Absent in a Linux list's metric records, which have a `MetricName` instead.
+    #[serde(rename = "EventName", default)]
     event_name: String,
-    #[serde(rename = "Counter")]
+    /// Absent in Linux lists: any counter of the unit counts the event.
+    #[serde(rename = "Counter", default)]
     counter: String,
+    #[serde(rename = "MetricName", default)]
+    metric_name: String,
     #[serde(rename = "Filter", default)]
     filter: String,
     #[serde(rename = "ExtSel", default)]
@@ -94,6 +118,28 @@ struct PerfmonEvent {
     /// and UNC_CHA_CLOCKTICKS).
     #[serde(rename = "Deprecated", default)]
     deprecated: String,
+    /// Linux's AMD lists: the UMC read/write mask and the L3 core, slice and thread
+    /// selection an event needs besides its code and unit mask.
+    #[serde(rename = "RdWrMask", default)]
+    rd_wr_mask: String,
+    #[serde(rename = "EnAllCores", default)]
+    en_all_cores: String,
+    #[serde(rename = "EnAllSlices", default)]
+    en_all_slices: String,
+    #[serde(rename = "SliceId", default)]
+    slice_id: String,
+    #[serde(rename = "ThreadMask", default)]
+    thread_mask: String,
+}
+
+impl PerfmonEvent {
+    /// The unit mask, `0x00` where the list leaves it out.
+    fn umask(&self) -> &str {
+        match self.umask.trim() {
+            "" => "0x00",
+            u => u,
+        }
+    }
 }
 
 /// What makes two records count the same thing: unit, code, umask and the settings (a core
@@ -104,7 +150,7 @@ fn alias_key(e: &PerfmonEvent) -> [String; 13] {
     [
         e.unit.clone(),
         n(&e.event_code),
-        n(&e.umask),
+        n(e.umask()),
         n(&e.port_mask),
         n(&e.fc_mask),
         n(&e.umask_ext),
@@ -146,6 +192,11 @@ fn uncore_refusal(e: &PerfmonEvent) -> Option<(&'static str, String)> {
         ("FCMask", &e.fc_mask),
         ("UMaskExt", &e.umask_ext),
         ("FILTER_VALUE", &e.filter_value),
+        ("RdWrMask", &e.rd_wr_mask),
+        ("EnAllCores", &e.en_all_cores),
+        ("EnAllSlices", &e.en_all_slices),
+        ("SliceId", &e.slice_id),
+        ("ThreadMask", &e.thread_mask),
     ]
     .into_iter()
     .filter(|(_, v)| nonzero(v))
@@ -319,11 +370,7 @@ pub fn plan(
         path: path.to_string(),
         message,
     };
-    let parsed: PerfmonFile = serde_json::from_str(text).map_err(|e| {
-        input(format!(
-            "not an Intel perfmon event list ({e}); expected {{\"Events\": [...]}}"
-        ))
-    })?;
+    let (flavour, events) = parse_list(text).map_err(input)?;
     let proc = spec
         .processors
         .iter()
@@ -341,8 +388,19 @@ pub fn plan(
     let mut report = Report::default();
     // unit module -> (unit name, XML lines)
     let mut files: BTreeMap<String, (String, Vec<String>)> = BTreeMap::new();
-    for (i, e) in parsed.events.iter().enumerate() {
-        match map_record(spec, processor, e, live_twin(i, &parsed.events)) {
+    for (i, e) in events.iter().enumerate() {
+        if e.event_code.trim().is_empty() && !e.metric_name.trim().is_empty() {
+            let record = format!("record {} ({})", i + 1, e.metric_name);
+            report.errors.push(format!(
+                "{record}: a metric (a formula over events), not an event; metrics are not imported by import-perfmon"
+            ));
+            *report
+                .not_imported
+                .entry("metric, not an event")
+                .or_default() += 1;
+            continue;
+        }
+        match map_record(spec, processor, e, live_twin(i, &events)) {
             Ok(m) => files
                 .entry(m.module)
                 .or_insert_with(|| (m.unit, Vec::new()))
@@ -368,7 +426,7 @@ pub fn plan(
         files: Vec::new(),
     };
     for (module, (name, lines)) in &files {
-        let source = events_source(spec, processor, name);
+        let source = events_source(spec, processor, name, flavour, path);
         let content = format!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- Imported by the import-perfmon command of codegen: event facts only. -->\n<events processor=\"{processor}\" unit=\"{name}\" source=\"{source}\">\n{}\n</events>\n",
             lines.join("\n")
@@ -382,6 +440,22 @@ pub fn plan(
         plan.report.imported.insert(name.clone(), lines.len());
     }
     Ok(plan)
+}
+
+/// The records of `text`, in either flavour.
+fn parse_list(text: &str) -> Result<(Flavour, Vec<PerfmonEvent>), String> {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(serde_json::Value::Array(_)) => serde_json::from_str(text)
+            .map(|events| (Flavour::LinuxPmuEvents, events))
+            .map_err(|e| format!("not a Linux pmu-events list ({e})")),
+        _ => serde_json::from_str::<PerfmonFile>(text)
+            .map(|f| (Flavour::IntelPerfmon, f.events))
+            .map_err(|e| {
+                format!(
+                    "not an event list ({e}); expected Intel's {{\"Events\": [...]}} or Linux pmu-events' [...]"
+                )
+            }),
+    }
 }
 
 /// Why a record is not imported: its kind (for the report's counts) and the reason.
@@ -404,7 +478,10 @@ fn map_record(
     e: &PerfmonEvent,
     twin: Option<&str>,
 ) -> Result<Mapped, Refusal> {
-    let ours = our_unit(e)?;
+    let ours = match our_unit(e)? {
+        CORE_UNIT => own_core_unit(spec, processor).unwrap_or(CORE_UNIT),
+        other => other,
+    };
     // The one rule for which unit an events file may name (the processor's own, or its core
     // PMU's).
     let Ok((unit_name, owner, caps)) =
@@ -421,7 +498,7 @@ fn map_record(
             format!("Intel marks it deprecated; {twin} counts the same and is imported"),
         ));
     }
-    let refusal = if ours == CORE_UNIT {
+    let refusal = if e.unit.trim().is_empty() {
         core_refusal(e)
     } else {
         uncore_refusal(e)
@@ -442,24 +519,45 @@ fn map_record(
         .flat_map(|p| &p.units)
         .find(|u| u.name == unit_name)
         .map_or_else(|| unit_name.to_ascii_lowercase(), |u| u.module.clone());
+    let counters = match (e.counter.trim(), caps) {
+        ("", Some(cap)) => format!("0-{}", cap.counters.saturating_sub(1)),
+        (c, _) => c.replace(' ', ""),
+    };
     Ok(Mapped {
         module,
         unit: unit_name,
-        line: event_line(e, &settings.unwrap_or_default()),
+        line: event_line(e, &counters, &settings.unwrap_or_default()),
     })
+}
+
+/// The processor's own per-CPU unit (`<pmu scope="cpu">`), where a core list's events go
+/// when the processor describes its core PMU itself rather than through a `core-pmu`.
+fn own_core_unit<'a>(spec: &'a crate::model::Spec, processor: &str) -> Option<&'a str> {
+    spec.processors
+        .iter()
+        .find(|p| p.id == processor)?
+        .units
+        .iter()
+        .find(|u| {
+            u.pmu
+                .as_ref()
+                .is_some_and(|p| p.scope == crate::model::pmu::Scope::Cpu)
+        })
+        .map(|u| u.name.as_str())
 }
 
 /// Our name for the record's unit: Intel's, translated, or the core unit for core lists.
 fn our_unit(e: &PerfmonEvent) -> Result<&'static str, Refusal> {
+    // (A core record's unit is resolved against the processor by the caller.)
     if e.unit.trim().is_empty() {
         return Ok(CORE_UNIT);
     }
     match UNIT_NAMES.iter().find(|(theirs, _)| *theirs == e.unit) {
         Some((_, ours)) => Ok(ours),
         None => Err((
-            "unknown Intel unit",
+            "unknown unit",
             format!(
-                "Intel unit `{}` has no counterpart here; known units: {}",
+                "the list's unit `{}` has no counterpart here; known units: {}",
                 e.unit,
                 UNIT_NAMES
                     .iter()
@@ -479,8 +577,16 @@ fn fit_refusal(
     settings: &Result<crate::model::EventSettings, String>,
 ) -> Option<String> {
     let code = crate::validate::parse_number(&e.event_code);
-    let umask = crate::validate::parse_number(&e.umask);
-    let counters = crate::validate::counters_mask(&e.counter.replace(' ', ""));
+    let umask = crate::validate::parse_number(e.umask());
+    let counters = match (e.counter.trim(), caps) {
+        // No `Counter`: every counter of the unit.
+        ("", Some(cap)) => Some(if cap.counters >= 32 {
+            u32::MAX
+        } else {
+            (1u32 << cap.counters) - 1
+        }),
+        (c, _) => crate::validate::counters_mask(&c.replace(' ', "")),
+    };
     let ext_sel = e.ext_sel.trim() == "1";
     match (code, umask, counters, caps, settings) {
         (None, _, _, _, _) => Some(format!("event code `{}` is not a number", e.event_code)),
@@ -495,7 +601,7 @@ fn fit_refusal(
 }
 
 /// The record as a line of our events file: facts only.
-fn event_line(e: &PerfmonEvent, settings: &crate::model::EventSettings) -> String {
+fn event_line(e: &PerfmonEvent, counters: &str, settings: &crate::model::EventSettings) -> String {
     let ext = if e.ext_sel.trim() == "1" {
         " ext-sel=\"1\""
     } else {
@@ -523,16 +629,41 @@ fn event_line(e: &PerfmonEvent, settings: &crate::model::EventSettings) -> Strin
         "  <event name=\"{}\" code=\"{}\" umask=\"{}\" counters=\"{}\"{ext}{filters}{extra}/>",
         xml_escape(&e.event_name),
         xml_escape(e.event_code.trim()),
-        xml_escape(e.umask.trim()),
-        xml_escape(&e.counter.replace(' ', ""))
+        xml_escape(e.umask()),
+        xml_escape(counters)
     )
 }
 
 /// The source an events file of `unit` cites. Each processor's event list is its own source
 /// when processors.xml declares one (`intel-perfmon-<processor>`); the first processor's list
-/// keeps the plain id. Core lists cite `intel-perfmon-core` where it is declared.
-fn events_source(spec: &crate::model::Spec, processor: &str, unit: &str) -> String {
+/// keeps the plain id. Core lists cite `intel-perfmon-core` where it is declared. A Linux
+/// pmu-events list cites `linux-pmu-events-<its directory>` (`amdzen4`: the processor's
+/// `perfmon` name, or a directory of the list's `path`), else `linux-pmu-events`.
+fn events_source(
+    spec: &crate::model::Spec,
+    processor: &str,
+    unit: &str,
+    flavour: Flavour,
+    path: &str,
+) -> String {
     let declared = |id: &str| spec.public_sources.iter().any(|s| s.id == id);
+    if flavour == Flavour::LinuxPmuEvents {
+        let perfmon = spec
+            .processors
+            .iter()
+            .find(|p| p.id == processor)
+            .and_then(|p| p.identity.as_ref()?.perfmon.clone());
+        let dirs = Path::new(path)
+            .components()
+            .rev()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned());
+        return perfmon
+            .into_iter()
+            .chain(dirs)
+            .map(|d| format!("linux-pmu-events-{d}"))
+            .find(|id| declared(id))
+            .unwrap_or_else(|| "linux-pmu-events".to_string());
+    }
     let specific = format!("intel-perfmon-{processor}");
     if unit == CORE_UNIT && declared("intel-perfmon-core") {
         "intel-perfmon-core".to_string()
@@ -549,9 +680,9 @@ pub fn import_perfmon(
     spec_dir: &Path,
     processor: &str,
 ) -> Result<Report, ImportError> {
-    let text = std::fs::read_to_string(file).map_err(|e| ImportError::Input {
+    let text = read_list(file).map_err(|message| ImportError::Input {
         path: file.display().to_string(),
-        message: e.to_string(),
+        message,
     })?;
     let spec = crate::load_spec(spec_dir)?;
     let Plan { mut report, files } = plan(&text, &file.display().to_string(), &spec, processor)?;
@@ -588,8 +719,40 @@ pub fn import_perfmon(
     Ok(report)
 }
 
+/// The text of `file`, or, for a directory (a Linux pmu-events directory such as `amdzen4/`),
+/// the records of its `*.json` files, in name order, as one array.
+fn read_list(file: &Path) -> Result<String, String> {
+    if !file.is_dir() {
+        return std::fs::read_to_string(file).map_err(|e| e.to_string());
+    }
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(file)
+        .map_err(|e| e.to_string())?
+        .filter_map(|d| Some(d.ok()?.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        return Err("the directory has no *.json event list".into());
+    }
+    let mut all = Vec::new();
+    for p in &paths {
+        let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        match serde_json::from_str::<serde_json::Value>(&text) {
+            Ok(serde_json::Value::Array(records)) => all.extend(records),
+            _ => {
+                return Err(format!(
+                    "{}: not a Linux pmu-events list (a JSON array); a directory is read only in that flavour",
+                    p.display()
+                ))
+            }
+        }
+    }
+    Ok(serde_json::Value::Array(all).to_string())
+}
+
 /// The processor whose `<identity perfmon="..">` prefixes `file`'s name (case-insensitively):
-/// `ivytown_uncore.json` belongs to the processor with `perfmon="ivytown"`.
+/// `ivytown_uncore.json` belongs to the processor with `perfmon="ivytown"`, and a Linux
+/// pmu-events directory `amdzen4/` to the one with `perfmon="amdzen4"`.
 pub fn processor_for_file(file: &Path, spec_dir: &Path) -> Result<String, ImportError> {
     let spec = crate::load_spec(spec_dir)?;
     let name = file
@@ -603,7 +766,10 @@ pub fn processor_for_file(file: &Path, spec_dir: &Path) -> Result<String, Import
         .collect();
     known
         .iter()
-        .filter(|(_, prefix)| name.starts_with(&format!("{}_", prefix.to_ascii_lowercase())))
+        .filter(|(_, prefix)| {
+            let prefix = prefix.to_ascii_lowercase();
+            name.starts_with(&format!("{prefix}_")) || name == prefix
+        })
         .map(|(id, _)| id.to_string())
         .next()
         .ok_or_else(|| ImportError::Input {

@@ -915,7 +915,7 @@ pub struct EventInfo {
     /// Event select (wider than 8 bits where the unit's event select is: AMD's 12-bit one).
     pub code: u16,
     /// Unit mask.
-    pub umask: u8,
+    pub umask: u16,
     /// Needs the event-select extension bit.
     pub ext_sel: bool,
     /// Bit n set: counter n may count it.

@@ -102,10 +102,11 @@ impl Counter {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct EventSelect {
     /// Event select (the control's event role). A fixed counter counts only its own event,
-    /// selected as [`FIXED_EVENT`].
+    /// selected as [`FIXED_EVENT`]. Up to 16 bits: AMD's core select is 12 bits, its Data
+    /// Fabric select 14, each a field of several bit ranges.
     pub ev_sel: u16,
-    /// Unit mask.
-    pub umask: Option<u8>,
+    /// Unit mask (12 bits on AMD's PerfMonV2 Data Fabric).
+    pub umask: Option<u16>,
     /// Threshold compared with the per-cycle increment.
     pub thresh: Option<u8>,
     /// Invert the threshold comparison.
@@ -134,7 +135,7 @@ impl EventSelect {
     }
 
     /// The same event with a unit mask.
-    pub const fn with_umask(mut self, umask: u8) -> Self {
+    pub const fn with_umask(mut self, umask: u16) -> Self {
         self.umask = Some(umask);
         self
     }

@@ -61,7 +61,12 @@ impl<'s> SimPerf<'s> {
             let Some(p) = processors.iter().find(|p| p.id == name.processor) else {
                 continue;
             };
-            if !sources.has(name.pmu) {
+            // The architectural PMU's `cpu` only where the processor has no `cpu` of its own
+            // (AMD's core PMU is `cpu` too, and a name is one kernel PMU).
+            let own = |n: &PmuName| n.processor == processors[0].id && n.pmu == name.pmu;
+            if !sources.has(name.pmu)
+                || (p.id != processors[0].id && SpecNames.all().iter().any(own))
+            {
                 continue;
             }
             let boxes = Boxes::of(p);

@@ -61,8 +61,8 @@ fn selection() -> impl Strategy<Value = EventSelect> {
     )
         .prop_map(
             |(ev_sel, umask, thresh, invert, edge_detect, event_ext, any_thread)| EventSelect {
-                ev_sel: u16::from(ev_sel),
-                umask,
+                ev_sel: ev_sel.into(),
+                umask: umask.map(u16::from),
                 thresh,
                 invert,
                 edge_detect,

@@ -168,13 +168,14 @@ fn tree(processor: &str) -> tempfile::TempDir {
 }
 
 /// Counter control registers: those with an event select (or the M-box's inc_sel), and the
-/// uncore fixed-counter controls.
+/// uncore fixed-counter controls. An event select that plays no role (AMD's legacy K7
+/// addresses of the core controls) is not a counter control of the structure.
 fn controls(u: &pmu_regs::UnitInfo) -> Vec<&'static RegisterInfo> {
     u.registers
         .iter()
         .copied()
         .filter(|r| {
-            r.field("ev_sel").is_some()
+            r.field("ev_sel").is_some_and(|f| f.role.is_some())
                 || r.field("inc_sel").is_some()
                 || (r.name.contains("FIXED") && r.name.contains("_CTL"))
         })

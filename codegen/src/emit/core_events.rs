@@ -14,7 +14,15 @@ use crate::model::*;
 
 /// Whether `unit` lists its events as a core event list: a core PMU's unit.
 pub fn is_core_unit(unit: &Unit) -> bool {
-    unit.pmu.as_ref().is_some_and(|p| p.scope == Scope::Cpu)
+    // A core PMU whose event select is wider than `CoreEvent`'s 8 bits (AMD's 12-bit PERF_CTL
+    // select, two bit ranges) has an event type of its own, as an uncore unit does.
+    let narrow = unit.registers.iter().all(|r| {
+        r.fields
+            .iter()
+            .filter(|f| f.role.as_ref().is_some_and(|x| x.role == Role::Event))
+            .all(|f| f.width() <= 8)
+    });
+    narrow && unit.pmu.as_ref().is_some_and(|p| p.scope == Scope::Cpu)
 }
 
 /// The roles `with_event` sets, in the macro's order, with the value type each setter takes.

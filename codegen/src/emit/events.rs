@@ -51,9 +51,29 @@ pub fn all_and_table(events: &[Event]) -> (String, String) {
     (all.join(", "), table)
 }
 
+/// The integer type of the unit's widest counter-control field `name`, as its accessors take
+/// it: `u8` up to 8 bits, `u16` above (an event select of several bit ranges, AMD's 12 and 14
+/// bits).
+fn control_int(unit: &Unit, name: &str) -> &'static str {
+    let width = unit
+        .registers
+        .iter()
+        .flat_map(|r| r.fields.iter())
+        .filter(|f| f.name.as_ref() == name)
+        .map(|f| f.width())
+        .max()
+        .unwrap_or(8);
+    if width <= 8 {
+        "u8"
+    } else {
+        "u16"
+    }
+}
+
 /// The unit's `Event` type and its constants.
 fn event_type_text(unit: &Unit, out: &mut String) {
-    out.push_str("/// An event of this unit. Only this unit's counter controls take it (`with_event`), so\n/// an event of one unit cannot be programmed into another's counter. Each constant's doc\n/// gives the counters that may count it (bit n: counter n).\n#[derive(Debug, Clone, Copy, PartialEq, Eq)]\n#[cfg_attr(not(feature = \"metadata\"), allow(dead_code))]\npub struct Event {\n    code: u16,\n    umask: u8,\n    ext_sel: bool,\n    /// Its row in `EVENT_INFOS`.\n    row: u16,\n}\n\nimpl Event {\n");
+    let (code, umask) = (control_int(unit, "ev_sel"), control_int(unit, "umask"));
+    let _ = write!(out, "/// An event of this unit. Only this unit's counter controls take it (`with_event`), so\n/// an event of one unit cannot be programmed into another's counter. Each constant's doc\n/// gives the counters that may count it (bit n: counter n).\n#[derive(Debug, Clone, Copy, PartialEq, Eq)]\n#[cfg_attr(not(feature = \"metadata\"), allow(dead_code))]\npub struct Event {{\n    code: {code},\n    umask: {umask},\n    ext_sel: bool,\n    /// Its row in `EVENT_INFOS`.\n    row: u16,\n}}\n\nimpl Event {{\n");
     for (row, e) in unit.events.iter().enumerate() {
         doc(
             out,
@@ -72,7 +92,7 @@ fn event_type_text(unit: &Unit, out: &mut String) {
     let (all, table) = all_and_table(&unit.events);
     let _ = writeln!(
         out,
-        "\n    /// Every event of the unit.\n    pub const ALL: &'static [Event] = &[{all}];\n\n    /// Event select.\n    pub const fn code(self) -> u16 {{\n        self.code\n    }}\n\n    /// Unit mask.\n    pub const fn umask(self) -> u8 {{\n        self.umask\n    }}\n\n    /// Whether it needs the event-select extension bit.\n    pub const fn ext_sel(self) -> bool {{\n        self.ext_sel\n    }}\n}}\n\n{METADATA}\nimpl Event {{\n    /// The event's facts.\n    pub const fn info(self) -> &'static EventInfo {{\n        EVENT_INFOS[self.row as usize]\n    }}\n\n    /// Whether counter `n` may count it.\n    pub const fn can_count_on(self, n: u32) -> bool {{\n        self.info().can_count_on(n)\n    }}\n}}\n\n{table}"
+        "\n    /// Every event of the unit.\n    pub const ALL: &'static [Event] = &[{all}];\n\n    /// Event select.\n    pub const fn code(self) -> {code} {{\n        self.code\n    }}\n\n    /// Unit mask.\n    pub const fn umask(self) -> {umask} {{\n        self.umask\n    }}\n\n    /// Whether it needs the event-select extension bit.\n    pub const fn ext_sel(self) -> bool {{\n        self.ext_sel\n    }}\n}}\n\n{METADATA}\nimpl Event {{\n    /// The event's facts.\n    pub const fn info(self) -> &'static EventInfo {{\n        EVENT_INFOS[self.row as usize]\n    }}\n\n    /// Whether counter `n` may count it.\n    pub const fn can_count_on(self, n: u32) -> bool {{\n        self.info().can_count_on(n)\n    }}\n}}\n\n{table}"
     );
 }
 

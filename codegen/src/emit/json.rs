@@ -313,7 +313,7 @@ struct Event<'a> {
     name: &'a str,
     ident: &'a str,
     code: u16,
-    umask: u8,
+    umask: u16,
     ext_sel: bool,
     counters: Vec<u32>,
     filters: &'a str,

@@ -198,7 +198,7 @@ pub struct Event {
     /// Event select.
     pub code: u16,
     /// Unit mask.
-    pub umask: u8,
+    pub umask: u16,
     /// Needs the event-select extension bit (`ev_sel_ext`).
     pub ext_sel: bool,
     /// Bit n set: counter n may count it.

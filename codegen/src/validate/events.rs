@@ -265,8 +265,8 @@ impl Validator {
             }
         };
         let parsed = Parsed {
-            code: parse_number(&e.code).filter(|c| *c <= caps.sel_max),
-            umask: parse_number(&e.umask).filter(|u| *u <= caps.umask_max),
+            code: parse_number(&e.code).filter(|c| *c <= caps.sel_max.min(0xFFFF)),
+            umask: parse_number(&e.umask).filter(|u| *u <= caps.umask_max.min(0xFFFF)),
             mask: parse_counters(&e.counters),
             ext,
             ident: event_ident(&e.name),
@@ -279,9 +279,11 @@ impl Validator {
         Some(Event {
             name: e.name.clone(),
             ident: parsed.ident,
-            // Within the unit's event select (`sel_max`), which is at most 16 bits wide.
-            code: parsed.code.unwrap_or(0) as u16,
-            umask: parsed.umask.unwrap_or(0) as u8,
+            code: parsed.code.and_then(|c| u16::try_from(c).ok()).unwrap_or(0),
+            umask: parsed
+                .umask
+                .and_then(|u| u16::try_from(u).ok())
+                .unwrap_or(0),
             ext_sel: ext,
             counters: parsed.mask.unwrap_or(0),
             filters: e.filters.clone().unwrap_or_default(),

@@ -246,7 +246,7 @@ pub(crate) static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u16,
+    code: u8,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -313,7 +313,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::ACT_COUNT_WR, Event::CAS_COUNT_RD_REG, Event::CAS_COUNT_RD_UNDERFILL, Event::CAS_COUNT_RD, Event::CAS_COUNT_WR_WMM, Event::CAS_COUNT_WR, Event::CAS_COUNT_ALL, Event::CLOCKTICKS, Event::POWER_CHANNEL_PPD, Event::POWER_SELF_REFRESH, Event::PRE_COUNT_PAGE_MISS, Event::PRE_COUNT_RD, Event::RPQ_INSERTS, Event::RPQ_OCCUPANCY, Event::TAGCHK_HIT, Event::TAGCHK_MISS_CLEAN, Event::TAGCHK_MISS_DIRTY, Event::WPQ_INSERTS, Event::WPQ_OCCUPANCY, Event::PMM_RPQ_OCCUPANCY_ALL, Event::PMM_RPQ_INSERTS, Event::PMM_CMD1_ALL, Event::PMM_CMD1_RD, Event::PMM_CMD1_WR, Event::PMM_CMD1_UFILL_RD, Event::PMM_WPQ_INSERTS, Event::PMM_WPQ_OCCUPANCY_ALL];
 
     /// Event select.
-    pub const fn code(self) -> u16 {
+    pub const fn code(self) -> u8 {
         self.code
     }
 

@@ -156,7 +156,7 @@ pub(crate) static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u16,
+    code: u8,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -181,7 +181,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::CACHE_TOTAL_OCCUPANCY_MEM, Event::COHERENT_OPS_RFO, Event::COHERENT_OPS_PCITOM, Event::FAF_INSERTS, Event::FAF_OCCUPANCY, Event::TRANSACTIONS_WR_PREF];
 
     /// Event select.
-    pub const fn code(self) -> u16 {
+    pub const fn code(self) -> u8 {
         self.code
     }
 

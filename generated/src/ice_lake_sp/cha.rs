@@ -1330,7 +1330,7 @@ static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u16,
+    code: u8,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -1379,7 +1379,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::DIR_UPDATE_HA, Event::DIR_UPDATE_TOR, Event::REQUESTS_INVITOE_LOCAL, Event::REQUESTS_INVITOE_REMOTE, Event::REQUESTS_READS_LOCAL, Event::REQUESTS_READS_REMOTE, Event::REQUESTS_WRITES_LOCAL, Event::REQUESTS_WRITES_REMOTE, Event::CLOCKTICKS, Event::IMC_READS_COUNT_NORMAL, Event::IMC_WRITES_COUNT_FULL, Event::LLC_VICTIMS_ALL, Event::REQUESTS_READS, Event::REQUESTS_WRITES, Event::SF_EVICTION_E_STATE, Event::SF_EVICTION_M_STATE, Event::SF_EVICTION_S_STATE, Event::CMS_CLOCKTICKS];
 
     /// Event select.
-    pub const fn code(self) -> u16 {
+    pub const fn code(self) -> u8 {
         self.code
     }
 

@@ -693,7 +693,7 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u16,
+    code: u8,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -772,7 +772,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::TAGCHK_HIT, Event::TAGCHK_MISS_CLEAN, Event::TAGCHK_MISS_DIRTY, Event::TAGCHK_NM_RD_HIT, Event::TAGCHK_NM_WR_HIT, Event::PRE_COUNT_RD, Event::PRE_COUNT_WR, Event::CAS_COUNT_RD, Event::CAS_COUNT_WR, Event::CAS_COUNT_ALL, Event::DRAM_REFRESH_OPPORTUNISTIC, Event::DRAM_REFRESH_PANIC, Event::DRAM_REFRESH_HIGH, Event::RPQ_INSERTS_PCH0, Event::RPQ_INSERTS_PCH1, Event::WPQ_INSERTS_PCH0, Event::WPQ_INSERTS_PCH1, Event::PRE_COUNT_PGT, Event::CLOCKTICKS, Event::RPQ_OCCUPANCY_PCH0, Event::RPQ_OCCUPANCY_PCH1, Event::WPQ_OCCUPANCY_PCH0, Event::WPQ_OCCUPANCY_PCH1, Event::ACT_COUNT_ALL, Event::PRE_COUNT_ALL, Event::PMM_RPQ_OCCUPANCY_ALL, Event::PMM_RPQ_INSERTS, Event::PMM_WPQ_INSERTS, Event::PMM_CMD1_ALL, Event::PMM_CMD1_RD, Event::PMM_CMD1_WR, Event::PMM_CMD1_UFILL_RD, Event::PMM_WPQ_OCCUPANCY_ALL];
 
     /// Event select.
-    pub const fn code(self) -> u16 {
+    pub const fn code(self) -> u8 {
         self.code
     }
 

@@ -471,7 +471,7 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u16,
+    code: u8,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -508,7 +508,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::MISC1_LOST_FWD, Event::COHERENT_OPS_PCITOM, Event::COHERENT_OPS_WBMTOI, Event::CACHE_TOTAL_OCCUPANCY_MEM, Event::IRP_ALL_INBOUND_INSERTS, Event::TRANSACTIONS_WR_PREF, Event::CLOCKTICKS, Event::FAF_FULL, Event::FAF_INSERTS, Event::FAF_OCCUPANCY, Event::FAF_TRANSACTIONS, Event::SNOOP_RESP_ALL_HIT_M];
 
     /// Event select.
-    pub const fn code(self) -> u16 {
+    pub const fn code(self) -> u8 {
         self.code
     }
 

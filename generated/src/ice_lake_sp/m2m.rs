@@ -490,7 +490,7 @@ static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u16,
+    code: u8,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -521,7 +521,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::DIRECTORY_LOOKUP_ANY, Event::DIRECTORY_LOOKUP_STATE_A, Event::DIRECTORY_LOOKUP_STATE_I, Event::DIRECTORY_LOOKUP_STATE_S, Event::DIRECTORY_UPDATE_ANY, Event::TAG_HIT_NM_RD_HIT_CLEAN, Event::TAG_HIT_NM_RD_HIT_DIRTY, Event::CLOCKTICKS, Event::CMS_CLOCKTICKS];
 
     /// Event select.
-    pub const fn code(self) -> u16 {
+    pub const fn code(self) -> u8 {
         self.code
     }
 

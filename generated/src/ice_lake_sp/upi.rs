@@ -483,7 +483,7 @@ static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u16,
+    code: u8,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -514,7 +514,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::RXL_FLITS_ALL_DATA, Event::RXL_FLITS_NON_DATA, Event::TXL_FLITS_ALL_DATA, Event::TXL_FLITS_NON_DATA, Event::CLOCKTICKS, Event::L1_POWER_CYCLES, Event::TXL0P_POWER_CYCLES, Event::TXL_FLITS_ALL_NULL, Event::RXL_FLITS_ALL_NULL];
 
     /// Event select.
-    pub const fn code(self) -> u16 {
+    pub const fn code(self) -> u8 {
         self.code
     }
 

@@ -1277,7 +1277,7 @@ static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u16,
+    code: u8,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -1386,7 +1386,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::LLC_LOOKUP_DATA_READ, Event::LLC_LOOKUP_REMOTE_SNOOP, Event::TOR_INSERTS_IO_HIT, Event::TOR_INSERTS_IO_MISS, Event::TOR_INSERTS_IA, Event::TOR_INSERTS_IA_HIT, Event::TOR_INSERTS_IA_MISS, Event::TOR_OCCUPANCY_IA, Event::TOR_OCCUPANCY_IA_HIT, Event::TOR_OCCUPANCY_IA_MISS, Event::UPI_CREDIT_OCCUPANCY_VN0_BL_NCS, Event::HITME_HIT_EX_RDS, Event::FAST_ASSERTED_HORZ, Event::CLOCKTICKS, Event::CORE_SNP_CORE_GTONE, Event::CORE_SNP_EVICT_GTONE, Event::DIR_LOOKUP_SNP, Event::DIR_LOOKUP_NO_SNP, Event::DIR_UPDATE_HA, Event::DIR_UPDATE_TOR, Event::IMC_READS_COUNT_NORMAL, Event::IMC_WRITES_COUNT_FULL, Event::MISC_RFO_HIT_S, Event::REQUESTS_READS, Event::REQUESTS_WRITES, Event::REQUESTS_READS_LOCAL, Event::REQUESTS_READS_REMOTE, Event::REQUESTS_WRITES_LOCAL, Event::REQUESTS_WRITES_REMOTE, Event::REQUESTS_INVITOE_LOCAL, Event::REQUESTS_INVITOE_REMOTE, Event::SNOOP_RESP_RSPI, Event::SNOOP_RESP_RSPIFWD, Event::SNOOP_RESP_RSPSFWD, Event::SNOOP_RESP_RSP_WBWB, Event::SNOOP_RESP_RSP_FWD_WB, Event::SNOOP_RESP_RSPCNFLCTS, Event::SF_EVICTION_M_STATE, Event::SF_EVICTION_E_STATE, Event::SF_EVICTION_S_STATE, Event::TOR_INSERTS_REM_ALL, Event::RXC_INSERTS_IRQ, Event::RXC_IRQ1_REJECT_PA_MATCH, Event::RXC_OCCUPANCY_IRQ, Event::LLC_VICTIMS_TOTAL_M, Event::LLC_VICTIMS_TOTAL_E, Event::LLC_VICTIMS_TOTAL_S, Event::LLC_VICTIMS_TOTAL_F];
 
     /// Event select.
-    pub const fn code(self) -> u16 {
+    pub const fn code(self) -> u8 {
         self.code
     }
 

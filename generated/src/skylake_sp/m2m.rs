@@ -449,7 +449,7 @@ static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u16,
+    code: u8,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -530,7 +530,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::BYPASS_M2M_EGRESS_NOT_TAKEN, Event::DIRECT2CORE_NOT_TAKEN_DIRSTATE, Event::DIRECT2CORE_TAKEN, Event::DIRECT2CORE_TXN_OVERRIDE, Event::DIRECTORY_LOOKUP_ANY, Event::DIRECTORY_LOOKUP_STATE_I, Event::DIRECTORY_LOOKUP_STATE_S, Event::DIRECTORY_LOOKUP_STATE_A, Event::DIRECTORY_UPDATE_ANY, Event::DIRECTORY_UPDATE_I2S, Event::DIRECTORY_UPDATE_I2A, Event::DIRECTORY_UPDATE_S2I, Event::DIRECTORY_UPDATE_S2A, Event::DIRECTORY_UPDATE_A2I, Event::DIRECTORY_UPDATE_A2S, Event::IMC_READS_NORMAL, Event::IMC_READS_ALL, Event::IMC_WRITES_PARTIAL, Event::IMC_WRITES_ALL, Event::IMC_WRITES_NI, Event::PREFCAM_DEMAND_PROMOTIONS, Event::PREFCAM_INSERTS, Event::RXC_AD_INSERTS, Event::RXC_AD_OCCUPANCY, Event::RXC_BL_INSERTS, Event::RXC_BL_OCCUPANCY, Event::TXC_AD_INSERTS, Event::TXC_AD_OCCUPANCY, Event::TXC_BL_INSERTS_ALL, Event::TXC_BL_OCCUPANCY_ALL, Event::DIRECT2UPI_NOT_TAKEN_CREDITS, Event::DIRECT2UPI_NOT_TAKEN_DIRSTATE, Event::DIRECT2UPI_TAKEN, Event::DIRECT2UPI_TXN_OVERRIDE];
 
     /// Event select.
-    pub const fn code(self) -> u16 {
+    pub const fn code(self) -> u8 {
         self.code
     }
 

@@ -490,7 +490,7 @@ static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u16,
+    code: u8,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -543,7 +543,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::DIRECT_ATTEMPTS_D2C, Event::L1_POWER_CYCLES, Event::RXL0P_POWER_CYCLES, Event::RXL_BYPASSED_SLOT0, Event::RXL_BYPASSED_SLOT1, Event::RXL_BYPASSED_SLOT2, Event::RXL_FLITS_NULL, Event::TXL0P_POWER_CYCLES, Event::TXL_BYPASSED, Event::TXL_FLITS_DATA, Event::TXL_FLITS_NULL, Event::RXL_FLITS_NON_DATA, Event::TXL_FLITS_NON_DATA, Event::TXL_FLITS_IDLE, Event::TXL_FLITS_ALL_NULL, Event::RXL_FLITS_ALL_NULL, Event::RXL_FLITS_ALL_DATA, Event::TXL_FLITS_ALL_DATA, Event::DIRECT_ATTEMPTS_D2U];
 
     /// Event select.
-    pub const fn code(self) -> u16 {
+    pub const fn code(self) -> u8 {
         self.code
     }
 

@@ -361,7 +361,7 @@ static R2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u16,
+    code: u8,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -446,7 +446,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::IIO_CREDITS_ACQUIRED_DRS, Event::IIO_CREDITS_ACQUIRED_NCB, Event::IIO_CREDITS_ACQUIRED_NCS, Event::IIO_CREDITS_REJECT_DRS, Event::IIO_CREDITS_REJECT_NCB, Event::IIO_CREDITS_REJECT_NCS, Event::IIO_CREDITS_USED_DRS, Event::IIO_CREDITS_USED_NCB, Event::IIO_CREDITS_USED_NCS, Event::RING_AD_USED_CCW_EVEN, Event::RING_AD_USED_CCW_ODD, Event::RING_AD_USED_CW_EVEN, Event::RING_AD_USED_CW_ODD, Event::RING_AK_USED_CCW_EVEN, Event::RING_AK_USED_CCW_ODD, Event::RING_AK_USED_CW_EVEN, Event::RING_AK_USED_CW_ODD, Event::RING_BL_USED_CCW_EVEN, Event::RING_BL_USED_CCW_ODD, Event::RING_BL_USED_CW_EVEN, Event::RING_BL_USED_CW_ODD, Event::RING_IV_USED_ANY, Event::RXR_AK_BOUNCES, Event::RXR_CYCLES_NE_DRS, Event::RXR_CYCLES_NE_NCB, Event::RXR_CYCLES_NE_NCS, Event::TXR_CYCLES_FULL_AD, Event::TXR_CYCLES_FULL_AK, Event::TXR_CYCLES_FULL_BL, Event::TXR_CYCLES_NE_AD, Event::TXR_CYCLES_NE_AK, Event::TXR_CYCLES_NE_BL, Event::TXR_NACKS_AD, Event::TXR_NACKS_AK, Event::TXR_NACKS_BL];
 
     /// Event select.
-    pub const fn code(self) -> u16 {
+    pub const fn code(self) -> u8 {
         self.code
     }
 

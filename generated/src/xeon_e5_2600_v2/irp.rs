@@ -404,7 +404,7 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u16,
+    code: u8,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -493,7 +493,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::ADDRESS_MATCH_MERGE_COUNT, Event::ADDRESS_MATCH_STALL_COUNT, Event::CACHE_ACK_PENDING_OCCUPANCY_ANY, Event::CACHE_ACK_PENDING_OCCUPANCY_SOURCE, Event::CACHE_OWN_OCCUPANCY_ANY, Event::CACHE_OWN_OCCUPANCY_SOURCE, Event::CACHE_READ_OCCUPANCY_ANY, Event::CACHE_READ_OCCUPANCY_SOURCE, Event::CACHE_TOTAL_OCCUPANCY_ANY, Event::CACHE_TOTAL_OCCUPANCY_SOURCE, Event::CACHE_WRITE_OCCUPANCY_ANY, Event::CACHE_WRITE_OCCUPANCY_SOURCE, Event::CLOCKTICKS, Event::RXR_AK_CYCLES_FULL, Event::RXR_AK_INSERTS, Event::RXR_AK_OCCUPANCY, Event::RXR_BL_DRS_CYCLES_FULL, Event::RXR_BL_DRS_INSERTS, Event::RXR_BL_DRS_OCCUPANCY, Event::RXR_BL_NCB_CYCLES_FULL, Event::RXR_BL_NCB_INSERTS, Event::RXR_BL_NCB_OCCUPANCY, Event::RXR_BL_NCS_CYCLES_FULL, Event::RXR_BL_NCS_INSERTS, Event::RXR_BL_NCS_OCCUPANCY, Event::TICKLES_LOST_OWNERSHIP, Event::TICKLES_TOP_OF_QUEUE, Event::TRANSACTIONS_ORDERINGQ, Event::TRANSACTIONS_PD_PREFETCHES, Event::TRANSACTIONS_READS, Event::TRANSACTIONS_WRITES, Event::TXR_AD_STALL_CREDIT_CYCLES, Event::TXR_BL_STALL_CREDIT_CYCLES, Event::TXR_DATA_INSERTS_NCB, Event::TXR_DATA_INSERTS_NCS, Event::TXR_REQUEST_OCCUPANCY, Event::WRITE_ORDERING_STALL_CYCLES, Event::TRANSACTIONS_RD_PREFETCHES];
 
     /// Event select.
-    pub const fn code(self) -> u16 {
+    pub const fn code(self) -> u8 {
         self.code
     }
 

@@ -699,7 +699,7 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u16,
+    code: u8,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -754,7 +754,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::EVENT_MSG_DOORBELL_RCVD, Event::EVENT_MSG_INT_PRIO, Event::EVENT_MSG_IPI_RCVD, Event::EVENT_MSG_MSI_RCVD, Event::EVENT_MSG_VLW_RCVD, Event::FILTER_MATCH_DISABLE, Event::FILTER_MATCH_ENABLE, Event::FILTER_MATCH_U2C_DISABLE, Event::FILTER_MATCH_U2C_ENABLE, Event::LOCK_CYCLES, Event::PHOLD_CYCLES_ASSERT_TO_ACK, Event::U2C_EVENTS_CMC, Event::U2C_EVENTS_LIVELOCK, Event::U2C_EVENTS_LTERROR, Event::U2C_EVENTS_MONITOR_T0, Event::U2C_EVENTS_MONITOR_T1, Event::U2C_EVENTS_OTHER, Event::U2C_EVENTS_TRAP, Event::U2C_EVENTS_UMC, Event::RACU_REQUESTS, Event::CLOCKTICKS];
 
     /// Event select.
-    pub const fn code(self) -> u16 {
+    pub const fn code(self) -> u8 {
         self.code
     }
 

@@ -878,7 +878,7 @@ static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(not(feature = "metadata"), allow(dead_code))]
 pub struct Event {
-    code: u16,
+    code: u8,
     umask: u8,
     ext_sel: bool,
     /// Its row in `EVENT_INFOS`.
@@ -921,7 +921,7 @@ impl Event {
     pub const ALL: &'static [Event] = &[Event::EVENT_MSG_DOORBELL_RCVD, Event::PHOLD_CYCLES_ASSERT_TO_ACK, Event::RACU_REQUESTS, Event::FILTER_MATCH_ENABLE, Event::FILTER_MATCH_DISABLE, Event::FILTER_MATCH_U2C_ENABLE, Event::FILTER_MATCH_U2C_DISABLE, Event::U2C_EVENTS_MONITOR_T0, Event::U2C_EVENTS_MONITOR_T1, Event::U2C_EVENTS_LIVELOCK, Event::U2C_EVENTS_LTERROR, Event::U2C_EVENTS_CMC, Event::U2C_EVENTS_UMC, Event::U2C_EVENTS_TRAP, Event::U2C_EVENTS_OTHER];
 
     /// Event select.
-    pub const fn code(self) -> u16 {
+    pub const fn code(self) -> u8 {
         self.code
     }
 

@@ -3640,3 +3640,446 @@ layout! {
 }
 }
 
+#[cfg(feature = "amd-zen2")]
+mod amd_zen2_core {
+use super::*;
+use pmu_regs::amd_zen2::core::*;
+
+layout! {
+    perf_ctl: PerfCtl;
+    rw(host_only, with_host_only, val bool, 41, 1);
+    rw(guest_only, with_guest_only, val bool, 40, 1);
+    split(ev_sel, with_ev_sel, val u16, [(35, 32), (7, 0)], 12);
+    checked(try_with_ev_sel, u16, 12);
+    rw(cnt_mask, with_cnt_mask, val u8, 24, 8);
+    rw(inv, with_inv, val bool, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(int, with_int, val bool, 20, 1);
+    rw(edge, with_edge, val bool, 18, 1);
+    rw(os, with_os, val bool, 17, 1);
+    rw(usr, with_usr, val bool, 16, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+}
+layout! {
+    perf_ctr: PerfCtr;
+    rw(count, with_count, val u64, 0, 48);
+    checked(try_with_count, u64, 48);
+}
+layout! {
+    legacy_perf_ctl: LegacyPerfCtl;
+    rw(host_only, with_host_only, val bool, 41, 1);
+    rw(guest_only, with_guest_only, val bool, 40, 1);
+    split(ev_sel, with_ev_sel, val u16, [(35, 32), (7, 0)], 12);
+    checked(try_with_ev_sel, u16, 12);
+    rw(cnt_mask, with_cnt_mask, val u8, 24, 8);
+    rw(inv, with_inv, val bool, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(int, with_int, val bool, 20, 1);
+    rw(edge, with_edge, val bool, 18, 1);
+    rw(os, with_os, val bool, 17, 1);
+    rw(usr, with_usr, val bool, 16, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+}
+layout! {
+    legacy_perf_ctr: LegacyPerfCtr;
+    rw(count, with_count, val u64, 0, 48);
+    checked(try_with_count, u64, 48);
+}
+}
+
+#[cfg(feature = "amd-zen2")]
+mod amd_zen2_df {
+use super::*;
+use pmu_regs::amd_zen2::df::*;
+
+layout! {
+    df_perf_ctl: DfPerfCtl;
+    split(ev_sel, with_ev_sel, val u16, [(60, 59), (35, 32), (7, 0)], 14);
+    checked(try_with_ev_sel, u16, 14);
+    rw(en, with_en, val bool, 22, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+}
+layout! {
+    df_perf_ctr: DfPerfCtr;
+    rw(count, with_count, val u64, 0, 48);
+    checked(try_with_count, u64, 48);
+}
+}
+
+#[cfg(feature = "amd-zen2")]
+mod amd_zen2_l3 {
+use super::*;
+use pmu_regs::amd_zen2::l3::*;
+
+layout! {
+    l3_perf_ctl: L3PerfCtl;
+    rw(thread_mask, with_thread_mask, val u8, 56, 8);
+    rw(slice_mask, with_slice_mask, val u8, 48, 4);
+    checked(try_with_slice_mask, u8, 4);
+    rw(en, with_en, val bool, 22, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    l3_perf_ctr: L3PerfCtr;
+    rw(count, with_count, val u64, 0, 48);
+    checked(try_with_count, u64, 48);
+}
+}
+
+#[cfg(feature = "amd-zen3")]
+mod amd_zen3_core {
+use super::*;
+use pmu_regs::amd_zen3::core::*;
+
+layout! {
+    perf_ctl: PerfCtl;
+    rw(host_only, with_host_only, val bool, 41, 1);
+    rw(guest_only, with_guest_only, val bool, 40, 1);
+    split(ev_sel, with_ev_sel, val u16, [(35, 32), (7, 0)], 12);
+    checked(try_with_ev_sel, u16, 12);
+    rw(cnt_mask, with_cnt_mask, val u8, 24, 8);
+    rw(inv, with_inv, val bool, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(int, with_int, val bool, 20, 1);
+    rw(edge, with_edge, val bool, 18, 1);
+    rw(os, with_os, val bool, 17, 1);
+    rw(usr, with_usr, val bool, 16, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+}
+layout! {
+    perf_ctr: PerfCtr;
+    rw(count, with_count, val u64, 0, 48);
+    checked(try_with_count, u64, 48);
+}
+layout! {
+    legacy_perf_ctl: LegacyPerfCtl;
+    rw(host_only, with_host_only, val bool, 41, 1);
+    rw(guest_only, with_guest_only, val bool, 40, 1);
+    split(ev_sel, with_ev_sel, val u16, [(35, 32), (7, 0)], 12);
+    checked(try_with_ev_sel, u16, 12);
+    rw(cnt_mask, with_cnt_mask, val u8, 24, 8);
+    rw(inv, with_inv, val bool, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(int, with_int, val bool, 20, 1);
+    rw(edge, with_edge, val bool, 18, 1);
+    rw(os, with_os, val bool, 17, 1);
+    rw(usr, with_usr, val bool, 16, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+}
+layout! {
+    legacy_perf_ctr: LegacyPerfCtr;
+    rw(count, with_count, val u64, 0, 48);
+    checked(try_with_count, u64, 48);
+}
+}
+
+#[cfg(feature = "amd-zen3")]
+mod amd_zen3_df {
+use super::*;
+use pmu_regs::amd_zen3::df::*;
+
+layout! {
+    df_perf_ctl: DfPerfCtl;
+    split(ev_sel, with_ev_sel, val u16, [(60, 59), (35, 32), (7, 0)], 14);
+    checked(try_with_ev_sel, u16, 14);
+    rw(en, with_en, val bool, 22, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+}
+layout! {
+    df_perf_ctr: DfPerfCtr;
+    rw(count, with_count, val u64, 0, 48);
+    checked(try_with_count, u64, 48);
+}
+}
+
+#[cfg(feature = "amd-zen3")]
+mod amd_zen3_l3 {
+use super::*;
+use pmu_regs::amd_zen3::l3::*;
+
+layout! {
+    l3_perf_ctl: L3PerfCtl;
+    rw(thread_mask, with_thread_mask, val u8, 56, 2);
+    checked(try_with_thread_mask, u8, 2);
+    rw(slice_id, with_slice_id, val u8, 48, 3);
+    checked(try_with_slice_id, u8, 3);
+    rw(en_all_cores, with_en_all_cores, val bool, 47, 1);
+    rw(en_all_slices, with_en_all_slices, val bool, 46, 1);
+    rw(core_id, with_core_id, val u8, 42, 3);
+    checked(try_with_core_id, u8, 3);
+    rw(en, with_en, val bool, 22, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    l3_perf_ctr: L3PerfCtr;
+    rw(count, with_count, val u64, 0, 48);
+    checked(try_with_count, u64, 48);
+}
+}
+
+#[cfg(feature = "amd-zen4")]
+mod amd_zen4_core {
+use super::*;
+use pmu_regs::amd_zen4::core::*;
+
+layout! {
+    perf_ctl: PerfCtl;
+    rw(host_only, with_host_only, val bool, 41, 1);
+    rw(guest_only, with_guest_only, val bool, 40, 1);
+    split(ev_sel, with_ev_sel, val u16, [(35, 32), (7, 0)], 12);
+    checked(try_with_ev_sel, u16, 12);
+    rw(cnt_mask, with_cnt_mask, val u8, 24, 8);
+    rw(inv, with_inv, val bool, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(int, with_int, val bool, 20, 1);
+    rw(edge, with_edge, val bool, 18, 1);
+    rw(os, with_os, val bool, 17, 1);
+    rw(usr, with_usr, val bool, 16, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+}
+layout! {
+    perf_ctr: PerfCtr;
+    rw(count, with_count, val u64, 0, 48);
+    checked(try_with_count, u64, 48);
+}
+layout! {
+    legacy_perf_ctl: LegacyPerfCtl;
+    rw(host_only, with_host_only, val bool, 41, 1);
+    rw(guest_only, with_guest_only, val bool, 40, 1);
+    split(ev_sel, with_ev_sel, val u16, [(35, 32), (7, 0)], 12);
+    checked(try_with_ev_sel, u16, 12);
+    rw(cnt_mask, with_cnt_mask, val u8, 24, 8);
+    rw(inv, with_inv, val bool, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(int, with_int, val bool, 20, 1);
+    rw(edge, with_edge, val bool, 18, 1);
+    rw(os, with_os, val bool, 17, 1);
+    rw(usr, with_usr, val bool, 16, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+}
+layout! {
+    legacy_perf_ctr: LegacyPerfCtr;
+    rw(count, with_count, val u64, 0, 48);
+    checked(try_with_count, u64, 48);
+}
+layout! {
+    perf_cntr_global_status: PerfCntrGlobalStatus;
+    ro(lbrs_frozen, val bool, 58, 1);
+    ro(ovf_pmc, val u8, 0, 6);
+}
+layout! {
+    perf_cntr_global_ctl: PerfCntrGlobalCtl;
+    rw(en_pmc, with_en_pmc, val u8, 0, 6);
+    checked(try_with_en_pmc, u8, 6);
+}
+layout! {
+    perf_cntr_global_status_clr: PerfCntrGlobalStatusClr;
+    wo(with_clr_lbrs_frozen, val bool, 58, 1);
+    wo(with_clr_ovf_pmc, val u8, 0, 6);
+    checked(try_with_clr_ovf_pmc, u8, 6);
+}
+layout! {
+    perf_cntr_global_status_set: PerfCntrGlobalStatusSet;
+    wo(with_set_ovf_pmc, val u8, 0, 6);
+    checked(try_with_set_ovf_pmc, u8, 6);
+}
+}
+
+#[cfg(feature = "amd-zen4")]
+mod amd_zen4_df {
+use super::*;
+use pmu_regs::amd_zen4::df::*;
+
+layout! {
+    df_perf_ctl: DfPerfCtl;
+    split(ev_sel, with_ev_sel, val u16, [(37, 32), (7, 0)], 14);
+    checked(try_with_ev_sel, u16, 14);
+    split(umask, with_umask, val u16, [(27, 24), (15, 8)], 12);
+    checked(try_with_umask, u16, 12);
+    rw(en, with_en, val bool, 22, 1);
+}
+layout! {
+    df_perf_ctr: DfPerfCtr;
+    rw(count, with_count, val u64, 0, 48);
+    checked(try_with_count, u64, 48);
+}
+}
+
+#[cfg(feature = "amd-zen4")]
+mod amd_zen4_l3 {
+use super::*;
+use pmu_regs::amd_zen4::l3::*;
+
+layout! {
+    l3_perf_ctl: L3PerfCtl;
+    rw(thread_mask, with_thread_mask, val u8, 56, 2);
+    checked(try_with_thread_mask, u8, 2);
+    rw(slice_id, with_slice_id, val u8, 48, 3);
+    checked(try_with_slice_id, u8, 3);
+    rw(en_all_cores, with_en_all_cores, val bool, 47, 1);
+    rw(en_all_slices, with_en_all_slices, val bool, 46, 1);
+    rw(core_id, with_core_id, val u8, 42, 3);
+    checked(try_with_core_id, u8, 3);
+    rw(en, with_en, val bool, 22, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    l3_perf_ctr: L3PerfCtr;
+    rw(count, with_count, val u64, 0, 48);
+    checked(try_with_count, u64, 48);
+}
+}
+
+#[cfg(feature = "amd-zen4")]
+mod amd_zen4_umc {
+use super::*;
+use pmu_regs::amd_zen4::umc::*;
+
+layout! {
+    umc_perf_ctl: UmcPerfCtl;
+    rw(en, with_en, val bool, 31, 1);
+    rw(rd_wr_mask, with_rd_wr_mask, named UmcPerfCtlRdWrMask, 8, 2);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    umc_perf_ctr: UmcPerfCtr;
+    rw(count, with_count, val u64, 0, 48);
+    checked(try_with_count, u64, 48);
+}
+}
+
+#[cfg(feature = "amd-zen5")]
+mod amd_zen5_core {
+use super::*;
+use pmu_regs::amd_zen5::core::*;
+
+layout! {
+    perf_ctl: PerfCtl;
+    rw(host_only, with_host_only, val bool, 41, 1);
+    rw(guest_only, with_guest_only, val bool, 40, 1);
+    split(ev_sel, with_ev_sel, val u16, [(35, 32), (7, 0)], 12);
+    checked(try_with_ev_sel, u16, 12);
+    rw(cnt_mask, with_cnt_mask, val u8, 24, 8);
+    rw(inv, with_inv, val bool, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(int, with_int, val bool, 20, 1);
+    rw(edge, with_edge, val bool, 18, 1);
+    rw(os, with_os, val bool, 17, 1);
+    rw(usr, with_usr, val bool, 16, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+}
+layout! {
+    perf_ctr: PerfCtr;
+    rw(count, with_count, val u64, 0, 48);
+    checked(try_with_count, u64, 48);
+}
+layout! {
+    legacy_perf_ctl: LegacyPerfCtl;
+    rw(host_only, with_host_only, val bool, 41, 1);
+    rw(guest_only, with_guest_only, val bool, 40, 1);
+    split(ev_sel, with_ev_sel, val u16, [(35, 32), (7, 0)], 12);
+    checked(try_with_ev_sel, u16, 12);
+    rw(cnt_mask, with_cnt_mask, val u8, 24, 8);
+    rw(inv, with_inv, val bool, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(int, with_int, val bool, 20, 1);
+    rw(edge, with_edge, val bool, 18, 1);
+    rw(os, with_os, val bool, 17, 1);
+    rw(usr, with_usr, val bool, 16, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+}
+layout! {
+    legacy_perf_ctr: LegacyPerfCtr;
+    rw(count, with_count, val u64, 0, 48);
+    checked(try_with_count, u64, 48);
+}
+layout! {
+    perf_cntr_global_status: PerfCntrGlobalStatus;
+    ro(lbrs_frozen, val bool, 58, 1);
+    ro(ovf_pmc, val u8, 0, 6);
+}
+layout! {
+    perf_cntr_global_ctl: PerfCntrGlobalCtl;
+    rw(en_pmc, with_en_pmc, val u8, 0, 6);
+    checked(try_with_en_pmc, u8, 6);
+}
+layout! {
+    perf_cntr_global_status_clr: PerfCntrGlobalStatusClr;
+    wo(with_clr_lbrs_frozen, val bool, 58, 1);
+    wo(with_clr_ovf_pmc, val u8, 0, 6);
+    checked(try_with_clr_ovf_pmc, u8, 6);
+}
+layout! {
+    perf_cntr_global_status_set: PerfCntrGlobalStatusSet;
+    wo(with_set_ovf_pmc, val u8, 0, 6);
+    checked(try_with_set_ovf_pmc, u8, 6);
+}
+}
+
+#[cfg(feature = "amd-zen5")]
+mod amd_zen5_df {
+use super::*;
+use pmu_regs::amd_zen5::df::*;
+
+layout! {
+    df_perf_ctl: DfPerfCtl;
+    split(ev_sel, with_ev_sel, val u16, [(37, 32), (7, 0)], 14);
+    checked(try_with_ev_sel, u16, 14);
+    split(umask, with_umask, val u16, [(27, 24), (15, 8)], 12);
+    checked(try_with_umask, u16, 12);
+    rw(en, with_en, val bool, 22, 1);
+}
+layout! {
+    df_perf_ctr: DfPerfCtr;
+    rw(count, with_count, val u64, 0, 48);
+    checked(try_with_count, u64, 48);
+}
+}
+
+#[cfg(feature = "amd-zen5")]
+mod amd_zen5_l3 {
+use super::*;
+use pmu_regs::amd_zen5::l3::*;
+
+layout! {
+    l3_perf_ctl: L3PerfCtl;
+    rw(thread_mask, with_thread_mask, val u8, 56, 2);
+    checked(try_with_thread_mask, u8, 2);
+    rw(slice_id, with_slice_id, val u8, 48, 3);
+    checked(try_with_slice_id, u8, 3);
+    rw(en_all_cores, with_en_all_cores, val bool, 47, 1);
+    rw(en_all_slices, with_en_all_slices, val bool, 46, 1);
+    rw(core_id, with_core_id, val u8, 42, 3);
+    checked(try_with_core_id, u8, 3);
+    rw(en, with_en, val bool, 22, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    l3_perf_ctr: L3PerfCtr;
+    rw(count, with_count, val u64, 0, 48);
+    checked(try_with_count, u64, 48);
+}
+}
+
+#[cfg(feature = "amd-zen5")]
+mod amd_zen5_umc {
+use super::*;
+use pmu_regs::amd_zen5::umc::*;
+
+layout! {
+    umc_perf_ctl: UmcPerfCtl;
+    rw(en, with_en, val bool, 31, 1);
+    rw(rd_wr_mask, with_rd_wr_mask, named UmcPerfCtlRdWrMask, 8, 2);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    umc_perf_ctr: UmcPerfCtr;
+    rw(count, with_count, val u64, 0, 48);
+    checked(try_with_count, u64, 48);
+}
+}
+

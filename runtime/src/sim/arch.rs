@@ -250,7 +250,7 @@ impl CpuState {
 
     /// Counts `count` events with this event select and umask in every enabled counter that
     /// selects them.
-    pub fn inject(&mut self, cpu: u32, ev_sel: u16, umask: u8, count: u64, journal: &mut Journal) {
+    pub fn inject(&mut self, cpu: u32, ev_sel: u16, umask: u16, count: u64, journal: &mut Journal) {
         let width = self.config.gp_width;
         for n in 0..u32::from(self.config.gp_counters) {
             let sel = self.evtsel(n);

@@ -66,7 +66,7 @@ use crate::access::{
 use crate::boxes::Boxes;
 use crate::error::{Error, Result, UsageError};
 use crate::ownership::{Lease, Ownership, Pmu, Registry};
-use regs::{Index, Reg};
+use regs::{Home, Index, Reg};
 
 /// The running number of injected events (1-based once any was injected).
 #[derive(Debug, Default, Clone, Copy)]
@@ -182,6 +182,8 @@ pub struct PmiRecord {
 
 struct State {
     uncore: Vec<uncore::SocketState>,
+    /// Per logical CPU: the boxes of the simulated processor's own `scope="cpu"` units.
+    cores: Vec<uncore::SocketState>,
     cpus: Vec<arch::CpuState>,
     journal: Journal,
 }
@@ -191,6 +193,9 @@ pub struct Sim {
     config: SimConfig,
     index: Index,
     uncore: uncore::Model,
+    /// The box of the simulated processor's own per-CPU unit that core events go to (`CPU`),
+    /// when it has one; otherwise they go to the architectural model.
+    core_box: Option<&'static str>,
     state: Mutex<State>,
     /// The memory-mapped windows: where each controller's base is, and what is at each address.
     windows: mmio::Windows,
@@ -230,9 +235,21 @@ impl Sim {
         let mut index = Index::default();
         // The architectural registers always belong to the per-CPU model (added last, so a
         // configuration naming the architectural PMU as its uncore changes nothing).
-        index.add_processor(config.processor, false);
-        index.add_processor(&pmu_regs::arch::PROCESSOR, true);
-        let uncore = uncore::Model::new(Boxes::of(config.processor));
+        index.add_processor(config.processor, None);
+        index.add_processor(&pmu_regs::arch::PROCESSOR, Some(Home::Arch));
+        let boxes = Boxes::of(config.processor);
+        let uncore = uncore::Model::new(boxes);
+        // A per-CPU box whose registers the architectural model has not taken over.
+        let core_box = boxes
+            .boxes
+            .iter()
+            .filter(|b| b.scope() == pmu_regs::Scope::Cpu)
+            .find(|b| {
+                b.counters.first().is_some_and(|c| {
+                    matches!(index.get(&c.counter.addr.location), Some((_, Home::Cpu)))
+                })
+            })
+            .map(|b| b.instance);
         let sockets = config.sockets.max(1) as usize;
         let cpus = (config.sockets.max(1) * config.cpus_per_socket.max(1)) as usize;
         let socket = part::socket_state(&config);
@@ -241,8 +258,10 @@ impl Sim {
             index,
             uncore,
             windows: mmio::Windows::new(config.processor, sockets),
+            core_box,
             state: Mutex::new(State {
                 uncore: vec![socket; sockets],
+                cores: vec![Default::default(); cpus],
                 cpus: vec![arch::CpuState::new(config.arch); cpus],
                 journal: Journal::default(),
             }),
@@ -431,16 +450,40 @@ impl Sim {
             .unwrap_or_default()
     }
 
-    /// Injects `count` architectural events (event select and umask) on `cpu`.
-    pub fn inject_core(&self, cpu: u32, ev_sel: u16, umask: u8, count: u64) -> Result<()> {
+    /// Injects `count` core events (event select and umask) on `cpu`: into the simulated
+    /// processor's own per-CPU box where it has one (see [`Self::core_box`]), else into the
+    /// architectural counters.
+    pub fn inject_core(&self, cpu: u32, ev_sel: u16, umask: u16, count: u64) -> Result<()> {
         let mut guard = self.lock();
         let st = &mut *guard;
+        if let Some(instance) = self.core_box {
+            let state = st
+                .cores
+                .get_mut(cpu as usize)
+                .ok_or_else(|| self.bad_cpu(cpu))?;
+            let event = UncoreEvent {
+                instance,
+                ev_sel,
+                umask: Some(umask),
+            };
+            let (skew, journal) = (self.config.freeze_skew, &mut st.journal);
+            self.uncore
+                .inject(cpu as usize, state, &event, count, skew, journal);
+            return Ok(());
+        }
         let state = st
             .cpus
             .get_mut(cpu as usize)
             .ok_or_else(|| self.bad_cpu(cpu))?;
         state.inject(cpu, ev_sel, umask, count, &mut st.journal);
         Ok(())
+    }
+
+    /// The box of the simulated processor's own per-CPU unit (a core PMU described by the
+    /// spec's structure, not by the architectural layout), if it has one: what
+    /// [`Self::inject_core`] counts into.
+    pub fn core_box(&self) -> Option<&'static str> {
+        self.core_box
     }
 
     /// Injects `count` events into fixed counter `i` of `cpu` (0: instructions retired,
@@ -559,17 +602,18 @@ impl MsrAccess for Sim {
         let socket = self
             .socket_of_cpu(cpu)
             .ok_or_else(|| Self::no_cpu(Op::Read, cpu, address))?;
-        let (reg, per_cpu) = self
+        let (reg, home) = self
             .index
             .get(&Location::Msr(address))
             .ok_or_else(|| Self::rejected(Op::Read, target))?;
         let st = self.lock();
-        if per_cpu {
-            return st.cpus[cpu as usize]
+        match home {
+            Home::Arch => st.cpus[cpu as usize]
                 .read(&reg)
-                .ok_or_else(|| Self::rejected(Op::Read, target));
+                .ok_or_else(|| Self::rejected(Op::Read, target)),
+            Home::Cpu => Ok(self.uncore.read(&st.cores[cpu as usize], &reg)),
+            Home::Socket => Ok(self.uncore.read(&st.uncore[socket], &reg)),
         }
-        Ok(self.uncore.read(&st.uncore[socket], &reg))
     }
 
     fn write_msr(&self, cpu: u32, address: u32, value: u64) -> BackendResult<()> {
@@ -577,19 +621,22 @@ impl MsrAccess for Sim {
         let socket = self
             .socket_of_cpu(cpu)
             .ok_or_else(|| Self::no_cpu(Op::Write, cpu, address))?;
-        let (reg, per_cpu) = self
+        let (reg, home) = self
             .index
             .get(&Location::Msr(address))
             .ok_or_else(|| Self::rejected(Op::Write, target))?;
         let mut st = self.lock();
-        if per_cpu {
-            return if st.cpus[cpu as usize].write(&reg, value) {
-                Ok(())
-            } else {
-                Err(Self::rejected(Op::Write, target))
-            };
-        }
-        let sock = &mut st.uncore[socket];
+        let sock = match home {
+            Home::Arch => {
+                return if st.cpus[cpu as usize].write(&reg, value) {
+                    Ok(())
+                } else {
+                    Err(Self::rejected(Op::Write, target))
+                };
+            }
+            Home::Cpu => &mut st.cores[cpu as usize],
+            Home::Socket => &mut st.uncore[socket],
+        };
         let old = sock.regs.get(&reg);
         let w =
             regs::write(reg.info, old, value).ok_or_else(|| Self::rejected(Op::Write, target))?;

@@ -7,28 +7,48 @@ use pmu_regs::{Access, Location, RegisterInfo};
 
 pub(crate) use crate::boxes::Reg;
 
-/// Every register of some processors by location, each with whether it belongs to the
-/// architectural (per-CPU) model.
+/// Which model keeps a register's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Home {
+    /// The structure-driven model, one state per socket (a `<pmu scope="socket">` unit).
+    Socket,
+    /// The structure-driven model, one state per logical CPU (a `<pmu scope="cpu">` unit of
+    /// the simulated processor itself, such as a core PMU with no architectural layout).
+    Cpu,
+    /// The hand-written architectural model of every CPU ([`super::arch`]).
+    Arch,
+}
+
+/// Every register of some processors by location, each with the model that keeps it.
 #[derive(Debug, Default)]
 pub(crate) struct Index {
-    by_location: HashMap<Location, (Reg, bool)>,
+    by_location: HashMap<Location, (Reg, Home)>,
 }
 
 impl Index {
-    /// Adds the registers of `processor`; `per_cpu` marks the architectural model's.
-    pub fn add_processor(&mut self, processor: &'static pmu_regs::ProcessorInfo, per_cpu: bool) {
+    /// Adds the registers of `processor`: `Some(home)` puts every one there; `None` puts
+    /// each where its unit's scope says (per CPU for `scope="cpu"`, else per socket).
+    pub fn add_processor(
+        &mut self,
+        processor: &'static pmu_regs::ProcessorInfo,
+        home: Option<Home>,
+    ) {
         for unit in processor.units {
+            let home = home.unwrap_or(match unit.pmu.map(|p| p.scope) {
+                Some(pmu_regs::Scope::Cpu) => Home::Cpu,
+                _ => Home::Socket,
+            });
             for info in unit.registers.iter().copied() {
                 for addr in info.known_addresses() {
                     self.by_location
-                        .insert(addr.location, (Reg { info, addr }, per_cpu));
+                        .insert(addr.location, (Reg { info, addr }, home));
                 }
             }
         }
     }
 
-    /// The register at `location`, and whether it is per-CPU.
-    pub fn get(&self, location: &Location) -> Option<(Reg, bool)> {
+    /// The register at `location`, and the model that keeps it.
+    pub fn get(&self, location: &Location) -> Option<(Reg, Home)> {
         self.by_location.get(location).copied()
     }
 }

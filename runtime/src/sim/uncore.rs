@@ -25,7 +25,7 @@ pub struct UncoreEvent {
     /// Event select; [`FIXED_EVENT`] for the box's fixed-event counters.
     pub ev_sel: u16,
     /// Unit mask, compared where the control has one; `None` matches any.
-    pub umask: Option<u8>,
+    pub umask: Option<u16>,
 }
 
 /// A bit of the overflow hierarchy above a box, and the counters that feed it.

@@ -73,7 +73,7 @@ pub struct Stream {
     /// The event select.
     pub ev_sel: u16,
     /// The unit mask (`None`: matches any).
-    pub umask: Option<u8>,
+    pub umask: Option<u16>,
     /// How often.
     pub rate: Rate,
 }

@@ -346,6 +346,43 @@ pub const SPR_IIO: Formats = &[
     ("ch_mask", "config:36-47"),
     ("fc_mask", "config:48-50"),
 ];
+/// arch/x86/events/amd/core.c's amd_format_attr: the AMD core PMU, also named cpu.
+pub const AMD_CPU: Formats = &[
+    ("event", "config:0-7,32-35"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("inv", "config:23"),
+    ("cmask", "config:24-31"),
+];
+/// arch/x86/events/amd/uncore.c: amd_l3 on family 17h (event8, umask8, slicemask,
+/// threadmask8) and from 19h (event8, umask8, coreid, enallslices, enallcores, sliceid,
+/// threadmask2).
+pub const AMD_L3_F17H: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("slicemask", "config:48-51"),
+    ("threadmask", "config:56-63"),
+];
+pub const AMD_L3_F19H: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("coreid", "config:42-44"),
+    ("enallslices", "config:46"),
+    ("enallcores", "config:47"),
+    ("sliceid", "config:48-50"),
+    ("threadmask", "config:56-57"),
+];
+/// amd_df: event14 and umask8 before PerfMonV2, event14v2 and umask12 with it.
+pub const AMD_DF: Formats = &[
+    ("event", "config:0-7,32-35,59-60"),
+    ("umask", "config:8-15"),
+];
+pub const AMD_DF_V2: Formats = &[
+    ("event", "config:0-7,32-37"),
+    ("umask", "config:8-15,24-27"),
+];
+/// amd_umc_N (PerfMonV2): event8 and rdwrmask.
+pub const AMD_UMC: Formats = &[("event", "config:0-7"), ("rdwrmask", "config:8-9")];
 
 fn idx(base: &str, n: usize, f: Formats) -> impl Iterator<Item = (String, Formats)> + '_ {
     (0..n).map(move |i| (format!("{base}_{i}"), f))
@@ -452,6 +489,22 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             v.extend(idx("uncore_iio", 16, SPR_IIO));
             v.extend(idx("uncore_irp", 16, SPR_RAW));
         }
+        "amd-zen2" | "amd-zen3" => {
+            one(&mut v, "cpu", AMD_CPU);
+            let f17h = processor == "amd-zen2";
+            one(
+                &mut v,
+                "amd_l3",
+                if f17h { AMD_L3_F17H } else { AMD_L3_F19H },
+            );
+            one(&mut v, "amd_df", AMD_DF);
+        }
+        "amd-zen4" | "amd-zen5" => {
+            one(&mut v, "cpu", AMD_CPU);
+            one(&mut v, "amd_l3", AMD_L3_F19H);
+            one(&mut v, "amd_df", AMD_DF_V2);
+            v.extend(idx("amd_umc", 12, AMD_UMC));
+        }
         _ => one(&mut v, "cpu", CPU),
     }
     v
@@ -461,7 +514,8 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
 /// `/sys/bus/event_source/devices`), each uncore PMU counting on `cpumask`.
 pub fn write_tree(dir: &Path, processor: &str, cpumask: &str) {
     let mut all = kernel_pmus(processor);
-    if processor != "architectural" {
+    // The architectural core PMU, unless the processor's own core PMU is cpu (AMD's).
+    if !all.iter().any(|(name, _)| name == "cpu") {
         all.extend(kernel_pmus("architectural"));
     }
     for (i, (name, formats)) in all.into_iter().enumerate() {

@@ -113,7 +113,8 @@ pub fn parse(
                 "`{text}` selects event {event:#x}, wider than watch programs (16 bits)"
             ))
         })?,
-        umask: set(Role::Umask).map(|v| v as u8),
+        // The field's width bounds the value (a unit mask is at most 12 bits).
+        umask: set(Role::Umask).map(|v| v as u16),
         thresh: set(Role::Threshold).map(|v| v as u8),
         invert: set(Role::Invert).map(|v| v != 0),
         edge_detect: set(Role::Edge).map(|v| v != 0),

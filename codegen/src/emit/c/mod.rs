@@ -251,7 +251,13 @@ fn processor_header(p: &Processor, idents: &mut Idents) -> String {
         }
         if !u.events.is_empty() {
             h.out.push('\n');
-            events(&mut h, p, &u.name, &u.events, is_core_unit(u));
+            // A per-CPU unit's events carry their control settings (cmask, inv, edge, any),
+            // whatever the width of its event select (AMD's PMC too).
+            let per_cpu = u
+                .pmu
+                .as_ref()
+                .is_some_and(|m| m.scope == crate::model::pmu::Scope::Cpu);
+            events(&mut h, p, &u.name, &u.events, per_cpu);
         }
     }
     if let Some(core) = &p.core_events {
@@ -662,11 +668,6 @@ fn plain_field(h: &mut Header, p: &Processor, r: &Register, f: &Field, stem: &st
             "static inline {ty} {set}({ty} reg, {ty} value) {{ return pmu_regs_set{bits}(reg, {stem}_MASK, {stem}_SHIFT, value); }}"
         );
     }
-}
-
-/// Whether `u` is a core PMU's unit, whose events carry settings.
-fn is_core_unit(u: &Unit) -> bool {
-    super::core_events::is_core_unit(u)
 }
 
 /// A unit's events: event select, unit mask, extension bit and the counters that may count

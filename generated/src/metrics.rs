@@ -339,6 +339,14 @@ pub fn for_processor(id: &str) -> &'static [MetricInfo] {
         "skylake-sp" => crate::skylake_sp::metrics::METRICS,
         #[cfg(feature = "cascade-lake")]
         "cascade-lake" => crate::cascade_lake::metrics::METRICS,
+        #[cfg(feature = "ice-lake-sp")]
+        "ice-lake-sp" => crate::ice_lake_sp::metrics::METRICS,
+        #[cfg(feature = "sapphire-rapids")]
+        "sapphire-rapids" => crate::sapphire_rapids::metrics::METRICS,
+        #[cfg(feature = "emerald-rapids")]
+        "emerald-rapids" => crate::emerald_rapids::metrics::METRICS,
+        #[cfg(feature = "granite-rapids")]
+        "granite-rapids" => crate::granite_rapids::metrics::METRICS,
         _ => &[],
     }
 }

@@ -18,6 +18,8 @@ pub mod ubox;
 pub mod upi;
 #[rustfmt::skip]
 pub mod core;
+#[rustfmt::skip]
+pub mod metrics;
 #[cfg(feature = "metadata")]
 pub mod pmu;
 /// Metadata of this processor and all its units.

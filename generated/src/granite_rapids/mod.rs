@@ -14,6 +14,8 @@ pub mod irp;
 pub mod ubox;
 #[rustfmt::skip]
 pub mod core;
+#[rustfmt::skip]
+pub mod metrics;
 #[cfg(feature = "metadata")]
 pub mod pmu;
 /// Metadata of this processor and all its units.

@@ -109,7 +109,7 @@ fn event_controls<'u>(unit: &'u Unit, on: &str) -> Vec<(&'u Register, &'static s
             (true, false) => "its event select and extension bit (this box has no unit mask; the events it takes have umask 0)",
             (false, false) => "its event select (this box has no unit mask)",
         };
-        // The event's code (u16) and umask (u8) as the setters take them: cast where the
+        // The event's code and umask (the unit's `Event` types) as the setters take them: cast where the
         // field's type differs (the validator keeps every value within its field).
         let arg = |field: &str, value: &str, ty: &str| {
             let width = r
@@ -124,9 +124,15 @@ fn event_controls<'u>(unit: &'u Unit, on: &str) -> Vec<(&'u Register, &'static s
                 format!("event.{value} as {wanted}")
             }
         };
-        let mut body = format!("{on}.with_ev_sel({})", arg("ev_sel", "code", "u16"));
+        let mut body = format!(
+            "{on}.with_ev_sel({})",
+            arg("ev_sel", "code", control_int(unit, "ev_sel"))
+        );
         if umask {
-            body.push_str(&format!(".with_umask({})", arg("umask", "umask", "u8")));
+            body.push_str(&format!(
+                ".with_umask({})",
+                arg("umask", "umask", control_int(unit, "umask"))
+            ));
         }
         if ext {
             body.push_str(".with_ev_sel_ext(event.ext_sel)");

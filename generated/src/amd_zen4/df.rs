@@ -810,7 +810,7 @@ impl DfPerfCtl {
     /// This value set to count `event`: its event select and umask.
     #[inline]
     pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code).with_umask(event.umask as u16)
+        self.with_ev_sel(event.code).with_umask(event.umask)
     }
 }
 

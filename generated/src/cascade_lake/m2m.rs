@@ -299,7 +299,7 @@ impl Event {
     #[inline]
     pub const fn program(self, ctl: M2mCtl) -> M2mCtl {
         let event = self;
-        ctl.with_ev_sel(event.code as u8).with_umask(event.umask)
+        ctl.with_ev_sel(event.code).with_umask(event.umask)
     }
 }
 

@@ -794,7 +794,7 @@ impl PcuCtl {
     /// mask; the events it takes have umask 0).
     #[inline]
     pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code as u8).with_ev_sel_ext(event.ext_sel)
+        self.with_ev_sel(event.code).with_ev_sel_ext(event.ext_sel)
     }
 }
 

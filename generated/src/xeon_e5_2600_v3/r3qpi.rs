@@ -943,7 +943,7 @@ impl R3qpiCtl {
     /// This value set to count `event`: its event select and umask.
     #[inline]
     pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code as u8).with_umask(event.umask)
+        self.with_ev_sel(event.code).with_umask(event.umask)
     }
 }
 

@@ -842,7 +842,7 @@ impl PcuCtl {
     /// This value set to count `event`: its event select (this box has no unit mask).
     #[inline]
     pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code as u8)
+        self.with_ev_sel(event.code)
     }
 }
 

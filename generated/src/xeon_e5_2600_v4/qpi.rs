@@ -1393,7 +1393,7 @@ impl QpiCtl {
     /// This value set to count `event`: its event select, umask and extension bit.
     #[inline]
     pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code as u8).with_umask(event.umask).with_ev_sel_ext(event.ext_sel)
+        self.with_ev_sel(event.code).with_umask(event.umask).with_ev_sel_ext(event.ext_sel)
     }
 }
 

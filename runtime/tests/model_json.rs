@@ -87,10 +87,19 @@ fn list_json_is_in_the_model() {
             common.insert("unit".into(), u["name"].clone());
             common.insert("space".into(), r["space"].clone());
             common.insert("width".into(), r["width"].clone());
-            common.insert(
-                "fields".into(),
-                only(&r["fields"], &["name", "lsb", "msb", "access", "reset"]),
-            );
+            // `list --json` gives a field's `ranges` only where it has several (a split field).
+            let mut fields = only(&r["fields"], &["name", "lsb", "msb", "access", "reset"]);
+            for (f, model) in fields
+                .as_array_mut()
+                .unwrap()
+                .iter_mut()
+                .zip(r["fields"].as_array().unwrap())
+            {
+                if model["ranges"].as_array().is_some_and(|x| x.len() > 1) {
+                    f["ranges"] = model["ranges"].clone();
+                }
+            }
+            common.insert("fields".into(), fields);
             if let Some(reason) = r["address_unknown"].as_str() {
                 let mut item = common.clone();
                 item.insert("name".into(), r["name"].clone());

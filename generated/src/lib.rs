@@ -98,11 +98,11 @@
 //! | `emerald-rapids` | [`emerald_rapids`] | Intel Xeon Scalable Processor, 5th generation (Emerald Rapids) uncore |
 //! | `granite-rapids` | [`granite_rapids`] | Intel Xeon 6 processor with P-cores (Granite Rapids) uncore |
 //! | (always) | [`arch`] | Intel architectural performance monitoring (core PMU) |
-//! | `discovery` | [`discovery`] | Intel uncore performance-monitoring discovery table (Sapphire Rapids on) |
 //! | `amd-zen2` | [`amd_zen2`] | AMD family 17h, Zen 2 (EPYC 7002, Ryzen 3000 and 4000) |
 //! | `amd-zen3` | [`amd_zen3`] | AMD family 19h, Zen 3 (EPYC 7003, Ryzen 5000) |
 //! | `amd-zen4` | [`amd_zen4`] | AMD family 19h, Zen 4 (EPYC 9004, Ryzen 7000) |
 //! | `amd-zen5` | [`amd_zen5`] | AMD family 1Ah, Zen 5 (EPYC 9005, Ryzen 9000) |
+//! | `discovery` | [`discovery`] | Intel uncore performance-monitoring discovery table (Sapphire Rapids on) |
 #![no_std]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -164,9 +164,6 @@ pub mod emerald_rapids;
 pub mod granite_rapids;
 #[rustfmt::skip]
 pub mod arch;
-#[cfg(feature = "discovery")]
-#[rustfmt::skip]
-pub mod discovery;
 #[cfg(feature = "amd-zen2")]
 #[rustfmt::skip]
 pub mod amd_zen2;
@@ -179,6 +176,9 @@ pub mod amd_zen4;
 #[cfg(feature = "amd-zen5")]
 #[rustfmt::skip]
 pub mod amd_zen5;
+#[cfg(feature = "discovery")]
+#[rustfmt::skip]
+pub mod discovery;
 /// Every processor built (see the features), with all units and registers: for tools
 /// that list, decode or look registers up by name without parsing XML.
 #[cfg(feature = "metadata")]
@@ -206,8 +206,6 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     #[cfg(feature = "granite-rapids")]
     &granite_rapids::PROCESSOR,
     &arch::PROCESSOR,
-    #[cfg(feature = "discovery")]
-    &discovery::PROCESSOR,
     #[cfg(feature = "amd-zen2")]
     &amd_zen2::PROCESSOR,
     #[cfg(feature = "amd-zen3")]
@@ -216,6 +214,8 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &amd_zen4::PROCESSOR,
     #[cfg(feature = "amd-zen5")]
     &amd_zen5::PROCESSOR,
+    #[cfg(feature = "discovery")]
+    &discovery::PROCESSOR,
 ];
 /// The processor of `vendor` with CPUID display family `family` and model `model`
 /// (06_3EH is `processor_for_cpuid(Vendor::Intel, 0x6, 0x3E)`), if the spec describes

@@ -3562,84 +3562,6 @@ layout! {
 }
 }
 
-#[cfg(feature = "discovery")]
-mod discovery_dvsec {
-use super::*;
-use pmu_regs::discovery::dvsec::*;
-
-layout! {
-    dvsec_cap_header: DvsecCapHeader;
-    ro(next_offset, val u16, 20, 12);
-    ro(cap_version, val u8, 16, 4);
-    ro(cap_id, val u16, 0, 16);
-}
-layout! {
-    dvsec_header1: DvsecHeader1;
-    ro(length, val u16, 20, 12);
-    ro(revision, val u8, 16, 4);
-    ro(vendor_id, val u16, 0, 16);
-}
-layout! {
-    dvsec_header2: DvsecHeader2;
-    ro(entry_size, val u8, 24, 8);
-    ro(num_entries, val u8, 16, 8);
-    ro(dvsec_id, val u16, 0, 16);
-}
-layout! {
-    dvsec_table: DvsecTable;
-    ro(offset, val u32, 3, 29);
-    ro(bir, val u8, 0, 3);
-}
-}
-
-#[cfg(feature = "discovery")]
-mod discovery_global {
-use super::*;
-use pmu_regs::discovery::global::*;
-
-layout! {
-    global_discovery_table1: GlobalDiscoveryTable1;
-    ro(access_type, named GlobalDiscoveryTable1AccessType, 62, 2);
-    ro(max_units, val u16, 16, 10);
-    ro(stride, val u8, 8, 8);
-    ro(type_, val u8, 0, 8);
-}
-layout! {
-    global_ctl_addr: GlobalCtlAddr;
-    ro(address, val u64, 0, 64);
-}
-layout! {
-    global_discovery_table3: GlobalDiscoveryTable3;
-    ro(num_status, val u16, 8, 16);
-    ro(status_offset, val u8, 0, 8);
-}
-}
-
-#[cfg(feature = "discovery")]
-mod discovery_unit {
-use super::*;
-use pmu_regs::discovery::unit::*;
-
-layout! {
-    unit_discovery_table1: UnitDiscoveryTable1;
-    ro(access_type, named UnitDiscoveryTable1AccessType, 62, 2);
-    ro(status_offset, val u8, 32, 8);
-    ro(ctr_offset, val u8, 24, 8);
-    ro(bit_width, val u8, 16, 8);
-    ro(ctl_offset, val u8, 8, 8);
-    ro(num_regs, val u8, 0, 8);
-}
-layout! {
-    unit_ctl_addr: UnitCtlAddr;
-    ro(address, val u64, 0, 64);
-}
-layout! {
-    unit_discovery_table3: UnitDiscoveryTable3;
-    ro(box_id, val u16, 16, 16);
-    ro(box_type, val u16, 0, 16);
-}
-}
-
 #[cfg(feature = "amd-zen2")]
 mod amd_zen2_core {
 use super::*;
@@ -4080,6 +4002,84 @@ layout! {
     umc_perf_ctr: UmcPerfCtr;
     rw(count, with_count, val u64, 0, 48);
     checked(try_with_count, u64, 48);
+}
+}
+
+#[cfg(feature = "discovery")]
+mod discovery_dvsec {
+use super::*;
+use pmu_regs::discovery::dvsec::*;
+
+layout! {
+    dvsec_cap_header: DvsecCapHeader;
+    ro(next_offset, val u16, 20, 12);
+    ro(cap_version, val u8, 16, 4);
+    ro(cap_id, val u16, 0, 16);
+}
+layout! {
+    dvsec_header1: DvsecHeader1;
+    ro(length, val u16, 20, 12);
+    ro(revision, val u8, 16, 4);
+    ro(vendor_id, val u16, 0, 16);
+}
+layout! {
+    dvsec_header2: DvsecHeader2;
+    ro(entry_size, val u8, 24, 8);
+    ro(num_entries, val u8, 16, 8);
+    ro(dvsec_id, val u16, 0, 16);
+}
+layout! {
+    dvsec_table: DvsecTable;
+    ro(offset, val u32, 3, 29);
+    ro(bir, val u8, 0, 3);
+}
+}
+
+#[cfg(feature = "discovery")]
+mod discovery_global {
+use super::*;
+use pmu_regs::discovery::global::*;
+
+layout! {
+    global_discovery_table1: GlobalDiscoveryTable1;
+    ro(access_type, named GlobalDiscoveryTable1AccessType, 62, 2);
+    ro(max_units, val u16, 16, 10);
+    ro(stride, val u8, 8, 8);
+    ro(type_, val u8, 0, 8);
+}
+layout! {
+    global_ctl_addr: GlobalCtlAddr;
+    ro(address, val u64, 0, 64);
+}
+layout! {
+    global_discovery_table3: GlobalDiscoveryTable3;
+    ro(num_status, val u16, 8, 16);
+    ro(status_offset, val u8, 0, 8);
+}
+}
+
+#[cfg(feature = "discovery")]
+mod discovery_unit {
+use super::*;
+use pmu_regs::discovery::unit::*;
+
+layout! {
+    unit_discovery_table1: UnitDiscoveryTable1;
+    ro(access_type, named UnitDiscoveryTable1AccessType, 62, 2);
+    ro(status_offset, val u8, 32, 8);
+    ro(ctr_offset, val u8, 24, 8);
+    ro(bit_width, val u8, 16, 8);
+    ro(ctl_offset, val u8, 8, 8);
+    ro(num_regs, val u8, 0, 8);
+}
+layout! {
+    unit_ctl_addr: UnitCtlAddr;
+    ro(address, val u64, 0, 64);
+}
+layout! {
+    unit_discovery_table3: UnitDiscoveryTable3;
+    ro(box_id, val u16, 16, 16);
+    ro(box_type, val u16, 0, 16);
 }
 }
 

@@ -366,6 +366,16 @@ fn no_such_event(
     name: &str,
     core: Option<&str>,
 ) -> UsageError {
+    // A number: `event=` takes a name; the event select field takes the number.
+    if let (Some(sel), Ok(_)) = (info.role(Role::Event), parse_number(name)) {
+        return UsageError::BadValue {
+            text: format!("event={name}"),
+            expected: format!(
+                "an event name; to set the event select by number, write {}={name}",
+                sel.name
+            ),
+        };
+    }
     // A core event of other processors' lists: say which, and how to pick one.
     let others: Vec<&str> = core_lists(info)
         .filter(|(_, list)| list.iter().any(|e| names(e, name)))

@@ -109,6 +109,30 @@ fn encode_prints_the_perf_event_string() {
 }
 
 #[test]
+fn encode_perf_takes_the_processors_core_events() {
+    // --processor names the list event=NAME comes from, as for plain `encode`.
+    let (code, out, err) = run(&[
+        "encode",
+        "IA32_PERFEVTSEL0",
+        "event=INST_RETIRED.ANY_P",
+        "usr=1",
+        "en=1",
+        "--processor",
+        "skylake-sp",
+        "--perf",
+    ]);
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "cpu/event=0xc0,umask=0x0/u\n"),
+        "{err}"
+    );
+    // A number after event= is pointed at the field that takes it.
+    let (code, _, err) = run(&["encode", "IA32_PERFEVTSEL0", "event=0xc0", "--perf"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("write ev_sel=0xc0"), "{err}");
+}
+
+#[test]
 fn encode_refuses_what_the_pmu_cannot_express() {
     let (code, _, err) = run(&[
         "encode",

@@ -818,7 +818,7 @@ fn event_line(d: &Decoded, core: Option<&str>) -> String {
 
 /// A register by name, by MSR number (`0x186`), or, for a name two processors share, the
 /// one this machine has (`detected`).
-fn resolve(register: &str, detected: Option<&str>) -> Result<Found, Failure> {
+pub fn resolve(register: &str, detected: Option<&str>) -> Result<Found, Failure> {
     let name = register.trim();
     if let Some(hex) = name.strip_prefix("0x").or_else(|| name.strip_prefix("0X")) {
         let address = u32::from_str_radix(hex, 16)

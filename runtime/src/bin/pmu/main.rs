@@ -1,4 +1,4 @@
-//! `pmu`: list, decode, encode, read, write and watch Intel performance-monitoring registers
+//! `pmu`: list, decode, encode, read, write and watch Intel and AMD performance-monitoring registers
 //! by name.
 
 mod commands;
@@ -29,7 +29,7 @@ use clap_complete::ArgValueCandidates;
 pub use failure::Failure;
 pub use place::PlaceArgs;
 
-/// List, decode, encode, read, write and watch Intel performance-monitoring registers by name.
+/// List, decode, encode, read, write and watch Intel and AMD performance-monitoring registers by name.
 ///
 /// Registers are named as the Intel guides name them (W_MSR_PMON_EVT_SEL2, HA_PCI_PMON_CTL0,
 /// IA32_PERFEVTSEL1), in any case, or by MSR number (0x186). Numbers: 0x1f hex, 0d31
@@ -308,9 +308,12 @@ fn main() -> ExitCode {
         }
         Command::List(a) => commands::list(a.processor.as_deref(), a.unit.as_deref(), None, json),
         Command::Decode(a) => commands::decode(&a.register, &a.value, &a.show, json),
-        Command::Encode(a) if a.perf => {
-            perf_cli::encode(&a.register, &a.fields, a.root.as_deref(), json)
-        }
+        Command::Encode(a) if a.perf => perf_cli::encode(
+            &a.register,
+            &a.fields,
+            (a.processor.as_deref(), a.root.as_deref()),
+            json,
+        ),
         Command::Encode(a) => commands::encode(
             &a.register,
             &a.fields,

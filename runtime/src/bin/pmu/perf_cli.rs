@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 use pmu_regs::{Location, PROCESSORS};
 use pmu_runtime::codec;
-use pmu_runtime::lookup;
 use pmu_runtime::machine::Machine;
 use pmu_runtime::perf::encode::from_control;
 use pmu_runtime::perf::{EventSources, PerfNames, SpecNames};
@@ -50,13 +49,19 @@ pub fn sources(root: Option<&Path>) -> EventSources {
 /// `pmu encode REGISTER fields... --perf`: the perf event string of a counter control value.
 /// The PMU's format comes from sysfs when the kernel has the PMU, from the driver's format
 /// (as the kernel would write it) otherwise.
+/// `processor` (or, without it, the one `root` describes) picks among registers several
+/// processors share and names the core events `event=NAME` may use, as for plain `encode`.
 pub fn encode(
     register: &str,
     fields: &[String],
-    root: Option<&Path>,
+    (processor, root): (Option<&str>, Option<&Path>),
     json_out: bool,
 ) -> Result<String, Failure> {
-    let found = lookup::find(register)?;
+    let core = match crate::commands::processor_named(processor)? {
+        Some(p) => Some(p),
+        None => crate::detect::detected(false, root),
+    };
+    let found = crate::commands::resolve(register, core)?;
     let info = found.info;
     let Some(addr) = found.address else {
         let instances: Vec<&str> = info
@@ -71,8 +76,8 @@ pub fn encode(
         }
         .into());
     };
-    let assignments = codec::parse_assignments(fields)?;
-    let raw = codec::encode(info, info.reset, &assignments)?;
+    let assignments = crate::grammar::assignments(info, fields)?;
+    let raw = codec::encode_for(info, info.reset, &assignments, core)?;
     let name = SpecNames
         .lookup(info.processor, info.unit, addr.instance, Some(addr.index))
         .map_err(Error::from)?;

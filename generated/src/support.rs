@@ -1170,6 +1170,9 @@ macro_rules! register_value {
             }
 
             /// The bits widened to 64, for the generated accessors' shared helpers.
+            // Unused for Reg32 when no processor feature is on (the architectural PMU's
+            // registers are all 64-bit).
+            #[allow(dead_code)]
             #[inline(always)]
             pub(crate) const fn raw64(self) -> u64 {
                 self.0 as u64
@@ -1177,6 +1180,7 @@ macro_rules! register_value {
 
             /// This value with the bits `raw`, which a generated accessor computed from this
             /// value by changing one field: reserved bits stay as they were (clear).
+            #[allow(dead_code)]
             #[inline(always)]
             pub(crate) const fn with_raw64(self, raw: u64) -> Self {
                 Self(raw as $raw, PhantomData)

@@ -19,6 +19,7 @@ use crate::sim::{Stream, StreamTarget};
 
 use super::backend::{perf_events, PerfPlan};
 use super::selection::{BoxEvents, Counted};
+use super::turns::Turns;
 use super::{
     Backend, BackendKind, Group, Options, PerfSeries, Selection, SeriesInfo, Session,
     SimulatedPerfBox, Sockets,
@@ -60,6 +61,8 @@ impl<'m> Session<'m> {
             reads: 0,
             last: None,
             totals: Vec::new(),
+            turned_at: std::time::Duration::ZERO,
+            turns_begun: false,
         };
         let checked = Self::check(backend, selection)?;
         if let Counted::Perf(specs) = &selection.counted {
@@ -384,8 +387,19 @@ impl<'m> Session<'m> {
             socket,
         } = claimed;
         let pmu_box = planned.pmu_box;
-        let counters = counting.program(&planned.events)?;
-        for (i, &n) in counters.iter().enumerate() {
+        // More events than counters: every turn's control values are made before the first
+        // write, and the first turn is programmed.
+        let turns = Turns::plan(&counting, &planned.events)?;
+        let counters = match &turns {
+            Some(t) => counting.program(&t.first_turn(&planned.events))?,
+            None => counting.program(&planned.events)?,
+        };
+        let on = |i: usize| match &turns {
+            Some(t) => t.counter_of(i),
+            None => counters[i],
+        };
+        for i in 0..planned.events.len() {
+            let n = on(i);
             self.series.push(SeriesInfo {
                 processor: planned.boxes.processor.id,
                 socket,
@@ -395,7 +409,11 @@ impl<'m> Session<'m> {
                 event: selection.events[i].clone(),
                 event_index: i,
                 backend,
-                width: counting.counter_width(n)?,
+                // Counted in turns, a series is a 64-bit sum the session keeps.
+                width: match turns {
+                    Some(_) => 64,
+                    None => counting.counter_width(n)?,
+                },
                 perf: None,
                 cpu: (pmu_box.scope() == Scope::Cpu).then_some(cpu),
             });
@@ -407,6 +425,7 @@ impl<'m> Session<'m> {
             sels: planned.events.clone(),
             cpu,
             socket,
+            turns,
         });
         Ok(())
     }

@@ -114,7 +114,8 @@ impl Selection {
     }
 
     /// `events` (named by `names`, one per event) on every box of `boxes`, on socket 0.
-    /// The boxes must be of one processor and have a general counter for every event.
+    /// The boxes must be of one processor and have general counters; where they have fewer
+    /// than the events, the session counts the events in turns.
     pub fn of_boxes(
         boxes: &[(&'static Boxes, &'static PmuBox)],
         names: &[&str],
@@ -184,7 +185,8 @@ impl Selection {
     }
 
     /// Checks what can be checked without a machine: boxes of one processor, each given
-    /// once, with a general counter for each of its events.
+    /// once, with general counters for its events (a box with more events than counters
+    /// counts them in turns).
     pub fn check(&self) -> Result<(), UsageError> {
         let boxes = self.boxes();
         for (i, b) in boxes.iter().enumerate() {
@@ -211,7 +213,8 @@ impl Selection {
                 .iter()
                 .filter(|c| c.info.kind == pmu_regs::CounterKind::General && c.control.is_some())
                 .count();
-            if b.events.len() > general {
+            // More events than counters are counted in turns; none are counted on none.
+            if general == 0 && !b.events.is_empty() {
                 return Err(UsageError::NoSuchCounter {
                     counter: format!(
                         "free counter for event {} in {}",

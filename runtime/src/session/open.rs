@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use pmu_regs::Scope;
 
+use crate::boxes::PmuBox;
 use crate::counters::Counting;
 use crate::error::{Result, UsageError};
 use crate::machine::Machine;
@@ -156,7 +157,10 @@ impl<'m> Session<'m> {
             }
         }
         for c in &claimed {
-            c.counting.check_free(c.planned.events.len())?;
+            // Events beyond the part's counters take turns on them.
+            let on_part = self.counters_on_part(c.planned.pmu_box);
+            let events = c.planned.events.len().min(on_part.unwrap_or(usize::MAX));
+            c.counting.check_free(events)?;
         }
         let kind = backend.register_kind();
         for c in claimed {
@@ -389,7 +393,7 @@ impl<'m> Session<'m> {
         let pmu_box = planned.pmu_box;
         // More events than counters: every turn's control values are made before the first
         // write, and the first turn is programmed.
-        let turns = Turns::plan(&counting, &planned.events)?;
+        let turns = Turns::plan(&counting, &planned.events, self.counters_on_part(pmu_box))?;
         let counters = match &turns {
             Some(t) => counting.program(&t.first_turn(&planned.events))?,
             None => counting.program(&planned.events)?,
@@ -428,6 +432,21 @@ impl<'m> Session<'m> {
             turns,
         });
         Ok(())
+    }
+
+    /// How many of `pmu_box`'s general counters the part has, where it may have fewer than
+    /// the spec lists: the architectural core PMU (`IA32_PERFEVTSELn`) has 4 per logical CPU
+    /// with Hyper-Threading on, 8 without, as CPUID leaf 0AH says.
+    fn counters_on_part(&self, pmu_box: &PmuBox) -> Option<usize> {
+        let architectural = pmu_box.scope() == Scope::Cpu
+            && pmu_box.counters.iter().any(|c| {
+                c.control
+                    .is_some_and(|r| r.name().starts_with("IA32_PERFEVTSEL"))
+            });
+        if !architectural {
+            return None;
+        }
+        self.machine.counters_per_cpu().map(|n| n as usize)
     }
 
     /// On the simulator: runs a stream of each selected event into every box counted, at

@@ -59,10 +59,16 @@ pub fn turn_count(n: usize, k: usize) -> usize {
 }
 
 impl Turns {
-    /// The turns of `sels` over `counting`'s general counters, every control value made
-    /// first: `None` when every event has a counter of its own.
-    pub fn plan(counting: &Counting<'_, Machine>, sels: &[EventSelect]) -> Result<Option<Self>> {
-        let general = counting.general_counters();
+    /// The turns of `sels` over `counting`'s general counters (the first `limit` of them,
+    /// where the part has fewer than its spec lists), every control value made first:
+    /// `None` when every event has a counter of its own.
+    pub fn plan(
+        counting: &Counting<'_, Machine>,
+        sels: &[EventSelect],
+        limit: Option<usize>,
+    ) -> Result<Option<Self>> {
+        let mut general = counting.general_counters();
+        general.truncate(limit.unwrap_or(usize::MAX).max(1));
         let k = general.len();
         if sels.len() <= k {
             return Ok(None);

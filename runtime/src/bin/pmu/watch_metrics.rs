@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pmu_regs::metrics::{for_processor, Constants};
 use pmu_regs::PROCESSORS;
@@ -271,10 +271,7 @@ fn metric_loop(
     let mut report = 0u64;
     while args.count.is_none_or(|c| report < c) && !stop.load(Ordering::SeqCst) {
         report += 1;
-        let deadline = Instant::now() + period;
-        while Instant::now() < deadline && !stop.load(Ordering::SeqCst) {
-            std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
-        }
+        crate::watch::wait_interval(session, period, stop)?;
         let interval = session.interval()?;
         constants.duration_seconds = Some(interval.seconds);
         let mut text = String::new();

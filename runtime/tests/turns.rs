@@ -5,12 +5,12 @@
 
 use std::time::Duration;
 
-use proptest::prelude::*;
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::machine::{Machine, Where};
 use pmu_runtime::sampling::uncore::EventSelect;
 use pmu_runtime::session::turns::{turn_count, turn_events};
 use pmu_runtime::session::{Backend, Clock, Options, Pace, Selection, Session};
+use proptest::prelude::*;
 
 const E5: &pmu_regs::ProcessorInfo = &pmu_regs::xeon_e5_2600::PROCESSOR;
 /// The iMC channel's registers a session touches.
@@ -124,10 +124,7 @@ fn every_rotation_writes_valid_controls_and_close_puts_everything_back() {
     for _ in 0..12 {
         session.interval().unwrap();
         // Each control holds one of the five events, enabled, and no two the same event.
-        let mut seen: Vec<u64> = CH2[1..5]
-            .iter()
-            .map(|r| peek(&machine, r) & 0xff)
-            .collect();
+        let mut seen: Vec<u64> = CH2[1..5].iter().map(|r| peek(&machine, r) & 0xff).collect();
         assert!(seen.iter().all(|e| (1..=5).contains(e)), "{seen:?}");
         seen.sort_unstable();
         seen.dedup();
@@ -168,7 +165,10 @@ fn a_turn_per_reading_on_the_wall_clock_still_gives_every_event_its_time() {
     let b = session.interval().unwrap();
     for (x, y) in a.counts.iter().zip(&b.counts) {
         let (rx, ry) = (x.running_ratio.unwrap(), y.running_ratio.unwrap());
-        assert!((rx == 1.0 && ry == 0.0) || (rx == 0.0 && ry == 1.0), "{rx} {ry}");
+        assert!(
+            (rx == 1.0 && ry == 0.0) || (rx == 0.0 && ry == 1.0),
+            "{rx} {ry}"
+        );
     }
     session.close().unwrap();
 }

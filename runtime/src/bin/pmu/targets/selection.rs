@@ -232,7 +232,11 @@ impl Selection {
         for (i, text) in self.events.iter().enumerate() {
             let Some(c) = general.get(i % general.len().max(1)) else {
                 return Err(UsageError::NoSuchCounter {
-                    counter: format!("general counter for event {} in {}", i + 1, pmu_box.instance),
+                    counter: format!(
+                        "general counter for event {} in {}",
+                        i + 1,
+                        pmu_box.instance
+                    ),
                     available: format!("{} general counters", general.len()),
                 }
                 .into());

@@ -111,8 +111,9 @@ pub struct Reading {
     /// Through perf: how long the event has been enabled, and on the hardware, so far.
     /// Counted in turns: the same, the time on one of the box's counters.
     pub times: Option<Times>,
-    /// Counted in turns ([`turns`]): the events counted while on a counter, unscaled, in 64
-    /// bits (`value` is this scaled by the times); `None` for a counter of its own or perf.
+    /// Counted in turns ([`turns`]) or through perf: the events counted while on a counter,
+    /// unscaled, in 64 bits (`value` is this scaled by the times), from which each interval
+    /// is scaled by its own times; `None` for a counter of its own.
     pub counted: Option<u64>,
 }
 
@@ -129,13 +130,15 @@ pub struct Times {
 /// One counter over one interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Count {
-    /// Events in the interval, correct across a wrap of the counter.
+    /// Events in the interval, correct across a wrap of the counter; where the event shared
+    /// the counters (perf's multiplexing, or counting in turns), what it counted scaled up by
+    /// the interval's time enabled over its time running.
     pub delta: u64,
     /// Events since the session's first reading, in 64 bits whatever the counter's width.
     pub total: u64,
-    /// Through perf: the share of the enabled time the event was on the hardware.
+    /// Through perf or in turns: the share of the interval the event was on a counter.
     pub running_ratio: Option<f64>,
-    /// Through perf: the time enabled and running within this interval.
+    /// Through perf or in turns: the time enabled and running within this interval.
     pub times: Option<Times>,
 }
 
@@ -507,7 +510,8 @@ impl<'m> Session<'m> {
                             enabled: r.time_enabled,
                             running: r.time_running,
                         }),
-                        counted: None,
+                        // Each interval is scaled by its own times, as `perf stat -I` does.
+                        counted: Some(r.count),
                     })
                     .collect())
             })

@@ -6,6 +6,7 @@
 use std::time::Duration;
 
 use pmu_runtime::boxes::Boxes;
+use pmu_runtime::fault::{Fault, When};
 use pmu_runtime::machine::{Machine, Where};
 use pmu_runtime::sampling::uncore::EventSelect;
 use pmu_runtime::session::turns::{turn_count, turn_events};
@@ -147,6 +148,29 @@ fn dropping_a_session_in_turns_puts_everything_back() {
         assert_ne!(CH2.map(|r| peek(&machine, r)).to_vec(), before);
     }
     assert_eq!(CH2.map(|r| peek(&machine, r)).to_vec(), before);
+}
+
+#[test]
+fn a_turn_that_fails_to_write_is_an_error_and_everything_is_still_put_back() {
+    // Fail the n-th write, for each n until one falls in a turn after the session opened.
+    let mut failed_in_a_turn = false;
+    for n in 1..200 {
+        let machine = Machine::simulating(E5).with_fault(When::Write(n), Fault::Eio);
+        let before: Vec<u64> = CH2.iter().map(|r| peek(&machine, r)).collect();
+        let backend = Backend::Registers(&machine);
+        let Ok(mut session) = Session::open(&backend, &events_on_ch2(6), options(100, 10)) else {
+            assert_eq!(CH2.map(|r| peek(&machine, r)).to_vec(), before);
+            continue;
+        };
+        let result = (0..3).try_for_each(|_| session.interval().map(drop));
+        drop(session);
+        assert_eq!(CH2.map(|r| peek(&machine, r)).to_vec(), before, "write {n}");
+        if result.is_err() {
+            failed_in_a_turn = true;
+            break;
+        }
+    }
+    assert!(failed_in_a_turn);
 }
 
 #[test]

@@ -20,14 +20,15 @@ pub enum Sockets {
     All,
 }
 
-/// One box and what its general counters count: the i-th event on the i-th free counter.
+/// One box and what its general counters count: the i-th event on the i-th free counter, or,
+/// with more events than counters, the events in turns ([`super::turns`]).
 #[derive(Debug, Clone)]
 pub struct BoxEvents {
     /// The processor's boxes the box is one of.
     pub boxes: &'static Boxes,
     /// The box.
     pub pmu_box: &'static PmuBox,
-    /// One event select per counter, in the order of [`Selection::events`].
+    /// The event selects, in the order of [`Selection::events`].
     pub events: Vec<EventSelect>,
 }
 
@@ -59,7 +60,7 @@ pub enum Counted {
 pub struct Selection {
     /// The boxes (or the perf events).
     pub counted: Counted,
-    /// The events as the caller names them, one per counter of each box: each series carries
+    /// The events as the caller names them, one per event of each box: each series carries
     /// its event's name.
     pub events: Vec<String>,
     /// The sockets.

@@ -175,3 +175,49 @@ fn top_down_levels_1_and_2_in_turns_are_exactly_what_the_formulas_give() {
         }
     }
 }
+
+#[test]
+fn openmetrics_and_json_carry_the_share_the_metrics_events_ran() {
+    let run = |format: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_pmu"))
+            .args([
+                "watch",
+                "--sim",
+                "--processor",
+                "skylake-sp",
+                "--metric",
+                "TmaL1",
+            ])
+            .args(["--interval", "0.1", "--count", "1"])
+            .args(format)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // Six events on four counters in turns of 10 ms: 0.7 or 0.6 of the interval each.
+    let text = run(&["--format", "openmetrics"]);
+    assert!(
+        text.contains("# TYPE pmu_metric_running_ratio gauge"),
+        "{text}"
+    );
+    let shares: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("pmu_metric_running_ratio{"))
+        .collect();
+    assert_eq!(shares.len(), 7, "{text}");
+    assert!(shares.iter().all(|l| l.ends_with(" 0.6")), "{text}");
+    assert!(
+        shares[0].contains("metric=\"Frontend_Bound\",socket=\"0\""),
+        "{text}"
+    );
+    assert!(text.ends_with("# EOF\n"));
+    for line in run(&["--json"]).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["running"], 0.6, "{line}");
+    }
+}

@@ -281,8 +281,13 @@ fn metric_loop(
         ) {
             text.push_str("# TYPE pmu_metric gauge\n# HELP pmu_metric A derived metric over the last interval, by socket (pmu list --metrics).\n");
         }
+        // The share of the interval each metric's events ran, where they shared counters.
+        let mut shares = String::new();
         for (socket, counts) in per_socket(&series, &interval, plan.events.len()) {
             let running = counts.iter().filter_map(|c| c.1).fold(1.0f64, f64::min);
+            if counts.iter().any(|c| c.1.is_some()) {
+                shares.push_str(&running_share(format, socket, plan, running));
+            }
             let values = plan.evaluate(&counts, &constants);
             for (m, v) in plan.metrics.iter().zip(values) {
                 text.push_str(&row(
@@ -295,6 +300,10 @@ fn metric_loop(
                     running,
                 ));
             }
+        }
+        if !shares.is_empty() {
+            text.push_str("# TYPE pmu_metric_running_ratio gauge\n# HELP pmu_metric_running_ratio The smallest share of the interval a metric's events were on a counter (below 1: counted in turns or multiplexed, and scaled).\n");
+            text.push_str(&shares);
         }
         if format == MetricFormat::OpenMetrics {
             text.push_str("# EOF\n");
@@ -345,6 +354,26 @@ fn row(
             ),
         },
     }
+}
+
+/// The OpenMetrics samples of `pmu_metric_running_ratio` for one socket (nothing in the other
+/// formats, whose rows carry the share themselves).
+fn running_share(format: MetricFormat, socket: u32, plan: &Plan, running: f64) -> String {
+    if !matches!(
+        format,
+        MetricFormat::OpenMetrics | MetricFormat::PrometheusText
+    ) {
+        return String::new();
+    }
+    plan.metrics
+        .iter()
+        .map(|m| {
+            format!(
+                "pmu_metric_running_ratio{{processor=\"{}\",metric=\"{}\",socket=\"{socket}\"}} {running}\n",
+                plan.processor, m.name
+            )
+        })
+        .collect()
 }
 
 /// A reader that went away (`watch ... | head`) ends the watch normally.

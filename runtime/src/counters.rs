@@ -373,6 +373,33 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
         Ok(numbers)
     }
 
+    /// Writes control value `raw` (one [`Counter::control_value`] made) on general counter
+    /// `number`, which this session already programmed: what counting in turns does at each
+    /// turn. Its registers were saved when first programmed, so [`Self::close`] still puts
+    /// back what was found. A counter this session did not program is refused.
+    pub fn reprogram(&self, number: u32, raw: u64) -> Result<()> {
+        let control = self
+            .general_counters()
+            .into_iter()
+            .find(|c| c.number() == number && self.programmed.contains(&number))
+            .and_then(|c| c.control)
+            .ok_or_else(|| UsageError::NoSuchCounter {
+                counter: format!(
+                    "programmed general counter {number} in {}",
+                    self.pmu_box.instance
+                ),
+                available: format!("counters {:?}", self.programmed),
+            })?;
+        if raw & control.info.reserved_mask != 0 {
+            return Err(UsageError::BadValue {
+                text: format!("{raw:#x} for {}", control.name()),
+                expected: "a control value without reserved bits".into(),
+            }
+            .into());
+        }
+        self.write(&control, raw)
+    }
+
     fn modify(&self, reg: &Reg, f: impl FnOnce(u64) -> Result<u64>) -> Result<()> {
         let old = self.read(reg)? & !reg.info.reserved_mask;
         self.write(reg, f(old)?)

@@ -94,6 +94,20 @@ impl Machine {
         })))
     }
 
+    /// How many general-purpose counters each logical CPU's architectural PMU has
+    /// (`CPUID.0AH:EAX[15:8]`): the simulator's, or on the real machine (root `/`) this
+    /// processor's; `None` elsewhere (a directory tree, a processor without leaf 0AH). A
+    /// core has 8 without Hyper-Threading and 4 with it, whatever its spec lists.
+    pub fn counters_per_cpu(&self) -> Option<u32> {
+        match self.backend.inner() {
+            Backend::Sim(s) => Some(u32::from(s.cpuid_0a().counters())),
+            Backend::Hardware(h) if h.sys == std::path::Path::new("/sys") => {
+                crate::cpuid::host_cpuid_0a().map(|c| u32::from(c.counters()))
+            }
+            Backend::Hardware(_) => None,
+        }
+    }
+
     /// A fresh simulated machine.
     pub fn simulated(config: SimConfig) -> Self {
         Self::new(Backend::Sim(Box::new(Sim::new(config))))

@@ -3,11 +3,11 @@
 //! need onto one unit's counters, and evaluating them from a session's counts.
 //!
 //! A [`Plan`] gathers the events of the chosen metrics, each once, on the unit that counts
-//! them; [`Plan::evaluate`] sums each event's counts over the boxes (and CPUs) of a socket,
-//! scales a count by its running fraction where the counter did not run the whole interval,
-//! and evaluates every metric. What the plan cannot count yet is refused before anything is
-//! programmed, saying why: metrics whose events are on different units, or more events than
-//! the unit's boxes have general counters (counting in turns is not implemented).
+//! them; [`Plan::evaluate`] evaluates every metric from each event's counts summed over the
+//! boxes (and CPUs) of a socket. More events than a box has general counters are counted in
+//! turns by the session ([`crate::session::turns`]), which scales each count by the share of
+//! the interval it ran. What the plan cannot count yet is refused before anything is
+//! programmed, saying why: metrics whose events are on different units.
 //!
 //! ```
 //! use pmu_runtime::metrics::{select, Plan};
@@ -112,9 +112,9 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Plans `metrics` of `processor`: every event on one unit, at most as many events as
-    /// its boxes have general counters. Events only a branch the constants rule out reads
-    /// (`x if HYPERTHREADING_ON else y` with SMT off) are not counted.
+    /// Plans `metrics` of `processor`: every event on one unit (more events than its boxes
+    /// have general counters are counted in turns). Events only a branch the constants rule
+    /// out reads (`x if HYPERTHREADING_ON else y` with SMT off) are not counted.
     pub fn new(
         processor: &str,
         metrics: &[&'static MetricInfo],
@@ -172,17 +172,6 @@ impl Plan {
             }
             inputs.push(idx);
         }
-        let counters = general_counters(info.id, unit);
-        if events.len() > counters {
-            return Err(UsageError::BadValue {
-                text: metrics.iter().map(|m| m.name).collect::<Vec<_>>().join(","),
-                expected: format!(
-                    "at most {counters} events on a {unit} box; these metrics need {} ({}); watch fewer metrics at once (counting in turns is not implemented yet)",
-                    events.len(),
-                    events.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
-                ),
-            });
-        }
         Ok(Plan {
             processor: info.id,
             metrics: metrics.to_vec(),
@@ -217,7 +206,8 @@ impl Plan {
     }
 
     /// Every metric's value for one socket (or CPU): `counts[i]` is event i's count summed
-    /// over the boxes, with the smallest running fraction of its parts (`None`: it ran the
+    /// over the boxes, as a session's intervals give it (already scaled up where it ran part
+    /// of the interval), with the smallest running fraction of its parts (`None`: it ran the
     /// whole time). A count that did not run at all is missing, so its metrics are n/a.
     pub fn evaluate(
         &self,
@@ -227,9 +217,8 @@ impl Plan {
         let scaled: Vec<Option<f64>> = counts
             .iter()
             .map(|&(n, ratio)| match ratio {
-                None => Some(n as f64),
-                Some(r) if r > 0.0 => Some(n as f64 / r.min(1.0)),
-                Some(_) => None,
+                Some(r) if r <= 0.0 => None,
+                _ => Some(n as f64),
             })
             .collect();
         self.metrics
@@ -298,35 +287,6 @@ pub fn needed_events(ops: &[Op], constants: &Constants) -> Vec<usize> {
     all.sort_unstable();
     all.dedup();
     all
-}
-
-/// The fewest general counters a box of `unit` has. The core PMU has 4 per logical CPU with
-/// Hyper-Threading on (8 on some cores without), and Intel's metrics are written for 4: 4.
-fn general_counters(processor: &str, unit: &str) -> usize {
-    if unit == "CORE" {
-        return 4;
-    }
-    let info = PROCESSORS
-        .iter()
-        .find(|p| p.id == processor)
-        .copied()
-        .into_iter()
-        .chain(
-            PROCESSORS
-                .iter()
-                .copied()
-                .filter(|p| p.id == "architectural"),
-        );
-    info.flat_map(|p| Boxes::of(p).boxes.iter())
-        .filter(|b| b.unit.name == unit)
-        .map(|b| {
-            b.counters
-                .iter()
-                .filter(|c| c.info.kind == pmu_regs::CounterKind::General)
-                .count()
-        })
-        .min()
-        .unwrap_or(0)
 }
 
 /// A value as a report shows it: `n/a` when the metric is not defined.

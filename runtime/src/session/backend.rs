@@ -122,8 +122,9 @@ impl<'m> Backend<'m> {
 pub(super) type PerfPlan = (Pmu, Vec<PerfEvent>, Vec<(usize, &'static str)>);
 
 /// The perf groups that count `planned`'s events, by kernel PMU (a box split over two PMUs,
-/// the Xeon 7500 R-box, has two). `None` where `fallback` lets the registers count a box
-/// the kernel has no PMU for.
+/// the Xeon 7500 R-box, has two). A box with more events than general counters gets a
+/// group per counters' worth of events, which the kernel counts in turns (multiplexing) and
+/// scales. `None` where `fallback` lets the registers count a box the kernel has no PMU for.
 pub(super) fn perf_events(
     sources: &EventSources,
     planned: &BoxEvents,
@@ -137,8 +138,17 @@ pub(super) fn perf_events(
         .filter(|c| c.info.kind == CounterKind::General && c.control.is_some())
         .collect();
     let mut groups: Vec<PerfPlan> = Vec::new();
+    // The group (by kernel PMU and turn) each entry of `groups` is.
+    let mut keys: Vec<(&str, usize)> = Vec::new();
     for (i, sel) in planned.events.iter().enumerate() {
-        let c = general[i];
+        let Some(c) = general.get(i % general.len().max(1)).copied() else {
+            return Err(crate::error::UsageError::NoSuchCounter {
+                counter: format!("general counter in {}", pmu_box.instance),
+                available: "none: the box has only fixed or free-running counters".into(),
+            }
+            .into());
+        };
+        let turn = i / general.len();
         let name = match SpecNames.lookup(
             processor,
             pmu_box.unit.name,
@@ -153,9 +163,10 @@ pub(super) fn perf_events(
         if !sources.has(name.pmu) && fallback {
             return Ok(None);
         }
-        let at = match groups.iter().position(|(p, _, _)| p.name == name.pmu) {
+        let at = match keys.iter().position(|&k| k == (name.pmu, turn)) {
             Some(at) => at,
             None => {
+                keys.push((name.pmu, turn));
                 groups.push((
                     sources.pmu(name.pmu, &name.driver_name())?,
                     Vec::new(),

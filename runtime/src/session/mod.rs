@@ -40,6 +40,7 @@
 mod backend;
 mod open;
 mod selection;
+pub mod turns;
 
 use std::time::{Duration, Instant};
 
@@ -50,6 +51,8 @@ use crate::perf::counting::BoxGroup;
 use crate::sampling::delta;
 use crate::sampling::uncore::EventSelect;
 use crate::sim::{Rate, StreamId};
+
+use turns::Turns;
 
 pub use backend::{Backend, BackendKind, PerfBackend, Route};
 pub use selection::{find_box, BoxEvents, Counted, Selection, Sockets};
@@ -106,7 +109,12 @@ pub struct Reading {
     /// Through perf: the share of the enabled time the event was on the hardware.
     pub running_ratio: Option<f64>,
     /// Through perf: how long the event has been enabled, and on the hardware, so far.
+    /// Counted in turns: the same, the time on one of the box's counters.
     pub times: Option<Times>,
+    /// Counted in turns ([`turns`]) or through perf: the events counted while on a counter,
+    /// unscaled, in 64 bits (`value` is this scaled by the times), from which each interval
+    /// is scaled by its own times; `None` for a counter of its own.
+    pub counted: Option<u64>,
 }
 
 /// How long a perf event has been enabled, and how long of that it was on the hardware
@@ -122,13 +130,15 @@ pub struct Times {
 /// One counter over one interval.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Count {
-    /// Events in the interval, correct across a wrap of the counter.
+    /// Events in the interval, correct across a wrap of the counter; where the event shared
+    /// the counters (perf's multiplexing, or counting in turns), what it counted scaled up by
+    /// the interval's time enabled over its time running.
     pub delta: u64,
     /// Events since the session's first reading, in 64 bits whatever the counter's width.
     pub total: u64,
-    /// Through perf: the share of the enabled time the event was on the hardware.
+    /// Through perf or in turns: the share of the interval the event was on a counter.
     pub running_ratio: Option<f64>,
-    /// Through perf: the time enabled and running within this interval.
+    /// Through perf or in turns: the time enabled and running within this interval.
     pub times: Option<Times>,
 }
 
@@ -163,6 +173,9 @@ pub enum Pace {
     Demo,
     /// Every event at this many per second.
     Steady(u64),
+    /// Event i (from 0) steadily at (i + 1) times this many per second: each event's count
+    /// tells which it is, and what an interval counts is known exactly.
+    Ladder(u64),
 }
 
 impl Pace {
@@ -174,17 +187,37 @@ impl Pace {
                 ramp: 370_000,
             },
             Pace::Steady(n) => Rate::steady(n),
+            Pace::Ladder(n) => Rate::steady(n.saturating_mul(event as u64 + 1)),
         }
     }
 }
 
+/// How long each turn lasts where a box counts more events than it has counters, unless
+/// [`Options::turn`] says otherwise.
+pub const TURN: Duration = Duration::from_millis(10);
+
 /// How a session runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
     /// When readings are taken (see [`Backend::clock`]).
     pub clock: Clock,
     /// On a simulated machine, how often the counted events happen.
     pub pace: Pace,
+    /// Where a box has more events than general counters, how long each group of events
+    /// stays on the counters before the next ([`turns`]). On the simulated clock turns end
+    /// exactly at its multiples; on the wall clock at the first reading or
+    /// [`Session::rotate`] after one is due. Zero: a turn per reading.
+    pub turn: Duration,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            clock: Clock::default(),
+            pace: Pace::default(),
+            turn: TURN,
+        }
+    }
 }
 
 /// One box on one socket, programmed through its registers.
@@ -194,6 +227,17 @@ struct Group<'m> {
     sels: Vec<EventSelect>,
     cpu: u32,
     socket: u32,
+    /// Where the box has more events than counters: their turns.
+    turns: Option<Turns>,
+}
+
+impl Group<'_> {
+    /// How many series the box reads: one per event.
+    fn series_count(&self) -> usize {
+        self.turns
+            .as_ref()
+            .map_or(self.counters.len(), Turns::events)
+    }
 }
 
 /// A box counted through perf on the simulator: where the workload's events go.
@@ -226,6 +270,10 @@ pub struct Session<'m> {
     /// The previous reading's time and readings, for [`Self::interval`].
     last: Option<(Duration, Vec<Reading>)>,
     totals: Vec<u64>,
+    /// When the last turn ended (or counting in turns began).
+    turned_at: Duration,
+    /// Whether the boxes counting in turns have begun.
+    turns_begun: bool,
 }
 
 impl<'m> Session<'m> {
@@ -249,20 +297,74 @@ impl<'m> Session<'m> {
             ),
         };
         self.reads += 1;
+        if matches!(self.options.clock, Clock::Steps(_)) {
+            self.turns_until(at)?;
+        }
         if let (Some(sim), false) = (self.machine.sim(), self.streams.is_empty()) {
             sim.advance(&self.streams, at)?;
         }
         Ok((at, seconds))
     }
 
+    /// Whether any box counts its events in turns (more events than counters).
+    pub fn in_turns(&self) -> bool {
+        self.groups.iter().any(|g| g.turns.is_some())
+    }
+
+    /// How long a turn lasts where boxes count in turns: on the wall clock, call
+    /// [`Self::rotate`] at least this often between readings so every turn gets its time.
+    pub fn turn_length(&self) -> Option<Duration> {
+        self.in_turns().then_some(self.options.turn)
+    }
+
+    /// On the wall clock, ends the turn on the counters of every box counting in turns if it
+    /// has lasted [`Options::turn`], and puts the next on. On the simulated clock turns end
+    /// at exact times as the clock passes them, so this does nothing.
+    pub fn rotate(&mut self) -> Result<()> {
+        if self.options.clock != Clock::Wall || !self.turns_begun {
+            return Ok(());
+        }
+        let at = self.opened.elapsed();
+        if at.saturating_sub(self.turned_at) >= self.options.turn {
+            self.rotate_all(at)?;
+        }
+        Ok(())
+    }
+
+    /// Ends every turn due by `at` on the simulated clock, the workload run up to each end.
+    fn turns_until(&mut self, at: Duration) -> Result<()> {
+        if !self.turns_begun || self.options.turn.is_zero() {
+            return Ok(());
+        }
+        while self.turned_at + self.options.turn <= at {
+            let end = self.turned_at + self.options.turn;
+            if let (Some(sim), false) = (self.machine.sim(), self.streams.is_empty()) {
+                sim.advance(&self.streams, end)?;
+            }
+            self.rotate_all(end)?;
+        }
+        Ok(())
+    }
+
+    /// Puts the next turn on every box counting in turns, at `at`.
+    fn rotate_all(&mut self, at: Duration) -> Result<()> {
+        for g in &mut self.groups {
+            if let Some(t) = &mut g.turns {
+                t.rotate(&g.counting, at)?;
+            }
+        }
+        self.turned_at = at;
+        Ok(())
+    }
+
     /// Every counter's value, in [`Self::series`] order; `None` for each counter of a box
     /// whose read failed (the others are still read): what an exporter that must keep going
     /// reads.
     pub fn read(&mut self) -> Vec<Option<Reading>> {
-        if self.tick().is_err() {
+        let Ok((at, _)) = self.tick() else {
             return vec![None; self.series.len()];
-        }
-        let (raw, perf) = self.read_boxes();
+        };
+        let (raw, perf) = self.read_boxes(at);
         self.assemble(
             raw.into_iter().map(Result::ok).collect(),
             perf.into_iter().map(Result::ok).collect(),
@@ -271,12 +373,12 @@ impl<'m> Session<'m> {
 
     /// Like [`Self::read`], but the first failure is returned.
     pub fn read_all(&mut self) -> Result<Vec<Reading>> {
-        self.tick()?;
-        self.read_strict()
+        let (at, _) = self.tick()?;
+        self.read_strict(at)
     }
 
-    fn read_strict(&mut self) -> Result<Vec<Reading>> {
-        let (raw, perf) = self.read_boxes();
+    fn read_strict(&mut self, at: Duration) -> Result<Vec<Reading>> {
+        let (raw, perf) = self.read_boxes(at);
         let raw = raw
             .into_iter()
             .map(|r| r.map(Some))
@@ -296,7 +398,7 @@ impl<'m> Session<'m> {
     /// it was not taken; take it first to report a failure before the first interval.
     pub fn start(&mut self) -> Result<()> {
         let (at, _) = self.tick()?;
-        let readings = self.read_strict()?;
+        let readings = self.read_strict(at)?;
         self.last = Some((at, readings));
         self.totals = vec![0; self.series.len()];
         Ok(())
@@ -309,7 +411,7 @@ impl<'m> Session<'m> {
             self.start()?;
         }
         let (at, time) = self.tick()?;
-        let now = self.read_strict()?;
+        let now = self.read_strict(at)?;
         let (before, previous) = self.last.take().expect("started above");
         let counts = self
             .series
@@ -318,16 +420,24 @@ impl<'m> Session<'m> {
             .zip(&now)
             .zip(&mut self.totals)
             .map(|(((s, p), n), total)| {
-                let d = delta(p.value, n.value, s.width);
+                let times = n.times.zip(p.times).map(|(n, p)| Times {
+                    enabled: n.enabled.saturating_sub(p.enabled),
+                    running: n.running.saturating_sub(p.running),
+                });
+                let (d, running_ratio) = match (n.counted.zip(p.counted), times) {
+                    // In turns: this interval's count scaled by this interval's times.
+                    (Some((n, p)), Some(t)) => (
+                        turns::scale(n.wrapping_sub(p), t.enabled, t.running).unwrap_or(0),
+                        Some(turns::ratio(t.enabled, t.running)),
+                    ),
+                    _ => (delta(p.value, n.value, s.width), n.running_ratio),
+                };
                 *total = total.wrapping_add(d);
                 Count {
                     delta: d,
                     total: *total,
-                    running_ratio: n.running_ratio,
-                    times: n.times.zip(p.times).map(|(n, p)| Times {
-                        enabled: n.enabled.saturating_sub(p.enabled),
-                        running: n.running.saturating_sub(p.running),
-                    }),
+                    running_ratio,
+                    times,
                 }
             })
             .collect();
@@ -339,25 +449,50 @@ impl<'m> Session<'m> {
         })
     }
 
-    /// Reads each box (registers) and each group (perf) once, all its counters together.
+    /// Reads each box (registers) and each group (perf) once, all its counters together; a
+    /// box counting in turns credits the turn on its counters up to `at`.
     #[allow(clippy::type_complexity)]
-    fn read_boxes(&mut self) -> (Vec<Result<Vec<Reading>>>, Vec<Result<Vec<Reading>>>) {
+    fn read_boxes(
+        &mut self,
+        at: Duration,
+    ) -> (Vec<Result<Vec<Reading>>>, Vec<Result<Vec<Reading>>>) {
+        let begin = !self.turns_begun;
         let raw = self
             .groups
-            .iter()
-            .map(|g| {
-                g.counters
+            .iter_mut()
+            .map(|g| match &mut g.turns {
+                Some(t) => {
+                    if begin {
+                        t.begin(&g.counting, at)?;
+                    } else {
+                        t.settle(&g.counting, at)?;
+                    }
+                    Ok((0..t.events()).map(|e| t.reading(e, at)).collect())
+                }
+                None => g
+                    .counters
                     .iter()
                     .map(|&n| {
                         g.counting.read_counter(n).map(|value| Reading {
                             value,
                             running_ratio: None,
                             times: None,
+                            counted: None,
                         })
                     })
-                    .collect()
+                    .collect(),
             })
             .collect();
+        if begin {
+            self.turns_begun = true;
+            self.turned_at = at;
+        } else if (self.options.clock == Clock::Wall
+            && at.saturating_sub(self.turned_at) >= self.options.turn)
+            || self.options.turn.is_zero()
+        {
+            // A failed turn shows in the next reading of the box.
+            let _ = self.rotate_all(at);
+        }
         let perf = self
             .perf
             .iter_mut()
@@ -375,6 +510,8 @@ impl<'m> Session<'m> {
                             enabled: r.time_enabled,
                             running: r.time_running,
                         }),
+                        // Each interval is scaled by its own times, as `perf stat -I` does.
+                        counted: Some(r.count),
                     })
                     .collect())
             })
@@ -396,7 +533,7 @@ impl<'m> Session<'m> {
                 None => {
                     let r = raw[box_no].as_ref().map(|v| v[member]);
                     member += 1;
-                    if member == self.groups[box_no].counters.len() {
+                    if member == self.groups[box_no].series_count() {
                         (box_no, member) = (box_no + 1, 0);
                     }
                     r

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use pmu_regs::Scope;
 
+use crate::boxes::PmuBox;
 use crate::counters::Counting;
 use crate::error::{Result, UsageError};
 use crate::machine::Machine;
@@ -19,6 +20,7 @@ use crate::sim::{Stream, StreamTarget};
 
 use super::backend::{perf_events, PerfPlan};
 use super::selection::{BoxEvents, Counted};
+use super::turns::Turns;
 use super::{
     Backend, BackendKind, Group, Options, PerfSeries, Selection, SeriesInfo, Session,
     SimulatedPerfBox, Sockets,
@@ -60,6 +62,8 @@ impl<'m> Session<'m> {
             reads: 0,
             last: None,
             totals: Vec::new(),
+            turned_at: std::time::Duration::ZERO,
+            turns_begun: false,
         };
         let checked = Self::check(backend, selection)?;
         if let Counted::Perf(specs) = &selection.counted {
@@ -153,7 +157,10 @@ impl<'m> Session<'m> {
             }
         }
         for c in &claimed {
-            c.counting.check_free(c.planned.events.len())?;
+            // Events beyond the part's counters take turns on them.
+            let on_part = self.counters_on_part(c.planned.pmu_box);
+            let events = c.planned.events.len().min(on_part.unwrap_or(usize::MAX));
+            c.counting.check_free(events)?;
         }
         let kind = backend.register_kind();
         for c in claimed {
@@ -384,8 +391,19 @@ impl<'m> Session<'m> {
             socket,
         } = claimed;
         let pmu_box = planned.pmu_box;
-        let counters = counting.program(&planned.events)?;
-        for (i, &n) in counters.iter().enumerate() {
+        // More events than counters: every turn's control values are made before the first
+        // write, and the first turn is programmed.
+        let turns = Turns::plan(&counting, &planned.events, self.counters_on_part(pmu_box))?;
+        let counters = match &turns {
+            Some(t) => counting.program(&t.first_turn(&planned.events))?,
+            None => counting.program(&planned.events)?,
+        };
+        let on = |i: usize| match &turns {
+            Some(t) => t.counter_of(i),
+            None => counters[i],
+        };
+        for i in 0..planned.events.len() {
+            let n = on(i);
             self.series.push(SeriesInfo {
                 processor: planned.boxes.processor.id,
                 socket,
@@ -395,7 +413,11 @@ impl<'m> Session<'m> {
                 event: selection.events[i].clone(),
                 event_index: i,
                 backend,
-                width: counting.counter_width(n)?,
+                // Counted in turns, a series is a 64-bit sum the session keeps.
+                width: match turns {
+                    Some(_) => 64,
+                    None => counting.counter_width(n)?,
+                },
                 perf: None,
                 cpu: (pmu_box.scope() == Scope::Cpu).then_some(cpu),
             });
@@ -407,8 +429,24 @@ impl<'m> Session<'m> {
             sels: planned.events.clone(),
             cpu,
             socket,
+            turns,
         });
         Ok(())
+    }
+
+    /// How many of `pmu_box`'s general counters the part has, where it may have fewer than
+    /// the spec lists: the architectural core PMU (`IA32_PERFEVTSELn`) has 4 per logical CPU
+    /// with Hyper-Threading on, 8 without, as CPUID leaf 0AH says.
+    fn counters_on_part(&self, pmu_box: &PmuBox) -> Option<usize> {
+        let architectural = pmu_box.scope() == Scope::Cpu
+            && pmu_box.counters.iter().any(|c| {
+                c.control
+                    .is_some_and(|r| r.name().starts_with("IA32_PERFEVTSEL"))
+            });
+        if !architectural {
+            return None;
+        }
+        self.machine.counters_per_cpu().map(|n| n as usize)
     }
 
     /// On the simulator: runs a stream of each selected event into every box counted, at

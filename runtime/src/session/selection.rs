@@ -20,14 +20,15 @@ pub enum Sockets {
     All,
 }
 
-/// One box and what its general counters count: the i-th event on the i-th free counter.
+/// One box and what its general counters count: the i-th event on the i-th free counter, or,
+/// with more events than counters, the events in turns ([`super::turns`]).
 #[derive(Debug, Clone)]
 pub struct BoxEvents {
     /// The processor's boxes the box is one of.
     pub boxes: &'static Boxes,
     /// The box.
     pub pmu_box: &'static PmuBox,
-    /// One event select per counter, in the order of [`Selection::events`].
+    /// The event selects, in the order of [`Selection::events`].
     pub events: Vec<EventSelect>,
 }
 
@@ -59,7 +60,7 @@ pub enum Counted {
 pub struct Selection {
     /// The boxes (or the perf events).
     pub counted: Counted,
-    /// The events as the caller names them, one per counter of each box: each series carries
+    /// The events as the caller names them, one per event of each box: each series carries
     /// its event's name.
     pub events: Vec<String>,
     /// The sockets.
@@ -114,7 +115,8 @@ impl Selection {
     }
 
     /// `events` (named by `names`, one per event) on every box of `boxes`, on socket 0.
-    /// The boxes must be of one processor and have a general counter for every event.
+    /// The boxes must be of one processor and have general counters; where they have fewer
+    /// than the events, the session counts the events in turns.
     pub fn of_boxes(
         boxes: &[(&'static Boxes, &'static PmuBox)],
         names: &[&str],
@@ -184,7 +186,8 @@ impl Selection {
     }
 
     /// Checks what can be checked without a machine: boxes of one processor, each given
-    /// once, with a general counter for each of its events.
+    /// once, with general counters for its events (a box with more events than counters
+    /// counts them in turns).
     pub fn check(&self) -> Result<(), UsageError> {
         let boxes = self.boxes();
         for (i, b) in boxes.iter().enumerate() {
@@ -211,7 +214,8 @@ impl Selection {
                 .iter()
                 .filter(|c| c.info.kind == pmu_regs::CounterKind::General && c.control.is_some())
                 .count();
-            if b.events.len() > general {
+            // More events than counters are counted in turns; none are counted on none.
+            if general == 0 && !b.events.is_empty() {
                 return Err(UsageError::NoSuchCounter {
                     counter: format!(
                         "free counter for event {} in {}",

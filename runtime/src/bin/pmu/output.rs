@@ -33,6 +33,9 @@ pub struct Row<'a> {
     pub backend: &'a str,
     /// Through perf: where it counts, and the share of the time it ran.
     pub perf: Option<(&'a PerfSeries, f64)>,
+    /// The share of the interval the event was on a counter, where it shared them (perf's
+    /// multiplexing, or a box counting in turns): the count is scaled up by it.
+    pub running: Option<f64>,
     /// With `-A`, the CPU of a per-CPU PMU's row.
     pub cpu: Option<u32>,
 }
@@ -54,26 +57,26 @@ pub enum Format {
     PrometheusText,
 }
 
-/// Through perf, the table and CSV end with a `running` column: the share of the time the
-/// kernel had the event on a counter (below 100% it multiplexed, and the count is scaled).
+/// Through perf, or with a box counting in turns, the table and CSV end with a `running`
+/// column: the share of the time the event was on a counter (below 100% it shared them with
+/// other events, and the count is scaled up), as `perf stat` shows it.
 fn running(r: &Row) -> String {
-    r.perf.map_or("-".to_string(), |(_, ratio)| {
-        format!("{:.2}%", 100.0 * ratio)
-    })
+    r.running
+        .map_or("-".to_string(), |ratio| format!("{:.2}%", 100.0 * ratio))
 }
 
 /// Where rows go, in which format. Every write error is returned (a closed pipe ends the
 /// watch quietly; the caller decides).
 pub struct Output {
     format: Format,
-    /// Whether any row comes through perf (the `running` column).
+    /// Whether any row may share counters: through perf or in turns (the `running` column).
     perf: bool,
     out: Box<dyn Write>,
     /// JSON lines collect one interval's rows into one object.
     pending: Vec<serde_json::Value>,
     /// OpenMetrics: the file to replace each interval, this interval's rows, and the totals.
     path: Option<PathBuf>,
-    exposition: Vec<(SeriesLabels, u64)>,
+    exposition: Vec<(SeriesLabels, u64, Option<f64>)>,
     totals: Option<(Exporter, Vec<u64>)>,
     /// When the counters were programmed (the output is opened right after).
     programmed: Instant,
@@ -222,15 +225,17 @@ impl Output {
                     event: r.event.to_string(),
                     backend: r.backend.to_string(),
                 };
-                self.exposition.push((labels, r.count));
+                self.exposition.push((labels, r.count, r.running));
                 Ok(())
             }
             Format::JsonLines => {
                 let mut count = json!({"socket": r.socket, "counter": r.counter, "event": r.event, "count": r.count, "count_hex": format!("{:#x}", r.count), "rate": r.rate, "backend": r.backend});
-                if let Some((p, ratio)) = r.perf {
+                if let Some((p, _)) = r.perf {
                     count["pmu"] = json!(p.pmu);
                     count["cpu"] = json!(p.cpu);
                     count["perf_event"] = json!(p.event);
+                }
+                if let Some(ratio) = r.running {
                     count["running"] = json!(ratio);
                     count["multiplexed"] = json!(ratio < 1.0);
                 }
@@ -272,7 +277,7 @@ impl Output {
         let (exporter, totals) = self.totals.get_or_insert_with(|| {
             let series = rows
                 .iter()
-                .map(|(labels, _)| Series {
+                .map(|(labels, _, _)| Series {
                     labels: labels.clone(),
                     width: 64,
                 })
@@ -290,11 +295,11 @@ impl Output {
         let readings: Vec<Option<Reading>> = totals
             .iter_mut()
             .zip(&rows)
-            .map(|(total, (_, count))| {
+            .map(|(total, (_, count, running))| {
                 *total = total.wrapping_add(*count);
                 Some(Reading {
                     value: *total,
-                    running_ratio: None,
+                    running_ratio: *running,
                 })
             })
             .collect();

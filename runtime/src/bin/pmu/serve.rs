@@ -242,6 +242,7 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
     let options = Options {
         clock: Clock::Wall,
         pace: Pace::Steady(args.sim_rate.round() as u64),
+        ..Options::default()
     };
     let mut sessions: Vec<Session> = Vec::new();
     for plan in &plans {

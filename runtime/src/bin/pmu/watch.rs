@@ -32,7 +32,8 @@ pub struct WatchArgs {
     /// With --unit: an event for the next free counter of each box, in encode's grammar:
     /// event=NAME (from `pmu list --events`) or ev_sel=N, then optionally ,umask=N ,thresh=N
     /// ,invert=lt|ge|0|1 ,edge=1 ,ext=1 (the event-select extension bit) ,any=1 (a core
-    /// control's any-thread bit). Repeat for more counters. Without --unit: events as `perf
+    /// control's any-thread bit). Repeat for more events; more than a box has counters take
+    /// turns on them (10 ms each), scaled, with a running column. Without --unit: events as `perf
     /// stat -e` takes them, counted through perf: PMU/TERMS/ (msr/tsc/, cpu/event=0x3c/u),
     /// generic names (cycles, instructions, cpu-clock, task-clock, with :u or :k) and a PMU's
     /// named events (tsc), comma-separated.
@@ -171,7 +172,8 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         ..Options::default()
     };
     let mut session = Session::open(&backend, plan.counting(), options)?;
-    let perf = session.series().iter().any(|s| s.perf.is_some());
+    // A `running` column where events may share counters: through perf, or in turns.
+    let perf = session.series().iter().any(|s| s.perf.is_some()) || session.in_turns();
     let mut out = match Output::new(format, perf, args.output.as_deref()) {
         Ok(out) => out.with_cpu_column(args.no_aggr),
         Err(e) => {
@@ -283,11 +285,7 @@ fn watch_loop(
     let mut report = 0u64;
     while args.count.is_none_or(|c| report < c) && !stop.load(Ordering::SeqCst) {
         report += 1;
-        // Sleep in short steps so Ctrl-C is noticed promptly.
-        let deadline = Instant::now() + period;
-        while Instant::now() < deadline && !stop.load(Ordering::SeqCst) {
-            std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
-        }
+        wait_interval(session, period, stop)?;
         let interval = session.interval()?;
         let t = interval.time;
         let mut rows = rows(&series, &interval.counts, args, &summed, &perf_rows, t);
@@ -301,6 +299,26 @@ fn watch_loop(
         if let Err(e) = written {
             return quiet_if_closed(e);
         }
+    }
+    Ok(())
+}
+
+/// Sleeps one interval in short steps, so Ctrl-C is noticed promptly and, where boxes count
+/// in turns, each turn ends on time.
+pub fn wait_interval(
+    session: &mut Session,
+    period: Duration,
+    stop: &AtomicBool,
+) -> Result<(), Failure> {
+    let step = session
+        .turn_length()
+        .map_or(Duration::from_millis(50), |t| {
+            t.clamp(Duration::from_millis(1), Duration::from_millis(50))
+        });
+    let deadline = Instant::now() + period;
+    while Instant::now() < deadline && !stop.load(Ordering::SeqCst) {
+        std::thread::sleep((deadline - Instant::now()).min(step));
+        session.rotate()?;
     }
     Ok(())
 }
@@ -322,6 +340,7 @@ fn rows<'a>(
     for ((s, c), perf) in series.iter().zip(counts).zip(perf) {
         let count = c.delta;
         let ratio = c.running_ratio.unwrap_or(1.0);
+        let running = c.running_ratio;
         let key = (
             s.socket,
             s.event_index,
@@ -333,6 +352,10 @@ fn rows<'a>(
             row.count += count;
             // A sum is as complete as its least-running part.
             row.perf = row.perf.map(|(p, r)| (p, r.min(ratio)));
+            row.running = match (row.running, running) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             continue;
         }
         keys.push(key);
@@ -353,6 +376,7 @@ fn rows<'a>(
             rate: 0.0,
             backend: s.backend.label(),
             perf: perf.as_ref().map(|p| (p, ratio)),
+            running,
             cpu: s.cpu.filter(|_| args.no_aggr),
         });
     }

@@ -6,7 +6,7 @@
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pmu_regs::metrics::{for_processor, Constants};
 use pmu_regs::PROCESSORS;
@@ -271,10 +271,7 @@ fn metric_loop(
     let mut report = 0u64;
     while args.count.is_none_or(|c| report < c) && !stop.load(Ordering::SeqCst) {
         report += 1;
-        let deadline = Instant::now() + period;
-        while Instant::now() < deadline && !stop.load(Ordering::SeqCst) {
-            std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(50)));
-        }
+        crate::watch::wait_interval(session, period, stop)?;
         let interval = session.interval()?;
         constants.duration_seconds = Some(interval.seconds);
         let mut text = String::new();
@@ -284,8 +281,13 @@ fn metric_loop(
         ) {
             text.push_str("# TYPE pmu_metric gauge\n# HELP pmu_metric A derived metric over the last interval, by socket (pmu list --metrics).\n");
         }
+        // The share of the interval each metric's events ran, where they shared counters.
+        let mut shares = String::new();
         for (socket, counts) in per_socket(&series, &interval, plan.events.len()) {
             let running = counts.iter().filter_map(|c| c.1).fold(1.0f64, f64::min);
+            if counts.iter().any(|c| c.1.is_some()) {
+                shares.push_str(&running_share(format, socket, plan, running));
+            }
             let values = plan.evaluate(&counts, &constants);
             for (m, v) in plan.metrics.iter().zip(values) {
                 text.push_str(&row(
@@ -298,6 +300,10 @@ fn metric_loop(
                     running,
                 ));
             }
+        }
+        if !shares.is_empty() {
+            text.push_str("# TYPE pmu_metric_running_ratio gauge\n# HELP pmu_metric_running_ratio The smallest share of the interval a metric's events were on a counter (below 1: counted in turns or multiplexed, and scaled).\n");
+            text.push_str(&shares);
         }
         if format == MetricFormat::OpenMetrics {
             text.push_str("# EOF\n");
@@ -348,6 +354,26 @@ fn row(
             ),
         },
     }
+}
+
+/// The OpenMetrics samples of `pmu_metric_running_ratio` for one socket (nothing in the other
+/// formats, whose rows carry the share themselves).
+fn running_share(format: MetricFormat, socket: u32, plan: &Plan, running: f64) -> String {
+    if !matches!(
+        format,
+        MetricFormat::OpenMetrics | MetricFormat::PrometheusText
+    ) {
+        return String::new();
+    }
+    plan.metrics
+        .iter()
+        .map(|m| {
+            format!(
+                "pmu_metric_running_ratio{{processor=\"{}\",metric=\"{}\",socket=\"{socket}\"}} {running}\n",
+                plan.processor, m.name
+            )
+        })
+        .collect()
 }
 
 /// A reader that went away (`watch ... | head`) ends the watch normally.

@@ -227,10 +227,16 @@ impl Selection {
             .iter()
             .filter(|c| c.info.kind == CounterKind::General && c.control.is_some())
             .collect();
+        // More events than counters are counted in turns; each is checked against the
+        // control of a counter it will be on.
         for (i, text) in self.events.iter().enumerate() {
-            let Some(c) = general.get(i) else {
+            let Some(c) = general.get(i % general.len().max(1)) else {
                 return Err(UsageError::NoSuchCounter {
-                    counter: format!("free counter for event {} in {}", i + 1, pmu_box.instance),
+                    counter: format!(
+                        "general counter for event {} in {}",
+                        i + 1,
+                        pmu_box.instance
+                    ),
                     available: format!("{} general counters", general.len()),
                 }
                 .into());

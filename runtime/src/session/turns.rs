@@ -1,0 +1,188 @@
+//! Counting in turns: a box given more events than it has general counters counts them in
+//! turns, as perf multiplexes a PMU's events. Turn `t` puts events `t*k .. t*k + k` (modulo
+//! the `n` events) on the box's `k` counters, so over `n / gcd(n, k)` turns every event is
+//! on a counter equally often. Each event keeps the events it counted while on a counter and
+//! the time it was on one; a count is scaled by the time enabled over the time running, and
+//! the running fraction is reported beside it (perf's `time_enabled`/`time_running`).
+//!
+//! Every control value of every turn is made (and so checked) when the session opens, before
+//! the first write; a rotation writes only those values, onto counters the session already
+//! programmed, so closing the session still puts back every register as it was.
+
+use std::time::Duration;
+
+use crate::counters::Counting;
+use crate::error::Result;
+use crate::machine::Machine;
+use crate::sampling::delta;
+use crate::sampling::uncore::EventSelect;
+
+use super::{Reading, Times};
+
+/// The turns of one box's events.
+pub(super) struct Turns {
+    /// The counters the events take turns on, in slot order.
+    counters: Vec<u32>,
+    /// Their widths, for a wrap-correct count across a turn.
+    widths: Vec<u32>,
+    /// Per event, its control value on each slot's counter.
+    controls: Vec<Vec<u64>>,
+    /// How many distinct turns there are before the first comes round again.
+    turns: usize,
+    /// The turn on the counters now.
+    turn: usize,
+    /// When the turn began, and each slot's counter value then.
+    began: Duration,
+    start: Vec<u64>,
+    /// When counting began (every event is enabled from then on).
+    first: Duration,
+    /// Per event: what it counted while on a counter, and for how long.
+    counted: Vec<u64>,
+    running: Vec<Duration>,
+}
+
+/// The events on the counters in turn `turn` of `n` events over `k` counters: (slot, event).
+pub fn turn_events(turn: usize, n: usize, k: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..k.min(n)).map(move |slot| (slot, (turn * k + slot) % n))
+}
+
+/// How many distinct turns `n` events over `k` counters take: `n / gcd(n, k)`.
+pub fn turn_count(n: usize, k: usize) -> usize {
+    if n <= k || k == 0 {
+        return 1;
+    }
+    let (mut a, mut b) = (n, k);
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    n / a
+}
+
+impl Turns {
+    /// The turns of `sels` over `counting`'s general counters (the first `limit` of them,
+    /// where the part has fewer than its spec lists), every control value made first:
+    /// `None` when every event has a counter of its own.
+    pub fn plan(
+        counting: &Counting<'_, Machine>,
+        sels: &[EventSelect],
+        limit: Option<usize>,
+    ) -> Result<Option<Self>> {
+        let mut general = counting.general_counters();
+        general.truncate(limit.unwrap_or(usize::MAX).max(1));
+        let k = general.len();
+        if sels.len() <= k {
+            return Ok(None);
+        }
+        let controls = sels
+            .iter()
+            .map(|s| general.iter().map(|c| c.control_value(s, false)).collect())
+            .collect::<Result<Vec<Vec<u64>>>>()?;
+        Ok(Some(Turns {
+            counters: general.iter().map(|c| c.number()).collect(),
+            widths: general.iter().map(|c| c.info.width).collect(),
+            controls,
+            turns: turn_count(sels.len(), k),
+            turn: 0,
+            began: Duration::ZERO,
+            start: vec![0; k],
+            first: Duration::ZERO,
+            counted: vec![0; sels.len()],
+            running: vec![Duration::ZERO; sels.len()],
+        }))
+    }
+
+    /// The events of the first turn, to program the counters with.
+    pub fn first_turn(&self, sels: &[EventSelect]) -> Vec<EventSelect> {
+        turn_events(0, sels.len(), self.counters.len())
+            .map(|(_, e)| sels[e])
+            .collect()
+    }
+
+    /// The counter event `event` is on in the first turn it has (its series' label).
+    pub fn counter_of(&self, event: usize) -> u32 {
+        self.counters[event % self.counters.len()]
+    }
+
+    /// How many events take turns.
+    pub fn events(&self) -> usize {
+        self.counted.len()
+    }
+
+    /// Counting begins at `at`: the counters' values now are where the first turn starts.
+    pub fn begin(&mut self, counting: &Counting<'_, Machine>, at: Duration) -> Result<()> {
+        self.first = at;
+        self.began = at;
+        self.counted.iter_mut().for_each(|c| *c = 0);
+        self.running.iter_mut().for_each(|r| *r = Duration::ZERO);
+        self.mark(counting)
+    }
+
+    fn mark(&mut self, counting: &Counting<'_, Machine>) -> Result<()> {
+        for (slot, &n) in self.counters.iter().enumerate() {
+            self.start[slot] = counting.read_counter(n)?;
+        }
+        Ok(())
+    }
+
+    /// Credits the turn on the counters with what they counted up to `at`.
+    pub fn settle(&mut self, counting: &Counting<'_, Machine>, at: Duration) -> Result<()> {
+        let (n, k) = (self.counted.len(), self.counters.len());
+        let ran = at.saturating_sub(self.began);
+        for (slot, event) in turn_events(self.turn, n, k) {
+            let now = counting.read_counter(self.counters[slot])?;
+            let d = delta(self.start[slot], now, self.widths[slot]);
+            self.counted[event] = self.counted[event].wrapping_add(d);
+            self.running[event] += ran;
+            self.start[slot] = now;
+        }
+        self.began = at;
+        Ok(())
+    }
+
+    /// Ends the turn on the counters at `at` and puts the next one on.
+    pub fn rotate(&mut self, counting: &Counting<'_, Machine>, at: Duration) -> Result<()> {
+        self.settle(counting, at)?;
+        self.turn = (self.turn + 1) % self.turns;
+        let (n, k) = (self.counted.len(), self.counters.len());
+        for (slot, event) in turn_events(self.turn, n, k) {
+            counting.reprogram(self.counters[slot], self.controls[event][slot])?;
+        }
+        self.mark(counting)
+    }
+
+    /// Event `event`'s reading as of the last settle at `at`: its count scaled by the time
+    /// enabled over the time running, with both times and the events it counted itself.
+    pub fn reading(&self, event: usize, at: Duration) -> Reading {
+        let enabled = at.saturating_sub(self.first);
+        let running = self.running[event].min(enabled);
+        let counted = self.counted[event];
+        Reading {
+            value: scale(counted, enabled, running).unwrap_or(0),
+            running_ratio: Some(ratio(enabled, running)),
+            times: Some(Times { enabled, running }),
+            counted: Some(counted),
+        }
+    }
+}
+
+/// `count` scaled by `enabled / running` (`count` itself when it ran the whole time);
+/// `None` when it never ran.
+pub fn scale(count: u64, enabled: Duration, running: Duration) -> Option<u64> {
+    if running.is_zero() {
+        return (count == 0 && enabled.is_zero()).then_some(0);
+    }
+    if running >= enabled {
+        return Some(count);
+    }
+    let scaled = u128::from(count) * enabled.as_nanos() / running.as_nanos();
+    Some(u64::try_from(scaled).unwrap_or(u64::MAX))
+}
+
+/// The share of `enabled` that `running` is (1 for an empty interval).
+pub fn ratio(enabled: Duration, running: Duration) -> f64 {
+    if enabled.is_zero() {
+        1.0
+    } else {
+        (running.as_secs_f64() / enabled.as_secs_f64()).min(1.0)
+    }
+}

@@ -94,6 +94,7 @@ fn measure(
     let options = Options {
         clock: Clock::Steps(Duration::from_secs(1)),
         pace,
+        ..Options::default()
     };
     let mut session = Session::open(&backend, selection, options)?;
     session.start()?;

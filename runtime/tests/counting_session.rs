@@ -50,6 +50,7 @@ fn stepped(ms: u64, pace: Pace) -> Options {
     Options {
         clock: Clock::Steps(Duration::from_millis(ms)),
         pace,
+        ..Options::default()
     }
 }
 

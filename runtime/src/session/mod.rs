@@ -38,6 +38,7 @@
 //! ```
 
 mod backend;
+mod discovered;
 mod open;
 mod selection;
 
@@ -185,6 +186,9 @@ pub struct Options {
     pub clock: Clock,
     /// On a simulated machine, how often the counted events happen.
     pub pace: Pace,
+    /// Program boxes the part's discovery table does not list, disagrees with, or that
+    /// cannot be read, as the spec says, instead of refusing them (`--allow-mismatch`).
+    pub allow_mismatch: bool,
 }
 
 /// One box on one socket, programmed through its registers.

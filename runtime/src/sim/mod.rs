@@ -49,6 +49,11 @@ pub use workload::{Rate, Stream, StreamId, StreamTarget};
 /// An event for a box in PCI space: the same as any box's.
 pub type PciEvent = UncoreEvent;
 
+/// Where the simulated part's discovery table is (a physical address).
+pub const DISCOVERY_TABLE: u64 = 0xFE00_0000;
+/// The simulated part's discovery device (socket 0's).
+pub const DISCOVERY_DEVICE: Bdf = Bdf::new(0x7e, 0, 1);
+
 /// A packet header as a box's match/mask filters see it: `word0` is compared with the first
 /// filter, `word1` with the second (build them with the generated match layouts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -64,6 +69,7 @@ use crate::access::{
     Target, Topology, UncoreDevices, UncoreSummary,
 };
 use crate::boxes::Boxes;
+use crate::discovery::{self, MemoryTable};
 use crate::error::{Error, Result, UsageError};
 use crate::ownership::{Lease, Ownership, Pmu, Registry};
 use regs::{Home, Index, Reg};
@@ -202,6 +208,9 @@ pub struct Sim {
     owners: Registry,
     /// Streams of events that run while something counts (see [`workload`]).
     workload: Mutex<workload::Workload>,
+    /// The uncore discovery table the part publishes (built from the spec), which tests may
+    /// replace with a corrupted or disagreeing one.
+    discovery: Mutex<Option<MemoryTable>>,
 }
 
 /// The architectural register of layout `type_name` and array index `index`.
@@ -267,6 +276,11 @@ impl Sim {
             }),
             owners: Registry::new(),
             workload: Mutex::default(),
+            discovery: Mutex::new(discovery::simulated_table(
+                boxes,
+                DISCOVERY_TABLE,
+                DISCOVERY_DEVICE,
+            )),
         }
     }
 
@@ -300,6 +314,23 @@ impl Sim {
             .map(|s| (0, sim_bus(s)))
             .collect();
         UncoreDevices::complete(self.config.processor, &buses)
+    }
+
+    /// The uncore discovery table this part publishes: the one built from its spec
+    /// ([`discovery::simulated_table`], at [`DISCOVERY_TABLE`], located by
+    /// [`DISCOVERY_DEVICE`]'s capability) for a processor with discovery types, `None` for
+    /// one without, or what [`Sim::publish_discovery_table`] put in its place.
+    pub fn discovery_table(&self) -> Option<MemoryTable> {
+        self.discovery
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Publishes `table` instead (`None`: no table at all), as a part with a wrong,
+    /// corrupted or missing table would: what tests of the discovery join feed sessions.
+    pub fn publish_discovery_table(&self, table: Option<MemoryTable>) {
+        *self.discovery.lock().unwrap_or_else(|p| p.into_inner()) = table;
     }
 
     /// CPUID leaf 0AH of every simulated CPU.

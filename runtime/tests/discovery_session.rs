@@ -275,3 +275,83 @@ fn a_processor_without_discovery_types_publishes_no_table() {
     let machine = Machine::simulating(processor("skylake-sp"));
     assert!(machine.discovery_tables().is_empty());
 }
+
+#[path = "support/fake_machine.rs"]
+mod fake_machine;
+
+/// `pmu watch` on a machine root (MSR files, a discovery device, physical memory as a file)
+/// whose table says CHA0's counters are 32 bits wide: refused with the table's and the spec's
+/// values and no MSR changed; counted and put back with --allow-mismatch.
+#[test]
+fn pmu_watch_on_a_machine_refuses_a_box_its_table_disagrees_with_unless_allowed() {
+    use std::fs;
+    use std::io::{Seek, SeekFrom, Write};
+
+    let root = fake_machine::two_sockets();
+    for cpu in 0..2 {
+        let msr = root.path().join(format!("dev/cpu/{cpu}/msr"));
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&msr)
+            .unwrap()
+            .set_len(0x4000)
+            .unwrap();
+    }
+    let (boxes, _, _) = spr();
+    let mut t =
+        pmu_runtime::discovery::simulated_table(boxes, DISCOVERY_TABLE, DISCOVERY_DEVICE).unwrap();
+    let q = t.qword(32);
+    t.set_qword(32, (q & !(0xFF << 16)) | (32 << 16));
+    let dev = root
+        .path()
+        .join("sys/bus/pci/devices")
+        .join(DISCOVERY_DEVICE.to_string());
+    fs::create_dir_all(&dev).unwrap();
+    fs::write(dev.join("vendor"), "0x8086\n").unwrap();
+    fs::write(dev.join("device"), "0x09a7\n").unwrap();
+    let config: Vec<u8> = t.config.iter().flat_map(|d| d.to_le_bytes()).collect();
+    fs::write(dev.join("config"), config).unwrap();
+    let mut mem = fs::File::create(root.path().join("dev/mem")).unwrap();
+    mem.set_len(DISCOVERY_TABLE + 0x4000).unwrap();
+    mem.seek(SeekFrom::Start(DISCOVERY_TABLE)).unwrap();
+    mem.write_all(&t.bytes).unwrap();
+    drop(mem);
+
+    let msr0 = root.path().join("dev/cpu/0/msr");
+    let before = fs::read(&msr0).unwrap();
+    let r = root.path().to_str().unwrap();
+    let watch = |extra: &[&str]| {
+        let mut args = vec![
+            "watch",
+            "--root",
+            r,
+            "--processor",
+            "sapphire-rapids",
+            "--backend",
+            "raw",
+            "--unit",
+            "CHA0",
+            "--event",
+            "ev_sel=0x21",
+            "--interval",
+            "0.01",
+            "--count",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        fake_machine::run(&args)
+    };
+    let (code, _, err) = watch(&[]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(
+            "box CHA0 is not as this part's discovery table describes it (width: table 32, spec 48"
+        ),
+        "{err}"
+    );
+    assert_eq!(fs::read(&msr0).unwrap(), before, "no MSR written");
+    let (code, out, err) = watch(&["--allow-mismatch"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("C0_MSR_PMON_CTR0"), "{out}");
+    assert_eq!(fs::read(&msr0).unwrap(), before, "every MSR put back");
+}

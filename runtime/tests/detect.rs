@@ -79,8 +79,6 @@ fn detect_spr(root: &std::path::Path) -> String {
 
 #[test]
 fn detect_reports_the_discovery_table_not_found_unread_or_joined() {
-    use pmu_runtime::boxes::Boxes;
-    use pmu_runtime::discovery::simulated_table;
     use pmu_runtime::Bdf;
     use std::io::{Seek, SeekFrom, Write};
 
@@ -96,7 +94,15 @@ fn detect_reports_the_discovery_table_not_found_unread_or_joined() {
         .find(|p| p.id == "sapphire-rapids")
         .unwrap();
     let device = Bdf::new(0x7e, 0, 1);
-    let mut t = simulated_table(Boxes::of(spr), 0xFE00_0000, device).unwrap();
+    // The table the simulated part publishes (every box with a discovery type).
+    let machine = pmu_runtime::machine::Machine::simulating(spr);
+    let mut t = machine.sim().unwrap().discovery_table().unwrap();
+    assert_eq!((t.base, t.device), (0xFE00_0000, device));
+    let n = pmu_runtime::discovery::read_table(&t, t.base)
+        .unwrap()
+        .boxes
+        .len();
+    assert!(n >= 92, "{n}");
     let dev = root
         .path()
         .join("sys/bus/pci/devices")
@@ -123,9 +129,10 @@ fn detect_reports_the_discovery_table_not_found_unread_or_joined() {
     drop(mem);
     let out = detect_spr(root.path());
     assert!(
-        out.contains(
-            "discovery table: 0000:7e:00.1: 92 boxes: 91 matching, 0 missing, 0 unknown, 1 disagreeing (pmu discover lists them)"
-        ),
+        out.contains(&format!(
+            "discovery table: 0000:7e:00.1: {n} boxes: {} matching, 0 missing, 0 unknown, 1 disagreeing (pmu discover lists them)",
+            n - 1
+        )),
         "{out}"
     );
     // A processor whose spec has no discovery types (Skylake-SP) gets no discovery line.

@@ -65,8 +65,8 @@ pub struct QpiPacket {
 }
 
 use crate::access::{
-    AccessError, BackendError, Bdf, MmioAccess, MsrAccess, Op, PciAccess, Result as BackendResult,
-    Target, Topology, UncoreDevices, UncoreSummary,
+    place_of, AccessError, BackendError, Bdf, MmioAccess, MsrAccess, Op, PciAccess, Place,
+    Result as BackendResult, Target, Topology, UncoreDevices, UncoreSummary,
 };
 use crate::boxes::Boxes;
 use crate::discovery::{self, MemoryTable};
@@ -262,7 +262,7 @@ impl Sim {
         let sockets = config.sockets.max(1) as usize;
         let cpus = (config.sockets.max(1) * config.cpus_per_socket.max(1)) as usize;
         let socket = part::socket_state(&config);
-        Self {
+        let sim = Self {
             config,
             index,
             uncore,
@@ -276,12 +276,18 @@ impl Sim {
             }),
             owners: Registry::new(),
             workload: Mutex::default(),
-            discovery: Mutex::new(discovery::simulated_table(
-                boxes,
-                DISCOVERY_TABLE,
-                DISCOVERY_DEVICE,
-            )),
-        }
+            discovery: Mutex::new(None),
+        };
+        // The table lists the memory-mapped boxes at the addresses this part's windows give.
+        let devices = sim.uncore_devices();
+        let mmio = |r: crate::boxes::Reg| match place_of(&sim, &devices, 0, r.info, r.addr) {
+            Ok(Place::Mmio(a)) => Some(a),
+            _ => None,
+        };
+        let table =
+            discovery::simulated_table_placed(boxes, DISCOVERY_TABLE, DISCOVERY_DEVICE, &mmio);
+        sim.publish_discovery_table(table);
+        sim
     }
 
     /// The configuration.

@@ -266,3 +266,6 @@ fi
 
 echo "# overflow walk: backend calls of one frozen-sample read"
 cargo run -q --release -p pmu-runtime --example walk_cost
+
+echo "# discovery table: locate, read and join (Granite Rapids' own, and the format's largest)"
+cargo run -q --release -p pmu-runtime --example discovery_cost

@@ -21,6 +21,7 @@ use crate::access::{
     check_by_info, read_by_info, write_by_info, BackendError, Bdf, MmioAccess, MsrAccess,
     PciAccess, Place, Result as BackendResult, Topology, UncoreDevices, UncoreSummary,
 };
+use crate::discovery::{find_in_sysfs, locate, read_table, DiscoveryError, Table};
 use crate::error::{Result, UsageError};
 use crate::fault::{Fault, Faulty, When};
 use crate::lookup;
@@ -180,6 +181,35 @@ impl Machine {
         match self.backend.inner() {
             Backend::Hardware(hw) => Ok(hw.pci.discover(processor)?),
             Backend::Sim(s) => Ok(s.uncore_devices()),
+        }
+    }
+
+    /// The uncore discovery tables this part publishes, each with its device, read (or why
+    /// not): on hardware, those of every discovery device under `sys/bus/pci/devices`, read
+    /// from physical memory (`dev/mem`); on the simulator, the one it publishes
+    /// ([`Sim::discovery_table`]). None where the part has no discovery device (every part
+    /// before Sapphire Rapids, and virtual machines).
+    pub fn discovery_tables(&self) -> Vec<(Bdf, std::result::Result<Table, DiscoveryError>)> {
+        match self.backend.inner() {
+            Backend::Hardware(hw) => find_in_sysfs(&hw.sys.join("bus/pci/devices"))
+                .into_iter()
+                .flat_map(|(device, located)| match located {
+                    Ok(tables) => tables
+                        .into_iter()
+                        .map(|l| (device, read_table(self, l.address)))
+                        .collect(),
+                    Err(e) => vec![(device, Err(e))],
+                })
+                .collect(),
+            Backend::Sim(s) => s
+                .discovery_table()
+                .map(|t| {
+                    let read = locate(&t, t.device)
+                        .and_then(|at| read_table(&t, at.first().map_or(t.base, |l| l.address)));
+                    (t.device, read)
+                })
+                .into_iter()
+                .collect(),
         }
     }
 

@@ -191,7 +191,32 @@ fn on_a_machine_the_device_and_its_table_are_found() {
         "--root",
         root.path().to_str().unwrap(),
     ]);
+    // Without physical memory to read it from (or the privilege to): the device, why, and
+    // the way round.
     assert_eq!(code, 1);
-    assert!(err.contains("0000:7e:00.1: table at 0xfe000000"), "{err}");
+    assert!(err.contains("0000:7e:00.1: reading "), "{err}");
     assert!(err.contains("--table FILE"), "{err}");
+    // Physical memory as a sparse file holding the table at the BAR's address: read in place.
+    use std::io::{Seek, SeekFrom, Write};
+    fs::create_dir_all(root.path().join("dev")).unwrap();
+    let mut mem = fs::File::create(root.path().join("dev/mem")).unwrap();
+    mem.set_len(0xFE00_0000 + 0x2000).unwrap();
+    mem.seek(SeekFrom::Start(0xFE00_0000)).unwrap();
+    mem.write_all(&t.bytes).unwrap();
+    drop(mem);
+    let (code, out, err) = run(&[
+        "discover",
+        "--processor",
+        "skylake-sp",
+        "--root",
+        root.path().to_str().unwrap(),
+        "--csv",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    assert!(
+        rows[0].starts_with("type 0 id 0,0,0,unknown,msr,MSR 0x2000,4,48,"),
+        "{out}"
+    );
 }

@@ -63,3 +63,80 @@ fn a_known_vendor_without_a_matching_spec_is_told_so() {
         "{out}"
     );
 }
+
+/// `pmu detect --root` output for a Sapphire Rapids root `root` (cpuinfo written here).
+fn detect_spr(root: &std::path::Path) -> String {
+    fs::create_dir_all(root.join("proc")).unwrap();
+    fs::write(
+        root.join("proc/cpuinfo"),
+        "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\nmodel name\t: test part\nstepping\t: 8\nflags\t\t: fpu msr\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(&["detect", "--root", root.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    out
+}
+
+#[test]
+fn detect_reports_the_discovery_table_not_found_unread_or_joined() {
+    use pmu_runtime::Bdf;
+    use std::io::{Seek, SeekFrom, Write};
+
+    let root = two_sockets();
+    let out = detect_spr(root.path());
+    assert!(
+        out.contains("discovery table: not found (no device 8086:09a7 under "),
+        "{out}"
+    );
+    // The discovery device, its capability locating the table at 0xfe000000.
+    let spr = pmu_regs::PROCESSORS
+        .iter()
+        .find(|p| p.id == "sapphire-rapids")
+        .unwrap();
+    let device = Bdf::new(0x7e, 0, 1);
+    // The table the simulated part publishes (every box with a discovery type).
+    let machine = pmu_runtime::machine::Machine::simulating(spr);
+    let mut t = machine.sim().unwrap().discovery_table().unwrap();
+    assert_eq!((t.base, t.device), (0xFE00_0000, device));
+    let n = pmu_runtime::discovery::read_table(&t, t.base)
+        .unwrap()
+        .boxes
+        .len();
+    assert!(n >= 92, "{n}");
+    let dev = root
+        .path()
+        .join("sys/bus/pci/devices")
+        .join(device.to_string());
+    fs::create_dir_all(&dev).unwrap();
+    fs::write(dev.join("vendor"), "0x8086\n").unwrap();
+    fs::write(dev.join("device"), "0x09a7\n").unwrap();
+    let config: Vec<u8> = t.config.iter().flat_map(|d| d.to_le_bytes()).collect();
+    fs::write(dev.join("config"), config).unwrap();
+    // Without dev/mem (as without the privilege to read it): found, not read, and why.
+    let out = detect_spr(root.path());
+    assert!(
+        out.contains("discovery table: 0000:7e:00.1: found, not read: "),
+        "{out}"
+    );
+    // Physical memory as a sparse file holding the table; CHA0's entry says 32-bit counters.
+    let q = t.qword(32);
+    t.set_qword(32, (q & !(0xFF << 16)) | (32 << 16));
+    let mut mem = fs::File::create(root.path().join("dev/mem")).unwrap();
+    mem.set_len(0xFE00_0000 + t.bytes.len() as u64 + 0x1000)
+        .unwrap();
+    mem.seek(SeekFrom::Start(0xFE00_0000)).unwrap();
+    mem.write_all(&t.bytes).unwrap();
+    drop(mem);
+    let out = detect_spr(root.path());
+    assert!(
+        out.contains(&format!(
+            "discovery table: 0000:7e:00.1: {n} boxes: {} matching, 0 missing, 0 unknown, 1 disagreeing (pmu discover lists them)",
+            n - 1
+        )),
+        "{out}"
+    );
+    // A processor whose spec has no discovery types (Skylake-SP) gets no discovery line.
+    let out = detect("GenuineIntel", 6, 0x55, 4);
+    assert!(out.contains("specs: skylake-sp ("), "{out}");
+    assert!(!out.contains("discovery table"), "{out}");
+}

@@ -493,8 +493,8 @@ fn the_discovery_path_runs_end_to_end_on_a_spec_only_processor() {
     );
     assert!(d[0].spec.contains("A0_CTL at MSR 0x710"), "{:?}", d[0]);
 
-    // A session refuses, before any write, the box the table disagrees with unless taken, and
-    // the box the table lacks always; boxes outside discovery (G) are not checked.
+    // A session refuses, before any write, the box the table disagrees with or lacks unless
+    // taken; boxes outside discovery (G) are not checked.
     use pmu_runtime::session::Selection;
     let named = |names: &[&str]| {
         let picked: Vec<_> = names
@@ -511,11 +511,12 @@ fn the_discovery_path_runs_end_to_end_on_a_spec_only_processor() {
         "{refused}"
     );
     named(&["A0", "G"]).check_discovered(&joined, true).unwrap();
-    let missing = named(&["A1"]).check_discovered(&joined, true).unwrap_err();
+    let missing = named(&["A1"]).check_discovered(&joined, false).unwrap_err();
     assert!(
         missing.to_string().contains("the table does not list it"),
         "{missing}"
     );
+    named(&["A1"]).check_discovered(&joined, true).unwrap();
     let agreeing = read(&build(&published));
     named(&["A0", "A1", "G"])
         .check_discovered(&agreeing, false)

@@ -64,6 +64,7 @@ fn options(interval_ms: u64, turn_ms: u64) -> Options {
         clock: Clock::Steps(Duration::from_millis(interval_ms)),
         pace: Pace::Ladder(1_000_000),
         turn: Duration::from_millis(turn_ms),
+        ..Options::default()
     }
 }
 
@@ -181,6 +182,7 @@ fn a_turn_per_reading_on_the_wall_clock_still_gives_every_event_its_time() {
         clock: Clock::Wall,
         pace: Pace::Ladder(1_000_000),
         turn: Duration::ZERO,
+        ..Options::default()
     };
     let mut session = Session::open(&backend, &events_on_ch2(8), options).unwrap();
     session.start().unwrap();

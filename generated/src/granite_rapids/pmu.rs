@@ -30,11 +30,17 @@ use super::ubox::{UBoxCtl, UCtl, UCtr};
 ///
 /// **Kernel PMU names** (info): Linux names the Granite Rapids CHA PMUs uncore_cha_box id
 /// (gnr_uncores0 = spr_uncore_chabox), with spr_uncore_cha_formats_attr (the spr-cha driver).
+///
+/// **Discovery type 0** (info): Linux's gnr_uncores (uncore_snbep.c) is indexed by the type the
+/// discovery table lists a box under, and gnr_uncore_cpu_init, gnr_uncore_pci_init and
+/// gnr_uncore_mmio_init build every Granite Rapids uncore PMU from the table through it:
+/// gnr_uncores0 = spr_uncore_chabox, so these boxes are type 0, instance k box id k. The kernel
+/// ignores types 8 (UPI), 15, 18 (B2UPI), 21 and 22 (gnr_uncore_units_ignore).
 pub static CHA: PmuInfo = PmuInfo {
     processor: "granite-rapids",
     unit: "CHA",
     scope: Scope::Socket,
-    discovery_type: None,
+    discovery_type: Some(0),
     controls: &[ChaBoxCtl::INFO],
     statuses: &[],
     overflow_clears: &[],
@@ -207,6 +213,17 @@ pub static CHA: PmuInfo = PmuInfo {
             (gnr_uncores[0] = spr_uncore_chabox), with spr_uncore_cha_formats_attr \
             (the spr-cha driver).",
         },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type 0",
+            text: "Linux's gnr_uncores[] (uncore_snbep.c) is indexed by the type the \
+            discovery table lists a box under, and gnr_uncore_cpu_init, \
+            gnr_uncore_pci_init and gnr_uncore_mmio_init build every Granite Rapids \
+            uncore PMU from the table through it: gnr_uncores[0] = \
+            spr_uncore_chabox, so these boxes are type 0, instance k box id k. The \
+            kernel ignores types 8 (UPI), 15, 18 (B2UPI), 21 and 22 \
+            (gnr_uncore_units_ignore).",
+        },
     ],
 };
 /// What the perf PMUs of the CHA (caching and home agent) performance monitoring share; each box's
@@ -247,11 +264,17 @@ impl BoxControl for ChaBoxCtl {
 ///
 /// **Kernel PMU names** (info): Linux names the Granite Rapids IIO PMUs uncore_iio_box id
 /// (gnr_uncores1 = spr_uncore_iio), with snr_uncore_iio_formats_attr (the spr-iio driver).
+///
+/// **Discovery type 1** (info): Linux's gnr_uncores (uncore_snbep.c) is indexed by the type the
+/// discovery table lists a box under, and gnr_uncore_cpu_init, gnr_uncore_pci_init and
+/// gnr_uncore_mmio_init build every Granite Rapids uncore PMU from the table through it:
+/// gnr_uncores1 = spr_uncore_iio, so these boxes are type 1, instance k box id k. The kernel
+/// ignores types 8 (UPI), 15, 18 (B2UPI), 21 and 22 (gnr_uncore_units_ignore).
 pub static IIO: PmuInfo = PmuInfo {
     processor: "granite-rapids",
     unit: "IIO",
     scope: Scope::Socket,
-    discovery_type: None,
+    discovery_type: Some(1),
     controls: &[IioBoxCtl::INFO],
     statuses: &[],
     overflow_clears: &[],
@@ -298,6 +321,16 @@ pub static IIO: PmuInfo = PmuInfo {
             (gnr_uncores[1] = spr_uncore_iio), with snr_uncore_iio_formats_attr (the \
             spr-iio driver).",
         },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type 1",
+            text: "Linux's gnr_uncores[] (uncore_snbep.c) is indexed by the type the \
+            discovery table lists a box under, and gnr_uncore_cpu_init, \
+            gnr_uncore_pci_init and gnr_uncore_mmio_init build every Granite Rapids \
+            uncore PMU from the table through it: gnr_uncores[1] = spr_uncore_iio, \
+            so these boxes are type 1, instance k box id k. The kernel ignores types \
+            8 (UPI), 15, 18 (B2UPI), 21 and 22 (gnr_uncore_units_ignore).",
+        },
     ],
 };
 /// What the perf PMUs of the IIO (integrated I/O stack) performance monitoring share; each box's
@@ -337,11 +370,17 @@ impl BoxControl for IioBoxCtl {
 ///
 /// **Kernel PMU names** (info): Linux names the Granite Rapids IRP PMUs uncore_irp_box id
 /// (gnr_uncores2 = spr_uncore_irp), with spr_uncore_raw_formats_attr (the spr-raw driver).
+///
+/// **Discovery type 2** (info): Linux's gnr_uncores (uncore_snbep.c) is indexed by the type the
+/// discovery table lists a box under, and gnr_uncore_cpu_init, gnr_uncore_pci_init and
+/// gnr_uncore_mmio_init build every Granite Rapids uncore PMU from the table through it:
+/// gnr_uncores2 = spr_uncore_irp, so these boxes are type 2, instance k box id k. The kernel
+/// ignores types 8 (UPI), 15, 18 (B2UPI), 21 and 22 (gnr_uncore_units_ignore).
 pub static IRP: PmuInfo = PmuInfo {
     processor: "granite-rapids",
     unit: "IRP",
     scope: Scope::Socket,
-    discovery_type: None,
+    discovery_type: Some(2),
     controls: &[IrpBoxCtl::INFO],
     statuses: &[],
     overflow_clears: &[],
@@ -385,6 +424,16 @@ pub static IRP: PmuInfo = PmuInfo {
             text: "Linux names the Granite Rapids IRP PMUs uncore_irp_<box id> \
             (gnr_uncores[2] = spr_uncore_irp), with spr_uncore_raw_formats_attr (the \
             spr-raw driver).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type 2",
+            text: "Linux's gnr_uncores[] (uncore_snbep.c) is indexed by the type the \
+            discovery table lists a box under, and gnr_uncore_cpu_init, \
+            gnr_uncore_pci_init and gnr_uncore_mmio_init build every Granite Rapids \
+            uncore PMU from the table through it: gnr_uncores[2] = spr_uncore_irp, \
+            so these boxes are type 2, instance k box id k. The kernel ignores types \
+            8 (UPI), 15, 18 (B2UPI), 21 and 22 (gnr_uncore_units_ignore).",
         },
     ],
 };
@@ -431,11 +480,17 @@ impl BoxControl for IrpBoxCtl {
 /// **Kernel PMU name** (info): Linux names the Granite Rapids U-box PMU uncore_ubox (gnr_uncores5 =
 /// gnr_uncore_ubox, name ubox, one box), with the generic formats of uncore_discovery.c (the
 /// discovery-generic driver), since the type sets no format group of its own.
+///
+/// **Discovery type 5** (info): Linux's gnr_uncores (uncore_snbep.c) is indexed by the type the
+/// discovery table lists a box under, and gnr_uncore_cpu_init, gnr_uncore_pci_init and
+/// gnr_uncore_mmio_init build every Granite Rapids uncore PMU from the table through it:
+/// gnr_uncores5 = gnr_uncore_ubox, so these boxes are type 5, instance k box id k. The kernel
+/// ignores types 8 (UPI), 15, 18 (B2UPI), 21 and 22 (gnr_uncore_units_ignore).
 pub static UBOX: PmuInfo = PmuInfo {
     processor: "granite-rapids",
     unit: "UBOX",
     scope: Scope::Socket,
-    discovery_type: None,
+    discovery_type: Some(5),
     controls: &[UBoxCtl::INFO],
     statuses: &[],
     overflow_clears: &[],
@@ -480,6 +535,16 @@ pub static UBOX: PmuInfo = PmuInfo {
             gnr_uncore_ubox, name ubox, one box), with the generic formats of \
             uncore_discovery.c (the discovery-generic driver), since the type sets \
             no format group of its own.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type 5",
+            text: "Linux's gnr_uncores[] (uncore_snbep.c) is indexed by the type the \
+            discovery table lists a box under, and gnr_uncore_cpu_init, \
+            gnr_uncore_pci_init and gnr_uncore_mmio_init build every Granite Rapids \
+            uncore PMU from the table through it: gnr_uncores[5] = gnr_uncore_ubox, \
+            so these boxes are type 5, instance k box id k. The kernel ignores types \
+            8 (UPI), 15, 18 (B2UPI), 21 and 22 (gnr_uncore_units_ignore).",
         },
     ],
 };

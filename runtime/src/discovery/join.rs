@@ -249,6 +249,9 @@ fn location_text(loc: Location) -> String {
     }
 }
 
+/// Where a memory-mapped register is on the part (its physical address), or `None`.
+pub type MmioPlace<'a> = &'a dyn Fn(Reg) -> Option<u64>;
+
 /// The table the simulated part publishes for `spec` at `base`, located by `device`: the boxes
 /// of [`table_boxes`], and as the global control the spec's global control MSR, or where the
 /// spec has none the first box's control (a table's global control must be non-zero to be
@@ -258,7 +261,18 @@ pub fn simulated_table(
     base: u64,
     device: crate::Bdf,
 ) -> Option<super::MemoryTable> {
-    let boxes = table_boxes(spec, device.bus)?;
+    simulated_table_placed(spec, base, device, &|_| None)
+}
+
+/// [`simulated_table`] with the memory-mapped boxes too, each at the physical address `mmio`
+/// gives its registers (what the simulator, which places the windows, publishes).
+pub fn simulated_table_placed(
+    spec: &'static Boxes,
+    base: u64,
+    device: crate::Bdf,
+    mmio: MmioPlace<'_>,
+) -> Option<super::MemoryTable> {
+    let boxes = table_boxes_placed(spec, device.bus, mmio)?;
     let global = spec
         .global
         .as_ref()
@@ -267,10 +281,22 @@ pub fn simulated_table(
     Some(super::MemoryTable::build(base, device, global, &boxes))
 }
 
-/// The table a part would publish for `spec`: every box of every unit with a
-/// `discovery-type`, from the spec's addresses (PCI boxes on bus `bus`). What the simulator
-/// publishes; `None` when no unit takes part.
+/// The table a part would publish for `spec`: every MSR and PCI box of every unit with a
+/// `discovery-type`, from the spec's addresses (PCI boxes on bus `bus`); `None` when no unit
+/// takes part. Memory-mapped boxes need their window's base: [`table_boxes_placed`].
 pub fn table_boxes(spec: &'static Boxes, bus: u8) -> Option<Vec<TableBox>> {
+    table_boxes_placed(spec, bus, &|_| None)
+}
+
+/// [`table_boxes`], with each memory-mapped box at the physical addresses `mmio` gives (a box
+/// it places nowhere is left out). A box whose counter control 0 or counter 0 is more than
+/// 255 bytes (or MSRs) past its box control cannot be written in the table's one-byte offsets
+/// and is left out too.
+pub fn table_boxes_placed(
+    spec: &'static Boxes,
+    bus: u8,
+    mmio: MmioPlace<'_>,
+) -> Option<Vec<TableBox>> {
     let mut out = Vec::new();
     for b in &spec.boxes {
         let Some(box_type) = b.pmu.discovery_type else {
@@ -281,8 +307,8 @@ pub fn table_boxes(spec: &'static Boxes, bus: u8) -> Option<Vec<TableBox>> {
         else {
             continue;
         };
-        let raw = |loc: Location| -> Option<(super::AccessKind, u64)> {
-            match loc {
+        let raw = |r: Reg| -> Option<(super::AccessKind, u64)> {
+            match r.addr.location {
                 Location::Msr(a) => Some((super::AccessKind::Msr, u64::from(a))),
                 Location::Pci {
                     device,
@@ -295,25 +321,25 @@ pub fn table_boxes(spec: &'static Boxes, bus: u8) -> Option<Vec<TableBox>> {
                         | u64::from(device << 3 | function) << 12
                         | u64::from(offset),
                 )),
-                // Memory-mapped boxes are not published in the simulated table (yet).
-                Location::Table(_) | Location::Mmio { .. } => None,
+                Location::Mmio { .. } => mmio(r).map(|a| (super::AccessKind::Mmio, a)),
+                Location::Table(_) => None,
             }
         };
-        let (Some((access, base)), Some((_, c0)), Some((_, r0))) = (
-            raw(ctl.addr.location),
-            raw(c0.addr.location),
-            raw(r0.addr.location),
-        ) else {
+        let (Some((access, base)), Some((_, c0)), Some((_, r0))) = (raw(ctl), raw(c0), raw(r0))
+        else {
             continue;
         };
-        let off = |a: u64| u8::try_from(a.wrapping_sub(base) & 0xFFF).unwrap_or(0);
+        let off = |a: u64| u8::try_from(a.checked_sub(base)?).ok().filter(|o| *o > 0);
+        let (Some(ctl_offset), Some(ctr_offset)) = (off(c0), off(r0)) else {
+            continue;
+        };
         out.push(TableBox {
             box_type,
             box_id: b.position as u16,
             access,
             box_control: base,
-            ctl_offset: off(c0),
-            ctr_offset: off(r0),
+            ctl_offset,
+            ctr_offset,
             counters: v.counters as u8,
             width: v.width.unwrap_or(0) as u8,
         });

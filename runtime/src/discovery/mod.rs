@@ -28,7 +28,10 @@ mod memory;
 mod read;
 
 pub use error::DiscoveryError;
-pub use join::{join, simulated_table, table_boxes, BoxStatus, Disagreement, Joined, JoinedBox};
+pub use join::{
+    join, simulated_table, simulated_table_placed, table_boxes, table_boxes_placed, BoxStatus,
+    Disagreement, Joined, JoinedBox, MmioPlace,
+};
 pub use locate::{find_in_sysfs, locate, Located, DISCOVERY_DEVICE_ID};
 pub use memory::{MemoryTable, TableBox};
 pub use read::{read_table, MAX_TABLE_BYTES};

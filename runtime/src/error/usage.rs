@@ -40,7 +40,8 @@ pub enum UsageError {
         expected: String,
     },
     /// The part's uncore discovery table does not list a box, or disagrees with the spec
-    /// about it: it is not programmed unless the caller takes it.
+    /// about it, or cannot be read: it is not programmed unless the caller takes it
+    /// (`Options::allow_mismatch`, `--allow-mismatch`).
     NotAsDiscovered {
         /// The box.
         name: String,
@@ -130,7 +131,7 @@ impl fmt::Display for UsageError {
             }
             UsageError::ReadOnlyField { register, field, access } => write!(f, "{register}.{field} is {access} (read-only) and cannot be set; leave it out"),
             UsageError::BadValue { text, expected } => write!(f, "`{text}` is not valid here: expected {expected}"),
-            UsageError::NotAsDiscovered { name, why } => write!(f, "box {name} is not as this part's discovery table describes it ({why}), so it is not programmed; `pmu discover` shows the table beside the spec"),
+            UsageError::NotAsDiscovered { name, why } => write!(f, "box {name} is not as this part's discovery table describes it ({why}), so it is not programmed; `pmu discover` shows the table beside the spec, and --allow-mismatch programs it as the spec says"),
             UsageError::NeedsInstance { name, instances } => write!(f, "{name} names a register layout, not one register; name an instance: {instances}"),
             UsageError::UnsupportedField { register, field } => write!(f, "{register} has no {field} field; this box cannot take that setting, so leave it out"),
             UsageError::FieldTooWide(e) => write!(f, "{e}"),

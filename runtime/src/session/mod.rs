@@ -38,6 +38,7 @@
 //! ```
 
 mod backend;
+mod discovered;
 mod open;
 mod selection;
 pub mod turns;
@@ -208,6 +209,9 @@ pub struct Options {
     /// exactly at its multiples; on the wall clock at the first reading or
     /// [`Session::rotate`] after one is due. Zero: a turn per reading.
     pub turn: Duration,
+    /// Program boxes the part's discovery table does not list, disagrees with, or that
+    /// cannot be read, as the spec says, instead of refusing them (`--allow-mismatch`).
+    pub allow_mismatch: bool,
 }
 
 impl Default for Options {
@@ -216,6 +220,7 @@ impl Default for Options {
             clock: Clock::default(),
             pace: Pace::default(),
             turn: TURN,
+            allow_mismatch: false,
         }
     }
 }

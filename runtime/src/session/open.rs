@@ -65,7 +65,7 @@ impl<'m> Session<'m> {
             turned_at: std::time::Duration::ZERO,
             turns_begun: false,
         };
-        let checked = Self::check(backend, selection)?;
+        let checked = Self::check(backend, selection, &options)?;
         if let Counted::Perf(specs) = &selection.counted {
             session.open_perf_events(backend, specs, selection)?;
             return Ok(session);
@@ -80,8 +80,9 @@ impl<'m> Session<'m> {
     /// Everything decided before the first write: the selection holds together, which boxes
     /// go through perf (their events encoded, so a perf refusal leaves the registers
     /// untouched), and the sockets. Checks of the machine itself belong here too: a CPU or
-    /// socket the machine lacks is refused, naming those it has.
-    fn check(backend: &Backend<'m>, selection: &Selection) -> Result<Checked> {
+    /// socket the machine lacks is refused, naming those it has, and a box the part's
+    /// discovery table does not show as the spec does ([`super::discovered`]).
+    fn check(backend: &Backend<'m>, selection: &Selection, options: &Options) -> Result<Checked> {
         selection.check()?;
         let mut through_perf = Vec::new();
         for planned in selection.boxes() {
@@ -114,7 +115,10 @@ impl<'m> Session<'m> {
             .zip(&through_perf)
             .filter(|(_, p)| p.is_none())
             .map(|(b, _)| b);
-        boxes_on_part(backend.machine(), registers, &sockets)?;
+        boxes_on_part(backend.machine(), registers.clone(), &sockets)?;
+        // What the part's discovery tables say of the boxes programmed through the registers
+        // (a box counted through perf is the kernel's, which built its PMU from the table).
+        super::discovered::check(backend.machine(), registers, options.allow_mismatch)?;
         Ok(Checked {
             through_perf,
             sockets,

@@ -76,42 +76,12 @@ pub struct Selection {
 
 impl Selection {
     /// Refuses, before anything is written, a box the part's discovery table (joined with the
-    /// spec in `joined`) does not list, or one it disagrees with unless `take_disagreeing`: the
+    /// spec in `joined`) does not list, or one it disagrees with, unless `take_mismatch`: the
     /// spec's addresses would then program registers the part may not have where the spec
-    /// says. Boxes of units without a discovery type are not checked.
-    pub fn check_discovered(
-        &self,
-        joined: &Joined,
-        take_disagreeing: bool,
-    ) -> Result<(), UsageError> {
-        let Counted::Boxes(boxes) = &self.counted else {
-            return Ok(());
-        };
-        for b in boxes {
-            let Some(j) = joined.of(b.pmu_box) else {
-                continue;
-            };
-            let why = match &j.status {
-                BoxStatus::Matching | BoxStatus::Unknown => continue,
-                BoxStatus::Disagreeing(_) if take_disagreeing => continue,
-                BoxStatus::Missing => "the table does not list it".to_string(),
-                BoxStatus::Disagreeing(d) => d
-                    .iter()
-                    .map(|d| {
-                        format!(
-                            "{}: table {}, spec {} ({})",
-                            d.what, d.table, d.spec, d.source
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("; "),
-            };
-            return Err(UsageError::NotAsDiscovered {
-                name: b.pmu_box.instance.to_string(),
-                why,
-            });
-        }
-        Ok(())
+    /// says. Boxes of units without a discovery type are not checked. A session does this
+    /// itself with every table the part publishes ([`super::Options::allow_mismatch`]).
+    pub fn check_discovered(&self, joined: &Joined, take_mismatch: bool) -> Result<(), UsageError> {
+        refuse_undiscovered(self.boxes().iter(), joined, take_mismatch)
     }
 
     /// `events` (named by `names`, one per event) on every box of `boxes`, on socket 0.
@@ -228,6 +198,43 @@ impl Selection {
         }
         Ok(())
     }
+}
+
+/// The first of `boxes` that `joined` shows missing from the part's discovery table, or
+/// disagreeing with the spec, refused with what the table says against the spec (and the
+/// spec's source); none with `take_mismatch`.
+pub(super) fn refuse_undiscovered<'a>(
+    boxes: impl Iterator<Item = &'a BoxEvents>,
+    joined: &Joined,
+    take_mismatch: bool,
+) -> Result<(), UsageError> {
+    if take_mismatch {
+        return Ok(());
+    }
+    for b in boxes {
+        let Some(j) = joined.of(b.pmu_box) else {
+            continue;
+        };
+        let why = match &j.status {
+            BoxStatus::Matching | BoxStatus::Unknown => continue,
+            BoxStatus::Missing => "the table does not list it".to_string(),
+            BoxStatus::Disagreeing(d) => d
+                .iter()
+                .map(|d| {
+                    format!(
+                        "{}: table {}, spec {} ({})",
+                        d.what, d.table, d.spec, d.source
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+        };
+        return Err(UsageError::NotAsDiscovered {
+            name: b.pmu_box.instance.to_string(),
+            why,
+        });
+    }
+    Ok(())
 }
 
 /// The box `unit` names: an instance (`C3`, `CH2`, `HA`), a unit with the instance's

@@ -49,6 +49,11 @@ pub use workload::{Rate, Stream, StreamId, StreamTarget};
 /// An event for a box in PCI space: the same as any box's.
 pub type PciEvent = UncoreEvent;
 
+/// Where the simulated part's discovery table is (a physical address).
+pub const DISCOVERY_TABLE: u64 = 0xFE00_0000;
+/// The simulated part's discovery device (socket 0's).
+pub const DISCOVERY_DEVICE: Bdf = Bdf::new(0x7e, 0, 1);
+
 /// A packet header as a box's match/mask filters see it: `word0` is compared with the first
 /// filter, `word1` with the second (build them with the generated match layouts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -60,10 +65,11 @@ pub struct QpiPacket {
 }
 
 use crate::access::{
-    AccessError, BackendError, Bdf, MmioAccess, MsrAccess, Op, PciAccess, Result as BackendResult,
-    Target, Topology, UncoreDevices, UncoreSummary,
+    place_of, AccessError, BackendError, Bdf, MmioAccess, MsrAccess, Op, PciAccess, Place,
+    Result as BackendResult, Target, Topology, UncoreDevices, UncoreSummary,
 };
 use crate::boxes::Boxes;
+use crate::discovery::{self, MemoryTable};
 use crate::error::{Error, Result, UsageError};
 use crate::ownership::{Lease, Ownership, Pmu, Registry};
 use regs::{Home, Index, Reg};
@@ -202,6 +208,9 @@ pub struct Sim {
     owners: Registry,
     /// Streams of events that run while something counts (see [`workload`]).
     workload: Mutex<workload::Workload>,
+    /// The uncore discovery table the part publishes (built from the spec), which tests may
+    /// replace with a corrupted or disagreeing one.
+    discovery: Mutex<Option<MemoryTable>>,
 }
 
 /// The architectural register of layout `type_name` and array index `index`.
@@ -253,7 +262,7 @@ impl Sim {
         let sockets = config.sockets.max(1) as usize;
         let cpus = (config.sockets.max(1) * config.cpus_per_socket.max(1)) as usize;
         let socket = part::socket_state(&config);
-        Self {
+        let sim = Self {
             config,
             index,
             uncore,
@@ -267,7 +276,18 @@ impl Sim {
             }),
             owners: Registry::new(),
             workload: Mutex::default(),
-        }
+            discovery: Mutex::new(None),
+        };
+        // The table lists the memory-mapped boxes at the addresses this part's windows give.
+        let devices = sim.uncore_devices();
+        let mmio = |r: crate::boxes::Reg| match place_of(&sim, &devices, 0, r.info, r.addr) {
+            Ok(Place::Mmio(a)) => Some(a),
+            _ => None,
+        };
+        let table =
+            discovery::simulated_table_placed(boxes, DISCOVERY_TABLE, DISCOVERY_DEVICE, &mmio);
+        sim.publish_discovery_table(table);
+        sim
     }
 
     /// The configuration.
@@ -300,6 +320,23 @@ impl Sim {
             .map(|s| (0, sim_bus(s)))
             .collect();
         UncoreDevices::complete(self.config.processor, &buses)
+    }
+
+    /// The uncore discovery table this part publishes: the one built from its spec
+    /// ([`discovery::simulated_table`], at [`DISCOVERY_TABLE`], located by
+    /// [`DISCOVERY_DEVICE`]'s capability) for a processor with discovery types, `None` for
+    /// one without, or what [`Sim::publish_discovery_table`] put in its place.
+    pub fn discovery_table(&self) -> Option<MemoryTable> {
+        self.discovery
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Publishes `table` instead (`None`: no table at all), as a part with a wrong,
+    /// corrupted or missing table would: what tests of the discovery join feed sessions.
+    pub fn publish_discovery_table(&self, table: Option<MemoryTable>) {
+        *self.discovery.lock().unwrap_or_else(|p| p.into_inner()) = table;
     }
 
     /// CPUID leaf 0AH of every simulated CPU.

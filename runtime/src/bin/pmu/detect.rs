@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use pmu_runtime::boxes::Boxes;
+use pmu_runtime::discovery::{join, BoxStatus, DISCOVERY_DEVICE_ID};
 use pmu_runtime::machine::Machine;
 use pmu_runtime::part;
 use serde_json::json;
@@ -191,10 +193,19 @@ pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
         )));
     };
     let specs = cpu.specs();
+    let uncore = cpu
+        .uncore_spec()
+        .and_then(|s| pmu_regs::PROCESSORS.iter().copied().find(|p| p.id == s));
+    let discovery = uncore.and_then(|p| discovery(root, p));
     if json_out {
+        let tables: Vec<_> = discovery
+            .iter()
+            .flatten()
+            .map(|t| json!({"device": t.device, "read": t.read, "matching": t.counts[0], "missing": t.counts[1], "unknown": t.counts[2], "disagreeing": t.counts[3], "error": t.error}))
+            .collect();
         return Ok(format!(
             "{}\n",
-            json!({"vendor": cpu.vendor, "family": cpu.family, "model": cpu.model, "model_hex": format!("{:#x}", cpu.model), "name": cpu.name, "specs": specs})
+            json!({"vendor": cpu.vendor, "family": cpu.family, "model": cpu.model, "model_hex": format!("{:#x}", cpu.model), "name": cpu.name, "specs": specs, "discovery_tables": discovery.as_ref().map(|_| tables)})
         ));
     }
     let verdict = if !cpu.known_vendor() {
@@ -223,13 +234,99 @@ pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
         format!("specs: {}", names.join(", "))
     };
     let mut out = format!("processor: {}\n{verdict}\n", cpu.describe());
-    if let Some(p) = cpu
-        .uncore_spec()
-        .and_then(|s| pmu_regs::PROCESSORS.iter().find(|p| p.id == s))
-    {
+    if let Some(p) = uncore {
         out.push_str(&box_counts(root, p));
     }
+    if let Some(tables) = &discovery {
+        out.push_str(&discovery_lines(root, tables));
+    }
     Ok(out)
+}
+
+/// One discovery table of the part, as `pmu detect` reports it.
+struct Found {
+    device: String,
+    /// Whether it was read (else `error` says why).
+    read: bool,
+    error: Option<String>,
+    /// Boxes matching, missing, unknown, disagreeing.
+    counts: [usize; 4],
+}
+
+/// The part's discovery tables joined with `p`'s spec, for a processor whose spec has
+/// discovery types (`None` for one without: its parts have no table).
+fn discovery(root: Option<&Path>, p: &'static pmu_regs::ProcessorInfo) -> Option<Vec<Found>> {
+    p.units
+        .iter()
+        .any(|u| u.pmu.is_some_and(|m| m.discovery_type.is_some()))
+        .then_some(())?;
+    let machine = Machine::hardware(root.map_or_else(|| PathBuf::from("/"), Path::to_path_buf));
+    let boxes = Boxes::of(p);
+    Some(
+        machine
+            .discovery_tables()
+            .into_iter()
+            .map(|(device, table)| match table {
+                Ok(t) => {
+                    let joined = join(boxes, &t);
+                    let mut counts = [0; 4];
+                    for b in &joined.boxes {
+                        counts[match b.status {
+                            BoxStatus::Matching => 0,
+                            BoxStatus::Missing => 1,
+                            BoxStatus::Unknown => 2,
+                            BoxStatus::Disagreeing(_) => 3,
+                        }] += 1;
+                    }
+                    Found {
+                        device: device.to_string(),
+                        read: true,
+                        error: None,
+                        counts,
+                    }
+                }
+                Err(e) => Found {
+                    device: device.to_string(),
+                    read: false,
+                    error: Some(e.to_string()),
+                    counts: [0; 4],
+                },
+            })
+            .collect(),
+    )
+}
+
+/// `discovery table: ...` lines: none found, or per table the join's counts or why it was
+/// not read (reading physical memory needs root).
+fn discovery_lines(root: Option<&Path>, tables: &[Found]) -> String {
+    if tables.is_empty() {
+        let devices = root.unwrap_or(Path::new("/")).join("sys/bus/pci/devices");
+        return format!(
+            "discovery table: not found (no device 8086:{DISCOVERY_DEVICE_ID:04x} under {}; \
+             virtual machines show none)\n",
+            devices.display()
+        );
+    }
+    let mut out = String::new();
+    for t in tables {
+        match &t.error {
+            None => out.push_str(&format!(
+                "discovery table: {}: {} boxes: {} matching, {} missing, {} unknown, {} \
+                 disagreeing (pmu discover lists them)\n",
+                t.device,
+                t.counts.iter().sum::<usize>(),
+                t.counts[0],
+                t.counts[1],
+                t.counts[2],
+                t.counts[3]
+            )),
+            Some(e) => out.push_str(&format!(
+                "discovery table: {}: found, not read: {e}\n",
+                t.device
+            )),
+        }
+    }
+    out
 }
 
 /// The box counts the part reports, for each unit whose spec says how to read one

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::discovery::{
-    find_in_sysfs, join, locate, read_table, simulated_table, BoxStatus, DiscoveryError, Joined,
-    MemoryTable, DISCOVERY_DEVICE_ID,
+    join, read_table, BoxStatus, DiscoveryError, Joined, MemoryTable, DISCOVERY_DEVICE_ID,
 };
+use pmu_runtime::machine::Machine;
 use pmu_runtime::Bdf;
 use serde_json::json;
 
@@ -15,9 +15,9 @@ use crate::commands::processor_named;
 use crate::table::Table as TextTable;
 use crate::Failure;
 
-/// Where the simulated table and its device sit.
-const SIM_TABLE: u64 = 0xFE00_0000;
-const SIM_DEVICE: Bdf = Bdf::new(0x7e, 0, 1);
+/// The device a dumped table is taken to come from (it locates nothing: a dump is read from
+/// its first byte).
+const DUMP_DEVICE: Bdf = Bdf::new(0x7e, 0, 1);
 
 #[derive(Args)]
 pub struct DiscoverArgs {
@@ -36,7 +36,8 @@ pub struct DiscoverArgs {
     /// Exit with status 1 unless every box matches the spec.
     #[arg(long)]
     check: bool,
-    /// Look for discovery devices under ROOT instead of /sys/bus/pci/devices.
+    /// Read the machine under ROOT instead of / (its discovery devices under
+    /// ROOT/sys/bus/pci/devices, their tables in ROOT/dev/mem).
     #[arg(long)]
     root: Option<PathBuf>,
 }
@@ -56,13 +57,14 @@ pub fn run(a: &DiscoverArgs, json_out: bool) -> Result<String, Failure> {
         .expect("processor_named returns a known id");
     let boxes = Boxes::of(processor);
     let table = if a.sim {
-        let Some(t) = simulated_table(boxes, SIM_TABLE, SIM_DEVICE) else {
+        let machine = Machine::simulating(processor);
+        let Some((_, read)) = machine.discovery_tables().into_iter().next() else {
             return Err(Failure::usage(format!(
                 "no unit of {id} has a discovery type (<pmu discovery-type>), so its simulated \
                  part publishes no discovery table; discovery tables exist from Sapphire Rapids on"
             )));
         };
-        read_located(&t, SIM_DEVICE)?
+        read.map_err(discovery_failure)?
     } else if let Some(path) = &a.table {
         let bytes = std::fs::read(path).map_err(|e| {
             Failure::operation(format!(
@@ -70,10 +72,10 @@ pub fn run(a: &DiscoverArgs, json_out: bool) -> Result<String, Failure> {
                 path.display()
             ))
         })?;
-        let t = MemoryTable::from_bytes(0, SIM_DEVICE, bytes);
+        let t = MemoryTable::from_bytes(0, DUMP_DEVICE, bytes);
         read_table(&t, 0).map_err(discovery_failure)?
     } else {
-        return Err(hardware(a.root.as_deref()));
+        hardware(a.root.as_deref())?
     };
     let joined = join(boxes, &table);
     let out = if json_out {
@@ -96,45 +98,34 @@ pub fn run(a: &DiscoverArgs, json_out: bool) -> Result<String, Failure> {
     Ok(out)
 }
 
-fn read_located(t: &MemoryTable, device: Bdf) -> Result<pmu_runtime::discovery::Table, Failure> {
-    let at = locate(t, device).map_err(discovery_failure)?[0].address;
-    read_table(t, at).map_err(discovery_failure)
-}
-
 fn discovery_failure(e: DiscoveryError) -> Failure {
     Failure::operation(e.to_string())
 }
 
-/// On hardware: the discovery devices and where their tables are. Reading the table itself
-/// needs a memory-mapped backend, which this build lacks.
-fn hardware(root: Option<&Path>) -> Failure {
-    let devices = root.map_or_else(
-        || PathBuf::from("/sys/bus/pci/devices"),
-        |r| r.join("sys/bus/pci/devices"),
-    );
-    let found: Vec<String> = find_in_sysfs(&devices)
-        .into_iter()
-        .flat_map(|(bdf, r)| match r {
-            Ok(l) => l
-                .iter()
-                .map(|l| format!("{bdf}: table at {:#x}", l.address))
-                .collect(),
-            Err(e) => vec![format!("{bdf}: {e}")],
-        })
-        .collect();
-    if found.is_empty() {
-        return Failure::operation(format!(
+/// On hardware: the first discovery device's table (socket 0's), read in place through
+/// `dev/mem`; where none can be read, every device found and why.
+fn hardware(root: Option<&Path>) -> Result<pmu_runtime::discovery::Table, Failure> {
+    let root = root.map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
+    let tables = Machine::hardware(&root).discovery_tables();
+    if tables.is_empty() {
+        return Err(Failure::operation(format!(
             "no uncore discovery device (8086:{DISCOVERY_DEVICE_ID:04x}) under {}: this part \
              has no discovery table (there is none before Sapphire Rapids; virtual machines show \
              none); --sim reads the simulated part's",
-            devices.display()
-        ));
+            root.join("sys/bus/pci/devices").display()
+        )));
     }
-    Failure::operation(format!(
-        "{}; reading the table from physical memory needs the memory-mapped backend, which \
-         this build does not have: dump the table's bytes to a file and pass --table FILE",
-        found.join("; ")
-    ))
+    let mut why = Vec::new();
+    for (device, read) in tables {
+        match read {
+            Ok(t) => return Ok(t),
+            Err(e) => why.push(format!("{device}: {e}")),
+        }
+    }
+    Err(Failure::operation(format!(
+        "{}; a table dumped to a file is read with --table FILE",
+        why.join("; ")
+    )))
 }
 
 fn detail(b: &pmu_runtime::discovery::JoinedBox) -> String {

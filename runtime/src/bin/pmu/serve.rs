@@ -79,6 +79,12 @@ pub struct ServeArgs {
     /// they are saved and put back at exit. Without it such a counter is refused, named.
     #[arg(long)]
     force: bool,
+    /// Program a box that the part's uncore discovery table (Sapphire Rapids on) does not
+    /// list or disagrees with, or every box when the table cannot be read, at the spec's
+    /// addresses. Without it such a box is refused, with what the table says (`pmu discover`
+    /// shows the whole table beside the spec).
+    #[arg(long)]
+    allow_mismatch: bool,
     #[command(flatten)]
     place: PlaceArgs,
     #[command(flatten)]
@@ -242,6 +248,7 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
     let options = Options {
         clock: Clock::Wall,
         pace: Pace::Steady(args.sim_rate.round() as u64),
+        allow_mismatch: args.allow_mismatch,
         ..Options::default()
     };
     let mut sessions: Vec<Session> = Vec::new();

@@ -102,6 +102,12 @@ pub struct WatchArgs {
     /// they are saved and put back at exit. Without it such a counter is refused, named.
     #[arg(long)]
     pub force: bool,
+    /// Program a box that the part's uncore discovery table (Sapphire Rapids on) does not
+    /// list or disagrees with, or every box when the table cannot be read, at the spec's
+    /// addresses. Without it such a box is refused, with what the table says (`pmu discover`
+    /// shows the whole table beside the spec).
+    #[arg(long)]
+    pub allow_mismatch: bool,
     #[command(flatten)]
     pub place: PlaceArgs,
     #[command(flatten)]
@@ -169,6 +175,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     let period = Duration::from_secs_f64(args.interval);
     let options = Options {
         clock: backend.clock(period),
+        allow_mismatch: args.allow_mismatch,
         ..Options::default()
     };
     let mut session = Session::open(&backend, plan.counting(), options)?;

@@ -163,6 +163,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     let period = Duration::from_secs_f64(args.interval);
     let options = Options {
         clock: backend.clock(period),
+        allow_mismatch: args.allow_mismatch,
         ..Options::default()
     };
     let mut session = Session::open(&backend, targets.counting(), options)?;

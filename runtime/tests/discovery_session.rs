@@ -1,0 +1,357 @@
+//! Counting through the discovery join, as `pmu watch --sim` and `pmu serve --sim` do: the
+//! table the simulated part publishes -> located and read by the machine -> joined with the
+//! spec in the session's check -> every box programmed -> counts -> every register put back,
+//! for each processor with discovery types, every box of each. Then each way the part's table
+//! can differ from the spec (a disagreeing entry, a box it lacks, a table that cannot be
+//! read): the box is refused before anything is written, unless the session allows
+//! mismatches. (The reader's corruption classes one by one: discovery_reader.rs.)
+
+use std::time::Duration;
+
+use pmu_regs::{AddressInfo, Location, ProcessorInfo, PROCESSORS};
+use pmu_runtime::boxes::{Boxes, PmuBox, Reg};
+use pmu_runtime::discovery::{join, table_boxes, MemoryTable};
+use pmu_runtime::machine::Machine;
+use pmu_runtime::sampling::uncore::EventSelect;
+use pmu_runtime::session::{Backend, Options, Selection, Session};
+use pmu_runtime::sim::{Sim, DISCOVERY_DEVICE, DISCOVERY_TABLE};
+use pmu_runtime::{read_by_info, Place};
+
+fn processor(id: &str) -> &'static ProcessorInfo {
+    PROCESSORS.iter().find(|p| p.id == id).unwrap()
+}
+
+fn read(sim: &Sim, r: Reg) -> u64 {
+    let a: &AddressInfo = r.addr;
+    let place = match a.location {
+        Location::Msr(_) => Place::Cpu(0),
+        Location::Pci {
+            device_id,
+            device,
+            function,
+            ..
+        } => Place::Device(
+            sim.uncore_devices()
+                .bdf_at(0, device_id, device, function, r.name())
+                .unwrap(),
+        ),
+        Location::Mmio { .. } => {
+            pmu_runtime::access::place_of(sim, &sim.uncore_devices(), 0, r.info, r.addr).unwrap()
+        }
+        Location::Table(_) => unreachable!("box registers are MSRs, PCI or MMIO"),
+    };
+    read_by_info(sim, r.info, r.addr, place).unwrap()
+}
+
+/// Every register a session may change on `boxes`: box controls, counter controls, counters.
+fn registers(boxes: &[&PmuBox]) -> Vec<Reg> {
+    boxes
+        .iter()
+        .flat_map(|b| {
+            b.controls.iter().copied().chain(
+                b.counters
+                    .iter()
+                    .flat_map(|c| c.control.into_iter().chain([c.counter])),
+            )
+        })
+        .collect()
+}
+
+fn options(backend: &Backend<'_>, allow_mismatch: bool) -> Options {
+    Options {
+        clock: backend.clock(Duration::from_millis(10)),
+        allow_mismatch,
+        ..Options::default()
+    }
+}
+
+/// One event on each of `picked`.
+fn selection(boxes: &'static Boxes, picked: &[&'static PmuBox]) -> Selection {
+    let pairs: Vec<_> = picked.iter().map(|b| (boxes, *b)).collect();
+    Selection::of_boxes(&pairs, &["e"], &[EventSelect::event(0x21)]).unwrap()
+}
+
+#[test]
+fn every_box_of_each_discovering_processor_counts_through_the_join_and_is_put_back() {
+    for id in ["sapphire-rapids", "emerald-rapids", "granite-rapids"] {
+        let p = processor(id);
+        let boxes = Boxes::of(p);
+        let machine = Machine::simulating(p);
+        let tables = machine.discovery_tables();
+        assert_eq!(tables.len(), 1, "{id}: one simulated discovery device");
+        let (device, table) = &tables[0];
+        assert_eq!(*device, DISCOVERY_DEVICE);
+        let table = table.as_ref().unwrap();
+        let joined = join(boxes, table);
+        assert!(joined.all_match(), "{id}: {joined:?}");
+        // Every box of every unit with a discovery type is in the table, and only those.
+        let listed: Vec<&'static PmuBox> = joined.boxes.iter().map(|j| j.spec.unwrap()).collect();
+        let discovering = boxes
+            .boxes
+            .iter()
+            .filter(|b| b.pmu.discovery_type.is_some())
+            .count();
+        assert_eq!(listed.len(), discovering, "{id}");
+        assert_eq!(table.boxes.len(), discovering, "{id}");
+
+        let sim = machine.sim().unwrap();
+        let regs = registers(&listed);
+        let before: Vec<u64> = regs.iter().map(|r| read(sim, *r)).collect();
+        let backend = Backend::Registers(&machine);
+        let mut session = Session::open(
+            &backend,
+            &selection(boxes, &listed),
+            options(&backend, false),
+        )
+        .unwrap_or_else(|e| panic!("{id}: {e}"));
+        let interval = session.interval().unwrap();
+        assert_eq!(interval.counts.len(), listed.len(), "{id}");
+        let instances: Vec<&str> = session
+            .series()
+            .iter()
+            .map(|s| s.instance.as_str())
+            .collect();
+        let names: Vec<&str> = listed.iter().map(|b| b.instance).collect();
+        assert_eq!(instances, names, "{id}: a series per box, in order");
+        for (c, b) in interval.counts.iter().zip(&listed) {
+            // The demo pace's first 10 ms of the first event.
+            assert_eq!(c.delta, 1037, "{id}:{}", b.instance);
+        }
+        session.close().unwrap();
+        let after: Vec<u64> = regs.iter().map(|r| read(sim, *r)).collect();
+        assert_eq!(after, before, "{id}: every register put back");
+        println!(
+            "{id}: {} boxes discovered, joined, counted and put back",
+            listed.len()
+        );
+    }
+}
+
+/// Sapphire Rapids' boxes, its simulated machine, and CHA0.
+fn spr() -> (&'static Boxes, Machine, &'static PmuBox) {
+    let p = processor("sapphire-rapids");
+    let boxes = Boxes::of(p);
+    (boxes, Machine::simulating(p), boxes.find("CHA0").unwrap())
+}
+
+/// Opens `picked` on `machine`; the error's text, or the first interval's first count
+/// (closing the session).
+fn count(
+    machine: &Machine,
+    boxes: &'static Boxes,
+    picked: &[&'static PmuBox],
+    allow: bool,
+) -> Result<u64, String> {
+    let backend = Backend::Registers(machine);
+    let selection = selection(boxes, picked);
+    let mut session =
+        Session::open(&backend, &selection, options(&backend, allow)).map_err(|e| e.to_string())?;
+    let first = session.interval().unwrap().counts[0].delta;
+    session.close().unwrap();
+    Ok(first)
+}
+
+/// Refused with a message containing `why`, nothing written; counted with the flag.
+fn refused_then_allowed(machine: &Machine, boxes: &'static Boxes, b: &'static PmuBox, why: &str) {
+    let e = count(machine, boxes, &[b], false).unwrap_err();
+    assert!(
+        e.contains(&format!(
+            "box {} is not as this part's discovery table",
+            b.instance
+        )),
+        "{e}"
+    );
+    assert!(e.contains(why), "{e}");
+    assert!(e.contains("--allow-mismatch"), "{e}");
+    assert_eq!(machine.access_counts().1, 0, "nothing written: {e}");
+    assert_eq!(count(machine, boxes, &[b], true), Ok(1037));
+}
+
+#[test]
+fn a_box_the_table_disagrees_with_is_refused_before_any_write_unless_allowed() {
+    let (boxes, machine, cha0) = spr();
+    let sim = machine.sim().unwrap();
+    let mut table = sim.discovery_table().unwrap();
+    // Entry 0 (CHA0): 32-bit counters (bits 23:16 of the entry's first qword).
+    let q = table.qword(32);
+    table.set_qword(32, (q & !(0xFF << 16)) | (32 << 16));
+    sim.publish_discovery_table(Some(table));
+    refused_then_allowed(&machine, boxes, cha0, "width: table 32, spec 48 (");
+    // The boxes the table agrees with are counted as before.
+    let cha1 = boxes.find("CHA1").unwrap();
+    assert_eq!(count(&machine, boxes, &[cha1], false), Ok(1037));
+}
+
+#[test]
+fn a_box_control_strides_away_names_both_addresses() {
+    let (boxes, machine, _) = spr();
+    let sim = machine.sim().unwrap();
+    let mut listed = table_boxes(boxes, DISCOVERY_DEVICE.bus).unwrap();
+    // CHA3's entry where a CHA after the last would be (CHAs are 0x10 apart).
+    let at = listed
+        .iter()
+        .position(|t| t.box_type == 0 && t.box_id == 3)
+        .unwrap();
+    let chas = listed.iter().filter(|t| t.box_type == 0).count() as u64;
+    let cha0 = listed
+        .iter()
+        .find(|t| t.box_type == 0 && t.box_id == 0)
+        .unwrap()
+        .box_control;
+    listed[at].box_control = cha0 + 0x10 * chas;
+    let global = listed[0].box_control;
+    sim.publish_discovery_table(Some(MemoryTable::build(
+        DISCOVERY_TABLE,
+        DISCOVERY_DEVICE,
+        global,
+        &listed,
+    )));
+    let cha3 = boxes.find("CHA3").unwrap();
+    let spec_at = cha3.controls[0].addr.location;
+    let Location::Msr(spec_msr) = spec_at else {
+        panic!("CHA box controls are MSRs")
+    };
+    refused_then_allowed(
+        &machine,
+        boxes,
+        cha3,
+        &format!(
+            "box control: table MSR {:#x}, spec {} at MSR {spec_msr:#x}",
+            listed[at].box_control,
+            cha3.controls[0].name()
+        ),
+    );
+}
+
+#[test]
+fn a_box_the_table_does_not_list_is_refused_unless_allowed() {
+    let (boxes, machine, _) = spr();
+    let sim = machine.sim().unwrap();
+    let mut listed = table_boxes(boxes, DISCOVERY_DEVICE.bus).unwrap();
+    listed.retain(|t| !(t.box_type == 0 && t.box_id == 5));
+    let global = listed[0].box_control;
+    sim.publish_discovery_table(Some(MemoryTable::build(
+        DISCOVERY_TABLE,
+        DISCOVERY_DEVICE,
+        global,
+        &listed,
+    )));
+    refused_then_allowed(
+        &machine,
+        boxes,
+        boxes.find("CHA5").unwrap(),
+        "the table does not list it",
+    );
+}
+
+#[test]
+fn a_table_that_cannot_be_read_refuses_every_discovered_box_unless_allowed() {
+    let (boxes, machine, cha0) = spr();
+    let sim = machine.sim().unwrap();
+    // Truncated: the global state still declares every entry.
+    let mut table = sim.discovery_table().unwrap();
+    table.bytes.truncate(table.bytes.len() / 2);
+    sim.publish_discovery_table(Some(table));
+    refused_then_allowed(&machine, boxes, cha0, "cannot be read");
+    // A box of a unit without a discovery type (the U-box) is not checked.
+    let ubox = boxes
+        .boxes
+        .iter()
+        .find(|b| b.pmu.discovery_type.is_none() && b.scope() == pmu_regs::Scope::Socket)
+        .unwrap();
+    assert_eq!(count(&machine, boxes, &[ubox], false), Ok(1037));
+}
+
+#[test]
+fn a_part_that_publishes_no_table_is_counted_as_the_spec_says() {
+    let (boxes, machine, cha0) = spr();
+    machine.sim().unwrap().publish_discovery_table(None);
+    assert!(machine.discovery_tables().is_empty());
+    assert_eq!(count(&machine, boxes, &[cha0], false), Ok(1037));
+}
+
+#[test]
+fn a_processor_without_discovery_types_publishes_no_table() {
+    let machine = Machine::simulating(processor("skylake-sp"));
+    assert!(machine.discovery_tables().is_empty());
+}
+
+#[path = "support/fake_machine.rs"]
+mod fake_machine;
+
+/// `pmu watch` on a machine root (MSR files, a discovery device, physical memory as a file)
+/// whose table says CHA0's counters are 32 bits wide: refused with the table's and the spec's
+/// values and no MSR changed; counted and put back with --allow-mismatch.
+#[test]
+fn pmu_watch_on_a_machine_refuses_a_box_its_table_disagrees_with_unless_allowed() {
+    use std::fs;
+    use std::io::{Seek, SeekFrom, Write};
+
+    let root = fake_machine::two_sockets();
+    for cpu in 0..2 {
+        let msr = root.path().join(format!("dev/cpu/{cpu}/msr"));
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&msr)
+            .unwrap()
+            .set_len(0x4000)
+            .unwrap();
+    }
+    let (boxes, _, _) = spr();
+    let mut t =
+        pmu_runtime::discovery::simulated_table(boxes, DISCOVERY_TABLE, DISCOVERY_DEVICE).unwrap();
+    let q = t.qword(32);
+    t.set_qword(32, (q & !(0xFF << 16)) | (32 << 16));
+    let dev = root
+        .path()
+        .join("sys/bus/pci/devices")
+        .join(DISCOVERY_DEVICE.to_string());
+    fs::create_dir_all(&dev).unwrap();
+    fs::write(dev.join("vendor"), "0x8086\n").unwrap();
+    fs::write(dev.join("device"), "0x09a7\n").unwrap();
+    let config: Vec<u8> = t.config.iter().flat_map(|d| d.to_le_bytes()).collect();
+    fs::write(dev.join("config"), config).unwrap();
+    let mut mem = fs::File::create(root.path().join("dev/mem")).unwrap();
+    mem.set_len(DISCOVERY_TABLE + 0x4000).unwrap();
+    mem.seek(SeekFrom::Start(DISCOVERY_TABLE)).unwrap();
+    mem.write_all(&t.bytes).unwrap();
+    drop(mem);
+
+    let msr0 = root.path().join("dev/cpu/0/msr");
+    let before = fs::read(&msr0).unwrap();
+    let r = root.path().to_str().unwrap();
+    let watch = |extra: &[&str]| {
+        let mut args = vec![
+            "watch",
+            "--root",
+            r,
+            "--processor",
+            "sapphire-rapids",
+            "--backend",
+            "raw",
+            "--unit",
+            "CHA0",
+            "--event",
+            "ev_sel=0x21",
+            "--interval",
+            "0.01",
+            "--count",
+            "1",
+        ];
+        args.extend_from_slice(extra);
+        fake_machine::run(&args)
+    };
+    let (code, _, err) = watch(&[]);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains(
+            "box CHA0 is not as this part's discovery table describes it (width: table 32, spec 48"
+        ),
+        "{err}"
+    );
+    assert_eq!(fs::read(&msr0).unwrap(), before, "no MSR written");
+    let (code, out, err) = watch(&["--allow-mismatch"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("C0_MSR_PMON_CTR0"), "{out}");
+    assert_eq!(fs::read(&msr0).unwrap(), before, "every MSR put back");
+}

@@ -135,6 +135,27 @@ fn detect_reports_the_discovery_table_not_found_unread_or_joined() {
         )),
         "{out}"
     );
+    let (code, json, err) = run(&["detect", "--json", "--root", root.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let table = &v["discovery_tables"][0];
+    assert_eq!(table["device"], "0000:7e:00.1", "{json}");
+    assert_eq!(table["read"], true, "{json}");
+    assert_eq!(
+        [
+            &table["matching"],
+            &table["missing"],
+            &table["unknown"],
+            &table["disagreeing"]
+        ],
+        [
+            &serde_json::json!(n - 1),
+            &serde_json::json!(0),
+            &serde_json::json!(0),
+            &serde_json::json!(1)
+        ],
+        "{json}"
+    );
     // A processor whose spec has no discovery types (Skylake-SP) gets no discovery line.
     let out = detect("GenuineIntel", 6, 0x55, 4);
     assert!(out.contains("specs: skylake-sp ("), "{out}");

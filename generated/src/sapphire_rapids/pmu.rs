@@ -334,6 +334,14 @@ impl BoxControl for IioBoxCtl {
 /// clockticks as event 0x01 on a general counter, cas_count_read as 0x05/0xcf and cas_count_write
 /// as 0x05/0xf0).
 ///
+/// **Linux adds the free-running counters the table does not list** (source-conflict): The
+/// discovery table describes each channel's box, not the free-running counters of the memory
+/// controllers; Linux adds them itself (spr_uncore_mmio_init: the extra imc_free_running type of
+/// spr_mmio_uncores, one PMU per controller, num_boxes being the table's iMC boxes / 2, the base
+/// read from device 0x3251 by spr_uncore_imc_freerunning_init_box), and only when it can map PCI
+/// buses to sockets through the U-box device 0x3250 (snbep_pci2phy_map_init); otherwise it keeps
+/// the table's iMC boxes alone. The free-running counters are not described in this unit.
+///
 /// **The fixed counter is number 4** (info): No box-level bit is known for the channel's fixed
 /// DRAM-clock counter; it is numbered 4, after the four general counters, as on Ice Lake-SP.
 ///
@@ -397,6 +405,19 @@ pub static IMC: PmuInfo = PmuInfo {
             DRAM-clock counter is event 0xff of the same PMU (its events list \
             clockticks as event 0x01 on a general counter, cas_count_read as \
             0x05/0xcf and cas_count_write as 0x05/0xf0).",
+        },
+        NoteInfo {
+            kind: "source-conflict",
+            title: "Linux adds the free-running counters the table does not list",
+            text: "The discovery table describes each channel's box, not the free-running \
+            counters of the memory controllers; Linux adds them itself \
+            (spr_uncore_mmio_init: the extra imc_free_running type of \
+            spr_mmio_uncores, one PMU per controller, num_boxes being the table's \
+            iMC boxes / 2, the base read from device 0x3251 by \
+            spr_uncore_imc_freerunning_init_box), and only when it can map PCI buses \
+            to sockets through the U-box device 0x3250 (snbep_pci2phy_map_init); \
+            otherwise it keeps the table's iMC boxes alone. The free-running \
+            counters are not described in this unit.",
         },
         NoteInfo {
             kind: "info",

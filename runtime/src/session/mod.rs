@@ -326,7 +326,7 @@ impl<'m> Session<'m> {
     /// has lasted [`Options::turn`], and puts the next on. On the simulated clock turns end
     /// at exact times as the clock passes them, so this does nothing.
     pub fn rotate(&mut self) -> Result<()> {
-        if self.options.clock != Clock::Wall || !self.turns_begun {
+        if self.options.clock != Clock::Wall || !self.turns_begun || !self.in_turns() {
             return Ok(());
         }
         let at = self.opened.elapsed();
@@ -338,7 +338,7 @@ impl<'m> Session<'m> {
 
     /// Ends every turn due by `at` on the simulated clock, the workload run up to each end.
     fn turns_until(&mut self, at: Duration) -> Result<()> {
-        if !self.turns_begun || self.options.turn.is_zero() {
+        if !self.turns_begun || self.options.turn.is_zero() || !self.in_turns() {
             return Ok(());
         }
         while self.turned_at + self.options.turn <= at {

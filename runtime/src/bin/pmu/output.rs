@@ -229,20 +229,7 @@ impl Output {
                 Ok(())
             }
             Format::JsonLines => {
-                let mut count = json!({"socket": r.socket, "counter": r.counter, "event": r.event, "count": r.count, "count_hex": format!("{:#x}", r.count), "rate": r.rate, "backend": r.backend});
-                if let Some((p, _)) = r.perf {
-                    count["pmu"] = json!(p.pmu);
-                    count["cpu"] = json!(p.cpu);
-                    count["perf_event"] = json!(p.event);
-                }
-                if let Some(ratio) = r.running {
-                    count["running"] = json!(ratio);
-                    count["multiplexed"] = json!(ratio < 1.0);
-                }
-                if let Some(cpu) = r.cpu {
-                    count["cpu"] = json!(cpu);
-                }
-                self.pending.push(count);
+                self.pending.push(json_count(r));
                 Ok(())
             }
         }
@@ -318,6 +305,24 @@ impl Output {
             }
         }
     }
+}
+
+/// One row as an entry of a JSON line's `counts`.
+fn json_count(r: &Row) -> serde_json::Value {
+    let mut count = json!({"socket": r.socket, "counter": r.counter, "event": r.event, "count": r.count, "count_hex": format!("{:#x}", r.count), "rate": r.rate, "backend": r.backend});
+    if let Some((p, _)) = r.perf {
+        count["pmu"] = json!(p.pmu);
+        count["cpu"] = json!(p.cpu);
+        count["perf_event"] = json!(p.event);
+    }
+    if let Some(ratio) = r.running {
+        count["running"] = json!(ratio);
+        count["multiplexed"] = json!(ratio < 1.0);
+    }
+    if let Some(cpu) = r.cpu {
+        count["cpu"] = json!(cpu);
+    }
+    count
 }
 
 /// A rate as the table shows it: thousands grouped, one decimal (`2,596,375,308.6`).

@@ -219,20 +219,30 @@ impl Exporter {
 
     /// Takes the baseline: the counters' values when counting starts. Totals count from here.
     pub fn baseline(&self, readings: &[Option<Reading>]) {
+        self.baseline_at(readings, Instant::now());
+    }
+
+    /// [`Self::baseline`], with the counters read at `at` (just before the read: the
+    /// derived metrics' interval runs from read to read).
+    pub fn baseline_at(&self, readings: &[Option<Reading>], at: Instant) {
         let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
         for (last, reading) in state.last.iter_mut().zip(readings) {
             if let Some(r) = reading {
                 *last = Some(r.value);
             }
         }
-        state.at = Some(Instant::now());
+        state.at = Some(at);
     }
 
     /// Adds one interval: `readings[i]` is series i's value now, or `None` where its box could
     /// not be read (counted once per box in `pmu_read_errors_total`; the next good read picks
     /// up the events in between, correct across one wrap).
     pub fn record(&self, readings: &[Option<Reading>]) {
-        let now = Instant::now();
+        self.record_at(readings, Instant::now());
+    }
+
+    /// [`Self::record`], with the counters read at `now` (see [`Self::baseline_at`]).
+    pub fn record_at(&self, readings: &[Option<Reading>], now: Instant) {
         let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
         let mut failed: Vec<BoxLabels> = Vec::new();
         let mut changes: Vec<Change> = vec![None; self.series.len()];

@@ -357,7 +357,8 @@ fn serve(
         );
     }
     let exporter = Arc::new(exporter);
-    exporter.baseline(&read_all(sessions));
+    let at = Instant::now();
+    exporter.baseline_at(&read_all(sessions), at);
 
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -446,7 +447,9 @@ fn count_loop(
         if stop.load(Ordering::SeqCst) {
             break;
         }
-        exporter.record(&read_all(sessions));
+        // Stamped before the read, as the sessions' clock is read at its start.
+        let at = Instant::now();
+        exporter.record_at(&read_all(sessions), at);
     }
     Ok(())
 }

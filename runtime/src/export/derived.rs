@@ -69,6 +69,9 @@ impl EncodeLabelSet for ConstantLabels {
 /// whole time), or `None` where it could not be read.
 pub(super) type Change = Option<(u64, Option<f64>)>;
 
+/// A socket and its sums of a plan's events: (count, smallest running fraction).
+type SocketSums = (u32, Vec<(u64, Option<f64>)>);
+
 /// One plan's metrics, and where the exporter's series go in it.
 #[derive(Debug)]
 struct Fed {
@@ -80,8 +83,8 @@ struct Fed {
 impl Fed {
     /// Each socket's sums of the plan's events: (count, smallest running fraction); a sum
     /// with a part that could not be read gets fraction 0, which makes it missing.
-    fn sums(&self, changes: &[Change]) -> Vec<(u32, Vec<(u64, Option<f64>)>)> {
-        let mut out: Vec<(u32, Vec<(u64, Option<f64>)>)> = self
+    fn sums(&self, changes: &[Change]) -> Vec<SocketSums> {
+        let mut out: Vec<SocketSums> = self
             .sockets
             .iter()
             .map(|&s| (s, vec![(0, None); self.plan.events.len()]))

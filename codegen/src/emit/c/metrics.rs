@@ -105,7 +105,7 @@ fn metric(h: &mut Header, p: &Processor, m: &Metric) {
 fn step(op: Op) -> String {
     let (name, index, num) = match op {
         Op::Num(n) => ("NUM", 0, n),
-        Op::Event(i) => ("EVENT", usize::from(i), 0.0),
+        Op::Event(i) => ("EVENT", i, 0.0),
         Op::Const(c) => ("CONST", constant_index(c), 0.0),
         Op::Neg => ("NEG", 0, 0.0),
         Op::Bin(b) => (binary(b), 0, 0.0),

@@ -252,24 +252,7 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
             seen.push(b);
         }
     }
-    // The architectural CORE box (a core metric's) is on every processor: the machine is
-    // the other boxes' processor.
-    let processor = plans
-        .iter()
-        .map(|p| p.processor())
-        .find(|p| p.id != "architectural")
-        .unwrap_or(plans[0].processor());
-    if let Some(other) = plans
-        .iter()
-        .find(|p| p.processor().id != processor.id && p.processor().id != "architectural")
-    {
-        return Err(Failure::usage(format!(
-            "serve counts one processor's boxes at a time, and the selection names boxes of {} \
-             and {}; prefix the box names with one processor (xeon-e5-2600:CBO3)",
-            processor.id,
-            other.processor().id
-        )));
-    }
+    let processor = one_processor(&plans)?;
     let listener = TcpListener::bind(args.listen).map_err(|e| {
         Failure::operation(format!(
             "cannot listen on {}: {e}; choose another --listen address or port (0 picks a free one)",
@@ -298,6 +281,30 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
     // A panic from here on unwinds through `sessions`, whose drops put the registers back.
     let result = serve(&mut sessions, args, metrics.as_ref(), (listener, addr, web));
     close_all(sessions, result.map(|()| String::new()))
+}
+
+/// The processor whose boxes `plans` count: one, or the architectural CORE box (a core
+/// metric's, on every processor) beside one other.
+fn one_processor(plans: &[Plan]) -> Result<&'static pmu_regs::ProcessorInfo, Failure> {
+    // The architectural CORE box (a core metric's) is on every processor: the machine is
+    // the other boxes' processor.
+    let processor = plans
+        .iter()
+        .map(|p| p.processor())
+        .find(|p| p.id != "architectural")
+        .unwrap_or(plans[0].processor());
+    if let Some(other) = plans
+        .iter()
+        .find(|p| p.processor().id != processor.id && p.processor().id != "architectural")
+    {
+        return Err(Failure::usage(format!(
+            "serve counts one processor's boxes at a time, and the selection names boxes of {} \
+             and {}; prefix the box names with one processor (xeon-e5-2600:CBO3)",
+            processor.id,
+            other.processor().id
+        )));
+    }
+    Ok(processor)
 }
 
 /// `e`, naming the config file line it comes from (if it does).

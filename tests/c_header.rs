@@ -567,3 +567,95 @@ fn a_c_name_clash_is_an_error() {
          says how C names are formed)"
     );
 }
+
+/// The counts and constants the C metric check evaluates with: every event counted
+/// (`1000 (i + 1) + 37` for event i), or with event 0 missing and an interval of zero seconds,
+/// which make every metric that reads them n/a.
+fn metric_inputs(missing: bool) -> (Vec<Option<f64>>, pmu_regs::metrics::Constants) {
+    let counts = (0..64)
+        .map(|i| (!(missing && i == 0)).then_some(1000.0 * (i as f64 + 1.0) + 37.0))
+        .collect();
+    let constants = pmu_regs::metrics::Constants {
+        tsc_hz: Some(2.0e9),
+        socket_count: Some(2.0),
+        cores_per_socket: Some(2.0),
+        chas_per_socket: Some(28.0),
+        threads_per_core: Some(1.0),
+        cpu_count: Some(4.0),
+        duration_seconds: Some(if missing { 0.0 } else { 0.5 }),
+    };
+    (counts, constants)
+}
+
+/// A C program printing every metric's value (or `n/a`) for both inputs of [`metric_inputs`],
+/// one line each, in `PROCESSORS` and spec order; and the metrics, in that order.
+fn metric_program() -> (
+    String,
+    Vec<(&'static str, &'static pmu_regs::metrics::MetricInfo)>,
+) {
+    let mut calls = String::new();
+    let mut metrics = Vec::new();
+    for p in PROCESSORS {
+        for m in pmu_regs::metrics::for_processor(p.id) {
+            let f = names::metric_function(p.module, m.name);
+            // Two statements: the order a call's arguments are evaluated in is unspecified.
+            let _ = writeln!(
+                calls,
+                "\t\tdefined = {f}(counts, &c, &v);\n\t\tshow(defined, v);"
+            );
+            metrics.push((p.id, m));
+        }
+    }
+    let source = format!(
+        "#include <stdio.h>\n{}\nstatic void show(int defined, double v)\n{{\n\tif (defined)\n\t\tprintf(\"%.17g\\n\", v);\n\telse\n\t\tprintf(\"n/a\\n\");\n}}\n\n\
+         int main(void)\n{{\n\tstruct pmu_regs_metric_constants c = {{2.0e9, 2.0, 2.0, 28.0, 1.0, 4.0, 0.5}};\n\
+         \tdouble counts[64];\n\tdouble v = 0.0;\n\tunsigned i, pass;\n\tint defined;\n\
+         \tfor (pass = 0; pass < 2; pass++) {{\n\
+         \t\tfor (i = 0; i < 64; i++)\n\t\t\tcounts[i] = 1000.0 * (i + 1) + 37.0;\n\
+         \t\tif (pass == 1) {{\n\t\t\tcounts[0] = pmu_regs_metric_unknown();\n\t\t\tc.duration_seconds = 0.0;\n\t\t}}\n\
+         {calls}\t}}\n\treturn 0;\n}}\n",
+        includes()
+    );
+    (source, metrics)
+}
+
+fn check_metrics(compiler: &str, flags: &[&str], file: &str) {
+    let (source, metrics) = metric_program();
+    assert!(metrics.len() > 1000, "only {} metrics", metrics.len());
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(&compile(dir.path(), compiler, flags, file, &source));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2 * metrics.len());
+    let mut defined = 0;
+    for (pass, missing) in [false, true].into_iter().enumerate() {
+        let (counts, constants) = metric_inputs(missing);
+        for (n, (p, m)) in metrics.iter().enumerate() {
+            let rust = m.evaluate(&counts[..m.events.len()], &constants);
+            let c = lines[pass * metrics.len() + n];
+            match rust {
+                Some(r) => {
+                    defined += 1;
+                    let v: f64 = c.parse().unwrap_or_else(|_| {
+                        panic!("{p} {} ({missing}): C says {c}, Rust {r}", m.name)
+                    });
+                    assert!(
+                        (v - r).abs() <= 1e-12 * r.abs(),
+                        "{p} {} ({missing}): C {v}, Rust {r}",
+                        m.name
+                    );
+                }
+                None => assert_eq!(c, "n/a", "{p} {} ({missing}): Rust says n/a", m.name),
+            }
+        }
+    }
+    // Most metrics are defined with every count known: the check compares numbers.
+    assert!(defined > metrics.len() / 2, "only {defined} defined");
+}
+
+/// Every metric's C function gives the Rust evaluator's value, or n/a where it says n/a (a
+/// missing count, a division by zero), as C99 and as C++.
+#[test]
+fn c_metrics_evaluate_as_the_rust_crate_does() {
+    check_metrics(&compiler("CC", "cc"), &["-std=c99"], "metrics.c");
+    check_metrics(&compiler("CXX", "c++"), &["-std=c++11"], "metrics.cpp");
+}

@@ -188,7 +188,7 @@ proptest! {
             chas_per_socket: Some(18.0),
             cpu_count: Some(72.0),
         };
-        for id in ["xeon-7500", "xeon-e5-2600", "xeon-e5-2600-v2", "xeon-e5-2600-v3", "xeon-e5-2600-v4", "skylake-sp", "cascade-lake"] {
+        for id in pmu_regs::PROCESSORS.iter().map(|p| p.id) {
             for m in for_processor(id) {
                 if let Some(v) = m.evaluate(&counts[..m.events.len().min(64)], &c) {
                     prop_assert!(v.is_finite(), "{} {}", id, m.name);

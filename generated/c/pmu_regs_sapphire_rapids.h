@@ -6094,4 +6094,4286 @@ static inline uint64_t pmu_sapphire_rapids_u_l_pci_pmon_ctr_event_count_set(uint
 #define PMU_SAPPHIRE_RAPIDS_CORE_EVENT_CPU_CLK_UNHALTED_C0_WAIT_EDGE 0
 #define PMU_SAPPHIRE_RAPIDS_CORE_EVENT_CPU_CLK_UNHALTED_C0_WAIT_ANY_THREAD 0
 
+/*
+ * Derived metrics of Intel Xeon Scalable Processor, 4th generation (Sapphire Rapids) uncore
+ * (167 metrics, from the spec's sapphire-rapids/metrics/). For each: _NAME, _UNIT,
+ * _EVENT_COUNT and _EVENTn (the event names, in the order the counts are given), the formula's
+ * steps, and a function: pass the events' counts over an interval and the constants
+ * (duration_seconds the interval's length; NaN where unknown, see pmu_regs_metric_unknown); it
+ * returns 1 and sets *value, or 0 when the metric is n/a.
+ */
+
+/*
+ * llc_hit_rate (percent, level 1, per CPU): 100 * (refs - misses) / refs
+ *
+ * Events: [0] LONGEST_LAT_CACHE.REFERENCE (CORE); [1] LONGEST_LAT_CACHE.MISS (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LLC_HIT_RATE_NAME "llc_hit_rate"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LLC_HIT_RATE_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LLC_HIT_RATE_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LLC_HIT_RATE_EVENT0 "LONGEST_LAT_CACHE.REFERENCE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LLC_HIT_RATE_EVENT1 "LONGEST_LAT_CACHE.MISS"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_llc_hit_rate_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_llc_hit_rate(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_llc_hit_rate_steps, 7U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_LLC_HIT_RATE_EVENT_COUNT, c, value);
+}
+
+/*
+ * cpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CPI_NAME "cpi"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CPI_UNIT "per instruction"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CPI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CPI_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_cpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_cpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_cpi_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_CPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * loads_per_instr (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] MEM_INST_RETIRED.ALL_LOADS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOADS_PER_INSTR_NAME "loads_per_instr"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOADS_PER_INSTR_UNIT "per instruction"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOADS_PER_INSTR_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOADS_PER_INSTR_EVENT0 "MEM_INST_RETIRED.ALL_LOADS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOADS_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_loads_per_instr_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_loads_per_instr(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_loads_per_instr_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_LOADS_PER_INSTR_EVENT_COUNT, c, value);
+}
+
+/*
+ * stores_per_instr (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] MEM_INST_RETIRED.ALL_STORES (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORES_PER_INSTR_NAME "stores_per_instr"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORES_PER_INSTR_UNIT "per instruction"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORES_PER_INSTR_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORES_PER_INSTR_EVENT0 "MEM_INST_RETIRED.ALL_STORES"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORES_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_stores_per_instr_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_stores_per_instr(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_stores_per_instr_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_STORES_PER_INSTR_EVENT_COUNT, c, value);
+}
+
+/*
+ * l1d_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] L1D.REPLACEMENT (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1D_MPI_NAME "l1d_mpi"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1D_MPI_UNIT "per instruction"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1D_MPI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1D_MPI_EVENT0 "L1D.REPLACEMENT"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1D_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_l1d_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_l1d_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_l1d_mpi_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_L1D_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * l1d_demand_data_read_hits_per_instr (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] MEM_LOAD_RETIRED.L1_HIT (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_NAME "l1d_demand_data_read_hits_per_instr"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_UNIT "per instruction"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT0 "MEM_LOAD_RETIRED.L1_HIT"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_l1d_demand_data_read_hits_per_instr_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_l1d_demand_data_read_hits_per_instr(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_l1d_demand_data_read_hits_per_instr_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT_COUNT, c, value);
+}
+
+/*
+ * l1_i_code_read_misses_with_prefetches_per_instr (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] L2_RQSTS.ALL_CODE_RD (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_NAME "l1_i_code_read_misses_with_prefetches_per_instr"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_UNIT "per instruction"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT0 "L2_RQSTS.ALL_CODE_RD"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_l1_i_code_read_misses_with_prefetches_per_instr_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_l1_i_code_read_misses_with_prefetches_per_instr(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_l1_i_code_read_misses_with_prefetches_per_instr_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT_COUNT, c, value);
+}
+
+/*
+ * l2_demand_data_read_hits_per_instr (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] MEM_LOAD_RETIRED.L2_HIT (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_NAME "l2_demand_data_read_hits_per_instr"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_UNIT "per instruction"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT0 "MEM_LOAD_RETIRED.L2_HIT"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_l2_demand_data_read_hits_per_instr_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_l2_demand_data_read_hits_per_instr(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_l2_demand_data_read_hits_per_instr_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT_COUNT, c, value);
+}
+
+/*
+ * l2_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] L2_LINES_IN.ALL (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_MPI_NAME "l2_mpi"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_MPI_UNIT "per instruction"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_MPI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_MPI_EVENT0 "L2_LINES_IN.ALL"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_l2_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_l2_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_l2_mpi_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_L2_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * l2_demand_data_read_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] MEM_LOAD_RETIRED.L2_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_DEMAND_DATA_READ_MPI_NAME "l2_demand_data_read_mpi"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_DEMAND_DATA_READ_MPI_UNIT "per instruction"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT0 "MEM_LOAD_RETIRED.L2_MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_l2_demand_data_read_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_l2_demand_data_read_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_l2_demand_data_read_mpi_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * l2_demand_code_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] L2_RQSTS.CODE_RD_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_DEMAND_CODE_MPI_NAME "l2_demand_code_mpi"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_DEMAND_CODE_MPI_UNIT "per instruction"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_DEMAND_CODE_MPI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_DEMAND_CODE_MPI_EVENT0 "L2_RQSTS.CODE_RD_MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_DEMAND_CODE_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_l2_demand_code_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_l2_demand_code_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_l2_demand_code_mpi_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_L2_DEMAND_CODE_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * itlb_2nd_level_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] ITLB_MISSES.WALK_COMPLETED (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ITLB_2ND_LEVEL_MPI_NAME "itlb_2nd_level_mpi"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ITLB_2ND_LEVEL_MPI_UNIT "per instruction"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ITLB_2ND_LEVEL_MPI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ITLB_2ND_LEVEL_MPI_EVENT0 "ITLB_MISSES.WALK_COMPLETED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ITLB_2ND_LEVEL_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_itlb_2nd_level_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_itlb_2nd_level_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_itlb_2nd_level_mpi_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_ITLB_2ND_LEVEL_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * itlb_2nd_level_large_page_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] ITLB_MISSES.WALK_COMPLETED_2M_4M (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ITLB_2ND_LEVEL_LARGE_PAGE_MPI_NAME "itlb_2nd_level_large_page_mpi"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ITLB_2ND_LEVEL_LARGE_PAGE_MPI_UNIT "per instruction"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ITLB_2ND_LEVEL_LARGE_PAGE_MPI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ITLB_2ND_LEVEL_LARGE_PAGE_MPI_EVENT0 "ITLB_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ITLB_2ND_LEVEL_LARGE_PAGE_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_itlb_2nd_level_large_page_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_itlb_2nd_level_large_page_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_itlb_2nd_level_large_page_mpi_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_ITLB_2ND_LEVEL_LARGE_PAGE_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * dtlb_2nd_level_load_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] DTLB_LOAD_MISSES.WALK_COMPLETED (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_2ND_LEVEL_LOAD_MPI_NAME "dtlb_2nd_level_load_mpi"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_2ND_LEVEL_LOAD_MPI_UNIT "per instruction"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_2ND_LEVEL_LOAD_MPI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_2ND_LEVEL_LOAD_MPI_EVENT0 "DTLB_LOAD_MISSES.WALK_COMPLETED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_2ND_LEVEL_LOAD_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_dtlb_2nd_level_load_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_dtlb_2nd_level_load_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_dtlb_2nd_level_load_mpi_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_2ND_LEVEL_LOAD_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * dtlb_2nd_level_2mb_large_page_load_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_2ND_LEVEL_2MB_LARGE_PAGE_LOAD_MPI_NAME "dtlb_2nd_level_2mb_large_page_load_mpi"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_2ND_LEVEL_2MB_LARGE_PAGE_LOAD_MPI_UNIT "per instruction"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_2ND_LEVEL_2MB_LARGE_PAGE_LOAD_MPI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_2ND_LEVEL_2MB_LARGE_PAGE_LOAD_MPI_EVENT0 "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_2ND_LEVEL_2MB_LARGE_PAGE_LOAD_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_dtlb_2nd_level_2mb_large_page_load_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_dtlb_2nd_level_2mb_large_page_load_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_dtlb_2nd_level_2mb_large_page_load_mpi_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_2ND_LEVEL_2MB_LARGE_PAGE_LOAD_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * dtlb_2nd_level_store_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] DTLB_STORE_MISSES.WALK_COMPLETED (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_2ND_LEVEL_STORE_MPI_NAME "dtlb_2nd_level_store_mpi"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_2ND_LEVEL_STORE_MPI_UNIT "per instruction"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_2ND_LEVEL_STORE_MPI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_2ND_LEVEL_STORE_MPI_EVENT0 "DTLB_STORE_MISSES.WALK_COMPLETED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_2ND_LEVEL_STORE_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_dtlb_2nd_level_store_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_dtlb_2nd_level_store_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_dtlb_2nd_level_store_mpi_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_2ND_LEVEL_STORE_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * percent_uops_delivered_from_decoded_icache (percent, level 1, per CPU): 100 * (a / (a + b +
+ * c + d))
+ *
+ * Events: [0] IDQ.DSB_UOPS (CORE); [1] IDQ.MITE_UOPS (CORE); [2] IDQ.MS_UOPS (CORE); [3]
+ * LSD.UOPS (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_NAME "percent_uops_delivered_from_decoded_icache"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT_COUNT 4U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT1 "IDQ.MITE_UOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT2 "IDQ.MS_UOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT3 "LSD.UOPS"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_percent_uops_delivered_from_decoded_icache_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_percent_uops_delivered_from_decoded_icache(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_percent_uops_delivered_from_decoded_icache_steps, 11U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT_COUNT, c, value);
+}
+
+/*
+ * percent_uops_delivered_from_legacy_decode_pipeline (percent, level 1, per CPU): 100 * (b /
+ * (a + b + c + d))
+ *
+ * Events: [0] IDQ.DSB_UOPS (CORE); [1] IDQ.MITE_UOPS (CORE); [2] IDQ.MS_UOPS (CORE); [3]
+ * LSD.UOPS (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_NAME "percent_uops_delivered_from_legacy_decode_pipeline"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT_COUNT 4U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT1 "IDQ.MITE_UOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT2 "IDQ.MS_UOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT3 "LSD.UOPS"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_percent_uops_delivered_from_legacy_decode_pipeline_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_percent_uops_delivered_from_legacy_decode_pipeline(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_percent_uops_delivered_from_legacy_decode_pipeline_steps, 11U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT_COUNT, c, value);
+}
+
+/*
+ * percent_uops_delivered_from_microcode_sequencer (percent, level 1, per CPU): 100 * (c / (a +
+ * b + c + d))
+ *
+ * Events: [0] IDQ.DSB_UOPS (CORE); [1] IDQ.MITE_UOPS (CORE); [2] IDQ.MS_UOPS (CORE); [3]
+ * LSD.UOPS (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_NAME "percent_uops_delivered_from_microcode_sequencer"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT_COUNT 4U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT1 "IDQ.MITE_UOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT2 "IDQ.MS_UOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT3 "LSD.UOPS"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_percent_uops_delivered_from_microcode_sequencer_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_percent_uops_delivered_from_microcode_sequencer(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_percent_uops_delivered_from_microcode_sequencer_steps, 11U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT_COUNT, c, value);
+}
+
+/*
+ * ICache_Misses (percent, level 3, per CPU): 100 * (a / b)
+ *
+ * Events: [0] ICACHE_DATA.STALLS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ICACHE_MISSES_NAME "ICache_Misses"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ICACHE_MISSES_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ICACHE_MISSES_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ICACHE_MISSES_EVENT0 "ICACHE_DATA.STALLS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ICACHE_MISSES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_icache_misses_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_icache_misses(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_icache_misses_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_ICACHE_MISSES_EVENT_COUNT, c, value);
+}
+
+/*
+ * Code_L2_Hit (percent, level 4, per CPU): 100 * max(0, a / b - c / b)
+ *
+ * Events: [0] ICACHE_DATA.STALLS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE); [2]
+ * OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_L2_HIT_NAME "Code_L2_Hit"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_L2_HIT_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_L2_HIT_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_L2_HIT_EVENT0 "ICACHE_DATA.STALLS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_L2_HIT_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_L2_HIT_EVENT2 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_code_l2_hit_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_code_l2_hit(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_code_l2_hit_steps, 11U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_CODE_L2_HIT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Code_L2_Miss (percent, level 4, per CPU): 100 * (a / b)
+ *
+ * Events: [0] OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD (CORE); [1]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_L2_MISS_NAME "Code_L2_Miss"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_L2_MISS_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_L2_MISS_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_L2_MISS_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_L2_MISS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_code_l2_miss_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_code_l2_miss(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_code_l2_miss_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_CODE_L2_MISS_EVENT_COUNT, c, value);
+}
+
+/*
+ * ITLB_Misses (percent, level 3, per CPU): 100 * (a / b)
+ *
+ * Events: [0] ICACHE_TAG.STALLS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ITLB_MISSES_NAME "ITLB_Misses"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ITLB_MISSES_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ITLB_MISSES_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ITLB_MISSES_EVENT0 "ICACHE_TAG.STALLS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ITLB_MISSES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_itlb_misses_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_itlb_misses(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_itlb_misses_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_ITLB_MISSES_EVENT_COUNT, c, value);
+}
+
+/*
+ * Code_STLB_Hit (percent, level 4, per CPU): 100 * max(0, a / b - c / b)
+ *
+ * Events: [0] ICACHE_TAG.STALLS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE); [2]
+ * ITLB_MISSES.WALK_ACTIVE (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_HIT_NAME "Code_STLB_Hit"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_HIT_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_HIT_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_HIT_EVENT0 "ICACHE_TAG.STALLS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_HIT_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_HIT_EVENT2 "ITLB_MISSES.WALK_ACTIVE"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_code_stlb_hit_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_code_stlb_hit(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_code_stlb_hit_steps, 11U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_HIT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Code_STLB_Miss (percent, level 4, per CPU): 100 * (a / b)
+ *
+ * Events: [0] ITLB_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_NAME "Code_STLB_Miss"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_EVENT0 "ITLB_MISSES.WALK_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_code_stlb_miss_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_code_stlb_miss(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_code_stlb_miss_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Code_STLB_Miss_4K (percent, level 5, per CPU): 100 * (a / b * c / (c + d))
+ *
+ * Events: [0] ITLB_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE); [2]
+ * ITLB_MISSES.WALK_COMPLETED_4K (CORE); [3] ITLB_MISSES.WALK_COMPLETED_2M_4M (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_4K_NAME "Code_STLB_Miss_4K"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_4K_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_4K_EVENT_COUNT 4U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_4K_EVENT0 "ITLB_MISSES.WALK_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_4K_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_4K_EVENT2 "ITLB_MISSES.WALK_COMPLETED_4K"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_4K_EVENT3 "ITLB_MISSES.WALK_COMPLETED_2M_4M"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_code_stlb_miss_4k_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_code_stlb_miss_4k(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_code_stlb_miss_4k_steps, 11U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_4K_EVENT_COUNT, c, value);
+}
+
+/*
+ * Code_STLB_Miss_2M (percent, level 5, per CPU): 100 * (a / b * c / (d + c))
+ *
+ * Events: [0] ITLB_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE); [2]
+ * ITLB_MISSES.WALK_COMPLETED_2M_4M (CORE); [3] ITLB_MISSES.WALK_COMPLETED_4K (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_2M_NAME "Code_STLB_Miss_2M"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_2M_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_2M_EVENT_COUNT 4U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_2M_EVENT0 "ITLB_MISSES.WALK_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_2M_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_2M_EVENT2 "ITLB_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_2M_EVENT3 "ITLB_MISSES.WALK_COMPLETED_4K"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_code_stlb_miss_2m_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_code_stlb_miss_2m(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_code_stlb_miss_2m_steps, 11U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_CODE_STLB_MISS_2M_EVENT_COUNT, c, value);
+}
+
+/*
+ * LCP (percent, level 3, per CPU): 100 * (a / b)
+ *
+ * Events: [0] DECODE.LCP (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LCP_NAME "LCP"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LCP_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LCP_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LCP_EVENT0 "DECODE.LCP"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LCP_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_lcp_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_lcp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_lcp_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_LCP_EVENT_COUNT, c, value);
+}
+
+/*
+ * DSB_Switches (percent, level 3, per CPU): 100 * (a / b)
+ *
+ * Events: [0] DSB2MITE_SWITCHES.PENALTY_CYCLES (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DSB_SWITCHES_NAME "DSB_Switches"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DSB_SWITCHES_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DSB_SWITCHES_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DSB_SWITCHES_EVENT0 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DSB_SWITCHES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_dsb_switches_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_dsb_switches(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_dsb_switches_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_DSB_SWITCHES_EVENT_COUNT, c, value);
+}
+
+/*
+ * MITE (percent, level 3, per CPU): 100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)
+ *
+ * Events: [0] IDQ.MITE_CYCLES_ANY (CORE); [1] IDQ.MITE_CYCLES_OK (CORE); [2]
+ * CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MITE_NAME "MITE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MITE_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MITE_EVENT_COUNT 4U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MITE_EVENT0 "IDQ.MITE_CYCLES_ANY"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MITE_EVENT1 "IDQ.MITE_CYCLES_OK"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MITE_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MITE_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_mite_steps[12] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_mite(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_mite_steps, 12U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_MITE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Decoder0_Alone (percent, level 4, per CPU): 100 * ((a - b) / (c if HYPERTHREADING_ON else d)
+ * / 2)
+ *
+ * Events: [0] INST_DECODED.DECODERS (CORE, threshold 1); [1] INST_DECODED.DECODERS (CORE,
+ * threshold 2); [2] CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DECODER0_ALONE_NAME "Decoder0_Alone"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DECODER0_ALONE_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DECODER0_ALONE_EVENT_COUNT 4U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DECODER0_ALONE_EVENT0 "INST_DECODED.DECODERS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DECODER0_ALONE_EVENT1 "INST_DECODED.DECODERS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DECODER0_ALONE_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DECODER0_ALONE_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_decoder0_alone_steps[12] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_decoder0_alone(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_decoder0_alone_steps, 12U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_DECODER0_ALONE_EVENT_COUNT, c, value);
+}
+
+/*
+ * DSB (percent, level 3, per CPU): 100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)
+ *
+ * Events: [0] IDQ.DSB_CYCLES_ANY (CORE); [1] IDQ.DSB_CYCLES_OK (CORE); [2]
+ * CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DSB_NAME "DSB"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DSB_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DSB_EVENT_COUNT 4U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DSB_EVENT0 "IDQ.DSB_CYCLES_ANY"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DSB_EVENT1 "IDQ.DSB_CYCLES_OK"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DSB_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DSB_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_dsb_steps[12] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_dsb(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_dsb_steps, 12U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_DSB_EVENT_COUNT, c, value);
+}
+
+/*
+ * L1_Bound (percent, level 3, per CPU): 100 * max((a - b) / c, 0)
+ *
+ * Events: [0] EXE_ACTIVITY.BOUND_ON_LOADS (CORE); [1] MEMORY_ACTIVITY.STALLS_L1D_MISS (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_BOUND_NAME "L1_Bound"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_BOUND_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_BOUND_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_BOUND_EVENT0 "EXE_ACTIVITY.BOUND_ON_LOADS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_BOUND_EVENT1 "MEMORY_ACTIVITY.STALLS_L1D_MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_BOUND_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_l1_bound_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_l1_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_l1_bound_steps, 9U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_L1_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * DTLB_Load (percent, level 4, per CPU): 100 * (min(7 * a + b, max(c - d, 0)) / e)
+ *
+ * Events: [0] DTLB_LOAD_MISSES.STLB_HIT (CORE, threshold 1); [1] DTLB_LOAD_MISSES.WALK_ACTIVE
+ * (CORE); [2] CYCLE_ACTIVITY.CYCLES_MEM_ANY (CORE); [3] MEMORY_ACTIVITY.CYCLES_L1D_MISS
+ * (CORE); [4] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_LOAD_NAME "DTLB_Load"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_LOAD_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_LOAD_EVENT_COUNT 5U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_LOAD_EVENT0 "DTLB_LOAD_MISSES.STLB_HIT"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_LOAD_EVENT1 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_LOAD_EVENT2 "CYCLE_ACTIVITY.CYCLES_MEM_ANY"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_LOAD_EVENT3 "MEMORY_ACTIVITY.CYCLES_L1D_MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_LOAD_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_dtlb_load_steps[15] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 7.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_dtlb_load(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_dtlb_load_steps, 15U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_LOAD_EVENT_COUNT, c, value);
+}
+
+/*
+ * Load_STLB_Hit (percent, level 5, per CPU): 100 * (min(7 * a + b, max(c - d, 0)) / e - b / e)
+ *
+ * Events: [0] DTLB_LOAD_MISSES.STLB_HIT (CORE, threshold 1); [1] DTLB_LOAD_MISSES.WALK_ACTIVE
+ * (CORE); [2] CYCLE_ACTIVITY.CYCLES_MEM_ANY (CORE); [3] MEMORY_ACTIVITY.CYCLES_L1D_MISS
+ * (CORE); [4] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_HIT_NAME "Load_STLB_Hit"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_HIT_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_HIT_EVENT_COUNT 5U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_HIT_EVENT0 "DTLB_LOAD_MISSES.STLB_HIT"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_HIT_EVENT1 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_HIT_EVENT2 "CYCLE_ACTIVITY.CYCLES_MEM_ANY"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_HIT_EVENT3 "MEMORY_ACTIVITY.CYCLES_L1D_MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_HIT_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_load_stlb_hit_steps[19] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 7.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_load_stlb_hit(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_load_stlb_hit_steps, 19U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_HIT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Load_STLB_Miss (percent, level 5, per CPU): 100 * (a / b)
+ *
+ * Events: [0] DTLB_LOAD_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_NAME "Load_STLB_Miss"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_EVENT0 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_load_stlb_miss_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_load_stlb_miss(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_load_stlb_miss_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Load_STLB_Miss_4K (percent, level 6, per CPU): 100 * (a / b * c / (c + d + e))
+ *
+ * Events: [0] DTLB_LOAD_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE); [2]
+ * DTLB_LOAD_MISSES.WALK_COMPLETED_4K (CORE); [3] DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M (CORE);
+ * [4] DTLB_LOAD_MISSES.WALK_COMPLETED_1G (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_4K_NAME "Load_STLB_Miss_4K"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_4K_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_4K_EVENT_COUNT 5U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_4K_EVENT0 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_4K_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_4K_EVENT2 "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_4K_EVENT3 "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_4K_EVENT4 "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_load_stlb_miss_4k_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_load_stlb_miss_4k(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_load_stlb_miss_4k_steps, 13U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_4K_EVENT_COUNT, c, value);
+}
+
+/*
+ * Load_STLB_Miss_2M (percent, level 6, per CPU): 100 * (a / b * c / (d + c + e))
+ *
+ * Events: [0] DTLB_LOAD_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE); [2]
+ * DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M (CORE); [3] DTLB_LOAD_MISSES.WALK_COMPLETED_4K (CORE);
+ * [4] DTLB_LOAD_MISSES.WALK_COMPLETED_1G (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_2M_NAME "Load_STLB_Miss_2M"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_2M_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_2M_EVENT_COUNT 5U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_2M_EVENT0 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_2M_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_2M_EVENT2 "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_2M_EVENT3 "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_2M_EVENT4 "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_load_stlb_miss_2m_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_load_stlb_miss_2m(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_load_stlb_miss_2m_steps, 13U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_2M_EVENT_COUNT, c, value);
+}
+
+/*
+ * Load_STLB_Miss_1G (percent, level 6, per CPU): 100 * (a / b * c / (d + e + c))
+ *
+ * Events: [0] DTLB_LOAD_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE); [2]
+ * DTLB_LOAD_MISSES.WALK_COMPLETED_1G (CORE); [3] DTLB_LOAD_MISSES.WALK_COMPLETED_4K (CORE);
+ * [4] DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_1G_NAME "Load_STLB_Miss_1G"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_1G_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_1G_EVENT_COUNT 5U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_1G_EVENT0 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_1G_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_1G_EVENT2 "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_1G_EVENT3 "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_1G_EVENT4 "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_load_stlb_miss_1g_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_load_stlb_miss_1g(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_load_stlb_miss_1g_steps, 13U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_STLB_MISS_1G_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_Fwd_Blk (percent, level 4, per CPU): 100 * (13 * a / b)
+ *
+ * Events: [0] LD_BLOCKS.STORE_FORWARD (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_FWD_BLK_NAME "Store_Fwd_Blk"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_FWD_BLK_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_FWD_BLK_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_FWD_BLK_EVENT0 "LD_BLOCKS.STORE_FORWARD"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_FWD_BLK_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_store_fwd_blk_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 13.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_store_fwd_blk(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_store_fwd_blk_steps, 7U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_STORE_FWD_BLK_EVENT_COUNT, c, value);
+}
+
+/*
+ * L1_Latency_Dependency (percent, level 4, per CPU): 100 * (min(2 * (a - b - c) * 20 / 100,
+ * max(e - f, 0)) / g)
+ *
+ * Events: [0] MEM_INST_RETIRED.ALL_LOADS (CORE); [1] MEM_LOAD_RETIRED.FB_HIT (CORE); [2]
+ * MEM_LOAD_RETIRED.L1_MISS (CORE); [3] CYCLE_ACTIVITY.CYCLES_MEM_ANY (CORE); [4]
+ * MEMORY_ACTIVITY.CYCLES_L1D_MISS (CORE); [5] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_NAME "L1_Latency_Dependency"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT_COUNT 6U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT0 "MEM_INST_RETIRED.ALL_LOADS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT1 "MEM_LOAD_RETIRED.FB_HIT"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT2 "MEM_LOAD_RETIRED.L1_MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT3 "CYCLE_ACTIVITY.CYCLES_MEM_ANY"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT4 "MEMORY_ACTIVITY.CYCLES_L1D_MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT5 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_l1_latency_dependency_steps[21] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 20.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_l1_latency_dependency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_l1_latency_dependency_steps, 21U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Lock_Latency (percent, level 4, per CPU): 100 * (a / b)
+ *
+ * Events: [0] LOCK_CYCLES.CACHE_LOCK_DURATION (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOCK_LATENCY_NAME "Lock_Latency"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOCK_LATENCY_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOCK_LATENCY_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOCK_LATENCY_EVENT0 "LOCK_CYCLES.CACHE_LOCK_DURATION"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOCK_LATENCY_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_lock_latency_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_lock_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_lock_latency_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_LOCK_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Split_Loads (percent, level 4, per CPU): 100 * (a * (b / c) / d)
+ *
+ * Events: [0] MEM_INST_RETIRED.SPLIT_LOADS (CORE); [1] L1D_PEND_MISS.PENDING (CORE); [2]
+ * MEM_LOAD_COMPLETED.L1_MISS_ANY (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SPLIT_LOADS_NAME "Split_Loads"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SPLIT_LOADS_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SPLIT_LOADS_EVENT_COUNT 4U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SPLIT_LOADS_EVENT0 "MEM_INST_RETIRED.SPLIT_LOADS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SPLIT_LOADS_EVENT1 "L1D_PEND_MISS.PENDING"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SPLIT_LOADS_EVENT2 "MEM_LOAD_COMPLETED.L1_MISS_ANY"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SPLIT_LOADS_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_split_loads_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_split_loads(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_split_loads_steps, 9U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_SPLIT_LOADS_EVENT_COUNT, c, value);
+}
+
+/*
+ * FB_Full (percent, level 4, per CPU): 100 * (a / b)
+ *
+ * Events: [0] L1D_PEND_MISS.FB_FULL (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_FB_FULL_NAME "FB_Full"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_FB_FULL_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_FB_FULL_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_FB_FULL_EVENT0 "L1D_PEND_MISS.FB_FULL"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_FB_FULL_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_fb_full_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_fb_full(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_fb_full_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_FB_FULL_EVENT_COUNT, c, value);
+}
+
+/*
+ * L2_Bound (percent, level 3, per CPU): 100 * ((a - b) / c)
+ *
+ * Events: [0] MEMORY_ACTIVITY.STALLS_L1D_MISS (CORE); [1] MEMORY_ACTIVITY.STALLS_L2_MISS
+ * (CORE); [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_BOUND_NAME "L2_Bound"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_BOUND_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_BOUND_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_BOUND_EVENT0 "MEMORY_ACTIVITY.STALLS_L1D_MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_BOUND_EVENT1 "MEMORY_ACTIVITY.STALLS_L2_MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L2_BOUND_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_l2_bound_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_l2_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_l2_bound_steps, 7U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_L2_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * L3_Bound (percent, level 3, per CPU): 100 * ((a - b) / c)
+ *
+ * Events: [0] MEMORY_ACTIVITY.STALLS_L2_MISS (CORE); [1] MEMORY_ACTIVITY.STALLS_L3_MISS
+ * (CORE); [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L3_BOUND_NAME "L3_Bound"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L3_BOUND_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L3_BOUND_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L3_BOUND_EVENT0 "MEMORY_ACTIVITY.STALLS_L2_MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L3_BOUND_EVENT1 "MEMORY_ACTIVITY.STALLS_L3_MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L3_BOUND_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_l3_bound_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_l3_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_l3_bound_steps, 7U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_L3_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * SQ_Full (percent, level 4, per CPU): 100 * ((a + b) / c)
+ *
+ * Events: [0] XQ.FULL_CYCLES (CORE); [1] L1D_PEND_MISS.L2_STALLS (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SQ_FULL_NAME "SQ_Full"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SQ_FULL_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SQ_FULL_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SQ_FULL_EVENT0 "XQ.FULL_CYCLES"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SQ_FULL_EVENT1 "L1D_PEND_MISS.L2_STALLS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SQ_FULL_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_sq_full_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_sq_full(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_sq_full_steps, 7U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_SQ_FULL_EVENT_COUNT, c, value);
+}
+
+/*
+ * L3_Miss_Bound (percent, level 3, per CPU): 100 * (a / b)
+ *
+ * Events: [0] MEMORY_ACTIVITY.STALLS_L3_MISS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L3_MISS_BOUND_NAME "L3_Miss_Bound"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L3_MISS_BOUND_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L3_MISS_BOUND_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L3_MISS_BOUND_EVENT0 "MEMORY_ACTIVITY.STALLS_L3_MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_L3_MISS_BOUND_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_l3_miss_bound_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_l3_miss_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_l3_miss_bound_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_L3_MISS_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * MBA_Stalls (percent, level 5, per CPU): 100 * (a / b)
+ *
+ * Events: [0] INT_MISC.MBA_STALLS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MBA_STALLS_NAME "MBA_Stalls"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MBA_STALLS_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MBA_STALLS_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MBA_STALLS_EVENT0 "INT_MISC.MBA_STALLS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MBA_STALLS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_mba_stalls_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_mba_stalls(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_mba_stalls_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_MBA_STALLS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_Bound (percent, level 3, per CPU): 100 * (a / b)
+ *
+ * Events: [0] EXE_ACTIVITY.BOUND_ON_STORES (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_BOUND_NAME "Store_Bound"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_BOUND_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_BOUND_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_BOUND_EVENT0 "EXE_ACTIVITY.BOUND_ON_STORES"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_BOUND_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_store_bound_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_store_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_store_bound_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_STORE_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_Latency (percent, level 4, per CPU): 100 * ((a * 10 * (1 - b / c) + (1 - b / c) *
+ * min(d, e)) / d)
+ *
+ * Events: [0] MEM_STORE_RETIRED.L2_HIT (CORE); [1] MEM_INST_RETIRED.LOCK_LOADS (CORE); [2]
+ * MEM_INST_RETIRED.ALL_STORES (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE); [4]
+ * OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_LATENCY_NAME "Store_Latency"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_LATENCY_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_LATENCY_EVENT_COUNT 5U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_LATENCY_EVENT0 "MEM_STORE_RETIRED.L2_HIT"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_LATENCY_EVENT1 "MEM_INST_RETIRED.LOCK_LOADS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_LATENCY_EVENT2 "MEM_INST_RETIRED.ALL_STORES"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_LATENCY_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_LATENCY_EVENT4 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_store_latency_steps[23] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_store_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_store_latency_steps, 23U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_STORE_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Split_Stores (percent, level 4, per CPU): 100 * (a / (b if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] MEM_INST_RETIRED.SPLIT_STORES (CORE); [1] CPU_CLK_UNHALTED.DISTRIBUTED (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SPLIT_STORES_NAME "Split_Stores"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SPLIT_STORES_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SPLIT_STORES_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SPLIT_STORES_EVENT0 "MEM_INST_RETIRED.SPLIT_STORES"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SPLIT_STORES_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SPLIT_STORES_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_split_stores_steps[8] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_split_stores(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_split_stores_steps, 8U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_SPLIT_STORES_EVENT_COUNT, c, value);
+}
+
+/*
+ * DTLB_Store (percent, level 4, per CPU): 100 * ((7 * a + b) / (c if HYPERTHREADING_ON else
+ * d))
+ *
+ * Events: [0] DTLB_STORE_MISSES.STLB_HIT (CORE, threshold 1); [1]
+ * DTLB_STORE_MISSES.WALK_ACTIVE (CORE); [2] CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [3]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_STORE_NAME "DTLB_Store"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_STORE_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_STORE_EVENT_COUNT 4U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_STORE_EVENT0 "DTLB_STORE_MISSES.STLB_HIT"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_STORE_EVENT1 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_STORE_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_STORE_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_dtlb_store_steps[12] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 7.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_dtlb_store(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_dtlb_store_steps, 12U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_DTLB_STORE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_STLB_Hit (percent, level 5, per CPU): 100 * ((7 * a + b) / (c if HYPERTHREADING_ON
+ * else d) - b / (c if HYPERTHREADING_ON else d))
+ *
+ * Events: [0] DTLB_STORE_MISSES.STLB_HIT (CORE, threshold 1); [1]
+ * DTLB_STORE_MISSES.WALK_ACTIVE (CORE); [2] CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [3]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_HIT_NAME "Store_STLB_Hit"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_HIT_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_HIT_EVENT_COUNT 4U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_HIT_EVENT0 "DTLB_STORE_MISSES.STLB_HIT"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_HIT_EVENT1 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_HIT_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_HIT_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_store_stlb_hit_steps[19] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 7.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_store_stlb_hit(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_store_stlb_hit_steps, 19U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_HIT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_STLB_Miss (percent, level 5, per CPU): 100 * (a / (b if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] DTLB_STORE_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.DISTRIBUTED (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_NAME "Store_STLB_Miss"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_EVENT0 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_store_stlb_miss_steps[8] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_store_stlb_miss(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_store_stlb_miss_steps, 8U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_STLB_Miss_4K (percent, level 6, per CPU): 100 * (a / (b if HYPERTHREADING_ON else c) *
+ * d / (d + e + f))
+ *
+ * Events: [0] DTLB_STORE_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.DISTRIBUTED (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3] DTLB_STORE_MISSES.WALK_COMPLETED_4K (CORE); [4]
+ * DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M (CORE); [5] DTLB_STORE_MISSES.WALK_COMPLETED_1G
+ * (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_4K_NAME "Store_STLB_Miss_4K"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_4K_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT_COUNT 6U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT0 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT3 "DTLB_STORE_MISSES.WALK_COMPLETED_4K"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT4 "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT5 "DTLB_STORE_MISSES.WALK_COMPLETED_1G"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_store_stlb_miss_4k_steps[16] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_store_stlb_miss_4k(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_store_stlb_miss_4k_steps, 16U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_STLB_Miss_2M (percent, level 6, per CPU): 100 * (a / (b if HYPERTHREADING_ON else c) *
+ * d / (e + d + f))
+ *
+ * Events: [0] DTLB_STORE_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.DISTRIBUTED (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3] DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M (CORE); [4]
+ * DTLB_STORE_MISSES.WALK_COMPLETED_4K (CORE); [5] DTLB_STORE_MISSES.WALK_COMPLETED_1G (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_2M_NAME "Store_STLB_Miss_2M"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_2M_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT_COUNT 6U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT0 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT3 "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT4 "DTLB_STORE_MISSES.WALK_COMPLETED_4K"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT5 "DTLB_STORE_MISSES.WALK_COMPLETED_1G"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_store_stlb_miss_2m_steps[16] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_store_stlb_miss_2m(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_store_stlb_miss_2m_steps, 16U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_STLB_Miss_1G (percent, level 6, per CPU): 100 * (a / (b if HYPERTHREADING_ON else c) *
+ * d / (e + f + d))
+ *
+ * Events: [0] DTLB_STORE_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.DISTRIBUTED (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3] DTLB_STORE_MISSES.WALK_COMPLETED_1G (CORE); [4]
+ * DTLB_STORE_MISSES.WALK_COMPLETED_4K (CORE); [5] DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M
+ * (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_1G_NAME "Store_STLB_Miss_1G"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_1G_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT_COUNT 6U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT0 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT3 "DTLB_STORE_MISSES.WALK_COMPLETED_1G"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT4 "DTLB_STORE_MISSES.WALK_COMPLETED_4K"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT5 "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_store_stlb_miss_1g_steps[16] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_store_stlb_miss_1g(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_store_stlb_miss_1g_steps, 16U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT_COUNT, c, value);
+}
+
+/*
+ * Divider (percent, level 3, per CPU): 100 * (a / b)
+ *
+ * Events: [0] ARITH.DIV_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DIVIDER_NAME "Divider"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DIVIDER_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DIVIDER_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DIVIDER_EVENT0 "ARITH.DIV_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_DIVIDER_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_divider_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_divider(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_divider_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_DIVIDER_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Divider (percent, level 4, per CPU): 100 * (a / b)
+ *
+ * Events: [0] ARITH.FPDIV_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_FP_DIVIDER_NAME "FP_Divider"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_FP_DIVIDER_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_FP_DIVIDER_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_FP_DIVIDER_EVENT0 "ARITH.FPDIV_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_FP_DIVIDER_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_fp_divider_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_fp_divider(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_fp_divider_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_FP_DIVIDER_EVENT_COUNT, c, value);
+}
+
+/*
+ * INT_Divider (percent, level 4, per CPU): 100 * (a / b - c / b)
+ *
+ * Events: [0] ARITH.DIV_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE); [2]
+ * ARITH.FPDIV_ACTIVE (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INT_DIVIDER_NAME "INT_Divider"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INT_DIVIDER_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INT_DIVIDER_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INT_DIVIDER_EVENT0 "ARITH.DIV_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INT_DIVIDER_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INT_DIVIDER_EVENT2 "ARITH.FPDIV_ACTIVE"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_int_divider_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_int_divider(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_int_divider_steps, 9U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INT_DIVIDER_EVENT_COUNT, c, value);
+}
+
+/*
+ * Serializing_Operation (percent, level 3, per CPU): 100 * (a / b + c / b)
+ *
+ * Events: [0] RESOURCE_STALLS.SCOREBOARD (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE); [2]
+ * CPU_CLK_UNHALTED.C02 (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SERIALIZING_OPERATION_NAME "Serializing_Operation"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SERIALIZING_OPERATION_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SERIALIZING_OPERATION_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SERIALIZING_OPERATION_EVENT0 "RESOURCE_STALLS.SCOREBOARD"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SERIALIZING_OPERATION_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SERIALIZING_OPERATION_EVENT2 "CPU_CLK_UNHALTED.C02"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_serializing_operation_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_serializing_operation(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_serializing_operation_steps, 9U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_SERIALIZING_OPERATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Slow_Pause (percent, level 4, per CPU): 100 * (a / b)
+ *
+ * Events: [0] CPU_CLK_UNHALTED.PAUSE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SLOW_PAUSE_NAME "Slow_Pause"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SLOW_PAUSE_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SLOW_PAUSE_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SLOW_PAUSE_EVENT0 "CPU_CLK_UNHALTED.PAUSE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_SLOW_PAUSE_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_slow_pause_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_slow_pause(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_slow_pause_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_SLOW_PAUSE_EVENT_COUNT, c, value);
+}
+
+/*
+ * C01_Wait (percent, level 4, per CPU): 100 * (a / b)
+ *
+ * Events: [0] CPU_CLK_UNHALTED.C01 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_C01_WAIT_NAME "C01_Wait"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_C01_WAIT_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_C01_WAIT_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_C01_WAIT_EVENT0 "CPU_CLK_UNHALTED.C01"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_C01_WAIT_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_c01_wait_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_c01_wait(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_c01_wait_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_C01_WAIT_EVENT_COUNT, c, value);
+}
+
+/*
+ * C02_Wait (percent, level 4, per CPU): 100 * (a / b)
+ *
+ * Events: [0] CPU_CLK_UNHALTED.C02 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_C02_WAIT_NAME "C02_Wait"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_C02_WAIT_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_C02_WAIT_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_C02_WAIT_EVENT0 "CPU_CLK_UNHALTED.C02"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_C02_WAIT_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_c02_wait_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_c02_wait(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_c02_wait_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_C02_WAIT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Memory_Fence (percent, level 4, per CPU): 100 * (13 * a / b)
+ *
+ * Events: [0] MISC2_RETIRED.LFENCE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEMORY_FENCE_NAME "Memory_Fence"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEMORY_FENCE_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEMORY_FENCE_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEMORY_FENCE_EVENT0 "MISC2_RETIRED.LFENCE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEMORY_FENCE_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_memory_fence_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 13.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_memory_fence(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_memory_fence_steps, 7U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_MEMORY_FENCE_EVENT_COUNT, c, value);
+}
+
+/*
+ * AMX_Busy (percent, level 3, per CPU): 100 * (a / (b if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] EXE.AMX_BUSY (CORE); [1] CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_AMX_BUSY_NAME "AMX_Busy"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_AMX_BUSY_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_AMX_BUSY_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_AMX_BUSY_EVENT0 "EXE.AMX_BUSY"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_AMX_BUSY_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_AMX_BUSY_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_amx_busy_steps[8] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_amx_busy(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_amx_busy_steps, 8U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_AMX_BUSY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Ports_Utilized_0 (percent, level 4, per CPU): 100 * ((a + max(b - c, 0)) / d * (e - f) / d)
+ *
+ * Events: [0] EXE_ACTIVITY.EXE_BOUND_0_PORTS (CORE); [1] RS.EMPTY_RESOURCE (CORE); [2]
+ * RESOURCE_STALLS.SCOREBOARD (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE); [4]
+ * CYCLE_ACTIVITY.STALLS_TOTAL (CORE); [5] EXE_ACTIVITY.BOUND_ON_LOADS (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_0_NAME "Ports_Utilized_0"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_0_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT_COUNT 6U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT0 "EXE_ACTIVITY.EXE_BOUND_0_PORTS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT1 "RS.EMPTY_RESOURCE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT2 "RESOURCE_STALLS.SCOREBOARD"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT4 "CYCLE_ACTIVITY.STALLS_TOTAL"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT5 "EXE_ACTIVITY.BOUND_ON_LOADS"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_ports_utilized_0_steps[17] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_ports_utilized_0(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_ports_utilized_0_steps, 17U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT_COUNT, c, value);
+}
+
+/*
+ * Mixing_Vectors (percent, level 5, per CPU): 100 * (160 * a / b)
+ *
+ * Events: [0] ASSISTS.SSE_AVX_MIX (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MIXING_VECTORS_NAME "Mixing_Vectors"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MIXING_VECTORS_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MIXING_VECTORS_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MIXING_VECTORS_EVENT0 "ASSISTS.SSE_AVX_MIX"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MIXING_VECTORS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_mixing_vectors_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 160.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_mixing_vectors(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_mixing_vectors_steps, 7U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_MIXING_VECTORS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Ports_Utilized_1 (percent, level 4, per CPU): 100 * (a / b)
+ *
+ * Events: [0] EXE_ACTIVITY.1_PORTS_UTIL (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_1_NAME "Ports_Utilized_1"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_1_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_1_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_1_EVENT0 "EXE_ACTIVITY.1_PORTS_UTIL"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_1_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_ports_utilized_1_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_ports_utilized_1(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_ports_utilized_1_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_1_EVENT_COUNT, c, value);
+}
+
+/*
+ * Ports_Utilized_2 (percent, level 4, per CPU): 100 * (a / b)
+ *
+ * Events: [0] EXE_ACTIVITY.2_PORTS_UTIL (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_2_NAME "Ports_Utilized_2"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_2_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_2_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_2_EVENT0 "EXE_ACTIVITY.2_PORTS_UTIL"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_2_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_ports_utilized_2_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_ports_utilized_2(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_ports_utilized_2_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_2_EVENT_COUNT, c, value);
+}
+
+/*
+ * Ports_Utilized_3m (percent, level 4, per CPU): 100 * (a / b)
+ *
+ * Events: [0] UOPS_EXECUTED.CYCLES_GE_3 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_3M_NAME "Ports_Utilized_3m"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_3M_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_3M_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_3M_EVENT0 "UOPS_EXECUTED.CYCLES_GE_3"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_3M_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_ports_utilized_3m_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_ports_utilized_3m(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_ports_utilized_3m_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_PORTS_UTILIZED_3M_EVENT_COUNT, c, value);
+}
+
+/*
+ * ALU_Op_Utilization (percent, level 5, per CPU): 100 * ((a + b + c + d) / (5 * (e if
+ * HYPERTHREADING_ON else f)))
+ *
+ * Events: [0] UOPS_DISPATCHED.PORT_0 (CORE); [1] UOPS_DISPATCHED.PORT_1 (CORE); [2]
+ * UOPS_DISPATCHED.PORT_5_11 (CORE); [3] UOPS_DISPATCHED.PORT_6 (CORE); [4]
+ * CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [5] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ALU_OP_UTILIZATION_NAME "ALU_Op_Utilization"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ALU_OP_UTILIZATION_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT_COUNT 6U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT0 "UOPS_DISPATCHED.PORT_0"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT1 "UOPS_DISPATCHED.PORT_1"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT2 "UOPS_DISPATCHED.PORT_5_11"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT3 "UOPS_DISPATCHED.PORT_6"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT4 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT5 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_alu_op_utilization_steps[16] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_alu_op_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_alu_op_utilization_steps, 16U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_0 (percent, level 6, per CPU): 100 * (a / (b if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED.PORT_0 (CORE); [1] CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORT_0_NAME "Port_0"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORT_0_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORT_0_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORT_0_EVENT0 "UOPS_DISPATCHED.PORT_0"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORT_0_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORT_0_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_port_0_steps[8] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_port_0(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_port_0_steps, 8U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_PORT_0_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_1 (percent, level 6, per CPU): 100 * (a / (b if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED.PORT_1 (CORE); [1] CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORT_1_NAME "Port_1"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORT_1_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORT_1_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORT_1_EVENT0 "UOPS_DISPATCHED.PORT_1"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORT_1_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORT_1_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_port_1_steps[8] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_port_1(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_port_1_steps, 8U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_PORT_1_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_6 (percent, level 6, per CPU): 100 * (a / (b if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED.PORT_6 (CORE); [1] CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORT_6_NAME "Port_6"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORT_6_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORT_6_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORT_6_EVENT0 "UOPS_DISPATCHED.PORT_6"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORT_6_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_PORT_6_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_port_6_steps[8] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_port_6(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_port_6_steps, 8U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_PORT_6_EVENT_COUNT, c, value);
+}
+
+/*
+ * Load_Op_Utilization (percent, level 5, per CPU): 100 * (a / (3 * (b if HYPERTHREADING_ON
+ * else c)))
+ *
+ * Events: [0] UOPS_DISPATCHED.PORT_2_3_10 (CORE); [1] CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_OP_UTILIZATION_NAME "Load_Op_Utilization"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_OP_UTILIZATION_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_OP_UTILIZATION_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_OP_UTILIZATION_EVENT0 "UOPS_DISPATCHED.PORT_2_3_10"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_OP_UTILIZATION_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_OP_UTILIZATION_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_load_op_utilization_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 3.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_load_op_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_load_op_utilization_steps, 10U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_LOAD_OP_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_Op_Utilization (percent, level 5, per CPU): 100 * ((a + b) / (4 * (c if
+ * HYPERTHREADING_ON else d)))
+ *
+ * Events: [0] UOPS_DISPATCHED.PORT_4_9 (CORE); [1] UOPS_DISPATCHED.PORT_7_8 (CORE); [2]
+ * CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_OP_UTILIZATION_NAME "Store_Op_Utilization"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_OP_UTILIZATION_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_OP_UTILIZATION_EVENT_COUNT 4U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_OP_UTILIZATION_EVENT0 "UOPS_DISPATCHED.PORT_4_9"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_OP_UTILIZATION_EVENT1 "UOPS_DISPATCHED.PORT_7_8"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_OP_UTILIZATION_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_STORE_OP_UTILIZATION_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_store_op_utilization_steps[12] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_store_op_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_store_op_utilization_steps, 12U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_STORE_OP_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_IPC (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_IPC_NAME "Info_Thread_IPC"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_IPC_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_IPC_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_IPC_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_IPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_thread_ipc_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_thread_ipc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_thread_ipc_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_IPC_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_CPI (per instruction, level 1, per CPU): 1 / (a / b)
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_CPI_NAME "Info_Thread_CPI"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_CPI_UNIT "per instruction"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_CPI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_CPI_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_CPI_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_thread_cpi_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_thread_cpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_thread_cpi_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_CPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_CLKS (a ratio, level 1, per CPU): a
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_CLKS_NAME "Info_Thread_CLKS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_CLKS_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_CLKS_EVENT_COUNT 1U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_CLKS_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_thread_clks_steps[1] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_thread_clks(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_thread_clks_steps, 1U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_CLKS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_Execute_per_Issue (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] UOPS_EXECUTED.THREAD (CORE); [1] UOPS_ISSUED.ANY (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_NAME "Info_Thread_Execute_per_Issue"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_EVENT0 "UOPS_EXECUTED.THREAD"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_EVENT1 "UOPS_ISSUED.ANY"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_thread_execute_per_issue_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_thread_execute_per_issue(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_thread_execute_per_issue_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Core_CoreIPC (a ratio, level 1, per CPU): a / (b if HYPERTHREADING_ON else c)
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_COREIPC_NAME "Info_Core_CoreIPC"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_COREIPC_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_COREIPC_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_COREIPC_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_COREIPC_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_COREIPC_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_core_coreipc_steps[6] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_core_coreipc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_core_coreipc_steps, 6U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_COREIPC_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Core_FLOPc (a ratio, level 1, per CPU): (1 * (a + b) + 2 * (c + d) + 4 * e + 8 * (f +
+ * g) + 16 * (h + i) + 32 * j) / (k if HYPERTHREADING_ON else l)
+ *
+ * Events: [0] FP_ARITH_INST_RETIRED.SCALAR (CORE); [1] FP_ARITH_INST_RETIRED2.SCALAR_HALF
+ * (CORE); [2] FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE (CORE); [3]
+ * FP_ARITH_INST_RETIRED2.COMPLEX_SCALAR_HALF (CORE); [4] FP_ARITH_INST_RETIRED.4_FLOPS (CORE);
+ * [5] FP_ARITH_INST_RETIRED2.128B_PACKED_HALF (CORE); [6] FP_ARITH_INST_RETIRED.8_FLOPS
+ * (CORE); [7] FP_ARITH_INST_RETIRED2.256B_PACKED_HALF (CORE); [8]
+ * FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE (CORE); [9] FP_ARITH_INST_RETIRED2.512B_PACKED_HALF
+ * (CORE); [10] CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [11] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FLOPC_NAME "Info_Core_FLOPc"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FLOPC_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT_COUNT 12U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT0 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT1 "FP_ARITH_INST_RETIRED2.SCALAR_HALF"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT2 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT3 "FP_ARITH_INST_RETIRED2.COMPLEX_SCALAR_HALF"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT4 "FP_ARITH_INST_RETIRED.4_FLOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT5 "FP_ARITH_INST_RETIRED2.128B_PACKED_HALF"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT6 "FP_ARITH_INST_RETIRED.8_FLOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT7 "FP_ARITH_INST_RETIRED2.256B_PACKED_HALF"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT8 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT9 "FP_ARITH_INST_RETIRED2.512B_PACKED_HALF"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT10 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT11 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_core_flopc_steps[36] = {
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 16.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 32.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_core_flopc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_core_flopc_steps, 36U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Core_FP_Arith_Utilization (a ratio, level 1, per CPU): (a + b + c) / (2 * (d if
+ * HYPERTHREADING_ON else e))
+ *
+ * Events: [0] FP_ARITH_DISPATCHED.PORT_0 (CORE); [1] FP_ARITH_DISPATCHED.PORT_1 (CORE); [2]
+ * FP_ARITH_DISPATCHED.PORT_5 (CORE); [3] CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_NAME "Info_Core_FP_Arith_Utilization"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT_COUNT 5U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT0 "FP_ARITH_DISPATCHED.PORT_0"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT1 "FP_ARITH_DISPATCHED.PORT_1"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT2 "FP_ARITH_DISPATCHED.PORT_5"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT3 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_core_fp_arith_utilization_steps[12] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_core_fp_arith_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_core_fp_arith_utilization_steps, 12U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Core_ILP (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] UOPS_EXECUTED.THREAD (CORE); [1] UOPS_EXECUTED.THREAD (CORE, threshold 1).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_ILP_NAME "Info_Core_ILP"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_ILP_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_ILP_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_ILP_EVENT0 "UOPS_EXECUTED.THREAD"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_ILP_EVENT1 "UOPS_EXECUTED.THREAD"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_core_ilp_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_core_ilp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_core_ilp_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_ILP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Core_EPC (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] UOPS_EXECUTED.THREAD (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_EPC_NAME "Info_Core_EPC"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_EPC_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_EPC_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_EPC_EVENT0 "UOPS_EXECUTED.THREAD"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_EPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_core_epc_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_core_epc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_core_epc_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_EPC_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Core_CORE_CLKS (a ratio, level 1, per CPU): a if HYPERTHREADING_ON else b
+ *
+ * Events: [0] CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_CORE_CLKS_NAME "Info_Core_CORE_CLKS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_CORE_CLKS_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_CORE_CLKS_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_CORE_CLKS_EVENT0 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_CORE_CLKS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_core_core_clks_steps[4] = {
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_core_core_clks(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_core_core_clks_steps, 4U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_CORE_CORE_CLKS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpLoad (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] MEM_INST_RETIRED.ALL_LOADS (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPLOAD_NAME "Info_Inst_Mix_IpLoad"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPLOAD_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPLOAD_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPLOAD_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPLOAD_EVENT1 "MEM_INST_RETIRED.ALL_LOADS"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_inst_mix_ipload_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_inst_mix_ipload(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_inst_mix_ipload_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPLOAD_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpStore (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] MEM_INST_RETIRED.ALL_STORES (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPSTORE_NAME "Info_Inst_Mix_IpStore"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPSTORE_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPSTORE_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPSTORE_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPSTORE_EVENT1 "MEM_INST_RETIRED.ALL_STORES"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_inst_mix_ipstore_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_inst_mix_ipstore(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_inst_mix_ipstore_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPSTORE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpBranch (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BR_INST_RETIRED.ALL_BRANCHES (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPBRANCH_NAME "Info_Inst_Mix_IpBranch"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPBRANCH_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPBRANCH_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPBRANCH_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPBRANCH_EVENT1 "BR_INST_RETIRED.ALL_BRANCHES"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_inst_mix_ipbranch_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_inst_mix_ipbranch(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_inst_mix_ipbranch_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPBRANCH_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpCall (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BR_INST_RETIRED.NEAR_CALL (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPCALL_NAME "Info_Inst_Mix_IpCall"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPCALL_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPCALL_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPCALL_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPCALL_EVENT1 "BR_INST_RETIRED.NEAR_CALL"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_inst_mix_ipcall_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_inst_mix_ipcall(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_inst_mix_ipcall_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPCALL_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpTB (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BR_INST_RETIRED.NEAR_TAKEN (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPTB_NAME "Info_Inst_Mix_IpTB"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPTB_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPTB_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPTB_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPTB_EVENT1 "BR_INST_RETIRED.NEAR_TAKEN"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_inst_mix_iptb_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_inst_mix_iptb(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_inst_mix_iptb_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPTB_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_BpTkBranch (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] BR_INST_RETIRED.ALL_BRANCHES (CORE); [1] BR_INST_RETIRED.NEAR_TAKEN (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_BPTKBRANCH_NAME "Info_Inst_Mix_BpTkBranch"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_BPTKBRANCH_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT0 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT1 "BR_INST_RETIRED.NEAR_TAKEN"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_inst_mix_bptkbranch_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_inst_mix_bptkbranch(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_inst_mix_bptkbranch_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpFLOP (a ratio, level 1, per CPU): a / (1 * (b + c) + 2 * (d + e) + 4 * f + 8
+ * * (g + h) + 16 * (i + j) + 32 * k)
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] FP_ARITH_INST_RETIRED.SCALAR (CORE); [2]
+ * FP_ARITH_INST_RETIRED2.SCALAR_HALF (CORE); [3] FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE
+ * (CORE); [4] FP_ARITH_INST_RETIRED2.COMPLEX_SCALAR_HALF (CORE); [5]
+ * FP_ARITH_INST_RETIRED.4_FLOPS (CORE); [6] FP_ARITH_INST_RETIRED2.128B_PACKED_HALF (CORE);
+ * [7] FP_ARITH_INST_RETIRED.8_FLOPS (CORE); [8] FP_ARITH_INST_RETIRED2.256B_PACKED_HALF
+ * (CORE); [9] FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE (CORE); [10]
+ * FP_ARITH_INST_RETIRED2.512B_PACKED_HALF (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_NAME "Info_Inst_Mix_IpFLOP"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT_COUNT 11U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT1 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT2 "FP_ARITH_INST_RETIRED2.SCALAR_HALF"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT3 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT4 "FP_ARITH_INST_RETIRED2.COMPLEX_SCALAR_HALF"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT5 "FP_ARITH_INST_RETIRED.4_FLOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT6 "FP_ARITH_INST_RETIRED2.128B_PACKED_HALF"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT7 "FP_ARITH_INST_RETIRED.8_FLOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT8 "FP_ARITH_INST_RETIRED2.256B_PACKED_HALF"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT9 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT10 "FP_ARITH_INST_RETIRED2.512B_PACKED_HALF"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_inst_mix_ipflop_steps[33] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 16.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 32.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_inst_mix_ipflop(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_inst_mix_ipflop_steps, 33U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpArith (a ratio, level 1, per CPU): a / (b + c + (d + e))
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] FP_ARITH_INST_RETIRED.SCALAR (CORE); [2]
+ * FP_ARITH_INST_RETIRED2.SCALAR (CORE); [3] FP_ARITH_INST_RETIRED.VECTOR (CORE); [4]
+ * FP_ARITH_INST_RETIRED2.VECTOR (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_NAME "Info_Inst_Mix_IpArith"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_EVENT_COUNT 5U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_EVENT1 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_EVENT2 "FP_ARITH_INST_RETIRED2.SCALAR"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_EVENT3 "FP_ARITH_INST_RETIRED.VECTOR"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_EVENT4 "FP_ARITH_INST_RETIRED2.VECTOR"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_inst_mix_iparith_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_inst_mix_iparith(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_inst_mix_iparith_steps, 9U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpArith_Scalar_HP (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] FP_ARITH_INST_RETIRED2.SCALAR (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_HP_NAME "Info_Inst_Mix_IpArith_Scalar_HP"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_HP_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_HP_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_HP_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_HP_EVENT1 "FP_ARITH_INST_RETIRED2.SCALAR"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_inst_mix_iparith_scalar_hp_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_inst_mix_iparith_scalar_hp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_inst_mix_iparith_scalar_hp_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_HP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpArith_Scalar_SP (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] FP_ARITH_INST_RETIRED.SCALAR_SINGLE (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_NAME "Info_Inst_Mix_IpArith_Scalar_SP"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_EVENT1 "FP_ARITH_INST_RETIRED.SCALAR_SINGLE"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_inst_mix_iparith_scalar_sp_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_inst_mix_iparith_scalar_sp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_inst_mix_iparith_scalar_sp_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpArith_Scalar_DP (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] FP_ARITH_INST_RETIRED.SCALAR_DOUBLE (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_NAME "Info_Inst_Mix_IpArith_Scalar_DP"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_EVENT1 "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_inst_mix_iparith_scalar_dp_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_inst_mix_iparith_scalar_dp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_inst_mix_iparith_scalar_dp_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpArith_AVX128 (a ratio, level 1, per CPU): a / (b + c + d)
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE (CORE);
+ * [2] FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE (CORE); [3]
+ * FP_ARITH_INST_RETIRED2.128B_PACKED_HALF (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX128_NAME "Info_Inst_Mix_IpArith_AVX128"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX128_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT_COUNT 4U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT1 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT2 "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT3 "FP_ARITH_INST_RETIRED2.128B_PACKED_HALF"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_inst_mix_iparith_avx128_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_inst_mix_iparith_avx128(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_inst_mix_iparith_avx128_steps, 7U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpArith_AVX256 (a ratio, level 1, per CPU): a / (b + c + d)
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE (CORE);
+ * [2] FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE (CORE); [3]
+ * FP_ARITH_INST_RETIRED2.256B_PACKED_HALF (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX256_NAME "Info_Inst_Mix_IpArith_AVX256"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX256_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT_COUNT 4U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT1 "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT2 "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT3 "FP_ARITH_INST_RETIRED2.256B_PACKED_HALF"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_inst_mix_iparith_avx256_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_inst_mix_iparith_avx256(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_inst_mix_iparith_avx256_steps, 7U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpArith_AVX512 (a ratio, level 1, per CPU): a / (b + c + d)
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE (CORE);
+ * [2] FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE (CORE); [3]
+ * FP_ARITH_INST_RETIRED2.512B_PACKED_HALF (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX512_NAME "Info_Inst_Mix_IpArith_AVX512"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX512_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT_COUNT 4U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT1 "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT2 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT3 "FP_ARITH_INST_RETIRED2.512B_PACKED_HALF"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_inst_mix_iparith_avx512_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_inst_mix_iparith_avx512(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_inst_mix_iparith_avx512_steps, 7U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_VectorMixPKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] ASSISTS.SSE_AVX_MIX (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_VECTORMIXPKI_NAME "Info_Inst_Mix_VectorMixPKI"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_VECTORMIXPKI_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_VECTORMIXPKI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_VECTORMIXPKI_EVENT0 "ASSISTS.SSE_AVX_MIX"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_VECTORMIXPKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_inst_mix_vectormixpki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_inst_mix_vectormixpki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_inst_mix_vectormixpki_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_VECTORMIXPKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpPause (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] CPU_CLK_UNHALTED.PAUSE_INST (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPPAUSE_NAME "Info_Inst_Mix_IpPause"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPPAUSE_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPPAUSE_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPPAUSE_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPPAUSE_EVENT1 "CPU_CLK_UNHALTED.PAUSE_INST"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_inst_mix_ippause_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_inst_mix_ippause(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_inst_mix_ippause_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPPAUSE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpSWPF (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] SW_PREFETCH_ACCESS.ANY (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPSWPF_NAME "Info_Inst_Mix_IpSWPF"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPSWPF_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPSWPF_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPSWPF_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPSWPF_EVENT1 "SW_PREFETCH_ACCESS.ANY"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_inst_mix_ipswpf_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_inst_mix_ipswpf(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_inst_mix_ipswpf_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_IPSWPF_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_Instructions (a ratio, level 1, per CPU): a
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_INSTRUCTIONS_NAME "Info_Inst_Mix_Instructions"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_INSTRUCTIONS_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_INSTRUCTIONS_EVENT_COUNT 1U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_INSTRUCTIONS_EVENT0 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_inst_mix_instructions_steps[1] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_inst_mix_instructions(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_inst_mix_instructions_steps, 1U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_INST_MIX_INSTRUCTIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Pipeline_Strings_Cycles (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.REP_ITERATION (CORE); [1] UOPS_RETIRED.SLOTS (CORE, threshold 1).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_STRINGS_CYCLES_NAME "Info_Pipeline_Strings_Cycles"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_STRINGS_CYCLES_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_STRINGS_CYCLES_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_STRINGS_CYCLES_EVENT0 "INST_RETIRED.REP_ITERATION"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_STRINGS_CYCLES_EVENT1 "UOPS_RETIRED.SLOTS"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_pipeline_strings_cycles_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_pipeline_strings_cycles(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_pipeline_strings_cycles_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_STRINGS_CYCLES_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Pipeline_IpAssist (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] ASSISTS.ANY (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_IPASSIST_NAME "Info_Pipeline_IpAssist"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_IPASSIST_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_IPASSIST_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_IPASSIST_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_IPASSIST_EVENT1 "ASSISTS.ANY"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_pipeline_ipassist_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_pipeline_ipassist(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_pipeline_ipassist_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_IPASSIST_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Pipeline_Execute (a ratio, level 1, per CPU): a / (b / 2 if HYPERTHREADING_ON else c)
+ *
+ * Events: [0] UOPS_EXECUTED.THREAD (CORE); [1] UOPS_EXECUTED.CORE_CYCLES_GE_1 (CORE); [2]
+ * UOPS_EXECUTED.THREAD (CORE, threshold 1).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_EXECUTE_NAME "Info_Pipeline_Execute"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_EXECUTE_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_EXECUTE_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_EXECUTE_EVENT0 "UOPS_EXECUTED.THREAD"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_EXECUTE_EVENT1 "UOPS_EXECUTED.CORE_CYCLES_GE_1"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_EXECUTE_EVENT2 "UOPS_EXECUTED.THREAD"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_pipeline_execute_steps[8] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_pipeline_execute(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_pipeline_execute_steps, 8U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_EXECUTE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Pipeline_Fetch_DSB (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] IDQ.DSB_UOPS (CORE); [1] IDQ.DSB_CYCLES_ANY (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_FETCH_DSB_NAME "Info_Pipeline_Fetch_DSB"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_FETCH_DSB_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_FETCH_DSB_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_FETCH_DSB_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_FETCH_DSB_EVENT1 "IDQ.DSB_CYCLES_ANY"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_pipeline_fetch_dsb_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_pipeline_fetch_dsb(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_pipeline_fetch_dsb_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_FETCH_DSB_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Pipeline_Fetch_MITE (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] IDQ.MITE_UOPS (CORE); [1] IDQ.MITE_CYCLES_ANY (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_FETCH_MITE_NAME "Info_Pipeline_Fetch_MITE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_FETCH_MITE_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_FETCH_MITE_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_FETCH_MITE_EVENT0 "IDQ.MITE_UOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_FETCH_MITE_EVENT1 "IDQ.MITE_CYCLES_ANY"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_pipeline_fetch_mite_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_pipeline_fetch_mite(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_pipeline_fetch_mite_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_PIPELINE_FETCH_MITE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_Fetch_UpC (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] UOPS_ISSUED.ANY (CORE); [1] UOPS_ISSUED.ANY (CORE, threshold 1).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_FETCH_UPC_NAME "Info_Frontend_Fetch_UpC"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_FETCH_UPC_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_FETCH_UPC_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_FETCH_UPC_EVENT0 "UOPS_ISSUED.ANY"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_FETCH_UPC_EVENT1 "UOPS_ISSUED.ANY"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_frontend_fetch_upc_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_frontend_fetch_upc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_frontend_fetch_upc_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_FETCH_UPC_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_DSB_Coverage (a ratio, level 1, per CPU): a / (a + b + c)
+ *
+ * Events: [0] IDQ.DSB_UOPS (CORE); [1] IDQ.MITE_UOPS (CORE); [2] IDQ.MS_UOPS (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_DSB_COVERAGE_NAME "Info_Frontend_DSB_Coverage"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_DSB_COVERAGE_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT1 "IDQ.MITE_UOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT2 "IDQ.MS_UOPS"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_frontend_dsb_coverage_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_frontend_dsb_coverage(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_frontend_dsb_coverage_steps, 7U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_DSB_Switch_Cost (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] DSB2MITE_SWITCHES.PENALTY_CYCLES (CORE); [1] DSB2MITE_SWITCHES.PENALTY_CYCLES
+ * (CORE, threshold 1, edge).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_NAME "Info_Frontend_DSB_Switch_Cost"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_EVENT0 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_EVENT1 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_frontend_dsb_switch_cost_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_frontend_dsb_switch_cost(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_frontend_dsb_switch_cost_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_TBpC (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] BR_INST_RETIRED.NEAR_TAKEN (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_TBPC_NAME "Info_Frontend_TBpC"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_TBPC_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_TBPC_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_TBPC_EVENT0 "BR_INST_RETIRED.NEAR_TAKEN"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_TBPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_frontend_tbpc_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_frontend_tbpc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_frontend_tbpc_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_TBPC_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_ICache_Miss_Latency (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] ICACHE_DATA.STALLS (CORE); [1] ICACHE_DATA.STALLS (CORE, threshold 1, edge).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_NAME "Info_Frontend_ICache_Miss_Latency"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_EVENT0 "ICACHE_DATA.STALLS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_EVENT1 "ICACHE_DATA.STALLS"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_frontend_icache_miss_latency_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_frontend_icache_miss_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_frontend_icache_miss_latency_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_IpUnknown_Branch (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BACLEARS.ANY (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_NAME "Info_Frontend_IpUnknown_Branch"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT1 "BACLEARS.ANY"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_frontend_ipunknown_branch_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_frontend_ipunknown_branch(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_frontend_ipunknown_branch_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_L2MPKI_Code_All (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] L2_RQSTS.CODE_RD_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_NAME "Info_Frontend_L2MPKI_Code_All"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_EVENT0 "L2_RQSTS.CODE_RD_MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_frontend_l2mpki_code_all_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_frontend_l2mpki_code_all(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_frontend_l2mpki_code_all_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Bad_Spec_IpMispredict (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BR_MISP_RETIRED.ALL_BRANCHES (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISPREDICT_NAME "Info_Bad_Spec_IpMispredict"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISPREDICT_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT1 "BR_MISP_RETIRED.ALL_BRANCHES"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_bad_spec_ipmispredict_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_bad_spec_ipmispredict(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_bad_spec_ipmispredict_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Bad_Spec_IpMisp_Cond_Ntaken (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BR_MISP_RETIRED.COND_NTAKEN (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_NTAKEN_NAME "Info_Bad_Spec_IpMisp_Cond_Ntaken"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_NTAKEN_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_NTAKEN_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_NTAKEN_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_NTAKEN_EVENT1 "BR_MISP_RETIRED.COND_NTAKEN"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_bad_spec_ipmisp_cond_ntaken_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_bad_spec_ipmisp_cond_ntaken(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_bad_spec_ipmisp_cond_ntaken_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_NTAKEN_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Bad_Spec_IpMisp_Cond_Taken (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BR_MISP_RETIRED.COND_TAKEN (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_TAKEN_NAME "Info_Bad_Spec_IpMisp_Cond_Taken"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_TAKEN_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_TAKEN_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_TAKEN_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_TAKEN_EVENT1 "BR_MISP_RETIRED.COND_TAKEN"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_bad_spec_ipmisp_cond_taken_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_bad_spec_ipmisp_cond_taken(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_bad_spec_ipmisp_cond_taken_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_TAKEN_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Bad_Spec_IpMisp_Ret (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BR_MISP_RETIRED.RET (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_RET_NAME "Info_Bad_Spec_IpMisp_Ret"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_RET_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_RET_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_RET_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_RET_EVENT1 "BR_MISP_RETIRED.RET"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_bad_spec_ipmisp_ret_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_bad_spec_ipmisp_ret(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_bad_spec_ipmisp_ret_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_RET_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Bad_Spec_IpMisp_Indirect (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BR_MISP_RETIRED.INDIRECT (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_NAME "Info_Bad_Spec_IpMisp_Indirect"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT1 "BR_MISP_RETIRED.INDIRECT"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_bad_spec_ipmisp_indirect_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_bad_spec_ipmisp_indirect(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_bad_spec_ipmisp_indirect_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Bad_Spec_Spec_Clears_Ratio (a ratio, level 1, per CPU): a / (b + c)
+ *
+ * Events: [0] INT_MISC.CLEARS_COUNT (CORE); [1] BR_MISP_RETIRED.ALL_BRANCHES (CORE); [2]
+ * MACHINE_CLEARS.COUNT (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_NAME "Info_Bad_Spec_Spec_Clears_Ratio"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT0 "INT_MISC.CLEARS_COUNT"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT1 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT2 "MACHINE_CLEARS.COUNT"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_bad_spec_spec_clears_ratio_steps[5] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_bad_spec_spec_clears_ratio(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_bad_spec_spec_clears_ratio_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Branches_Cond_NT (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] BR_INST_RETIRED.COND_NTAKEN (CORE); [1] BR_INST_RETIRED.ALL_BRANCHES (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_COND_NT_NAME "Info_Branches_Cond_NT"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_COND_NT_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_COND_NT_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_COND_NT_EVENT0 "BR_INST_RETIRED.COND_NTAKEN"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_COND_NT_EVENT1 "BR_INST_RETIRED.ALL_BRANCHES"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_branches_cond_nt_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_branches_cond_nt(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_branches_cond_nt_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_COND_NT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Branches_Cond_TK (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] BR_INST_RETIRED.COND_TAKEN (CORE); [1] BR_INST_RETIRED.ALL_BRANCHES (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_COND_TK_NAME "Info_Branches_Cond_TK"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_COND_TK_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_COND_TK_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_COND_TK_EVENT0 "BR_INST_RETIRED.COND_TAKEN"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_COND_TK_EVENT1 "BR_INST_RETIRED.ALL_BRANCHES"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_branches_cond_tk_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_branches_cond_tk(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_branches_cond_tk_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_COND_TK_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Branches_CallRet (a ratio, level 1, per CPU): (a + b) / c
+ *
+ * Events: [0] BR_INST_RETIRED.NEAR_CALL (CORE); [1] BR_INST_RETIRED.NEAR_RETURN (CORE); [2]
+ * BR_INST_RETIRED.ALL_BRANCHES (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_CALLRET_NAME "Info_Branches_CallRet"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_CALLRET_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_CALLRET_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_CALLRET_EVENT0 "BR_INST_RETIRED.NEAR_CALL"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_CALLRET_EVENT1 "BR_INST_RETIRED.NEAR_RETURN"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_CALLRET_EVENT2 "BR_INST_RETIRED.ALL_BRANCHES"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_branches_callret_steps[5] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_branches_callret(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_branches_callret_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_CALLRET_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Branches_Jump (a ratio, level 1, per CPU): (a - b - 2 * c) / d
+ *
+ * Events: [0] BR_INST_RETIRED.NEAR_TAKEN (CORE); [1] BR_INST_RETIRED.COND_TAKEN (CORE); [2]
+ * BR_INST_RETIRED.NEAR_CALL (CORE); [3] BR_INST_RETIRED.ALL_BRANCHES (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_JUMP_NAME "Info_Branches_Jump"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_JUMP_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_JUMP_EVENT_COUNT 4U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_JUMP_EVENT0 "BR_INST_RETIRED.NEAR_TAKEN"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_JUMP_EVENT1 "BR_INST_RETIRED.COND_TAKEN"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_JUMP_EVENT2 "BR_INST_RETIRED.NEAR_CALL"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_JUMP_EVENT3 "BR_INST_RETIRED.ALL_BRANCHES"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_branches_jump_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_branches_jump(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_branches_jump_steps, 9U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_JUMP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Branches_Other_Branches (a ratio, level 1, per CPU): 1 - (a / b + c / b + (d + e) / b +
+ * (f - c - 2 * d) / b)
+ *
+ * Events: [0] BR_INST_RETIRED.COND_NTAKEN (CORE); [1] BR_INST_RETIRED.ALL_BRANCHES (CORE); [2]
+ * BR_INST_RETIRED.COND_TAKEN (CORE); [3] BR_INST_RETIRED.NEAR_CALL (CORE); [4]
+ * BR_INST_RETIRED.NEAR_RETURN (CORE); [5] BR_INST_RETIRED.NEAR_TAKEN (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_NAME "Info_Branches_Other_Branches"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT_COUNT 6U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT0 "BR_INST_RETIRED.COND_NTAKEN"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT1 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT2 "BR_INST_RETIRED.COND_TAKEN"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT3 "BR_INST_RETIRED.NEAR_CALL"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT4 "BR_INST_RETIRED.NEAR_RETURN"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT5 "BR_INST_RETIRED.NEAR_TAKEN"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_branches_other_branches_steps[25] = {
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_branches_other_branches(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_branches_other_branches_steps, 25U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Load_Miss_Real_Latency (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] L1D_PEND_MISS.PENDING (CORE); [1] MEM_LOAD_COMPLETED.L1_MISS_ANY (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_NAME "Info_Memory_Load_Miss_Real_Latency"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT0 "L1D_PEND_MISS.PENDING"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT1 "MEM_LOAD_COMPLETED.L1_MISS_ANY"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_load_miss_real_latency_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_load_miss_real_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_load_miss_real_latency_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_MLP (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] L1D_PEND_MISS.PENDING (CORE); [1] L1D_PEND_MISS.PENDING_CYCLES (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_MLP_NAME "Info_Memory_MLP"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_MLP_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_MLP_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_MLP_EVENT0 "L1D_PEND_MISS.PENDING"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_MLP_EVENT1 "L1D_PEND_MISS.PENDING_CYCLES"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_mlp_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_mlp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_mlp_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_MLP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L1MPKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] MEM_LOAD_RETIRED.L1_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_NAME "Info_Memory_L1MPKI"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_EVENT0 "MEM_LOAD_RETIRED.L1_MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_l1mpki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_l1mpki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_l1mpki_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L2MPKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] MEM_LOAD_RETIRED.L2_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_NAME "Info_Memory_L2MPKI"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_EVENT0 "MEM_LOAD_RETIRED.L2_MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_l2mpki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_l2mpki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_l2mpki_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L3MPKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] MEM_LOAD_RETIRED.L3_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L3MPKI_NAME "Info_Memory_L3MPKI"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L3MPKI_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L3MPKI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L3MPKI_EVENT0 "MEM_LOAD_RETIRED.L3_MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L3MPKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_l3mpki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_l3mpki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_l3mpki_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L3MPKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_FB_HPKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] MEM_LOAD_RETIRED.FB_HIT (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_FB_HPKI_NAME "Info_Memory_FB_HPKI"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_FB_HPKI_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_FB_HPKI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_FB_HPKI_EVENT0 "MEM_LOAD_RETIRED.FB_HIT"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_FB_HPKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_fb_hpki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_fb_hpki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_fb_hpki_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_FB_HPKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L1MPKI_Load (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] L2_RQSTS.ALL_DEMAND_DATA_RD (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_LOAD_NAME "Info_Memory_L1MPKI_Load"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_LOAD_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_LOAD_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_LOAD_EVENT0 "L2_RQSTS.ALL_DEMAND_DATA_RD"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_LOAD_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_l1mpki_load_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_l1mpki_load(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_l1mpki_load_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_LOAD_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L2MPKI_All (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] L2_RQSTS.MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_ALL_NAME "Info_Memory_L2MPKI_All"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_ALL_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT0 "L2_RQSTS.MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_l2mpki_all_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_l2mpki_all(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_l2mpki_all_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L2MPKI_Load (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] L2_RQSTS.DEMAND_DATA_RD_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_LOAD_NAME "Info_Memory_L2MPKI_Load"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_LOAD_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_LOAD_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_LOAD_EVENT0 "L2_RQSTS.DEMAND_DATA_RD_MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_LOAD_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_l2mpki_load_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_l2mpki_load(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_l2mpki_load_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_LOAD_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L2MPKI_RFO (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] L2_RQSTS.RFO_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_RFO_NAME "Info_Memory_L2MPKI_RFO"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_RFO_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT0 "L2_RQSTS.RFO_MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_l2mpki_rfo_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_l2mpki_rfo(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_l2mpki_rfo_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L2HPKI_All (a ratio, level 1, per CPU): 1000 * (a - b) / c
+ *
+ * Events: [0] L2_RQSTS.REFERENCES (CORE); [1] L2_RQSTS.MISS (CORE); [2] INST_RETIRED.ANY_P
+ * (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_ALL_NAME "Info_Memory_L2HPKI_All"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_ALL_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_ALL_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_ALL_EVENT0 "L2_RQSTS.REFERENCES"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_ALL_EVENT1 "L2_RQSTS.MISS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_ALL_EVENT2 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_l2hpki_all_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_l2hpki_all(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_l2hpki_all_steps, 7U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_ALL_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L2HPKI_Load (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] L2_RQSTS.DEMAND_DATA_RD_HIT (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_LOAD_NAME "Info_Memory_L2HPKI_Load"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_LOAD_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_LOAD_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_LOAD_EVENT0 "L2_RQSTS.DEMAND_DATA_RD_HIT"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_LOAD_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_l2hpki_load_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_l2hpki_load(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_l2hpki_load_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_LOAD_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L1D_Cache_Fill_BW (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] L1D.REPLACEMENT (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_NAME "Info_Memory_L1D_Cache_Fill_BW"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_EVENT_COUNT 1U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_EVENT0 "L1D.REPLACEMENT"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_l1d_cache_fill_bw_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_l1d_cache_fill_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_l1d_cache_fill_bw_steps, 9U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L2_Cache_Fill_BW (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] L2_LINES_IN.ALL (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_NAME "Info_Memory_L2_Cache_Fill_BW"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_EVENT_COUNT 1U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_EVENT0 "L2_LINES_IN.ALL"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_l2_cache_fill_bw_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_l2_cache_fill_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_l2_cache_fill_bw_steps, 9U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L3_Cache_Fill_BW (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] LONGEST_LAT_CACHE.MISS (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_NAME "Info_Memory_L3_Cache_Fill_BW"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_EVENT_COUNT 1U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_EVENT0 "LONGEST_LAT_CACHE.MISS"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_l3_cache_fill_bw_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_l3_cache_fill_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_l3_cache_fill_bw_steps, 9U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L3_Cache_Access_BW (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] OFFCORE_REQUESTS.ALL_REQUESTS (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L3_CACHE_ACCESS_BW_NAME "Info_Memory_L3_Cache_Access_BW"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L3_CACHE_ACCESS_BW_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L3_CACHE_ACCESS_BW_EVENT_COUNT 1U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L3_CACHE_ACCESS_BW_EVENT0 "OFFCORE_REQUESTS.ALL_REQUESTS"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_l3_cache_access_bw_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_l3_cache_access_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_l3_cache_access_bw_steps, 9U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_L3_CACHE_ACCESS_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_TLB_Page_Walks_Utilization (a ratio, level 1, per CPU): (a + b + c) / (4 * (d if
+ * HYPERTHREADING_ON else e))
+ *
+ * Events: [0] ITLB_MISSES.WALK_PENDING (CORE); [1] DTLB_LOAD_MISSES.WALK_PENDING (CORE); [2]
+ * DTLB_STORE_MISSES.WALK_PENDING (CORE); [3] CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_NAME "Info_Memory_TLB_Page_Walks_Utilization"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT_COUNT 5U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT0 "ITLB_MISSES.WALK_PENDING"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT1 "DTLB_LOAD_MISSES.WALK_PENDING"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT2 "DTLB_STORE_MISSES.WALK_PENDING"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT3 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_tlb_page_walks_utilization_steps[12] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_tlb_page_walks_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_tlb_page_walks_utilization_steps, 12U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_TLB_Code_STLB_MPKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] ITLB_MISSES.WALK_COMPLETED (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_NAME "Info_Memory_TLB_Code_STLB_MPKI"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_EVENT0 "ITLB_MISSES.WALK_COMPLETED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_tlb_code_stlb_mpki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_tlb_code_stlb_mpki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_tlb_code_stlb_mpki_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_TLB_Load_STLB_MPKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] DTLB_LOAD_MISSES.WALK_COMPLETED (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_NAME "Info_Memory_TLB_Load_STLB_MPKI"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_EVENT0 "DTLB_LOAD_MISSES.WALK_COMPLETED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_tlb_load_stlb_mpki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_tlb_load_stlb_mpki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_tlb_load_stlb_mpki_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_TLB_Store_STLB_MPKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] DTLB_STORE_MISSES.WALK_COMPLETED (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_NAME "Info_Memory_TLB_Store_STLB_MPKI"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_EVENT0 "DTLB_STORE_MISSES.WALK_COMPLETED"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_tlb_store_stlb_mpki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_tlb_store_stlb_mpki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_tlb_store_stlb_mpki_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Core_L1D_Cache_Fill_BW_2T (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] L1D.REPLACEMENT (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_NAME "Info_Memory_Core_L1D_Cache_Fill_BW_2T"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_EVENT_COUNT 1U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_EVENT0 "L1D.REPLACEMENT"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_core_l1d_cache_fill_bw_2t_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_core_l1d_cache_fill_bw_2t(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_core_l1d_cache_fill_bw_2t_steps, 9U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Core_L2_Cache_Fill_BW_2T (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] L2_LINES_IN.ALL (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_NAME "Info_Memory_Core_L2_Cache_Fill_BW_2T"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_EVENT_COUNT 1U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_EVENT0 "L2_LINES_IN.ALL"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_core_l2_cache_fill_bw_2t_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_core_l2_cache_fill_bw_2t(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_core_l2_cache_fill_bw_2t_steps, 9U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Core_L3_Cache_Fill_BW_2T (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] LONGEST_LAT_CACHE.MISS (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_NAME "Info_Memory_Core_L3_Cache_Fill_BW_2T"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_EVENT_COUNT 1U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_EVENT0 "LONGEST_LAT_CACHE.MISS"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_core_l3_cache_fill_bw_2t_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_core_l3_cache_fill_bw_2t(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_core_l3_cache_fill_bw_2t_steps, 9U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Core_L3_Cache_Access_BW_2T (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] OFFCORE_REQUESTS.ALL_REQUESTS (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L3_CACHE_ACCESS_BW_2T_NAME "Info_Memory_Core_L3_Cache_Access_BW_2T"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L3_CACHE_ACCESS_BW_2T_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L3_CACHE_ACCESS_BW_2T_EVENT_COUNT 1U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L3_CACHE_ACCESS_BW_2T_EVENT0 "OFFCORE_REQUESTS.ALL_REQUESTS"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_core_l3_cache_access_bw_2t_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_core_l3_cache_access_bw_2t(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_core_l3_cache_access_bw_2t_steps, 9U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L3_CACHE_ACCESS_BW_2T_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Core_L2_Evictions_Silent_PKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] L2_LINES_OUT.SILENT (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_NAME "Info_Memory_Core_L2_Evictions_Silent_PKI"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_EVENT0 "L2_LINES_OUT.SILENT"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_core_l2_evictions_silent_pki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_core_l2_evictions_silent_pki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_core_l2_evictions_silent_pki_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Core_L2_Evictions_NonSilent_PKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] L2_LINES_OUT.NON_SILENT (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_NAME "Info_Memory_Core_L2_Evictions_NonSilent_PKI"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_EVENT0 "L2_LINES_OUT.NON_SILENT"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_core_l2_evictions_nonsilent_pki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_core_l2_evictions_nonsilent_pki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_core_l2_evictions_nonsilent_pki_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Prefetches_Useless_HWPF (a ratio, level 1, per CPU): a / (b + c)
+ *
+ * Events: [0] L2_LINES_OUT.USELESS_HWPF (CORE); [1] L2_LINES_OUT.SILENT (CORE); [2]
+ * L2_LINES_OUT.NON_SILENT (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_NAME "Info_Memory_Prefetches_Useless_HWPF"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT0 "L2_LINES_OUT.USELESS_HWPF"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT1 "L2_LINES_OUT.SILENT"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT2 "L2_LINES_OUT.NON_SILENT"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_prefetches_useless_hwpf_steps[5] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_prefetches_useless_hwpf(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_prefetches_useless_hwpf_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Latency_Load_L2_Miss_Latency (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD (CORE); [1]
+ * OFFCORE_REQUESTS.DEMAND_DATA_RD (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_NAME "Info_Memory_Latency_Load_L2_Miss_Latency"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT1 "OFFCORE_REQUESTS.DEMAND_DATA_RD"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_latency_load_l2_miss_latency_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_latency_load_l2_miss_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_latency_load_l2_miss_latency_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Latency_Load_L3_Miss_Latency (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD (CORE); [1]
+ * OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L3_MISS_LATENCY_NAME "Info_Memory_Latency_Load_L3_Miss_Latency"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L3_MISS_LATENCY_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L3_MISS_LATENCY_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L3_MISS_LATENCY_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L3_MISS_LATENCY_EVENT1 "OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_latency_load_l3_miss_latency_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_latency_load_l3_miss_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_latency_load_l3_miss_latency_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L3_MISS_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Latency_Load_L2_MLP (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD (CORE); [1]
+ * OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD (CORE, threshold 1).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_NAME "Info_Memory_Latency_Load_L2_MLP"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT1 "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_latency_load_l2_mlp_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_latency_load_l2_mlp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_latency_load_l2_mlp_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Latency_Data_L2_MLP (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] OFFCORE_REQUESTS_OUTSTANDING.DATA_RD (CORE); [1]
+ * OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_NAME "Info_Memory_Latency_Data_L2_MLP"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.DATA_RD"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT1 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_latency_data_l2_mlp_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_latency_data_l2_mlp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_latency_data_l2_mlp_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Mix_UC_Load_PKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] MEM_LOAD_MISC_RETIRED.UC (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_NAME "Info_Memory_Mix_UC_Load_PKI"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_EVENT0 "MEM_LOAD_MISC_RETIRED.UC"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_mix_uc_load_pki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_mix_uc_load_pki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_mix_uc_load_pki_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Mix_Bus_Lock_PKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] SQ_MISC.BUS_LOCK (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_MIX_BUS_LOCK_PKI_NAME "Info_Memory_Mix_Bus_Lock_PKI"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_MIX_BUS_LOCK_PKI_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_MIX_BUS_LOCK_PKI_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_MIX_BUS_LOCK_PKI_EVENT0 "SQ_MISC.BUS_LOCK"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_MIX_BUS_LOCK_PKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_memory_mix_bus_lock_pki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_memory_mix_bus_lock_pki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_memory_mix_bus_lock_pki_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_MEMORY_MIX_BUS_LOCK_PKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_GFLOPs (a ratio, level 1, per CPU): (1 * (a + b) + 2 * (c + d) + 4 * e + 8 * (f
+ * + g) + 16 * (h + i) + 32 * j) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] FP_ARITH_INST_RETIRED.SCALAR (CORE); [1] FP_ARITH_INST_RETIRED2.SCALAR_HALF
+ * (CORE); [2] FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE (CORE); [3]
+ * FP_ARITH_INST_RETIRED2.COMPLEX_SCALAR_HALF (CORE); [4] FP_ARITH_INST_RETIRED.4_FLOPS (CORE);
+ * [5] FP_ARITH_INST_RETIRED2.128B_PACKED_HALF (CORE); [6] FP_ARITH_INST_RETIRED.8_FLOPS
+ * (CORE); [7] FP_ARITH_INST_RETIRED2.256B_PACKED_HALF (CORE); [8]
+ * FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE (CORE); [9] FP_ARITH_INST_RETIRED2.512B_PACKED_HALF
+ * (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_NAME "Info_System_GFLOPs"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT_COUNT 10U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT0 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT1 "FP_ARITH_INST_RETIRED2.SCALAR_HALF"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT2 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT3 "FP_ARITH_INST_RETIRED2.COMPLEX_SCALAR_HALF"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT4 "FP_ARITH_INST_RETIRED.4_FLOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT5 "FP_ARITH_INST_RETIRED2.128B_PACKED_HALF"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT6 "FP_ARITH_INST_RETIRED.8_FLOPS"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT7 "FP_ARITH_INST_RETIRED2.256B_PACKED_HALF"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT8 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT9 "FP_ARITH_INST_RETIRED2.512B_PACKED_HALF"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_system_gflops_steps[37] = {
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 16.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 32.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_system_gflops(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_system_gflops_steps, 37U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_C0_Wait (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] CPU_CLK_UNHALTED.C0_WAIT (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_C0_WAIT_NAME "Info_System_C0_Wait"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_C0_WAIT_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_C0_WAIT_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_C0_WAIT_EVENT0 "CPU_CLK_UNHALTED.C0_WAIT"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_C0_WAIT_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_system_c0_wait_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_system_c0_wait(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_system_c0_wait_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_C0_WAIT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_Time (a ratio, level 1, per socket): DURATIONTIMEINMILLISECONDS / 1000
+ *
+ * Events: .
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_TIME_NAME "Info_System_Time"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_TIME_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_TIME_EVENT_COUNT 0U
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_system_time_steps[3] = {
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_system_time(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_system_time_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_TIME_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_MUX (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_MUX_NAME "Info_System_MUX"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_MUX_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_MUX_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_MUX_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_MUX_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_system_mux_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_system_mux(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_system_mux_steps, 3U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_MUX_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_SMT_2T_Utilization (a ratio, level 1, per CPU): 1 - a / b if HYPERTHREADING_ON
+ * else 0
+ *
+ * Events: [0] CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.REF_DISTRIBUTED
+ * (CORE).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_NAME "Info_System_SMT_2T_Utilization"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_UNIT ""
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT0 "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT1 "CPU_CLK_UNHALTED.REF_DISTRIBUTED"
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_info_system_smt_2t_utilization_steps[8] = {
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_info_system_smt_2t_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_info_system_smt_2t_utilization_steps, 8U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT_COUNT, c, value);
+}
+
 #endif /* PMU_REGS_SAPPHIRE_RAPIDS_H */

@@ -7186,4 +7186,9733 @@ static inline uint64_t pmu_skylake_sp_u_l_pci_pmon_ctr_event_count_set(uint64_t 
 #define PMU_SKYLAKE_SP_CORE_EVENT_IDI_MISC_WB_DOWNGRADE_EDGE 0
 #define PMU_SKYLAKE_SP_CORE_EVENT_IDI_MISC_WB_DOWNGRADE_ANY_THREAD 0
 
+/*
+ * Derived metrics of Intel Xeon Scalable Processor, 1st generation (Skylake-SP) uncore (215
+ * metrics, from the spec's skylake-sp/metrics/). For each: _NAME, _UNIT, _EVENT_COUNT and
+ * _EVENTn (the event names, in the order the counts are given), the formula's steps, and a
+ * function: pass the events' counts over an interval and the constants (duration_seconds the
+ * interval's length; NaN where unknown, see pmu_regs_metric_unknown); it returns 1 and sets
+ * *value, or 0 when the metric is n/a.
+ */
+
+/*
+ * llc_hit_rate (percent, level 1, per CPU): 100 * (refs - misses) / refs
+ *
+ * Events: [0] LONGEST_LAT_CACHE.REFERENCE (CORE); [1] LONGEST_LAT_CACHE.MISS (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_LLC_HIT_RATE_NAME "llc_hit_rate"
+#define PMU_SKYLAKE_SP_METRIC_LLC_HIT_RATE_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_LLC_HIT_RATE_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_LLC_HIT_RATE_EVENT0 "LONGEST_LAT_CACHE.REFERENCE"
+#define PMU_SKYLAKE_SP_METRIC_LLC_HIT_RATE_EVENT1 "LONGEST_LAT_CACHE.MISS"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_llc_hit_rate_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_llc_hit_rate(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_llc_hit_rate_steps, 7U, counts, PMU_SKYLAKE_SP_METRIC_LLC_HIT_RATE_EVENT_COUNT, c, value);
+}
+
+/*
+ * cpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_CPI_NAME "cpi"
+#define PMU_SKYLAKE_SP_METRIC_CPI_UNIT "per instruction"
+#define PMU_SKYLAKE_SP_METRIC_CPI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_CPI_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_CPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_cpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_cpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_cpi_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_CPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * loads_per_instr (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] MEM_INST_RETIRED.ALL_LOADS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_LOADS_PER_INSTR_NAME "loads_per_instr"
+#define PMU_SKYLAKE_SP_METRIC_LOADS_PER_INSTR_UNIT "per instruction"
+#define PMU_SKYLAKE_SP_METRIC_LOADS_PER_INSTR_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_LOADS_PER_INSTR_EVENT0 "MEM_INST_RETIRED.ALL_LOADS"
+#define PMU_SKYLAKE_SP_METRIC_LOADS_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_loads_per_instr_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_loads_per_instr(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_loads_per_instr_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_LOADS_PER_INSTR_EVENT_COUNT, c, value);
+}
+
+/*
+ * stores_per_instr (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] MEM_INST_RETIRED.ALL_STORES (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_STORES_PER_INSTR_NAME "stores_per_instr"
+#define PMU_SKYLAKE_SP_METRIC_STORES_PER_INSTR_UNIT "per instruction"
+#define PMU_SKYLAKE_SP_METRIC_STORES_PER_INSTR_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_STORES_PER_INSTR_EVENT0 "MEM_INST_RETIRED.ALL_STORES"
+#define PMU_SKYLAKE_SP_METRIC_STORES_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_stores_per_instr_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_stores_per_instr(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_stores_per_instr_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_STORES_PER_INSTR_EVENT_COUNT, c, value);
+}
+
+/*
+ * l1d_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] L1D.REPLACEMENT (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_L1D_MPI_NAME "l1d_mpi"
+#define PMU_SKYLAKE_SP_METRIC_L1D_MPI_UNIT "per instruction"
+#define PMU_SKYLAKE_SP_METRIC_L1D_MPI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_L1D_MPI_EVENT0 "L1D.REPLACEMENT"
+#define PMU_SKYLAKE_SP_METRIC_L1D_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_l1d_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_l1d_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_l1d_mpi_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_L1D_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * l1d_demand_data_read_hits_per_instr (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] MEM_LOAD_RETIRED.L1_HIT (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_NAME "l1d_demand_data_read_hits_per_instr"
+#define PMU_SKYLAKE_SP_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_UNIT "per instruction"
+#define PMU_SKYLAKE_SP_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT0 "MEM_LOAD_RETIRED.L1_HIT"
+#define PMU_SKYLAKE_SP_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_l1d_demand_data_read_hits_per_instr_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_l1d_demand_data_read_hits_per_instr(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_l1d_demand_data_read_hits_per_instr_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT_COUNT, c, value);
+}
+
+/*
+ * l1_i_code_read_misses_with_prefetches_per_instr (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] L2_RQSTS.ALL_CODE_RD (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_NAME "l1_i_code_read_misses_with_prefetches_per_instr"
+#define PMU_SKYLAKE_SP_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_UNIT "per instruction"
+#define PMU_SKYLAKE_SP_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT0 "L2_RQSTS.ALL_CODE_RD"
+#define PMU_SKYLAKE_SP_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_l1_i_code_read_misses_with_prefetches_per_instr_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_l1_i_code_read_misses_with_prefetches_per_instr(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_l1_i_code_read_misses_with_prefetches_per_instr_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT_COUNT, c, value);
+}
+
+/*
+ * l2_demand_data_read_hits_per_instr (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] MEM_LOAD_RETIRED.L2_HIT (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_NAME "l2_demand_data_read_hits_per_instr"
+#define PMU_SKYLAKE_SP_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_UNIT "per instruction"
+#define PMU_SKYLAKE_SP_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT0 "MEM_LOAD_RETIRED.L2_HIT"
+#define PMU_SKYLAKE_SP_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_l2_demand_data_read_hits_per_instr_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_l2_demand_data_read_hits_per_instr(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_l2_demand_data_read_hits_per_instr_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT_COUNT, c, value);
+}
+
+/*
+ * l2_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] L2_LINES_IN.ALL (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_L2_MPI_NAME "l2_mpi"
+#define PMU_SKYLAKE_SP_METRIC_L2_MPI_UNIT "per instruction"
+#define PMU_SKYLAKE_SP_METRIC_L2_MPI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_L2_MPI_EVENT0 "L2_LINES_IN.ALL"
+#define PMU_SKYLAKE_SP_METRIC_L2_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_l2_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_l2_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_l2_mpi_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_L2_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * l2_demand_data_read_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] MEM_LOAD_RETIRED.L2_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_L2_DEMAND_DATA_READ_MPI_NAME "l2_demand_data_read_mpi"
+#define PMU_SKYLAKE_SP_METRIC_L2_DEMAND_DATA_READ_MPI_UNIT "per instruction"
+#define PMU_SKYLAKE_SP_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT0 "MEM_LOAD_RETIRED.L2_MISS"
+#define PMU_SKYLAKE_SP_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_l2_demand_data_read_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_l2_demand_data_read_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_l2_demand_data_read_mpi_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * l2_demand_code_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] L2_RQSTS.CODE_RD_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_L2_DEMAND_CODE_MPI_NAME "l2_demand_code_mpi"
+#define PMU_SKYLAKE_SP_METRIC_L2_DEMAND_CODE_MPI_UNIT "per instruction"
+#define PMU_SKYLAKE_SP_METRIC_L2_DEMAND_CODE_MPI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_L2_DEMAND_CODE_MPI_EVENT0 "L2_RQSTS.CODE_RD_MISS"
+#define PMU_SKYLAKE_SP_METRIC_L2_DEMAND_CODE_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_l2_demand_code_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_l2_demand_code_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_l2_demand_code_mpi_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_L2_DEMAND_CODE_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * itlb_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] ITLB_MISSES.WALK_COMPLETED (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_ITLB_MPI_NAME "itlb_mpi"
+#define PMU_SKYLAKE_SP_METRIC_ITLB_MPI_UNIT "per instruction"
+#define PMU_SKYLAKE_SP_METRIC_ITLB_MPI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_ITLB_MPI_EVENT0 "ITLB_MISSES.WALK_COMPLETED"
+#define PMU_SKYLAKE_SP_METRIC_ITLB_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_itlb_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_itlb_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_itlb_mpi_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_ITLB_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * itlb_large_page_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] ITLB_MISSES.WALK_COMPLETED_2M_4M (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_ITLB_LARGE_PAGE_MPI_NAME "itlb_large_page_mpi"
+#define PMU_SKYLAKE_SP_METRIC_ITLB_LARGE_PAGE_MPI_UNIT "per instruction"
+#define PMU_SKYLAKE_SP_METRIC_ITLB_LARGE_PAGE_MPI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_ITLB_LARGE_PAGE_MPI_EVENT0 "ITLB_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_SKYLAKE_SP_METRIC_ITLB_LARGE_PAGE_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_itlb_large_page_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_itlb_large_page_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_itlb_large_page_mpi_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_ITLB_LARGE_PAGE_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * dtlb_load_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] DTLB_LOAD_MISSES.WALK_COMPLETED (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_DTLB_LOAD_MPI_NAME "dtlb_load_mpi"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_LOAD_MPI_UNIT "per instruction"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_LOAD_MPI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_DTLB_LOAD_MPI_EVENT0 "DTLB_LOAD_MISSES.WALK_COMPLETED"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_LOAD_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_dtlb_load_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_dtlb_load_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_dtlb_load_mpi_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_DTLB_LOAD_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * dtlb_2mb_large_page_load_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_DTLB_2MB_LARGE_PAGE_LOAD_MPI_NAME "dtlb_2mb_large_page_load_mpi"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_2MB_LARGE_PAGE_LOAD_MPI_UNIT "per instruction"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_2MB_LARGE_PAGE_LOAD_MPI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_DTLB_2MB_LARGE_PAGE_LOAD_MPI_EVENT0 "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_2MB_LARGE_PAGE_LOAD_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_dtlb_2mb_large_page_load_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_dtlb_2mb_large_page_load_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_dtlb_2mb_large_page_load_mpi_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_DTLB_2MB_LARGE_PAGE_LOAD_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * dtlb_store_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] DTLB_STORE_MISSES.WALK_COMPLETED (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_DTLB_STORE_MPI_NAME "dtlb_store_mpi"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_STORE_MPI_UNIT "per instruction"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_STORE_MPI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_DTLB_STORE_MPI_EVENT0 "DTLB_STORE_MISSES.WALK_COMPLETED"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_STORE_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_dtlb_store_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_dtlb_store_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_dtlb_store_mpi_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_DTLB_STORE_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * uncore_frequency (GHz, level 1, per socket): a / (CORES_PER_SOCKET * SOCKET_COUNT) /
+ * 1000000000 / DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_CLOCKTICKS (CHA).
+ */
+#define PMU_SKYLAKE_SP_METRIC_UNCORE_FREQUENCY_NAME "uncore_frequency"
+#define PMU_SKYLAKE_SP_METRIC_UNCORE_FREQUENCY_UNIT "GHz"
+#define PMU_SKYLAKE_SP_METRIC_UNCORE_FREQUENCY_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_UNCORE_FREQUENCY_EVENT0 "UNC_CHA_CLOCKTICKS"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_uncore_frequency_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 2U, 0.0},
+	{PMU_REGS_OP_CONST, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_uncore_frequency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_uncore_frequency_steps, 9U, counts, PMU_SKYLAKE_SP_METRIC_UNCORE_FREQUENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * upi_data_transmit_bw (MB/sec, level 1, per socket): a * (64 / 9) / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_UPI_TxL_FLITS.ALL_DATA (UPI).
+ */
+#define PMU_SKYLAKE_SP_METRIC_UPI_DATA_TRANSMIT_BW_NAME "upi_data_transmit_bw"
+#define PMU_SKYLAKE_SP_METRIC_UPI_DATA_TRANSMIT_BW_UNIT "MB/sec"
+#define PMU_SKYLAKE_SP_METRIC_UPI_DATA_TRANSMIT_BW_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_UPI_DATA_TRANSMIT_BW_EVENT0 "UNC_UPI_TxL_FLITS.ALL_DATA"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_upi_data_transmit_bw_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_upi_data_transmit_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_upi_data_transmit_bw_steps, 9U, counts, PMU_SKYLAKE_SP_METRIC_UPI_DATA_TRANSMIT_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * memory_bandwidth_read (MB/sec, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_M_CAS_COUNT.RD (IMC).
+ */
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_READ_NAME "memory_bandwidth_read"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_READ_UNIT "MB/sec"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_READ_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_READ_EVENT0 "UNC_M_CAS_COUNT.RD"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_memory_bandwidth_read_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_memory_bandwidth_read(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_memory_bandwidth_read_steps, 7U, counts, PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_READ_EVENT_COUNT, c, value);
+}
+
+/*
+ * memory_bandwidth_write (MB/sec, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_M_CAS_COUNT.WR (IMC).
+ */
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_WRITE_NAME "memory_bandwidth_write"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_WRITE_UNIT "MB/sec"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT0 "UNC_M_CAS_COUNT.WR"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_memory_bandwidth_write_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_memory_bandwidth_write(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_memory_bandwidth_write_steps, 7U, counts, PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT, c, value);
+}
+
+/*
+ * memory_bandwidth_total (MB/sec, level 1, per socket): (a + b) * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_M_CAS_COUNT.RD (IMC); [1] UNC_M_CAS_COUNT.WR (IMC).
+ */
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_TOTAL_NAME "memory_bandwidth_total"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_TOTAL_UNIT "MB/sec"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT0 "UNC_M_CAS_COUNT.RD"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT1 "UNC_M_CAS_COUNT.WR"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_memory_bandwidth_total_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_memory_bandwidth_total(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_memory_bandwidth_total_steps, 9U, counts, PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT_COUNT, c, value);
+}
+
+/*
+ * percent_uops_delivered_from_decoded_icache (percent, level 1, per CPU): 100 * (a / b)
+ *
+ * Events: [0] IDQ.DSB_UOPS (CORE); [1] UOPS_ISSUED.ANY (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_NAME "percent_uops_delivered_from_decoded_icache"
+#define PMU_SKYLAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT1 "UOPS_ISSUED.ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_percent_uops_delivered_from_decoded_icache_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_percent_uops_delivered_from_decoded_icache(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_percent_uops_delivered_from_decoded_icache_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT_COUNT, c, value);
+}
+
+/*
+ * percent_uops_delivered_from_legacy_decode_pipeline (percent, level 1, per CPU): 100 * (a /
+ * b)
+ *
+ * Events: [0] IDQ.MITE_UOPS (CORE); [1] UOPS_ISSUED.ANY (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_NAME "percent_uops_delivered_from_legacy_decode_pipeline"
+#define PMU_SKYLAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT0 "IDQ.MITE_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT1 "UOPS_ISSUED.ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_percent_uops_delivered_from_legacy_decode_pipeline_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_percent_uops_delivered_from_legacy_decode_pipeline(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_percent_uops_delivered_from_legacy_decode_pipeline_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT_COUNT, c, value);
+}
+
+/*
+ * percent_uops_delivered_from_microcode_sequencer (percent, level 1, per CPU): 100 * (a / b)
+ *
+ * Events: [0] IDQ.MS_UOPS (CORE); [1] UOPS_ISSUED.ANY (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_NAME "percent_uops_delivered_from_microcode_sequencer"
+#define PMU_SKYLAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT0 "IDQ.MS_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT1 "UOPS_ISSUED.ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_percent_uops_delivered_from_microcode_sequencer_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_percent_uops_delivered_from_microcode_sequencer(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_percent_uops_delivered_from_microcode_sequencer_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_miss_local_memory_bandwidth_read (MB/sec, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_REQUESTS.READS_LOCAL (CHA).
+ */
+#define PMU_SKYLAKE_SP_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_READ_NAME "llc_miss_local_memory_bandwidth_read"
+#define PMU_SKYLAKE_SP_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_READ_UNIT "MB/sec"
+#define PMU_SKYLAKE_SP_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_READ_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_READ_EVENT0 "UNC_CHA_REQUESTS.READS_LOCAL"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_llc_miss_local_memory_bandwidth_read_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_llc_miss_local_memory_bandwidth_read(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_llc_miss_local_memory_bandwidth_read_steps, 7U, counts, PMU_SKYLAKE_SP_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_READ_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_miss_local_memory_bandwidth_write (MB/sec, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_REQUESTS.WRITES_LOCAL (CHA).
+ */
+#define PMU_SKYLAKE_SP_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_WRITE_NAME "llc_miss_local_memory_bandwidth_write"
+#define PMU_SKYLAKE_SP_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_WRITE_UNIT "MB/sec"
+#define PMU_SKYLAKE_SP_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_WRITE_EVENT0 "UNC_CHA_REQUESTS.WRITES_LOCAL"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_llc_miss_local_memory_bandwidth_write_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_llc_miss_local_memory_bandwidth_write(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_llc_miss_local_memory_bandwidth_write_steps, 7U, counts, PMU_SKYLAKE_SP_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_miss_remote_memory_bandwidth_read (MB/sec, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_REQUESTS.READS_REMOTE (CHA).
+ */
+#define PMU_SKYLAKE_SP_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_READ_NAME "llc_miss_remote_memory_bandwidth_read"
+#define PMU_SKYLAKE_SP_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_READ_UNIT "MB/sec"
+#define PMU_SKYLAKE_SP_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_READ_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_READ_EVENT0 "UNC_CHA_REQUESTS.READS_REMOTE"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_llc_miss_remote_memory_bandwidth_read_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_llc_miss_remote_memory_bandwidth_read(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_llc_miss_remote_memory_bandwidth_read_steps, 7U, counts, PMU_SKYLAKE_SP_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_READ_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_miss_remote_memory_bandwidth_write (MB/sec, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_REQUESTS.WRITES_REMOTE (CHA).
+ */
+#define PMU_SKYLAKE_SP_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_WRITE_NAME "llc_miss_remote_memory_bandwidth_write"
+#define PMU_SKYLAKE_SP_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_WRITE_UNIT "MB/sec"
+#define PMU_SKYLAKE_SP_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_WRITE_EVENT0 "UNC_CHA_REQUESTS.WRITES_REMOTE"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_llc_miss_remote_memory_bandwidth_write_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_llc_miss_remote_memory_bandwidth_write(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_llc_miss_remote_memory_bandwidth_write_steps, 7U, counts, PMU_SKYLAKE_SP_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT, c, value);
+}
+
+/*
+ * upi_data_receive_bw (MB/sec, level 1, per socket): a * (64 / 9) / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_UPI_RxL_FLITS.ALL_DATA (UPI).
+ */
+#define PMU_SKYLAKE_SP_METRIC_UPI_DATA_RECEIVE_BW_NAME "upi_data_receive_bw"
+#define PMU_SKYLAKE_SP_METRIC_UPI_DATA_RECEIVE_BW_UNIT "MB/sec"
+#define PMU_SKYLAKE_SP_METRIC_UPI_DATA_RECEIVE_BW_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_UPI_DATA_RECEIVE_BW_EVENT0 "UNC_UPI_RxL_FLITS.ALL_DATA"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_upi_data_receive_bw_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_upi_data_receive_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_upi_data_receive_bw_steps, 9U, counts, PMU_SKYLAKE_SP_METRIC_UPI_DATA_RECEIVE_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * Bottleneck_Mispredictions (a ratio, level 1, per CPU): 100 * (1 - 10 * (a / b * c / (4 * (d
+ * / 2 if HYPERTHREADING_ON else e))) * max(f / (f + g) * ((b - a + 4 * (h / 2 if
+ * HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - f / (j - g)),
+ * 0.0001) / (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e))))) * (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON
+ * else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) + 4 * k / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e)) * (f / (f + g) * l / e) / ((m + 2 * n) / e + o / e + (l / e + 9 *
+ * p / e) + 2 * q / e + r / e + s / e))
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] UOPS_ISSUED.ANY (CORE); [2] IDQ.MS_UOPS
+ * (CORE); [3] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [4] CPU_CLK_UNHALTED.THREAD_P (CORE); [5]
+ * BR_MISP_RETIRED.ALL_BRANCHES (CORE); [6] MACHINE_CLEARS.COUNT (CORE); [7]
+ * INT_MISC.RECOVERY_CYCLES_ANY (CORE); [8] INT_MISC.RECOVERY_CYCLES (CORE); [9]
+ * INT_MISC.CLEARS_COUNT (CORE); [10] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE);
+ * [11] INT_MISC.CLEAR_RESTEER_CYCLES (CORE); [12] ICACHE_16B.IFDATA_STALL (CORE); [13]
+ * ICACHE_16B.IFDATA_STALL (CORE, threshold 1, edge); [14] ICACHE_TAG.STALLS (CORE); [15]
+ * BACLEARS.ANY (CORE); [16] IDQ.MS_SWITCHES (CORE); [17] DECODE.LCP (CORE); [18]
+ * DSB2MITE_SWITCHES.PENALTY_CYCLES (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_NAME "Bottleneck_Mispredictions"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT_COUNT 19U
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT1 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT2 "IDQ.MS_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT3 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT5 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT6 "MACHINE_CLEARS.COUNT"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT7 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT8 "INT_MISC.RECOVERY_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT9 "INT_MISC.CLEARS_COUNT"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT10 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT11 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT12 "ICACHE_16B.IFDATA_STALL"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT13 "ICACHE_16B.IFDATA_STALL"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT14 "ICACHE_TAG.STALLS"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT15 "BACLEARS.ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT16 "IDQ.MS_SWITCHES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT17 "DECODE.LCP"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT18 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_bottleneck_mispredictions_steps[173] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0001},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_bottleneck_mispredictions(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_bottleneck_mispredictions_steps, 173U, counts, PMU_SKYLAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Bottleneck_Big_Code (a ratio, level 1, per CPU): 100 * (4 * a / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c))) * (d / c + (e + 2 * f) / c + 9 * g / c) / ((e + 2 * f) / c + d /
+ * c + (h / c + 9 * g / c) + 2 * i / c + j / c + k / c)
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE); [1]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3]
+ * ICACHE_TAG.STALLS (CORE); [4] ICACHE_16B.IFDATA_STALL (CORE); [5] ICACHE_16B.IFDATA_STALL
+ * (CORE, threshold 1, edge); [6] BACLEARS.ANY (CORE); [7] INT_MISC.CLEAR_RESTEER_CYCLES
+ * (CORE); [8] IDQ.MS_SWITCHES (CORE); [9] DECODE.LCP (CORE); [10]
+ * DSB2MITE_SWITCHES.PENALTY_CYCLES (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BIG_CODE_NAME "Bottleneck_Big_Code"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BIG_CODE_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT_COUNT 11U
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT3 "ICACHE_TAG.STALLS"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT4 "ICACHE_16B.IFDATA_STALL"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT5 "ICACHE_16B.IFDATA_STALL"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT6 "BACLEARS.ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT7 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT8 "IDQ.MS_SWITCHES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT9 "DECODE.LCP"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT10 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_bottleneck_big_code_steps[68] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_bottleneck_big_code(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_bottleneck_big_code_steps, 68U, counts, PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Bottleneck_Instruction_Fetch_BW (a ratio, level 1, per CPU): 100 * (a / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c)) - (1 - 10 * (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else
+ * c))) * max(g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c))) * (1 - g / (k - h)), 0.0001) / (g / (g + h) * ((e - d + 4 * (i /
+ * 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))))) * (4 * l / (4
+ * * (b / 2 if HYPERTHREADING_ON else c))) * (g / (g + h) * m / c) / ((n + 2 * o) / c + p / c +
+ * (m / c + 9 * q / c) + 2 * r / c + s / c + t / c) - d / e * f / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c)) / ((d + u - v) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - d /
+ * e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)) + d / e * f / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c))) * (34 * (w + x) / (4 * (b / 2 if HYPERTHREADING_ON else c)) / (d
+ * / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (4 * l / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c))) * (2 * r / c + (m / c + 9 * q / c) * ((1 - g / (g + h)) * m / c
+ * + g / (g + h) * m / c * (10 * (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) *
+ * max(g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c))) * (1 - g / (k - h)), 0.0001) / (g / (g + h) * ((e - d + 4 * (i /
+ * 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))))) / (g / (g +
+ * h) * m / c + (1 - g / (g + h)) * m / c + 9 * q / c)) / ((n + 2 * o) / c + p / c + (m / c + 9
+ * * q / c) + 2 * r / c + s / c + t / c)) - 100 * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON
+ * else c))) * (p / c + (n + 2 * o) / c + 9 * q / c) / ((n + 2 * o) / c + p / c + (m / c + 9 *
+ * q / c) + 2 * r / c + s / c + t / c)
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CORE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3] UOPS_RETIRED.RETIRE_SLOTS (CORE); [4]
+ * UOPS_ISSUED.ANY (CORE); [5] IDQ.MS_UOPS (CORE); [6] BR_MISP_RETIRED.ALL_BRANCHES (CORE); [7]
+ * MACHINE_CLEARS.COUNT (CORE); [8] INT_MISC.RECOVERY_CYCLES_ANY (CORE); [9]
+ * INT_MISC.RECOVERY_CYCLES (CORE); [10] INT_MISC.CLEARS_COUNT (CORE); [11]
+ * IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE); [12] INT_MISC.CLEAR_RESTEER_CYCLES
+ * (CORE); [13] ICACHE_16B.IFDATA_STALL (CORE); [14] ICACHE_16B.IFDATA_STALL (CORE, threshold
+ * 1, edge); [15] ICACHE_TAG.STALLS (CORE); [16] BACLEARS.ANY (CORE); [17] IDQ.MS_SWITCHES
+ * (CORE); [18] DECODE.LCP (CORE); [19] DSB2MITE_SWITCHES.PENALTY_CYCLES (CORE); [20]
+ * UOPS_RETIRED.MACRO_FUSED (CORE); [21] INST_RETIRED.ANY_P (CORE); [22] FP_ASSIST.ANY (CORE);
+ * [23] OTHER_ASSISTS.ANY (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_NAME "Bottleneck_Instruction_Fetch_BW"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT_COUNT 24U
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CORE"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT3 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT4 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT5 "IDQ.MS_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT6 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT7 "MACHINE_CLEARS.COUNT"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT8 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT9 "INT_MISC.RECOVERY_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT10 "INT_MISC.CLEARS_COUNT"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT11 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT12 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT13 "ICACHE_16B.IFDATA_STALL"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT14 "ICACHE_16B.IFDATA_STALL"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT15 "ICACHE_TAG.STALLS"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT16 "BACLEARS.ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT17 "IDQ.MS_SWITCHES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT18 "DECODE.LCP"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT19 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT20 "UOPS_RETIRED.MACRO_FUSED"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT21 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT22 "FP_ASSIST.ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT23 "OTHER_ASSISTS.ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_bottleneck_instruction_fetch_bw_steps[513] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0001},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 19U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 20U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 34.0},
+	{PMU_REGS_OP_EVENT, 22U, 0.0},
+	{PMU_REGS_OP_EVENT, 23U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0001},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 19U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 19U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_bottleneck_instruction_fetch_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_bottleneck_instruction_fetch_bw_steps, 513U, counts, PMU_SKYLAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * Bottleneck_Compute_Bound_Est (a ratio, level 1, per CPU): 100 * ((1 - a / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else
+ * c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if
+ * HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (m / c) / (m / c
+ * + n / c + ((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m <
+ * i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c)) + (1 - a / (4 * (b
+ * / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b
+ * / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON
+ * else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if
+ * HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (((o / c * c + (j
+ * + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b
+ * / 2 if HYPERTHREADING_ON else c)) * l) / c) / (m / c + n / c + ((o / c * c + (j + k / (4 *
+ * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c)) * l) / c))) * ((p / 2 if HYPERTHREADING_ON else p) / (b / 2 if
+ * HYPERTHREADING_ON else c) / (o / c + ((q - r) / 2 if HYPERTHREADING_ON else j) / (b / 2 if
+ * HYPERTHREADING_ON else c) + ((r - p) / 2 if HYPERTHREADING_ON else l) / (b / 2 if
+ * HYPERTHREADING_ON else c) + (p / 2 if HYPERTHREADING_ON else p) / (b / 2 if
+ * HYPERTHREADING_ON else c))))
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CORE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3] UOPS_ISSUED.ANY (CORE); [4]
+ * INT_MISC.RECOVERY_CYCLES_ANY (CORE); [5] INT_MISC.RECOVERY_CYCLES (CORE); [6]
+ * CYCLE_ACTIVITY.STALLS_MEM_ANY (CORE); [7] EXE_ACTIVITY.BOUND_ON_STORES (CORE); [8]
+ * CYCLE_ACTIVITY.STALLS_TOTAL (CORE); [9] EXE_ACTIVITY.1_PORTS_UTIL (CORE); [10]
+ * UOPS_RETIRED.RETIRE_SLOTS (CORE); [11] EXE_ACTIVITY.2_PORTS_UTIL (CORE); [12]
+ * ARITH.DIVIDER_ACTIVE (CORE); [13] PARTIAL_RAT_STALLS.SCOREBOARD (CORE); [14]
+ * EXE_ACTIVITY.EXE_BOUND_0_PORTS (CORE); [15] UOPS_EXECUTED.CORE_CYCLES_GE_3 (CORE); [16]
+ * UOPS_EXECUTED.CORE_CYCLES_GE_1 (CORE); [17] UOPS_EXECUTED.CORE_CYCLES_GE_2 (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_NAME "Bottleneck_Compute_Bound_Est"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT_COUNT 18U
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CORE"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT3 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT4 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT5 "INT_MISC.RECOVERY_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT6 "CYCLE_ACTIVITY.STALLS_MEM_ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT7 "EXE_ACTIVITY.BOUND_ON_STORES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT8 "CYCLE_ACTIVITY.STALLS_TOTAL"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT9 "EXE_ACTIVITY.1_PORTS_UTIL"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT10 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT11 "EXE_ACTIVITY.2_PORTS_UTIL"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT12 "ARITH.DIVIDER_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT13 "PARTIAL_RAT_STALLS.SCOREBOARD"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT14 "EXE_ACTIVITY.EXE_BOUND_0_PORTS"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT15 "UOPS_EXECUTED.CORE_CYCLES_GE_3"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT16 "UOPS_EXECUTED.CORE_CYCLES_GE_1"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT17 "UOPS_EXECUTED.CORE_CYCLES_GE_2"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_bottleneck_compute_bound_est_steps[398] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_LT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_LT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_LT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_bottleneck_compute_bound_est(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_bottleneck_compute_bound_est_steps, 398U, counts, PMU_SKYLAKE_SP_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT_COUNT, c, value);
+}
+
+/*
+ * Bottleneck_Irregular_Overhead (a ratio, level 1, per CPU): 100 * (a / b * c / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e)) / ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a /
+ * b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) + a / b * c / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e))) * (34 * (h + i) / (4 * (d / 2 if HYPERTHREADING_ON else e)) / (a
+ * / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (4 * j / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e))) * (2 * k / e + (l / e + 9 * m / e) * ((1 - n / (n + o)) * l / e
+ * + n / (n + o) * l / e * (10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) *
+ * max(n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e))) * (1 - n / (r - o)), 0.0001) / (n / (n + o) * ((b - a + 4 * (p /
+ * 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))))) / (n / (n +
+ * o) * l / e + (1 - n / (n + o)) * l / e + 9 * m / e)) / ((s + 2 * t) / e + u / e + (l / e + 9
+ * * m / e) + 2 * k / e + v / e + w / e) + 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON
+ * else e))) * max(n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d /
+ * 2 if HYPERTHREADING_ON else e))) * (1 - n / (r - o)), 0.0001) / (n / (n + o) * ((b - a + 4 *
+ * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (n / (n
+ * + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON
+ * else e)))) + ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else
+ * q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * max(((b - a + 4 * (p / 2 if
+ * HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b -
+ * a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) *
+ * (1 - x / o), 0.0001) / max(((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2
+ * if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else
+ * q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (1 - x / o), 0.0001) + (1 - y / (4 * (d
+ * / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d
+ * / 2 if HYPERTHREADING_ON else e)) - (z + a_a) / (a_b + (a_c + a / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e)) * a_d) + a_a) * (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else
+ * e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else
+ * e)))) * (a_e / e + (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if
+ * HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (z + a_a) / (a_b +
+ * (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) + a_a) * (1 - y / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e)))) * a_f / e * (a_g / e)) / (a_h / e + a_e / e + ((a_g / e * e +
+ * (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d)) / e if a_h < a_b - z else (a_c
+ * + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) / e)) + a / b * c / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e)) / ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a /
+ * b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) + a / b * c / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e))) * (34 * (h + i) / (4 * (d / 2 if HYPERTHREADING_ON else e)) / (a
+ * / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * ((a + f - g) / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e))))
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] EXE_ACTIVITY.BOUND_ON_STORES (CORE); [2]
+ * CYCLE_ACTIVITY.STALLS_TOTAL (CORE); [3] EXE_ACTIVITY.1_PORTS_UTIL (CORE); [4]
+ * EXE_ACTIVITY.2_PORTS_UTIL (CORE); [5] PARTIAL_RAT_STALLS.SCOREBOARD (CORE); [6]
+ * RS_EVENTS.EMPTY_CYCLES (CORE); [7] EXE_ACTIVITY.EXE_BOUND_0_PORTS (CORE); [8]
+ * ARITH.DIVIDER_ACTIVE (CORE); [9] UOPS_ISSUED.ANY (CORE); [10] IDQ.MS_UOPS (CORE); [11]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [12] CPU_CLK_UNHALTED.THREAD_P (CORE); [13]
+ * UOPS_RETIRED.MACRO_FUSED (CORE); [14] INST_RETIRED.ANY_P (CORE); [15] FP_ASSIST.ANY (CORE);
+ * [16] OTHER_ASSISTS.ANY (CORE); [17] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE);
+ * [18] IDQ.MS_SWITCHES (CORE); [19] INT_MISC.CLEAR_RESTEER_CYCLES (CORE); [20] BACLEARS.ANY
+ * (CORE); [21] BR_MISP_RETIRED.ALL_BRANCHES (CORE); [22] MACHINE_CLEARS.COUNT (CORE); [23]
+ * INT_MISC.RECOVERY_CYCLES_ANY (CORE); [24] INT_MISC.RECOVERY_CYCLES (CORE); [25]
+ * INT_MISC.CLEARS_COUNT (CORE); [26] ICACHE_16B.IFDATA_STALL (CORE); [27]
+ * ICACHE_16B.IFDATA_STALL (CORE, threshold 1, edge); [28] ICACHE_TAG.STALLS (CORE); [29]
+ * DECODE.LCP (CORE); [30] DSB2MITE_SWITCHES.PENALTY_CYCLES (CORE); [31]
+ * MACHINE_CLEARS.MEMORY_ORDERING (CORE); [32] IDQ_UOPS_NOT_DELIVERED.CORE (CORE); [33]
+ * CYCLE_ACTIVITY.STALLS_MEM_ANY (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_NAME "Bottleneck_Irregular_Overhead"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT_COUNT 34U
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT1 "EXE_ACTIVITY.BOUND_ON_STORES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT2 "CYCLE_ACTIVITY.STALLS_TOTAL"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT3 "EXE_ACTIVITY.1_PORTS_UTIL"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT4 "EXE_ACTIVITY.2_PORTS_UTIL"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT5 "PARTIAL_RAT_STALLS.SCOREBOARD"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT6 "RS_EVENTS.EMPTY_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT7 "EXE_ACTIVITY.EXE_BOUND_0_PORTS"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT8 "ARITH.DIVIDER_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT9 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT10 "IDQ.MS_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT11 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT12 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT13 "UOPS_RETIRED.MACRO_FUSED"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT14 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT15 "FP_ASSIST.ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT16 "OTHER_ASSISTS.ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT17 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT18 "IDQ.MS_SWITCHES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT19 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT20 "BACLEARS.ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT21 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT22 "MACHINE_CLEARS.COUNT"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT23 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT24 "INT_MISC.RECOVERY_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT25 "INT_MISC.CLEARS_COUNT"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT26 "ICACHE_16B.IFDATA_STALL"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT27 "ICACHE_16B.IFDATA_STALL"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT28 "ICACHE_TAG.STALLS"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT29 "DECODE.LCP"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT30 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT31 "MACHINE_CLEARS.MEMORY_ORDERING"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT32 "IDQ_UOPS_NOT_DELIVERED.CORE"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT33 "CYCLE_ACTIVITY.STALLS_MEM_ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_bottleneck_irregular_overhead_steps[914] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 34.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 19U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 20U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 22U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 19U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 22U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 19U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 22U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 23U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 24U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 25U, 0.0},
+	{PMU_REGS_OP_EVENT, 22U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0001},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 22U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 23U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 24U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 22U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 19U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 22U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 19U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 20U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 26U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 27U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 28U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 19U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 20U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 29U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 30U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 22U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 23U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 24U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 25U, 0.0},
+	{PMU_REGS_OP_EVENT, 22U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0001},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 22U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 23U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 24U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 22U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 23U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 24U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 23U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 24U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 22U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 23U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 24U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 23U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 24U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 22U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 23U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 24U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 31U, 0.0},
+	{PMU_REGS_OP_EVENT, 22U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0001},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 23U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 24U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 22U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 23U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 24U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 31U, 0.0},
+	{PMU_REGS_OP_EVENT, 22U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0001},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 32U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 23U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 24U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 33U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 32U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 23U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 24U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 32U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 23U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 24U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 33U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 32U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 23U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 24U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 33U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_LT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 34.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_bottleneck_irregular_overhead(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_bottleneck_irregular_overhead_steps, 914U, counts, PMU_SKYLAKE_SP_METRIC_BOTTLENECK_IRREGULAR_OVERHEAD_EVENT_COUNT, c, value);
+}
+
+/*
+ * Bottleneck_Branching_Overhead (a ratio, level 1, per CPU): 100 * ((a + 2 * b + c) / (4 * (d
+ * / 2 if HYPERTHREADING_ON else e)))
+ *
+ * Events: [0] BR_INST_RETIRED.ALL_BRANCHES (CORE); [1] BR_INST_RETIRED.NEAR_CALL (CORE); [2]
+ * INST_RETIRED.NOP (CORE); [3] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_NAME "Bottleneck_Branching_Overhead"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT_COUNT 5U
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT0 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT1 "BR_INST_RETIRED.NEAR_CALL"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT2 "INST_RETIRED.NOP"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT3 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_bottleneck_branching_overhead_steps[18] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_bottleneck_branching_overhead(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_bottleneck_branching_overhead_steps, 18U, counts, PMU_SKYLAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT_COUNT, c, value);
+}
+
+/*
+ * Bottleneck_Useful_Work (a ratio, level 1, per CPU): 100 * (a / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c)) - (d + 2 * e + f) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a
+ * / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)) / ((a + i - j) / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c)) - a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)) + a / g *
+ * h / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (34 * (k + l) / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c)) / (a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * ((a
+ * + i - j) / (4 * (b / 2 if HYPERTHREADING_ON else c))))
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE); [3] BR_INST_RETIRED.ALL_BRANCHES (CORE); [4]
+ * BR_INST_RETIRED.NEAR_CALL (CORE); [5] INST_RETIRED.NOP (CORE); [6] UOPS_ISSUED.ANY (CORE);
+ * [7] IDQ.MS_UOPS (CORE); [8] UOPS_RETIRED.MACRO_FUSED (CORE); [9] INST_RETIRED.ANY_P (CORE);
+ * [10] FP_ASSIST.ANY (CORE); [11] OTHER_ASSISTS.ANY (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_NAME "Bottleneck_Useful_Work"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT_COUNT 12U
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT3 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT4 "BR_INST_RETIRED.NEAR_CALL"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT5 "INST_RETIRED.NOP"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT6 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT7 "IDQ.MS_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT8 "UOPS_RETIRED.MACRO_FUSED"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT9 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT10 "FP_ASSIST.ANY"
+#define PMU_SKYLAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT11 "OTHER_ASSISTS.ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_bottleneck_useful_work_steps[134] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 34.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_bottleneck_useful_work(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_bottleneck_useful_work_steps, 134U, counts, PMU_SKYLAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT_COUNT, c, value);
+}
+
+/*
+ * Frontend_Bound (percent, level 1, per CPU): 100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else
+ * c)))
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CORE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_FRONTEND_BOUND_NAME "Frontend_Bound"
+#define PMU_SKYLAKE_SP_METRIC_FRONTEND_BOUND_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_FRONTEND_BOUND_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_FRONTEND_BOUND_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CORE"
+#define PMU_SKYLAKE_SP_METRIC_FRONTEND_BOUND_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_FRONTEND_BOUND_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_frontend_bound_steps[12] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_frontend_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_frontend_bound_steps, 12U, counts, PMU_SKYLAKE_SP_METRIC_FRONTEND_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * Fetch_Latency (percent, level 2, per CPU): 100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON
+ * else c)))
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE); [1]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_FETCH_LATENCY_NAME "Fetch_Latency"
+#define PMU_SKYLAKE_SP_METRIC_FETCH_LATENCY_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_FETCH_LATENCY_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_FETCH_LATENCY_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_SKYLAKE_SP_METRIC_FETCH_LATENCY_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_FETCH_LATENCY_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_fetch_latency_steps[14] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_fetch_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_fetch_latency_steps, 14U, counts, PMU_SKYLAKE_SP_METRIC_FETCH_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * ICache_Misses (percent, level 3, per CPU): 100 * ((a + 2 * b) / c)
+ *
+ * Events: [0] ICACHE_16B.IFDATA_STALL (CORE); [1] ICACHE_16B.IFDATA_STALL (CORE, threshold 1,
+ * edge); [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_ICACHE_MISSES_NAME "ICache_Misses"
+#define PMU_SKYLAKE_SP_METRIC_ICACHE_MISSES_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_ICACHE_MISSES_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_ICACHE_MISSES_EVENT0 "ICACHE_16B.IFDATA_STALL"
+#define PMU_SKYLAKE_SP_METRIC_ICACHE_MISSES_EVENT1 "ICACHE_16B.IFDATA_STALL"
+#define PMU_SKYLAKE_SP_METRIC_ICACHE_MISSES_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_icache_misses_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_icache_misses(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_icache_misses_steps, 9U, counts, PMU_SKYLAKE_SP_METRIC_ICACHE_MISSES_EVENT_COUNT, c, value);
+}
+
+/*
+ * ITLB_Misses (percent, level 3, per CPU): 100 * (a / b)
+ *
+ * Events: [0] ICACHE_TAG.STALLS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_ITLB_MISSES_NAME "ITLB_Misses"
+#define PMU_SKYLAKE_SP_METRIC_ITLB_MISSES_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_ITLB_MISSES_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_ITLB_MISSES_EVENT0 "ICACHE_TAG.STALLS"
+#define PMU_SKYLAKE_SP_METRIC_ITLB_MISSES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_itlb_misses_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_itlb_misses(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_itlb_misses_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_ITLB_MISSES_EVENT_COUNT, c, value);
+}
+
+/*
+ * Code_STLB_Hit (percent, level 4, per CPU): 100 * max(0, a / b - c / b)
+ *
+ * Events: [0] ICACHE_TAG.STALLS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE); [2]
+ * ITLB_MISSES.WALK_ACTIVE (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_HIT_NAME "Code_STLB_Hit"
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_HIT_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_HIT_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_HIT_EVENT0 "ICACHE_TAG.STALLS"
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_HIT_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_HIT_EVENT2 "ITLB_MISSES.WALK_ACTIVE"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_code_stlb_hit_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_code_stlb_hit(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_code_stlb_hit_steps, 11U, counts, PMU_SKYLAKE_SP_METRIC_CODE_STLB_HIT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Code_STLB_Miss (percent, level 4, per CPU): 100 * (a / b)
+ *
+ * Events: [0] ITLB_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_NAME "Code_STLB_Miss"
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_EVENT0 "ITLB_MISSES.WALK_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_code_stlb_miss_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_code_stlb_miss(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_code_stlb_miss_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Code_STLB_Miss_4K (percent, level 5, per CPU): 100 * (a / b * c / (c + d))
+ *
+ * Events: [0] ITLB_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE); [2]
+ * ITLB_MISSES.WALK_COMPLETED_4K (CORE); [3] ITLB_MISSES.WALK_COMPLETED_2M_4M (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_4K_NAME "Code_STLB_Miss_4K"
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_4K_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_4K_EVENT_COUNT 4U
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_4K_EVENT0 "ITLB_MISSES.WALK_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_4K_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_4K_EVENT2 "ITLB_MISSES.WALK_COMPLETED_4K"
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_4K_EVENT3 "ITLB_MISSES.WALK_COMPLETED_2M_4M"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_code_stlb_miss_4k_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_code_stlb_miss_4k(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_code_stlb_miss_4k_steps, 11U, counts, PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_4K_EVENT_COUNT, c, value);
+}
+
+/*
+ * Code_STLB_Miss_2M (percent, level 5, per CPU): 100 * (a / b * c / (d + c))
+ *
+ * Events: [0] ITLB_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE); [2]
+ * ITLB_MISSES.WALK_COMPLETED_2M_4M (CORE); [3] ITLB_MISSES.WALK_COMPLETED_4K (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_2M_NAME "Code_STLB_Miss_2M"
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_2M_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_2M_EVENT_COUNT 4U
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_2M_EVENT0 "ITLB_MISSES.WALK_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_2M_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_2M_EVENT2 "ITLB_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_2M_EVENT3 "ITLB_MISSES.WALK_COMPLETED_4K"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_code_stlb_miss_2m_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_code_stlb_miss_2m(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_code_stlb_miss_2m_steps, 11U, counts, PMU_SKYLAKE_SP_METRIC_CODE_STLB_MISS_2M_EVENT_COUNT, c, value);
+}
+
+/*
+ * Branch_Resteers (percent, level 3, per CPU): 100 * (a / b + 9 * c / b)
+ *
+ * Events: [0] INT_MISC.CLEAR_RESTEER_CYCLES (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE); [2]
+ * BACLEARS.ANY (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_BRANCH_RESTEERS_NAME "Branch_Resteers"
+#define PMU_SKYLAKE_SP_METRIC_BRANCH_RESTEERS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_BRANCH_RESTEERS_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_BRANCH_RESTEERS_EVENT0 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_BRANCH_RESTEERS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_BRANCH_RESTEERS_EVENT2 "BACLEARS.ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_branch_resteers_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_branch_resteers(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_branch_resteers_steps, 11U, counts, PMU_SKYLAKE_SP_METRIC_BRANCH_RESTEERS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Mispredicts_Resteers (percent, level 4, per CPU): 100 * (a / (a + b) * c / d)
+ *
+ * Events: [0] BR_MISP_RETIRED.ALL_BRANCHES (CORE); [1] MACHINE_CLEARS.COUNT (CORE); [2]
+ * INT_MISC.CLEAR_RESTEER_CYCLES (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_MISPREDICTS_RESTEERS_NAME "Mispredicts_Resteers"
+#define PMU_SKYLAKE_SP_METRIC_MISPREDICTS_RESTEERS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_MISPREDICTS_RESTEERS_EVENT_COUNT 4U
+#define PMU_SKYLAKE_SP_METRIC_MISPREDICTS_RESTEERS_EVENT0 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_SKYLAKE_SP_METRIC_MISPREDICTS_RESTEERS_EVENT1 "MACHINE_CLEARS.COUNT"
+#define PMU_SKYLAKE_SP_METRIC_MISPREDICTS_RESTEERS_EVENT2 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_MISPREDICTS_RESTEERS_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_mispredicts_resteers_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_mispredicts_resteers(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_mispredicts_resteers_steps, 11U, counts, PMU_SKYLAKE_SP_METRIC_MISPREDICTS_RESTEERS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Clears_Resteers (percent, level 4, per CPU): 100 * ((1 - a / (a + b)) * c / d)
+ *
+ * Events: [0] BR_MISP_RETIRED.ALL_BRANCHES (CORE); [1] MACHINE_CLEARS.COUNT (CORE); [2]
+ * INT_MISC.CLEAR_RESTEER_CYCLES (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_CLEARS_RESTEERS_NAME "Clears_Resteers"
+#define PMU_SKYLAKE_SP_METRIC_CLEARS_RESTEERS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_CLEARS_RESTEERS_EVENT_COUNT 4U
+#define PMU_SKYLAKE_SP_METRIC_CLEARS_RESTEERS_EVENT0 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_SKYLAKE_SP_METRIC_CLEARS_RESTEERS_EVENT1 "MACHINE_CLEARS.COUNT"
+#define PMU_SKYLAKE_SP_METRIC_CLEARS_RESTEERS_EVENT2 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_CLEARS_RESTEERS_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_clears_resteers_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_clears_resteers(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_clears_resteers_steps, 13U, counts, PMU_SKYLAKE_SP_METRIC_CLEARS_RESTEERS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Unknown_Branches (percent, level 4, per CPU): 100 * (9 * a / b)
+ *
+ * Events: [0] BACLEARS.ANY (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_UNKNOWN_BRANCHES_NAME "Unknown_Branches"
+#define PMU_SKYLAKE_SP_METRIC_UNKNOWN_BRANCHES_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_UNKNOWN_BRANCHES_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_UNKNOWN_BRANCHES_EVENT0 "BACLEARS.ANY"
+#define PMU_SKYLAKE_SP_METRIC_UNKNOWN_BRANCHES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_unknown_branches_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_unknown_branches(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_unknown_branches_steps, 7U, counts, PMU_SKYLAKE_SP_METRIC_UNKNOWN_BRANCHES_EVENT_COUNT, c, value);
+}
+
+/*
+ * MS_Switches (percent, level 3, per CPU): 100 * (2 * a / b)
+ *
+ * Events: [0] IDQ.MS_SWITCHES (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_MS_SWITCHES_NAME "MS_Switches"
+#define PMU_SKYLAKE_SP_METRIC_MS_SWITCHES_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_MS_SWITCHES_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_MS_SWITCHES_EVENT0 "IDQ.MS_SWITCHES"
+#define PMU_SKYLAKE_SP_METRIC_MS_SWITCHES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_ms_switches_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_ms_switches(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_ms_switches_steps, 7U, counts, PMU_SKYLAKE_SP_METRIC_MS_SWITCHES_EVENT_COUNT, c, value);
+}
+
+/*
+ * LCP (percent, level 3, per CPU): 100 * (a / b)
+ *
+ * Events: [0] DECODE.LCP (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_LCP_NAME "LCP"
+#define PMU_SKYLAKE_SP_METRIC_LCP_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_LCP_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_LCP_EVENT0 "DECODE.LCP"
+#define PMU_SKYLAKE_SP_METRIC_LCP_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_lcp_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_lcp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_lcp_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_LCP_EVENT_COUNT, c, value);
+}
+
+/*
+ * DSB_Switches (percent, level 3, per CPU): 100 * (a / b)
+ *
+ * Events: [0] DSB2MITE_SWITCHES.PENALTY_CYCLES (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_DSB_SWITCHES_NAME "DSB_Switches"
+#define PMU_SKYLAKE_SP_METRIC_DSB_SWITCHES_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_DSB_SWITCHES_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_DSB_SWITCHES_EVENT0 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_DSB_SWITCHES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_dsb_switches_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_dsb_switches(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_dsb_switches_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_DSB_SWITCHES_EVENT_COUNT, c, value);
+}
+
+/*
+ * Fetch_Bandwidth (percent, level 2, per CPU): 100 * (a / (4 * (b / 2 if HYPERTHREADING_ON
+ * else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)))
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CORE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE
+ * (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_FETCH_BANDWIDTH_NAME "Fetch_Bandwidth"
+#define PMU_SKYLAKE_SP_METRIC_FETCH_BANDWIDTH_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT_COUNT 4U
+#define PMU_SKYLAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CORE"
+#define PMU_SKYLAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT3 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_fetch_bandwidth_steps[25] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_fetch_bandwidth(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_fetch_bandwidth_steps, 25U, counts, PMU_SKYLAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT_COUNT, c, value);
+}
+
+/*
+ * MITE (percent, level 3, per CPU): 100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)
+ *
+ * Events: [0] IDQ.ALL_MITE_CYCLES_ANY_UOPS (CORE); [1] IDQ.ALL_MITE_CYCLES_4_UOPS (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_MITE_NAME "MITE"
+#define PMU_SKYLAKE_SP_METRIC_MITE_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_MITE_EVENT_COUNT 4U
+#define PMU_SKYLAKE_SP_METRIC_MITE_EVENT0 "IDQ.ALL_MITE_CYCLES_ANY_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_MITE_EVENT1 "IDQ.ALL_MITE_CYCLES_4_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_MITE_EVENT2 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_MITE_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_mite_steps[14] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_mite(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_mite_steps, 14U, counts, PMU_SKYLAKE_SP_METRIC_MITE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Decoder0_Alone (percent, level 4, per CPU): 100 * ((a - b) / (c / 2 if HYPERTHREADING_ON
+ * else d) / 2)
+ *
+ * Events: [0] INST_DECODED.DECODERS (CORE, threshold 1); [1] INST_DECODED.DECODERS (CORE,
+ * threshold 2); [2] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [3] CPU_CLK_UNHALTED.THREAD_P
+ * (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_DECODER0_ALONE_NAME "Decoder0_Alone"
+#define PMU_SKYLAKE_SP_METRIC_DECODER0_ALONE_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_DECODER0_ALONE_EVENT_COUNT 4U
+#define PMU_SKYLAKE_SP_METRIC_DECODER0_ALONE_EVENT0 "INST_DECODED.DECODERS"
+#define PMU_SKYLAKE_SP_METRIC_DECODER0_ALONE_EVENT1 "INST_DECODED.DECODERS"
+#define PMU_SKYLAKE_SP_METRIC_DECODER0_ALONE_EVENT2 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_DECODER0_ALONE_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_decoder0_alone_steps[14] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_decoder0_alone(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_decoder0_alone_steps, 14U, counts, PMU_SKYLAKE_SP_METRIC_DECODER0_ALONE_EVENT_COUNT, c, value);
+}
+
+/*
+ * DSB (percent, level 3, per CPU): 100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)
+ *
+ * Events: [0] IDQ.DSB_CYCLES_ANY (CORE); [1] IDQ.DSB_CYCLES_OK (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_DSB_NAME "DSB"
+#define PMU_SKYLAKE_SP_METRIC_DSB_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_DSB_EVENT_COUNT 4U
+#define PMU_SKYLAKE_SP_METRIC_DSB_EVENT0 "IDQ.DSB_CYCLES_ANY"
+#define PMU_SKYLAKE_SP_METRIC_DSB_EVENT1 "IDQ.DSB_CYCLES_OK"
+#define PMU_SKYLAKE_SP_METRIC_DSB_EVENT2 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_DSB_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_dsb_steps[14] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_dsb(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_dsb_steps, 14U, counts, PMU_SKYLAKE_SP_METRIC_DSB_EVENT_COUNT, c, value);
+}
+
+/*
+ * Bad_Speculation (percent, level 1, per CPU): 100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON
+ * else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))
+ *
+ * Events: [0] UOPS_ISSUED.ANY (CORE); [1] UOPS_RETIRED.RETIRE_SLOTS (CORE); [2]
+ * INT_MISC.RECOVERY_CYCLES_ANY (CORE); [3] INT_MISC.RECOVERY_CYCLES (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [5] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_BAD_SPECULATION_NAME "Bad_Speculation"
+#define PMU_SKYLAKE_SP_METRIC_BAD_SPECULATION_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_BAD_SPECULATION_EVENT_COUNT 6U
+#define PMU_SKYLAKE_SP_METRIC_BAD_SPECULATION_EVENT0 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_BAD_SPECULATION_EVENT1 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_BAD_SPECULATION_EVENT2 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_SKYLAKE_SP_METRIC_BAD_SPECULATION_EVENT3 "INT_MISC.RECOVERY_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_BAD_SPECULATION_EVENT4 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_BAD_SPECULATION_EVENT5 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_bad_speculation_steps[23] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_bad_speculation(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_bad_speculation_steps, 23U, counts, PMU_SKYLAKE_SP_METRIC_BAD_SPECULATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Branch_Mispredicts (percent, level 2, per CPU): 100 * (a / (a + b) * ((c - d + 4 * (e / 2 if
+ * HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))))
+ *
+ * Events: [0] BR_MISP_RETIRED.ALL_BRANCHES (CORE); [1] MACHINE_CLEARS.COUNT (CORE); [2]
+ * UOPS_ISSUED.ANY (CORE); [3] UOPS_RETIRED.RETIRE_SLOTS (CORE); [4]
+ * INT_MISC.RECOVERY_CYCLES_ANY (CORE); [5] INT_MISC.RECOVERY_CYCLES (CORE); [6]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [7] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_BRANCH_MISPREDICTS_NAME "Branch_Mispredicts"
+#define PMU_SKYLAKE_SP_METRIC_BRANCH_MISPREDICTS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT_COUNT 8U
+#define PMU_SKYLAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT0 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_SKYLAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT1 "MACHINE_CLEARS.COUNT"
+#define PMU_SKYLAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT2 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT3 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT4 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_SKYLAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT5 "INT_MISC.RECOVERY_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT6 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT7 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_branch_mispredicts_steps[29] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_branch_mispredicts(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_branch_mispredicts_steps, 29U, counts, PMU_SKYLAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Other_Mispredicts (percent, level 3, per CPU): 100 * max(a / (a + b) * ((c - d + 4 * (e / 2
+ * if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))) * (1 - a / (i -
+ * b)), 0.0001)
+ *
+ * Events: [0] BR_MISP_RETIRED.ALL_BRANCHES (CORE); [1] MACHINE_CLEARS.COUNT (CORE); [2]
+ * UOPS_ISSUED.ANY (CORE); [3] UOPS_RETIRED.RETIRE_SLOTS (CORE); [4]
+ * INT_MISC.RECOVERY_CYCLES_ANY (CORE); [5] INT_MISC.RECOVERY_CYCLES (CORE); [6]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [7] CPU_CLK_UNHALTED.THREAD_P (CORE); [8]
+ * INT_MISC.CLEARS_COUNT (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_OTHER_MISPREDICTS_NAME "Other_Mispredicts"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_MISPREDICTS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT_COUNT 9U
+#define PMU_SKYLAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT0 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT1 "MACHINE_CLEARS.COUNT"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT2 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT3 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT4 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT5 "INT_MISC.RECOVERY_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT6 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT7 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT8 "INT_MISC.CLEARS_COUNT"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_other_mispredicts_steps[39] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0001},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_other_mispredicts(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_other_mispredicts_steps, 39U, counts, PMU_SKYLAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Machine_Clears (percent, level 2, per CPU): 100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON
+ * else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if
+ * HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f))))
+ *
+ * Events: [0] UOPS_ISSUED.ANY (CORE); [1] UOPS_RETIRED.RETIRE_SLOTS (CORE); [2]
+ * INT_MISC.RECOVERY_CYCLES_ANY (CORE); [3] INT_MISC.RECOVERY_CYCLES (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [5] CPU_CLK_UNHALTED.THREAD_P (CORE); [6]
+ * BR_MISP_RETIRED.ALL_BRANCHES (CORE); [7] MACHINE_CLEARS.COUNT (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_MACHINE_CLEARS_NAME "Machine_Clears"
+#define PMU_SKYLAKE_SP_METRIC_MACHINE_CLEARS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_MACHINE_CLEARS_EVENT_COUNT 8U
+#define PMU_SKYLAKE_SP_METRIC_MACHINE_CLEARS_EVENT0 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_MACHINE_CLEARS_EVENT1 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_MACHINE_CLEARS_EVENT2 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_SKYLAKE_SP_METRIC_MACHINE_CLEARS_EVENT3 "INT_MISC.RECOVERY_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_MACHINE_CLEARS_EVENT4 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_MACHINE_CLEARS_EVENT5 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_MACHINE_CLEARS_EVENT6 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_SKYLAKE_SP_METRIC_MACHINE_CLEARS_EVENT7 "MACHINE_CLEARS.COUNT"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_machine_clears_steps[51] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_machine_clears(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_machine_clears_steps, 51U, counts, PMU_SKYLAKE_SP_METRIC_MACHINE_CLEARS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Other_Nukes (percent, level 3, per CPU): 100 * max(((a - b + 4 * (c / 2 if HYPERTHREADING_ON
+ * else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if
+ * HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))) * (1 - i / h),
+ * 0.0001)
+ *
+ * Events: [0] UOPS_ISSUED.ANY (CORE); [1] UOPS_RETIRED.RETIRE_SLOTS (CORE); [2]
+ * INT_MISC.RECOVERY_CYCLES_ANY (CORE); [3] INT_MISC.RECOVERY_CYCLES (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [5] CPU_CLK_UNHALTED.THREAD_P (CORE); [6]
+ * BR_MISP_RETIRED.ALL_BRANCHES (CORE); [7] MACHINE_CLEARS.COUNT (CORE); [8]
+ * MACHINE_CLEARS.MEMORY_ORDERING (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_OTHER_NUKES_NAME "Other_Nukes"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_NUKES_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_NUKES_EVENT_COUNT 9U
+#define PMU_SKYLAKE_SP_METRIC_OTHER_NUKES_EVENT0 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_NUKES_EVENT1 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_NUKES_EVENT2 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_NUKES_EVENT3 "INT_MISC.RECOVERY_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_NUKES_EVENT4 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_NUKES_EVENT5 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_NUKES_EVENT6 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_NUKES_EVENT7 "MACHINE_CLEARS.COUNT"
+#define PMU_SKYLAKE_SP_METRIC_OTHER_NUKES_EVENT8 "MACHINE_CLEARS.MEMORY_ORDERING"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_other_nukes_steps[59] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0001},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_other_nukes(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_other_nukes_steps, 59U, counts, PMU_SKYLAKE_SP_METRIC_OTHER_NUKES_EVENT_COUNT, c, value);
+}
+
+/*
+ * Backend_Bound (percent, level 1, per CPU): 100 * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON
+ * else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON
+ * else c)))
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CORE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3] UOPS_ISSUED.ANY (CORE); [4]
+ * INT_MISC.RECOVERY_CYCLES_ANY (CORE); [5] INT_MISC.RECOVERY_CYCLES (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_BACKEND_BOUND_NAME "Backend_Bound"
+#define PMU_SKYLAKE_SP_METRIC_BACKEND_BOUND_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_BACKEND_BOUND_EVENT_COUNT 6U
+#define PMU_SKYLAKE_SP_METRIC_BACKEND_BOUND_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CORE"
+#define PMU_SKYLAKE_SP_METRIC_BACKEND_BOUND_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_BACKEND_BOUND_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_BACKEND_BOUND_EVENT3 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_BACKEND_BOUND_EVENT4 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_SKYLAKE_SP_METRIC_BACKEND_BOUND_EVENT5 "INT_MISC.RECOVERY_CYCLES"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_backend_bound_steps[34] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_backend_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_backend_bound_steps, 34U, counts, PMU_SKYLAKE_SP_METRIC_BACKEND_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * Memory_Bound (percent, level 2, per CPU): 100 * ((a + b) / (c + (d + e / (4 * (f / 2 if
+ * HYPERTHREADING_ON else g)) * h) + b) * (1 - i / (4 * (f / 2 if HYPERTHREADING_ON else g)) -
+ * (j + 4 * (k / 2 if HYPERTHREADING_ON else l)) / (4 * (f / 2 if HYPERTHREADING_ON else g))))
+ *
+ * Events: [0] CYCLE_ACTIVITY.STALLS_MEM_ANY (CORE); [1] EXE_ACTIVITY.BOUND_ON_STORES (CORE);
+ * [2] CYCLE_ACTIVITY.STALLS_TOTAL (CORE); [3] EXE_ACTIVITY.1_PORTS_UTIL (CORE); [4]
+ * UOPS_RETIRED.RETIRE_SLOTS (CORE); [5] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [6]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE); [7] EXE_ACTIVITY.2_PORTS_UTIL (CORE); [8]
+ * IDQ_UOPS_NOT_DELIVERED.CORE (CORE); [9] UOPS_ISSUED.ANY (CORE); [10]
+ * INT_MISC.RECOVERY_CYCLES_ANY (CORE); [11] INT_MISC.RECOVERY_CYCLES (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BOUND_NAME "Memory_Bound"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BOUND_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BOUND_EVENT_COUNT 12U
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BOUND_EVENT0 "CYCLE_ACTIVITY.STALLS_MEM_ANY"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BOUND_EVENT1 "EXE_ACTIVITY.BOUND_ON_STORES"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BOUND_EVENT2 "CYCLE_ACTIVITY.STALLS_TOTAL"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BOUND_EVENT3 "EXE_ACTIVITY.1_PORTS_UTIL"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BOUND_EVENT4 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BOUND_EVENT5 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BOUND_EVENT6 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BOUND_EVENT7 "EXE_ACTIVITY.2_PORTS_UTIL"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BOUND_EVENT8 "IDQ_UOPS_NOT_DELIVERED.CORE"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BOUND_EVENT9 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BOUND_EVENT10 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_BOUND_EVENT11 "INT_MISC.RECOVERY_CYCLES"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_memory_bound_steps[57] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_memory_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_memory_bound_steps, 57U, counts, PMU_SKYLAKE_SP_METRIC_MEMORY_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * L1_Bound (percent, level 3, per CPU): 100 * max((a - b) / c, 0)
+ *
+ * Events: [0] CYCLE_ACTIVITY.STALLS_MEM_ANY (CORE); [1] CYCLE_ACTIVITY.STALLS_L1D_MISS (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_L1_BOUND_NAME "L1_Bound"
+#define PMU_SKYLAKE_SP_METRIC_L1_BOUND_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_L1_BOUND_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_L1_BOUND_EVENT0 "CYCLE_ACTIVITY.STALLS_MEM_ANY"
+#define PMU_SKYLAKE_SP_METRIC_L1_BOUND_EVENT1 "CYCLE_ACTIVITY.STALLS_L1D_MISS"
+#define PMU_SKYLAKE_SP_METRIC_L1_BOUND_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_l1_bound_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_l1_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_l1_bound_steps, 9U, counts, PMU_SKYLAKE_SP_METRIC_L1_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * DTLB_Load (percent, level 4, per CPU): 100 * (min(9 * a + b, max(c - d, 0)) / e)
+ *
+ * Events: [0] DTLB_LOAD_MISSES.STLB_HIT (CORE, threshold 1); [1] DTLB_LOAD_MISSES.WALK_ACTIVE
+ * (CORE); [2] CYCLE_ACTIVITY.CYCLES_MEM_ANY (CORE); [3] CYCLE_ACTIVITY.CYCLES_L1D_MISS (CORE);
+ * [4] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_DTLB_LOAD_NAME "DTLB_Load"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_LOAD_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_LOAD_EVENT_COUNT 5U
+#define PMU_SKYLAKE_SP_METRIC_DTLB_LOAD_EVENT0 "DTLB_LOAD_MISSES.STLB_HIT"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_LOAD_EVENT1 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_LOAD_EVENT2 "CYCLE_ACTIVITY.CYCLES_MEM_ANY"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_LOAD_EVENT3 "CYCLE_ACTIVITY.CYCLES_L1D_MISS"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_LOAD_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_dtlb_load_steps[15] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_dtlb_load(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_dtlb_load_steps, 15U, counts, PMU_SKYLAKE_SP_METRIC_DTLB_LOAD_EVENT_COUNT, c, value);
+}
+
+/*
+ * Load_STLB_Hit (percent, level 5, per CPU): 100 * (min(9 * a + b, max(c - d, 0)) / e - b / e)
+ *
+ * Events: [0] DTLB_LOAD_MISSES.STLB_HIT (CORE, threshold 1); [1] DTLB_LOAD_MISSES.WALK_ACTIVE
+ * (CORE); [2] CYCLE_ACTIVITY.CYCLES_MEM_ANY (CORE); [3] CYCLE_ACTIVITY.CYCLES_L1D_MISS (CORE);
+ * [4] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_HIT_NAME "Load_STLB_Hit"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_HIT_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_HIT_EVENT_COUNT 5U
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_HIT_EVENT0 "DTLB_LOAD_MISSES.STLB_HIT"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_HIT_EVENT1 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_HIT_EVENT2 "CYCLE_ACTIVITY.CYCLES_MEM_ANY"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_HIT_EVENT3 "CYCLE_ACTIVITY.CYCLES_L1D_MISS"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_HIT_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_load_stlb_hit_steps[19] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_load_stlb_hit(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_load_stlb_hit_steps, 19U, counts, PMU_SKYLAKE_SP_METRIC_LOAD_STLB_HIT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Load_STLB_Miss (percent, level 5, per CPU): 100 * (a / b)
+ *
+ * Events: [0] DTLB_LOAD_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_NAME "Load_STLB_Miss"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_EVENT0 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_load_stlb_miss_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_load_stlb_miss(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_load_stlb_miss_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Load_STLB_Miss_4K (percent, level 6, per CPU): 100 * (a / b * c / (c + d + e))
+ *
+ * Events: [0] DTLB_LOAD_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE); [2]
+ * DTLB_LOAD_MISSES.WALK_COMPLETED_4K (CORE); [3] DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M (CORE);
+ * [4] DTLB_LOAD_MISSES.WALK_COMPLETED_1G (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_4K_NAME "Load_STLB_Miss_4K"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_4K_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_4K_EVENT_COUNT 5U
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_4K_EVENT0 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_4K_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_4K_EVENT2 "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_4K_EVENT3 "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_4K_EVENT4 "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_load_stlb_miss_4k_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_load_stlb_miss_4k(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_load_stlb_miss_4k_steps, 13U, counts, PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_4K_EVENT_COUNT, c, value);
+}
+
+/*
+ * Load_STLB_Miss_2M (percent, level 6, per CPU): 100 * (a / b * c / (d + c + e))
+ *
+ * Events: [0] DTLB_LOAD_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE); [2]
+ * DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M (CORE); [3] DTLB_LOAD_MISSES.WALK_COMPLETED_4K (CORE);
+ * [4] DTLB_LOAD_MISSES.WALK_COMPLETED_1G (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_2M_NAME "Load_STLB_Miss_2M"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_2M_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_2M_EVENT_COUNT 5U
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_2M_EVENT0 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_2M_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_2M_EVENT2 "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_2M_EVENT3 "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_2M_EVENT4 "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_load_stlb_miss_2m_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_load_stlb_miss_2m(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_load_stlb_miss_2m_steps, 13U, counts, PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_2M_EVENT_COUNT, c, value);
+}
+
+/*
+ * Load_STLB_Miss_1G (percent, level 6, per CPU): 100 * (a / b * c / (d + e + c))
+ *
+ * Events: [0] DTLB_LOAD_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE); [2]
+ * DTLB_LOAD_MISSES.WALK_COMPLETED_1G (CORE); [3] DTLB_LOAD_MISSES.WALK_COMPLETED_4K (CORE);
+ * [4] DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_1G_NAME "Load_STLB_Miss_1G"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_1G_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_1G_EVENT_COUNT 5U
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_1G_EVENT0 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_1G_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_1G_EVENT2 "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_1G_EVENT3 "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_1G_EVENT4 "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_load_stlb_miss_1g_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_load_stlb_miss_1g(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_load_stlb_miss_1g_steps, 13U, counts, PMU_SKYLAKE_SP_METRIC_LOAD_STLB_MISS_1G_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_Fwd_Blk (percent, level 4, per CPU): 100 * (13 * a / b)
+ *
+ * Events: [0] LD_BLOCKS.STORE_FORWARD (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_STORE_FWD_BLK_NAME "Store_Fwd_Blk"
+#define PMU_SKYLAKE_SP_METRIC_STORE_FWD_BLK_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_STORE_FWD_BLK_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_STORE_FWD_BLK_EVENT0 "LD_BLOCKS.STORE_FORWARD"
+#define PMU_SKYLAKE_SP_METRIC_STORE_FWD_BLK_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_store_fwd_blk_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 13.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_store_fwd_blk(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_store_fwd_blk_steps, 7U, counts, PMU_SKYLAKE_SP_METRIC_STORE_FWD_BLK_EVENT_COUNT, c, value);
+}
+
+/*
+ * L1_Latency_Dependency (percent, level 4, per CPU): 100 * (min(2 * (a - b - c) * 20 / 100,
+ * max(e - f, 0)) / g)
+ *
+ * Events: [0] MEM_INST_RETIRED.ALL_LOADS (CORE); [1] MEM_LOAD_RETIRED.FB_HIT (CORE); [2]
+ * MEM_LOAD_RETIRED.L1_MISS (CORE); [3] CYCLE_ACTIVITY.CYCLES_MEM_ANY (CORE); [4]
+ * CYCLE_ACTIVITY.CYCLES_L1D_MISS (CORE); [5] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_NAME "L1_Latency_Dependency"
+#define PMU_SKYLAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT_COUNT 6U
+#define PMU_SKYLAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT0 "MEM_INST_RETIRED.ALL_LOADS"
+#define PMU_SKYLAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT1 "MEM_LOAD_RETIRED.FB_HIT"
+#define PMU_SKYLAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT2 "MEM_LOAD_RETIRED.L1_MISS"
+#define PMU_SKYLAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT3 "CYCLE_ACTIVITY.CYCLES_MEM_ANY"
+#define PMU_SKYLAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT4 "CYCLE_ACTIVITY.CYCLES_L1D_MISS"
+#define PMU_SKYLAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT5 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_l1_latency_dependency_steps[21] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 20.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_l1_latency_dependency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_l1_latency_dependency_steps, 21U, counts, PMU_SKYLAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Lock_Latency (percent, level 4, per CPU): 100 * ((12 * max(0, a - b) + a / c * (11 * d +
+ * min(e, f))) / e)
+ *
+ * Events: [0] MEM_INST_RETIRED.LOCK_LOADS (CORE); [1] L2_RQSTS.ALL_RFO (CORE); [2]
+ * MEM_INST_RETIRED.ALL_STORES (CORE); [3] L2_RQSTS.RFO_HIT (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE); [5] OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO
+ * (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_LOCK_LATENCY_NAME "Lock_Latency"
+#define PMU_SKYLAKE_SP_METRIC_LOCK_LATENCY_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_LOCK_LATENCY_EVENT_COUNT 6U
+#define PMU_SKYLAKE_SP_METRIC_LOCK_LATENCY_EVENT0 "MEM_INST_RETIRED.LOCK_LOADS"
+#define PMU_SKYLAKE_SP_METRIC_LOCK_LATENCY_EVENT1 "L2_RQSTS.ALL_RFO"
+#define PMU_SKYLAKE_SP_METRIC_LOCK_LATENCY_EVENT2 "MEM_INST_RETIRED.ALL_STORES"
+#define PMU_SKYLAKE_SP_METRIC_LOCK_LATENCY_EVENT3 "L2_RQSTS.RFO_HIT"
+#define PMU_SKYLAKE_SP_METRIC_LOCK_LATENCY_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_LOCK_LATENCY_EVENT5 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_lock_latency_steps[23] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 12.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 11.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_lock_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_lock_latency_steps, 23U, counts, PMU_SKYLAKE_SP_METRIC_LOCK_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Split_Loads (percent, level 4, per CPU): 100 * (a / (b + c) * d / e)
+ *
+ * Events: [0] L1D_PEND_MISS.PENDING (CORE); [1] MEM_LOAD_RETIRED.L1_MISS (CORE); [2]
+ * MEM_LOAD_RETIRED.FB_HIT (CORE); [3] LD_BLOCKS.NO_SR (CORE); [4] CPU_CLK_UNHALTED.THREAD_P
+ * (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_SPLIT_LOADS_NAME "Split_Loads"
+#define PMU_SKYLAKE_SP_METRIC_SPLIT_LOADS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_SPLIT_LOADS_EVENT_COUNT 5U
+#define PMU_SKYLAKE_SP_METRIC_SPLIT_LOADS_EVENT0 "L1D_PEND_MISS.PENDING"
+#define PMU_SKYLAKE_SP_METRIC_SPLIT_LOADS_EVENT1 "MEM_LOAD_RETIRED.L1_MISS"
+#define PMU_SKYLAKE_SP_METRIC_SPLIT_LOADS_EVENT2 "MEM_LOAD_RETIRED.FB_HIT"
+#define PMU_SKYLAKE_SP_METRIC_SPLIT_LOADS_EVENT3 "LD_BLOCKS.NO_SR"
+#define PMU_SKYLAKE_SP_METRIC_SPLIT_LOADS_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_split_loads_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_split_loads(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_split_loads_steps, 11U, counts, PMU_SKYLAKE_SP_METRIC_SPLIT_LOADS_EVENT_COUNT, c, value);
+}
+
+/*
+ * 4K_Aliasing (percent, level 4, per CPU): 100 * (a / b)
+ *
+ * Events: [0] LD_BLOCKS_PARTIAL.ADDRESS_ALIAS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_4K_ALIASING_NAME "4K_Aliasing"
+#define PMU_SKYLAKE_SP_METRIC_4K_ALIASING_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_4K_ALIASING_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_4K_ALIASING_EVENT0 "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS"
+#define PMU_SKYLAKE_SP_METRIC_4K_ALIASING_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_4k_aliasing_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_4k_aliasing(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_4k_aliasing_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_4K_ALIASING_EVENT_COUNT, c, value);
+}
+
+/*
+ * FB_Full (percent, level 4, per CPU): 100 * (a / (b + c) * d / e)
+ *
+ * Events: [0] L1D_PEND_MISS.PENDING (CORE); [1] MEM_LOAD_RETIRED.L1_MISS (CORE); [2]
+ * MEM_LOAD_RETIRED.FB_HIT (CORE); [3] L1D_PEND_MISS.FB_FULL (CORE, threshold 1); [4]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_FB_FULL_NAME "FB_Full"
+#define PMU_SKYLAKE_SP_METRIC_FB_FULL_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_FB_FULL_EVENT_COUNT 5U
+#define PMU_SKYLAKE_SP_METRIC_FB_FULL_EVENT0 "L1D_PEND_MISS.PENDING"
+#define PMU_SKYLAKE_SP_METRIC_FB_FULL_EVENT1 "MEM_LOAD_RETIRED.L1_MISS"
+#define PMU_SKYLAKE_SP_METRIC_FB_FULL_EVENT2 "MEM_LOAD_RETIRED.FB_HIT"
+#define PMU_SKYLAKE_SP_METRIC_FB_FULL_EVENT3 "L1D_PEND_MISS.FB_FULL"
+#define PMU_SKYLAKE_SP_METRIC_FB_FULL_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_fb_full_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_fb_full(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_fb_full_steps, 11U, counts, PMU_SKYLAKE_SP_METRIC_FB_FULL_EVENT_COUNT, c, value);
+}
+
+/*
+ * L2_Bound (percent, level 3, per CPU): 100 * (a * (1 + b / c) / (a * (1 + b / c) + d) * ((e -
+ * f) / g))
+ *
+ * Events: [0] MEM_LOAD_RETIRED.L2_HIT (CORE); [1] MEM_LOAD_RETIRED.FB_HIT (CORE); [2]
+ * MEM_LOAD_RETIRED.L1_MISS (CORE); [3] L1D_PEND_MISS.FB_FULL (CORE, threshold 1); [4]
+ * CYCLE_ACTIVITY.STALLS_L1D_MISS (CORE); [5] CYCLE_ACTIVITY.STALLS_L2_MISS (CORE); [6]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_L2_BOUND_NAME "L2_Bound"
+#define PMU_SKYLAKE_SP_METRIC_L2_BOUND_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_L2_BOUND_EVENT_COUNT 7U
+#define PMU_SKYLAKE_SP_METRIC_L2_BOUND_EVENT0 "MEM_LOAD_RETIRED.L2_HIT"
+#define PMU_SKYLAKE_SP_METRIC_L2_BOUND_EVENT1 "MEM_LOAD_RETIRED.FB_HIT"
+#define PMU_SKYLAKE_SP_METRIC_L2_BOUND_EVENT2 "MEM_LOAD_RETIRED.L1_MISS"
+#define PMU_SKYLAKE_SP_METRIC_L2_BOUND_EVENT3 "L1D_PEND_MISS.FB_FULL"
+#define PMU_SKYLAKE_SP_METRIC_L2_BOUND_EVENT4 "CYCLE_ACTIVITY.STALLS_L1D_MISS"
+#define PMU_SKYLAKE_SP_METRIC_L2_BOUND_EVENT5 "CYCLE_ACTIVITY.STALLS_L2_MISS"
+#define PMU_SKYLAKE_SP_METRIC_L2_BOUND_EVENT6 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_l2_bound_steps[25] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_l2_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_l2_bound_steps, 25U, counts, PMU_SKYLAKE_SP_METRIC_L2_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * L3_Bound (percent, level 3, per CPU): 100 * ((a - b) / c)
+ *
+ * Events: [0] CYCLE_ACTIVITY.STALLS_L2_MISS (CORE); [1] CYCLE_ACTIVITY.STALLS_L3_MISS (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_L3_BOUND_NAME "L3_Bound"
+#define PMU_SKYLAKE_SP_METRIC_L3_BOUND_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_L3_BOUND_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_L3_BOUND_EVENT0 "CYCLE_ACTIVITY.STALLS_L2_MISS"
+#define PMU_SKYLAKE_SP_METRIC_L3_BOUND_EVENT1 "CYCLE_ACTIVITY.STALLS_L3_MISS"
+#define PMU_SKYLAKE_SP_METRIC_L3_BOUND_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_l3_bound_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_l3_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_l3_bound_steps, 7U, counts, PMU_SKYLAKE_SP_METRIC_L3_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * SQ_Full (percent, level 4, per CPU): 100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if
+ * HYPERTHREADING_ON else c))
+ *
+ * Events: [0] OFFCORE_REQUESTS_BUFFER.SQ_FULL (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY
+ * (CORE); [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_SQ_FULL_NAME "SQ_Full"
+#define PMU_SKYLAKE_SP_METRIC_SQ_FULL_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_SQ_FULL_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_SQ_FULL_EVENT0 "OFFCORE_REQUESTS_BUFFER.SQ_FULL"
+#define PMU_SKYLAKE_SP_METRIC_SQ_FULL_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_SQ_FULL_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_sq_full_steps[15] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_sq_full(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_sq_full_steps, 15U, counts, PMU_SKYLAKE_SP_METRIC_SQ_FULL_EVENT_COUNT, c, value);
+}
+
+/*
+ * DRAM_Bound (percent, level 3, per CPU): 100 * (a / b + (c - d) / b - e * (1 + f / g) / (e *
+ * (1 + f / g) + h) * ((c - d) / b))
+ *
+ * Events: [0] CYCLE_ACTIVITY.STALLS_L3_MISS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE); [2]
+ * CYCLE_ACTIVITY.STALLS_L1D_MISS (CORE); [3] CYCLE_ACTIVITY.STALLS_L2_MISS (CORE); [4]
+ * MEM_LOAD_RETIRED.L2_HIT (CORE); [5] MEM_LOAD_RETIRED.FB_HIT (CORE); [6]
+ * MEM_LOAD_RETIRED.L1_MISS (CORE); [7] L1D_PEND_MISS.FB_FULL (CORE, threshold 1).
+ */
+#define PMU_SKYLAKE_SP_METRIC_DRAM_BOUND_NAME "DRAM_Bound"
+#define PMU_SKYLAKE_SP_METRIC_DRAM_BOUND_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_DRAM_BOUND_EVENT_COUNT 8U
+#define PMU_SKYLAKE_SP_METRIC_DRAM_BOUND_EVENT0 "CYCLE_ACTIVITY.STALLS_L3_MISS"
+#define PMU_SKYLAKE_SP_METRIC_DRAM_BOUND_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_DRAM_BOUND_EVENT2 "CYCLE_ACTIVITY.STALLS_L1D_MISS"
+#define PMU_SKYLAKE_SP_METRIC_DRAM_BOUND_EVENT3 "CYCLE_ACTIVITY.STALLS_L2_MISS"
+#define PMU_SKYLAKE_SP_METRIC_DRAM_BOUND_EVENT4 "MEM_LOAD_RETIRED.L2_HIT"
+#define PMU_SKYLAKE_SP_METRIC_DRAM_BOUND_EVENT5 "MEM_LOAD_RETIRED.FB_HIT"
+#define PMU_SKYLAKE_SP_METRIC_DRAM_BOUND_EVENT6 "MEM_LOAD_RETIRED.L1_MISS"
+#define PMU_SKYLAKE_SP_METRIC_DRAM_BOUND_EVENT7 "L1D_PEND_MISS.FB_FULL"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_dram_bound_steps[35] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_dram_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_dram_bound_steps, 35U, counts, PMU_SKYLAKE_SP_METRIC_DRAM_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * MEM_Bandwidth (percent, level 4, per CPU): 100 * (min(a, b) / a)
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE); [1] OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD
+ * (CORE, threshold 4).
+ */
+#define PMU_SKYLAKE_SP_METRIC_MEM_BANDWIDTH_NAME "MEM_Bandwidth"
+#define PMU_SKYLAKE_SP_METRIC_MEM_BANDWIDTH_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_MEM_BANDWIDTH_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_MEM_BANDWIDTH_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_MEM_BANDWIDTH_EVENT1 "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_mem_bandwidth_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_mem_bandwidth(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_mem_bandwidth_steps, 7U, counts, PMU_SKYLAKE_SP_METRIC_MEM_BANDWIDTH_EVENT_COUNT, c, value);
+}
+
+/*
+ * MEM_Latency (percent, level 4, per CPU): 100 * (min(a, b) / a - min(a, c) / a)
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE); [1]
+ * OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD (CORE); [2]
+ * OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD (CORE, threshold 4).
+ */
+#define PMU_SKYLAKE_SP_METRIC_MEM_LATENCY_NAME "MEM_Latency"
+#define PMU_SKYLAKE_SP_METRIC_MEM_LATENCY_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_MEM_LATENCY_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_MEM_LATENCY_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_MEM_LATENCY_EVENT1 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD"
+#define PMU_SKYLAKE_SP_METRIC_MEM_LATENCY_EVENT2 "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_mem_latency_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_mem_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_mem_latency_steps, 13U, counts, PMU_SKYLAKE_SP_METRIC_MEM_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_Bound (percent, level 3, per CPU): 100 * (a / b)
+ *
+ * Events: [0] EXE_ACTIVITY.BOUND_ON_STORES (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_STORE_BOUND_NAME "Store_Bound"
+#define PMU_SKYLAKE_SP_METRIC_STORE_BOUND_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_STORE_BOUND_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_STORE_BOUND_EVENT0 "EXE_ACTIVITY.BOUND_ON_STORES"
+#define PMU_SKYLAKE_SP_METRIC_STORE_BOUND_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_store_bound_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_store_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_store_bound_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_STORE_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_Latency (percent, level 4, per CPU): 100 * ((a * 11 * (1 - b / c) + (1 - b / c) *
+ * min(d, e)) / d)
+ *
+ * Events: [0] L2_RQSTS.RFO_HIT (CORE); [1] MEM_INST_RETIRED.LOCK_LOADS (CORE); [2]
+ * MEM_INST_RETIRED.ALL_STORES (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE); [4]
+ * OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_STORE_LATENCY_NAME "Store_Latency"
+#define PMU_SKYLAKE_SP_METRIC_STORE_LATENCY_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_STORE_LATENCY_EVENT_COUNT 5U
+#define PMU_SKYLAKE_SP_METRIC_STORE_LATENCY_EVENT0 "L2_RQSTS.RFO_HIT"
+#define PMU_SKYLAKE_SP_METRIC_STORE_LATENCY_EVENT1 "MEM_INST_RETIRED.LOCK_LOADS"
+#define PMU_SKYLAKE_SP_METRIC_STORE_LATENCY_EVENT2 "MEM_INST_RETIRED.ALL_STORES"
+#define PMU_SKYLAKE_SP_METRIC_STORE_LATENCY_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_STORE_LATENCY_EVENT4 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_store_latency_steps[23] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 11.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_store_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_store_latency_steps, 23U, counts, PMU_SKYLAKE_SP_METRIC_STORE_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Split_Stores (percent, level 4, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] MEM_INST_RETIRED.SPLIT_STORES (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_SPLIT_STORES_NAME "Split_Stores"
+#define PMU_SKYLAKE_SP_METRIC_SPLIT_STORES_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_SPLIT_STORES_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_SPLIT_STORES_EVENT0 "MEM_INST_RETIRED.SPLIT_STORES"
+#define PMU_SKYLAKE_SP_METRIC_SPLIT_STORES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_SPLIT_STORES_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_split_stores_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_split_stores(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_split_stores_steps, 10U, counts, PMU_SKYLAKE_SP_METRIC_SPLIT_STORES_EVENT_COUNT, c, value);
+}
+
+/*
+ * DTLB_Store (percent, level 4, per CPU): 100 * ((9 * a + b) / (c / 2 if HYPERTHREADING_ON
+ * else d))
+ *
+ * Events: [0] DTLB_STORE_MISSES.STLB_HIT (CORE, threshold 1); [1]
+ * DTLB_STORE_MISSES.WALK_ACTIVE (CORE); [2] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [3]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_DTLB_STORE_NAME "DTLB_Store"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_STORE_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_STORE_EVENT_COUNT 4U
+#define PMU_SKYLAKE_SP_METRIC_DTLB_STORE_EVENT0 "DTLB_STORE_MISSES.STLB_HIT"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_STORE_EVENT1 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_STORE_EVENT2 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_DTLB_STORE_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_dtlb_store_steps[14] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_dtlb_store(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_dtlb_store_steps, 14U, counts, PMU_SKYLAKE_SP_METRIC_DTLB_STORE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_STLB_Hit (percent, level 5, per CPU): 100 * ((9 * a + b) / (c / 2 if HYPERTHREADING_ON
+ * else d) - b / (c / 2 if HYPERTHREADING_ON else d))
+ *
+ * Events: [0] DTLB_STORE_MISSES.STLB_HIT (CORE, threshold 1); [1]
+ * DTLB_STORE_MISSES.WALK_ACTIVE (CORE); [2] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [3]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_HIT_NAME "Store_STLB_Hit"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_HIT_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_HIT_EVENT_COUNT 4U
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_HIT_EVENT0 "DTLB_STORE_MISSES.STLB_HIT"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_HIT_EVENT1 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_HIT_EVENT2 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_HIT_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_store_stlb_hit_steps[23] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_store_stlb_hit(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_store_stlb_hit_steps, 23U, counts, PMU_SKYLAKE_SP_METRIC_STORE_STLB_HIT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_STLB_Miss (percent, level 5, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] DTLB_STORE_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_NAME "Store_STLB_Miss"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_EVENT0 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_store_stlb_miss_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_store_stlb_miss(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_store_stlb_miss_steps, 10U, counts, PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_STLB_Miss_4K (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else
+ * c) * d / (d + e + f))
+ *
+ * Events: [0] DTLB_STORE_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3] DTLB_STORE_MISSES.WALK_COMPLETED_4K (CORE); [4]
+ * DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M (CORE); [5] DTLB_STORE_MISSES.WALK_COMPLETED_1G
+ * (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_4K_NAME "Store_STLB_Miss_4K"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_4K_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT_COUNT 6U
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT0 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT3 "DTLB_STORE_MISSES.WALK_COMPLETED_4K"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT4 "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT5 "DTLB_STORE_MISSES.WALK_COMPLETED_1G"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_store_stlb_miss_4k_steps[18] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_store_stlb_miss_4k(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_store_stlb_miss_4k_steps, 18U, counts, PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_STLB_Miss_2M (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else
+ * c) * d / (e + d + f))
+ *
+ * Events: [0] DTLB_STORE_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3] DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M (CORE); [4]
+ * DTLB_STORE_MISSES.WALK_COMPLETED_4K (CORE); [5] DTLB_STORE_MISSES.WALK_COMPLETED_1G (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_2M_NAME "Store_STLB_Miss_2M"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_2M_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT_COUNT 6U
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT0 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT3 "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT4 "DTLB_STORE_MISSES.WALK_COMPLETED_4K"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT5 "DTLB_STORE_MISSES.WALK_COMPLETED_1G"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_store_stlb_miss_2m_steps[18] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_store_stlb_miss_2m(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_store_stlb_miss_2m_steps, 18U, counts, PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_STLB_Miss_1G (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else
+ * c) * d / (e + f + d))
+ *
+ * Events: [0] DTLB_STORE_MISSES.WALK_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3] DTLB_STORE_MISSES.WALK_COMPLETED_1G (CORE); [4]
+ * DTLB_STORE_MISSES.WALK_COMPLETED_4K (CORE); [5] DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M
+ * (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_1G_NAME "Store_STLB_Miss_1G"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_1G_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT_COUNT 6U
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT0 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT3 "DTLB_STORE_MISSES.WALK_COMPLETED_1G"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT4 "DTLB_STORE_MISSES.WALK_COMPLETED_4K"
+#define PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT5 "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_store_stlb_miss_1g_steps[18] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_store_stlb_miss_1g(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_store_stlb_miss_1g_steps, 18U, counts, PMU_SKYLAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT_COUNT, c, value);
+}
+
+/*
+ * Core_Bound (percent, level 2, per CPU): 100 * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else
+ * c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else
+ * c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a /
+ * (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) /
+ * (4 * (b / 2 if HYPERTHREADING_ON else c))))
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CORE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3] UOPS_ISSUED.ANY (CORE); [4]
+ * INT_MISC.RECOVERY_CYCLES_ANY (CORE); [5] INT_MISC.RECOVERY_CYCLES (CORE); [6]
+ * CYCLE_ACTIVITY.STALLS_MEM_ANY (CORE); [7] EXE_ACTIVITY.BOUND_ON_STORES (CORE); [8]
+ * CYCLE_ACTIVITY.STALLS_TOTAL (CORE); [9] EXE_ACTIVITY.1_PORTS_UTIL (CORE); [10]
+ * UOPS_RETIRED.RETIRE_SLOTS (CORE); [11] EXE_ACTIVITY.2_PORTS_UTIL (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_CORE_BOUND_NAME "Core_Bound"
+#define PMU_SKYLAKE_SP_METRIC_CORE_BOUND_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_CORE_BOUND_EVENT_COUNT 12U
+#define PMU_SKYLAKE_SP_METRIC_CORE_BOUND_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CORE"
+#define PMU_SKYLAKE_SP_METRIC_CORE_BOUND_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_CORE_BOUND_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_CORE_BOUND_EVENT3 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_CORE_BOUND_EVENT4 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_SKYLAKE_SP_METRIC_CORE_BOUND_EVENT5 "INT_MISC.RECOVERY_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_CORE_BOUND_EVENT6 "CYCLE_ACTIVITY.STALLS_MEM_ANY"
+#define PMU_SKYLAKE_SP_METRIC_CORE_BOUND_EVENT7 "EXE_ACTIVITY.BOUND_ON_STORES"
+#define PMU_SKYLAKE_SP_METRIC_CORE_BOUND_EVENT8 "CYCLE_ACTIVITY.STALLS_TOTAL"
+#define PMU_SKYLAKE_SP_METRIC_CORE_BOUND_EVENT9 "EXE_ACTIVITY.1_PORTS_UTIL"
+#define PMU_SKYLAKE_SP_METRIC_CORE_BOUND_EVENT10 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_CORE_BOUND_EVENT11 "EXE_ACTIVITY.2_PORTS_UTIL"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_core_bound_steps[90] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_core_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_core_bound_steps, 90U, counts, PMU_SKYLAKE_SP_METRIC_CORE_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * Divider (percent, level 3, per CPU): 100 * (a / b)
+ *
+ * Events: [0] ARITH.DIVIDER_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_DIVIDER_NAME "Divider"
+#define PMU_SKYLAKE_SP_METRIC_DIVIDER_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_DIVIDER_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_DIVIDER_EVENT0 "ARITH.DIVIDER_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_DIVIDER_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_divider_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_divider(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_divider_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_DIVIDER_EVENT_COUNT, c, value);
+}
+
+/*
+ * Serializing_Operation (percent, level 3, per CPU): 100 * (a / b)
+ *
+ * Events: [0] PARTIAL_RAT_STALLS.SCOREBOARD (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_SERIALIZING_OPERATION_NAME "Serializing_Operation"
+#define PMU_SKYLAKE_SP_METRIC_SERIALIZING_OPERATION_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_SERIALIZING_OPERATION_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_SERIALIZING_OPERATION_EVENT0 "PARTIAL_RAT_STALLS.SCOREBOARD"
+#define PMU_SKYLAKE_SP_METRIC_SERIALIZING_OPERATION_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_serializing_operation_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_serializing_operation(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_serializing_operation_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_SERIALIZING_OPERATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Ports_Utilization (percent, level 3, per CPU): 100 * ((a / b * b + (c + d / (4 * (e / 2 if
+ * HYPERTHREADING_ON else b)) * f)) / b if g < h - i else (c + d / (4 * (e / 2 if
+ * HYPERTHREADING_ON else b)) * f) / b)
+ *
+ * Events: [0] EXE_ACTIVITY.EXE_BOUND_0_PORTS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE); [2]
+ * EXE_ACTIVITY.1_PORTS_UTIL (CORE); [3] UOPS_RETIRED.RETIRE_SLOTS (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [5] EXE_ACTIVITY.2_PORTS_UTIL (CORE); [6]
+ * ARITH.DIVIDER_ACTIVE (CORE); [7] CYCLE_ACTIVITY.STALLS_TOTAL (CORE); [8]
+ * CYCLE_ACTIVITY.STALLS_MEM_ANY (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZATION_NAME "Ports_Utilization"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZATION_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZATION_EVENT_COUNT 9U
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZATION_EVENT0 "EXE_ACTIVITY.EXE_BOUND_0_PORTS"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZATION_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZATION_EVENT2 "EXE_ACTIVITY.1_PORTS_UTIL"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZATION_EVENT3 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZATION_EVENT4 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZATION_EVENT5 "EXE_ACTIVITY.2_PORTS_UTIL"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZATION_EVENT6 "ARITH.DIVIDER_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZATION_EVENT7 "CYCLE_ACTIVITY.STALLS_TOTAL"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZATION_EVENT8 "CYCLE_ACTIVITY.STALLS_MEM_ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_ports_utilization_steps[46] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_LT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_ports_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_ports_utilization_steps, 46U, counts, PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Ports_Utilized_0 (percent, level 4, per CPU): 100 * (a / b)
+ *
+ * Events: [0] EXE_ACTIVITY.EXE_BOUND_0_PORTS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_0_NAME "Ports_Utilized_0"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_0_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_0_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_0_EVENT0 "EXE_ACTIVITY.EXE_BOUND_0_PORTS"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_0_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_ports_utilized_0_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_ports_utilized_0(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_ports_utilized_0_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_0_EVENT_COUNT, c, value);
+}
+
+/*
+ * Mixing_Vectors (percent, level 5, per CPU): 100 * (a / b)
+ *
+ * Events: [0] UOPS_ISSUED.VECTOR_WIDTH_MISMATCH (CORE); [1] UOPS_ISSUED.ANY (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_MIXING_VECTORS_NAME "Mixing_Vectors"
+#define PMU_SKYLAKE_SP_METRIC_MIXING_VECTORS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_MIXING_VECTORS_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_MIXING_VECTORS_EVENT0 "UOPS_ISSUED.VECTOR_WIDTH_MISMATCH"
+#define PMU_SKYLAKE_SP_METRIC_MIXING_VECTORS_EVENT1 "UOPS_ISSUED.ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_mixing_vectors_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_mixing_vectors(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_mixing_vectors_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_MIXING_VECTORS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Ports_Utilized_1 (percent, level 4, per CPU): 100 * (((a - b) / 2 if HYPERTHREADING_ON else
+ * c) / (d / 2 if HYPERTHREADING_ON else e))
+ *
+ * Events: [0] UOPS_EXECUTED.CORE_CYCLES_GE_1 (CORE); [1] UOPS_EXECUTED.CORE_CYCLES_GE_2
+ * (CORE); [2] EXE_ACTIVITY.1_PORTS_UTIL (CORE); [3] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_1_NAME "Ports_Utilized_1"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_1_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_1_EVENT_COUNT 5U
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_1_EVENT0 "UOPS_EXECUTED.CORE_CYCLES_GE_1"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_1_EVENT1 "UOPS_EXECUTED.CORE_CYCLES_GE_2"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_1_EVENT2 "EXE_ACTIVITY.1_PORTS_UTIL"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_1_EVENT3 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_1_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_ports_utilized_1_steps[17] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_ports_utilized_1(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_ports_utilized_1_steps, 17U, counts, PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_1_EVENT_COUNT, c, value);
+}
+
+/*
+ * Ports_Utilized_2 (percent, level 4, per CPU): 100 * (((a - b) / 2 if HYPERTHREADING_ON else
+ * c) / (d / 2 if HYPERTHREADING_ON else e))
+ *
+ * Events: [0] UOPS_EXECUTED.CORE_CYCLES_GE_2 (CORE); [1] UOPS_EXECUTED.CORE_CYCLES_GE_3
+ * (CORE); [2] EXE_ACTIVITY.2_PORTS_UTIL (CORE); [3] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_2_NAME "Ports_Utilized_2"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_2_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_2_EVENT_COUNT 5U
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_2_EVENT0 "UOPS_EXECUTED.CORE_CYCLES_GE_2"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_2_EVENT1 "UOPS_EXECUTED.CORE_CYCLES_GE_3"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_2_EVENT2 "EXE_ACTIVITY.2_PORTS_UTIL"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_2_EVENT3 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_2_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_ports_utilized_2_steps[17] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_ports_utilized_2(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_ports_utilized_2_steps, 17U, counts, PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_2_EVENT_COUNT, c, value);
+}
+
+/*
+ * Ports_Utilized_3m (percent, level 4, per CPU): 100 * ((a / 2 if HYPERTHREADING_ON else a) /
+ * (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_EXECUTED.CORE_CYCLES_GE_3 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_3M_NAME "Ports_Utilized_3m"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_3M_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_3M_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_3M_EVENT0 "UOPS_EXECUTED.CORE_CYCLES_GE_3"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_3M_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_3M_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_ports_utilized_3m_steps[15] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_ports_utilized_3m(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_ports_utilized_3m_steps, 15U, counts, PMU_SKYLAKE_SP_METRIC_PORTS_UTILIZED_3M_EVENT_COUNT, c, value);
+}
+
+/*
+ * ALU_Op_Utilization (percent, level 5, per CPU): 100 * ((a + b + c + d) / (4 * (e / 2 if
+ * HYPERTHREADING_ON else f)))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_0 (CORE); [1] UOPS_DISPATCHED_PORT.PORT_1 (CORE); [2]
+ * UOPS_DISPATCHED_PORT.PORT_5 (CORE); [3] UOPS_DISPATCHED_PORT.PORT_6 (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [5] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_ALU_OP_UTILIZATION_NAME "ALU_Op_Utilization"
+#define PMU_SKYLAKE_SP_METRIC_ALU_OP_UTILIZATION_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT_COUNT 6U
+#define PMU_SKYLAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT0 "UOPS_DISPATCHED_PORT.PORT_0"
+#define PMU_SKYLAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT1 "UOPS_DISPATCHED_PORT.PORT_1"
+#define PMU_SKYLAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT2 "UOPS_DISPATCHED_PORT.PORT_5"
+#define PMU_SKYLAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT3 "UOPS_DISPATCHED_PORT.PORT_6"
+#define PMU_SKYLAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT4 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT5 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_alu_op_utilization_steps[18] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_alu_op_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_alu_op_utilization_steps, 18U, counts, PMU_SKYLAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_0 (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_0 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_PORT_0_NAME "Port_0"
+#define PMU_SKYLAKE_SP_METRIC_PORT_0_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_PORT_0_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_PORT_0_EVENT0 "UOPS_DISPATCHED_PORT.PORT_0"
+#define PMU_SKYLAKE_SP_METRIC_PORT_0_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_PORT_0_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_port_0_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_port_0(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_port_0_steps, 10U, counts, PMU_SKYLAKE_SP_METRIC_PORT_0_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_1 (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_1 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_PORT_1_NAME "Port_1"
+#define PMU_SKYLAKE_SP_METRIC_PORT_1_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_PORT_1_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_PORT_1_EVENT0 "UOPS_DISPATCHED_PORT.PORT_1"
+#define PMU_SKYLAKE_SP_METRIC_PORT_1_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_PORT_1_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_port_1_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_port_1(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_port_1_steps, 10U, counts, PMU_SKYLAKE_SP_METRIC_PORT_1_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_5 (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_5 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_PORT_5_NAME "Port_5"
+#define PMU_SKYLAKE_SP_METRIC_PORT_5_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_PORT_5_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_PORT_5_EVENT0 "UOPS_DISPATCHED_PORT.PORT_5"
+#define PMU_SKYLAKE_SP_METRIC_PORT_5_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_PORT_5_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_port_5_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_port_5(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_port_5_steps, 10U, counts, PMU_SKYLAKE_SP_METRIC_PORT_5_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_6 (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_6 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_PORT_6_NAME "Port_6"
+#define PMU_SKYLAKE_SP_METRIC_PORT_6_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_PORT_6_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_PORT_6_EVENT0 "UOPS_DISPATCHED_PORT.PORT_6"
+#define PMU_SKYLAKE_SP_METRIC_PORT_6_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_PORT_6_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_port_6_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_port_6(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_port_6_steps, 10U, counts, PMU_SKYLAKE_SP_METRIC_PORT_6_EVENT_COUNT, c, value);
+}
+
+/*
+ * Load_Op_Utilization (percent, level 5, per CPU): 100 * ((a + b + c - d) / (2 * (e / 2 if
+ * HYPERTHREADING_ON else f)))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_2 (CORE); [1] UOPS_DISPATCHED_PORT.PORT_3 (CORE); [2]
+ * UOPS_DISPATCHED_PORT.PORT_7 (CORE); [3] UOPS_DISPATCHED_PORT.PORT_4 (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [5] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_LOAD_OP_UTILIZATION_NAME "Load_Op_Utilization"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_OP_UTILIZATION_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_OP_UTILIZATION_EVENT_COUNT 6U
+#define PMU_SKYLAKE_SP_METRIC_LOAD_OP_UTILIZATION_EVENT0 "UOPS_DISPATCHED_PORT.PORT_2"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_OP_UTILIZATION_EVENT1 "UOPS_DISPATCHED_PORT.PORT_3"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_OP_UTILIZATION_EVENT2 "UOPS_DISPATCHED_PORT.PORT_7"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_OP_UTILIZATION_EVENT3 "UOPS_DISPATCHED_PORT.PORT_4"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_OP_UTILIZATION_EVENT4 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_LOAD_OP_UTILIZATION_EVENT5 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_load_op_utilization_steps[18] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_load_op_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_load_op_utilization_steps, 18U, counts, PMU_SKYLAKE_SP_METRIC_LOAD_OP_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_2 (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_2 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_PORT_2_NAME "Port_2"
+#define PMU_SKYLAKE_SP_METRIC_PORT_2_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_PORT_2_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_PORT_2_EVENT0 "UOPS_DISPATCHED_PORT.PORT_2"
+#define PMU_SKYLAKE_SP_METRIC_PORT_2_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_PORT_2_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_port_2_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_port_2(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_port_2_steps, 10U, counts, PMU_SKYLAKE_SP_METRIC_PORT_2_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_3 (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_3 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_PORT_3_NAME "Port_3"
+#define PMU_SKYLAKE_SP_METRIC_PORT_3_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_PORT_3_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_PORT_3_EVENT0 "UOPS_DISPATCHED_PORT.PORT_3"
+#define PMU_SKYLAKE_SP_METRIC_PORT_3_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_PORT_3_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_port_3_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_port_3(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_port_3_steps, 10U, counts, PMU_SKYLAKE_SP_METRIC_PORT_3_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_Op_Utilization (percent, level 5, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON
+ * else c))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_4 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_STORE_OP_UTILIZATION_NAME "Store_Op_Utilization"
+#define PMU_SKYLAKE_SP_METRIC_STORE_OP_UTILIZATION_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_STORE_OP_UTILIZATION_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_STORE_OP_UTILIZATION_EVENT0 "UOPS_DISPATCHED_PORT.PORT_4"
+#define PMU_SKYLAKE_SP_METRIC_STORE_OP_UTILIZATION_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_STORE_OP_UTILIZATION_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_store_op_utilization_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_store_op_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_store_op_utilization_steps, 10U, counts, PMU_SKYLAKE_SP_METRIC_STORE_OP_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_4 (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_4 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_PORT_4_NAME "Port_4"
+#define PMU_SKYLAKE_SP_METRIC_PORT_4_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_PORT_4_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_PORT_4_EVENT0 "UOPS_DISPATCHED_PORT.PORT_4"
+#define PMU_SKYLAKE_SP_METRIC_PORT_4_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_PORT_4_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_port_4_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_port_4(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_port_4_steps, 10U, counts, PMU_SKYLAKE_SP_METRIC_PORT_4_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_7 (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_7 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_PORT_7_NAME "Port_7"
+#define PMU_SKYLAKE_SP_METRIC_PORT_7_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_PORT_7_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_PORT_7_EVENT0 "UOPS_DISPATCHED_PORT.PORT_7"
+#define PMU_SKYLAKE_SP_METRIC_PORT_7_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_PORT_7_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_port_7_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_port_7(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_port_7_steps, 10U, counts, PMU_SKYLAKE_SP_METRIC_PORT_7_EVENT_COUNT, c, value);
+}
+
+/*
+ * Retiring (percent, level 1, per CPU): 100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_RETIRING_NAME "Retiring"
+#define PMU_SKYLAKE_SP_METRIC_RETIRING_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_RETIRING_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_RETIRING_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_RETIRING_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_RETIRING_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_retiring_steps[12] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_retiring(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_retiring_steps, 12U, counts, PMU_SKYLAKE_SP_METRIC_RETIRING_EVENT_COUNT, c, value);
+}
+
+/*
+ * Light_Operations (percent, level 2, per CPU): 100 * (a / (4 * (b / 2 if HYPERTHREADING_ON
+ * else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c)))
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE); [3] UOPS_RETIRED.MACRO_FUSED (CORE); [4]
+ * INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_LIGHT_OPERATIONS_NAME "Light_Operations"
+#define PMU_SKYLAKE_SP_METRIC_LIGHT_OPERATIONS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT_COUNT 5U
+#define PMU_SKYLAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT3 "UOPS_RETIRED.MACRO_FUSED"
+#define PMU_SKYLAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT4 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_light_operations_steps[27] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_light_operations(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_light_operations_steps, 27U, counts, PMU_SKYLAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * X87_Use (percent, level 4, per CPU): 100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) *
+ * d / e)
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE); [3] UOPS_EXECUTED.X87 (CORE); [4] UOPS_EXECUTED.THREAD
+ * (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_X87_USE_NAME "X87_Use"
+#define PMU_SKYLAKE_SP_METRIC_X87_USE_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_X87_USE_EVENT_COUNT 5U
+#define PMU_SKYLAKE_SP_METRIC_X87_USE_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_X87_USE_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_X87_USE_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_X87_USE_EVENT3 "UOPS_EXECUTED.X87"
+#define PMU_SKYLAKE_SP_METRIC_X87_USE_EVENT4 "UOPS_EXECUTED.THREAD"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_x87_use_steps[16] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_x87_use(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_x87_use_steps, 16U, counts, PMU_SKYLAKE_SP_METRIC_X87_USE_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Scalar (percent, level 4, per CPU): 100 * (a / b)
+ *
+ * Events: [0] FP_ARITH_INST_RETIRED.SCALAR (CORE); [1] UOPS_RETIRED.RETIRE_SLOTS (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_FP_SCALAR_NAME "FP_Scalar"
+#define PMU_SKYLAKE_SP_METRIC_FP_SCALAR_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_FP_SCALAR_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_FP_SCALAR_EVENT0 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_SKYLAKE_SP_METRIC_FP_SCALAR_EVENT1 "UOPS_RETIRED.RETIRE_SLOTS"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_fp_scalar_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_fp_scalar(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_fp_scalar_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_FP_SCALAR_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Vector_128b (percent, level 5, per CPU): 100 * ((a + b) / c)
+ *
+ * Events: [0] FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE (CORE); [1]
+ * FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE (CORE); [2] UOPS_RETIRED.RETIRE_SLOTS (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_FP_VECTOR_128B_NAME "FP_Vector_128b"
+#define PMU_SKYLAKE_SP_METRIC_FP_VECTOR_128B_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_FP_VECTOR_128B_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_FP_VECTOR_128B_EVENT0 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_SKYLAKE_SP_METRIC_FP_VECTOR_128B_EVENT1 "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE"
+#define PMU_SKYLAKE_SP_METRIC_FP_VECTOR_128B_EVENT2 "UOPS_RETIRED.RETIRE_SLOTS"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_fp_vector_128b_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_fp_vector_128b(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_fp_vector_128b_steps, 7U, counts, PMU_SKYLAKE_SP_METRIC_FP_VECTOR_128B_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Vector_256b (percent, level 5, per CPU): 100 * ((a + b) / c)
+ *
+ * Events: [0] FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE (CORE); [1]
+ * FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE (CORE); [2] UOPS_RETIRED.RETIRE_SLOTS (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_FP_VECTOR_256B_NAME "FP_Vector_256b"
+#define PMU_SKYLAKE_SP_METRIC_FP_VECTOR_256B_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_FP_VECTOR_256B_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_FP_VECTOR_256B_EVENT0 "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE"
+#define PMU_SKYLAKE_SP_METRIC_FP_VECTOR_256B_EVENT1 "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE"
+#define PMU_SKYLAKE_SP_METRIC_FP_VECTOR_256B_EVENT2 "UOPS_RETIRED.RETIRE_SLOTS"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_fp_vector_256b_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_fp_vector_256b(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_fp_vector_256b_steps, 7U, counts, PMU_SKYLAKE_SP_METRIC_FP_VECTOR_256B_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Vector_512b (percent, level 5, per CPU): 100 * ((a + b) / c)
+ *
+ * Events: [0] FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE (CORE); [1]
+ * FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE (CORE); [2] UOPS_RETIRED.RETIRE_SLOTS (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_FP_VECTOR_512B_NAME "FP_Vector_512b"
+#define PMU_SKYLAKE_SP_METRIC_FP_VECTOR_512B_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_FP_VECTOR_512B_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_FP_VECTOR_512B_EVENT0 "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE"
+#define PMU_SKYLAKE_SP_METRIC_FP_VECTOR_512B_EVENT1 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+#define PMU_SKYLAKE_SP_METRIC_FP_VECTOR_512B_EVENT2 "UOPS_RETIRED.RETIRE_SLOTS"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_fp_vector_512b_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_fp_vector_512b(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_fp_vector_512b_steps, 7U, counts, PMU_SKYLAKE_SP_METRIC_FP_VECTOR_512B_EVENT_COUNT, c, value);
+}
+
+/*
+ * Memory_Operations (percent, level 3, per CPU): 100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON
+ * else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * f / e)
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE); [3] UOPS_RETIRED.MACRO_FUSED (CORE); [4]
+ * INST_RETIRED.ANY_P (CORE); [5] MEM_INST_RETIRED.ANY (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_OPERATIONS_NAME "Memory_Operations"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_OPERATIONS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT_COUNT 6U
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT3 "UOPS_RETIRED.MACRO_FUSED"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT4 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT5 "MEM_INST_RETIRED.ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_memory_operations_steps[31] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_memory_operations(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_memory_operations_steps, 31U, counts, PMU_SKYLAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Fused_Instructions (percent, level 3, per CPU): 100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON
+ * else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * d / a)
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE); [3] UOPS_RETIRED.MACRO_FUSED (CORE); [4]
+ * INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_FUSED_INSTRUCTIONS_NAME "Fused_Instructions"
+#define PMU_SKYLAKE_SP_METRIC_FUSED_INSTRUCTIONS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_FUSED_INSTRUCTIONS_EVENT_COUNT 5U
+#define PMU_SKYLAKE_SP_METRIC_FUSED_INSTRUCTIONS_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_FUSED_INSTRUCTIONS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_FUSED_INSTRUCTIONS_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_FUSED_INSTRUCTIONS_EVENT3 "UOPS_RETIRED.MACRO_FUSED"
+#define PMU_SKYLAKE_SP_METRIC_FUSED_INSTRUCTIONS_EVENT4 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_fused_instructions_steps[31] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_fused_instructions(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_fused_instructions_steps, 31U, counts, PMU_SKYLAKE_SP_METRIC_FUSED_INSTRUCTIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Non_Fused_Branches (percent, level 3, per CPU): 100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON
+ * else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (f - d) / a)
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE); [3] UOPS_RETIRED.MACRO_FUSED (CORE); [4]
+ * INST_RETIRED.ANY_P (CORE); [5] BR_INST_RETIRED.ALL_BRANCHES (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_NON_FUSED_BRANCHES_NAME "Non_Fused_Branches"
+#define PMU_SKYLAKE_SP_METRIC_NON_FUSED_BRANCHES_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_NON_FUSED_BRANCHES_EVENT_COUNT 6U
+#define PMU_SKYLAKE_SP_METRIC_NON_FUSED_BRANCHES_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_NON_FUSED_BRANCHES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_NON_FUSED_BRANCHES_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_NON_FUSED_BRANCHES_EVENT3 "UOPS_RETIRED.MACRO_FUSED"
+#define PMU_SKYLAKE_SP_METRIC_NON_FUSED_BRANCHES_EVENT4 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_NON_FUSED_BRANCHES_EVENT5 "BR_INST_RETIRED.ALL_BRANCHES"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_non_fused_branches_steps[33] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_non_fused_branches(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_non_fused_branches_steps, 33U, counts, PMU_SKYLAKE_SP_METRIC_NON_FUSED_BRANCHES_EVENT_COUNT, c, value);
+}
+
+/*
+ * Nop_Instructions (percent, level 4, per CPU): 100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON
+ * else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * f / a)
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE); [3] UOPS_RETIRED.MACRO_FUSED (CORE); [4]
+ * INST_RETIRED.ANY_P (CORE); [5] INST_RETIRED.NOP (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_NOP_INSTRUCTIONS_NAME "Nop_Instructions"
+#define PMU_SKYLAKE_SP_METRIC_NOP_INSTRUCTIONS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT_COUNT 6U
+#define PMU_SKYLAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT3 "UOPS_RETIRED.MACRO_FUSED"
+#define PMU_SKYLAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT4 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT5 "INST_RETIRED.NOP"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_nop_instructions_steps[31] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_nop_instructions(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_nop_instructions_steps, 31U, counts, PMU_SKYLAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Heavy_Operations (percent, level 2, per CPU): 100 * ((a + b - c) / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e)))
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] UOPS_RETIRED.MACRO_FUSED (CORE); [2]
+ * INST_RETIRED.ANY_P (CORE); [3] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_HEAVY_OPERATIONS_NAME "Heavy_Operations"
+#define PMU_SKYLAKE_SP_METRIC_HEAVY_OPERATIONS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT_COUNT 5U
+#define PMU_SKYLAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT1 "UOPS_RETIRED.MACRO_FUSED"
+#define PMU_SKYLAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT2 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT3 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_heavy_operations_steps[16] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_heavy_operations(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_heavy_operations_steps, 16U, counts, PMU_SKYLAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Few_Uops_Instructions (percent, level 3, per CPU): 100 * ((a + b - c) / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e)) - a / f * g / (4 * (d / 2 if HYPERTHREADING_ON else e)))
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] UOPS_RETIRED.MACRO_FUSED (CORE); [2]
+ * INST_RETIRED.ANY_P (CORE); [3] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE); [5] UOPS_ISSUED.ANY (CORE); [6] IDQ.MS_UOPS (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_NAME "Few_Uops_Instructions"
+#define PMU_SKYLAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT_COUNT 7U
+#define PMU_SKYLAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT1 "UOPS_RETIRED.MACRO_FUSED"
+#define PMU_SKYLAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT2 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT3 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT5 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT6 "IDQ.MS_UOPS"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_few_uops_instructions_steps[31] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_few_uops_instructions(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_few_uops_instructions_steps, 31U, counts, PMU_SKYLAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Microcode_Sequencer (percent, level 3, per CPU): 100 * (a / b * c / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e)))
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] UOPS_ISSUED.ANY (CORE); [2] IDQ.MS_UOPS
+ * (CORE); [3] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [4] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_MICROCODE_SEQUENCER_NAME "Microcode_Sequencer"
+#define PMU_SKYLAKE_SP_METRIC_MICROCODE_SEQUENCER_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_MICROCODE_SEQUENCER_EVENT_COUNT 5U
+#define PMU_SKYLAKE_SP_METRIC_MICROCODE_SEQUENCER_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_MICROCODE_SEQUENCER_EVENT1 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_MICROCODE_SEQUENCER_EVENT2 "IDQ.MS_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_MICROCODE_SEQUENCER_EVENT3 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_MICROCODE_SEQUENCER_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_microcode_sequencer_steps[16] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_microcode_sequencer(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_microcode_sequencer_steps, 16U, counts, PMU_SKYLAKE_SP_METRIC_MICROCODE_SEQUENCER_EVENT_COUNT, c, value);
+}
+
+/*
+ * Assists (percent, level 4, per CPU): 100 * (34 * (a + b) / (4 * (c / 2 if HYPERTHREADING_ON
+ * else d)))
+ *
+ * Events: [0] FP_ASSIST.ANY (CORE); [1] OTHER_ASSISTS.ANY (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_ASSISTS_NAME "Assists"
+#define PMU_SKYLAKE_SP_METRIC_ASSISTS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_ASSISTS_EVENT_COUNT 4U
+#define PMU_SKYLAKE_SP_METRIC_ASSISTS_EVENT0 "FP_ASSIST.ANY"
+#define PMU_SKYLAKE_SP_METRIC_ASSISTS_EVENT1 "OTHER_ASSISTS.ANY"
+#define PMU_SKYLAKE_SP_METRIC_ASSISTS_EVENT2 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_ASSISTS_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_assists_steps[16] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 34.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_assists(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_assists_steps, 16U, counts, PMU_SKYLAKE_SP_METRIC_ASSISTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Assists (percent, level 5, per CPU): 100 * (34 * a / (4 * (b / 2 if HYPERTHREADING_ON
+ * else c)))
+ *
+ * Events: [0] FP_ASSIST.ANY (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_FP_ASSISTS_NAME "FP_Assists"
+#define PMU_SKYLAKE_SP_METRIC_FP_ASSISTS_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_FP_ASSISTS_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_FP_ASSISTS_EVENT0 "FP_ASSIST.ANY"
+#define PMU_SKYLAKE_SP_METRIC_FP_ASSISTS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_FP_ASSISTS_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_fp_assists_steps[14] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 34.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_fp_assists(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_fp_assists_steps, 14U, counts, PMU_SKYLAKE_SP_METRIC_FP_ASSISTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * CISC (percent, level 4, per CPU): 100 * max(0, a / b * c / (4 * (d / 2 if HYPERTHREADING_ON
+ * else e)) - 34 * (f + g) / (4 * (d / 2 if HYPERTHREADING_ON else e)))
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] UOPS_ISSUED.ANY (CORE); [2] IDQ.MS_UOPS
+ * (CORE); [3] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [4] CPU_CLK_UNHALTED.THREAD_P (CORE); [5]
+ * FP_ASSIST.ANY (CORE); [6] OTHER_ASSISTS.ANY (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_CISC_NAME "CISC"
+#define PMU_SKYLAKE_SP_METRIC_CISC_UNIT "percent"
+#define PMU_SKYLAKE_SP_METRIC_CISC_EVENT_COUNT 7U
+#define PMU_SKYLAKE_SP_METRIC_CISC_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_CISC_EVENT1 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_CISC_EVENT2 "IDQ.MS_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_CISC_EVENT3 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_CISC_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_CISC_EVENT5 "FP_ASSIST.ANY"
+#define PMU_SKYLAKE_SP_METRIC_CISC_EVENT6 "OTHER_ASSISTS.ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_cisc_steps[33] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 34.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_cisc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_cisc_steps, 33U, counts, PMU_SKYLAKE_SP_METRIC_CISC_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Botlnk_L0_Core_Bound_Likely (a ratio, level 1, per CPU): 100 * (1 - (1 - a / (4 * (b /
+ * 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b /
+ * 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON
+ * else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if
+ * HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) / ((m / c * c + (j
+ * + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if n < i - g else (j + k / (4 * (b
+ * / 2 if HYPERTHREADING_ON else c)) * l) / c) if 1 - a / (4 * (b / 2 if HYPERTHREADING_ON else
+ * c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else
+ * c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a /
+ * (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) /
+ * (4 * (b / 2 if HYPERTHREADING_ON else c))) < ((m / c * c + (j + k / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c)) * l)) / c if n < i - g else (j + k / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c)) * l) / c) else 1) if (1 - o / (p / 2) if HYPERTHREADING_ON else
+ * 0) > 0.5 else 0
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CORE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3] UOPS_ISSUED.ANY (CORE); [4]
+ * INT_MISC.RECOVERY_CYCLES_ANY (CORE); [5] INT_MISC.RECOVERY_CYCLES (CORE); [6]
+ * CYCLE_ACTIVITY.STALLS_MEM_ANY (CORE); [7] EXE_ACTIVITY.BOUND_ON_STORES (CORE); [8]
+ * CYCLE_ACTIVITY.STALLS_TOTAL (CORE); [9] EXE_ACTIVITY.1_PORTS_UTIL (CORE); [10]
+ * UOPS_RETIRED.RETIRE_SLOTS (CORE); [11] EXE_ACTIVITY.2_PORTS_UTIL (CORE); [12]
+ * EXE_ACTIVITY.EXE_BOUND_0_PORTS (CORE); [13] ARITH.DIVIDER_ACTIVE (CORE); [14]
+ * CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE (CORE); [15] CPU_CLK_UNHALTED.REF_XCLK_ANY (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_NAME "Info_Botlnk_L0_Core_Bound_Likely"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT_COUNT 16U
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CORE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT3 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT4 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT5 "INT_MISC.RECOVERY_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT6 "CYCLE_ACTIVITY.STALLS_MEM_ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT7 "EXE_ACTIVITY.BOUND_ON_STORES"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT8 "CYCLE_ACTIVITY.STALLS_TOTAL"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT9 "EXE_ACTIVITY.1_PORTS_UTIL"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT10 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT11 "EXE_ACTIVITY.2_PORTS_UTIL"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT12 "EXE_ACTIVITY.EXE_BOUND_0_PORTS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT13 "ARITH.DIVIDER_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT14 "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT15 "CPU_CLK_UNHALTED.REF_XCLK_ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_botlnk_l0_core_bound_likely_steps[286] = {
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.5},
+	{PMU_REGS_OP_GT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_LT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_LT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_LT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_botlnk_l0_core_bound_likely(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_botlnk_l0_core_bound_likely_steps, 286U, counts, PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_IPC (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_IPC_NAME "Info_Thread_IPC"
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_IPC_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_IPC_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_IPC_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_IPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_thread_ipc_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_thread_ipc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_thread_ipc_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_THREAD_IPC_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_UopPI (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_UOPPI_NAME "Info_Thread_UopPI"
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_UOPPI_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_thread_uoppi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_thread_uoppi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_thread_uoppi_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_UpTB (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] BR_INST_RETIRED.NEAR_TAKEN (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_UPTB_NAME "Info_Thread_UpTB"
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_UPTB_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT1 "BR_INST_RETIRED.NEAR_TAKEN"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_thread_uptb_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_thread_uptb(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_thread_uptb_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_CPI (per instruction, level 1, per CPU): 1 / (a / b)
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_CPI_NAME "Info_Thread_CPI"
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_CPI_UNIT "per instruction"
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_CPI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_CPI_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_CPI_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_thread_cpi_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_thread_cpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_thread_cpi_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_THREAD_CPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_CLKS (a ratio, level 1, per CPU): a
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_CLKS_NAME "Info_Thread_CLKS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_CLKS_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_CLKS_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_CLKS_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_thread_clks_steps[1] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_thread_clks(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_thread_clks_steps, 1U, counts, PMU_SKYLAKE_SP_METRIC_INFO_THREAD_CLKS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_SLOTS (a ratio, level 1, per CPU): 4 * (a / 2 if HYPERTHREADING_ON else b)
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_SLOTS_NAME "Info_Thread_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_SLOTS_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_SLOTS_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_SLOTS_EVENT0 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_SLOTS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_thread_slots_steps[8] = {
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_thread_slots(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_thread_slots_steps, 8U, counts, PMU_SKYLAKE_SP_METRIC_INFO_THREAD_SLOTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_Execute_per_Issue (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] UOPS_EXECUTED.THREAD (CORE); [1] UOPS_ISSUED.ANY (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_NAME "Info_Thread_Execute_per_Issue"
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_EVENT0 "UOPS_EXECUTED.THREAD"
+#define PMU_SKYLAKE_SP_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_EVENT1 "UOPS_ISSUED.ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_thread_execute_per_issue_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_thread_execute_per_issue(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_thread_execute_per_issue_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Core_CoreIPC (a ratio, level 1, per CPU): a / (b / 2 if HYPERTHREADING_ON else c)
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_COREIPC_NAME "Info_Core_CoreIPC"
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_COREIPC_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_COREIPC_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_COREIPC_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_COREIPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_COREIPC_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_core_coreipc_steps[8] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_core_coreipc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_core_coreipc_steps, 8U, counts, PMU_SKYLAKE_SP_METRIC_INFO_CORE_COREIPC_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Core_FLOPc (a ratio, level 1, per CPU): (a + 2 * b + 4 * c + 8 * d + 16 * e) / (f / 2
+ * if HYPERTHREADING_ON else g)
+ *
+ * Events: [0] FP_ARITH_INST_RETIRED.SCALAR (CORE); [1]
+ * FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE (CORE); [2] FP_ARITH_INST_RETIRED.4_FLOPS (CORE);
+ * [3] FP_ARITH_INST_RETIRED.8_FLOPS (CORE); [4] FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE
+ * (CORE); [5] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [6] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_FLOPC_NAME "Info_Core_FLOPc"
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_FLOPC_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT_COUNT 7U
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT0 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT1 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT2 "FP_ARITH_INST_RETIRED.4_FLOPS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT3 "FP_ARITH_INST_RETIRED.8_FLOPS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT4 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT5 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT6 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_core_flopc_steps[24] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 16.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_core_flopc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_core_flopc_steps, 24U, counts, PMU_SKYLAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Core_ILP (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] UOPS_EXECUTED.THREAD (CORE); [1] UOPS_EXECUTED.THREAD (CORE, threshold 1).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_ILP_NAME "Info_Core_ILP"
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_ILP_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_ILP_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_ILP_EVENT0 "UOPS_EXECUTED.THREAD"
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_ILP_EVENT1 "UOPS_EXECUTED.THREAD"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_core_ilp_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_core_ilp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_core_ilp_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_CORE_ILP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Core_EPC (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] UOPS_EXECUTED.THREAD (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_EPC_NAME "Info_Core_EPC"
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_EPC_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_EPC_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_EPC_EVENT0 "UOPS_EXECUTED.THREAD"
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_EPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_core_epc_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_core_epc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_core_epc_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_CORE_EPC_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Core_CORE_CLKS (a ratio, level 1, per CPU): a / 2 if HYPERTHREADING_ON else b
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_CORE_CLKS_NAME "Info_Core_CORE_CLKS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_CORE_CLKS_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_CORE_CLKS_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_CORE_CLKS_EVENT0 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_CORE_CORE_CLKS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_core_core_clks_steps[6] = {
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_core_core_clks(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_core_core_clks_steps, 6U, counts, PMU_SKYLAKE_SP_METRIC_INFO_CORE_CORE_CLKS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpLoad (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] MEM_INST_RETIRED.ALL_LOADS (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPLOAD_NAME "Info_Inst_Mix_IpLoad"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPLOAD_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPLOAD_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPLOAD_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPLOAD_EVENT1 "MEM_INST_RETIRED.ALL_LOADS"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_inst_mix_ipload_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_inst_mix_ipload(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_inst_mix_ipload_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPLOAD_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpStore (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] MEM_INST_RETIRED.ALL_STORES (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPSTORE_NAME "Info_Inst_Mix_IpStore"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPSTORE_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPSTORE_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPSTORE_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPSTORE_EVENT1 "MEM_INST_RETIRED.ALL_STORES"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_inst_mix_ipstore_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_inst_mix_ipstore(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_inst_mix_ipstore_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPSTORE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpBranch (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BR_INST_RETIRED.ALL_BRANCHES (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPBRANCH_NAME "Info_Inst_Mix_IpBranch"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPBRANCH_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPBRANCH_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPBRANCH_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPBRANCH_EVENT1 "BR_INST_RETIRED.ALL_BRANCHES"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_inst_mix_ipbranch_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_inst_mix_ipbranch(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_inst_mix_ipbranch_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPBRANCH_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpCall (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BR_INST_RETIRED.NEAR_CALL (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPCALL_NAME "Info_Inst_Mix_IpCall"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPCALL_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPCALL_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPCALL_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPCALL_EVENT1 "BR_INST_RETIRED.NEAR_CALL"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_inst_mix_ipcall_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_inst_mix_ipcall(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_inst_mix_ipcall_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPCALL_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpTB (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BR_INST_RETIRED.NEAR_TAKEN (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPTB_NAME "Info_Inst_Mix_IpTB"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPTB_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPTB_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPTB_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPTB_EVENT1 "BR_INST_RETIRED.NEAR_TAKEN"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_inst_mix_iptb_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_inst_mix_iptb(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_inst_mix_iptb_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPTB_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_BpTkBranch (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] BR_INST_RETIRED.ALL_BRANCHES (CORE); [1] BR_INST_RETIRED.NEAR_TAKEN (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_BPTKBRANCH_NAME "Info_Inst_Mix_BpTkBranch"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_BPTKBRANCH_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT0 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT1 "BR_INST_RETIRED.NEAR_TAKEN"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_inst_mix_bptkbranch_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_inst_mix_bptkbranch(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_inst_mix_bptkbranch_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpFLOP (a ratio, level 1, per CPU): a / (b + 2 * c + 4 * d + 8 * e + 16 * f)
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] FP_ARITH_INST_RETIRED.SCALAR (CORE); [2]
+ * FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE (CORE); [3] FP_ARITH_INST_RETIRED.4_FLOPS (CORE);
+ * [4] FP_ARITH_INST_RETIRED.8_FLOPS (CORE); [5] FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE
+ * (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_NAME "Info_Inst_Mix_IpFLOP"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT_COUNT 6U
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT1 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT2 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT3 "FP_ARITH_INST_RETIRED.4_FLOPS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT4 "FP_ARITH_INST_RETIRED.8_FLOPS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT5 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_inst_mix_ipflop_steps[19] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 16.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_inst_mix_ipflop(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_inst_mix_ipflop_steps, 19U, counts, PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpArith_Scalar_SP (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] FP_ARITH_INST_RETIRED.SCALAR_SINGLE (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_NAME "Info_Inst_Mix_IpArith_Scalar_SP"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_EVENT1 "FP_ARITH_INST_RETIRED.SCALAR_SINGLE"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_inst_mix_iparith_scalar_sp_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_inst_mix_iparith_scalar_sp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_inst_mix_iparith_scalar_sp_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpArith_Scalar_DP (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] FP_ARITH_INST_RETIRED.SCALAR_DOUBLE (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_NAME "Info_Inst_Mix_IpArith_Scalar_DP"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_EVENT1 "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_inst_mix_iparith_scalar_dp_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_inst_mix_iparith_scalar_dp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_inst_mix_iparith_scalar_dp_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpArith_AVX128 (a ratio, level 1, per CPU): a / (b + c)
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE (CORE);
+ * [2] FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX128_NAME "Info_Inst_Mix_IpArith_AVX128"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX128_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT1 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT2 "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_inst_mix_iparith_avx128_steps[5] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_inst_mix_iparith_avx128(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_inst_mix_iparith_avx128_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpArith_AVX256 (a ratio, level 1, per CPU): a / (b + c)
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE (CORE);
+ * [2] FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX256_NAME "Info_Inst_Mix_IpArith_AVX256"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX256_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT1 "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT2 "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_inst_mix_iparith_avx256_steps[5] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_inst_mix_iparith_avx256(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_inst_mix_iparith_avx256_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpArith_AVX512 (a ratio, level 1, per CPU): a / (b + c)
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE (CORE);
+ * [2] FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX512_NAME "Info_Inst_Mix_IpArith_AVX512"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX512_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT1 "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT2 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_inst_mix_iparith_avx512_steps[5] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_inst_mix_iparith_avx512(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_inst_mix_iparith_avx512_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpSWPF (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] SW_PREFETCH_ACCESS.ANY (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPSWPF_NAME "Info_Inst_Mix_IpSWPF"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPSWPF_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPSWPF_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPSWPF_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPSWPF_EVENT1 "SW_PREFETCH_ACCESS.ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_inst_mix_ipswpf_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_inst_mix_ipswpf(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_inst_mix_ipswpf_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_IPSWPF_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_Instructions (a ratio, level 1, per CPU): a
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_INSTRUCTIONS_NAME "Info_Inst_Mix_Instructions"
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_INSTRUCTIONS_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_INSTRUCTIONS_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_INSTRUCTIONS_EVENT0 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_inst_mix_instructions_steps[1] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_inst_mix_instructions(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_inst_mix_instructions_steps, 1U, counts, PMU_SKYLAKE_SP_METRIC_INFO_INST_MIX_INSTRUCTIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Pipeline_Retire (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] UOPS_RETIRED.RETIRE_SLOTS (CORE, threshold
+ * 1).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_RETIRE_NAME "Info_Pipeline_Retire"
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_RETIRE_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT1 "UOPS_RETIRED.RETIRE_SLOTS"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_pipeline_retire_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_pipeline_retire(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_pipeline_retire_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Pipeline_IpAssist (a ratio, level 1, per CPU): a / (b + c)
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] FP_ASSIST.ANY (CORE); [2] OTHER_ASSISTS.ANY
+ * (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_IPASSIST_NAME "Info_Pipeline_IpAssist"
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_IPASSIST_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_IPASSIST_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_IPASSIST_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_IPASSIST_EVENT1 "FP_ASSIST.ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_IPASSIST_EVENT2 "OTHER_ASSISTS.ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_pipeline_ipassist_steps[5] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_pipeline_ipassist(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_pipeline_ipassist_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_IPASSIST_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Pipeline_Execute (a ratio, level 1, per CPU): a / (b / 2 if HYPERTHREADING_ON else c)
+ *
+ * Events: [0] UOPS_EXECUTED.THREAD (CORE); [1] UOPS_EXECUTED.CORE_CYCLES_GE_1 (CORE); [2]
+ * UOPS_EXECUTED.THREAD (CORE, threshold 1).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_EXECUTE_NAME "Info_Pipeline_Execute"
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_EXECUTE_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_EXECUTE_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_EXECUTE_EVENT0 "UOPS_EXECUTED.THREAD"
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_EXECUTE_EVENT1 "UOPS_EXECUTED.CORE_CYCLES_GE_1"
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_EXECUTE_EVENT2 "UOPS_EXECUTED.THREAD"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_pipeline_execute_steps[8] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_pipeline_execute(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_pipeline_execute_steps, 8U, counts, PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_EXECUTE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Pipeline_Fetch_DSB (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] IDQ.DSB_UOPS (CORE); [1] IDQ.DSB_CYCLES_ANY (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_FETCH_DSB_NAME "Info_Pipeline_Fetch_DSB"
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_FETCH_DSB_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_FETCH_DSB_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_FETCH_DSB_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_FETCH_DSB_EVENT1 "IDQ.DSB_CYCLES_ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_pipeline_fetch_dsb_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_pipeline_fetch_dsb(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_pipeline_fetch_dsb_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_FETCH_DSB_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Pipeline_Fetch_MITE (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] IDQ.MITE_UOPS (CORE); [1] IDQ.MITE_CYCLES (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_FETCH_MITE_NAME "Info_Pipeline_Fetch_MITE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_FETCH_MITE_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_FETCH_MITE_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_FETCH_MITE_EVENT0 "IDQ.MITE_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_FETCH_MITE_EVENT1 "IDQ.MITE_CYCLES"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_pipeline_fetch_mite_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_pipeline_fetch_mite(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_pipeline_fetch_mite_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_PIPELINE_FETCH_MITE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_Fetch_UpC (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] UOPS_ISSUED.ANY (CORE); [1] UOPS_ISSUED.ANY (CORE, threshold 1).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_FETCH_UPC_NAME "Info_Frontend_Fetch_UpC"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_FETCH_UPC_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_FETCH_UPC_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_FETCH_UPC_EVENT0 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_FETCH_UPC_EVENT1 "UOPS_ISSUED.ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_frontend_fetch_upc_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_frontend_fetch_upc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_frontend_fetch_upc_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_FETCH_UPC_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_DSB_Coverage (a ratio, level 1, per CPU): a / (a + b + c)
+ *
+ * Events: [0] IDQ.DSB_UOPS (CORE); [1] IDQ.MITE_UOPS (CORE); [2] IDQ.MS_UOPS (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_DSB_COVERAGE_NAME "Info_Frontend_DSB_Coverage"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_DSB_COVERAGE_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT1 "IDQ.MITE_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT2 "IDQ.MS_UOPS"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_frontend_dsb_coverage_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_frontend_dsb_coverage(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_frontend_dsb_coverage_steps, 7U, counts, PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_DSB_Switch_Cost (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] DSB2MITE_SWITCHES.PENALTY_CYCLES (CORE); [1] DSB2MITE_SWITCHES.COUNT (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_NAME "Info_Frontend_DSB_Switch_Cost"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_EVENT0 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_EVENT1 "DSB2MITE_SWITCHES.COUNT"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_frontend_dsb_switch_cost_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_frontend_dsb_switch_cost(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_frontend_dsb_switch_cost_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_TBpC (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] BR_INST_RETIRED.NEAR_TAKEN (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_TBPC_NAME "Info_Frontend_TBpC"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_TBPC_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_TBPC_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_TBPC_EVENT0 "BR_INST_RETIRED.NEAR_TAKEN"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_TBPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_frontend_tbpc_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_frontend_tbpc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_frontend_tbpc_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_TBPC_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_ICache_Miss_Latency (a ratio, level 1, per CPU): a / b + 2
+ *
+ * Events: [0] ICACHE_16B.IFDATA_STALL (CORE); [1] ICACHE_16B.IFDATA_STALL (CORE, threshold 1,
+ * edge).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_NAME "Info_Frontend_ICache_Miss_Latency"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_EVENT0 "ICACHE_16B.IFDATA_STALL"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_EVENT1 "ICACHE_16B.IFDATA_STALL"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_frontend_icache_miss_latency_steps[5] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_frontend_icache_miss_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_frontend_icache_miss_latency_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_IpUnknown_Branch (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BACLEARS.ANY (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_NAME "Info_Frontend_IpUnknown_Branch"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT1 "BACLEARS.ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_frontend_ipunknown_branch_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_frontend_ipunknown_branch(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_frontend_ipunknown_branch_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_L2MPKI_Code_All (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] L2_RQSTS.CODE_RD_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_NAME "Info_Frontend_L2MPKI_Code_All"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_EVENT0 "L2_RQSTS.CODE_RD_MISS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_frontend_l2mpki_code_all_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_frontend_l2mpki_code_all(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_frontend_l2mpki_code_all_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Botlnk_L2_DSB_Misses (a ratio, level 1, per CPU): 100 * (4 * a / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c)) * (d / c) / ((e + 2 * f) / c + g / c + (h / c + 9 * i / c) + 2 *
+ * j / c + k / c + d / c) + (l / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * a / (4 * (b /
+ * 2 if HYPERTHREADING_ON else c))) * ((m - n) / (b / 2 if HYPERTHREADING_ON else c) / 2) / ((m
+ * - n) / (b / 2 if HYPERTHREADING_ON else c) / 2 + (o - p) / (b / 2 if HYPERTHREADING_ON else
+ * c) / 2))
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE); [1]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3]
+ * DSB2MITE_SWITCHES.PENALTY_CYCLES (CORE); [4] ICACHE_16B.IFDATA_STALL (CORE); [5]
+ * ICACHE_16B.IFDATA_STALL (CORE, threshold 1, edge); [6] ICACHE_TAG.STALLS (CORE); [7]
+ * INT_MISC.CLEAR_RESTEER_CYCLES (CORE); [8] BACLEARS.ANY (CORE); [9] IDQ.MS_SWITCHES (CORE);
+ * [10] DECODE.LCP (CORE); [11] IDQ_UOPS_NOT_DELIVERED.CORE (CORE); [12]
+ * IDQ.ALL_MITE_CYCLES_ANY_UOPS (CORE); [13] IDQ.ALL_MITE_CYCLES_4_UOPS (CORE); [14]
+ * IDQ.DSB_CYCLES_ANY (CORE); [15] IDQ.DSB_CYCLES_OK (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_NAME "Info_Botlnk_L2_DSB_Misses"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT_COUNT 16U
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT3 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT4 "ICACHE_16B.IFDATA_STALL"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT5 "ICACHE_16B.IFDATA_STALL"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT6 "ICACHE_TAG.STALLS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT7 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT8 "BACLEARS.ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT9 "IDQ.MS_SWITCHES"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT10 "DECODE.LCP"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT11 "IDQ_UOPS_NOT_DELIVERED.CORE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT12 "IDQ.ALL_MITE_CYCLES_ANY_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT13 "IDQ.ALL_MITE_CYCLES_4_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT14 "IDQ.DSB_CYCLES_ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT15 "IDQ.DSB_CYCLES_OK"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_botlnk_l2_dsb_misses_steps[117] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_botlnk_l2_dsb_misses(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_botlnk_l2_dsb_misses_steps, 117U, counts, PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Botlnk_L2_DSB_Bandwidth (a ratio, level 1, per CPU): 100 * (a / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c)) * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 *
+ * (b / 2 if HYPERTHREADING_ON else c))) / (4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)) +
+ * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON
+ * else c))))) * ((e - f) / (b / 2 if HYPERTHREADING_ON else c) / 2 / ((g - h) / (b / 2 if
+ * HYPERTHREADING_ON else c) / 2 + (e - f) / (b / 2 if HYPERTHREADING_ON else c) / 2)))
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CORE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE
+ * (CORE); [4] IDQ.DSB_CYCLES_ANY (CORE); [5] IDQ.DSB_CYCLES_OK (CORE); [6]
+ * IDQ.ALL_MITE_CYCLES_ANY_UOPS (CORE); [7] IDQ.ALL_MITE_CYCLES_4_UOPS (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_NAME "Info_Botlnk_L2_DSB_Bandwidth"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT_COUNT 8U
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CORE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT3 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT4 "IDQ.DSB_CYCLES_ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT5 "IDQ.DSB_CYCLES_OK"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT6 "IDQ.ALL_MITE_CYCLES_ANY_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT7 "IDQ.ALL_MITE_CYCLES_4_UOPS"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_botlnk_l2_dsb_bandwidth_steps[112] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_botlnk_l2_dsb_bandwidth(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_botlnk_l2_dsb_bandwidth_steps, 112U, counts, PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Botlnk_L2_IC_Misses (a ratio, level 1, per CPU): 100 * (4 * a / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c)) * ((d + 2 * e) / c) / ((d + 2 * e) / c + f / c + (g / c + 9 * h /
+ * c) + 2 * i / c + j / c + k / c))
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE); [1]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3]
+ * ICACHE_16B.IFDATA_STALL (CORE); [4] ICACHE_16B.IFDATA_STALL (CORE, threshold 1, edge); [5]
+ * ICACHE_TAG.STALLS (CORE); [6] INT_MISC.CLEAR_RESTEER_CYCLES (CORE); [7] BACLEARS.ANY (CORE);
+ * [8] IDQ.MS_SWITCHES (CORE); [9] DECODE.LCP (CORE); [10] DSB2MITE_SWITCHES.PENALTY_CYCLES
+ * (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_NAME "Info_Botlnk_L2_IC_Misses"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT_COUNT 11U
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT3 "ICACHE_16B.IFDATA_STALL"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT4 "ICACHE_16B.IFDATA_STALL"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT5 "ICACHE_TAG.STALLS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT6 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT7 "BACLEARS.ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT8 "IDQ.MS_SWITCHES"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT9 "DECODE.LCP"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT10 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_botlnk_l2_ic_misses_steps[58] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_botlnk_l2_ic_misses(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_botlnk_l2_ic_misses_steps, 58U, counts, PMU_SKYLAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Bad_Spec_IpMispredict (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BR_MISP_RETIRED.ALL_BRANCHES (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_IPMISPREDICT_NAME "Info_Bad_Spec_IpMispredict"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_IPMISPREDICT_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT1 "BR_MISP_RETIRED.ALL_BRANCHES"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_bad_spec_ipmispredict_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_bad_spec_ipmispredict(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_bad_spec_ipmispredict_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Bad_Spec_IpMisp_Indirect (a ratio, level 1, per CPU): a / (b / c * d)
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] UOPS_RETIRED.RETIRE_SLOTS (CORE); [2]
+ * UOPS_ISSUED.ANY (CORE); [3] BR_MISP_EXEC.INDIRECT (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_NAME "Info_Bad_Spec_IpMisp_Indirect"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT_COUNT 4U
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT1 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT2 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT3 "BR_MISP_EXEC.INDIRECT"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_bad_spec_ipmisp_indirect_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_bad_spec_ipmisp_indirect(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_bad_spec_ipmisp_indirect_steps, 7U, counts, PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Bad_Spec_Branch_Misprediction_Cost (a ratio, level 1, per CPU): 100 * (1 - 10 * (a / b
+ * * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(f / (f + g) * ((b - a + 4 * (h / 2 if
+ * HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - f / (j - g)),
+ * 0.0001) / (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e))))) * (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON
+ * else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) + 4 * k / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e)) * (f / (f + g) * l / e) / ((m + 2 * n) / e + o / e + (l / e + 9 *
+ * p / e) + 2 * q / e + r / e + s / e)) * (4 * (d / 2 if HYPERTHREADING_ON else e)) / 4 / f /
+ * 100
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] UOPS_ISSUED.ANY (CORE); [2] IDQ.MS_UOPS
+ * (CORE); [3] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [4] CPU_CLK_UNHALTED.THREAD_P (CORE); [5]
+ * BR_MISP_RETIRED.ALL_BRANCHES (CORE); [6] MACHINE_CLEARS.COUNT (CORE); [7]
+ * INT_MISC.RECOVERY_CYCLES_ANY (CORE); [8] INT_MISC.RECOVERY_CYCLES (CORE); [9]
+ * INT_MISC.CLEARS_COUNT (CORE); [10] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE);
+ * [11] INT_MISC.CLEAR_RESTEER_CYCLES (CORE); [12] ICACHE_16B.IFDATA_STALL (CORE); [13]
+ * ICACHE_16B.IFDATA_STALL (CORE, threshold 1, edge); [14] ICACHE_TAG.STALLS (CORE); [15]
+ * BACLEARS.ANY (CORE); [16] IDQ.MS_SWITCHES (CORE); [17] DECODE.LCP (CORE); [18]
+ * DSB2MITE_SWITCHES.PENALTY_CYCLES (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_NAME "Info_Bad_Spec_Branch_Misprediction_Cost"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT_COUNT 19U
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT1 "UOPS_ISSUED.ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT2 "IDQ.MS_UOPS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT3 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT5 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT6 "MACHINE_CLEARS.COUNT"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT7 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT8 "INT_MISC.RECOVERY_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT9 "INT_MISC.CLEARS_COUNT"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT10 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT11 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT12 "ICACHE_16B.IFDATA_STALL"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT13 "ICACHE_16B.IFDATA_STALL"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT14 "ICACHE_TAG.STALLS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT15 "BACLEARS.ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT16 "IDQ.MS_SWITCHES"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT17 "DECODE.LCP"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT18 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_bad_spec_branch_misprediction_cost_steps[188] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0001},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_bad_spec_branch_misprediction_cost(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_bad_spec_branch_misprediction_cost_steps, 188U, counts, PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Bad_Spec_Spec_Clears_Ratio (a ratio, level 1, per CPU): a / (b + c)
+ *
+ * Events: [0] INT_MISC.CLEARS_COUNT (CORE); [1] BR_MISP_RETIRED.ALL_BRANCHES (CORE); [2]
+ * MACHINE_CLEARS.COUNT (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_NAME "Info_Bad_Spec_Spec_Clears_Ratio"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT0 "INT_MISC.CLEARS_COUNT"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT1 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT2 "MACHINE_CLEARS.COUNT"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_bad_spec_spec_clears_ratio_steps[5] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_bad_spec_spec_clears_ratio(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_bad_spec_spec_clears_ratio_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Branches_Cond_NT (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] BR_INST_RETIRED.NOT_TAKEN (CORE); [1] BR_INST_RETIRED.ALL_BRANCHES (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_COND_NT_NAME "Info_Branches_Cond_NT"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_COND_NT_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_COND_NT_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_COND_NT_EVENT0 "BR_INST_RETIRED.NOT_TAKEN"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_COND_NT_EVENT1 "BR_INST_RETIRED.ALL_BRANCHES"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_branches_cond_nt_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_branches_cond_nt(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_branches_cond_nt_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_COND_NT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Branches_Cond_TK (a ratio, level 1, per CPU): (a - b) / c
+ *
+ * Events: [0] BR_INST_RETIRED.CONDITIONAL (CORE); [1] BR_INST_RETIRED.NOT_TAKEN (CORE); [2]
+ * BR_INST_RETIRED.ALL_BRANCHES (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_COND_TK_NAME "Info_Branches_Cond_TK"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_COND_TK_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_COND_TK_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_COND_TK_EVENT0 "BR_INST_RETIRED.CONDITIONAL"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_COND_TK_EVENT1 "BR_INST_RETIRED.NOT_TAKEN"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_COND_TK_EVENT2 "BR_INST_RETIRED.ALL_BRANCHES"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_branches_cond_tk_steps[5] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_branches_cond_tk(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_branches_cond_tk_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_COND_TK_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Branches_CallRet (a ratio, level 1, per CPU): (a + b) / c
+ *
+ * Events: [0] BR_INST_RETIRED.NEAR_CALL (CORE); [1] BR_INST_RETIRED.NEAR_RETURN (CORE); [2]
+ * BR_INST_RETIRED.ALL_BRANCHES (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_CALLRET_NAME "Info_Branches_CallRet"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_CALLRET_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_CALLRET_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_CALLRET_EVENT0 "BR_INST_RETIRED.NEAR_CALL"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_CALLRET_EVENT1 "BR_INST_RETIRED.NEAR_RETURN"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_CALLRET_EVENT2 "BR_INST_RETIRED.ALL_BRANCHES"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_branches_callret_steps[5] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_branches_callret(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_branches_callret_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_CALLRET_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Branches_Jump (a ratio, level 1, per CPU): (a - (b - c) - 2 * d) / e
+ *
+ * Events: [0] BR_INST_RETIRED.NEAR_TAKEN (CORE); [1] BR_INST_RETIRED.COND (CORE); [2]
+ * BR_INST_RETIRED.NOT_TAKEN (CORE); [3] BR_INST_RETIRED.NEAR_CALL (CORE); [4]
+ * BR_INST_RETIRED.ALL_BRANCHES (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_JUMP_NAME "Info_Branches_Jump"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_JUMP_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_JUMP_EVENT_COUNT 5U
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_JUMP_EVENT0 "BR_INST_RETIRED.NEAR_TAKEN"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_JUMP_EVENT1 "BR_INST_RETIRED.COND"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_JUMP_EVENT2 "BR_INST_RETIRED.NOT_TAKEN"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_JUMP_EVENT3 "BR_INST_RETIRED.NEAR_CALL"
+#define PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_JUMP_EVENT4 "BR_INST_RETIRED.ALL_BRANCHES"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_branches_jump_steps[11] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_branches_jump(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_branches_jump_steps, 11U, counts, PMU_SKYLAKE_SP_METRIC_INFO_BRANCHES_JUMP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Load_Miss_Real_Latency (a ratio, level 1, per CPU): a / (b + c)
+ *
+ * Events: [0] L1D_PEND_MISS.PENDING (CORE); [1] MEM_LOAD_RETIRED.L1_MISS (CORE); [2]
+ * MEM_LOAD_RETIRED.FB_HIT (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_NAME "Info_Memory_Load_Miss_Real_Latency"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT0 "L1D_PEND_MISS.PENDING"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT1 "MEM_LOAD_RETIRED.L1_MISS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT2 "MEM_LOAD_RETIRED.FB_HIT"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_load_miss_real_latency_steps[5] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_load_miss_real_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_load_miss_real_latency_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_MLP (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] L1D_PEND_MISS.PENDING (CORE); [1] L1D_PEND_MISS.PENDING_CYCLES (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_MLP_NAME "Info_Memory_MLP"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_MLP_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_MLP_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_MLP_EVENT0 "L1D_PEND_MISS.PENDING"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_MLP_EVENT1 "L1D_PEND_MISS.PENDING_CYCLES"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_mlp_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_mlp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_mlp_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_MLP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L1MPKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] MEM_LOAD_RETIRED.L1_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L1MPKI_NAME "Info_Memory_L1MPKI"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L1MPKI_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L1MPKI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L1MPKI_EVENT0 "MEM_LOAD_RETIRED.L1_MISS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L1MPKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_l1mpki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_l1mpki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_l1mpki_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L1MPKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L1MPKI_Load (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] L2_RQSTS.ALL_DEMAND_DATA_RD (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L1MPKI_LOAD_NAME "Info_Memory_L1MPKI_Load"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L1MPKI_LOAD_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L1MPKI_LOAD_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L1MPKI_LOAD_EVENT0 "L2_RQSTS.ALL_DEMAND_DATA_RD"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L1MPKI_LOAD_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_l1mpki_load_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_l1mpki_load(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_l1mpki_load_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L1MPKI_LOAD_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L2MPKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] MEM_LOAD_RETIRED.L2_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_NAME "Info_Memory_L2MPKI"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_EVENT0 "MEM_LOAD_RETIRED.L2_MISS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_l2mpki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_l2mpki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_l2mpki_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L2MPKI_All (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] L2_RQSTS.MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_ALL_NAME "Info_Memory_L2MPKI_All"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_ALL_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT0 "L2_RQSTS.MISS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_l2mpki_all_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_l2mpki_all(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_l2mpki_all_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L2MPKI_Load (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] L2_RQSTS.DEMAND_DATA_RD_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_LOAD_NAME "Info_Memory_L2MPKI_Load"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_LOAD_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_LOAD_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_LOAD_EVENT0 "L2_RQSTS.DEMAND_DATA_RD_MISS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_LOAD_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_l2mpki_load_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_l2mpki_load(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_l2mpki_load_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_LOAD_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L2MPKI_RFO (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] OFFCORE_REQUESTS.DEMAND_RFO (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_RFO_NAME "Info_Memory_L2MPKI_RFO"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_RFO_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT0 "OFFCORE_REQUESTS.DEMAND_RFO"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_l2mpki_rfo_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_l2mpki_rfo(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_l2mpki_rfo_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L2HPKI_All (a ratio, level 1, per CPU): 1000 * (a - b) / c
+ *
+ * Events: [0] L2_RQSTS.REFERENCES (CORE); [1] L2_RQSTS.MISS (CORE); [2] INST_RETIRED.ANY_P
+ * (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2HPKI_ALL_NAME "Info_Memory_L2HPKI_All"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2HPKI_ALL_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2HPKI_ALL_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2HPKI_ALL_EVENT0 "L2_RQSTS.REFERENCES"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2HPKI_ALL_EVENT1 "L2_RQSTS.MISS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2HPKI_ALL_EVENT2 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_l2hpki_all_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_l2hpki_all(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_l2hpki_all_steps, 7U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2HPKI_ALL_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L2HPKI_Load (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] L2_RQSTS.DEMAND_DATA_RD_HIT (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2HPKI_LOAD_NAME "Info_Memory_L2HPKI_Load"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2HPKI_LOAD_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2HPKI_LOAD_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2HPKI_LOAD_EVENT0 "L2_RQSTS.DEMAND_DATA_RD_HIT"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2HPKI_LOAD_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_l2hpki_load_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_l2hpki_load(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_l2hpki_load_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2HPKI_LOAD_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L3MPKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] MEM_LOAD_RETIRED.L3_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L3MPKI_NAME "Info_Memory_L3MPKI"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L3MPKI_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L3MPKI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L3MPKI_EVENT0 "MEM_LOAD_RETIRED.L3_MISS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L3MPKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_l3mpki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_l3mpki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_l3mpki_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L3MPKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_FB_HPKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] MEM_LOAD_RETIRED.FB_HIT (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_FB_HPKI_NAME "Info_Memory_FB_HPKI"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_FB_HPKI_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_FB_HPKI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_FB_HPKI_EVENT0 "MEM_LOAD_RETIRED.FB_HIT"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_FB_HPKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_fb_hpki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_fb_hpki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_fb_hpki_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_FB_HPKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L1D_Cache_Fill_BW (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] L1D.REPLACEMENT (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_NAME "Info_Memory_L1D_Cache_Fill_BW"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_EVENT0 "L1D.REPLACEMENT"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_l1d_cache_fill_bw_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_l1d_cache_fill_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_l1d_cache_fill_bw_steps, 9U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L2_Cache_Fill_BW (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] L2_LINES_IN.ALL (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_NAME "Info_Memory_L2_Cache_Fill_BW"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_EVENT0 "L2_LINES_IN.ALL"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_l2_cache_fill_bw_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_l2_cache_fill_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_l2_cache_fill_bw_steps, 9U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L3_Cache_Fill_BW (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] LONGEST_LAT_CACHE.MISS (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_NAME "Info_Memory_L3_Cache_Fill_BW"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_EVENT0 "LONGEST_LAT_CACHE.MISS"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_l3_cache_fill_bw_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_l3_cache_fill_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_l3_cache_fill_bw_steps, 9U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L3_Cache_Access_BW (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] OFFCORE_REQUESTS.ALL_REQUESTS (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L3_CACHE_ACCESS_BW_NAME "Info_Memory_L3_Cache_Access_BW"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L3_CACHE_ACCESS_BW_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L3_CACHE_ACCESS_BW_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L3_CACHE_ACCESS_BW_EVENT0 "OFFCORE_REQUESTS.ALL_REQUESTS"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_l3_cache_access_bw_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_l3_cache_access_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_l3_cache_access_bw_steps, 9U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_L3_CACHE_ACCESS_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_TLB_Page_Walks_Utilization (a ratio, level 1, per CPU): (a + b + c + d) / (2 *
+ * (e / 2 if HYPERTHREADING_ON else f))
+ *
+ * Events: [0] ITLB_MISSES.WALK_PENDING (CORE); [1] DTLB_LOAD_MISSES.WALK_PENDING (CORE); [2]
+ * DTLB_STORE_MISSES.WALK_PENDING (CORE); [3] EPT.WALK_PENDING (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [5] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_NAME "Info_Memory_TLB_Page_Walks_Utilization"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT_COUNT 6U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT0 "ITLB_MISSES.WALK_PENDING"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT1 "DTLB_LOAD_MISSES.WALK_PENDING"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT2 "DTLB_STORE_MISSES.WALK_PENDING"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT3 "EPT.WALK_PENDING"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT4 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT5 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_tlb_page_walks_utilization_steps[16] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_tlb_page_walks_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_tlb_page_walks_utilization_steps, 16U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_TLB_Code_STLB_MPKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] ITLB_MISSES.WALK_COMPLETED (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_NAME "Info_Memory_TLB_Code_STLB_MPKI"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_EVENT0 "ITLB_MISSES.WALK_COMPLETED"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_tlb_code_stlb_mpki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_tlb_code_stlb_mpki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_tlb_code_stlb_mpki_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_TLB_Load_STLB_MPKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] DTLB_LOAD_MISSES.WALK_COMPLETED (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_NAME "Info_Memory_TLB_Load_STLB_MPKI"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_EVENT0 "DTLB_LOAD_MISSES.WALK_COMPLETED"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_tlb_load_stlb_mpki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_tlb_load_stlb_mpki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_tlb_load_stlb_mpki_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_TLB_Store_STLB_MPKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] DTLB_STORE_MISSES.WALK_COMPLETED (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_NAME "Info_Memory_TLB_Store_STLB_MPKI"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_EVENT0 "DTLB_STORE_MISSES.WALK_COMPLETED"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_tlb_store_stlb_mpki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_tlb_store_stlb_mpki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_tlb_store_stlb_mpki_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Core_L1D_Cache_Fill_BW_2T (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] L1D.REPLACEMENT (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_NAME "Info_Memory_Core_L1D_Cache_Fill_BW_2T"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_EVENT0 "L1D.REPLACEMENT"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_core_l1d_cache_fill_bw_2t_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_core_l1d_cache_fill_bw_2t(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_core_l1d_cache_fill_bw_2t_steps, 9U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Core_L2_Cache_Fill_BW_2T (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] L2_LINES_IN.ALL (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_NAME "Info_Memory_Core_L2_Cache_Fill_BW_2T"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_EVENT0 "L2_LINES_IN.ALL"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_core_l2_cache_fill_bw_2t_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_core_l2_cache_fill_bw_2t(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_core_l2_cache_fill_bw_2t_steps, 9U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Core_L3_Cache_Fill_BW_2T (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] LONGEST_LAT_CACHE.MISS (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_NAME "Info_Memory_Core_L3_Cache_Fill_BW_2T"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_EVENT0 "LONGEST_LAT_CACHE.MISS"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_core_l3_cache_fill_bw_2t_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_core_l3_cache_fill_bw_2t(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_core_l3_cache_fill_bw_2t_steps, 9U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Core_L3_Cache_Access_BW_2T (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] OFFCORE_REQUESTS.ALL_REQUESTS (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L3_CACHE_ACCESS_BW_2T_NAME "Info_Memory_Core_L3_Cache_Access_BW_2T"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L3_CACHE_ACCESS_BW_2T_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L3_CACHE_ACCESS_BW_2T_EVENT_COUNT 1U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L3_CACHE_ACCESS_BW_2T_EVENT0 "OFFCORE_REQUESTS.ALL_REQUESTS"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_core_l3_cache_access_bw_2t_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_core_l3_cache_access_bw_2t(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_core_l3_cache_access_bw_2t_steps, 9U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L3_CACHE_ACCESS_BW_2T_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Core_L2_Evictions_Silent_PKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] L2_LINES_OUT.SILENT (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_NAME "Info_Memory_Core_L2_Evictions_Silent_PKI"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_EVENT0 "L2_LINES_OUT.SILENT"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_core_l2_evictions_silent_pki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_core_l2_evictions_silent_pki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_core_l2_evictions_silent_pki_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Core_L2_Evictions_NonSilent_PKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] L2_LINES_OUT.NON_SILENT (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_NAME "Info_Memory_Core_L2_Evictions_NonSilent_PKI"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_EVENT0 "L2_LINES_OUT.NON_SILENT"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_core_l2_evictions_nonsilent_pki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_core_l2_evictions_nonsilent_pki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_core_l2_evictions_nonsilent_pki_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Latency_Load_L2_Miss_Latency (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD (CORE); [1]
+ * OFFCORE_REQUESTS.DEMAND_DATA_RD (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_NAME "Info_Memory_Latency_Load_L2_Miss_Latency"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT1 "OFFCORE_REQUESTS.DEMAND_DATA_RD"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_latency_load_l2_miss_latency_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_latency_load_l2_miss_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_latency_load_l2_miss_latency_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Latency_Load_L2_MLP (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD (CORE); [1]
+ * OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_NAME "Info_Memory_Latency_Load_L2_MLP"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT1 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_latency_load_l2_mlp_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_latency_load_l2_mlp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_latency_load_l2_mlp_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Latency_Data_L2_MLP (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD (CORE); [1]
+ * OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_NAME "Info_Memory_Latency_Data_L2_MLP"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT1 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_latency_data_l2_mlp_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_latency_data_l2_mlp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_latency_data_l2_mlp_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Mix_UC_Load_PKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] MEM_LOAD_MISC_RETIRED.UC (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_NAME "Info_Memory_Mix_UC_Load_PKI"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_EVENT0 "MEM_LOAD_MISC_RETIRED.UC"
+#define PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_memory_mix_uc_load_pki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_memory_mix_uc_load_pki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_memory_mix_uc_load_pki_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_GFLOPs (a ratio, level 1, per CPU): (a + 2 * b + 4 * c + 8 * d + 16 * e) /
+ * 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] FP_ARITH_INST_RETIRED.SCALAR (CORE); [1]
+ * FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE (CORE); [2] FP_ARITH_INST_RETIRED.4_FLOPS (CORE);
+ * [3] FP_ARITH_INST_RETIRED.8_FLOPS (CORE); [4] FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE
+ * (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_NAME "Info_System_GFLOPs"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_EVENT_COUNT 5U
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_EVENT0 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_EVENT1 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_EVENT2 "FP_ARITH_INST_RETIRED.4_FLOPS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_EVENT3 "FP_ARITH_INST_RETIRED.8_FLOPS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_EVENT4 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_system_gflops_steps[23] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 16.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_system_gflops(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_system_gflops_steps, 23U, counts, PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_Power_License0_Utilization (a ratio, level 1, per CPU): a / 2 / (b / 2 if
+ * HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)
+ *
+ * Events: [0] CORE_POWER.LVL0_TURBO_LICENSE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE0_UTILIZATION_NAME "Info_System_Power_License0_Utilization"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE0_UTILIZATION_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE0_UTILIZATION_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE0_UTILIZATION_EVENT0 "CORE_POWER.LVL0_TURBO_LICENSE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE0_UTILIZATION_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE0_UTILIZATION_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_system_power_license0_utilization_steps[20] = {
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_system_power_license0_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_system_power_license0_utilization_steps, 20U, counts, PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE0_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_Power_License1_Utilization (a ratio, level 1, per CPU): a / 2 / (b / 2 if
+ * HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)
+ *
+ * Events: [0] CORE_POWER.LVL1_TURBO_LICENSE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE1_UTILIZATION_NAME "Info_System_Power_License1_Utilization"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE1_UTILIZATION_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE1_UTILIZATION_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE1_UTILIZATION_EVENT0 "CORE_POWER.LVL1_TURBO_LICENSE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE1_UTILIZATION_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE1_UTILIZATION_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_system_power_license1_utilization_steps[20] = {
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_system_power_license1_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_system_power_license1_utilization_steps, 20U, counts, PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE1_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_Power_License2_Utilization (a ratio, level 1, per CPU): a / 2 / (b / 2 if
+ * HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)
+ *
+ * Events: [0] CORE_POWER.LVL2_TURBO_LICENSE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE2_UTILIZATION_NAME "Info_System_Power_License2_Utilization"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE2_UTILIZATION_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE2_UTILIZATION_EVENT_COUNT 3U
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE2_UTILIZATION_EVENT0 "CORE_POWER.LVL2_TURBO_LICENSE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE2_UTILIZATION_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE2_UTILIZATION_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_system_power_license2_utilization_steps[20] = {
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_system_power_license2_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_system_power_license2_utilization_steps, 20U, counts, PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_POWER_LICENSE2_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_SMT_2T_Utilization (a ratio, level 1, per CPU): 1 - a / (b / 2) if
+ * HYPERTHREADING_ON else 0
+ *
+ * Events: [0] CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.REF_XCLK_ANY
+ * (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_NAME "Info_System_SMT_2T_Utilization"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT0 "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT1 "CPU_CLK_UNHALTED.REF_XCLK_ANY"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_system_smt_2t_utilization_steps[10] = {
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_system_smt_2t_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_system_smt_2t_utilization_steps, 10U, counts, PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_DRAM_BW_Use (a ratio, level 1, per socket): 64 * (a + b) / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] UNC_M_CAS_COUNT.RD (IMC); [1] UNC_M_CAS_COUNT.WR (IMC).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_NAME "Info_System_DRAM_BW_Use"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT0 "UNC_M_CAS_COUNT.RD"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT1 "UNC_M_CAS_COUNT.WR"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_system_dram_bw_use_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_system_dram_bw_use(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_system_dram_bw_use_steps, 11U, counts, PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_Time (a ratio, level 1, per socket): DURATIONTIMEINMILLISECONDS / 1000
+ *
+ * Events: .
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_TIME_NAME "Info_System_Time"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_TIME_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_TIME_EVENT_COUNT 0U
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_system_time_steps[3] = {
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_system_time(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_system_time_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_TIME_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_MUX (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_MUX_NAME "Info_System_MUX"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_MUX_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_MUX_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_MUX_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_MUX_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_system_mux_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_system_mux(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_system_mux_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_MUX_EVENT_COUNT, c, value);
+}
+
 #endif /* PMU_REGS_SKYLAKE_SP_H */

@@ -5567,4 +5567,57 @@ static inline uint64_t pmu_xeon_7500_w_msr_pmon_fixed_ctr_event_count_set(uint64
 #define PMU_XEON_7500_CORE_EVENT_UOPS_RETIRED_TOTAL_CYCLES_EDGE 0
 #define PMU_XEON_7500_CORE_EVENT_UOPS_RETIRED_TOTAL_CYCLES_ANY_THREAD 0
 
+/*
+ * Derived metrics of Intel Xeon Processor 7500 Series (Nehalem-EX) uncore (2 metrics, from the
+ * spec's xeon-7500/metrics/). For each: _NAME, _UNIT, _EVENT_COUNT and _EVENTn (the event
+ * names, in the order the counts are given), the formula's steps, and a function: pass the
+ * events' counts over an interval and the constants (duration_seconds the interval's length;
+ * NaN where unknown, see pmu_regs_metric_unknown); it returns 1 and sets *value, or 0 when the
+ * metric is n/a.
+ */
+
+/*
+ * llc_hit_rate (percent, level 1, per CPU): 100 * (refs - misses) / refs
+ *
+ * Events: [0] LONGEST_LAT_CACHE.REFERENCE (CORE); [1] LONGEST_LAT_CACHE.MISS (CORE).
+ */
+#define PMU_XEON_7500_METRIC_LLC_HIT_RATE_NAME "llc_hit_rate"
+#define PMU_XEON_7500_METRIC_LLC_HIT_RATE_UNIT "percent"
+#define PMU_XEON_7500_METRIC_LLC_HIT_RATE_EVENT_COUNT 2U
+#define PMU_XEON_7500_METRIC_LLC_HIT_RATE_EVENT0 "LONGEST_LAT_CACHE.REFERENCE"
+#define PMU_XEON_7500_METRIC_LLC_HIT_RATE_EVENT1 "LONGEST_LAT_CACHE.MISS"
+static const struct pmu_regs_metric_step pmu_xeon_7500_metric_llc_hit_rate_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_7500_metric_llc_hit_rate(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_7500_metric_llc_hit_rate_steps, 7U, counts, PMU_XEON_7500_METRIC_LLC_HIT_RATE_EVENT_COUNT, c, value);
+}
+
+/*
+ * ipc (instructions per cycle, level 1, per CPU): inst / cycles
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_7500_METRIC_IPC_NAME "ipc"
+#define PMU_XEON_7500_METRIC_IPC_UNIT "instructions per cycle"
+#define PMU_XEON_7500_METRIC_IPC_EVENT_COUNT 2U
+#define PMU_XEON_7500_METRIC_IPC_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_XEON_7500_METRIC_IPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_7500_metric_ipc_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_7500_metric_ipc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_7500_metric_ipc_steps, 3U, counts, PMU_XEON_7500_METRIC_IPC_EVENT_COUNT, c, value);
+}
+
 #endif /* PMU_REGS_XEON_7500_H */

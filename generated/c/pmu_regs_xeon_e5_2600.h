@@ -7909,4 +7909,132 @@ static inline uint32_t pmu_xeon_e5_2600_u_pci_gidnidmap_node_id0_get(uint32_t re
 #define PMU_XEON_E5_2600_CORE_EVENT_CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE_EDGE 0
 #define PMU_XEON_E5_2600_CORE_EVENT_CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE_ANY_THREAD 0
 
+/*
+ * Derived metrics of Intel Xeon Processor E5-2600 Product Family (Sandy Bridge-EP) uncore (5
+ * metrics, from the spec's xeon-e5-2600/metrics/). For each: _NAME, _UNIT, _EVENT_COUNT and
+ * _EVENTn (the event names, in the order the counts are given), the formula's steps, and a
+ * function: pass the events' counts over an interval and the constants (duration_seconds the
+ * interval's length; NaN where unknown, see pmu_regs_metric_unknown); it returns 1 and sets
+ * *value, or 0 when the metric is n/a.
+ */
+
+/*
+ * llc_hit_rate (percent, level 1, per CPU): 100 * (refs - misses) / refs
+ *
+ * Events: [0] LONGEST_LAT_CACHE.REFERENCE (CORE); [1] LONGEST_LAT_CACHE.MISS (CORE).
+ */
+#define PMU_XEON_E5_2600_METRIC_LLC_HIT_RATE_NAME "llc_hit_rate"
+#define PMU_XEON_E5_2600_METRIC_LLC_HIT_RATE_UNIT "percent"
+#define PMU_XEON_E5_2600_METRIC_LLC_HIT_RATE_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_METRIC_LLC_HIT_RATE_EVENT0 "LONGEST_LAT_CACHE.REFERENCE"
+#define PMU_XEON_E5_2600_METRIC_LLC_HIT_RATE_EVENT1 "LONGEST_LAT_CACHE.MISS"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_metric_llc_hit_rate_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_metric_llc_hit_rate(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_metric_llc_hit_rate_steps, 7U, counts, PMU_XEON_E5_2600_METRIC_LLC_HIT_RATE_EVENT_COUNT, c, value);
+}
+
+/*
+ * ipc (instructions per cycle, level 1, per CPU): inst / cycles
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_METRIC_IPC_NAME "ipc"
+#define PMU_XEON_E5_2600_METRIC_IPC_UNIT "instructions per cycle"
+#define PMU_XEON_E5_2600_METRIC_IPC_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_METRIC_IPC_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_XEON_E5_2600_METRIC_IPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_metric_ipc_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_metric_ipc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_metric_ipc_steps, 3U, counts, PMU_XEON_E5_2600_METRIC_IPC_EVENT_COUNT, c, value);
+}
+
+/*
+ * memory_bandwidth_read (MB/sec, level 1, per socket): rd * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_M_CAS_COUNT.RD (IMC).
+ */
+#define PMU_XEON_E5_2600_METRIC_MEMORY_BANDWIDTH_READ_NAME "memory_bandwidth_read"
+#define PMU_XEON_E5_2600_METRIC_MEMORY_BANDWIDTH_READ_UNIT "MB/sec"
+#define PMU_XEON_E5_2600_METRIC_MEMORY_BANDWIDTH_READ_EVENT_COUNT 1U
+#define PMU_XEON_E5_2600_METRIC_MEMORY_BANDWIDTH_READ_EVENT0 "UNC_M_CAS_COUNT.RD"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_metric_memory_bandwidth_read_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_metric_memory_bandwidth_read(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_metric_memory_bandwidth_read_steps, 7U, counts, PMU_XEON_E5_2600_METRIC_MEMORY_BANDWIDTH_READ_EVENT_COUNT, c, value);
+}
+
+/*
+ * memory_bandwidth_write (MB/sec, level 1, per socket): wr * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_M_CAS_COUNT.WR (IMC).
+ */
+#define PMU_XEON_E5_2600_METRIC_MEMORY_BANDWIDTH_WRITE_NAME "memory_bandwidth_write"
+#define PMU_XEON_E5_2600_METRIC_MEMORY_BANDWIDTH_WRITE_UNIT "MB/sec"
+#define PMU_XEON_E5_2600_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT 1U
+#define PMU_XEON_E5_2600_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT0 "UNC_M_CAS_COUNT.WR"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_metric_memory_bandwidth_write_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_metric_memory_bandwidth_write(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_metric_memory_bandwidth_write_steps, 7U, counts, PMU_XEON_E5_2600_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT, c, value);
+}
+
+/*
+ * memory_bandwidth_total (MB/sec, level 1, per socket): (rd + wr) * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_M_CAS_COUNT.RD (IMC); [1] UNC_M_CAS_COUNT.WR (IMC).
+ */
+#define PMU_XEON_E5_2600_METRIC_MEMORY_BANDWIDTH_TOTAL_NAME "memory_bandwidth_total"
+#define PMU_XEON_E5_2600_METRIC_MEMORY_BANDWIDTH_TOTAL_UNIT "MB/sec"
+#define PMU_XEON_E5_2600_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT0 "UNC_M_CAS_COUNT.RD"
+#define PMU_XEON_E5_2600_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT1 "UNC_M_CAS_COUNT.WR"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_metric_memory_bandwidth_total_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_metric_memory_bandwidth_total(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_metric_memory_bandwidth_total_steps, 9U, counts, PMU_XEON_E5_2600_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT_COUNT, c, value);
+}
+
 #endif /* PMU_REGS_XEON_E5_2600_H */

@@ -13633,4 +13633,4355 @@ static inline uint32_t pmu_xeon_e5_2600_v3_u_pci_gidnidmap_node_id0_get(uint32_t
 #define PMU_XEON_E5_2600_V3_CORE_EVENT_SQ_MISC_SPLIT_LOCK_EDGE 0
 #define PMU_XEON_E5_2600_V3_CORE_EVENT_SQ_MISC_SPLIT_LOCK_ANY_THREAD 0
 
+/*
+ * Derived metrics of Intel Xeon Processor E5-2600 v3 Product Family (Haswell-EP) uncore (129
+ * metrics, from the spec's xeon-e5-2600-v3/metrics/). For each: _NAME, _UNIT, _EVENT_COUNT and
+ * _EVENTn (the event names, in the order the counts are given), the formula's steps, and a
+ * function: pass the events' counts over an interval and the constants (duration_seconds the
+ * interval's length; NaN where unknown, see pmu_regs_metric_unknown); it returns 1 and sets
+ * *value, or 0 when the metric is n/a.
+ */
+
+/*
+ * llc_hit_rate (percent, level 1, per CPU): 100 * (refs - misses) / refs
+ *
+ * Events: [0] LONGEST_LAT_CACHE.REFERENCE (CORE); [1] LONGEST_LAT_CACHE.MISS (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_LLC_HIT_RATE_NAME "llc_hit_rate"
+#define PMU_XEON_E5_2600_V3_METRIC_LLC_HIT_RATE_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_LLC_HIT_RATE_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_LLC_HIT_RATE_EVENT0 "LONGEST_LAT_CACHE.REFERENCE"
+#define PMU_XEON_E5_2600_V3_METRIC_LLC_HIT_RATE_EVENT1 "LONGEST_LAT_CACHE.MISS"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_llc_hit_rate_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_llc_hit_rate(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_llc_hit_rate_steps, 7U, counts, PMU_XEON_E5_2600_V3_METRIC_LLC_HIT_RATE_EVENT_COUNT, c, value);
+}
+
+/*
+ * cpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_CPI_NAME "cpi"
+#define PMU_XEON_E5_2600_V3_METRIC_CPI_UNIT "per instruction"
+#define PMU_XEON_E5_2600_V3_METRIC_CPI_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_CPI_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V3_METRIC_CPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_cpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_cpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_cpi_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_CPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * loads_per_instr (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] MEM_UOPS_RETIRED.ALL_LOADS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_LOADS_PER_INSTR_NAME "loads_per_instr"
+#define PMU_XEON_E5_2600_V3_METRIC_LOADS_PER_INSTR_UNIT "per instruction"
+#define PMU_XEON_E5_2600_V3_METRIC_LOADS_PER_INSTR_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_LOADS_PER_INSTR_EVENT0 "MEM_UOPS_RETIRED.ALL_LOADS"
+#define PMU_XEON_E5_2600_V3_METRIC_LOADS_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_loads_per_instr_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_loads_per_instr(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_loads_per_instr_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_LOADS_PER_INSTR_EVENT_COUNT, c, value);
+}
+
+/*
+ * stores_per_instr (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] MEM_UOPS_RETIRED.ALL_STORES (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_STORES_PER_INSTR_NAME "stores_per_instr"
+#define PMU_XEON_E5_2600_V3_METRIC_STORES_PER_INSTR_UNIT "per instruction"
+#define PMU_XEON_E5_2600_V3_METRIC_STORES_PER_INSTR_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_STORES_PER_INSTR_EVENT0 "MEM_UOPS_RETIRED.ALL_STORES"
+#define PMU_XEON_E5_2600_V3_METRIC_STORES_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_stores_per_instr_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_stores_per_instr(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_stores_per_instr_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_STORES_PER_INSTR_EVENT_COUNT, c, value);
+}
+
+/*
+ * l1d_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] L1D.REPLACEMENT (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_L1D_MPI_NAME "l1d_mpi"
+#define PMU_XEON_E5_2600_V3_METRIC_L1D_MPI_UNIT "per instruction"
+#define PMU_XEON_E5_2600_V3_METRIC_L1D_MPI_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_L1D_MPI_EVENT0 "L1D.REPLACEMENT"
+#define PMU_XEON_E5_2600_V3_METRIC_L1D_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_l1d_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_l1d_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_l1d_mpi_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_L1D_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * l1d_demand_data_read_hits_per_instr (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] MEM_LOAD_UOPS_RETIRED.L1_HIT (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_NAME "l1d_demand_data_read_hits_per_instr"
+#define PMU_XEON_E5_2600_V3_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_UNIT "per instruction"
+#define PMU_XEON_E5_2600_V3_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT0 "MEM_LOAD_UOPS_RETIRED.L1_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_l1d_demand_data_read_hits_per_instr_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_l1d_demand_data_read_hits_per_instr(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_l1d_demand_data_read_hits_per_instr_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT_COUNT, c, value);
+}
+
+/*
+ * l1_i_code_read_misses_with_prefetches_per_instr (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] L2_RQSTS.ALL_CODE_RD (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_NAME "l1_i_code_read_misses_with_prefetches_per_instr"
+#define PMU_XEON_E5_2600_V3_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_UNIT "per instruction"
+#define PMU_XEON_E5_2600_V3_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT0 "L2_RQSTS.ALL_CODE_RD"
+#define PMU_XEON_E5_2600_V3_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_l1_i_code_read_misses_with_prefetches_per_instr_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_l1_i_code_read_misses_with_prefetches_per_instr(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_l1_i_code_read_misses_with_prefetches_per_instr_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT_COUNT, c, value);
+}
+
+/*
+ * l2_demand_data_read_hits_per_instr (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] MEM_LOAD_UOPS_RETIRED.L2_HIT (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_NAME "l2_demand_data_read_hits_per_instr"
+#define PMU_XEON_E5_2600_V3_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_UNIT "per instruction"
+#define PMU_XEON_E5_2600_V3_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT0 "MEM_LOAD_UOPS_RETIRED.L2_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_l2_demand_data_read_hits_per_instr_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_l2_demand_data_read_hits_per_instr(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_l2_demand_data_read_hits_per_instr_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT_COUNT, c, value);
+}
+
+/*
+ * l2_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] L2_LINES_IN.ALL (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_L2_MPI_NAME "l2_mpi"
+#define PMU_XEON_E5_2600_V3_METRIC_L2_MPI_UNIT "per instruction"
+#define PMU_XEON_E5_2600_V3_METRIC_L2_MPI_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_L2_MPI_EVENT0 "L2_LINES_IN.ALL"
+#define PMU_XEON_E5_2600_V3_METRIC_L2_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_l2_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_l2_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_l2_mpi_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_L2_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * l2_demand_data_read_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] MEM_LOAD_UOPS_RETIRED.L2_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_L2_DEMAND_DATA_READ_MPI_NAME "l2_demand_data_read_mpi"
+#define PMU_XEON_E5_2600_V3_METRIC_L2_DEMAND_DATA_READ_MPI_UNIT "per instruction"
+#define PMU_XEON_E5_2600_V3_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT0 "MEM_LOAD_UOPS_RETIRED.L2_MISS"
+#define PMU_XEON_E5_2600_V3_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_l2_demand_data_read_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_l2_demand_data_read_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_l2_demand_data_read_mpi_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * l2_demand_code_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] L2_RQSTS.CODE_RD_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_L2_DEMAND_CODE_MPI_NAME "l2_demand_code_mpi"
+#define PMU_XEON_E5_2600_V3_METRIC_L2_DEMAND_CODE_MPI_UNIT "per instruction"
+#define PMU_XEON_E5_2600_V3_METRIC_L2_DEMAND_CODE_MPI_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_L2_DEMAND_CODE_MPI_EVENT0 "L2_RQSTS.CODE_RD_MISS"
+#define PMU_XEON_E5_2600_V3_METRIC_L2_DEMAND_CODE_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_l2_demand_code_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_l2_demand_code_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_l2_demand_code_mpi_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_L2_DEMAND_CODE_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * itlb_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] ITLB_MISSES.WALK_COMPLETED (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_ITLB_MPI_NAME "itlb_mpi"
+#define PMU_XEON_E5_2600_V3_METRIC_ITLB_MPI_UNIT "per instruction"
+#define PMU_XEON_E5_2600_V3_METRIC_ITLB_MPI_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_ITLB_MPI_EVENT0 "ITLB_MISSES.WALK_COMPLETED"
+#define PMU_XEON_E5_2600_V3_METRIC_ITLB_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_itlb_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_itlb_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_itlb_mpi_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_ITLB_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * itlb_large_page_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] ITLB_MISSES.WALK_COMPLETED_2M_4M (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_ITLB_LARGE_PAGE_MPI_NAME "itlb_large_page_mpi"
+#define PMU_XEON_E5_2600_V3_METRIC_ITLB_LARGE_PAGE_MPI_UNIT "per instruction"
+#define PMU_XEON_E5_2600_V3_METRIC_ITLB_LARGE_PAGE_MPI_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_ITLB_LARGE_PAGE_MPI_EVENT0 "ITLB_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_XEON_E5_2600_V3_METRIC_ITLB_LARGE_PAGE_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_itlb_large_page_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_itlb_large_page_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_itlb_large_page_mpi_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_ITLB_LARGE_PAGE_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * dtlb_load_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] DTLB_LOAD_MISSES.WALK_COMPLETED (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_LOAD_MPI_NAME "dtlb_load_mpi"
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_LOAD_MPI_UNIT "per instruction"
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_LOAD_MPI_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_LOAD_MPI_EVENT0 "DTLB_LOAD_MISSES.WALK_COMPLETED"
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_LOAD_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_dtlb_load_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_dtlb_load_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_dtlb_load_mpi_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_DTLB_LOAD_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * dtlb_store_mpi (per instruction, level 1, per CPU): a / b
+ *
+ * Events: [0] DTLB_STORE_MISSES.WALK_COMPLETED (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_STORE_MPI_NAME "dtlb_store_mpi"
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_STORE_MPI_UNIT "per instruction"
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_STORE_MPI_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_STORE_MPI_EVENT0 "DTLB_STORE_MISSES.WALK_COMPLETED"
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_STORE_MPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_dtlb_store_mpi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_dtlb_store_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_dtlb_store_mpi_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_DTLB_STORE_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * uncore_frequency (GHz, level 1, per socket): a / (CORES_PER_SOCKET * SOCKET_COUNT) /
+ * 1000000000 / DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_C_CLOCKTICKS (CBO).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_UNCORE_FREQUENCY_NAME "uncore_frequency"
+#define PMU_XEON_E5_2600_V3_METRIC_UNCORE_FREQUENCY_UNIT "GHz"
+#define PMU_XEON_E5_2600_V3_METRIC_UNCORE_FREQUENCY_EVENT_COUNT 1U
+#define PMU_XEON_E5_2600_V3_METRIC_UNCORE_FREQUENCY_EVENT0 "UNC_C_CLOCKTICKS"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_uncore_frequency_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 2U, 0.0},
+	{PMU_REGS_OP_CONST, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_uncore_frequency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_uncore_frequency_steps, 9U, counts, PMU_XEON_E5_2600_V3_METRIC_UNCORE_FREQUENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * qpi_data_transmit_bw (MB/sec, level 1, per socket): a * 8 / 1000000 / DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_Q_TxL_FLITS_G0.DATA (QPI).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_QPI_DATA_TRANSMIT_BW_NAME "qpi_data_transmit_bw"
+#define PMU_XEON_E5_2600_V3_METRIC_QPI_DATA_TRANSMIT_BW_UNIT "MB/sec"
+#define PMU_XEON_E5_2600_V3_METRIC_QPI_DATA_TRANSMIT_BW_EVENT_COUNT 1U
+#define PMU_XEON_E5_2600_V3_METRIC_QPI_DATA_TRANSMIT_BW_EVENT0 "UNC_Q_TxL_FLITS_G0.DATA"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_qpi_data_transmit_bw_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_qpi_data_transmit_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_qpi_data_transmit_bw_steps, 7U, counts, PMU_XEON_E5_2600_V3_METRIC_QPI_DATA_TRANSMIT_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * memory_bandwidth_read (MB/sec, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_M_CAS_COUNT.RD (IMC).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BANDWIDTH_READ_NAME "memory_bandwidth_read"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BANDWIDTH_READ_UNIT "MB/sec"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BANDWIDTH_READ_EVENT_COUNT 1U
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BANDWIDTH_READ_EVENT0 "UNC_M_CAS_COUNT.RD"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_memory_bandwidth_read_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_memory_bandwidth_read(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_memory_bandwidth_read_steps, 7U, counts, PMU_XEON_E5_2600_V3_METRIC_MEMORY_BANDWIDTH_READ_EVENT_COUNT, c, value);
+}
+
+/*
+ * memory_bandwidth_write (MB/sec, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_M_CAS_COUNT.WR (IMC).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BANDWIDTH_WRITE_NAME "memory_bandwidth_write"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BANDWIDTH_WRITE_UNIT "MB/sec"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT 1U
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT0 "UNC_M_CAS_COUNT.WR"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_memory_bandwidth_write_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_memory_bandwidth_write(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_memory_bandwidth_write_steps, 7U, counts, PMU_XEON_E5_2600_V3_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT, c, value);
+}
+
+/*
+ * memory_bandwidth_total (MB/sec, level 1, per socket): (a + b) * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_M_CAS_COUNT.RD (IMC); [1] UNC_M_CAS_COUNT.WR (IMC).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BANDWIDTH_TOTAL_NAME "memory_bandwidth_total"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BANDWIDTH_TOTAL_UNIT "MB/sec"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT0 "UNC_M_CAS_COUNT.RD"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT1 "UNC_M_CAS_COUNT.WR"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_memory_bandwidth_total_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_memory_bandwidth_total(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_memory_bandwidth_total_steps, 9U, counts, PMU_XEON_E5_2600_V3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT_COUNT, c, value);
+}
+
+/*
+ * percent_uops_delivered_from_decoded_icache (percent, level 1, per CPU): 100 * (a / b)
+ *
+ * Events: [0] IDQ.DSB_UOPS (CORE); [1] UOPS_ISSUED.ANY (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_NAME "percent_uops_delivered_from_decoded_icache"
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT1 "UOPS_ISSUED.ANY"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_percent_uops_delivered_from_decoded_icache_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_percent_uops_delivered_from_decoded_icache(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_percent_uops_delivered_from_decoded_icache_steps, 5U, counts, PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT_COUNT, c, value);
+}
+
+/*
+ * percent_uops_delivered_from_legacy_decode_pipeline (percent, level 1, per CPU): 100 * (a /
+ * b)
+ *
+ * Events: [0] IDQ.MITE_UOPS (CORE); [1] UOPS_ISSUED.ANY (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_NAME "percent_uops_delivered_from_legacy_decode_pipeline"
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT0 "IDQ.MITE_UOPS"
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT1 "UOPS_ISSUED.ANY"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_percent_uops_delivered_from_legacy_decode_pipeline_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_percent_uops_delivered_from_legacy_decode_pipeline(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_percent_uops_delivered_from_legacy_decode_pipeline_steps, 5U, counts, PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT_COUNT, c, value);
+}
+
+/*
+ * percent_uops_delivered_from_microcode_sequencer (percent, level 1, per CPU): 100 * (a / b)
+ *
+ * Events: [0] IDQ.MS_UOPS (CORE); [1] UOPS_ISSUED.ANY (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_NAME "percent_uops_delivered_from_microcode_sequencer"
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT0 "IDQ.MS_UOPS"
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT1 "UOPS_ISSUED.ANY"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_percent_uops_delivered_from_microcode_sequencer_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_percent_uops_delivered_from_microcode_sequencer(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_percent_uops_delivered_from_microcode_sequencer_steps, 5U, counts, PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT_COUNT, c, value);
+}
+
+/*
+ * percent_uops_delivered_from_loop_stream_detector (percent, level 1, per CPU): 100 * (d - a -
+ * b - c) / d
+ *
+ * Events: [0] IDQ.MITE_UOPS (CORE); [1] IDQ.MS_UOPS (CORE); [2] IDQ.DSB_UOPS (CORE); [3]
+ * UOPS_ISSUED.ANY (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_LOOP_STREAM_DETECTOR_NAME "percent_uops_delivered_from_loop_stream_detector"
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_LOOP_STREAM_DETECTOR_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_LOOP_STREAM_DETECTOR_EVENT_COUNT 4U
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_LOOP_STREAM_DETECTOR_EVENT0 "IDQ.MITE_UOPS"
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_LOOP_STREAM_DETECTOR_EVENT1 "IDQ.MS_UOPS"
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_LOOP_STREAM_DETECTOR_EVENT2 "IDQ.DSB_UOPS"
+#define PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_LOOP_STREAM_DETECTOR_EVENT3 "UOPS_ISSUED.ANY"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_percent_uops_delivered_from_loop_stream_detector_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_percent_uops_delivered_from_loop_stream_detector(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_percent_uops_delivered_from_loop_stream_detector_steps, 11U, counts, PMU_XEON_E5_2600_V3_METRIC_PERCENT_UOPS_DELIVERED_FROM_LOOP_STREAM_DETECTOR_EVENT_COUNT, c, value);
+}
+
+/*
+ * Frontend_Bound (percent, level 1, per CPU): 100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else
+ * c)))
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CORE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_FRONTEND_BOUND_NAME "Frontend_Bound"
+#define PMU_XEON_E5_2600_V3_METRIC_FRONTEND_BOUND_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_FRONTEND_BOUND_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_FRONTEND_BOUND_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_FRONTEND_BOUND_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_FRONTEND_BOUND_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_frontend_bound_steps[12] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_frontend_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_frontend_bound_steps, 12U, counts, PMU_XEON_E5_2600_V3_METRIC_FRONTEND_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * Fetch_Latency (percent, level 2, per CPU): 100 * (4 * min(a, b) / (4 * (c / 2 if
+ * HYPERTHREADING_ON else a)))
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE); [1]
+ * IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE); [2] CPU_CLK_UNHALTED.THREAD_P_ANY
+ * (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_FETCH_LATENCY_NAME "Fetch_Latency"
+#define PMU_XEON_E5_2600_V3_METRIC_FETCH_LATENCY_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_FETCH_LATENCY_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_FETCH_LATENCY_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V3_METRIC_FETCH_LATENCY_EVENT1 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_FETCH_LATENCY_EVENT2 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_fetch_latency_steps[16] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_fetch_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_fetch_latency_steps, 16U, counts, PMU_XEON_E5_2600_V3_METRIC_FETCH_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * ICache_Misses (percent, level 3, per CPU): 100 * (a / b)
+ *
+ * Events: [0] ICACHE.IFDATA_STALL (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_ICACHE_MISSES_NAME "ICache_Misses"
+#define PMU_XEON_E5_2600_V3_METRIC_ICACHE_MISSES_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_ICACHE_MISSES_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_ICACHE_MISSES_EVENT0 "ICACHE.IFDATA_STALL"
+#define PMU_XEON_E5_2600_V3_METRIC_ICACHE_MISSES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_icache_misses_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_icache_misses(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_icache_misses_steps, 5U, counts, PMU_XEON_E5_2600_V3_METRIC_ICACHE_MISSES_EVENT_COUNT, c, value);
+}
+
+/*
+ * ITLB_Misses (percent, level 3, per CPU): 100 * ((14 * a + b) / c)
+ *
+ * Events: [0] ITLB_MISSES.STLB_HIT (CORE); [1] ITLB_MISSES.WALK_DURATION (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_ITLB_MISSES_NAME "ITLB_Misses"
+#define PMU_XEON_E5_2600_V3_METRIC_ITLB_MISSES_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_ITLB_MISSES_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_ITLB_MISSES_EVENT0 "ITLB_MISSES.STLB_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_ITLB_MISSES_EVENT1 "ITLB_MISSES.WALK_DURATION"
+#define PMU_XEON_E5_2600_V3_METRIC_ITLB_MISSES_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_itlb_misses_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 14.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_itlb_misses(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_itlb_misses_steps, 9U, counts, PMU_XEON_E5_2600_V3_METRIC_ITLB_MISSES_EVENT_COUNT, c, value);
+}
+
+/*
+ * Branch_Resteers (percent, level 3, per CPU): 100 * (12 * (a + b + c) / d)
+ *
+ * Events: [0] BR_MISP_RETIRED.ALL_BRANCHES (CORE); [1] MACHINE_CLEARS.COUNT (CORE); [2]
+ * BACLEARS.ANY (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_BRANCH_RESTEERS_NAME "Branch_Resteers"
+#define PMU_XEON_E5_2600_V3_METRIC_BRANCH_RESTEERS_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_BRANCH_RESTEERS_EVENT_COUNT 4U
+#define PMU_XEON_E5_2600_V3_METRIC_BRANCH_RESTEERS_EVENT0 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_XEON_E5_2600_V3_METRIC_BRANCH_RESTEERS_EVENT1 "MACHINE_CLEARS.COUNT"
+#define PMU_XEON_E5_2600_V3_METRIC_BRANCH_RESTEERS_EVENT2 "BACLEARS.ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_BRANCH_RESTEERS_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_branch_resteers_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 12.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_branch_resteers(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_branch_resteers_steps, 11U, counts, PMU_XEON_E5_2600_V3_METRIC_BRANCH_RESTEERS_EVENT_COUNT, c, value);
+}
+
+/*
+ * MS_Switches (percent, level 3, per CPU): 100 * (2 * a / b)
+ *
+ * Events: [0] IDQ.MS_SWITCHES (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_MS_SWITCHES_NAME "MS_Switches"
+#define PMU_XEON_E5_2600_V3_METRIC_MS_SWITCHES_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_MS_SWITCHES_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_MS_SWITCHES_EVENT0 "IDQ.MS_SWITCHES"
+#define PMU_XEON_E5_2600_V3_METRIC_MS_SWITCHES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_ms_switches_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_ms_switches(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_ms_switches_steps, 7U, counts, PMU_XEON_E5_2600_V3_METRIC_MS_SWITCHES_EVENT_COUNT, c, value);
+}
+
+/*
+ * LCP (percent, level 3, per CPU): 100 * (a / b)
+ *
+ * Events: [0] ILD_STALL.LCP (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_LCP_NAME "LCP"
+#define PMU_XEON_E5_2600_V3_METRIC_LCP_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_LCP_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_LCP_EVENT0 "ILD_STALL.LCP"
+#define PMU_XEON_E5_2600_V3_METRIC_LCP_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_lcp_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_lcp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_lcp_steps, 5U, counts, PMU_XEON_E5_2600_V3_METRIC_LCP_EVENT_COUNT, c, value);
+}
+
+/*
+ * DSB_Switches (percent, level 3, per CPU): 100 * (a / b)
+ *
+ * Events: [0] DSB2MITE_SWITCHES.PENALTY_CYCLES (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_DSB_SWITCHES_NAME "DSB_Switches"
+#define PMU_XEON_E5_2600_V3_METRIC_DSB_SWITCHES_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_DSB_SWITCHES_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_DSB_SWITCHES_EVENT0 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_XEON_E5_2600_V3_METRIC_DSB_SWITCHES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_dsb_switches_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_dsb_switches(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_dsb_switches_steps, 5U, counts, PMU_XEON_E5_2600_V3_METRIC_DSB_SWITCHES_EVENT_COUNT, c, value);
+}
+
+/*
+ * Fetch_Bandwidth (percent, level 2, per CPU): 100 * (a / (4 * (b / 2 if HYPERTHREADING_ON
+ * else c)) - 4 * min(c, d) / (4 * (b / 2 if HYPERTHREADING_ON else c)))
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CORE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE
+ * (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_FETCH_BANDWIDTH_NAME "Fetch_Bandwidth"
+#define PMU_XEON_E5_2600_V3_METRIC_FETCH_BANDWIDTH_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_FETCH_BANDWIDTH_EVENT_COUNT 4U
+#define PMU_XEON_E5_2600_V3_METRIC_FETCH_BANDWIDTH_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_FETCH_BANDWIDTH_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_FETCH_BANDWIDTH_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V3_METRIC_FETCH_BANDWIDTH_EVENT3 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_fetch_bandwidth_steps[27] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_fetch_bandwidth(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_fetch_bandwidth_steps, 27U, counts, PMU_XEON_E5_2600_V3_METRIC_FETCH_BANDWIDTH_EVENT_COUNT, c, value);
+}
+
+/*
+ * MITE (percent, level 3, per CPU): 100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)
+ *
+ * Events: [0] IDQ.ALL_MITE_CYCLES_ANY_UOPS (CORE); [1] IDQ.ALL_MITE_CYCLES_4_UOPS (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_MITE_NAME "MITE"
+#define PMU_XEON_E5_2600_V3_METRIC_MITE_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_MITE_EVENT_COUNT 4U
+#define PMU_XEON_E5_2600_V3_METRIC_MITE_EVENT0 "IDQ.ALL_MITE_CYCLES_ANY_UOPS"
+#define PMU_XEON_E5_2600_V3_METRIC_MITE_EVENT1 "IDQ.ALL_MITE_CYCLES_4_UOPS"
+#define PMU_XEON_E5_2600_V3_METRIC_MITE_EVENT2 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_MITE_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_mite_steps[14] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_mite(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_mite_steps, 14U, counts, PMU_XEON_E5_2600_V3_METRIC_MITE_EVENT_COUNT, c, value);
+}
+
+/*
+ * DSB (percent, level 3, per CPU): 100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)
+ *
+ * Events: [0] IDQ.ALL_DSB_CYCLES_ANY_UOPS (CORE); [1] IDQ.ALL_DSB_CYCLES_4_UOPS (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_DSB_NAME "DSB"
+#define PMU_XEON_E5_2600_V3_METRIC_DSB_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_DSB_EVENT_COUNT 4U
+#define PMU_XEON_E5_2600_V3_METRIC_DSB_EVENT0 "IDQ.ALL_DSB_CYCLES_ANY_UOPS"
+#define PMU_XEON_E5_2600_V3_METRIC_DSB_EVENT1 "IDQ.ALL_DSB_CYCLES_4_UOPS"
+#define PMU_XEON_E5_2600_V3_METRIC_DSB_EVENT2 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_DSB_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_dsb_steps[14] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_dsb(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_dsb_steps, 14U, counts, PMU_XEON_E5_2600_V3_METRIC_DSB_EVENT_COUNT, c, value);
+}
+
+/*
+ * Bad_Speculation (percent, level 1, per CPU): 100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON
+ * else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))
+ *
+ * Events: [0] UOPS_ISSUED.ANY (CORE); [1] UOPS_RETIRED.RETIRE_SLOTS (CORE); [2]
+ * INT_MISC.RECOVERY_CYCLES_ANY (CORE); [3] INT_MISC.RECOVERY_CYCLES (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [5] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_BAD_SPECULATION_NAME "Bad_Speculation"
+#define PMU_XEON_E5_2600_V3_METRIC_BAD_SPECULATION_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_BAD_SPECULATION_EVENT_COUNT 6U
+#define PMU_XEON_E5_2600_V3_METRIC_BAD_SPECULATION_EVENT0 "UOPS_ISSUED.ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_BAD_SPECULATION_EVENT1 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_XEON_E5_2600_V3_METRIC_BAD_SPECULATION_EVENT2 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_BAD_SPECULATION_EVENT3 "INT_MISC.RECOVERY_CYCLES"
+#define PMU_XEON_E5_2600_V3_METRIC_BAD_SPECULATION_EVENT4 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_BAD_SPECULATION_EVENT5 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_bad_speculation_steps[23] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_bad_speculation(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_bad_speculation_steps, 23U, counts, PMU_XEON_E5_2600_V3_METRIC_BAD_SPECULATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Branch_Mispredicts (percent, level 2, per CPU): 100 * (a / (a + b) * ((c - d + 4 * (e / 2 if
+ * HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))))
+ *
+ * Events: [0] BR_MISP_RETIRED.ALL_BRANCHES (CORE); [1] MACHINE_CLEARS.COUNT (CORE); [2]
+ * UOPS_ISSUED.ANY (CORE); [3] UOPS_RETIRED.RETIRE_SLOTS (CORE); [4]
+ * INT_MISC.RECOVERY_CYCLES_ANY (CORE); [5] INT_MISC.RECOVERY_CYCLES (CORE); [6]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [7] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_BRANCH_MISPREDICTS_NAME "Branch_Mispredicts"
+#define PMU_XEON_E5_2600_V3_METRIC_BRANCH_MISPREDICTS_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_BRANCH_MISPREDICTS_EVENT_COUNT 8U
+#define PMU_XEON_E5_2600_V3_METRIC_BRANCH_MISPREDICTS_EVENT0 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_XEON_E5_2600_V3_METRIC_BRANCH_MISPREDICTS_EVENT1 "MACHINE_CLEARS.COUNT"
+#define PMU_XEON_E5_2600_V3_METRIC_BRANCH_MISPREDICTS_EVENT2 "UOPS_ISSUED.ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_BRANCH_MISPREDICTS_EVENT3 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_XEON_E5_2600_V3_METRIC_BRANCH_MISPREDICTS_EVENT4 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_BRANCH_MISPREDICTS_EVENT5 "INT_MISC.RECOVERY_CYCLES"
+#define PMU_XEON_E5_2600_V3_METRIC_BRANCH_MISPREDICTS_EVENT6 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_BRANCH_MISPREDICTS_EVENT7 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_branch_mispredicts_steps[29] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_branch_mispredicts(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_branch_mispredicts_steps, 29U, counts, PMU_XEON_E5_2600_V3_METRIC_BRANCH_MISPREDICTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Machine_Clears (percent, level 2, per CPU): 100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON
+ * else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if
+ * HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f))))
+ *
+ * Events: [0] UOPS_ISSUED.ANY (CORE); [1] UOPS_RETIRED.RETIRE_SLOTS (CORE); [2]
+ * INT_MISC.RECOVERY_CYCLES_ANY (CORE); [3] INT_MISC.RECOVERY_CYCLES (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [5] CPU_CLK_UNHALTED.THREAD_P (CORE); [6]
+ * BR_MISP_RETIRED.ALL_BRANCHES (CORE); [7] MACHINE_CLEARS.COUNT (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_MACHINE_CLEARS_NAME "Machine_Clears"
+#define PMU_XEON_E5_2600_V3_METRIC_MACHINE_CLEARS_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_MACHINE_CLEARS_EVENT_COUNT 8U
+#define PMU_XEON_E5_2600_V3_METRIC_MACHINE_CLEARS_EVENT0 "UOPS_ISSUED.ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_MACHINE_CLEARS_EVENT1 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_XEON_E5_2600_V3_METRIC_MACHINE_CLEARS_EVENT2 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_MACHINE_CLEARS_EVENT3 "INT_MISC.RECOVERY_CYCLES"
+#define PMU_XEON_E5_2600_V3_METRIC_MACHINE_CLEARS_EVENT4 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_MACHINE_CLEARS_EVENT5 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V3_METRIC_MACHINE_CLEARS_EVENT6 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_XEON_E5_2600_V3_METRIC_MACHINE_CLEARS_EVENT7 "MACHINE_CLEARS.COUNT"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_machine_clears_steps[51] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_machine_clears(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_machine_clears_steps, 51U, counts, PMU_XEON_E5_2600_V3_METRIC_MACHINE_CLEARS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Backend_Bound (percent, level 1, per CPU): 100 * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON
+ * else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c))))
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CORE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3] UOPS_ISSUED.ANY (CORE); [4]
+ * UOPS_RETIRED.RETIRE_SLOTS (CORE); [5] INT_MISC.RECOVERY_CYCLES_ANY (CORE); [6]
+ * INT_MISC.RECOVERY_CYCLES (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_BACKEND_BOUND_NAME "Backend_Bound"
+#define PMU_XEON_E5_2600_V3_METRIC_BACKEND_BOUND_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_BACKEND_BOUND_EVENT_COUNT 7U
+#define PMU_XEON_E5_2600_V3_METRIC_BACKEND_BOUND_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_BACKEND_BOUND_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_BACKEND_BOUND_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V3_METRIC_BACKEND_BOUND_EVENT3 "UOPS_ISSUED.ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_BACKEND_BOUND_EVENT4 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_XEON_E5_2600_V3_METRIC_BACKEND_BOUND_EVENT5 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_BACKEND_BOUND_EVENT6 "INT_MISC.RECOVERY_CYCLES"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_backend_bound_steps[47] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_backend_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_backend_bound_steps, 47U, counts, PMU_XEON_E5_2600_V3_METRIC_BACKEND_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * Memory_Bound (percent, level 2, per CPU): 100 * ((min(a, b) + c) / (min(a, d) + (e - (f if g
+ * / a > 1.8 else h)) / 2 - (i if 4 * min(a, j) / (4 * (k / 2 if HYPERTHREADING_ON else a)) >
+ * 0.1 else 0) + c if HYPERTHREADING_ON else min(a, d) + e - (f if g / a > 1.8 else h) - (i if
+ * 4 * min(a, j) / (4 * (k / 2 if HYPERTHREADING_ON else a)) > 0.1 else 0) + c) * (1 - (l / (4
+ * * (k / 2 if HYPERTHREADING_ON else a)) + (m - n + 4 * (o / 2 if HYPERTHREADING_ON else p)) /
+ * (4 * (k / 2 if HYPERTHREADING_ON else a)) + n / (4 * (k / 2 if HYPERTHREADING_ON else a)))))
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE); [1] CYCLE_ACTIVITY.STALLS_LDM_PENDING (CORE);
+ * [2] RESOURCE_STALLS.SB (CORE); [3] CYCLE_ACTIVITY.CYCLES_NO_EXECUTE (CORE); [4]
+ * UOPS_EXECUTED.CORE (CORE, threshold 1); [5] UOPS_EXECUTED.CORE (CORE, threshold 3); [6]
+ * INST_RETIRED.ANY_P (CORE); [7] UOPS_EXECUTED.CORE (CORE, threshold 2); [8]
+ * RS_EVENTS.EMPTY_CYCLES (CORE); [9] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE);
+ * [10] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [11] IDQ_UOPS_NOT_DELIVERED.CORE (CORE); [12]
+ * UOPS_ISSUED.ANY (CORE); [13] UOPS_RETIRED.RETIRE_SLOTS (CORE); [14]
+ * INT_MISC.RECOVERY_CYCLES_ANY (CORE); [15] INT_MISC.RECOVERY_CYCLES (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_NAME "Memory_Bound"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_EVENT_COUNT 16U
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_EVENT1 "CYCLE_ACTIVITY.STALLS_LDM_PENDING"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_EVENT2 "RESOURCE_STALLS.SB"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_EVENT3 "CYCLE_ACTIVITY.CYCLES_NO_EXECUTE"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_EVENT4 "UOPS_EXECUTED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_EVENT5 "UOPS_EXECUTED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_EVENT6 "INST_RETIRED.ANY_P"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_EVENT7 "UOPS_EXECUTED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_EVENT8 "RS_EVENTS.EMPTY_CYCLES"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_EVENT9 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_EVENT10 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_EVENT11 "IDQ_UOPS_NOT_DELIVERED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_EVENT12 "UOPS_ISSUED.ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_EVENT13 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_EVENT14 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_EVENT15 "INT_MISC.RECOVERY_CYCLES"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_memory_bound_steps[130] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.8},
+	{PMU_REGS_OP_GT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.1},
+	{PMU_REGS_OP_GT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.8},
+	{PMU_REGS_OP_GT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.1},
+	{PMU_REGS_OP_GT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_memory_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_memory_bound_steps, 130U, counts, PMU_XEON_E5_2600_V3_METRIC_MEMORY_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * L1_Bound (percent, level 3, per CPU): 100 * max((min(a, b) - c) / a, 0)
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE); [1] CYCLE_ACTIVITY.STALLS_LDM_PENDING (CORE);
+ * [2] CYCLE_ACTIVITY.STALLS_L1D_PENDING (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_L1_BOUND_NAME "L1_Bound"
+#define PMU_XEON_E5_2600_V3_METRIC_L1_BOUND_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_L1_BOUND_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_L1_BOUND_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V3_METRIC_L1_BOUND_EVENT1 "CYCLE_ACTIVITY.STALLS_LDM_PENDING"
+#define PMU_XEON_E5_2600_V3_METRIC_L1_BOUND_EVENT2 "CYCLE_ACTIVITY.STALLS_L1D_PENDING"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_l1_bound_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_l1_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_l1_bound_steps, 11U, counts, PMU_XEON_E5_2600_V3_METRIC_L1_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * DTLB_Load (percent, level 4, per CPU): 100 * ((8 * a + b) / c)
+ *
+ * Events: [0] DTLB_LOAD_MISSES.STLB_HIT (CORE); [1] DTLB_LOAD_MISSES.WALK_DURATION (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_LOAD_NAME "DTLB_Load"
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_LOAD_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_LOAD_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_LOAD_EVENT0 "DTLB_LOAD_MISSES.STLB_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_LOAD_EVENT1 "DTLB_LOAD_MISSES.WALK_DURATION"
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_LOAD_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_dtlb_load_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_dtlb_load(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_dtlb_load_steps, 9U, counts, PMU_XEON_E5_2600_V3_METRIC_DTLB_LOAD_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_Fwd_Blk (percent, level 4, per CPU): 100 * (13 * a / b)
+ *
+ * Events: [0] LD_BLOCKS.STORE_FORWARD (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_FWD_BLK_NAME "Store_Fwd_Blk"
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_FWD_BLK_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_FWD_BLK_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_FWD_BLK_EVENT0 "LD_BLOCKS.STORE_FORWARD"
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_FWD_BLK_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_store_fwd_blk_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 13.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_store_fwd_blk(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_store_fwd_blk_steps, 7U, counts, PMU_XEON_E5_2600_V3_METRIC_STORE_FWD_BLK_EVENT_COUNT, c, value);
+}
+
+/*
+ * Lock_Latency (percent, level 4, per CPU): 100 * (a / b * min(c, d) / c)
+ *
+ * Events: [0] MEM_UOPS_RETIRED.LOCK_LOADS (CORE); [1] MEM_UOPS_RETIRED.ALL_STORES (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE); [3] OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO
+ * (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_LOCK_LATENCY_NAME "Lock_Latency"
+#define PMU_XEON_E5_2600_V3_METRIC_LOCK_LATENCY_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_LOCK_LATENCY_EVENT_COUNT 4U
+#define PMU_XEON_E5_2600_V3_METRIC_LOCK_LATENCY_EVENT0 "MEM_UOPS_RETIRED.LOCK_LOADS"
+#define PMU_XEON_E5_2600_V3_METRIC_LOCK_LATENCY_EVENT1 "MEM_UOPS_RETIRED.ALL_STORES"
+#define PMU_XEON_E5_2600_V3_METRIC_LOCK_LATENCY_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V3_METRIC_LOCK_LATENCY_EVENT3 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_lock_latency_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_lock_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_lock_latency_steps, 11U, counts, PMU_XEON_E5_2600_V3_METRIC_LOCK_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Split_Loads (percent, level 4, per CPU): 100 * (a / (b + c) * d / e)
+ *
+ * Events: [0] L1D_PEND_MISS.PENDING (CORE); [1] MEM_LOAD_UOPS_RETIRED.L1_MISS (CORE); [2]
+ * MEM_LOAD_UOPS_RETIRED.HIT_LFB (CORE); [3] LD_BLOCKS.NO_SR (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_SPLIT_LOADS_NAME "Split_Loads"
+#define PMU_XEON_E5_2600_V3_METRIC_SPLIT_LOADS_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_SPLIT_LOADS_EVENT_COUNT 5U
+#define PMU_XEON_E5_2600_V3_METRIC_SPLIT_LOADS_EVENT0 "L1D_PEND_MISS.PENDING"
+#define PMU_XEON_E5_2600_V3_METRIC_SPLIT_LOADS_EVENT1 "MEM_LOAD_UOPS_RETIRED.L1_MISS"
+#define PMU_XEON_E5_2600_V3_METRIC_SPLIT_LOADS_EVENT2 "MEM_LOAD_UOPS_RETIRED.HIT_LFB"
+#define PMU_XEON_E5_2600_V3_METRIC_SPLIT_LOADS_EVENT3 "LD_BLOCKS.NO_SR"
+#define PMU_XEON_E5_2600_V3_METRIC_SPLIT_LOADS_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_split_loads_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_split_loads(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_split_loads_steps, 11U, counts, PMU_XEON_E5_2600_V3_METRIC_SPLIT_LOADS_EVENT_COUNT, c, value);
+}
+
+/*
+ * 4K_Aliasing (percent, level 4, per CPU): 100 * (a / b)
+ *
+ * Events: [0] LD_BLOCKS_PARTIAL.ADDRESS_ALIAS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_4K_ALIASING_NAME "4K_Aliasing"
+#define PMU_XEON_E5_2600_V3_METRIC_4K_ALIASING_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_4K_ALIASING_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_4K_ALIASING_EVENT0 "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS"
+#define PMU_XEON_E5_2600_V3_METRIC_4K_ALIASING_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_4k_aliasing_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_4k_aliasing(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_4k_aliasing_steps, 5U, counts, PMU_XEON_E5_2600_V3_METRIC_4K_ALIASING_EVENT_COUNT, c, value);
+}
+
+/*
+ * FB_Full (percent, level 4, per CPU): 100 * (a / (b + c) * d / e)
+ *
+ * Events: [0] L1D_PEND_MISS.PENDING (CORE); [1] MEM_LOAD_UOPS_RETIRED.L1_MISS (CORE); [2]
+ * MEM_LOAD_UOPS_RETIRED.HIT_LFB (CORE); [3] L1D_PEND_MISS.REQUEST_FB_FULL (CORE, threshold 1);
+ * [4] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_FB_FULL_NAME "FB_Full"
+#define PMU_XEON_E5_2600_V3_METRIC_FB_FULL_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_FB_FULL_EVENT_COUNT 5U
+#define PMU_XEON_E5_2600_V3_METRIC_FB_FULL_EVENT0 "L1D_PEND_MISS.PENDING"
+#define PMU_XEON_E5_2600_V3_METRIC_FB_FULL_EVENT1 "MEM_LOAD_UOPS_RETIRED.L1_MISS"
+#define PMU_XEON_E5_2600_V3_METRIC_FB_FULL_EVENT2 "MEM_LOAD_UOPS_RETIRED.HIT_LFB"
+#define PMU_XEON_E5_2600_V3_METRIC_FB_FULL_EVENT3 "L1D_PEND_MISS.REQUEST_FB_FULL"
+#define PMU_XEON_E5_2600_V3_METRIC_FB_FULL_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_fb_full_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_fb_full(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_fb_full_steps, 11U, counts, PMU_XEON_E5_2600_V3_METRIC_FB_FULL_EVENT_COUNT, c, value);
+}
+
+/*
+ * L2_Bound (percent, level 3, per CPU): 100 * ((a - b) / c)
+ *
+ * Events: [0] CYCLE_ACTIVITY.STALLS_L1D_PENDING (CORE); [1] CYCLE_ACTIVITY.STALLS_L2_PENDING
+ * (CORE); [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_L2_BOUND_NAME "L2_Bound"
+#define PMU_XEON_E5_2600_V3_METRIC_L2_BOUND_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_L2_BOUND_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_L2_BOUND_EVENT0 "CYCLE_ACTIVITY.STALLS_L1D_PENDING"
+#define PMU_XEON_E5_2600_V3_METRIC_L2_BOUND_EVENT1 "CYCLE_ACTIVITY.STALLS_L2_PENDING"
+#define PMU_XEON_E5_2600_V3_METRIC_L2_BOUND_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_l2_bound_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_l2_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_l2_bound_steps, 7U, counts, PMU_XEON_E5_2600_V3_METRIC_L2_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * L3_Bound (percent, level 3, per CPU): 100 * (a / (a + 7 * b) * c / d)
+ *
+ * Events: [0] MEM_LOAD_UOPS_RETIRED.L3_HIT (CORE); [1] MEM_LOAD_UOPS_RETIRED.L3_MISS (CORE);
+ * [2] CYCLE_ACTIVITY.STALLS_L2_PENDING (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_L3_BOUND_NAME "L3_Bound"
+#define PMU_XEON_E5_2600_V3_METRIC_L3_BOUND_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_L3_BOUND_EVENT_COUNT 4U
+#define PMU_XEON_E5_2600_V3_METRIC_L3_BOUND_EVENT0 "MEM_LOAD_UOPS_RETIRED.L3_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_L3_BOUND_EVENT1 "MEM_LOAD_UOPS_RETIRED.L3_MISS"
+#define PMU_XEON_E5_2600_V3_METRIC_L3_BOUND_EVENT2 "CYCLE_ACTIVITY.STALLS_L2_PENDING"
+#define PMU_XEON_E5_2600_V3_METRIC_L3_BOUND_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_l3_bound_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 7.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_l3_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_l3_bound_steps, 13U, counts, PMU_XEON_E5_2600_V3_METRIC_L3_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * Contested_Accesses (percent, level 4, per CPU): 100 * ((60 * (a * (1 + b / (c + d + e + a +
+ * f + g + h + i + j))) + 43 * (f * (1 + b / (c + d + e + a + f + g + h + i + j)))) / k)
+ *
+ * Events: [0] MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM (CORE); [1] MEM_LOAD_UOPS_RETIRED.HIT_LFB
+ * (CORE); [2] MEM_LOAD_UOPS_RETIRED.L2_HIT (CORE); [3] MEM_LOAD_UOPS_RETIRED.L3_HIT (CORE);
+ * [4] MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT (CORE); [5] MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS
+ * (CORE); [6] MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM (CORE); [7]
+ * MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM (CORE); [8]
+ * MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM (CORE); [9]
+ * MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD (CORE); [10] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_CONTESTED_ACCESSES_NAME "Contested_Accesses"
+#define PMU_XEON_E5_2600_V3_METRIC_CONTESTED_ACCESSES_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_CONTESTED_ACCESSES_EVENT_COUNT 11U
+#define PMU_XEON_E5_2600_V3_METRIC_CONTESTED_ACCESSES_EVENT0 "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM"
+#define PMU_XEON_E5_2600_V3_METRIC_CONTESTED_ACCESSES_EVENT1 "MEM_LOAD_UOPS_RETIRED.HIT_LFB"
+#define PMU_XEON_E5_2600_V3_METRIC_CONTESTED_ACCESSES_EVENT2 "MEM_LOAD_UOPS_RETIRED.L2_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_CONTESTED_ACCESSES_EVENT3 "MEM_LOAD_UOPS_RETIRED.L3_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_CONTESTED_ACCESSES_EVENT4 "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_CONTESTED_ACCESSES_EVENT5 "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS"
+#define PMU_XEON_E5_2600_V3_METRIC_CONTESTED_ACCESSES_EVENT6 "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM"
+#define PMU_XEON_E5_2600_V3_METRIC_CONTESTED_ACCESSES_EVENT7 "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM"
+#define PMU_XEON_E5_2600_V3_METRIC_CONTESTED_ACCESSES_EVENT8 "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM"
+#define PMU_XEON_E5_2600_V3_METRIC_CONTESTED_ACCESSES_EVENT9 "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD"
+#define PMU_XEON_E5_2600_V3_METRIC_CONTESTED_ACCESSES_EVENT10 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_contested_accesses_steps[55] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 60.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 43.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_contested_accesses(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_contested_accesses_steps, 55U, counts, PMU_XEON_E5_2600_V3_METRIC_CONTESTED_ACCESSES_EVENT_COUNT, c, value);
+}
+
+/*
+ * Data_Sharing (percent, level 4, per CPU): 100 * (43 * (a * (1 + b / (c + d + a + e + f + g +
+ * h + i + j))) / k)
+ *
+ * Events: [0] MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT (CORE); [1] MEM_LOAD_UOPS_RETIRED.HIT_LFB
+ * (CORE); [2] MEM_LOAD_UOPS_RETIRED.L2_HIT (CORE); [3] MEM_LOAD_UOPS_RETIRED.L3_HIT (CORE);
+ * [4] MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM (CORE); [5]
+ * MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS (CORE); [6] MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM
+ * (CORE); [7] MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM (CORE); [8]
+ * MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM (CORE); [9]
+ * MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD (CORE); [10] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_DATA_SHARING_NAME "Data_Sharing"
+#define PMU_XEON_E5_2600_V3_METRIC_DATA_SHARING_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_DATA_SHARING_EVENT_COUNT 11U
+#define PMU_XEON_E5_2600_V3_METRIC_DATA_SHARING_EVENT0 "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_DATA_SHARING_EVENT1 "MEM_LOAD_UOPS_RETIRED.HIT_LFB"
+#define PMU_XEON_E5_2600_V3_METRIC_DATA_SHARING_EVENT2 "MEM_LOAD_UOPS_RETIRED.L2_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_DATA_SHARING_EVENT3 "MEM_LOAD_UOPS_RETIRED.L3_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_DATA_SHARING_EVENT4 "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM"
+#define PMU_XEON_E5_2600_V3_METRIC_DATA_SHARING_EVENT5 "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS"
+#define PMU_XEON_E5_2600_V3_METRIC_DATA_SHARING_EVENT6 "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM"
+#define PMU_XEON_E5_2600_V3_METRIC_DATA_SHARING_EVENT7 "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM"
+#define PMU_XEON_E5_2600_V3_METRIC_DATA_SHARING_EVENT8 "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM"
+#define PMU_XEON_E5_2600_V3_METRIC_DATA_SHARING_EVENT9 "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD"
+#define PMU_XEON_E5_2600_V3_METRIC_DATA_SHARING_EVENT10 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_data_sharing_steps[29] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 43.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_data_sharing(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_data_sharing_steps, 29U, counts, PMU_XEON_E5_2600_V3_METRIC_DATA_SHARING_EVENT_COUNT, c, value);
+}
+
+/*
+ * L3_Hit_Latency (percent, level 4, per CPU): 100 * (41 * (a * (1 + b / (c + a + d + e + f + g
+ * + h + i + j))) / k)
+ *
+ * Events: [0] MEM_LOAD_UOPS_RETIRED.L3_HIT (CORE); [1] MEM_LOAD_UOPS_RETIRED.HIT_LFB (CORE);
+ * [2] MEM_LOAD_UOPS_RETIRED.L2_HIT (CORE); [3] MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT (CORE);
+ * [4] MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM (CORE); [5]
+ * MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS (CORE); [6] MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM
+ * (CORE); [7] MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM (CORE); [8]
+ * MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM (CORE); [9]
+ * MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD (CORE); [10] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_L3_HIT_LATENCY_NAME "L3_Hit_Latency"
+#define PMU_XEON_E5_2600_V3_METRIC_L3_HIT_LATENCY_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_L3_HIT_LATENCY_EVENT_COUNT 11U
+#define PMU_XEON_E5_2600_V3_METRIC_L3_HIT_LATENCY_EVENT0 "MEM_LOAD_UOPS_RETIRED.L3_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_L3_HIT_LATENCY_EVENT1 "MEM_LOAD_UOPS_RETIRED.HIT_LFB"
+#define PMU_XEON_E5_2600_V3_METRIC_L3_HIT_LATENCY_EVENT2 "MEM_LOAD_UOPS_RETIRED.L2_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_L3_HIT_LATENCY_EVENT3 "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_L3_HIT_LATENCY_EVENT4 "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM"
+#define PMU_XEON_E5_2600_V3_METRIC_L3_HIT_LATENCY_EVENT5 "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS"
+#define PMU_XEON_E5_2600_V3_METRIC_L3_HIT_LATENCY_EVENT6 "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM"
+#define PMU_XEON_E5_2600_V3_METRIC_L3_HIT_LATENCY_EVENT7 "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM"
+#define PMU_XEON_E5_2600_V3_METRIC_L3_HIT_LATENCY_EVENT8 "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM"
+#define PMU_XEON_E5_2600_V3_METRIC_L3_HIT_LATENCY_EVENT9 "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD"
+#define PMU_XEON_E5_2600_V3_METRIC_L3_HIT_LATENCY_EVENT10 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_l3_hit_latency_steps[29] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 41.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_l3_hit_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_l3_hit_latency_steps, 29U, counts, PMU_XEON_E5_2600_V3_METRIC_L3_HIT_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * SQ_Full (percent, level 4, per CPU): 100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if
+ * HYPERTHREADING_ON else c))
+ *
+ * Events: [0] OFFCORE_REQUESTS_BUFFER.SQ_FULL (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY
+ * (CORE); [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_SQ_FULL_NAME "SQ_Full"
+#define PMU_XEON_E5_2600_V3_METRIC_SQ_FULL_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_SQ_FULL_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_SQ_FULL_EVENT0 "OFFCORE_REQUESTS_BUFFER.SQ_FULL"
+#define PMU_XEON_E5_2600_V3_METRIC_SQ_FULL_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_SQ_FULL_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_sq_full_steps[15] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_sq_full(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_sq_full_steps, 15U, counts, PMU_XEON_E5_2600_V3_METRIC_SQ_FULL_EVENT_COUNT, c, value);
+}
+
+/*
+ * DRAM_Bound (percent, level 3, per CPU): 100 * ((1 - a / (a + 7 * b)) * c / d)
+ *
+ * Events: [0] MEM_LOAD_UOPS_RETIRED.L3_HIT (CORE); [1] MEM_LOAD_UOPS_RETIRED.L3_MISS (CORE);
+ * [2] CYCLE_ACTIVITY.STALLS_L2_PENDING (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_DRAM_BOUND_NAME "DRAM_Bound"
+#define PMU_XEON_E5_2600_V3_METRIC_DRAM_BOUND_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_DRAM_BOUND_EVENT_COUNT 4U
+#define PMU_XEON_E5_2600_V3_METRIC_DRAM_BOUND_EVENT0 "MEM_LOAD_UOPS_RETIRED.L3_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_DRAM_BOUND_EVENT1 "MEM_LOAD_UOPS_RETIRED.L3_MISS"
+#define PMU_XEON_E5_2600_V3_METRIC_DRAM_BOUND_EVENT2 "CYCLE_ACTIVITY.STALLS_L2_PENDING"
+#define PMU_XEON_E5_2600_V3_METRIC_DRAM_BOUND_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_dram_bound_steps[15] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 7.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_dram_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_dram_bound_steps, 15U, counts, PMU_XEON_E5_2600_V3_METRIC_DRAM_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * MEM_Bandwidth (percent, level 4, per CPU): 100 * (min(a, b) / a)
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE); [1] OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD
+ * (CORE, threshold 6).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_MEM_BANDWIDTH_NAME "MEM_Bandwidth"
+#define PMU_XEON_E5_2600_V3_METRIC_MEM_BANDWIDTH_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_MEM_BANDWIDTH_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_MEM_BANDWIDTH_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V3_METRIC_MEM_BANDWIDTH_EVENT1 "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_mem_bandwidth_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_mem_bandwidth(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_mem_bandwidth_steps, 7U, counts, PMU_XEON_E5_2600_V3_METRIC_MEM_BANDWIDTH_EVENT_COUNT, c, value);
+}
+
+/*
+ * MEM_Latency (percent, level 4, per CPU): 100 * (min(a, b) / a - min(a, c) / a)
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE); [1]
+ * OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD (CORE); [2]
+ * OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD (CORE, threshold 6).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_MEM_LATENCY_NAME "MEM_Latency"
+#define PMU_XEON_E5_2600_V3_METRIC_MEM_LATENCY_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_MEM_LATENCY_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_MEM_LATENCY_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V3_METRIC_MEM_LATENCY_EVENT1 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD"
+#define PMU_XEON_E5_2600_V3_METRIC_MEM_LATENCY_EVENT2 "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_mem_latency_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_mem_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_mem_latency_steps, 13U, counts, PMU_XEON_E5_2600_V3_METRIC_MEM_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Local_MEM (percent, level 5, per CPU): 100 * (200 * (a * (1 + b / (c + d + e + f + g + a + h
+ * + i + j))) / k)
+ *
+ * Events: [0] MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM (CORE); [1]
+ * MEM_LOAD_UOPS_RETIRED.HIT_LFB (CORE); [2] MEM_LOAD_UOPS_RETIRED.L2_HIT (CORE); [3]
+ * MEM_LOAD_UOPS_RETIRED.L3_HIT (CORE); [4] MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT (CORE); [5]
+ * MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM (CORE); [6] MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS
+ * (CORE); [7] MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM (CORE); [8]
+ * MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM (CORE); [9]
+ * MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD (CORE); [10] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_LOCAL_MEM_NAME "Local_MEM"
+#define PMU_XEON_E5_2600_V3_METRIC_LOCAL_MEM_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_LOCAL_MEM_EVENT_COUNT 11U
+#define PMU_XEON_E5_2600_V3_METRIC_LOCAL_MEM_EVENT0 "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM"
+#define PMU_XEON_E5_2600_V3_METRIC_LOCAL_MEM_EVENT1 "MEM_LOAD_UOPS_RETIRED.HIT_LFB"
+#define PMU_XEON_E5_2600_V3_METRIC_LOCAL_MEM_EVENT2 "MEM_LOAD_UOPS_RETIRED.L2_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_LOCAL_MEM_EVENT3 "MEM_LOAD_UOPS_RETIRED.L3_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_LOCAL_MEM_EVENT4 "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_LOCAL_MEM_EVENT5 "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM"
+#define PMU_XEON_E5_2600_V3_METRIC_LOCAL_MEM_EVENT6 "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS"
+#define PMU_XEON_E5_2600_V3_METRIC_LOCAL_MEM_EVENT7 "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM"
+#define PMU_XEON_E5_2600_V3_METRIC_LOCAL_MEM_EVENT8 "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM"
+#define PMU_XEON_E5_2600_V3_METRIC_LOCAL_MEM_EVENT9 "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD"
+#define PMU_XEON_E5_2600_V3_METRIC_LOCAL_MEM_EVENT10 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_local_mem_steps[29] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 200.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_local_mem(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_local_mem_steps, 29U, counts, PMU_XEON_E5_2600_V3_METRIC_LOCAL_MEM_EVENT_COUNT, c, value);
+}
+
+/*
+ * Remote_MEM (percent, level 5, per CPU): 100 * (310 * (a * (1 + b / (c + d + e + f + g + h +
+ * a + i + j))) / k)
+ *
+ * Events: [0] MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM (CORE); [1]
+ * MEM_LOAD_UOPS_RETIRED.HIT_LFB (CORE); [2] MEM_LOAD_UOPS_RETIRED.L2_HIT (CORE); [3]
+ * MEM_LOAD_UOPS_RETIRED.L3_HIT (CORE); [4] MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT (CORE); [5]
+ * MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM (CORE); [6] MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS
+ * (CORE); [7] MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM (CORE); [8]
+ * MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM (CORE); [9]
+ * MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD (CORE); [10] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_MEM_NAME "Remote_MEM"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_MEM_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_MEM_EVENT_COUNT 11U
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_MEM_EVENT0 "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_MEM_EVENT1 "MEM_LOAD_UOPS_RETIRED.HIT_LFB"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_MEM_EVENT2 "MEM_LOAD_UOPS_RETIRED.L2_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_MEM_EVENT3 "MEM_LOAD_UOPS_RETIRED.L3_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_MEM_EVENT4 "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_MEM_EVENT5 "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_MEM_EVENT6 "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_MEM_EVENT7 "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_MEM_EVENT8 "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_MEM_EVENT9 "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_MEM_EVENT10 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_remote_mem_steps[29] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 310.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_remote_mem(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_remote_mem_steps, 29U, counts, PMU_XEON_E5_2600_V3_METRIC_REMOTE_MEM_EVENT_COUNT, c, value);
+}
+
+/*
+ * Remote_Cache (percent, level 5, per CPU): 100 * ((200 * (a * (1 + b / (c + d + e + f + g + h
+ * + i + a + j))) + 180 * (j * (1 + b / (c + d + e + f + g + h + i + a + j)))) / k)
+ *
+ * Events: [0] MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM (CORE); [1]
+ * MEM_LOAD_UOPS_RETIRED.HIT_LFB (CORE); [2] MEM_LOAD_UOPS_RETIRED.L2_HIT (CORE); [3]
+ * MEM_LOAD_UOPS_RETIRED.L3_HIT (CORE); [4] MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT (CORE); [5]
+ * MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM (CORE); [6] MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS
+ * (CORE); [7] MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM (CORE); [8]
+ * MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM (CORE); [9]
+ * MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD (CORE); [10] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_CACHE_NAME "Remote_Cache"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_CACHE_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_CACHE_EVENT_COUNT 11U
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_CACHE_EVENT0 "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_CACHE_EVENT1 "MEM_LOAD_UOPS_RETIRED.HIT_LFB"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_CACHE_EVENT2 "MEM_LOAD_UOPS_RETIRED.L2_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_CACHE_EVENT3 "MEM_LOAD_UOPS_RETIRED.L3_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_CACHE_EVENT4 "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_CACHE_EVENT5 "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_CACHE_EVENT6 "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_CACHE_EVENT7 "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_CACHE_EVENT8 "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_CACHE_EVENT9 "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD"
+#define PMU_XEON_E5_2600_V3_METRIC_REMOTE_CACHE_EVENT10 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_remote_cache_steps[55] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 200.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 180.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_remote_cache(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_remote_cache_steps, 55U, counts, PMU_XEON_E5_2600_V3_METRIC_REMOTE_CACHE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_Bound (percent, level 3, per CPU): 100 * (a / b)
+ *
+ * Events: [0] RESOURCE_STALLS.SB (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_BOUND_NAME "Store_Bound"
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_BOUND_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_BOUND_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_BOUND_EVENT0 "RESOURCE_STALLS.SB"
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_BOUND_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_store_bound_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_store_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_store_bound_steps, 5U, counts, PMU_XEON_E5_2600_V3_METRIC_STORE_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_Latency (percent, level 4, per CPU): 100 * ((a * 9 * (1 - b / c) + (1 - b / c) *
+ * min(d, e)) / d)
+ *
+ * Events: [0] L2_RQSTS.RFO_HIT (CORE); [1] MEM_UOPS_RETIRED.LOCK_LOADS (CORE); [2]
+ * MEM_UOPS_RETIRED.ALL_STORES (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE); [4]
+ * OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_LATENCY_NAME "Store_Latency"
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_LATENCY_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_LATENCY_EVENT_COUNT 5U
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_LATENCY_EVENT0 "L2_RQSTS.RFO_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_LATENCY_EVENT1 "MEM_UOPS_RETIRED.LOCK_LOADS"
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_LATENCY_EVENT2 "MEM_UOPS_RETIRED.ALL_STORES"
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_LATENCY_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_LATENCY_EVENT4 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_store_latency_steps[23] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_store_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_store_latency_steps, 23U, counts, PMU_XEON_E5_2600_V3_METRIC_STORE_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Split_Stores (percent, level 4, per CPU): 100 * (2 * a / (b / 2 if HYPERTHREADING_ON else
+ * c))
+ *
+ * Events: [0] MEM_UOPS_RETIRED.SPLIT_STORES (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_SPLIT_STORES_NAME "Split_Stores"
+#define PMU_XEON_E5_2600_V3_METRIC_SPLIT_STORES_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_SPLIT_STORES_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_SPLIT_STORES_EVENT0 "MEM_UOPS_RETIRED.SPLIT_STORES"
+#define PMU_XEON_E5_2600_V3_METRIC_SPLIT_STORES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_SPLIT_STORES_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_split_stores_steps[12] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_split_stores(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_split_stores_steps, 12U, counts, PMU_XEON_E5_2600_V3_METRIC_SPLIT_STORES_EVENT_COUNT, c, value);
+}
+
+/*
+ * DTLB_Store (percent, level 4, per CPU): 100 * ((8 * a + b) / c)
+ *
+ * Events: [0] DTLB_STORE_MISSES.STLB_HIT (CORE); [1] DTLB_STORE_MISSES.WALK_DURATION (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_STORE_NAME "DTLB_Store"
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_STORE_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_STORE_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_STORE_EVENT0 "DTLB_STORE_MISSES.STLB_HIT"
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_STORE_EVENT1 "DTLB_STORE_MISSES.WALK_DURATION"
+#define PMU_XEON_E5_2600_V3_METRIC_DTLB_STORE_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_dtlb_store_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_dtlb_store(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_dtlb_store_steps, 9U, counts, PMU_XEON_E5_2600_V3_METRIC_DTLB_STORE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Core_Bound (percent, level 2, per CPU): 100 * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON
+ * else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c))) - (min(c, h) +
+ * i) / (min(c, j) + (k - (l if m / c > 1.8 else n)) / 2 - (o if 4 * min(c, p) / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c)) > 0.1 else 0) + i if HYPERTHREADING_ON else min(c, j) + k - (l if
+ * m / c > 1.8 else n) - (o if 4 * min(c, p) / (4 * (b / 2 if HYPERTHREADING_ON else c)) > 0.1
+ * else 0) + i) * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if
+ * HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if
+ * HYPERTHREADING_ON else c)))))
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CORE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE); [3] UOPS_ISSUED.ANY (CORE); [4]
+ * UOPS_RETIRED.RETIRE_SLOTS (CORE); [5] INT_MISC.RECOVERY_CYCLES_ANY (CORE); [6]
+ * INT_MISC.RECOVERY_CYCLES (CORE); [7] CYCLE_ACTIVITY.STALLS_LDM_PENDING (CORE); [8]
+ * RESOURCE_STALLS.SB (CORE); [9] CYCLE_ACTIVITY.CYCLES_NO_EXECUTE (CORE); [10]
+ * UOPS_EXECUTED.CORE (CORE, threshold 1); [11] UOPS_EXECUTED.CORE (CORE, threshold 3); [12]
+ * INST_RETIRED.ANY_P (CORE); [13] UOPS_EXECUTED.CORE (CORE, threshold 2); [14]
+ * RS_EVENTS.EMPTY_CYCLES (CORE); [15] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_NAME "Core_Bound"
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_EVENT_COUNT 16U
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_EVENT3 "UOPS_ISSUED.ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_EVENT4 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_EVENT5 "INT_MISC.RECOVERY_CYCLES_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_EVENT6 "INT_MISC.RECOVERY_CYCLES"
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_EVENT7 "CYCLE_ACTIVITY.STALLS_LDM_PENDING"
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_EVENT8 "RESOURCE_STALLS.SB"
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_EVENT9 "CYCLE_ACTIVITY.CYCLES_NO_EXECUTE"
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_EVENT10 "UOPS_EXECUTED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_EVENT11 "UOPS_EXECUTED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_EVENT12 "INST_RETIRED.ANY_P"
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_EVENT13 "UOPS_EXECUTED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_EVENT14 "RS_EVENTS.EMPTY_CYCLES"
+#define PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_EVENT15 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_core_bound_steps[176] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.8},
+	{PMU_REGS_OP_GT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.1},
+	{PMU_REGS_OP_GT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.8},
+	{PMU_REGS_OP_GT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.1},
+	{PMU_REGS_OP_GT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_core_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_core_bound_steps, 176U, counts, PMU_XEON_E5_2600_V3_METRIC_CORE_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * Divider (percent, level 3, per CPU): 100 * (10 * a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] ARITH.DIVIDER_UOPS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_DIVIDER_NAME "Divider"
+#define PMU_XEON_E5_2600_V3_METRIC_DIVIDER_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_DIVIDER_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_DIVIDER_EVENT0 "ARITH.DIVIDER_UOPS"
+#define PMU_XEON_E5_2600_V3_METRIC_DIVIDER_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_DIVIDER_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_divider_steps[12] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_divider(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_divider_steps, 12U, counts, PMU_XEON_E5_2600_V3_METRIC_DIVIDER_EVENT_COUNT, c, value);
+}
+
+/*
+ * Ports_Utilization (percent, level 3, per CPU): 100 * (((min(a, b) + (c - (d if e / a > 1.8
+ * else f)) / 2 - (g if 4 * min(a, h) / (4 * (i / 2 if HYPERTHREADING_ON else a)) > 0.1 else 0)
+ * + j if HYPERTHREADING_ON else min(a, b) + c - (d if e / a > 1.8 else f) - (g if 4 * min(a,
+ * h) / (4 * (i / 2 if HYPERTHREADING_ON else a)) > 0.1 else 0) + j) - j - min(a, k)) / a)
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE); [1] CYCLE_ACTIVITY.CYCLES_NO_EXECUTE (CORE);
+ * [2] UOPS_EXECUTED.CORE (CORE, threshold 1); [3] UOPS_EXECUTED.CORE (CORE, threshold 3); [4]
+ * INST_RETIRED.ANY_P (CORE); [5] UOPS_EXECUTED.CORE (CORE, threshold 2); [6]
+ * RS_EVENTS.EMPTY_CYCLES (CORE); [7] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE);
+ * [8] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [9] RESOURCE_STALLS.SB (CORE); [10]
+ * CYCLE_ACTIVITY.STALLS_LDM_PENDING (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZATION_NAME "Ports_Utilization"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZATION_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZATION_EVENT_COUNT 11U
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZATION_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZATION_EVENT1 "CYCLE_ACTIVITY.CYCLES_NO_EXECUTE"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZATION_EVENT2 "UOPS_EXECUTED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZATION_EVENT3 "UOPS_EXECUTED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZATION_EVENT4 "INST_RETIRED.ANY_P"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZATION_EVENT5 "UOPS_EXECUTED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZATION_EVENT6 "RS_EVENTS.EMPTY_CYCLES"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZATION_EVENT7 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZATION_EVENT8 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZATION_EVENT9 "RESOURCE_STALLS.SB"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZATION_EVENT10 "CYCLE_ACTIVITY.STALLS_LDM_PENDING"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_ports_utilization_steps[86] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.8},
+	{PMU_REGS_OP_GT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.1},
+	{PMU_REGS_OP_GT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.8},
+	{PMU_REGS_OP_GT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.1},
+	{PMU_REGS_OP_GT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_ports_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_ports_utilization_steps, 86U, counts, PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Ports_Utilized_0 (percent, level 4, per CPU): 100 * ((a / 2 if HYPERTHREADING_ON else min(b,
+ * c) - (d if 4 * min(b, e) / (4 * (f / 2 if HYPERTHREADING_ON else b)) > 0.1 else 0)) / (f / 2
+ * if HYPERTHREADING_ON else b))
+ *
+ * Events: [0] UOPS_EXECUTED.CORE (CORE, threshold 1, inverted); [1] CPU_CLK_UNHALTED.THREAD_P
+ * (CORE); [2] CYCLE_ACTIVITY.CYCLES_NO_EXECUTE (CORE); [3] RS_EVENTS.EMPTY_CYCLES (CORE); [4]
+ * IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE); [5] CPU_CLK_UNHALTED.THREAD_P_ANY
+ * (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_0_NAME "Ports_Utilized_0"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_0_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_0_EVENT_COUNT 6U
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_0_EVENT0 "UOPS_EXECUTED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_0_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_0_EVENT2 "CYCLE_ACTIVITY.CYCLES_NO_EXECUTE"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_0_EVENT3 "RS_EVENTS.EMPTY_CYCLES"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_0_EVENT4 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_0_EVENT5 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_ports_utilized_0_steps[37] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.1},
+	{PMU_REGS_OP_GT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_ports_utilized_0(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_ports_utilized_0_steps, 37U, counts, PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_0_EVENT_COUNT, c, value);
+}
+
+/*
+ * Ports_Utilized_1 (percent, level 4, per CPU): 100 * (((a - b) / 2 if HYPERTHREADING_ON else
+ * a - b) / (c / 2 if HYPERTHREADING_ON else d))
+ *
+ * Events: [0] UOPS_EXECUTED.CORE (CORE, threshold 1); [1] UOPS_EXECUTED.CORE (CORE, threshold
+ * 2); [2] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_1_NAME "Ports_Utilized_1"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_1_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_1_EVENT_COUNT 4U
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_1_EVENT0 "UOPS_EXECUTED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_1_EVENT1 "UOPS_EXECUTED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_1_EVENT2 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_1_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_ports_utilized_1_steps[19] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_ports_utilized_1(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_ports_utilized_1_steps, 19U, counts, PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_1_EVENT_COUNT, c, value);
+}
+
+/*
+ * Ports_Utilized_2 (percent, level 4, per CPU): 100 * (((a - b) / 2 if HYPERTHREADING_ON else
+ * a - b) / (c / 2 if HYPERTHREADING_ON else d))
+ *
+ * Events: [0] UOPS_EXECUTED.CORE (CORE, threshold 2); [1] UOPS_EXECUTED.CORE (CORE, threshold
+ * 3); [2] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_2_NAME "Ports_Utilized_2"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_2_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_2_EVENT_COUNT 4U
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_2_EVENT0 "UOPS_EXECUTED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_2_EVENT1 "UOPS_EXECUTED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_2_EVENT2 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_2_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_ports_utilized_2_steps[19] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_ports_utilized_2(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_ports_utilized_2_steps, 19U, counts, PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_2_EVENT_COUNT, c, value);
+}
+
+/*
+ * Ports_Utilized_3m (percent, level 4, per CPU): 100 * ((a / 2 if HYPERTHREADING_ON else a) /
+ * (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_EXECUTED.CORE (CORE, threshold 3); [1] CPU_CLK_UNHALTED.THREAD_P_ANY
+ * (CORE); [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_3M_NAME "Ports_Utilized_3m"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_3M_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_3M_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_3M_EVENT0 "UOPS_EXECUTED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_3M_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_3M_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_ports_utilized_3m_steps[15] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_ports_utilized_3m(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_ports_utilized_3m_steps, 15U, counts, PMU_XEON_E5_2600_V3_METRIC_PORTS_UTILIZED_3M_EVENT_COUNT, c, value);
+}
+
+/*
+ * ALU_Op_Utilization (percent, level 5, per CPU): 100 * ((a + b + c + d) / (4 * (e / 2 if
+ * HYPERTHREADING_ON else f)))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_0 (CORE); [1] UOPS_DISPATCHED_PORT.PORT_1 (CORE); [2]
+ * UOPS_DISPATCHED_PORT.PORT_5 (CORE); [3] UOPS_DISPATCHED_PORT.PORT_6 (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [5] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_ALU_OP_UTILIZATION_NAME "ALU_Op_Utilization"
+#define PMU_XEON_E5_2600_V3_METRIC_ALU_OP_UTILIZATION_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_ALU_OP_UTILIZATION_EVENT_COUNT 6U
+#define PMU_XEON_E5_2600_V3_METRIC_ALU_OP_UTILIZATION_EVENT0 "UOPS_DISPATCHED_PORT.PORT_0"
+#define PMU_XEON_E5_2600_V3_METRIC_ALU_OP_UTILIZATION_EVENT1 "UOPS_DISPATCHED_PORT.PORT_1"
+#define PMU_XEON_E5_2600_V3_METRIC_ALU_OP_UTILIZATION_EVENT2 "UOPS_DISPATCHED_PORT.PORT_5"
+#define PMU_XEON_E5_2600_V3_METRIC_ALU_OP_UTILIZATION_EVENT3 "UOPS_DISPATCHED_PORT.PORT_6"
+#define PMU_XEON_E5_2600_V3_METRIC_ALU_OP_UTILIZATION_EVENT4 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_ALU_OP_UTILIZATION_EVENT5 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_alu_op_utilization_steps[18] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_alu_op_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_alu_op_utilization_steps, 18U, counts, PMU_XEON_E5_2600_V3_METRIC_ALU_OP_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_0 (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_0 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_0_NAME "Port_0"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_0_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_0_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_0_EVENT0 "UOPS_DISPATCHED_PORT.PORT_0"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_0_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_0_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_port_0_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_port_0(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_port_0_steps, 10U, counts, PMU_XEON_E5_2600_V3_METRIC_PORT_0_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_1 (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_1 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_1_NAME "Port_1"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_1_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_1_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_1_EVENT0 "UOPS_DISPATCHED_PORT.PORT_1"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_1_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_1_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_port_1_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_port_1(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_port_1_steps, 10U, counts, PMU_XEON_E5_2600_V3_METRIC_PORT_1_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_5 (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_5 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_5_NAME "Port_5"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_5_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_5_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_5_EVENT0 "UOPS_DISPATCHED_PORT.PORT_5"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_5_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_5_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_port_5_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_port_5(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_port_5_steps, 10U, counts, PMU_XEON_E5_2600_V3_METRIC_PORT_5_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_6 (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_6 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_6_NAME "Port_6"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_6_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_6_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_6_EVENT0 "UOPS_DISPATCHED_PORT.PORT_6"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_6_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_6_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_port_6_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_port_6(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_port_6_steps, 10U, counts, PMU_XEON_E5_2600_V3_METRIC_PORT_6_EVENT_COUNT, c, value);
+}
+
+/*
+ * Load_Op_Utilization (percent, level 5, per CPU): 100 * ((a + b + c - d) / (2 * (e / 2 if
+ * HYPERTHREADING_ON else f)))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_2 (CORE); [1] UOPS_DISPATCHED_PORT.PORT_3 (CORE); [2]
+ * UOPS_DISPATCHED_PORT.PORT_7 (CORE); [3] UOPS_DISPATCHED_PORT.PORT_4 (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [5] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_LOAD_OP_UTILIZATION_NAME "Load_Op_Utilization"
+#define PMU_XEON_E5_2600_V3_METRIC_LOAD_OP_UTILIZATION_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_LOAD_OP_UTILIZATION_EVENT_COUNT 6U
+#define PMU_XEON_E5_2600_V3_METRIC_LOAD_OP_UTILIZATION_EVENT0 "UOPS_DISPATCHED_PORT.PORT_2"
+#define PMU_XEON_E5_2600_V3_METRIC_LOAD_OP_UTILIZATION_EVENT1 "UOPS_DISPATCHED_PORT.PORT_3"
+#define PMU_XEON_E5_2600_V3_METRIC_LOAD_OP_UTILIZATION_EVENT2 "UOPS_DISPATCHED_PORT.PORT_7"
+#define PMU_XEON_E5_2600_V3_METRIC_LOAD_OP_UTILIZATION_EVENT3 "UOPS_DISPATCHED_PORT.PORT_4"
+#define PMU_XEON_E5_2600_V3_METRIC_LOAD_OP_UTILIZATION_EVENT4 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_LOAD_OP_UTILIZATION_EVENT5 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_load_op_utilization_steps[18] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_load_op_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_load_op_utilization_steps, 18U, counts, PMU_XEON_E5_2600_V3_METRIC_LOAD_OP_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_2 (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_2 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_2_NAME "Port_2"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_2_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_2_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_2_EVENT0 "UOPS_DISPATCHED_PORT.PORT_2"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_2_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_2_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_port_2_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_port_2(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_port_2_steps, 10U, counts, PMU_XEON_E5_2600_V3_METRIC_PORT_2_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_3 (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_3 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_3_NAME "Port_3"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_3_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_3_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_3_EVENT0 "UOPS_DISPATCHED_PORT.PORT_3"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_3_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_3_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_port_3_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_port_3(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_port_3_steps, 10U, counts, PMU_XEON_E5_2600_V3_METRIC_PORT_3_EVENT_COUNT, c, value);
+}
+
+/*
+ * Store_Op_Utilization (percent, level 5, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON
+ * else c))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_4 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_OP_UTILIZATION_NAME "Store_Op_Utilization"
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_OP_UTILIZATION_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_OP_UTILIZATION_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_OP_UTILIZATION_EVENT0 "UOPS_DISPATCHED_PORT.PORT_4"
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_OP_UTILIZATION_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_STORE_OP_UTILIZATION_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_store_op_utilization_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_store_op_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_store_op_utilization_steps, 10U, counts, PMU_XEON_E5_2600_V3_METRIC_STORE_OP_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_4 (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_4 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_4_NAME "Port_4"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_4_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_4_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_4_EVENT0 "UOPS_DISPATCHED_PORT.PORT_4"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_4_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_4_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_port_4_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_port_4(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_port_4_steps, 10U, counts, PMU_XEON_E5_2600_V3_METRIC_PORT_4_EVENT_COUNT, c, value);
+}
+
+/*
+ * Port_7 (percent, level 6, per CPU): 100 * (a / (b / 2 if HYPERTHREADING_ON else c))
+ *
+ * Events: [0] UOPS_DISPATCHED_PORT.PORT_7 (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_7_NAME "Port_7"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_7_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_7_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_7_EVENT0 "UOPS_DISPATCHED_PORT.PORT_7"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_7_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_PORT_7_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_port_7_steps[10] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_port_7(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_port_7_steps, 10U, counts, PMU_XEON_E5_2600_V3_METRIC_PORT_7_EVENT_COUNT, c, value);
+}
+
+/*
+ * Retiring (percent, level 1, per CPU): 100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_RETIRING_NAME "Retiring"
+#define PMU_XEON_E5_2600_V3_METRIC_RETIRING_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_RETIRING_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_RETIRING_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_XEON_E5_2600_V3_METRIC_RETIRING_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_RETIRING_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_retiring_steps[12] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_retiring(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_retiring_steps, 12U, counts, PMU_XEON_E5_2600_V3_METRIC_RETIRING_EVENT_COUNT, c, value);
+}
+
+/*
+ * Light_Operations (percent, level 2, per CPU): 100 * (a / (4 * (b / 2 if HYPERTHREADING_ON
+ * else c)) - a / d * e / (4 * (b / 2 if HYPERTHREADING_ON else c)))
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE); [3] UOPS_ISSUED.ANY (CORE); [4] IDQ.MS_UOPS (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_LIGHT_OPERATIONS_NAME "Light_Operations"
+#define PMU_XEON_E5_2600_V3_METRIC_LIGHT_OPERATIONS_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_LIGHT_OPERATIONS_EVENT_COUNT 5U
+#define PMU_XEON_E5_2600_V3_METRIC_LIGHT_OPERATIONS_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_XEON_E5_2600_V3_METRIC_LIGHT_OPERATIONS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_LIGHT_OPERATIONS_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V3_METRIC_LIGHT_OPERATIONS_EVENT3 "UOPS_ISSUED.ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_LIGHT_OPERATIONS_EVENT4 "IDQ.MS_UOPS"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_light_operations_steps[27] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_light_operations(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_light_operations_steps, 27U, counts, PMU_XEON_E5_2600_V3_METRIC_LIGHT_OPERATIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Heavy_Operations (percent, level 2, per CPU): 100 * (a / b * c / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e)))
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] UOPS_ISSUED.ANY (CORE); [2] IDQ.MS_UOPS
+ * (CORE); [3] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [4] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_HEAVY_OPERATIONS_NAME "Heavy_Operations"
+#define PMU_XEON_E5_2600_V3_METRIC_HEAVY_OPERATIONS_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_HEAVY_OPERATIONS_EVENT_COUNT 5U
+#define PMU_XEON_E5_2600_V3_METRIC_HEAVY_OPERATIONS_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_XEON_E5_2600_V3_METRIC_HEAVY_OPERATIONS_EVENT1 "UOPS_ISSUED.ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_HEAVY_OPERATIONS_EVENT2 "IDQ.MS_UOPS"
+#define PMU_XEON_E5_2600_V3_METRIC_HEAVY_OPERATIONS_EVENT3 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_HEAVY_OPERATIONS_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_heavy_operations_steps[16] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_heavy_operations(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_heavy_operations_steps, 16U, counts, PMU_XEON_E5_2600_V3_METRIC_HEAVY_OPERATIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Microcode_Sequencer (percent, level 3, per CPU): 100 * (a / b * c / (4 * (d / 2 if
+ * HYPERTHREADING_ON else e)))
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] UOPS_ISSUED.ANY (CORE); [2] IDQ.MS_UOPS
+ * (CORE); [3] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [4] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_MICROCODE_SEQUENCER_NAME "Microcode_Sequencer"
+#define PMU_XEON_E5_2600_V3_METRIC_MICROCODE_SEQUENCER_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_MICROCODE_SEQUENCER_EVENT_COUNT 5U
+#define PMU_XEON_E5_2600_V3_METRIC_MICROCODE_SEQUENCER_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_XEON_E5_2600_V3_METRIC_MICROCODE_SEQUENCER_EVENT1 "UOPS_ISSUED.ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_MICROCODE_SEQUENCER_EVENT2 "IDQ.MS_UOPS"
+#define PMU_XEON_E5_2600_V3_METRIC_MICROCODE_SEQUENCER_EVENT3 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_MICROCODE_SEQUENCER_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_microcode_sequencer_steps[16] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_microcode_sequencer(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_microcode_sequencer_steps, 16U, counts, PMU_XEON_E5_2600_V3_METRIC_MICROCODE_SEQUENCER_EVENT_COUNT, c, value);
+}
+
+/*
+ * Assists (percent, level 4, per CPU): 100 * (66 * a / (4 * (b / 2 if HYPERTHREADING_ON else
+ * c)))
+ *
+ * Events: [0] OTHER_ASSISTS.ANY_WB_ASSIST (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE);
+ * [2] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_ASSISTS_NAME "Assists"
+#define PMU_XEON_E5_2600_V3_METRIC_ASSISTS_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_ASSISTS_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_ASSISTS_EVENT0 "OTHER_ASSISTS.ANY_WB_ASSIST"
+#define PMU_XEON_E5_2600_V3_METRIC_ASSISTS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_ASSISTS_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_assists_steps[14] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 66.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_assists(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_assists_steps, 14U, counts, PMU_XEON_E5_2600_V3_METRIC_ASSISTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * CISC (percent, level 4, per CPU): 100 * max(0, a / b * c / (4 * (d / 2 if HYPERTHREADING_ON
+ * else e)) - 66 * f / (4 * (d / 2 if HYPERTHREADING_ON else e)))
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] UOPS_ISSUED.ANY (CORE); [2] IDQ.MS_UOPS
+ * (CORE); [3] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [4] CPU_CLK_UNHALTED.THREAD_P (CORE); [5]
+ * OTHER_ASSISTS.ANY_WB_ASSIST (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_CISC_NAME "CISC"
+#define PMU_XEON_E5_2600_V3_METRIC_CISC_UNIT "percent"
+#define PMU_XEON_E5_2600_V3_METRIC_CISC_EVENT_COUNT 6U
+#define PMU_XEON_E5_2600_V3_METRIC_CISC_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_XEON_E5_2600_V3_METRIC_CISC_EVENT1 "UOPS_ISSUED.ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_CISC_EVENT2 "IDQ.MS_UOPS"
+#define PMU_XEON_E5_2600_V3_METRIC_CISC_EVENT3 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_CISC_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V3_METRIC_CISC_EVENT5 "OTHER_ASSISTS.ANY_WB_ASSIST"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_cisc_steps[31] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 66.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_cisc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_cisc_steps, 31U, counts, PMU_XEON_E5_2600_V3_METRIC_CISC_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_IPC (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_IPC_NAME "Info_Thread_IPC"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_IPC_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_IPC_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_IPC_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_IPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_thread_ipc_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_thread_ipc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_thread_ipc_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_IPC_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_UopPI (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_UOPPI_NAME "Info_Thread_UopPI"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_UOPPI_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_UOPPI_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_UOPPI_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_UOPPI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_thread_uoppi_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_thread_uoppi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_thread_uoppi_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_UOPPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_UpTB (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] BR_INST_RETIRED.NEAR_TAKEN (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_UPTB_NAME "Info_Thread_UpTB"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_UPTB_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_UPTB_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_UPTB_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_UPTB_EVENT1 "BR_INST_RETIRED.NEAR_TAKEN"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_thread_uptb_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_thread_uptb(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_thread_uptb_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_UPTB_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_CPI (per instruction, level 1, per CPU): 1 / (a / b)
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_CPI_NAME "Info_Thread_CPI"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_CPI_UNIT "per instruction"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_CPI_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_CPI_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_CPI_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_thread_cpi_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_thread_cpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_thread_cpi_steps, 5U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_CPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_CLKS (a ratio, level 1, per CPU): a
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_CLKS_NAME "Info_Thread_CLKS"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_CLKS_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_CLKS_EVENT_COUNT 1U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_CLKS_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_thread_clks_steps[1] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_thread_clks(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_thread_clks_steps, 1U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_CLKS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_SLOTS (a ratio, level 1, per CPU): 4 * (a / 2 if HYPERTHREADING_ON else b)
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_SLOTS_NAME "Info_Thread_SLOTS"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_SLOTS_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_SLOTS_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_SLOTS_EVENT0 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_SLOTS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_thread_slots_steps[8] = {
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_thread_slots(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_thread_slots_steps, 8U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_THREAD_SLOTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Core_CoreIPC (a ratio, level 1, per CPU): a / (b / 2 if HYPERTHREADING_ON else c)
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [2]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_COREIPC_NAME "Info_Core_CoreIPC"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_COREIPC_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_COREIPC_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_COREIPC_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_COREIPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_COREIPC_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_core_coreipc_steps[8] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_core_coreipc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_core_coreipc_steps, 8U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_COREIPC_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Core_ILP (a ratio, level 1, per CPU): a / 2 / (b / 2 if HYPERTHREADING_ON else b) if
+ * HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else b)
+ *
+ * Events: [0] UOPS_EXECUTED.CORE (CORE); [1] UOPS_EXECUTED.CORE (CORE, threshold 1).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_ILP_NAME "Info_Core_ILP"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_ILP_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_ILP_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_ILP_EVENT0 "UOPS_EXECUTED.CORE"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_ILP_EVENT1 "UOPS_EXECUTED.CORE"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_core_ilp_steps[20] = {
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_core_ilp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_core_ilp_steps, 20U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_ILP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Core_CORE_CLKS (a ratio, level 1, per CPU): a / 2 if HYPERTHREADING_ON else b
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_CORE_CLKS_NAME "Info_Core_CORE_CLKS"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_CORE_CLKS_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_CORE_CLKS_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_CORE_CLKS_EVENT0 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_CORE_CLKS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_core_core_clks_steps[6] = {
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_core_core_clks(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_core_core_clks_steps, 6U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_CORE_CORE_CLKS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpLoad (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] MEM_UOPS_RETIRED.ALL_LOADS (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPLOAD_NAME "Info_Inst_Mix_IpLoad"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPLOAD_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPLOAD_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPLOAD_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPLOAD_EVENT1 "MEM_UOPS_RETIRED.ALL_LOADS"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_inst_mix_ipload_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_inst_mix_ipload(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_inst_mix_ipload_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPLOAD_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpStore (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] MEM_UOPS_RETIRED.ALL_STORES (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPSTORE_NAME "Info_Inst_Mix_IpStore"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPSTORE_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPSTORE_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPSTORE_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPSTORE_EVENT1 "MEM_UOPS_RETIRED.ALL_STORES"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_inst_mix_ipstore_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_inst_mix_ipstore(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_inst_mix_ipstore_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPSTORE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpBranch (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BR_INST_RETIRED.ALL_BRANCHES (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPBRANCH_NAME "Info_Inst_Mix_IpBranch"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPBRANCH_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPBRANCH_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPBRANCH_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPBRANCH_EVENT1 "BR_INST_RETIRED.ALL_BRANCHES"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_inst_mix_ipbranch_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_inst_mix_ipbranch(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_inst_mix_ipbranch_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPBRANCH_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpCall (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BR_INST_RETIRED.NEAR_CALL (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPCALL_NAME "Info_Inst_Mix_IpCall"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPCALL_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPCALL_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPCALL_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPCALL_EVENT1 "BR_INST_RETIRED.NEAR_CALL"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_inst_mix_ipcall_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_inst_mix_ipcall(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_inst_mix_ipcall_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPCALL_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_IpTB (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BR_INST_RETIRED.NEAR_TAKEN (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPTB_NAME "Info_Inst_Mix_IpTB"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPTB_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPTB_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPTB_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPTB_EVENT1 "BR_INST_RETIRED.NEAR_TAKEN"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_inst_mix_iptb_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_inst_mix_iptb(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_inst_mix_iptb_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_IPTB_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_BpTkBranch (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] BR_INST_RETIRED.ALL_BRANCHES (CORE); [1] BR_INST_RETIRED.NEAR_TAKEN (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_BPTKBRANCH_NAME "Info_Inst_Mix_BpTkBranch"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_BPTKBRANCH_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT0 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT1 "BR_INST_RETIRED.NEAR_TAKEN"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_inst_mix_bptkbranch_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_inst_mix_bptkbranch(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_inst_mix_bptkbranch_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Inst_Mix_Instructions (a ratio, level 1, per CPU): a
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_INSTRUCTIONS_NAME "Info_Inst_Mix_Instructions"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_INSTRUCTIONS_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_INSTRUCTIONS_EVENT_COUNT 1U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_INSTRUCTIONS_EVENT0 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_inst_mix_instructions_steps[1] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_inst_mix_instructions(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_inst_mix_instructions_steps, 1U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_INST_MIX_INSTRUCTIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Pipeline_Retire (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] UOPS_RETIRED.RETIRE_SLOTS (CORE); [1] UOPS_RETIRED.RETIRE_SLOTS (CORE, threshold
+ * 1).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_PIPELINE_RETIRE_NAME "Info_Pipeline_Retire"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_PIPELINE_RETIRE_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_PIPELINE_RETIRE_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_PIPELINE_RETIRE_EVENT0 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_PIPELINE_RETIRE_EVENT1 "UOPS_RETIRED.RETIRE_SLOTS"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_pipeline_retire_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_pipeline_retire(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_pipeline_retire_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_PIPELINE_RETIRE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_DSB_Coverage (a ratio, level 1, per CPU): a / (a + b + c + d)
+ *
+ * Events: [0] IDQ.DSB_UOPS (CORE); [1] LSD.UOPS (CORE); [2] IDQ.MITE_UOPS (CORE); [3]
+ * IDQ.MS_UOPS (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_DSB_COVERAGE_NAME "Info_Frontend_DSB_Coverage"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_DSB_COVERAGE_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT_COUNT 4U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT1 "LSD.UOPS"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT2 "IDQ.MITE_UOPS"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT3 "IDQ.MS_UOPS"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_frontend_dsb_coverage_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_frontend_dsb_coverage(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_frontend_dsb_coverage_steps, 9U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_TBpC (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] BR_INST_RETIRED.NEAR_TAKEN (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_TBPC_NAME "Info_Frontend_TBpC"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_TBPC_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_TBPC_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_TBPC_EVENT0 "BR_INST_RETIRED.NEAR_TAKEN"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_TBPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_frontend_tbpc_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_frontend_tbpc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_frontend_tbpc_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_TBPC_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_IpUnknown_Branch (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BACLEARS.ANY (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_NAME "Info_Frontend_IpUnknown_Branch"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT1 "BACLEARS.ANY"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_frontend_ipunknown_branch_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_frontend_ipunknown_branch(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_frontend_ipunknown_branch_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Bad_Spec_IpMispredict (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BR_MISP_RETIRED.ALL_BRANCHES (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_BAD_SPEC_IPMISPREDICT_NAME "Info_Bad_Spec_IpMispredict"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_BAD_SPEC_IPMISPREDICT_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT1 "BR_MISP_RETIRED.ALL_BRANCHES"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_bad_spec_ipmispredict_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_bad_spec_ipmispredict(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_bad_spec_ipmispredict_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Bad_Spec_IpMisp_Indirect (a ratio, level 1, per CPU): a / (b / c * d)
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] UOPS_RETIRED.RETIRE_SLOTS (CORE); [2]
+ * UOPS_ISSUED.ANY (CORE); [3] BR_MISP_EXEC.INDIRECT (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_NAME "Info_Bad_Spec_IpMisp_Indirect"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT_COUNT 4U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT1 "UOPS_RETIRED.RETIRE_SLOTS"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT2 "UOPS_ISSUED.ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT3 "BR_MISP_EXEC.INDIRECT"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_bad_spec_ipmisp_indirect_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_bad_spec_ipmisp_indirect(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_bad_spec_ipmisp_indirect_steps, 7U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Load_Miss_Real_Latency (a ratio, level 1, per CPU): a / (b + c)
+ *
+ * Events: [0] L1D_PEND_MISS.PENDING (CORE); [1] MEM_LOAD_UOPS_RETIRED.L1_MISS (CORE); [2]
+ * MEM_LOAD_UOPS_RETIRED.HIT_LFB (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_NAME "Info_Memory_Load_Miss_Real_Latency"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT0 "L1D_PEND_MISS.PENDING"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT1 "MEM_LOAD_UOPS_RETIRED.L1_MISS"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT2 "MEM_LOAD_UOPS_RETIRED.HIT_LFB"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_memory_load_miss_real_latency_steps[5] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_memory_load_miss_real_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_memory_load_miss_real_latency_steps, 5U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_MLP (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] L1D_PEND_MISS.PENDING (CORE); [1] L1D_PEND_MISS.PENDING_CYCLES (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_MLP_NAME "Info_Memory_MLP"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_MLP_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_MLP_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_MLP_EVENT0 "L1D_PEND_MISS.PENDING"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_MLP_EVENT1 "L1D_PEND_MISS.PENDING_CYCLES"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_memory_mlp_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_memory_mlp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_memory_mlp_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_MLP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L1MPKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] MEM_LOAD_UOPS_RETIRED.L1_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L1MPKI_NAME "Info_Memory_L1MPKI"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L1MPKI_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L1MPKI_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L1MPKI_EVENT0 "MEM_LOAD_UOPS_RETIRED.L1_MISS"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L1MPKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_memory_l1mpki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_memory_l1mpki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_memory_l1mpki_steps, 5U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L1MPKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L2MPKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] MEM_LOAD_UOPS_RETIRED.L2_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L2MPKI_NAME "Info_Memory_L2MPKI"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L2MPKI_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L2MPKI_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L2MPKI_EVENT0 "MEM_LOAD_UOPS_RETIRED.L2_MISS"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L2MPKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_memory_l2mpki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_memory_l2mpki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_memory_l2mpki_steps, 5U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L2MPKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L2MPKI_RFO (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] OFFCORE_REQUESTS.DEMAND_RFO (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L2MPKI_RFO_NAME "Info_Memory_L2MPKI_RFO"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L2MPKI_RFO_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT0 "OFFCORE_REQUESTS.DEMAND_RFO"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_memory_l2mpki_rfo_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_memory_l2mpki_rfo(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_memory_l2mpki_rfo_steps, 5U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L3MPKI (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] MEM_LOAD_UOPS_RETIRED.L3_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L3MPKI_NAME "Info_Memory_L3MPKI"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L3MPKI_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L3MPKI_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L3MPKI_EVENT0 "MEM_LOAD_UOPS_RETIRED.L3_MISS"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L3MPKI_EVENT1 "INST_RETIRED.ANY_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_memory_l3mpki_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_memory_l3mpki(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_memory_l3mpki_steps, 5U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L3MPKI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L1D_Cache_Fill_BW (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] L1D.REPLACEMENT (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_NAME "Info_Memory_L1D_Cache_Fill_BW"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_EVENT_COUNT 1U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_EVENT0 "L1D.REPLACEMENT"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_memory_l1d_cache_fill_bw_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_memory_l1d_cache_fill_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_memory_l1d_cache_fill_bw_steps, 9U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L2_Cache_Fill_BW (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] L2_LINES_IN.ALL (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_NAME "Info_Memory_L2_Cache_Fill_BW"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_EVENT_COUNT 1U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_EVENT0 "L2_LINES_IN.ALL"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_memory_l2_cache_fill_bw_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_memory_l2_cache_fill_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_memory_l2_cache_fill_bw_steps, 9U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_L3_Cache_Fill_BW (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] LONGEST_LAT_CACHE.MISS (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_NAME "Info_Memory_L3_Cache_Fill_BW"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_EVENT_COUNT 1U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_EVENT0 "LONGEST_LAT_CACHE.MISS"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_memory_l3_cache_fill_bw_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_memory_l3_cache_fill_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_memory_l3_cache_fill_bw_steps, 9U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_TLB_Page_Walks_Utilization (a ratio, level 1, per CPU): (a + b + c) / (d / 2 if
+ * HYPERTHREADING_ON else e)
+ *
+ * Events: [0] ITLB_MISSES.WALK_DURATION (CORE); [1] DTLB_LOAD_MISSES.WALK_DURATION (CORE); [2]
+ * DTLB_STORE_MISSES.WALK_DURATION (CORE); [3] CPU_CLK_UNHALTED.THREAD_P_ANY (CORE); [4]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_NAME "Info_Memory_TLB_Page_Walks_Utilization"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT_COUNT 5U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT0 "ITLB_MISSES.WALK_DURATION"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT1 "DTLB_LOAD_MISSES.WALK_DURATION"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT2 "DTLB_STORE_MISSES.WALK_DURATION"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT3 "CPU_CLK_UNHALTED.THREAD_P_ANY"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_memory_tlb_page_walks_utilization_steps[12] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_memory_tlb_page_walks_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_memory_tlb_page_walks_utilization_steps, 12U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Core_L1D_Cache_Fill_BW_2T (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] L1D.REPLACEMENT (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_NAME "Info_Memory_Core_L1D_Cache_Fill_BW_2T"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_EVENT_COUNT 1U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_EVENT0 "L1D.REPLACEMENT"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_memory_core_l1d_cache_fill_bw_2t_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_memory_core_l1d_cache_fill_bw_2t(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_memory_core_l1d_cache_fill_bw_2t_steps, 9U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Core_L2_Cache_Fill_BW_2T (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] L2_LINES_IN.ALL (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_NAME "Info_Memory_Core_L2_Cache_Fill_BW_2T"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_EVENT_COUNT 1U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_EVENT0 "L2_LINES_IN.ALL"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_memory_core_l2_cache_fill_bw_2t_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_memory_core_l2_cache_fill_bw_2t(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_memory_core_l2_cache_fill_bw_2t_steps, 9U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Core_L3_Cache_Fill_BW_2T (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] LONGEST_LAT_CACHE.MISS (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_NAME "Info_Memory_Core_L3_Cache_Fill_BW_2T"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_EVENT_COUNT 1U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_EVENT0 "LONGEST_LAT_CACHE.MISS"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_memory_core_l3_cache_fill_bw_2t_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_memory_core_l3_cache_fill_bw_2t(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_memory_core_l3_cache_fill_bw_2t_steps, 9U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Latency_Load_L2_Miss_Latency (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD (CORE); [1]
+ * OFFCORE_REQUESTS.DEMAND_DATA_RD (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_NAME "Info_Memory_Latency_Load_L2_Miss_Latency"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT1 "OFFCORE_REQUESTS.DEMAND_DATA_RD"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_memory_latency_load_l2_miss_latency_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_memory_latency_load_l2_miss_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_memory_latency_load_l2_miss_latency_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Latency_Load_L2_MLP (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD (CORE); [1]
+ * OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_NAME "Info_Memory_Latency_Load_L2_MLP"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT1 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_memory_latency_load_l2_mlp_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_memory_latency_load_l2_mlp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_memory_latency_load_l2_mlp_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Memory_Latency_Data_L2_MLP (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD (CORE); [1]
+ * OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_NAME "Info_Memory_Latency_Data_L2_MLP"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT1 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_memory_latency_data_l2_mlp_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_memory_latency_data_l2_mlp(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_memory_latency_data_l2_mlp_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_SMT_2T_Utilization (a ratio, level 1, per CPU): 1 - a / (b / 2) if
+ * HYPERTHREADING_ON else 0
+ *
+ * Events: [0] CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.REF_XCLK_ANY
+ * (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_NAME "Info_System_SMT_2T_Utilization"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT0 "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT1 "CPU_CLK_UNHALTED.REF_XCLK_ANY"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_system_smt_2t_utilization_steps[10] = {
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_system_smt_2t_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_system_smt_2t_utilization_steps, 10U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_DRAM_BW_Use (a ratio, level 1, per socket): 64 * (a + b) / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] UNC_M_CAS_COUNT.RD (IMC); [1] UNC_M_CAS_COUNT.WR (IMC).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_DRAM_BW_USE_NAME "Info_System_DRAM_BW_Use"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_DRAM_BW_USE_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT0 "UNC_M_CAS_COUNT.RD"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT1 "UNC_M_CAS_COUNT.WR"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_system_dram_bw_use_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_system_dram_bw_use(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_system_dram_bw_use_steps, 11U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_Time (a ratio, level 1, per socket): DURATIONTIMEINMILLISECONDS / 1000
+ *
+ * Events: .
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_TIME_NAME "Info_System_Time"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_TIME_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_TIME_EVENT_COUNT 0U
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_system_time_steps[3] = {
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_system_time(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_system_time_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_TIME_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_MUX (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_MUX_NAME "Info_System_MUX"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_MUX_UNIT ""
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_MUX_EVENT_COUNT 2U
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_MUX_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_MUX_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v3_metric_info_system_mux_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v3_metric_info_system_mux(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v3_metric_info_system_mux_steps, 3U, counts, PMU_XEON_E5_2600_V3_METRIC_INFO_SYSTEM_MUX_EVENT_COUNT, c, value);
+}
+
 #endif /* PMU_REGS_XEON_E5_2600_V3_H */

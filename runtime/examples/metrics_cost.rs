@@ -4,12 +4,21 @@
 //! (1 s, `pmu watch`'s default) and the shortest `watch` takes (10 ms). Single-threaded and
 //! CPU-bound, so wall time is CPU time; the median of many rounds.
 //!
+//! Then what `pmu serve --metric` adds to an interval: the exporter's `record` of one series
+//! per event and socket (2 sockets), with and without the `pmu_metric` gauges of every metric
+//! of that processor that plans onto one box's counters (each metric a plan of its own: the
+//! most series an interval can feed), and the scrape that encodes them.
+//!
 //! `cargo run --release -p pmu-runtime --example metrics_cost`
 
 use std::time::Instant;
 
 use pmu_regs::metrics::{for_processor, Constants};
 use pmu_regs::PROCESSORS;
+use pmu_runtime::constants::PartConstants;
+use pmu_runtime::export::{Exporter, MetricGauges, MetricInput, Reading, Series, SeriesLabels};
+use pmu_runtime::machine::Machine;
+use pmu_runtime::metrics::Plan;
 
 const ROUNDS: usize = 2000;
 
@@ -61,4 +70,92 @@ fn main() {
         median.as_secs_f64() / 0.01
     );
     std::hint::black_box(sink);
+    serve_cost(id);
+}
+
+/// The median time of `f` over `rounds` runs, in microseconds.
+fn median_us(rounds: usize, mut f: impl FnMut(usize)) -> f64 {
+    let mut times: Vec<f64> = (0..rounds)
+        .map(|r| {
+            let t = Instant::now();
+            f(r);
+            t.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[rounds / 2]
+}
+
+/// `record` with and without the metrics' gauges, and the scrape, for `id`'s metrics.
+fn serve_cost(id: &'static str) {
+    let info = PROCESSORS.iter().find(|p| p.id == id).expect("listed");
+    let part = PartConstants::read(&Machine::simulating(info), info, std::path::Path::new("/"));
+    let mut series = Vec::new();
+    let mut plans = Vec::new();
+    for m in for_processor(id) {
+        let Ok(plan) = Plan::new(id, &[m], &part.constants()) else {
+            continue;
+        };
+        let mut inputs = Vec::new();
+        for socket in 0..2u32 {
+            for (event, e) in plan.events.iter().enumerate() {
+                series.push(Series {
+                    labels: SeriesLabels {
+                        processor: id.into(),
+                        socket,
+                        unit: plan.unit.into(),
+                        box_name: format!("{}{}", m.name, event),
+                        counter: format!("CTR{event}"),
+                        event: e.name.into(),
+                        backend: "sim".into(),
+                    },
+                    width: 48,
+                });
+                inputs.push((series.len() - 1, MetricInput { socket, event }));
+            }
+        }
+        plans.push((plan, inputs));
+    }
+    let n = series.len();
+    let with_inputs = |plan: &Plan, inputs: &[(usize, MetricInput)]| {
+        let mut all = vec![None; n];
+        for (i, input) in inputs {
+            all[*i] = Some(*input);
+        }
+        (plan.clone(), all)
+    };
+    let mut gauges = MetricGauges::new(&part);
+    for (plan, inputs) in &plans {
+        let (plan, all) = with_inputs(plan, inputs);
+        gauges = gauges.with_plan(plan, all);
+    }
+    let plain = Exporter::new(series.clone(), Instant::now());
+    let served = Exporter::new(series, Instant::now()).with_metrics(gauges);
+    let readings = |round: usize| -> Vec<Option<Reading>> {
+        (0..n)
+            .map(|i| {
+                Some(Reading {
+                    value: (1_000_000 * (round as u64 + 1)) + 7919 * i as u64,
+                    running_ratio: None,
+                })
+            })
+            .collect()
+    };
+    let start = Instant::now();
+    plain.baseline_at(&readings(0), start);
+    served.baseline_at(&readings(0), start);
+    let rounds = 500;
+    let at = |r: usize| start + std::time::Duration::from_millis(1000 * (r as u64 + 1));
+    let without = median_us(rounds, |r| plain.record_at(&readings(r + 1), at(r)));
+    let with = median_us(rounds, |r| served.record_at(&readings(r + 1), at(r)));
+    let scrape = median_us(100, |_| {
+        std::hint::black_box(served.encode().expect("encodes"));
+    });
+    println!(
+        "serve --metric: {} of {} metrics plan onto one box each, {n} series (2 sockets); record per interval {without:.1} us without the gauges, {with:.1} us with (+{:.1} us, {:.1} us per metric and socket); a scrape of it all {scrape:.0} us",
+        plans.len(),
+        for_processor(id).len(),
+        with - without,
+        (with - without) / (2.0 * plans.len() as f64)
+    );
 }

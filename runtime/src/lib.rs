@@ -53,6 +53,7 @@
 pub mod access;
 pub mod boxes;
 pub mod codec;
+pub mod constants;
 pub mod counters;
 pub mod cpuid;
 pub mod discovery;

@@ -10,6 +10,9 @@
 #[path = "support/serve.rs"]
 mod support;
 
+#[path = "support/families.rs"]
+mod families;
+
 use std::io::Write;
 use std::net::{SocketAddr, TcpListener};
 use std::process::{Child, Command, Stdio};
@@ -131,7 +134,9 @@ fn free_loopback_port() -> SocketAddr {
         .unwrap()
 }
 
-fn prometheus(target: SocketAddr) -> Prometheus {
+fn prometheus(targets: &[SocketAddr]) -> Prometheus {
+    let targets: Vec<String> = targets.iter().map(|t| format!("'{t}'")).collect();
+    let targets = targets.join(", ");
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("prometheus.yml");
     std::fs::write(
@@ -139,7 +144,7 @@ fn prometheus(target: SocketAddr) -> Prometheus {
         format!(
             "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
              scrape_configs:\n  - job_name: pmu\n    scrape_interval: 1s\n    scrape_timeout: 900ms\n\
-             \x20   static_configs:\n      - targets: ['{target}']\n"
+             \x20   static_configs:\n      - targets: [{targets}]\n"
         ),
     )
     .unwrap();
@@ -231,7 +236,7 @@ fn promtool_accepts_the_metric_gauges() {
 #[ignore = "needs Prometheus and promtool (apt-get install prometheus); .ci/run runs it"]
 fn prometheus_sees_the_injected_rate() {
     let served = serve();
-    let p = prometheus(served.addr);
+    let p = prometheus(&[served.addr]);
     // Wait for eight scrapes of the counter (about eight seconds), at most a minute.
     let samples = || {
         query(&p, "pmu_events_total[1m]")
@@ -282,4 +287,59 @@ fn prometheus_sees_the_injected_rate() {
     ] {
         assert!(labels.get(key).is_some(), "label {key} in {labels}");
     }
+}
+
+/// `pmu serve --metric` for every processor family, scraped by one Prometheus: each metric's
+/// gauge, as Prometheus stored it, is the value its formula predicts, on every socket.
+#[test]
+#[ignore = "needs Prometheus and promtool (apt-get install prometheus); .ci/run runs it"]
+fn prometheus_stores_the_metrics_the_formulas_predict() {
+    let rate = families::RATE.to_string();
+    let served: Vec<(&str, &[&str], support::Served)> = families::FAMILIES
+        .iter()
+        .map(|&(processor, metrics)| {
+            let mut args = vec!["--sim", "--processor", processor, "-a", "--interval", "0.2"];
+            args.extend(["--sim-rate", &rate]);
+            for m in metrics {
+                args.extend(["--metric", m]);
+            }
+            (processor, metrics, start(&args))
+        })
+        .collect();
+    let addrs: Vec<SocketAddr> = served.iter().map(|s| s.2.addr).collect();
+    let p = prometheus(&addrs);
+    let expected = served.iter().map(|s| 2 * s.1.len()).sum::<usize>() as f64;
+    let stored = || {
+        query(&p, "count(pmu_metric)")
+            .first()
+            .map_or(0.0, |r| number(&r["value"][1]))
+    };
+    assert!(
+        wait_until(Duration::from_secs(60), || stored() >= expected),
+        "Prometheus stored {expected} metric series within a minute"
+    );
+    // Every sample Prometheus stored of every series: its smallest and its largest.
+    for (processor, metrics, _) in &served {
+        for m in metrics.iter() {
+            for over in ["min_over_time", "max_over_time"] {
+                let promql =
+                    format!("{over}(pmu_metric{{processor=\"{processor}\",metric=\"{m}\"}}[1m])");
+                let series = query(&p, &promql);
+                assert_eq!(series.len(), 2, "{promql}: a series per socket: {series:?}");
+                for s in &series {
+                    let got = number(&s["value"][1]);
+                    assert!(
+                        families::matches(processor, m, got),
+                        "{promql} socket {}: {got}, expected {:?}",
+                        s["metric"]["socket"],
+                        families::expected(processor, m)
+                    );
+                }
+            }
+        }
+    }
+    // The exposition with the gauges and the constants passes promtool.
+    let (_, text) = support::get_as(served[0].2.addr, "/metrics", "text/plain");
+    assert!(text.contains("pmu_constant{"), "{text}");
+    promtool_check(&text);
 }

@@ -12,6 +12,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
+use super::derived::{Change, MetricGauges};
 use crate::sampling::delta;
 
 /// The labels that tell one counter's series from another's.
@@ -109,6 +110,9 @@ pub struct Reading {
 #[derive(Debug)]
 struct State {
     last: Vec<Option<u64>>,
+    /// When the last interval ended (or the baseline was taken): derived metrics are rates
+    /// over the time between two records.
+    at: Option<Instant>,
 }
 
 /// The exporter's metrics: one monotonic total per counter, and its own health.
@@ -123,6 +127,7 @@ pub struct Exporter {
     scrape_duration: Histogram,
     programmed: Instant,
     state: RwLock<State>,
+    derived: Option<MetricGauges>,
 }
 
 impl fmt::Debug for Exporter {
@@ -189,8 +194,22 @@ impl Exporter {
             since_programmed,
             scrape_duration,
             programmed,
-            state: RwLock::new(State { last }),
+            state: RwLock::new(State { last, at: None }),
+            derived: None,
         }
+    }
+
+    /// Also exports `gauges`' derived metrics (`pmu_metric`), evaluated from each interval's
+    /// deltas of this exporter's series.
+    pub fn with_metrics(mut self, gauges: MetricGauges) -> Self {
+        gauges.register(&mut self.registry);
+        self.derived = Some(gauges);
+        self
+    }
+
+    /// The derived metrics, if any.
+    pub fn metrics(&self) -> Option<&MetricGauges> {
+        self.derived.as_ref()
     }
 
     /// The series, in the order [`record`](Self::record) takes readings.
@@ -200,29 +219,46 @@ impl Exporter {
 
     /// Takes the baseline: the counters' values when counting starts. Totals count from here.
     pub fn baseline(&self, readings: &[Option<Reading>]) {
+        self.baseline_at(readings, Instant::now());
+    }
+
+    /// [`Self::baseline`], with the counters read at `at` (just before the read: the
+    /// derived metrics' interval runs from read to read).
+    pub fn baseline_at(&self, readings: &[Option<Reading>], at: Instant) {
         let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
         for (last, reading) in state.last.iter_mut().zip(readings) {
             if let Some(r) = reading {
                 *last = Some(r.value);
             }
         }
+        state.at = Some(at);
     }
 
     /// Adds one interval: `readings[i]` is series i's value now, or `None` where its box could
     /// not be read (counted once per box in `pmu_read_errors_total`; the next good read picks
     /// up the events in between, correct across one wrap).
     pub fn record(&self, readings: &[Option<Reading>]) {
+        self.record_at(readings, Instant::now());
+    }
+
+    /// [`Self::record`], with the counters read at `now` (see [`Self::baseline_at`]).
+    pub fn record_at(&self, readings: &[Option<Reading>], now: Instant) {
         let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
         let mut failed: Vec<BoxLabels> = Vec::new();
-        for ((series, last), reading) in self.series.iter().zip(&mut state.last).zip(readings) {
+        let mut changes: Vec<Change> = vec![None; self.series.len()];
+        for (((series, last), reading), change) in self
+            .series
+            .iter()
+            .zip(&mut state.last)
+            .zip(readings)
+            .zip(&mut changes)
+        {
             match reading {
                 Some(r) => {
                     if let Some(before) = *last {
-                        self.events.get_or_create(&series.labels).inc_by(delta(
-                            before,
-                            r.value,
-                            series.width,
-                        ));
+                        let d = delta(before, r.value, series.width);
+                        self.events.get_or_create(&series.labels).inc_by(d);
+                        *change = Some((d, r.running_ratio));
                     }
                     *last = Some(r.value);
                     if let Some(ratio) = r.running_ratio {
@@ -240,6 +276,10 @@ impl Exporter {
         for b in &failed {
             self.read_errors.get_or_create(b).inc();
         }
+        if let (Some(gauges), Some(before)) = (&self.derived, state.at) {
+            gauges.update(&changes, (now - before).as_secs_f64());
+        }
+        state.at = Some(now);
         self.intervals.inc();
     }
 

@@ -7,6 +7,8 @@
 //!   that only grows, and `rate()` over it is right. It also keeps the exporter's own health:
 //!   read errors per box, the time since the counters were programmed, how long scrapes take,
 //!   and (perf backend) the fraction of time each counter was running.
+//! - [`MetricGauges`]: derived metrics (`pmu serve --metric`) as `pmu_metric` gauges by
+//!   socket, evaluated each interval from the exporter's deltas.
 //! - [`http`]: a small HTTP/1.1 server for `/metrics`, with limits on header size, time to send
 //!   a request, and concurrent connections, so a bad or slow client gets an answer or a timeout
 //!   and never stalls counting.
@@ -18,11 +20,13 @@
 //! interval's updates are applied under one lock, so a scrape sees every counter at the same
 //! interval, never half of one.
 
+mod derived;
 pub mod http;
 mod metrics;
 mod text;
 pub mod web_config;
 
+pub use derived::{MetricGauges, MetricInput};
 pub use metrics::{Exporter, Reading, Series, SeriesLabels};
 pub use text::{negotiate, prometheus_text};
 

@@ -8,6 +8,7 @@
 //! includable together, so every identifier of the whole spec is checked for a clash before
 //! anything is returned.
 
+mod metrics;
 pub mod names;
 
 use std::collections::HashMap;
@@ -270,6 +271,7 @@ fn processor_header(p: &Processor, idents: &mut Idents) -> String {
         ));
         events(&mut h, p, &core.unit, &core.events, true);
     }
+    metrics::emit(&mut h, p);
     let _ = writeln!(h.out, "\n#endif /* {guard} */");
     h.out
 }

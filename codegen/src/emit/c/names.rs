@@ -132,6 +132,17 @@ pub fn mmio_window(module: &str, unit: &str) -> String {
     format!("{}{}_MMIO_WINDOW", macro_prefix(module), upper(unit))
 }
 
+/// The stem of a metric's macros (`PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_READ`).
+pub fn metric(module: &str, name: &str) -> String {
+    format!("{}METRIC_{}", macro_prefix(module), upper(name))
+}
+
+/// A metric's evaluating function (`pmu_skylake_sp_metric_memory_bandwidth_read`); its steps
+/// are this with `_steps`.
+pub fn metric_function(module: &str, name: &str) -> String {
+    metric(module, name).to_ascii_lowercase()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,6 +13,7 @@ mod pattern;
 mod perf_cli;
 mod place;
 mod serve;
+mod serve_metrics;
 mod table;
 mod targets;
 mod watch;

@@ -27,6 +27,7 @@ use crate::detect;
 use crate::failure::Failure;
 use crate::perf_cli::PerfWatchArgs;
 use crate::place::PlaceArgs;
+use crate::serve_metrics;
 use crate::targets::{check_interval, close_after, Plan, Selection};
 
 #[derive(Args)]
@@ -60,6 +61,12 @@ pub struct ServeArgs {
     /// it (event=NAME or ev_sel=N,umask=N,...). Repeat for more counters.
     #[arg(long = "event", requires = "unit", add = ArgValueCandidates::new(crate::completion::events))]
     events: Vec<String>,
+    /// A derived metric to export as the `pmu_metric` gauge, by socket: its name, or a
+    /// category or group that selects several (`pmu list --metrics`), as `pmu watch
+    /// --metric` takes it. Repeatable; needs --processor unless the machine is detected.
+    /// Core metrics are counted on one CPU of each socket (--cpu picks it on one socket).
+    #[arg(long, value_name = "NAME")]
+    metric: Vec<String>,
     /// The processor this runs on (xeon-e5-2600, ...), as `pmu watch --processor` takes it:
     /// settles a box name several processors share (for --unit and the config file's lines)
     /// and lets --event name its own core events. On hardware it is detected.
@@ -100,13 +107,37 @@ impl ServeArgs {
         }
     }
 
-    /// Every selection asked for: the command line's, then the config file's lines, each
-    /// with where it came from (`FILE:LINE` for a config line) for its errors.
-    fn selections(&self) -> Result<Vec<(Option<String>, Selection)>, Failure> {
-        let detected = crate::commands::processor_named(self.processor.as_deref())
+    /// The processor named, or this machine's.
+    fn detected(&self) -> Option<&'static str> {
+        crate::commands::processor_named(self.processor.as_deref())
             .ok()
             .flatten()
-            .or_else(|| detect::detected(self.place.sim, self.place.root.as_deref()));
+            .or_else(|| detect::detected(self.place.sim, self.place.root.as_deref()))
+    }
+
+    /// The metrics asked for (`--metric`), planned.
+    fn metrics(&self) -> Result<Option<serve_metrics::Served>, Failure> {
+        if self.metric.is_empty() {
+            return Ok(None);
+        }
+        serve_metrics::plan(
+            &self.metric,
+            self.detected(),
+            &self.place,
+            self.sockets(),
+            self.perf.backend,
+        )
+        .map(Some)
+    }
+
+    /// Every selection asked for: the command line's, then the config file's lines, each
+    /// with where it came from (`FILE:LINE` for a config line) for its errors; the metrics'
+    /// selection, if any, is `metrics`.
+    fn selections(
+        &self,
+        metrics: &[Selection],
+    ) -> Result<Vec<(Option<String>, Selection)>, Failure> {
+        let detected = self.detected();
         let mut selections = Vec::new();
         if !self.unit.is_empty() || self.perf.pmu.is_some() {
             if self.events.is_empty() {
@@ -139,10 +170,13 @@ impl ServeArgs {
                 selections.push((Some(origin), s));
             }
         }
+        for m in metrics {
+            selections.push((Some("--metric".to_string()), m.clone()));
+        }
         if selections.is_empty() {
             return Err(Failure::usage(
-                "nothing to count: give --unit and --event (as `pmu watch` takes them) or \
-                 --config FILE"
+                "nothing to count: give --unit and --event (as `pmu watch` takes them), \
+                 --metric NAME, or --config FILE"
                     .to_string(),
             ));
         }
@@ -201,8 +235,9 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
     };
     // Everything the command line and the config file can get wrong is found here, before
     // the socket is bound and before any register is touched.
+    let metrics = args.metrics()?;
     let plans: Vec<Plan> = args
-        .selections()?
+        .selections(metrics.as_ref().map_or(&[][..], |m| &m.selections))?
         .iter()
         .map(|(origin, s)| s.resolve().map_err(|e| at(origin.as_deref(), e)))
         .collect::<Result<_, _>>()?;
@@ -223,15 +258,7 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
             seen.push(b);
         }
     }
-    let processor = plans[0].processor();
-    if let Some(other) = plans.iter().find(|p| p.processor().id != processor.id) {
-        return Err(Failure::usage(format!(
-            "serve counts one processor's boxes at a time, and the selection names boxes of {} \
-             and {}; prefix the box names with one processor (xeon-e5-2600:CBO3)",
-            processor.id,
-            other.processor().id
-        )));
-    }
+    let processor = one_processor(&plans)?;
     let listener = TcpListener::bind(args.listen).map_err(|e| {
         Failure::operation(format!(
             "cannot listen on {}: {e}; choose another --listen address or port (0 picks a free one)",
@@ -260,8 +287,32 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
         }
     }
     // A panic from here on unwinds through `sessions`, whose drops put the registers back.
-    let result = serve(&mut sessions, args, (listener, addr, web));
+    let result = serve(&mut sessions, args, metrics.as_ref(), (listener, addr, web));
     close_all(sessions, result.map(|()| String::new()))
+}
+
+/// The processor whose boxes `plans` count: one, or the architectural CORE box (a core
+/// metric's, on every processor) beside one other.
+fn one_processor(plans: &[Plan]) -> Result<&'static pmu_regs::ProcessorInfo, Failure> {
+    // The architectural CORE box (a core metric's) is on every processor: the machine is
+    // the other boxes' processor.
+    let processor = plans
+        .iter()
+        .map(|p| p.processor())
+        .find(|p| p.id != "architectural")
+        .unwrap_or(plans[0].processor());
+    if let Some(other) = plans
+        .iter()
+        .find(|p| p.processor().id != processor.id && p.processor().id != "architectural")
+    {
+        return Err(Failure::usage(format!(
+            "serve counts one processor's boxes at a time, and the selection names boxes of {} \
+             and {}; prefix the box names with one processor (xeon-e5-2600:CBO3)",
+            processor.id,
+            other.processor().id
+        )));
+    }
+    Ok(processor)
 }
 
 /// `e`, naming the config file line it comes from (if it does).
@@ -285,11 +336,13 @@ fn close_all(sessions: Vec<Session>, result: Result<String, Failure>) -> Result<
 fn serve(
     sessions: &mut [Session],
     args: &ServeArgs,
+    metrics: Option<&serve_metrics::Served>,
     (listener, addr, web): (TcpListener, SocketAddr, WebConfig),
 ) -> Result<(), Failure> {
-    let series: Vec<Series> = sessions
+    let infos: Vec<session::SeriesInfo> =
+        sessions.iter().flat_map(|t| t.series()).cloned().collect();
+    let series: Vec<Series> = infos
         .iter()
-        .flat_map(|t| t.series())
         .map(|s| Series {
             labels: SeriesLabels {
                 processor: s.processor.to_string(),
@@ -303,8 +356,24 @@ fn serve(
             width: s.width,
         })
         .collect();
-    let exporter = Arc::new(Exporter::new(series, Instant::now()));
-    exporter.baseline(&read_all(sessions));
+    let mut exporter = Exporter::new(series, Instant::now());
+    if let Some(m) = metrics {
+        // The metrics' selections are the last: their sessions' series come last, in order.
+        let mut ranges = Vec::new();
+        let mut end = infos.len();
+        for s in sessions.iter().rev().take(m.plans.len()) {
+            ranges.insert(0, end - s.series().len()..end);
+            end -= s.series().len();
+        }
+        exporter = exporter.with_metrics(m.gauges(&infos, &ranges));
+        eprintln!(
+            "pmu serve: {}",
+            m.constants.header().trim_start_matches("# ")
+        );
+    }
+    let exporter = Arc::new(exporter);
+    let at = Instant::now();
+    exporter.baseline_at(&read_all(sessions), at);
 
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -393,7 +462,9 @@ fn count_loop(
         if stop.load(Ordering::SeqCst) {
             break;
         }
-        exporter.record(&read_all(sessions));
+        // Stamped before the read, as the sessions' clock is read at its start.
+        let at = Instant::now();
+        exporter.record_at(&read_all(sessions), at);
     }
     Ok(())
 }

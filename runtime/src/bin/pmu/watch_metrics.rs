@@ -8,14 +8,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pmu_regs::metrics::{for_processor, Constants};
+use pmu_regs::metrics::for_processor;
 use pmu_regs::PROCESSORS;
+use pmu_runtime::constants::PartConstants;
 use pmu_runtime::metrics::{format_value, select, Plan};
 use pmu_runtime::session::{Interval, Options, SeriesInfo, Session, Sockets};
 use serde_json::json;
 
 use crate::detect;
 use crate::failure::Failure;
+use crate::place::PlaceArgs;
 use crate::table::Table;
 use crate::targets::{check_interval, close_after, Selection};
 use crate::watch::WatchArgs;
@@ -93,40 +95,17 @@ fn processor(args: &WatchArgs) -> Result<&'static str, Failure> {
     })
 }
 
-/// The constants a part gives: sockets and CPUs from the topology, one thread per core on
-/// the simulator (it models no SMT) and where the kernel says SMT is off; the TSC frequency
-/// is not read yet, so metrics that need it are n/a.
-fn constants(args: &WatchArgs, topology: Option<&pmu_runtime::topology::Topology>) -> Constants {
-    let sockets = topology.map(|t| t.sockets().count() as f64);
-    let cpus = topology.map(|t| t.cpus().len() as f64);
-    let smt = if args.place.sim {
-        Some(1.0)
-    } else {
-        let root = args.place.root.clone().unwrap_or_else(|| "/".into());
-        std::fs::read_to_string(root.join("sys/devices/system/cpu/smt/active"))
-            .ok()
-            .map(|s| if s.trim() == "1" { 2.0 } else { 1.0 })
-    };
-    Constants {
-        socket_count: sockets,
-        cpu_count: cpus,
-        threads_per_core: smt,
-        cores_per_socket: cpus.zip(sockets).zip(smt).map(|((c, s), t)| c / s / t),
-        ..Constants::NONE
-    }
-}
-
-/// What the report header shows of the constants.
-fn constants_line(c: &Constants) -> String {
-    let show = |v: Option<f64>| v.map_or("unknown".to_string(), |v| format!("{v}"));
-    format!(
-        "# constants: SOCKET_COUNT={} CPU_COUNT={} THREADS_PER_CORE={} CORES_PER_SOCKET={} SYSTEM_TSC_FREQ={}",
-        show(c.socket_count),
-        show(c.cpu_count),
-        show(c.threads_per_core),
-        show(c.cores_per_socket),
-        show(c.tsc_hz)
-    )
+/// The constants of the machine `place` names (the simulator's, or the hardware under
+/// `--root`), each with where it came from.
+pub fn part_constants(place: &PlaceArgs, processor: &str) -> Result<PartConstants, Failure> {
+    let info = PROCESSORS
+        .iter()
+        .find(|p| p.id == processor)
+        .copied()
+        .ok_or_else(|| Failure::from(pmu_runtime::lookup::unknown_processor(processor)))?;
+    let machine = place.machine_for(info)?;
+    let root = place.root.clone().unwrap_or_else(|| "/".into());
+    Ok(PartConstants::read(&machine, info, &root))
 }
 
 /// Runs `pmu watch --metric`.
@@ -135,8 +114,8 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     let processor = processor(args)?;
     let chosen = select(processor, &args.metric)?;
     // Threads per core first: it decides which events a top-down formula's branches need.
-    let early = constants(args, None);
-    let plan = Plan::new(processor, &chosen, &early)?;
+    let part = part_constants(&args.place, processor)?;
+    let plan = Plan::new(processor, &chosen, &part.constants())?;
     let selection = Selection {
         units: plan.boxes(),
         events: plan.events.iter().map(|e| e.word()).collect(),
@@ -158,7 +137,6 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         .place
         .machine_for(targets.processor())?
         .taking_over(args.force);
-    let constants = constants(args, machine.topology().ok().as_ref());
     let backend = args.place.backend(&machine, targets.selection().route());
     let period = Duration::from_secs_f64(args.interval);
     let options = Options {
@@ -172,7 +150,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         let stop = Arc::clone(&stop);
         let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
     }
-    let result = metric_loop(&mut session, args, &plan, constants, format, &stop);
+    let result = metric_loop(&mut session, args, &plan, &part, format, &stop);
     close_after(session, result).map(|()| String::new())
 }
 
@@ -244,17 +222,18 @@ fn metric_loop(
     session: &mut Session,
     args: &WatchArgs,
     plan: &Plan,
-    mut constants: Constants,
+    part: &PartConstants,
     format: MetricFormat,
     stop: &AtomicBool,
 ) -> Result<(), Failure> {
     session.start()?;
+    let mut constants = part.constants();
     let series = session.series().to_vec();
     let mut out = io::stdout().lock();
     let head = match format {
         MetricFormat::Table => format!(
             "{}\n{:>10}  {:>6}  {:<40} {:>16}  {:<16} {}\n",
-            constants_line(&constants),
+            part.header(),
             "time",
             "socket",
             "metric",

@@ -1,0 +1,218 @@
+//! Derived metrics as gauges (`pmu serve --metric`): each counting interval, the exporter's
+//! deltas are summed per socket and event, as [`crate::metrics::Plan::evaluate`] takes them,
+//! and every metric's value over that interval is set in a `pmu_metric` gauge labelled by
+//! processor, metric, unit and socket: the same series `pmu watch --metric --format
+//! openmetrics` prints. A value that is not defined (a division by zero, a box that could not
+//! be read) is taken out of the exposition until it is defined again, never written as NaN.
+
+use std::fmt;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Mutex, PoisonError};
+
+use pmu_regs::metrics::Constants;
+use prometheus_client::encoding::{EncodeLabelSet, LabelSetEncoder};
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+use crate::constants::PartConstants;
+use crate::metrics::Plan;
+
+/// Where one of the exporter's series goes in a plan: its socket, and which of the plan's
+/// events ([`Plan::events`]) it counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MetricInput {
+    /// The socket its box is on.
+    pub socket: u32,
+    /// The index of its event in [`Plan::events`].
+    pub event: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct MetricLabels {
+    processor: String,
+    metric: String,
+    unit: String,
+    socket: u32,
+}
+
+impl EncodeLabelSet for MetricLabels {
+    fn encode(&self, encoder: &mut LabelSetEncoder) -> Result<(), fmt::Error> {
+        let socket = self.socket.to_string();
+        [
+            ("processor", self.processor.as_str()),
+            ("metric", self.metric.as_str()),
+            ("unit", self.unit.as_str()),
+            ("socket", socket.as_str()),
+        ]
+        .encode(encoder)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct ConstantLabels {
+    constant: String,
+    source: String,
+}
+
+impl EncodeLabelSet for ConstantLabels {
+    fn encode(&self, encoder: &mut LabelSetEncoder) -> Result<(), fmt::Error> {
+        [
+            ("constant", self.constant.as_str()),
+            ("source", self.source.as_str()),
+        ]
+        .encode(encoder)
+    }
+}
+
+/// One interval's change of one series: its delta and running fraction (`None`: it ran the
+/// whole time), or `None` where it could not be read.
+pub(super) type Change = Option<(u64, Option<f64>)>;
+
+/// A socket and its sums of a plan's events: (count, smallest running fraction).
+type SocketSums = (u32, Vec<(u64, Option<f64>)>);
+
+/// One plan's metrics, and where the exporter's series go in it.
+#[derive(Debug)]
+struct Fed {
+    plan: Plan,
+    inputs: Vec<Option<MetricInput>>,
+    sockets: Vec<u32>,
+}
+
+impl Fed {
+    /// Each socket's sums of the plan's events: (count, smallest running fraction); a sum
+    /// with a part that could not be read gets fraction 0, which makes it missing.
+    fn sums(&self, changes: &[Change]) -> Vec<SocketSums> {
+        let mut out: Vec<SocketSums> = self
+            .sockets
+            .iter()
+            .map(|&s| (s, vec![(0, None); self.plan.events.len()]))
+            .collect();
+        for (input, change) in self.inputs.iter().zip(changes) {
+            let Some(input) = input else { continue };
+            let Some((_, sums)) = out.iter_mut().find(|(s, _)| *s == input.socket) else {
+                continue;
+            };
+            let Some(slot) = sums.get_mut(input.event) else {
+                continue;
+            };
+            match change {
+                Some((delta, ratio)) => {
+                    slot.0 = slot.0.saturating_add(*delta);
+                    slot.1 = match (slot.1, *ratio) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    };
+                }
+                None => slot.1 = Some(0.0),
+            }
+        }
+        out
+    }
+}
+
+/// The gauges of some metrics (of one or more plans, each on one unit), fed by an
+/// exporter's series, and the constants they read.
+#[derive(Debug)]
+pub struct MetricGauges {
+    fed: Vec<Fed>,
+    constants: Constants,
+    gauges: Family<MetricLabels, Gauge<f64, AtomicU64>>,
+    known: Family<ConstantLabels, Gauge<f64, AtomicU64>>,
+    /// Each metric's value on each socket after the last interval.
+    last: Mutex<Vec<(MetricLabels, Option<f64>)>>,
+}
+
+impl MetricGauges {
+    /// Gauges under the part's `constants` (the interval's length is filled in each
+    /// interval), which are exported too (`pmu_constant`, labelled by the constant and where
+    /// it came from). Add the metrics with [`Self::with_plan`].
+    pub fn new(constants: &PartConstants) -> Self {
+        let known = Family::<ConstantLabels, Gauge<f64, AtomicU64>>::default();
+        for (name, k) in constants.rows() {
+            if let Some(v) = k.value {
+                let labels = ConstantLabels {
+                    constant: name.to_string(),
+                    source: k.source.clone(),
+                };
+                known.get_or_create(&labels).set(v);
+            }
+        }
+        MetricGauges {
+            fed: Vec::new(),
+            constants: constants.constants(),
+            gauges: Family::default(),
+            known,
+            last: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Adds `plan`'s metrics: `inputs[i]` says where the exporter's series i goes in it
+    /// (`None`: not one of its events), in the order of the exporter's series.
+    pub fn with_plan(mut self, plan: Plan, inputs: Vec<Option<MetricInput>>) -> Self {
+        let mut sockets: Vec<u32> = inputs.iter().flatten().map(|i| i.socket).collect();
+        sockets.sort_unstable();
+        sockets.dedup();
+        self.fed.push(Fed {
+            plan,
+            inputs,
+            sockets,
+        });
+        self
+    }
+
+    pub(super) fn register(&self, registry: &mut Registry) {
+        registry.register(
+            "pmu_metric",
+            "A derived metric over the last counting interval, by socket (pmu list --metrics)",
+            self.gauges.clone(),
+        );
+        registry.register(
+            "pmu_constant",
+            "A constant the metrics read (SOCKET_COUNT, SYSTEM_TSC_FREQ, ...), by where it came from",
+            self.known.clone(),
+        );
+    }
+
+    /// Sets every gauge from one interval of `seconds`: `changes[i]` is series i's.
+    pub(super) fn update(&self, changes: &[Change], seconds: f64) {
+        let constants = Constants {
+            duration_seconds: (seconds > 0.0).then_some(seconds),
+            ..self.constants
+        };
+        let mut last = Vec::new();
+        for fed in &self.fed {
+            for (socket, counts) in fed.sums(changes) {
+                let values = fed.plan.evaluate(&counts, &constants);
+                for (m, v) in fed.plan.metrics.iter().zip(values) {
+                    let labels = MetricLabels {
+                        processor: fed.plan.processor.to_string(),
+                        metric: m.name.to_string(),
+                        unit: m.unit.to_string(),
+                        socket,
+                    };
+                    match v {
+                        Some(v) if v.is_finite() => {
+                            self.gauges.get_or_create(&labels).set(v);
+                        }
+                        _ => {
+                            self.gauges.remove(&labels);
+                        }
+                    }
+                    last.push((labels, v.filter(|v| v.is_finite())));
+                }
+            }
+        }
+        *self.last.lock().unwrap_or_else(PoisonError::into_inner) = last;
+    }
+
+    /// The value of `metric` on `socket` as the last interval left it (`None`: n/a, or not
+    /// counted yet).
+    pub fn value(&self, metric: &str, socket: u32) -> Option<f64> {
+        let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
+        last.iter()
+            .find(|(l, _)| l.metric == metric && l.socket == socket)
+            .and_then(|(_, v)| *v)
+    }
+}

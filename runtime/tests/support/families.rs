@@ -1,0 +1,100 @@
+//! The processor families whose metrics are checked through `pmu serve --metric`, and what
+//! each metric must be when the simulator injects every counted event at the same steady
+//! rate into every counted box (`serve --sim --sim-rate R`).
+
+use pmu_runtime::boxes::Boxes;
+
+/// Events per second the simulator injects into every counted event of every box.
+pub const RATE: f64 = 200_000.0;
+
+/// Each family's processor and the metrics served for it: memory read and write bandwidth,
+/// the LLC hit rate and top-down level 1 (`Frontend_Bound`) where the spec has them. Ice
+/// Lake-SP and Sapphire Rapids have no top-down level 1 yet (`TOPDOWN.SLOTS` and
+/// `PERF_METRICS` are not in the spec), Sapphire Rapids no memory bandwidth (its iMC is not).
+pub const FAMILIES: [(&str, &[&str]); 6] = [
+    (
+        "xeon-e5-2600-v3",
+        &[
+            "memory_bandwidth_read",
+            "memory_bandwidth_write",
+            "llc_hit_rate",
+            "Frontend_Bound",
+        ],
+    ),
+    (
+        "xeon-e5-2600-v4",
+        &[
+            "memory_bandwidth_read",
+            "memory_bandwidth_write",
+            "llc_hit_rate",
+            "Frontend_Bound",
+        ],
+    ),
+    (
+        "skylake-sp",
+        &[
+            "memory_bandwidth_read",
+            "memory_bandwidth_write",
+            "llc_hit_rate",
+            "Frontend_Bound",
+        ],
+    ),
+    (
+        "cascade-lake",
+        &[
+            "memory_bandwidth_read",
+            "memory_bandwidth_write",
+            "llc_hit_rate",
+            "Frontend_Bound",
+        ],
+    ),
+    (
+        "ice-lake-sp",
+        &[
+            "memory_bandwidth_read",
+            "memory_bandwidth_write",
+            "llc_hit_rate",
+        ],
+    ),
+    ("sapphire-rapids", &["llc_hit_rate"]),
+];
+
+/// The iMC channels of one socket of `processor`.
+pub fn channels(processor: &str) -> f64 {
+    let p = pmu_regs::PROCESSORS
+        .iter()
+        .find(|p| p.id == processor)
+        .unwrap();
+    Boxes::of(p)
+        .boxes
+        .iter()
+        .filter(|b| b.unit.name == "IMC")
+        .count() as f64
+}
+
+/// What `metric` of `processor` must be per socket, and how far off it may be, relative.
+///
+/// - Bandwidth: the socket's channels x `RATE` CAS commands per second x 64 bytes, in MB/s.
+///   The counts are exact; the interval's length is the exporter's clock, stamped just
+///   before each read while the simulator's clock is read inside it, so the two may differ
+///   by the time a read takes to start (microseconds on an idle machine; a loaded shared
+///   one may stall a thread for a few milliseconds of a 200 ms interval): 2 %.
+/// - Ratios of two events at the same rate in the same boxes over the same interval: their
+///   counts are equal, so `llc_hit_rate` = 100 (refs - misses) / refs = 0 and, without SMT,
+///   `Frontend_Bound` = 100 x not-delivered / (4 x cycles) = 25: exactly.
+pub fn expected(processor: &str, metric: &str) -> (f64, f64) {
+    match metric {
+        "memory_bandwidth_read" | "memory_bandwidth_write" => {
+            (channels(processor) * RATE * 64.0 / 1e6, 0.02)
+        }
+        "llc_hit_rate" => (0.0, 0.0),
+        "Frontend_Bound" => (25.0, 0.0),
+        other => panic!("no expectation for {other}"),
+    }
+}
+
+/// Whether `value` is what [`expected`] says.
+pub fn matches(processor: &str, metric: &str, value: f64) -> bool {
+    let (want, within) = expected(processor, metric);
+    (value - want).abs() <= within * want.abs() + 1e-9
+}

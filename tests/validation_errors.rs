@@ -283,3 +283,11 @@ fn units_from() {
 fn box_count() {
     insta::assert_snapshot!(spec_diagnostics("box_count"));
 }
+
+/// `<socket-bus>`: an unknown `other-buses`, no description; and, once every unit is known,
+/// an unknown register, registers that are not PCI, registers of two devices, an unknown
+/// node-id field, and a map whose slots are not as wide as the node id.
+#[test]
+fn socket_bus() {
+    insta::assert_snapshot!(spec_diagnostics("socket_bus"));
+}

@@ -145,6 +145,7 @@ pub static CHA: PmuInfo = PmuInfo {
         CHA_PERF.of_box("CHA59", "uncore_cha_59"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -271,6 +272,7 @@ pub static IIO: PmuInfo = PmuInfo {
         IIO_PERF.of_box("IIO11", "uncore_iio_11"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -368,6 +370,7 @@ pub static IRP: PmuInfo = PmuInfo {
         IRP_PERF.of_box("IRP11", "uncore_irp_11"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -469,6 +472,7 @@ pub static M3UPI: PmuInfo = PmuInfo {
         M3UPI_PERF.of_box("M3UPI3", "uncore_m3upi_3"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -571,6 +575,7 @@ pub static UBOX: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -669,6 +674,7 @@ pub static UPI: PmuInfo = PmuInfo {
         UPI_PERF.of_box("UPI3", "uncore_upi_3"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",

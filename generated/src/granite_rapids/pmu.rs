@@ -185,6 +185,7 @@ pub static CHA: PmuInfo = PmuInfo {
         CHA_PERF.of_box("CHA125", "uncore_cha_125"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -282,6 +283,7 @@ pub static IIO: PmuInfo = PmuInfo {
         IIO_PERF.of_box("IIO15", "uncore_iio_15"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -370,6 +372,7 @@ pub static IRP: PmuInfo = PmuInfo {
         IRP_PERF.of_box("IRP15", "uncore_irp_15"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -455,6 +458,7 @@ pub static UBOX: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",

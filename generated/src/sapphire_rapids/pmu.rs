@@ -131,6 +131,7 @@ pub static CHA: PmuInfo = PmuInfo {
         CHA_PERF.of_box("CHA59", "uncore_cha_59"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -256,6 +257,7 @@ pub static IIO: PmuInfo = PmuInfo {
         IIO_PERF.of_box("IIO11", "uncore_iio_11"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -362,6 +364,7 @@ pub static IRP: PmuInfo = PmuInfo {
         IRP_PERF.of_box("IRP11", "uncore_irp_11"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -462,6 +465,7 @@ pub static M3UPI: PmuInfo = PmuInfo {
         M3UPI_PERF.of_box("M3UPI3", "uncore_m3upi_3"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -573,6 +577,7 @@ pub static UBOX: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -670,6 +675,7 @@ pub static UPI: PmuInfo = PmuInfo {
         UPI_PERF.of_box("UPI3", "uncore_upi_3"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",

@@ -277,8 +277,9 @@ fn units_from() {
 }
 
 /// `<box-count>`: an unknown kind, a register named where none is read or missing where
-/// one is, an unknown source, no description; and, once every unit is known, an unknown
-/// register or a field that cannot hold a bit per box (a register of another unit is fine).
+/// one is, register and field lists of different lengths, an unknown source, no description;
+/// and, once every unit is known, an unknown register, a field that cannot hold a bit per box
+/// (a register of another unit is fine), or fields with too few bits together.
 #[test]
 fn box_count() {
     insta::assert_snapshot!(spec_diagnostics("box_count"));

@@ -3755,6 +3755,72 @@ static inline uint64_t pmu_ice_lake_sp_pcu_msr_pmon_ctr_event_count_get(uint64_t
 static inline uint64_t pmu_ice_lake_sp_pcu_msr_pmon_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ICE_LAKE_SP_PCU_MSR_PMON_CTR_EVENT_COUNT_MASK, PMU_ICE_LAKE_SP_PCU_MSR_PMON_CTR_EVENT_COUNT_SHIFT, value); }
 
 /*
+ * CAPID6: Capability register 6 of the PCU's configuration device: the low 32 of the 64 bits
+ * that say which CHAs (mesh tiles' caching and home agents) this part has enabled, one bit
+ * each.
+ *
+ * 32-bit register in PCI configuration space.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): From Linux.
+ * The notes in full: generated/docs/ice_lake_sp/pcu.md.
+ */
+#define PMU_ICE_LAKE_SP_CAPID6_WIDTH 32
+#define PMU_ICE_LAKE_SP_CAPID6_COUNT 1
+#define PMU_ICE_LAKE_SP_CAPID6_RESET 0x00000000U
+#define PMU_ICE_LAKE_SP_CAPID6_RESERVED_MASK 0x00000000U
+#define PMU_ICE_LAKE_SP_CAPID6_IGNORED_MASK 0x00000000U
+#define PMU_ICE_LAKE_SP_CAPID6_WRITABLE_MASK 0x00000000U
+#define PMU_ICE_LAKE_SP_CAPID6_DEVICE_ID 0x345BU
+#define PMU_ICE_LAKE_SP_CAPID6_DEVICE 30
+#define PMU_ICE_LAKE_SP_CAPID6_FUNCTION 3
+#define PMU_ICE_LAKE_SP_CAPID6_OFFSET 0x9CU
+
+/*
+ * cha_en (bits 31:0, ro): The low half of the enabled-CHA bits: their number of set bits, with
+ * CAPID7.cha_en_hi's, is the number of CHAs, numbered from 0. Set by the part, not by
+ * software.
+ */
+#define PMU_ICE_LAKE_SP_CAPID6_CHA_EN_SHIFT 0
+#define PMU_ICE_LAKE_SP_CAPID6_CHA_EN_WIDTH 32
+#define PMU_ICE_LAKE_SP_CAPID6_CHA_EN_MASK 0xFFFFFFFFU
+#define PMU_ICE_LAKE_SP_CAPID6_CHA_EN_MAX 0xFFFFFFFFU
+static inline uint32_t pmu_ice_lake_sp_capid6_cha_en_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_ICE_LAKE_SP_CAPID6_CHA_EN_MASK, PMU_ICE_LAKE_SP_CAPID6_CHA_EN_SHIFT); }
+
+/*
+ * CAPID7: Capability register 7 of the PCU's configuration device: the high 32 of the 64
+ * enabled-CHA bits, beside CAPID6.
+ *
+ * 32-bit register in PCI configuration space.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): From Linux.
+ * The notes in full: generated/docs/ice_lake_sp/pcu.md.
+ */
+#define PMU_ICE_LAKE_SP_CAPID7_WIDTH 32
+#define PMU_ICE_LAKE_SP_CAPID7_COUNT 1
+#define PMU_ICE_LAKE_SP_CAPID7_RESET 0x00000000U
+#define PMU_ICE_LAKE_SP_CAPID7_RESERVED_MASK 0x00000000U
+#define PMU_ICE_LAKE_SP_CAPID7_IGNORED_MASK 0x00000000U
+#define PMU_ICE_LAKE_SP_CAPID7_WRITABLE_MASK 0x00000000U
+#define PMU_ICE_LAKE_SP_CAPID7_DEVICE_ID 0x345BU
+#define PMU_ICE_LAKE_SP_CAPID7_DEVICE 30
+#define PMU_ICE_LAKE_SP_CAPID7_FUNCTION 3
+#define PMU_ICE_LAKE_SP_CAPID7_OFFSET 0xA0U
+
+/*
+ * cha_en_hi (bits 31:0, ro): The high half of the enabled-CHA bits (see CAPID6.cha_en). Set by
+ * the part, not by software.
+ */
+#define PMU_ICE_LAKE_SP_CAPID7_CHA_EN_HI_SHIFT 0
+#define PMU_ICE_LAKE_SP_CAPID7_CHA_EN_HI_WIDTH 32
+#define PMU_ICE_LAKE_SP_CAPID7_CHA_EN_HI_MASK 0xFFFFFFFFU
+#define PMU_ICE_LAKE_SP_CAPID7_CHA_EN_HI_MAX 0xFFFFFFFFU
+static inline uint32_t pmu_ice_lake_sp_capid7_cha_en_hi_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_ICE_LAKE_SP_CAPID7_CHA_EN_HI_MASK, PMU_ICE_LAKE_SP_CAPID7_CHA_EN_HI_SHIFT); }
+
+/*
  * Events of the PCU unit, from Intel's public event list: _CODE is the event select, _UMASK
  * the unit mask, _EXT_SEL whether the event-select extension bit must be set, _COUNTERS a bit
  * mask of the counters that may count it (bit n: counter n).

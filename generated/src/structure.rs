@@ -507,22 +507,24 @@ pub struct BoxCountInfo {
 /// What is read to learn a unit's box count.
 #[derive(Debug, Clone, Copy)]
 pub enum BoxCountRule {
-    /// The number of set bits of a field of one register instance (one bit per box present).
-    SetBits(BitRef),
+    /// The number of set bits of one or more fields (each of one register instance),
+    /// summed: one bit per box present.
+    SetBits(&'static [BitRef]),
     /// The number of cores of the socket (one box per core).
     CoresPerSocket,
 }
 
 impl BoxCountRule {
-    /// The count a value read from the rule's register gives (`SetBits`: its set bits in the
-    /// field).
-    pub const fn count_from(&self, raw: u64) -> Option<u32> {
+    /// The count the values read from the rule's registers give, one value per field in
+    /// order (`SetBits`: the set bits of every field, summed).
+    pub fn count_from(&self, raws: &[u64]) -> Option<u32> {
         match self {
-            BoxCountRule::SetBits(b) => {
-                let width = b.field.msb - b.field.lsb + 1;
-                let mask = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
-                Some(((raw >> b.field.lsb) & mask).count_ones())
-            }
+            BoxCountRule::SetBits(bits) => Some(
+                bits.iter()
+                    .zip(raws)
+                    .map(|(b, &raw)| b.field.extract(raw).count_ones())
+                    .sum(),
+            ),
             BoxCountRule::CoresPerSocket => None,
         }
     }

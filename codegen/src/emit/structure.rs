@@ -498,8 +498,8 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
 fn box_count(names: &Names, b: &BoxCount) -> TokenStream {
     let rule = match &b.rule {
         BoxCountRule::SetBits(bits) => {
-            let bit = bit_literal(names, bits);
-            quote!(BoxCountRule::SetBits(#bit))
+            let bits = bits.iter().map(|b| bit_literal(names, b));
+            quote!(BoxCountRule::SetBits(&[#(#bits),*]))
         }
         BoxCountRule::CoresPerSocket => quote!(BoxCountRule::CoresPerSocket),
     };
@@ -731,9 +731,9 @@ fn references(p: &Processor) -> (BTreeSet<(usize, usize)>, BTreeSet<FieldKey>) {
         .iter()
         .flat_map(|u| &u.pmu)
         .flat_map(|m| &m.box_count);
-    let count_bits = counted.filter_map(|b| match &b.rule {
-        BoxCountRule::SetBits(bits) => Some(bits),
-        BoxCountRule::CoresPerSocket => None,
+    let count_bits = counted.flat_map(|b| match &b.rule {
+        BoxCountRule::SetBits(bits) => bits.as_slice(),
+        BoxCountRule::CoresPerSocket => &[],
     });
     let bus_bits = p
         .units

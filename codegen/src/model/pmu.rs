@@ -325,9 +325,10 @@ pub struct BoxCount {
 /// What is read to learn a unit's box count.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BoxCountRule {
-    /// The number of set bits of a field of a register of the processor (one bit per box
-    /// present: the Skylake-SP CHAs in CAPID6).
-    SetBits(BitRef),
+    /// The number of set bits of one or more fields of registers of the processor, summed
+    /// (one bit per box present: the Skylake-SP CHAs in CAPID6, Ice Lake-SP's in CAPID6 and
+    /// CAPID7).
+    SetBits(Vec<BitRef>),
     /// The number of cores of the socket (one box per core: the E5-2600 v3/v4 C-boxes).
     CoresPerSocket,
 }

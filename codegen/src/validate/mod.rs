@@ -229,7 +229,9 @@ impl Validator {
                 if let Some(BoxCountRule::SetBits(bits)) =
                     pmu.box_count.as_mut().map(|b| &mut b.rule)
                 {
-                    bits.unit += offset;
+                    for b in bits {
+                        b.unit += offset;
+                    }
                 }
                 if let Some(sb) = pmu.socket_bus.as_mut() {
                     for b in std::iter::once(&mut sb.node_id).chain(&mut sb.slots) {

@@ -394,14 +394,18 @@ pub static CHA: PmuInfo = PmuInfo {
         CHA_PERF.of_box("CHA27", "uncore_cha_27"),
     ],
     box_count: Some(BoxCountInfo {
-        rule: BoxCountRule::SetBits(BitRef {
-            register: &super::pcu::CAPID6_INFO,
-            instance: "PCU",
-            index: 0,
-            field: CAPID6_CHA_EN,
-            register_name: "CAPID6",
-            qualified: "CAPID6.cha_en",
-        }),
+        rule: BoxCountRule::SetBits(
+            &[
+                BitRef {
+                    register: &super::pcu::CAPID6_INFO,
+                    instance: "PCU",
+                    index: 0,
+                    field: CAPID6_CHA_EN,
+                    register_name: "CAPID6",
+                    qualified: "CAPID6.cha_en",
+                },
+            ],
+        ),
         source: "linux-snbep",
         description: "The number of set bits of CAPID6.cha_en (bits 27:0 of offset 0x9C of \
             the PCU's device 0x2083, device 30 function 3): one bit per CHA the part \

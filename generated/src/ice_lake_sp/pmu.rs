@@ -12,7 +12,7 @@ use super::irp::{IrpBoxCtl, IrpBoxStatus, IrpCtl, IrpCtr};
 use super::m2m::{M2mBoxCtl, M2mBoxStatus, M2mCtl, M2mCtr};
 use super::m2pcie::{M2pcieBoxCtl, M2pcieBoxStatus, M2pcieCtl, M2pcieCtr};
 use super::m3upi::{M3upiBoxCtl, M3upiBoxStatus, M3upiCtl, M3upiCtr};
-use super::pcu::{PcuBoxCtl, PcuBoxFilter, PcuBoxStatus, PcuCtl, PcuCtr};
+use super::pcu::{Capid6, Capid7, PcuBoxCtl, PcuBoxFilter, PcuBoxStatus, PcuCtl, PcuCtr};
 use super::ubox::{
     UCpuNodeId, UCtl, UCtr, UGidNidMap, UGlobalCtl, UGlobalStatus1, UUclkFixedCtl,
     UUclkFixedCtr,
@@ -25,12 +25,10 @@ use super::upi::{UpiBoxCtl, UpiBoxStatus, UpiCtl, UpiCtr};
 ///
 /// **How many CHAs a part has** (info): The unit lists the 40 CHAs Linux and likwid can address
 /// (icx_cha_msr_offsets, CBOX0-39); a part has one per enabled tile. Linux counts them when the
-/// driver loads (icx_count_chabox): it reads the two 32-bit capability registers CAPID6 (offset
-/// 0x9C, the low half) and CAPID7 (offset 0xA0, the high half) of PCI device 0x345B (device 30,
-/// function 3 of the socket's uncore bus) and takes the number of bits set in the 64-bit value; it
-/// refuses more than 40. The spec does not yet carry that rule as data (the mechanism for reading
-/// box counts from the part is being built for Skylake-SP), so the runtime does not refuse a CHA
-/// the part lacks by name yet.
+/// driver loads (icx_count_chabox): the set bits of the 64-bit value whose low half is CAPID6
+/// (offset 0x9C) and high half CAPID7 (offset 0xA0) of PCI device 0x345B (device 30, function 3, on
+/// the bus above the U-box's); it refuses more than 40. The box-count above says the same; the
+/// runtime reads it before programming and refuses a CHA the part lacks by name.
 ///
 /// **Kernel PMU names** (info): Linux registers icx_uncore_chabox as cha, with num_boxes from
 /// icx_count_chabox: uncore_cha_0 to uncore_cha_N-1, with snr_uncore_cha_formats_attr (the icx-cha
@@ -102,7 +100,33 @@ pub static CHA: PmuInfo = PmuInfo {
         CHA_PERF.of_box("CHA38", "uncore_cha_38"),
         CHA_PERF.of_box("CHA39", "uncore_cha_39"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::SetBits(
+            &[
+                BitRef {
+                    register: Capid6::INFO,
+                    instance: "PCU",
+                    index: 0,
+                    field: CAPID6_CHA_EN,
+                    register_name: "CAPID6",
+                    qualified: "CAPID6.cha_en",
+                },
+                BitRef {
+                    register: Capid7::INFO,
+                    instance: "PCU",
+                    index: 0,
+                    field: CAPID7_CHA_EN_HI,
+                    register_name: "CAPID7",
+                    qualified: "CAPID7.cha_en_hi",
+                },
+            ],
+        ),
+        source: "linux-snbep",
+        description: "The number of set bits of CAPID6 (the low 32 bits) and CAPID7 (the high \
+            32) together, offsets 0x9C and 0xA0 of the PCU's device 0x345B, device \
+            30 function 3: one bit per CHA the part has enabled (Linux \
+            icx_count_chabox).",
+    }),
     socket_bus: None,
     notes: &[
         NoteInfo {
@@ -110,14 +134,12 @@ pub static CHA: PmuInfo = PmuInfo {
             title: "How many CHAs a part has",
             text: "The unit lists the 40 CHAs Linux and likwid can address \
             (icx_cha_msr_offsets, CBOX0-39); a part has one per enabled tile. Linux \
-            counts them when the driver loads (icx_count_chabox): it reads the two \
-            32-bit capability registers CAPID6 (offset 0x9C, the low half) and \
-            CAPID7 (offset 0xA0, the high half) of PCI device 0x345B (device 30, \
-            function 3 of the socket's uncore bus) and takes the number of bits set \
-            in the 64-bit value; it refuses more than 40. The spec does not yet \
-            carry that rule as data (the mechanism for reading box counts from the \
-            part is being built for Skylake-SP), so the runtime does not refuse a \
-            CHA the part lacks by name yet.",
+            counts them when the driver loads (icx_count_chabox): the set bits of \
+            the 64-bit value whose low half is CAPID6 (offset 0x9C) and high half \
+            CAPID7 (offset 0xA0) of PCI device 0x345B (device 30, function 3, on the \
+            bus above the U-box's); it refuses more than 40. The box-count above \
+            says the same; the runtime reads it before programming and refuses a CHA \
+            the part lacks by name.",
         },
         NoteInfo {
             kind: "info",
@@ -1122,6 +1144,10 @@ const PCU_CTL_EDGE_DET: &FieldInfo = PcuCtl::INFO.field_named("edge_det");
 const PCU_CTL_EV_SEL: &FieldInfo = PcuCtl::INFO.field_named("ev_sel");
 /// `PCU_MSR_PMON_CTR.event_count` (bits 47:0).
 const PCU_CTR_EVENT_COUNT: &FieldInfo = PcuCtr::INFO.field_named("event_count");
+/// `CAPID6.cha_en` (bits 31:0).
+const CAPID6_CHA_EN: &FieldInfo = Capid6::INFO.field_named("cha_en");
+/// `CAPID7.cha_en_hi` (bits 31:0).
+const CAPID7_CHA_EN_HI: &FieldInfo = Capid7::INFO.field_named("cha_en_hi");
 /// `U_MSR_PMON_UCLK_FIXED_CTR.event_count` (bits 47:0).
 const U_UCLK_FIXED_CTR_EVENT_COUNT: &FieldInfo = UUclkFixedCtr::INFO
     .field_named("event_count");

@@ -3085,6 +3085,14 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layout! {
+    capid6: Capid6;
+    ro(cha_en, val u32, 0, 32);
+}
+layout! {
+    capid7: Capid7;
+    ro(cha_en_hi, val u32, 0, 32);
+}
 }
 
 #[cfg(feature = "ice-lake-sp")]

@@ -277,9 +277,18 @@ fn units_from() {
 }
 
 /// `<box-count>`: an unknown kind, a register named where none is read or missing where
-/// one is, an unknown source, no description; and, once every unit is known, an unknown
-/// register or a field that cannot hold a bit per box (a register of another unit is fine).
+/// one is, register and field lists of different lengths, an unknown source, no description;
+/// and, once every unit is known, an unknown register, a field that cannot hold a bit per box
+/// (a register of another unit is fine), or fields with too few bits together.
 #[test]
 fn box_count() {
     insta::assert_snapshot!(spec_diagnostics("box_count"));
+}
+
+/// `<socket-bus>`: an unknown `other-buses`, no description; and, once every unit is known,
+/// an unknown register, registers that are not PCI, registers of two devices, an unknown
+/// node-id field, and a map whose slots are not as wide as the node id.
+#[test]
+fn socket_bus() {
+    insta::assert_snapshot!(spec_diagnostics("socket_bus"));
 }

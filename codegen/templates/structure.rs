@@ -262,8 +262,52 @@ pub struct PmuInfo {
     /// How software learns how many of the boxes this part has; `None`: every part has
     /// every box listed.
     pub box_count: Option<BoxCountInfo>,
+    /// How software learns which socket owns each uncore PCI bus, on the unit whose device
+    /// holds the node-id registers; `None` on every other unit.
+    pub socket_bus: Option<SocketBusInfo>,
     /// Decisions about the structure, with their sources.
     pub notes: &'static [NoteInfo],
+}
+
+/// How software learns which socket owns each PCI bus that holds uncore devices (the spec's
+/// `<socket-bus>`): on every bus that has the node-id device, the package is the position of
+/// the slot of the node map that holds the bus's own node id; a bus without the device
+/// belongs with the nearest bus that has it, as [`OtherBuses`] says.
+#[derive(Debug, Clone, Copy)]
+pub struct SocketBusInfo {
+    /// The field holding the bus's own node id (its register names the device).
+    pub node_id: BitRef,
+    /// The node map's slots: slot n holds the node id of package n.
+    pub slots: &'static [BitRef],
+    /// Which bus with the device a bus without it belongs with.
+    pub other_buses: OtherBuses,
+    /// The public source of the rule (a `processors.xml` source id).
+    pub source: &'static str,
+    /// The rule in words, for messages.
+    pub description: &'static str,
+}
+
+impl SocketBusInfo {
+    /// The package a bus belongs to, from the node id and the map read there: the first
+    /// slot holding the node id, or `None` when no slot does.
+    pub fn package_of(&self, node_id: u64, map: u64) -> Option<u32> {
+        let own = self.node_id.field.extract(node_id);
+        self.slots
+            .iter()
+            .position(|s| s.field.extract(map) == own)
+            .map(|n| n as u32)
+    }
+}
+
+/// Which bus with the node-id device a bus without it belongs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OtherBuses {
+    /// None: every uncore device of a socket is on the bus of the node-id device.
+    None,
+    /// The nearest lower-numbered bus that has the device.
+    NextLower,
+    /// The nearest higher-numbered bus that has the device.
+    NextHigher,
 }
 
 /// How software learns how many boxes of a unit a part has: boxes 0 to n-1 of the unit's
@@ -281,22 +325,24 @@ pub struct BoxCountInfo {
 /// What is read to learn a unit's box count.
 #[derive(Debug, Clone, Copy)]
 pub enum BoxCountRule {
-    /// The number of set bits of a field of one register instance (one bit per box present).
-    SetBits(BitRef),
+    /// The number of set bits of one or more fields (each of one register instance),
+    /// summed: one bit per box present.
+    SetBits(&'static [BitRef]),
     /// The number of cores of the socket (one box per core).
     CoresPerSocket,
 }
 
 impl BoxCountRule {
-    /// The count a value read from the rule's register gives (`SetBits`: its set bits in the
-    /// field).
-    pub const fn count_from(&self, raw: u64) -> Option<u32> {
+    /// The count the values read from the rule's registers give, one value per field in
+    /// order (`SetBits`: the set bits of every field, summed).
+    pub fn count_from(&self, raws: &[u64]) -> Option<u32> {
         match self {
-            BoxCountRule::SetBits(b) => {
-                let width = b.field.msb - b.field.lsb + 1;
-                let mask = if width >= 64 { u64::MAX } else { (1u64 << width) - 1 };
-                Some(((raw >> b.field.lsb) & mask).count_ones())
-            }
+            BoxCountRule::SetBits(bits) => Some(
+                bits.iter()
+                    .zip(raws)
+                    .map(|(b, &raw)| b.field.extract(raw).count_ones())
+                    .sum(),
+            ),
             BoxCountRule::CoresPerSocket => None,
         }
     }

@@ -9470,6 +9470,114 @@ static inline uint64_t pmu_xeon_e5_2600_v2_u_msr_pmon_uclk_fixed_ctr_event_count
 static inline uint64_t pmu_xeon_e5_2600_v2_u_msr_pmon_uclk_fixed_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_E5_2600_V2_U_MSR_PMON_UCLK_FIXED_CTR_EVENT_COUNT_MASK, PMU_XEON_E5_2600_V2_U_MSR_PMON_UCLK_FIXED_CTR_EVENT_COUNT_SHIFT, value); }
 
 /*
+ * U_PCI_CPUNODEID: Node id of this socket, in the U-box PCI function (device 0x0E1E) on the
+ * socket's uncore bus; system software matches it against U_PCI_GIDNIDMAP to learn which
+ * package owns the bus.
+ *
+ * 32-bit register in PCI configuration space.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): Device id and offset from Linux; device and function from a device listing.
+ * The notes in full: generated/docs/xeon_e5_2600_v2/ubox.md.
+ */
+#define PMU_XEON_E5_2600_V2_U_PCI_CPUNODEID_WIDTH 32
+#define PMU_XEON_E5_2600_V2_U_PCI_CPUNODEID_COUNT 1
+#define PMU_XEON_E5_2600_V2_U_PCI_CPUNODEID_RESET 0x00000000U
+#define PMU_XEON_E5_2600_V2_U_PCI_CPUNODEID_RESERVED_MASK 0xFFFFFFF8U
+#define PMU_XEON_E5_2600_V2_U_PCI_CPUNODEID_IGNORED_MASK 0x00000000U
+#define PMU_XEON_E5_2600_V2_U_PCI_CPUNODEID_WRITABLE_MASK 0x00000000U
+#define PMU_XEON_E5_2600_V2_U_PCI_CPUNODEID_DEVICE_ID 0x0E1EU
+#define PMU_XEON_E5_2600_V2_U_PCI_CPUNODEID_DEVICE 11
+#define PMU_XEON_E5_2600_V2_U_PCI_CPUNODEID_FUNCTION 0
+#define PMU_XEON_E5_2600_V2_U_PCI_CPUNODEID_OFFSET 0x40U
+
+/* local_node_id (bits 2:0, ro): Node id of this socket, set by firmware. */
+#define PMU_XEON_E5_2600_V2_U_PCI_CPUNODEID_LOCAL_NODE_ID_SHIFT 0
+#define PMU_XEON_E5_2600_V2_U_PCI_CPUNODEID_LOCAL_NODE_ID_WIDTH 3
+#define PMU_XEON_E5_2600_V2_U_PCI_CPUNODEID_LOCAL_NODE_ID_MASK 0x00000007U
+#define PMU_XEON_E5_2600_V2_U_PCI_CPUNODEID_LOCAL_NODE_ID_MAX 0x00000007U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_pci_cpunodeid_local_node_id_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_PCI_CPUNODEID_LOCAL_NODE_ID_MASK, PMU_XEON_E5_2600_V2_U_PCI_CPUNODEID_LOCAL_NODE_ID_SHIFT); }
+
+/*
+ * U_PCI_GIDNIDMAP: Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id
+ * of the socket with group (package) id n.
+ *
+ * 32-bit register in PCI configuration space.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): Fields from Linux.
+ * The notes in full: generated/docs/xeon_e5_2600_v2/ubox.md.
+ */
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_WIDTH 32
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_COUNT 1
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_RESET 0x00000000U
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_RESERVED_MASK 0xFF000000U
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_IGNORED_MASK 0x00000000U
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_WRITABLE_MASK 0x00000000U
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_DEVICE_ID 0x0E1EU
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_DEVICE 11
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_FUNCTION 0
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_OFFSET 0x54U
+
+/* node_id7 (bits 23:21, ro): Node id of the socket whose group (package) id is 7. */
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID7_SHIFT 21
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID7_WIDTH 3
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID7_MASK 0x00E00000U
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID7_MAX 0x00000007U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_pci_gidnidmap_node_id7_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID7_MASK, PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID7_SHIFT); }
+
+/* node_id6 (bits 20:18, ro): Node id of the socket whose group (package) id is 6. */
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID6_SHIFT 18
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID6_WIDTH 3
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID6_MASK 0x001C0000U
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID6_MAX 0x00000007U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_pci_gidnidmap_node_id6_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID6_MASK, PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID6_SHIFT); }
+
+/* node_id5 (bits 17:15, ro): Node id of the socket whose group (package) id is 5. */
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID5_SHIFT 15
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID5_WIDTH 3
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID5_MASK 0x00038000U
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID5_MAX 0x00000007U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_pci_gidnidmap_node_id5_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID5_MASK, PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID5_SHIFT); }
+
+/* node_id4 (bits 14:12, ro): Node id of the socket whose group (package) id is 4. */
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID4_SHIFT 12
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID4_WIDTH 3
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID4_MASK 0x00007000U
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID4_MAX 0x00000007U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_pci_gidnidmap_node_id4_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID4_MASK, PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID4_SHIFT); }
+
+/* node_id3 (bits 11:9, ro): Node id of the socket whose group (package) id is 3. */
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID3_SHIFT 9
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID3_WIDTH 3
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID3_MASK 0x00000E00U
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID3_MAX 0x00000007U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_pci_gidnidmap_node_id3_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID3_MASK, PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID3_SHIFT); }
+
+/* node_id2 (bits 8:6, ro): Node id of the socket whose group (package) id is 2. */
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID2_SHIFT 6
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID2_WIDTH 3
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID2_MASK 0x000001C0U
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID2_MAX 0x00000007U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_pci_gidnidmap_node_id2_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID2_MASK, PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID2_SHIFT); }
+
+/* node_id1 (bits 5:3, ro): Node id of the socket whose group (package) id is 1. */
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID1_SHIFT 3
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID1_WIDTH 3
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID1_MASK 0x00000038U
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID1_MAX 0x00000007U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_pci_gidnidmap_node_id1_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID1_MASK, PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID1_SHIFT); }
+
+/* node_id0 (bits 2:0, ro): Node id of the socket whose group (package) id is 0. */
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID0_SHIFT 0
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID0_WIDTH 3
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID0_MASK 0x00000007U
+#define PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID0_MAX 0x00000007U
+static inline uint32_t pmu_xeon_e5_2600_v2_u_pci_gidnidmap_node_id0_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID0_MASK, PMU_XEON_E5_2600_V2_U_PCI_GIDNIDMAP_NODE_ID0_SHIFT); }
+
+/*
  * Events of the UBOX unit, from Intel's public event list: _CODE is the event select, _UMASK
  * the unit mask, _EXT_SEL whether the event-select extension bit must be set, _COUNTERS a bit
  * mask of the counters that may count it (bit n: counter n).

@@ -5987,6 +5987,8 @@ static inline uint32_t pmu_xeon_e5_2600_v4_pcu_msr_pmon_box_ctl_rst_ctrl_set(uin
  *
  * Note (info): Layout from Linux; the v3/v4 guide was not read.
  * Note (info): Addresses.
+ * Note (source-conflict): Bit 21, the event-select extension: PCM and likwid set it, Linux and
+ * Intel's lists do not.
  * The notes in full: generated/docs/xeon_e5_2600_v4/pcu.md.
  */
 #define PMU_XEON_E5_2600_V4_PCU_MSR_PMON_CTL_WIDTH 32

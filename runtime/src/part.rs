@@ -40,27 +40,29 @@ pub fn box_count(machine: &Machine, pmu: &PmuInfo, socket: u32) -> Result<Option
     };
     let (count, read) = match rule.rule {
         BoxCountRule::SetBits(bits) => {
-            let Some(address) = bits.address() else {
-                return Ok(None);
-            };
             let at = Where {
                 socket: Some(socket),
                 ..Where::default()
             };
-            let place = machine.place(bits.register, address, &at)?;
-            let raw = machine.read(&Resolved {
-                info: bits.register,
-                address,
-                place,
-            })?;
-            let n = rule.rule.count_from(raw).unwrap_or(0);
-            let value = (raw & bits.field.mask()) >> bits.field.lsb;
+            let mut raws = Vec::with_capacity(bits.len());
+            let mut values = Vec::with_capacity(bits.len());
+            for b in bits {
+                let Some(address) = b.address() else {
+                    return Ok(None);
+                };
+                let place = machine.place(b.register, address, &at)?;
+                let raw = machine.read(&Resolved {
+                    info: b.register,
+                    address,
+                    place,
+                })?;
+                values.push(format!("{} = {:#x}", b.qualified, b.field.extract(raw)));
+                raws.push(raw);
+            }
+            let n = rule.rule.count_from(&raws).unwrap_or(0);
             (
                 n,
-                format!(
-                    "{} = {value:#x} on socket {socket}: {n} bits set",
-                    bits.qualified
-                ),
+                format!("{} on socket {socket}: {n} bits set", values.join(", ")),
             )
         }
         BoxCountRule::CoresPerSocket => {

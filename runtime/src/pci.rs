@@ -10,7 +10,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use pmu_regs::{Location, ProcessorInfo};
+use pmu_regs::ProcessorInfo;
 
 pub use crate::access::{
     wanted_devices, BadBdf, Bdf, SocketDevices, UncoreDevices, INTEL_VENDOR_ID,
@@ -73,10 +73,9 @@ impl PciSysfs {
 
     /// Finds the uncore devices of `processor` under the root, one group per socket.
     ///
-    /// Devices are grouped by bus. Each bus's owner is read from the node-id registers where
-    /// the spec has them (E5-2600: U-box CPUNODEID and GIDNIDMAP) and sockets are ordered by
-    /// package; failing that, by (segment, bus), which is how these platforms' firmware
-    /// usually assigns uncore buses (socket 0 lowest).
+    /// Devices are found bus by bus and grouped into sockets by the node-id registers the
+    /// processor's `<socket-bus>` names ([`UncoreDevices::by_socket`]): no bus order is
+    /// assumed where the spec says how to read the owner.
     pub fn discover(&self, processor: &'static ProcessorInfo) -> Result<UncoreDevices> {
         let wanted = wanted_devices(processor);
         let looked_for = || {
@@ -123,80 +122,7 @@ impl PciSysfs {
                 looked_for: looked_for(),
             });
         }
-        let mut sockets: Vec<SocketDevices> = by_bus
-            .into_iter()
-            .map(|((segment, bus), mut devices)| {
-                devices.sort();
-                SocketDevices {
-                    segment,
-                    bus,
-                    devices,
-                    package: None,
-                }
-            })
-            .collect();
-        // Where the spec has the node-id registers (E5-2600 U-box CPUNODEID and GIDNIDMAP),
-        // each bus says which package owns it: its local node id is found in the node map at
-        // the package's position. Sockets are then ordered by package; otherwise by bus.
-        if let Some((node_id, node_map)) = node_id_registers(processor) {
-            for s in &mut sockets {
-                s.package = self.package_of(s, node_id, node_map);
-            }
-            if sockets.iter().all(|s| s.package.is_some()) {
-                sockets.sort_by_key(|s| s.package);
-            }
-        }
-        Ok(UncoreDevices { processor, sockets })
-    }
-}
-
-/// Where a PCI register is: device id, device, function, offset.
-type PciPlace = (u16, u8, u8, u16);
-
-/// The CPUNODEID and GIDNIDMAP registers of `processor`, when its spec has them with an
-/// address.
-fn node_id_registers(processor: &ProcessorInfo) -> Option<(PciPlace, PciPlace)> {
-    let find = |suffix: &str| {
-        processor
-            .units
-            .iter()
-            .flat_map(|u| u.registers.iter())
-            .filter(|r| r.name.ends_with(suffix))
-            .flat_map(|r| r.known_addresses())
-            .find_map(|a| match a.location {
-                Location::Pci {
-                    device_id,
-                    device,
-                    function,
-                    offset,
-                } => Some((device_id, device, function, offset)),
-                Location::Msr(_) | Location::Mmio { .. } | Location::Table(_) => None,
-            })
-    };
-    Some((find("CPUNODEID")?, find("GIDNIDMAP")?))
-}
-
-impl PciSysfs {
-    /// The package that owns `socket`'s bus, from its node-id registers (Linux's method:
-    /// the position of the local node id in the node map), or `None` if they cannot be read.
-    fn package_of(
-        &self,
-        socket: &SocketDevices,
-        node_id: PciPlace,
-        node_map: PciPlace,
-    ) -> Option<u32> {
-        let read = |(_, device, function, offset): PciPlace| {
-            let bdf = Bdf {
-                segment: socket.segment,
-                bus: socket.bus,
-                device,
-                function,
-            };
-            self.read_dword(bdf, offset).ok()
-        };
-        let local = read(node_id)? & 0b111;
-        let map = read(node_map)?;
-        (0..8).find(|i| (map >> (3 * i)) & 0b111 == local)
+        UncoreDevices::by_socket(processor, by_bus, self)
     }
 }
 

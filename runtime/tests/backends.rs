@@ -18,7 +18,7 @@ use pmu_runtime::{AccessError, BackendError, MsrAccess, MsrAccessExt, PciAccess,
 #[path = "support/fake_machine.rs"]
 mod fake_machine;
 
-use fake_machine::{peek, poke};
+use fake_machine::{pci_tree, peek, poke};
 
 /// A tree with `/dev/cpu/N/msr` for each CPU: sparse files covering MSRs 0..0x1000.
 fn msr_tree(cpus: u32) -> tempfile::TempDir {
@@ -159,22 +159,6 @@ fn os_errors_are_classified_with_advice() {
     insta::assert_snapshot!("rejected", rejected.to_string());
 }
 
-/// A sysfs-like tree: each device a directory with `vendor`, `device` and a 4 KiB `config`.
-fn pci_tree(devices: &[(&str, u16, u16)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (bdf, vendor, device) in devices {
-        let d = dir.path().join(bdf);
-        fs::create_dir(&d).unwrap();
-        fs::write(d.join("vendor"), format!("{vendor:#06x}\n")).unwrap();
-        fs::write(d.join("device"), format!("{device:#06x}\n")).unwrap();
-        fs::File::create(d.join("config"))
-            .unwrap()
-            .set_len(4096)
-            .unwrap();
-    }
-    dir
-}
-
 fn e5() -> &'static pmu_regs::ProcessorInfo {
     PROCESSORS.iter().find(|p| p.id == "xeon-e5-2600").unwrap()
 }
@@ -190,12 +174,19 @@ fn discovery_finds_each_sockets_devices_by_id_from_the_metadata() {
         ("0000:00:1f.0", 0x8086, 0x1d41), // an Intel device that is not uncore
         ("0000:3f:0e.2", 0x10de, 0x3c46), // right id, wrong vendor
         ("0000:3f:0d.1", 0x8086, 0x3c46), // right id, wrong device number
+        ("0000:3f:0b.0", 0x8086, 0x3ce0), // U-box: node 0, package 0
+        ("0000:7f:0b.0", 0x8086, 0x3ce0), // U-box: node 1, package 1
     ]);
+    for (bdf, node) in [("0000:3f:0b.0", 0u64), ("0000:7f:0b.0", 1)] {
+        let config = tree.path().join(bdf).join("config");
+        poke(&config, 0x40, node);
+        poke(&config, 0x54, 1 << 3); // package 0: node 0, package 1: node 1
+    }
     let pci = PciSysfs::with_root(tree.path());
     let found = pci.discover(e5()).unwrap();
     assert_eq!(found.sockets.len(), 2);
     assert_eq!(found.sockets[0].bus, 0x3f);
-    assert_eq!(found.sockets[0].devices.len(), 3);
+    assert_eq!(found.sockets[0].devices.len(), 4);
     assert_eq!(
         found.bdf(1, HA_PCI_PMON_BOX_CTL).unwrap(),
         "0000:7f:0e.1".parse().unwrap()

@@ -268,6 +268,22 @@ fn detect_reads_the_box_counts_of_the_part() {
             .unwrap();
         poke(&dev.join("config"), 0x9c, capid6);
     }
+    // Which socket owns each bus: the U-box (8086:2014 at 8.0) of bus 0x3f has node 0, that
+    // of bus 0x7f node 1, and the node map gives package n node n.
+    for (bus, node) in [("3f", 0u64), ("7f", 1)] {
+        let dev = m
+            .path()
+            .join(format!("sys/bus/pci/devices/0000:{bus}:08.0"));
+        fs::create_dir_all(&dev).unwrap();
+        fs::write(dev.join("vendor"), "0x8086\n").unwrap();
+        fs::write(dev.join("device"), "0x2014\n").unwrap();
+        fs::File::create(dev.join("config"))
+            .unwrap()
+            .set_len(4096)
+            .unwrap();
+        poke(&dev.join("config"), 0xc0, node);
+        poke(&dev.join("config"), 0xd4, 1 << 3);
+    }
     let (code, out, err) = run(&["detect", "--root", m.path().to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("specs: skylake-sp ("), "{out}");

@@ -32,6 +32,7 @@ fn variant(e: &Error) -> &'static str {
             BackendError::AddressUnknown { .. } => "Backend/AddressUnknown",
             BackendError::NoUncoreDevices { .. } => "Backend/NoUncoreDevices",
             BackendError::DeviceNotFound { .. } => "Backend/DeviceNotFound",
+            BackendError::BusOwner { .. } => "Backend/BusOwner",
             BackendError::Topology { .. } => "Backend/Topology",
             BackendError::NoCpuForSocket { .. } => "Backend/NoCpuForSocket",
         },
@@ -209,6 +210,11 @@ fn every_error() -> Vec<Error> {
         BackendError::NoUncoreDevices {
             root: "/sys/bus/pci/devices".into(),
             looked_for: vec!["8086:3c46".into(), "8086:3c44".into()],
+        }
+        .into(),
+        BackendError::BusOwner {
+            bus: "0000:7f".into(),
+            problem: "node id 2 read at 0000:7f:0b.0 offset 0x40 is in no slot of the node map 0x00000008 read beside it".into(),
         }
         .into(),
         BackendError::DeviceNotFound {

@@ -1,7 +1,8 @@
 //! Box counts read from the part (the spec's `<box-count>`): a simulated part with fewer
 //! boxes than its spec lists counts the boxes it has and refuses the others by name, before
 //! anything is written, saying how many it has and where that was read. One test per family
-//! with a rule: Skylake-SP and Cascade Lake (CHAs, CAPID6), E5-2600 v3 and v4 (C-boxes, cores).
+//! with a rule: Skylake-SP and Cascade Lake (CHAs, CAPID6), Ice Lake-SP (CHAs, CAPID6 and
+//! CAPID7), E5-2600 v3 and v4 (C-boxes, cores).
 
 use pmu_regs::{ProcessorInfo, PROCESSORS};
 use pmu_runtime::boxes::Boxes;
@@ -97,6 +98,40 @@ fn skylake_sp_counts_the_chas_capid6_enables_and_refuses_the_others() {
 #[test]
 fn cascade_lake_shares_the_rule_with_its_units() {
     eighteen_chas("cascade-lake");
+}
+
+/// Ice Lake-SP's CHAs are the set bits of CAPID6 and CAPID7 together: a 36-CHA part fills
+/// CAPID6 and four bits of CAPID7, counts CHA35 and refuses CHA36 and CHA39 by name.
+#[test]
+fn ice_lake_sp_counts_the_chas_of_capid6_and_capid7() {
+    let p = processor("ice-lake-sp");
+    const PART: &[(&str, u32)] = &[("CHA", 36)];
+    for cha in ["CHA0", "CHA31", "CHA35"] {
+        count_on(p, PART, cha).unwrap_or_else(|e| panic!("{cha}: {e}"));
+    }
+    for cha in ["CHA36", "CHA39"] {
+        let e = count_on(p, PART, cha).unwrap_err();
+        assert_refused(
+            e,
+            cha,
+            "36 CHA",
+            "CAPID6.cha_en = 0xffffffff, CAPID7.cha_en_hi = 0xf",
+        );
+    }
+    let machine = Machine::simulated(SimConfig {
+        part: PART,
+        ..SimConfig::of(p)
+    });
+    let cha = Boxes::of(p).find("CHA0").unwrap();
+    let n = box_count(&machine, cha.pmu, 1).unwrap().unwrap();
+    assert_eq!(
+        (n.count, n.present(cha.unit).as_str()),
+        (36, "CHA0 to CHA35")
+    );
+    // A part with fewer than 32 CHAs leaves CAPID7 empty.
+    const SMALL: &[(&str, u32)] = &[("CHA", 20)];
+    let e = count_on(p, SMALL, "CHA20").unwrap_err();
+    assert_refused(e, "CHA20", "20 CHA", "CAPID7.cha_en_hi = 0x0");
 }
 
 /// The C-boxes of a 10-core part: one per core.

@@ -276,6 +276,8 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
                     perf: &[],
                     // The tiny spec reads no box count from the part: every box it lists is there.
                     box_count: None,
+                    // Nor which socket owns a PCI bus: it has none.
+                    socket_bus: None,
                 })
             });
             leak(UnitInfo {

@@ -470,6 +470,7 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
         quote!(NoteInfo { kind: #k, title: #t, text: #x })
     });
     let box_count = opt(pmu.box_count.as_ref().map(|b| box_count(names, b)));
+    let socket_bus = opt(pmu.socket_bus.as_ref().map(|b| socket_bus(names, b)));
     let (proc_id, unit_name) = (&names.p.id, &unit.name);
     let doc = unit_doc(unit, pmu);
     quote! {
@@ -487,6 +488,7 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
             routes: &[#(#routes),*],
             perf: #perf,
             box_count: #box_count,
+            socket_bus: #socket_bus,
             notes: &[#(#notes),*],
         };
     }
@@ -496,14 +498,33 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
 fn box_count(names: &Names, b: &BoxCount) -> TokenStream {
     let rule = match &b.rule {
         BoxCountRule::SetBits(bits) => {
-            let bit = bit_literal(names, bits);
-            quote!(BoxCountRule::SetBits(#bit))
+            let bits = bits.iter().map(|b| bit_literal(names, b));
+            quote!(BoxCountRule::SetBits(&[#(#bits),*]))
         }
         BoxCountRule::CoresPerSocket => quote!(BoxCountRule::CoresPerSocket),
     };
     let (source, description) = (&b.source, text_lit(&b.description));
     quote!(BoxCountInfo {
         rule: #rule,
+        source: #source,
+        description: #description,
+    })
+}
+
+/// A unit's `SocketBusInfo`.
+fn socket_bus(names: &Names, b: &SocketBus) -> TokenStream {
+    let node_id = bit_literal(names, &b.node_id);
+    let slots = b.slots.iter().map(|s| bit_literal(names, s));
+    let other = match b.other_buses {
+        OtherBuses::None => quote!(OtherBuses::None),
+        OtherBuses::NextLower => quote!(OtherBuses::NextLower),
+        OtherBuses::NextHigher => quote!(OtherBuses::NextHigher),
+    };
+    let (source, description) = (&b.source, text_lit(&b.description));
+    quote!(SocketBusInfo {
+        node_id: #node_id,
+        slots: &[#(#slots),*],
+        other_buses: #other,
         source: #source,
         description: #description,
     })
@@ -710,11 +731,17 @@ fn references(p: &Processor) -> (BTreeSet<(usize, usize)>, BTreeSet<FieldKey>) {
         .iter()
         .flat_map(|u| &u.pmu)
         .flat_map(|m| &m.box_count);
-    let count_bits = counted.filter_map(|b| match &b.rule {
-        BoxCountRule::SetBits(bits) => Some(bits),
-        BoxCountRule::CoresPerSocket => None,
+    let count_bits = counted.flat_map(|b| match &b.rule {
+        BoxCountRule::SetBits(bits) => bits.as_slice(),
+        BoxCountRule::CoresPerSocket => &[],
     });
-    for b in route_bits(p).into_iter().chain(count_bits) {
+    let bus_bits = p
+        .units
+        .iter()
+        .flat_map(|u| &u.pmu)
+        .flat_map(|m| &m.socket_bus)
+        .flat_map(|s| std::iter::once(&s.node_id).chain(&s.slots));
+    for b in route_bits(p).into_iter().chain(count_bits).chain(bus_bits) {
         regs.insert((b.unit, b.register));
         fields.insert((b.unit, b.register, b.field));
     }

@@ -303,6 +303,9 @@ pub struct Pmu {
     /// How software learns how many of the boxes this part has (`<box-count>`); `None`: a
     /// part has every box the unit lists.
     pub box_count: Option<BoxCount>,
+    /// How software learns which socket owns each uncore PCI bus (`<socket-bus>`, on the
+    /// unit whose device holds the node-id registers).
+    pub socket_bus: Option<SocketBus>,
     /// Decisions about the structure and their sources.
     pub notes: Vec<super::Note>,
 }
@@ -322,11 +325,41 @@ pub struct BoxCount {
 /// What is read to learn a unit's box count.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BoxCountRule {
-    /// The number of set bits of a field of a register of the processor (one bit per box
-    /// present: the Skylake-SP CHAs in CAPID6).
-    SetBits(BitRef),
+    /// The number of set bits of one or more fields of registers of the processor, summed
+    /// (one bit per box present: the Skylake-SP CHAs in CAPID6, Ice Lake-SP's in CAPID6 and
+    /// CAPID7).
+    SetBits(Vec<BitRef>),
     /// The number of cores of the socket (one box per core: the E5-2600 v3/v4 C-boxes).
     CoresPerSocket,
+}
+
+/// How software learns which socket owns each PCI bus holding uncore devices: every bus
+/// with the unit's device reads its own node id and the node map there; the package is the
+/// slot of the map that holds that node id. A bus without the device takes the socket of
+/// the nearest bus with it, below or above as `other_buses` says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SocketBus {
+    /// The field holding this bus's own node id.
+    pub node_id: BitRef,
+    /// The node map's slots, slot n first at position n (package n's node id).
+    pub slots: Vec<BitRef>,
+    /// Where a bus without the device takes its socket from.
+    pub other_buses: OtherBuses,
+    /// The public source of the rule.
+    pub source: String,
+    /// The rule in our words.
+    pub description: String,
+}
+
+/// Which bus with the node-id device a bus without it belongs with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OtherBuses {
+    /// None: every uncore device of a socket is on the bus of the node-id device.
+    None,
+    /// The nearest lower-numbered bus that has the device (Linux `reverse = false`).
+    NextLower,
+    /// The nearest higher-numbered bus that has the device (Linux `reverse = true`).
+    NextHigher,
 }
 
 /// A Linux perf PMU counting some counters of one box.

@@ -34,8 +34,37 @@ pub struct RawPmu {
     pub perf: Vec<RawPerf>,
     #[serde(default, rename = "box-count")]
     pub box_count: Option<RawBoxCount>,
+    #[serde(default, rename = "socket-bus")]
+    pub socket_bus: Option<RawSocketBus>,
     #[serde(default)]
     pub note: Vec<RawNote>,
+}
+
+/// `<socket-bus>`: how software learns which socket owns each PCI bus that holds uncore
+/// devices (the node-id registers of the unit's PCI device).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSocketBus {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    /// The concrete name of the register holding the bus's own node id, and its field.
+    #[serde(rename = "@register")]
+    pub register: String,
+    #[serde(rename = "@field")]
+    pub field: String,
+    /// The concrete name of the node map: slot n (its n-th field from bit 0) holds the node
+    /// id of package n.
+    #[serde(rename = "@map")]
+    pub map: String,
+    /// `none` (every uncore device is on the bus of this device), `next-lower` or
+    /// `next-higher`: which device-holding bus a bus without this device takes its socket
+    /// from.
+    #[serde(rename = "@other-buses")]
+    pub other_buses: String,
+    #[serde(rename = "@source")]
+    pub source: String,
+    #[serde(rename = "$text", default)]
+    pub text: String,
 }
 
 /// `<box-count>`: how software learns how many boxes of the unit this part has.

@@ -167,12 +167,14 @@ impl Validator {
         for p in &ctx.processors {
             self.check_address_collisions(p);
             self.check_mmio_overlaps(p);
-            for d in pci_identity::check(p) {
-                self.push(d);
-            }
         }
         for (p, pending) in ctx.processors.iter_mut().zip(pending) {
             self.resolve_box_counts(p, &pending);
+            self.resolve_socket_buses(p, &pending);
+            // After `<socket-bus>`: it says whether a socket's devices share one bus.
+            for d in pci_identity::check(p) {
+                self.push(d);
+            }
             self.resolve_routes(p, pending);
         }
         self.share_units(&mut ctx.processors);
@@ -227,7 +229,14 @@ impl Validator {
                 if let Some(BoxCountRule::SetBits(bits)) =
                     pmu.box_count.as_mut().map(|b| &mut b.rule)
                 {
-                    bits.unit += offset;
+                    for b in bits {
+                        b.unit += offset;
+                    }
+                }
+                if let Some(sb) = pmu.socket_bus.as_mut() {
+                    for b in std::iter::once(&mut sb.node_id).chain(&mut sb.slots) {
+                        b.unit += offset;
+                    }
                 }
             }
             processors[i].units.append(&mut taken);

@@ -3,6 +3,11 @@
 //! on one device id recurs at several functions, one per box (every UPI link is 0x2058), so
 //! the first rule is per box (unit and instance).
 //!
+//! The second rule holds only where a socket's uncore devices share one bus: where the
+//! processor's `<socket-bus>` says other buses hold some of them (Skylake-SP on), one
+//! (device, function) recurs on several buses with different ids (Skylake-SP's U-box and
+//! M2M 0 are both at 8.0), and discovery tells them apart by id.
+//!
 //! Public tables disagree here (likwid's Broadwell-EP table pairs the memory-controller device
 //! ids with each other's functions); PCI discovery matches id, device and function together, so
 //! a spec that mixes the pairings finds no device for some registers.
@@ -10,6 +15,7 @@
 use std::collections::HashMap;
 
 use crate::diagnostics::Diagnostic;
+use crate::model::pmu::OtherBuses;
 use crate::model::{Addresses, Location, Processor};
 
 /// Where a register first gave a device id or a (device, function): its concrete name, file
@@ -28,6 +34,11 @@ pub(super) fn check(p: &Processor) -> Vec<Diagnostic> {
     let mut by_id: HashMap<BoxId, Seen<(u8, u8)>> = HashMap::new();
     let mut by_slot: HashMap<(u8, u8), Seen<u16>> = HashMap::new();
     let mut out = Vec::new();
+    let one_bus = !p
+        .units
+        .iter()
+        .filter_map(|u| u.pmu.as_ref()?.socket_bus.as_ref())
+        .any(|b| b.other_buses != OtherBuses::None);
     for u in &p.units {
         for r in &u.registers {
             let Addresses::Known(addrs) = &r.addresses else {
@@ -51,7 +62,7 @@ pub(super) fn check(p: &Processor) -> Vec<Diagnostic> {
                         s.register, s.file, s.other.0, s.other.1
                     )),
                     _ => match by_slot.get(&(device, function)) {
-                        Some(s) if s.other != device_id => Some(format!(
+                        Some(s) if one_bus && s.other != device_id => Some(format!(
                             "dev {device} fn {function} has device id {device_id:#06X}, but {} ({}) gives it {:#06X}",
                             s.register, s.file, s.other
                         )),

@@ -48,6 +48,7 @@ pub static CORE: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -115,6 +116,7 @@ pub static DF: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -177,6 +179,7 @@ pub static L3: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",

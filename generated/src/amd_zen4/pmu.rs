@@ -52,6 +52,7 @@ pub static CORE: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -137,6 +138,7 @@ pub static DF: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -208,6 +210,7 @@ pub static L3: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -275,6 +278,7 @@ pub static UMC: PmuInfo = PmuInfo {
         UMC_PERF.of_box("UMC11", "amd_umc_11"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",

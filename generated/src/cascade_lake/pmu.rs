@@ -394,19 +394,24 @@ pub static CHA: PmuInfo = PmuInfo {
         CHA_PERF.of_box("CHA27", "uncore_cha_27"),
     ],
     box_count: Some(BoxCountInfo {
-        rule: BoxCountRule::SetBits(BitRef {
-            register: &super::pcu::CAPID6_INFO,
-            instance: "PCU",
-            index: 0,
-            field: CAPID6_CHA_EN,
-            register_name: "CAPID6",
-            qualified: "CAPID6.cha_en",
-        }),
+        rule: BoxCountRule::SetBits(
+            &[
+                BitRef {
+                    register: &super::pcu::CAPID6_INFO,
+                    instance: "PCU",
+                    index: 0,
+                    field: CAPID6_CHA_EN,
+                    register_name: "CAPID6",
+                    qualified: "CAPID6.cha_en",
+                },
+            ],
+        ),
         source: "linux-snbep",
         description: "The number of set bits of CAPID6.cha_en (bits 27:0 of offset 0x9C of \
             the PCU's device 0x2083, device 30 function 3): one bit per CHA the part \
             has enabled (Linux skx_count_chabox).",
     }),
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -502,6 +507,7 @@ pub static IIO: PmuInfo = PmuInfo {
         IIO_PERF.of_box("IIO5", "uncore_iio_5"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -629,6 +635,7 @@ pub static IMC: PmuInfo = PmuInfo {
         IMC_PERF.of_box("IMC5", "uncore_imc_5"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -724,6 +731,7 @@ pub static IRP: PmuInfo = PmuInfo {
         IRP_PERF.of_box("IRP5", "uncore_irp_5"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -818,6 +826,7 @@ pub static M2M: PmuInfo = PmuInfo {
         M2M_PERF.of_box("M2M1", "uncore_m2m_1"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -922,6 +931,7 @@ pub static M3UPI: PmuInfo = PmuInfo {
         M3UPI_PERF.of_box("M3UPI2", "uncore_m3upi_2"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1040,6 +1050,7 @@ pub static PCU: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1156,6 +1167,93 @@ pub static UBOX: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: Some(SocketBusInfo {
+        node_id: BitRef {
+            register: &super::ubox::U_CPU_NODE_ID_INFO,
+            instance: "UBOX",
+            index: 0,
+            field: U_CPU_NODE_ID_LOCAL_NODE_ID,
+            register_name: "U_PCI_CPUNODEID",
+            qualified: "U_PCI_CPUNODEID.local_node_id",
+        },
+        slots: &[
+            BitRef {
+                register: &super::ubox::U_GID_NID_MAP_INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID0,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id0",
+            },
+            BitRef {
+                register: &super::ubox::U_GID_NID_MAP_INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID1,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id1",
+            },
+            BitRef {
+                register: &super::ubox::U_GID_NID_MAP_INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID2,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id2",
+            },
+            BitRef {
+                register: &super::ubox::U_GID_NID_MAP_INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID3,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id3",
+            },
+            BitRef {
+                register: &super::ubox::U_GID_NID_MAP_INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID4,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id4",
+            },
+            BitRef {
+                register: &super::ubox::U_GID_NID_MAP_INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID5,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id5",
+            },
+            BitRef {
+                register: &super::ubox::U_GID_NID_MAP_INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID6,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id6",
+            },
+            BitRef {
+                register: &super::ubox::U_GID_NID_MAP_INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID7,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id7",
+            },
+        ],
+        other_buses: OtherBuses::NextLower,
+        source: "linux-snbep",
+        description: "On every bus that has the U-box device, the bus's own node id \
+            (U_PCI_CPUNODEID.local_node_id) is looked up in the node map \
+            (U_PCI_GIDNIDMAP): the number of the slot that holds it is the package \
+            that owns the bus (Linux snbep_pci2phy_map_init, for up to eight nodes). \
+            A socket's uncore devices are spread over several buses (M2M, UPI and \
+            the PCU's capability functions are not on the U-box's bus); Linux \
+            skx_uncore_pci_init passes reverse = false, so a bus without the U-box \
+            goes with the nearest lower bus that has one: the first bus of the \
+            socket's first stack, below every other bus of the socket.",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1294,6 +1392,7 @@ pub static UPI: PmuInfo = PmuInfo {
         UPI_PERF.of_box("UPI2", "uncore_upi_2"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1816,6 +1915,33 @@ const U_GLOBAL_STATUS_OV_U: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
 /// `U_MSR_PMON_GLOBAL_STATUS.ov_u_fixed` (bit 0).
 const U_GLOBAL_STATUS_OV_U_FIXED: &FieldInfo = super::ubox::U_GLOBAL_STATUS_INFO
     .field_named("ov_u_fixed");
+/// `U_PCI_CPUNODEID.local_node_id` (bits 2:0).
+const U_CPU_NODE_ID_LOCAL_NODE_ID: &FieldInfo = super::ubox::U_CPU_NODE_ID_INFO
+    .field_named("local_node_id");
+/// `U_PCI_GIDNIDMAP.node_id7` (bits 23:21).
+const U_GID_NID_MAP_NODE_ID7: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
+    .field_named("node_id7");
+/// `U_PCI_GIDNIDMAP.node_id6` (bits 20:18).
+const U_GID_NID_MAP_NODE_ID6: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
+    .field_named("node_id6");
+/// `U_PCI_GIDNIDMAP.node_id5` (bits 17:15).
+const U_GID_NID_MAP_NODE_ID5: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
+    .field_named("node_id5");
+/// `U_PCI_GIDNIDMAP.node_id4` (bits 14:12).
+const U_GID_NID_MAP_NODE_ID4: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
+    .field_named("node_id4");
+/// `U_PCI_GIDNIDMAP.node_id3` (bits 11:9).
+const U_GID_NID_MAP_NODE_ID3: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
+    .field_named("node_id3");
+/// `U_PCI_GIDNIDMAP.node_id2` (bits 8:6).
+const U_GID_NID_MAP_NODE_ID2: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
+    .field_named("node_id2");
+/// `U_PCI_GIDNIDMAP.node_id1` (bits 5:3).
+const U_GID_NID_MAP_NODE_ID1: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
+    .field_named("node_id1");
+/// `U_PCI_GIDNIDMAP.node_id0` (bits 2:0).
+const U_GID_NID_MAP_NODE_ID0: &FieldInfo = super::ubox::U_GID_NID_MAP_INFO
+    .field_named("node_id0");
 /// The `skx-cha` perf driver's format (`skx_uncore_cha_formats_attr`, Linux kernel,
 /// arch/x86/events/intel/uncore_snbep.c).
 pub static PERF_SKX_CHA: PerfDriverInfo = PerfDriverInfo {

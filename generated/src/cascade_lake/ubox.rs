@@ -37,6 +37,12 @@ pub use crate::skylake_sp::ubox::{
     UCtr,
     UCtrLayout,
     U_MSR_PMON_CTR,
+    UCpuNodeId,
+    UCpuNodeIdLayout,
+    U_PCI_CPUNODEID,
+    UGidNidMap,
+    UGidNidMapLayout,
+    U_PCI_GIDNIDMAP,
 };
 
 #[cfg(feature = "metadata")]
@@ -155,6 +161,38 @@ pub(crate) static U_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+#[cfg(feature = "metadata")]
+pub(crate) static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
+    processor: "cascade-lake", unit: "UBOX", name: UCpuNodeIdLayout::NAME, type_name: "UCpuNodeId",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: UCpuNodeIdLayout::RESET, reserved_mask: UCpuNodeIdLayout::RESERVED_MASK, ignored_mask: UCpuNodeIdLayout::IGNORED_MASK, writable_mask: UCpuNodeIdLayout::WRITABLE_MASK,
+    description: "Node id of this socket, in the U-box PCI function (device 0x2014) on the first bus of the socket's first I/O stack; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_PCI_CPUNODEID", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x2014, device: 8, function: 0, offset: 0x0C0 }, source: "coreboot-skx" },
+    ]),
+    fields: UCpuNodeIdLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Device id and offset from Linux; device and function from a device listing", text: "Linux skx_uncore_pci_init calls snbep_pci2phy_map_init(0x2014, SKX_CPUNODEID = 0xc0, SKX_GIDNIDMAP = 0xd4, false) and masks the node id with NODE_ID_MASK (bits 2:0). It finds the device by id, so it states no device or function: coreboot's Skylake-SP support (coreboot-skx) places the U-box at a fixed address, device 8, functions 0-2 (8086:2014-2016), on the first bus of the socket's first I/O stack, and public boot logs show [8086:2014] at 08.0. Bits 31:3 are covered by no source read and are recorded as reserved; firmware programs the register, so it is read-only here and its reset value is a placeholder." },
+    ],
+};
+
+#[cfg(feature = "metadata")]
+pub(crate) static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
+    processor: "cascade-lake", unit: "UBOX", name: UGidNidMapLayout::NAME, type_name: "UGidNidMap",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: UGidNidMapLayout::RESET, reserved_mask: UGidNidMapLayout::RESERVED_MASK, ignored_mask: UGidNidMapLayout::IGNORED_MASK, writable_mask: UGidNidMapLayout::WRITABLE_MASK,
+    description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_PCI_GIDNIDMAP", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x2014, device: 8, function: 0, offset: 0x0D4 }, source: "coreboot-skx" },
+    ]),
+    fields: UGidNidMapLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Fields from Linux", text: "snbep_pci2phy_map_init() compares (value >> 3*i) & 7 with the local node id for i = 0..7, so bits 23:0 are eight 3-bit slots; bits 31:24 are used by no source read and are recorded as reserved. Offset 0xD4 and the device id are Linux's; device and function as for U_PCI_CPUNODEID. Firmware programs the map; it is read-only here and its reset value is a placeholder." },
+    ],
+};
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -172,6 +210,8 @@ pub static UNIT: UnitInfo = UnitInfo {
         &U_CTL_INFO,
         &U_BOX_STATUS_INFO,
         &U_CTR_INFO,
+        &U_CPU_NODE_ID_INFO,
+        &U_GID_NID_MAP_INFO,
     ],
     events: &[],
     pmu: Some(&super::pmu::UBOX),

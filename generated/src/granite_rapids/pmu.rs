@@ -60,6 +60,7 @@ pub static B2CMI: PmuInfo = PmuInfo {
         B2CMI_PERF.of_box("B2CMI11", "uncore_b2cmi_11"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -297,6 +298,7 @@ pub static CHA: PmuInfo = PmuInfo {
         CHA_PERF.of_box("CHA125", "uncore_cha_125"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -411,6 +413,7 @@ pub static IIO: PmuInfo = PmuInfo {
         IIO_PERF.of_box("IIO15", "uncore_iio_15"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -534,6 +537,7 @@ pub static IMC: PmuInfo = PmuInfo {
         IMC_PERF.of_box("IMC11", "uncore_imc_11"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -671,6 +675,7 @@ pub static IRP: PmuInfo = PmuInfo {
         IRP_PERF.of_box("IRP15", "uncore_irp_15"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -772,6 +777,7 @@ pub static UBOX: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -869,6 +875,7 @@ pub static UPI: PmuInfo = PmuInfo {
         UPI_PERF.of_box("UPI5", "uncore_upi_5"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",

@@ -531,6 +531,124 @@ static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// Capability register 6 of the PCU's configuration device: the low 32 of the 64 bits that say
+/// which CHAs (mesh tiles' caching and home agents) this part has enabled, one bit each.
+///
+/// `CAPID6`: 32-bit PCI register of the PCU unit (ice-lake-sp). Fields, masks and sources:
+/// [`Capid6Layout`].
+///
+/// **From Linux** (info): Linux icx_count_chabox reads the dword at ICX_CAPID6 = 0x9C of the Intel
+/// device 0x345B, which its comment places at device 30, function 3, as the low half of a 64-bit
+/// value whose high half is CAPID7 (0xA0), and counts every set bit of the 64 (hweight64) as the
+/// number of CHA boxes. It masks no bit, so the whole dword is the field here. The reset value
+/// depends on the part; 0 is written here as a placeholder, as for every read-only capability.
+pub type Capid6 = Reg32<Capid6Layout>;
+
+/// The layout of [`Capid6`] (`CAPID6`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum Capid6Layout {}
+
+impl Layout for Capid6Layout {
+    const NAME: &'static str = "CAPID6";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &CAPID6_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "cha_en", ident: "cha_en", lsb: 0, msb: 31, access: Access::Ro,
+            description: "The low half of the enabled-CHA bits: their number of set bits, with CAPID7.cha_en_hi's, is the number of CHAs, numbered from 0. Set by the part, not by software.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl Capid6 {
+    /// `cha_en` (bits 31:0, ro, reset 0x0): The low half of the enabled-CHA bits: their number of
+    /// set bits, with CAPID7.cha_en_hi's, is the number of CHAs, numbered from 0. Set by the part,
+    /// not by software.
+    #[inline] pub const fn cha_en(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
+}
+
+/// `CAPID6` of instance PCU.
+pub const CAPID6: PciRegister<Capid6> = PciRegister::new(0x345B, 30, 3, 0x09C, "CAPID6");
+
+#[cfg(feature = "metadata")]
+static CAPID6_INFO: RegisterInfo = RegisterInfo {
+    processor: "ice-lake-sp", unit: "PCU", name: Capid6Layout::NAME, type_name: "Capid6",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: Capid6Layout::RESET, reserved_mask: Capid6Layout::RESERVED_MASK, ignored_mask: Capid6Layout::IGNORED_MASK, writable_mask: Capid6Layout::WRITABLE_MASK,
+    description: "Capability register 6 of the PCU's configuration device: the low 32 of the 64 bits that say which CHAs (mesh tiles' caching and home agents) this part has enabled, one bit each.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "CAPID6", instance: "PCU", index: 0, location: Location::Pci { device_id: 0x345B, device: 30, function: 3, offset: 0x09C }, source: "linux-snbep" },
+    ]),
+    fields: Capid6Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "From Linux", text: "Linux icx_count_chabox reads the dword at ICX_CAPID6 = 0x9C of the Intel device 0x345B, which its comment places at device 30, function 3, as the low half of a 64-bit value whose high half is CAPID7 (0xA0), and counts every set bit of the 64 (hweight64) as the number of CHA boxes. It masks no bit, so the whole dword is the field here. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability." },
+    ],
+};
+
+/// Capability register 7 of the PCU's configuration device: the high 32 of the 64 enabled-CHA bits,
+/// beside CAPID6.
+///
+/// `CAPID7`: 32-bit PCI register of the PCU unit (ice-lake-sp). Fields, masks and sources:
+/// [`Capid7Layout`].
+///
+/// **From Linux** (info): Linux icx_count_chabox reads ICX_CAPID7 = 0xA0 of device 0x345B into the
+/// upper 32 bits of the value whose set bits it counts; as for CAPID6 no bit is masked. A part has
+/// at most 40 CHAs (Linux refuses a larger count), so at most bits 7:0 can be set here on a part
+/// Linux accepts; no source says the others are reserved, so the field is the whole dword.
+pub type Capid7 = Reg32<Capid7Layout>;
+
+/// The layout of [`Capid7`] (`CAPID7`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum Capid7Layout {}
+
+impl Layout for Capid7Layout {
+    const NAME: &'static str = "CAPID7";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &CAPID7_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "cha_en_hi", ident: "cha_en_hi", lsb: 0, msb: 31, access: Access::Ro,
+            description: "The high half of the enabled-CHA bits (see CAPID6.cha_en). Set by the part, not by software.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl Capid7 {
+    /// `cha_en_hi` (bits 31:0, ro, reset 0x0): The high half of the enabled-CHA bits (see
+    /// CAPID6.cha_en). Set by the part, not by software.
+    #[inline] pub const fn cha_en_hi(self) -> u32 { get_bits(self.raw64(), 31, 0) as u32 }
+}
+
+/// `CAPID7` of instance PCU.
+pub const CAPID7: PciRegister<Capid7> = PciRegister::new(0x345B, 30, 3, 0x0A0, "CAPID7");
+
+#[cfg(feature = "metadata")]
+static CAPID7_INFO: RegisterInfo = RegisterInfo {
+    processor: "ice-lake-sp", unit: "PCU", name: Capid7Layout::NAME, type_name: "Capid7",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: Capid7Layout::RESET, reserved_mask: Capid7Layout::RESERVED_MASK, ignored_mask: Capid7Layout::IGNORED_MASK, writable_mask: Capid7Layout::WRITABLE_MASK,
+    description: "Capability register 7 of the PCU's configuration device: the high 32 of the 64 enabled-CHA bits, beside CAPID6.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "CAPID7", instance: "PCU", index: 0, location: Location::Pci { device_id: 0x345B, device: 30, function: 3, offset: 0x0A0 }, source: "linux-snbep" },
+    ]),
+    fields: Capid7Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "From Linux", text: "Linux icx_count_chabox reads ICX_CAPID7 = 0xA0 of device 0x345B into the upper 32 bits of the value whose set bits it counts; as for CAPID6 no bit is masked. A part has at most 40 CHAs (Linux refuses a larger count), so at most bits 7:0 can be set here on a part Linux accepts; no source says the others are reserved, so the field is the whole dword." },
+    ],
+};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -610,6 +728,8 @@ pub static UNIT: UnitInfo = UnitInfo {
         &PCU_BOX_FILTER_INFO,
         &PCU_BOX_STATUS_INFO,
         &PCU_CTR_INFO,
+        &CAPID6_INFO,
+        &CAPID7_INFO,
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::PCU),

@@ -12,8 +12,11 @@ use super::irp::{IrpBoxCtl, IrpBoxStatus, IrpCtl, IrpCtr};
 use super::m2m::{M2mBoxCtl, M2mBoxStatus, M2mCtl, M2mCtr};
 use super::m2pcie::{M2pcieBoxCtl, M2pcieBoxStatus, M2pcieCtl, M2pcieCtr};
 use super::m3upi::{M3upiBoxCtl, M3upiBoxStatus, M3upiCtl, M3upiCtr};
-use super::pcu::{PcuBoxCtl, PcuBoxFilter, PcuBoxStatus, PcuCtl, PcuCtr};
-use super::ubox::{UCtl, UCtr, UGlobalCtl, UGlobalStatus1, UUclkFixedCtl, UUclkFixedCtr};
+use super::pcu::{Capid6, Capid7, PcuBoxCtl, PcuBoxFilter, PcuBoxStatus, PcuCtl, PcuCtr};
+use super::ubox::{
+    UCpuNodeId, UCtl, UCtr, UGidNidMap, UGlobalCtl, UGlobalStatus1, UUclkFixedCtl,
+    UUclkFixedCtr,
+};
 use super::upi::{UpiBoxCtl, UpiBoxStatus, UpiCtl, UpiCtr};
 /// PMU structure of the CHA (caching and home agent) performance monitoring (4 counters per box;
 /// boxes CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13,
@@ -22,12 +25,10 @@ use super::upi::{UpiBoxCtl, UpiBoxStatus, UpiCtl, UpiCtr};
 ///
 /// **How many CHAs a part has** (info): The unit lists the 40 CHAs Linux and likwid can address
 /// (icx_cha_msr_offsets, CBOX0-39); a part has one per enabled tile. Linux counts them when the
-/// driver loads (icx_count_chabox): it reads the two 32-bit capability registers CAPID6 (offset
-/// 0x9C, the low half) and CAPID7 (offset 0xA0, the high half) of PCI device 0x345B (device 30,
-/// function 3 of the socket's uncore bus) and takes the number of bits set in the 64-bit value; it
-/// refuses more than 40. The spec does not yet carry that rule as data (the mechanism for reading
-/// box counts from the part is being built for Skylake-SP), so the runtime does not refuse a CHA
-/// the part lacks by name yet.
+/// driver loads (icx_count_chabox): the set bits of the 64-bit value whose low half is CAPID6
+/// (offset 0x9C) and high half CAPID7 (offset 0xA0) of PCI device 0x345B (device 30, function 3, on
+/// the bus above the U-box's); it refuses more than 40. The box-count above says the same; the
+/// runtime reads it before programming and refuses a CHA the part lacks by name.
 ///
 /// **Kernel PMU names** (info): Linux registers icx_uncore_chabox as cha, with num_boxes from
 /// icx_count_chabox: uncore_cha_0 to uncore_cha_N-1, with snr_uncore_cha_formats_attr (the icx-cha
@@ -99,21 +100,46 @@ pub static CHA: PmuInfo = PmuInfo {
         CHA_PERF.of_box("CHA38", "uncore_cha_38"),
         CHA_PERF.of_box("CHA39", "uncore_cha_39"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::SetBits(
+            &[
+                BitRef {
+                    register: Capid6::INFO,
+                    instance: "PCU",
+                    index: 0,
+                    field: CAPID6_CHA_EN,
+                    register_name: "CAPID6",
+                    qualified: "CAPID6.cha_en",
+                },
+                BitRef {
+                    register: Capid7::INFO,
+                    instance: "PCU",
+                    index: 0,
+                    field: CAPID7_CHA_EN_HI,
+                    register_name: "CAPID7",
+                    qualified: "CAPID7.cha_en_hi",
+                },
+            ],
+        ),
+        source: "linux-snbep",
+        description: "The number of set bits of CAPID6 (the low 32 bits) and CAPID7 (the high \
+            32) together, offsets 0x9C and 0xA0 of the PCU's device 0x345B, device \
+            30 function 3: one bit per CHA the part has enabled (Linux \
+            icx_count_chabox).",
+    }),
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
             title: "How many CHAs a part has",
             text: "The unit lists the 40 CHAs Linux and likwid can address \
             (icx_cha_msr_offsets, CBOX0-39); a part has one per enabled tile. Linux \
-            counts them when the driver loads (icx_count_chabox): it reads the two \
-            32-bit capability registers CAPID6 (offset 0x9C, the low half) and \
-            CAPID7 (offset 0xA0, the high half) of PCI device 0x345B (device 30, \
-            function 3 of the socket's uncore bus) and takes the number of bits set \
-            in the 64-bit value; it refuses more than 40. The spec does not yet \
-            carry that rule as data (the mechanism for reading box counts from the \
-            part is being built for Skylake-SP), so the runtime does not refuse a \
-            CHA the part lacks by name yet.",
+            counts them when the driver loads (icx_count_chabox): the set bits of \
+            the 64-bit value whose low half is CAPID6 (offset 0x9C) and high half \
+            CAPID7 (offset 0xA0) of PCI device 0x345B (device 30, function 3, on the \
+            bus above the U-box's); it refuses more than 40. The box-count above \
+            says the same; the runtime reads it before programming and refuses a CHA \
+            the part lacks by name.",
         },
         NoteInfo {
             kind: "info",
@@ -188,6 +214,7 @@ pub static IIO: PmuInfo = PmuInfo {
         IIO_PERF.of_box("IIO5", "uncore_iio_5"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -278,6 +305,7 @@ pub static IMC: PmuInfo = PmuInfo {
         IMC_PERF.of_box("IMC11", "uncore_imc_11"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -356,6 +384,7 @@ pub static IRP: PmuInfo = PmuInfo {
         IRP_PERF.of_box("IRP5", "uncore_irp_5"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -423,6 +452,7 @@ pub static M2M: PmuInfo = PmuInfo {
         M2M_PERF.of_box("M2M3", "uncore_m2m_3"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -492,6 +522,7 @@ pub static M2PCIE: PmuInfo = PmuInfo {
         M2PCIE_PERF.of_box("M2PCIE5", "uncore_m2pcie_5"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -561,6 +592,7 @@ pub static M3UPI: PmuInfo = PmuInfo {
         M3UPI_PERF.of_box("M3UPI2", "uncore_m3upi_2"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -645,6 +677,7 @@ pub static PCU: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -697,6 +730,14 @@ impl BoxControl for PcuBoxCtl {
 /// **Kernel PMU names** (info): Linux registers skx_uncore_ubox for this processor too
 /// (icx_msr_uncores) as ubox, one box: uncore_ubox, with ivbep_uncore_ubox_format_group, the group
 /// bdx-ubox describes (the UCLK fixed counter is event 0xff of the same PMU).
+///
+/// **Which U-box a bus without one goes with** (source-conflict): Linux icx_uncore_pci_init calls
+/// snbep_pci2phy_map_init with reverse = true, which gives a bus without the U-box the socket of
+/// the nearest higher bus with one. The boot logs cited (lspci-icx) put the U-box on buses 7e and
+/// fe and the PCU's capability functions on 7f and ff: under Linux's rule bus 7f would go with
+/// socket 1 and bus ff with none. Linux reads the map only for the M2M, UPI and M3UPI devices,
+/// which sit on the U-box's own bus, so its choice does not show there; the CHA count (CAPID6 and
+/// CAPID7 of 0x345B on 7f/ff) needs the lower bus's socket. We follow the bus layout: next-lower.
 pub static UBOX: PmuInfo = PmuInfo {
     processor: "ice-lake-sp",
     unit: "UBOX",
@@ -723,6 +764,93 @@ pub static UBOX: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: Some(SocketBusInfo {
+        node_id: BitRef {
+            register: UCpuNodeId::INFO,
+            instance: "UBOX",
+            index: 0,
+            field: U_CPU_NODE_ID_LOCAL_NODE_ID,
+            register_name: "U_PCI_CPUNODEID",
+            qualified: "U_PCI_CPUNODEID.local_node_id",
+        },
+        slots: &[
+            BitRef {
+                register: UGidNidMap::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID0,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id0",
+            },
+            BitRef {
+                register: UGidNidMap::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID1,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id1",
+            },
+            BitRef {
+                register: UGidNidMap::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID2,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id2",
+            },
+            BitRef {
+                register: UGidNidMap::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID3,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id3",
+            },
+            BitRef {
+                register: UGidNidMap::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID4,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id4",
+            },
+            BitRef {
+                register: UGidNidMap::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID5,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id5",
+            },
+            BitRef {
+                register: UGidNidMap::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID6,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id6",
+            },
+            BitRef {
+                register: UGidNidMap::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID7,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id7",
+            },
+        ],
+        other_buses: OtherBuses::NextLower,
+        source: "linux-snbep",
+        description: "On every bus that has the U-box device, the bus's own node id \
+            (U_PCI_CPUNODEID.local_node_id) is looked up in the node map \
+            (U_PCI_GIDNIDMAP): the number of the slot that holds it is the package \
+            that owns the bus (Linux snbep_pci2phy_map_init, for up to eight nodes). \
+            The PCU's capability functions (device 0x345B, which the CHA count \
+            reads) are on the bus above the U-box's (7f above 7e, ff above fe in the \
+            boot logs), so a bus without the U-box goes with the nearest lower bus \
+            that has one. See the source-conflict note: Linux passes reverse = true \
+            here.",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -748,6 +876,19 @@ pub static UBOX: PmuInfo = PmuInfo {
             (icx_msr_uncores) as ubox, one box: uncore_ubox, with \
             ivbep_uncore_ubox_format_group, the group bdx-ubox describes (the UCLK \
             fixed counter is event 0xff of the same PMU).",
+        },
+        NoteInfo {
+            kind: "source-conflict",
+            title: "Which U-box a bus without one goes with",
+            text: "Linux icx_uncore_pci_init calls snbep_pci2phy_map_init with reverse = \
+            true, which gives a bus without the U-box the socket of the nearest \
+            higher bus with one. The boot logs cited (lspci-icx) put the U-box on \
+            buses 7e and fe and the PCU's capability functions on 7f and ff: under \
+            Linux's rule bus 7f would go with socket 1 and bus ff with none. Linux \
+            reads the map only for the M2M, UPI and M3UPI devices, which sit on the \
+            U-box's own bus, so its choice does not show there; the CHA count \
+            (CAPID6 and CAPID7 of 0x345B on 7f/ff) needs the lower bus's socket. We \
+            follow the bus layout: next-lower.",
         },
     ],
 };
@@ -802,6 +943,7 @@ pub static UPI: PmuInfo = PmuInfo {
         UPI_PERF.of_box("UPI2", "uncore_upi_2"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1002,6 +1144,10 @@ const PCU_CTL_EDGE_DET: &FieldInfo = PcuCtl::INFO.field_named("edge_det");
 const PCU_CTL_EV_SEL: &FieldInfo = PcuCtl::INFO.field_named("ev_sel");
 /// `PCU_MSR_PMON_CTR.event_count` (bits 47:0).
 const PCU_CTR_EVENT_COUNT: &FieldInfo = PcuCtr::INFO.field_named("event_count");
+/// `CAPID6.cha_en` (bits 31:0).
+const CAPID6_CHA_EN: &FieldInfo = Capid6::INFO.field_named("cha_en");
+/// `CAPID7.cha_en_hi` (bits 31:0).
+const CAPID7_CHA_EN_HI: &FieldInfo = Capid7::INFO.field_named("cha_en_hi");
 /// `U_MSR_PMON_UCLK_FIXED_CTR.event_count` (bits 47:0).
 const U_UCLK_FIXED_CTR_EVENT_COUNT: &FieldInfo = UUclkFixedCtr::INFO
     .field_named("event_count");
@@ -1019,6 +1165,25 @@ const U_CTL_UMASK: &FieldInfo = UCtl::INFO.field_named("umask");
 const U_CTL_EV_SEL: &FieldInfo = UCtl::INFO.field_named("ev_sel");
 /// `U_MSR_PMON_CTR.event_count` (bits 47:0).
 const U_CTR_EVENT_COUNT: &FieldInfo = UCtr::INFO.field_named("event_count");
+/// `U_PCI_CPUNODEID.local_node_id` (bits 2:0).
+const U_CPU_NODE_ID_LOCAL_NODE_ID: &FieldInfo = UCpuNodeId::INFO
+    .field_named("local_node_id");
+/// `U_PCI_GIDNIDMAP.node_id7` (bits 23:21).
+const U_GID_NID_MAP_NODE_ID7: &FieldInfo = UGidNidMap::INFO.field_named("node_id7");
+/// `U_PCI_GIDNIDMAP.node_id6` (bits 20:18).
+const U_GID_NID_MAP_NODE_ID6: &FieldInfo = UGidNidMap::INFO.field_named("node_id6");
+/// `U_PCI_GIDNIDMAP.node_id5` (bits 17:15).
+const U_GID_NID_MAP_NODE_ID5: &FieldInfo = UGidNidMap::INFO.field_named("node_id5");
+/// `U_PCI_GIDNIDMAP.node_id4` (bits 14:12).
+const U_GID_NID_MAP_NODE_ID4: &FieldInfo = UGidNidMap::INFO.field_named("node_id4");
+/// `U_PCI_GIDNIDMAP.node_id3` (bits 11:9).
+const U_GID_NID_MAP_NODE_ID3: &FieldInfo = UGidNidMap::INFO.field_named("node_id3");
+/// `U_PCI_GIDNIDMAP.node_id2` (bits 8:6).
+const U_GID_NID_MAP_NODE_ID2: &FieldInfo = UGidNidMap::INFO.field_named("node_id2");
+/// `U_PCI_GIDNIDMAP.node_id1` (bits 5:3).
+const U_GID_NID_MAP_NODE_ID1: &FieldInfo = UGidNidMap::INFO.field_named("node_id1");
+/// `U_PCI_GIDNIDMAP.node_id0` (bits 2:0).
+const U_GID_NID_MAP_NODE_ID0: &FieldInfo = UGidNidMap::INFO.field_named("node_id0");
 /// `U_L_PCI_PMON_BOX_CTL.frz` (bit 8).
 const UPI_BOX_CTL_FRZ: &FieldInfo = UpiBoxCtl::INFO.field_named("frz");
 /// `U_L_PCI_PMON_BOX_CTL.rst_ctrs` (bit 1).

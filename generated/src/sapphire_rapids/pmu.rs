@@ -133,6 +133,7 @@ pub static CHA: PmuInfo = PmuInfo {
         CHA_PERF.of_box("CHA59", "uncore_cha_59"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -258,6 +259,7 @@ pub static IIO: PmuInfo = PmuInfo {
         IIO_PERF.of_box("IIO11", "uncore_iio_11"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -388,6 +390,7 @@ pub static IMC: PmuInfo = PmuInfo {
         IMC_PERF.of_box("IMC7", "uncore_imc_7"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -525,6 +528,7 @@ pub static IRP: PmuInfo = PmuInfo {
         IRP_PERF.of_box("IRP11", "uncore_irp_11"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -617,6 +621,7 @@ pub static M2M: PmuInfo = PmuInfo {
         M2M_PERF.of_box("M2M3", "uncore_m2m_3"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -719,6 +724,7 @@ pub static M3UPI: PmuInfo = PmuInfo {
         M3UPI_PERF.of_box("M3UPI3", "uncore_m3upi_3"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -830,6 +836,7 @@ pub static UBOX: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -927,6 +934,7 @@ pub static UPI: PmuInfo = PmuInfo {
         UPI_PERF.of_box("UPI3", "uncore_upi_3"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",

@@ -869,6 +869,158 @@ static U_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// Node id of this socket, in the U-box PCI function (device 0x2014) on the first bus of the
+/// socket's first I/O stack; system software matches it against U_PCI_GIDNIDMAP to learn which
+/// package owns the bus.
+///
+/// `U_PCI_CPUNODEID`: 32-bit PCI register of the UBOX unit (skylake-sp). Fields, masks and sources:
+/// [`UCpuNodeIdLayout`].
+///
+/// **Device id and offset from Linux; device and function from a device listing** (info): Linux
+/// skx_uncore_pci_init calls snbep_pci2phy_map_init(0x2014, SKX_CPUNODEID = 0xc0, SKX_GIDNIDMAP =
+/// 0xd4, false) and masks the node id with NODE_ID_MASK (bits 2:0). It finds the device by id, so
+/// it states no device or function: coreboot's Skylake-SP support (coreboot-skx) places the U-box
+/// at a fixed address, device 8, functions 0-2 (8086:2014-2016), on the first bus of the socket's
+/// first I/O stack, and public boot logs show \[8086:2014\] at 08.0. Bits 31:3 are covered by no
+/// source read and are recorded as reserved; firmware programs the register, so it is read-only
+/// here and its reset value is a placeholder.
+pub type UCpuNodeId = Reg32<UCpuNodeIdLayout>;
+
+/// The layout of [`UCpuNodeId`] (`U_PCI_CPUNODEID`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UCpuNodeIdLayout {}
+
+impl Layout for UCpuNodeIdLayout {
+    const NAME: &'static str = "U_PCI_CPUNODEID";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xfffffff8;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &U_CPU_NODE_ID_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 3, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "local_node_id", ident: "local_node_id", lsb: 0, msb: 2, access: Access::Ro,
+            description: "Node id of this socket, set by firmware.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl UCpuNodeId {
+    /// `local_node_id` (bits 2:0, ro, reset 0x0): Node id of this socket, set by firmware.
+    #[inline] pub const fn local_node_id(self) -> u8 { get_bits(self.raw64(), 2, 0) as u8 }
+}
+
+/// `U_PCI_CPUNODEID` of instance UBOX.
+pub const U_PCI_CPUNODEID: PciRegister<UCpuNodeId> = PciRegister::new(0x2014, 8, 0, 0x0C0, "U_PCI_CPUNODEID");
+
+#[cfg(feature = "metadata")]
+static U_CPU_NODE_ID_INFO: RegisterInfo = RegisterInfo {
+    processor: "skylake-sp", unit: "UBOX", name: UCpuNodeIdLayout::NAME, type_name: "UCpuNodeId",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: UCpuNodeIdLayout::RESET, reserved_mask: UCpuNodeIdLayout::RESERVED_MASK, ignored_mask: UCpuNodeIdLayout::IGNORED_MASK, writable_mask: UCpuNodeIdLayout::WRITABLE_MASK,
+    description: "Node id of this socket, in the U-box PCI function (device 0x2014) on the first bus of the socket's first I/O stack; system software matches it against U_PCI_GIDNIDMAP to learn which package owns the bus.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_PCI_CPUNODEID", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x2014, device: 8, function: 0, offset: 0x0C0 }, source: "coreboot-skx" },
+    ]),
+    fields: UCpuNodeIdLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Device id and offset from Linux; device and function from a device listing", text: "Linux skx_uncore_pci_init calls snbep_pci2phy_map_init(0x2014, SKX_CPUNODEID = 0xc0, SKX_GIDNIDMAP = 0xd4, false) and masks the node id with NODE_ID_MASK (bits 2:0). It finds the device by id, so it states no device or function: coreboot's Skylake-SP support (coreboot-skx) places the U-box at a fixed address, device 8, functions 0-2 (8086:2014-2016), on the first bus of the socket's first I/O stack, and public boot logs show [8086:2014] at 08.0. Bits 31:3 are covered by no source read and are recorded as reserved; firmware programs the register, so it is read-only here and its reset value is a placeholder." },
+    ],
+};
+
+/// Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with
+/// group (package) id n.
+///
+/// `U_PCI_GIDNIDMAP`: 32-bit PCI register of the UBOX unit (skylake-sp). Fields, masks and sources:
+/// [`UGidNidMapLayout`].
+///
+/// **Fields from Linux** (info): snbep_pci2phy_map_init() compares (value \>\> 3\*i) & 7 with the
+/// local node id for i = 0..7, so bits 23:0 are eight 3-bit slots; bits 31:24 are used by no source
+/// read and are recorded as reserved. Offset 0xD4 and the device id are Linux's; device and
+/// function as for U_PCI_CPUNODEID. Firmware programs the map; it is read-only here and its reset
+/// value is a placeholder.
+pub type UGidNidMap = Reg32<UGidNidMapLayout>;
+
+/// The layout of [`UGidNidMap`] (`U_PCI_GIDNIDMAP`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UGidNidMapLayout {}
+
+impl Layout for UGidNidMapLayout {
+    const NAME: &'static str = "U_PCI_GIDNIDMAP";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xff000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &U_GID_NID_MAP_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 24, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "node_id7", ident: "node_id7", lsb: 21, msb: 23, access: Access::Ro,
+            description: "Node id of the socket whose group (package) id is 7.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "node_id6", ident: "node_id6", lsb: 18, msb: 20, access: Access::Ro,
+            description: "Node id of the socket whose group (package) id is 6.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "node_id5", ident: "node_id5", lsb: 15, msb: 17, access: Access::Ro,
+            description: "Node id of the socket whose group (package) id is 5.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "node_id4", ident: "node_id4", lsb: 12, msb: 14, access: Access::Ro,
+            description: "Node id of the socket whose group (package) id is 4.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "node_id3", ident: "node_id3", lsb: 9, msb: 11, access: Access::Ro,
+            description: "Node id of the socket whose group (package) id is 3.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "node_id2", ident: "node_id2", lsb: 6, msb: 8, access: Access::Ro,
+            description: "Node id of the socket whose group (package) id is 2.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "node_id1", ident: "node_id1", lsb: 3, msb: 5, access: Access::Ro,
+            description: "Node id of the socket whose group (package) id is 1.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "node_id0", ident: "node_id0", lsb: 0, msb: 2, access: Access::Ro,
+            description: "Node id of the socket whose group (package) id is 0.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl UGidNidMap {
+    /// `node_id7` (bits 23:21, ro, reset 0x0): Node id of the socket whose group (package) id is 7.
+    #[inline] pub const fn node_id7(self) -> u8 { get_bits(self.raw64(), 23, 21) as u8 }
+    /// `node_id6` (bits 20:18, ro, reset 0x0): Node id of the socket whose group (package) id is 6.
+    #[inline] pub const fn node_id6(self) -> u8 { get_bits(self.raw64(), 20, 18) as u8 }
+    /// `node_id5` (bits 17:15, ro, reset 0x0): Node id of the socket whose group (package) id is 5.
+    #[inline] pub const fn node_id5(self) -> u8 { get_bits(self.raw64(), 17, 15) as u8 }
+    /// `node_id4` (bits 14:12, ro, reset 0x0): Node id of the socket whose group (package) id is 4.
+    #[inline] pub const fn node_id4(self) -> u8 { get_bits(self.raw64(), 14, 12) as u8 }
+    /// `node_id3` (bits 11:9, ro, reset 0x0): Node id of the socket whose group (package) id is 3.
+    #[inline] pub const fn node_id3(self) -> u8 { get_bits(self.raw64(), 11, 9) as u8 }
+    /// `node_id2` (bits 8:6, ro, reset 0x0): Node id of the socket whose group (package) id is 2.
+    #[inline] pub const fn node_id2(self) -> u8 { get_bits(self.raw64(), 8, 6) as u8 }
+    /// `node_id1` (bits 5:3, ro, reset 0x0): Node id of the socket whose group (package) id is 1.
+    #[inline] pub const fn node_id1(self) -> u8 { get_bits(self.raw64(), 5, 3) as u8 }
+    /// `node_id0` (bits 2:0, ro, reset 0x0): Node id of the socket whose group (package) id is 0.
+    #[inline] pub const fn node_id0(self) -> u8 { get_bits(self.raw64(), 2, 0) as u8 }
+}
+
+/// `U_PCI_GIDNIDMAP` of instance UBOX.
+pub const U_PCI_GIDNIDMAP: PciRegister<UGidNidMap> = PciRegister::new(0x2014, 8, 0, 0x0D4, "U_PCI_GIDNIDMAP");
+
+#[cfg(feature = "metadata")]
+static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
+    processor: "skylake-sp", unit: "UBOX", name: UGidNidMapLayout::NAME, type_name: "UGidNidMap",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: UGidNidMapLayout::RESET, reserved_mask: UGidNidMapLayout::RESERVED_MASK, ignored_mask: UGidNidMapLayout::IGNORED_MASK, writable_mask: UGidNidMapLayout::WRITABLE_MASK,
+    description: "Group-id to node-id map, beside U_PCI_CPUNODEID: slot n holds the node id of the socket with group (package) id n.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "U_PCI_GIDNIDMAP", instance: "UBOX", index: 0, location: Location::Pci { device_id: 0x2014, device: 8, function: 0, offset: 0x0D4 }, source: "coreboot-skx" },
+    ]),
+    fields: UGidNidMapLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Fields from Linux", text: "snbep_pci2phy_map_init() compares (value >> 3*i) & 7 with the local node id for i = 0..7, so bits 23:0 are eight 3-bit slots; bits 31:24 are used by no source read and are recorded as reserved. Offset 0xD4 and the device id are Linux's; device and function as for U_PCI_CPUNODEID. Firmware programs the map; it is read-only here and its reset value is a placeholder." },
+    ],
+};
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -886,6 +1038,8 @@ pub static UNIT: UnitInfo = UnitInfo {
         &U_CTL_INFO,
         &U_BOX_STATUS_INFO,
         &U_CTR_INFO,
+        &U_CPU_NODE_ID_INFO,
+        &U_GID_NID_MAP_INFO,
     ],
     events: &[],
     pmu: Some(&super::pmu::UBOX),

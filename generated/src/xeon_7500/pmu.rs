@@ -94,6 +94,7 @@ pub static BBOX: PmuInfo = PmuInfo {
         BBOX_PERF.of_box("B1", "uncore_bbox_1"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -228,6 +229,7 @@ pub static CBOX: PmuInfo = PmuInfo {
         CBOX_PERF.of_box("C7", "uncore_cbox_7"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -336,6 +338,7 @@ pub static MBOX: PmuInfo = PmuInfo {
         MBOX_PERF.of_box("M1", "uncore_mbox_1"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -466,6 +469,7 @@ pub static RBOX: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -567,6 +571,7 @@ pub static SBOX: PmuInfo = PmuInfo {
         SBOX_PERF.of_box("S1", "uncore_sbox_1"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -645,6 +650,7 @@ pub static UBOX: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -734,6 +740,7 @@ pub static WBOX: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",

@@ -20,7 +20,10 @@ use super::qpi::{
 };
 use super::r2pcie::{R2pcieBoxCtl, R2pcieBoxStatus, R2pcieCtl, R2pcieCtr};
 use super::r3qpi::{R3qpiBoxCtl, R3qpiBoxStatus, R3qpiCtl, R3qpiCtr};
-use super::ubox::{UCtl, UCtr, UGlobalCtl, UGlobalStatus, UUclkFixedCtl, UUclkFixedCtr};
+use super::ubox::{
+    UCpuNodeId, UCtl, UCtr, UGidNidMap, UGlobalCtl, UGlobalStatus, UUclkFixedCtl,
+    UUclkFixedCtr,
+};
 /// PMU structure of the Caching Agent (CBo) performance monitoring (4 counters per box; boxes C0,
 /// C1, C2, C3, C4, C5, C6, C7, C8, C9, C10, C11, C12, C13, C14).
 ///
@@ -245,6 +248,7 @@ pub static CBOX: PmuInfo = PmuInfo {
         CBOX_PERF.of_box("C14", "uncore_cbox_14"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -399,6 +403,7 @@ pub static HA: PmuInfo = PmuInfo {
     ],
     perf: &[HA_PERF.of_box("HA0", "uncore_ha_0"), HA_PERF.of_box("HA1", "uncore_ha_1")],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -538,6 +543,7 @@ pub static IMC: PmuInfo = PmuInfo {
         IMC_PERF.of_box("CH7", "uncore_imc_7"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -655,6 +661,7 @@ pub static IRP: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -803,6 +810,7 @@ pub static PCU: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -971,6 +979,7 @@ pub static QPI: PmuInfo = PmuInfo {
         QPI_PERF.of_box("P2", "uncore_qpi_2"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1085,6 +1094,7 @@ pub static R2PCIE: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1195,6 +1205,7 @@ pub static R3QPI: PmuInfo = PmuInfo {
         R3QPI_PERF.of_box("L2", "uncore_r3qpi_2"),
     ],
     box_count: None,
+    socket_bus: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1325,6 +1336,92 @@ pub static UBOX: PmuInfo = PmuInfo {
         },
     ],
     box_count: None,
+    socket_bus: Some(SocketBusInfo {
+        node_id: BitRef {
+            register: UCpuNodeId::INFO,
+            instance: "UBOX",
+            index: 0,
+            field: U_CPU_NODE_ID_LOCAL_NODE_ID,
+            register_name: "U_PCI_CPUNODEID",
+            qualified: "U_PCI_CPUNODEID.local_node_id",
+        },
+        slots: &[
+            BitRef {
+                register: UGidNidMap::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID0,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id0",
+            },
+            BitRef {
+                register: UGidNidMap::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID1,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id1",
+            },
+            BitRef {
+                register: UGidNidMap::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID2,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id2",
+            },
+            BitRef {
+                register: UGidNidMap::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID3,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id3",
+            },
+            BitRef {
+                register: UGidNidMap::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID4,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id4",
+            },
+            BitRef {
+                register: UGidNidMap::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID5,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id5",
+            },
+            BitRef {
+                register: UGidNidMap::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID6,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id6",
+            },
+            BitRef {
+                register: UGidNidMap::INFO,
+                instance: "UBOX",
+                index: 0,
+                field: U_GID_NID_MAP_NODE_ID7,
+                register_name: "U_PCI_GIDNIDMAP",
+                qualified: "U_PCI_GIDNIDMAP.node_id7",
+            },
+        ],
+        other_buses: OtherBuses::None,
+        source: "linux-snbep",
+        description: "On every bus that has the U-box device, the bus's own node id \
+            (U_PCI_CPUNODEID.local_node_id) is looked up in the node map \
+            (U_PCI_GIDNIDMAP): the number of the slot that holds it is the package \
+            that owns the bus (Linux snbep_pci2phy_map_init, for up to eight nodes). \
+            Every uncore device of a socket is on the U-box's bus (the device \
+            listings cited show one uncore bus per socket), so no other bus needs an \
+            owner; Linux ivbep_uncore_pci_init passes reverse = true, which would \
+            give such a bus the socket of the nearest higher bus with the U-box.",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1893,6 +1990,25 @@ const U_CTR_EVENT_COUNT: &FieldInfo = UCtr::INFO.field_named("event_count");
 /// `U_MSR_PMON_UCLK_FIXED_CTR.event_count` (bits 47:0).
 const U_UCLK_FIXED_CTR_EVENT_COUNT: &FieldInfo = UUclkFixedCtr::INFO
     .field_named("event_count");
+/// `U_PCI_CPUNODEID.local_node_id` (bits 2:0).
+const U_CPU_NODE_ID_LOCAL_NODE_ID: &FieldInfo = UCpuNodeId::INFO
+    .field_named("local_node_id");
+/// `U_PCI_GIDNIDMAP.node_id7` (bits 23:21).
+const U_GID_NID_MAP_NODE_ID7: &FieldInfo = UGidNidMap::INFO.field_named("node_id7");
+/// `U_PCI_GIDNIDMAP.node_id6` (bits 20:18).
+const U_GID_NID_MAP_NODE_ID6: &FieldInfo = UGidNidMap::INFO.field_named("node_id6");
+/// `U_PCI_GIDNIDMAP.node_id5` (bits 17:15).
+const U_GID_NID_MAP_NODE_ID5: &FieldInfo = UGidNidMap::INFO.field_named("node_id5");
+/// `U_PCI_GIDNIDMAP.node_id4` (bits 14:12).
+const U_GID_NID_MAP_NODE_ID4: &FieldInfo = UGidNidMap::INFO.field_named("node_id4");
+/// `U_PCI_GIDNIDMAP.node_id3` (bits 11:9).
+const U_GID_NID_MAP_NODE_ID3: &FieldInfo = UGidNidMap::INFO.field_named("node_id3");
+/// `U_PCI_GIDNIDMAP.node_id2` (bits 8:6).
+const U_GID_NID_MAP_NODE_ID2: &FieldInfo = UGidNidMap::INFO.field_named("node_id2");
+/// `U_PCI_GIDNIDMAP.node_id1` (bits 5:3).
+const U_GID_NID_MAP_NODE_ID1: &FieldInfo = UGidNidMap::INFO.field_named("node_id1");
+/// `U_PCI_GIDNIDMAP.node_id0` (bits 2:0).
+const U_GID_NID_MAP_NODE_ID0: &FieldInfo = UGidNidMap::INFO.field_named("node_id0");
 /// The `ivbep-cbox` perf driver's format (`ivbep_uncore_cbox_formats_attr`, Linux kernel,
 /// arch/x86/events/intel/uncore_snbep.c).
 pub static PERF_IVBEP_CBOX: PerfDriverInfo = PerfDriverInfo {

@@ -182,6 +182,23 @@ const PCU_CTL_OCC_SEL_VALUES: &[ValueInfo] = &[
 ///
 /// **Addresses** (info): Linux HSWEP_PCU_MSR_PMON_CTL0 = 0x711, four counters; likwid
 /// MSR_UNC_V3_PCU_PMON_CTL0..3 = 0x711..0x714.
+///
+/// **Bit 21, the event-select extension: PCM and likwid set it, Linux and Intel's lists do not**
+/// (source-conflict): Intel PCM defines PCU_MSR_PMON_CTL_EXTRA_SEL = 1 \<\< 21 for the PCU control
+/// of its server processors (types.h) and sets it in a frequency-transition profile of the E5-2600
+/// (Jaketown) PCU in the copy read; that copy does not show it set for this processor. Linux, in
+/// each of three versions of uncore_snbep.c read (from the first with Haswell-EP support to a
+/// recent one), programs this PCU with SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK, whose event select is
+/// bits 7:0 without bit 21, and publishes event as config:0-7 (snbep_uncore_pcu_format_group);
+/// every PCU event of Intel's list for this processor has ExtSel 0. likwid does set it on
+/// Haswell-EP: hasep_wbox_setup (perfmon_haswellEP.h) writes 1 \<\< 21 for an event given with
+/// umask 0xFF, and, as written, assigns it in place of the enable and event bits rather than adding
+/// it; its Broadwell-EP code was not read. The E5-2600 (v1) guide's PCU control has ev_sel_ext at
+/// bit 21 (our xeon-e5-2600 PCU). Decision: bit 21 stays reserved here. No source read for v3/v4
+/// says what the bit selects, Intel's event lists give no event that needs it, and the kernel's
+/// raw-event mask refuses it; a field would let software write a bit whose meaning on these parts
+/// is unknown. If a v3/v4 guide or event list shows an event with ExtSel 1, it becomes ev_sel_ext
+/// as on the E5-2600.
 pub type PcuCtl = Reg32<PcuCtlLayout>;
 
 /// The layout of [`PcuCtl`] (`PCU_MSR_PMON_CTL{n}`): its fields, masks and metadata.
@@ -294,6 +311,7 @@ static PCU_CTL_INFO: RegisterInfo = RegisterInfo {
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux; the v3/v4 guide was not read", text: "Linux uses SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK for this PCU (hswep_uncore_pcu, also on BDX): ev_sel 7:0, occ_sel 15:14, edge 18, invert 23, threshold 28:24, occ_invert 30, occ_edge_det 31, enable 22, and reset 17 from the shared snbep control bits. Bits 21:19 are covered by no source for this PCU and are reserved (the E5-2600 PCU's ev_sel_ext at bit 21 is not used: every PCU event in Intel's lists for these processors has ExtSel 0). Intel's event list encodes occ_sel in the top two bits of the umask (0x40, 0x80, 0xC0); this control has no umask field." },
         NoteInfo { kind: "info", title: "Addresses", text: "Linux HSWEP_PCU_MSR_PMON_CTL0 = 0x711, four counters; likwid MSR_UNC_V3_PCU_PMON_CTL0..3 = 0x711..0x714." },
+        NoteInfo { kind: "source-conflict", title: "Bit 21, the event-select extension: PCM and likwid set it, Linux and Intel's lists do not", text: "Intel PCM defines PCU_MSR_PMON_CTL_EXTRA_SEL = 1 << 21 for the PCU control of its server processors (types.h) and sets it in a frequency-transition profile of the E5-2600 (Jaketown) PCU in the copy read; that copy does not show it set for this processor. Linux, in each of three versions of uncore_snbep.c read (from the first with Haswell-EP support to a recent one), programs this PCU with SNBEP_PCU_MSR_PMON_RAW_EVENT_MASK, whose event select is bits 7:0 without bit 21, and publishes event as config:0-7 (snbep_uncore_pcu_format_group); every PCU event of Intel's list for this processor has ExtSel 0. likwid does set it on Haswell-EP: hasep_wbox_setup (perfmon_haswellEP.h) writes 1 << 21 for an event given with umask 0xFF, and, as written, assigns it in place of the enable and event bits rather than adding it; its Broadwell-EP code was not read. The E5-2600 (v1) guide's PCU control has ev_sel_ext at bit 21 (our xeon-e5-2600 PCU). Decision: bit 21 stays reserved here. No source read for v3/v4 says what the bit selects, Intel's event lists give no event that needs it, and the kernel's raw-event mask refuses it; a field would let software write a bit whose meaning on these parts is unknown. If a v3/v4 guide or event list shows an event with ExtSel 1, it becomes ev_sel_ext as on the E5-2600." },
     ],
 };
 

@@ -1371,6 +1371,21 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layout! {
+    u_cpu_node_id: UCpuNodeId;
+    ro(local_node_id, val u8, 0, 3);
+}
+layout! {
+    u_gid_nid_map: UGidNidMap;
+    ro(node_id7, val u8, 21, 3);
+    ro(node_id6, val u8, 18, 3);
+    ro(node_id5, val u8, 15, 3);
+    ro(node_id4, val u8, 12, 3);
+    ro(node_id3, val u8, 9, 3);
+    ro(node_id2, val u8, 6, 3);
+    ro(node_id1, val u8, 3, 3);
+    ro(node_id0, val u8, 0, 3);
+}
 }
 
 #[cfg(feature = "xeon-e5-2600-v3")]
@@ -2725,6 +2740,21 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layout! {
+    u_cpu_node_id: UCpuNodeId;
+    ro(local_node_id, val u8, 0, 3);
+}
+layout! {
+    u_gid_nid_map: UGidNidMap;
+    ro(node_id7, val u8, 21, 3);
+    ro(node_id6, val u8, 18, 3);
+    ro(node_id5, val u8, 15, 3);
+    ro(node_id4, val u8, 12, 3);
+    ro(node_id3, val u8, 9, 3);
+    ro(node_id2, val u8, 6, 3);
+    ro(node_id1, val u8, 3, 3);
+    ro(node_id0, val u8, 0, 3);
+}
 }
 
 #[cfg(feature = "skylake-sp")]
@@ -3055,6 +3085,14 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layout! {
+    capid6: Capid6;
+    ro(cha_en, val u32, 0, 32);
+}
+layout! {
+    capid7: Capid7;
+    ro(cha_en_hi, val u32, 0, 32);
+}
 }
 
 #[cfg(feature = "ice-lake-sp")]
@@ -3097,6 +3135,21 @@ layout! {
     u_ctr: UCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layout! {
+    u_cpu_node_id: UCpuNodeId;
+    ro(local_node_id, val u8, 0, 3);
+}
+layout! {
+    u_gid_nid_map: UGidNidMap;
+    ro(node_id7, val u8, 21, 3);
+    ro(node_id6, val u8, 18, 3);
+    ro(node_id5, val u8, 15, 3);
+    ro(node_id4, val u8, 12, 3);
+    ro(node_id3, val u8, 9, 3);
+    ro(node_id2, val u8, 6, 3);
+    ro(node_id1, val u8, 3, 3);
+    ro(node_id0, val u8, 0, 3);
 }
 }
 

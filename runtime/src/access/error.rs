@@ -176,6 +176,14 @@ pub enum BackendError {
         /// What was looked for: "8086:3c46 (HA, dev 14 fn 1)".
         looked_for: Vec<String>,
     },
+    /// Which socket owns an uncore PCI bus could not be told from the node-id registers the
+    /// spec names (`<socket-bus>`): the map read is inconsistent or a bus has no owner.
+    BusOwner {
+        /// The bus (`0000:3f`).
+        bus: String,
+        /// What was read and why it does not name one socket.
+        problem: String,
+    },
     /// The register's device was not found on that socket.
     DeviceNotFound {
         /// The register.
@@ -301,6 +309,7 @@ impl fmt::Display for BackendError {
                 root.display(),
                 looked_for.join(", ")
             ),
+            BackendError::BusOwner { bus, problem } => write!(f, "cannot tell which socket owns PCI bus {bus}: {problem}; check the node-id registers with `setpci -s <bus>:<dev>.<fn> <offset>.L` and, on a machine with more than eight NUMA nodes, use --backend perf, whose kernel driver reads the owner from the firmware's tables"),
             BackendError::DeviceNotFound { register, socket, device } => write!(f, "{register}: device {device} was not found on socket {socket}; check that the device is listed by `lspci -d 8086:` and that its socket's uncore bus is visible"),
             BackendError::NoCpuForSocket { socket, present } => write!(
                 f,

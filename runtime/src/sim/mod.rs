@@ -349,10 +349,13 @@ impl Sim {
         (cpu < self.config.sockets.max(1) * per).then_some((cpu / per) as usize)
     }
 
+    /// The socket one of whose uncore devices is on `bdf`'s bus (a socket's devices may
+    /// span two buses: see [`UncoreDevices::complete`]).
     fn socket_of_bus(&self, bdf: Bdf) -> Option<usize> {
-        (0..self.config.sockets.max(1))
-            .find(|s| sim_bus(*s) == bdf.bus)
-            .map(|s| s as usize)
+        let on_bus = |s: &crate::access::SocketDevices| {
+            s.bus == bdf.bus || s.devices.iter().any(|(_, b)| b.bus == bdf.bus)
+        };
+        self.uncore_devices().sockets.iter().position(on_bus)
     }
 
     fn bad_socket(&self, socket: usize) -> UsageError {

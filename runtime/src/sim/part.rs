@@ -29,15 +29,25 @@ pub(super) fn socket_state(config: &SimConfig) -> SocketState {
         let Some(BoxCountRule::SetBits(bits)) = pmu.box_count.map(|b| b.rule) else {
             continue;
         };
-        let Some(addr) = bits.address() else { continue };
-        let reg = Reg {
-            info: bits.register,
-            addr,
-        };
-        let ones = if n >= 64 { u64::MAX } else { (1u64 << n) - 1 };
-        let value = state.regs.get(&reg) & !bits.field.mask()
-            | (ones << bits.field.lsb) & bits.field.mask();
-        state.regs.put(&reg, value);
+        // The boxes' bits fill the fields in order: the first field's bits, then the next's.
+        let mut left = n;
+        for b in bits {
+            let Some(addr) = b.address() else { continue };
+            let reg = Reg {
+                info: b.register,
+                addr,
+            };
+            let take = left.min(b.field.msb - b.field.lsb + 1);
+            left -= take;
+            let ones = if take >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << take) - 1
+            };
+            let value =
+                state.regs.get(&reg) & !b.field.mask() | (ones << b.field.lsb) & b.field.mask();
+            state.regs.put(&reg, value);
+        }
     }
     state
 }

@@ -77,3 +77,20 @@ pub fn add_ha(root: &Path) {
         .set_len(4096)
         .unwrap();
 }
+
+/// A sysfs-like PCI device tree: each device a directory `<BDF>` with `vendor`, `device` and
+/// a 4 KiB `config` of zeros (write registers into it with [`poke`]).
+pub fn pci_tree(devices: &[(&str, u16, u16)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (bdf, vendor, device) in devices {
+        let d = dir.path().join(bdf);
+        fs::create_dir(&d).unwrap();
+        fs::write(d.join("vendor"), format!("{vendor:#06x}\n")).unwrap();
+        fs::write(d.join("device"), format!("{device:#06x}\n")).unwrap();
+        fs::File::create(d.join("config"))
+            .unwrap()
+            .set_len(4096)
+            .unwrap();
+    }
+    dir
+}

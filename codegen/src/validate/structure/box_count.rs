@@ -3,7 +3,7 @@
 //! every unit is known.
 
 use super::super::Validator;
-use super::routes::concrete_names;
+use super::routes::{concrete_names, Names};
 use super::{diag, PendingRoutes, UnitScope};
 use crate::model::pmu::{BitRef, BoxCount, BoxCountRule};
 use crate::model::{Position, Processor};
@@ -14,8 +14,9 @@ use crate::validate::normalize_text;
 #[derive(Debug, Clone)]
 pub(crate) struct PendingBoxCount {
     at: Position,
-    /// `Some((register, field))` for `set-bits`, `None` for `cores-per-socket`.
-    bits: Option<(String, String)>,
+    /// `Some([(register, field), ..])` for `set-bits` (the lists written, paired in order),
+    /// `None` for `cores-per-socket`.
+    bits: Option<Vec<(String, String)>>,
     source: String,
     description: String,
 }
@@ -30,7 +31,26 @@ impl Validator {
     ) -> Option<PendingBoxCount> {
         let help = "write count=\"set-bits\" register=\"CAPID6\" field=\"cha_en\", or count=\"cores-per-socket\" without a register";
         let bits = match (raw.count.as_str(), &raw.register, &raw.field) {
-            ("set-bits", Some(r), Some(f)) => Some((r.clone(), f.clone())),
+            ("set-bits", Some(r), Some(f)) => {
+                let (regs, fields): (Vec<&str>, Vec<&str>) = (
+                    r.split_whitespace().collect(),
+                    f.split_whitespace().collect(),
+                );
+                if regs.len() != fields.len() || regs.is_empty() {
+                    self.push(unit.ctx.error(
+                        raw.at,
+                        format!(
+                            "box-count names {} register(s) but {} field(s)",
+                            regs.len(),
+                            fields.len()
+                        ),
+                        "give one field per register, in the same order: register=\"CAPID6 CAPID7\" field=\"cha_en cha_en_hi\"",
+                    ));
+                    return None;
+                }
+                let pairs = regs.iter().zip(&fields);
+                Some(pairs.map(|(r, f)| (r.to_string(), f.to_string())).collect())
+            }
             ("cores-per-socket", None, None) => None,
             (kind @ ("set-bits" | "cores-per-socket"), _, _) => {
                 let why = if kind == "set-bits" {
@@ -72,9 +92,9 @@ impl Validator {
         })
     }
 
-    /// Resolves each unit's `<box-count>` against every register of the processor: the
-    /// register exists (by its concrete name), the field is readable and has a bit for every
-    /// box the unit lists.
+    /// Resolves each unit's `<box-count>` against every register of the processor: each
+    /// register exists (by its concrete name), each field is readable, and the fields have a
+    /// bit for every box the unit lists.
     pub(in crate::validate) fn resolve_box_counts(
         &mut self,
         p: &mut Processor,
@@ -83,42 +103,31 @@ impl Validator {
         let names = concrete_names(p);
         for (ui, pr) in pending {
             let Some(pb) = &pr.box_count else { continue };
+            let boxes = p.units[*ui].instances.len() as u32;
             let rule = match &pb.bits {
                 None => BoxCountRule::CoresPerSocket,
-                Some((reg, field)) => {
-                    let Some(&(unit, register, instance, index)) = names.get(reg.as_str()) else {
+                Some(pairs) => {
+                    let single = pairs.len() == 1;
+                    let bits: Option<Vec<BitRef>> = pairs
+                        .iter()
+                        .map(|(reg, field)| {
+                            self.box_count_field(p, &names, pb, reg, field, single.then_some(boxes))
+                        })
+                        .collect();
+                    let Some(bits) = bits else { continue };
+                    let width: u32 = bits
+                        .iter()
+                        .map(|b| p.units[b.unit].registers[b.register].fields[b.field].width())
+                        .sum();
+                    if width < boxes {
                         self.push(diag(
                             &pb.at,
-                            format!("box-count names unknown register `{reg}`"),
-                            &format!(
-                                "name a register of processor {} by its concrete name, e.g. CAPID6",
-                                p.id
-                            ),
+                            format!("box-count fields have {width} bits together, fewer than the unit's {boxes} boxes"),
+                            "name the fields whose set bits are the boxes present",
                         ));
                         continue;
-                    };
-                    let r = &p.units[unit].registers[register];
-                    let boxes = p.units[*ui].instances.len() as u32;
-                    let found = r.fields.iter().position(|f| {
-                        !f.access.is_placeholder() && f.name.as_ref() == field.as_str()
-                    });
-                    let Some(fi) = found.filter(|&fi| {
-                        r.fields[fi].access.is_readable() && r.fields[fi].width() >= boxes
-                    }) else {
-                        self.push(diag(
-                            &pb.at,
-                            format!("box-count field `{field}` of {reg} is not a readable field with a bit for each of the unit's {boxes} box(es)"),
-                            "name the field whose set bits are the boxes present",
-                        ));
-                        continue;
-                    };
-                    BoxCountRule::SetBits(BitRef {
-                        unit,
-                        register,
-                        instance,
-                        index,
-                        field: fi,
-                    })
+                    }
+                    BoxCountRule::SetBits(bits)
                 }
             };
             if let Some(pmu) = p.units[*ui].pmu.as_mut() {
@@ -129,5 +138,57 @@ impl Validator {
                 });
             }
         }
+    }
+
+    /// One register and field of a `set-bits` count: the register exists, the field is
+    /// readable and, when it is the only one (`boxes` given), has a bit for every box.
+    fn box_count_field(
+        &mut self,
+        p: &Processor,
+        names: &Names,
+        pb: &PendingBoxCount,
+        reg: &str,
+        field: &str,
+        boxes: Option<u32>,
+    ) -> Option<BitRef> {
+        let Some(&(unit, register, instance, index)) = names.get(reg) else {
+            self.push(diag(
+                &pb.at,
+                format!("box-count names unknown register `{reg}`"),
+                &format!(
+                    "name a register of processor {} by its concrete name, e.g. CAPID6",
+                    p.id
+                ),
+            ));
+            return None;
+        };
+        let r = &p.units[unit].registers[register];
+        let found = r
+            .fields
+            .iter()
+            .position(|f| !f.access.is_placeholder() && f.name.as_ref() == field);
+        let Some(fi) = found.filter(|&fi| {
+            r.fields[fi].access.is_readable() && r.fields[fi].width() >= boxes.unwrap_or(0)
+        }) else {
+            let what = match boxes {
+                Some(n) => {
+                    format!("a readable field with a bit for each of the unit's {n} box(es)")
+                }
+                None => "a readable field".to_string(),
+            };
+            self.push(diag(
+                &pb.at,
+                format!("box-count field `{field}` of {reg} is not {what}"),
+                "name the field whose set bits are the boxes present",
+            ));
+            return None;
+        };
+        Some(BitRef {
+            unit,
+            register,
+            instance,
+            index,
+            field: fi,
+        })
     }
 }

@@ -21,6 +21,7 @@ mod perf;
 mod placement;
 mod roles;
 mod routes;
+mod socket_bus;
 mod wiring;
 
 /// The unit whose `<pmu>` is being checked: its file, its validated registers and
@@ -159,6 +160,8 @@ pub(crate) struct PendingRoutes {
     routes: Vec<PendingRoute>,
     /// The `<box-count>`, which may name a register of another unit.
     box_count: Option<box_count::PendingBoxCount>,
+    /// The `<socket-bus>`, whose registers are resolved the same way.
+    socket_bus: Option<socket_bus::PendingSocketBus>,
 }
 
 fn diag(at: &Position, message: String, help: &str) -> Diagnostic {

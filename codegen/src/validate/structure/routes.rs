@@ -9,7 +9,7 @@ use crate::model::pmu::*;
 use crate::model::{Access, Position, Processor};
 
 /// Concrete register name (`S0_MSR_PMON_SUMMARY`) -> (unit, register, instance, index).
-type Names = HashMap<String, (usize, usize, usize, u32)>;
+pub(super) type Names = HashMap<String, (usize, usize, usize, u32)>;
 
 /// The processor whose routes are resolved, and its registers by concrete name.
 struct Scope<'p> {

@@ -63,6 +63,10 @@ impl Validator {
             .box_count
             .as_ref()
             .and_then(|b| self.box_count_as_written(unit, b));
+        let socket_bus = raw
+            .socket_bus
+            .as_ref()
+            .and_then(|b| self.socket_bus_as_written(unit, b));
         if self.errors.len() > before {
             return None;
         }
@@ -79,12 +83,14 @@ impl Validator {
                 global,
                 perf,
                 box_count: None,
+                socket_bus: None,
                 notes: raw.note.iter().map(note).collect(),
             },
             PendingRoutes {
                 at: Position::of(unit.ctx.file, unit.path, raw.at),
                 routes,
                 box_count,
+                socket_bus,
             },
         ))
     }

@@ -664,7 +664,10 @@ fn box_rule(u: &pmu_regs::UnitInfo) -> String {
     let listed = u.instances.len();
     match u.pmu.and_then(|m| m.box_count).map(|b| b.rule) {
         None => listed.to_string(),
-        Some(pmu_regs::BoxCountRule::SetBits(bits)) => format!("{listed}:{}", bits.qualified),
+        Some(pmu_regs::BoxCountRule::SetBits(bits)) => {
+            let fields: Vec<&str> = bits.iter().map(|b| b.qualified).collect();
+            format!("{listed}:{}", fields.join("+"))
+        }
         Some(pmu_regs::BoxCountRule::CoresPerSocket) => format!("{listed}:cores"),
     }
 }

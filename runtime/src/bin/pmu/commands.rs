@@ -787,8 +787,9 @@ fn header(found: &Found, value: u64) -> String {
 }
 
 /// The event a control value selects, by its event list (`UNC_H_REQUESTS.READS`; for a
-/// core PMU's control, processor `core`'s own list first): select, umask, extension bit and
-/// the counter mask, invert, edge and any-thread bits the event sets must all match.
+/// core PMU's control, processor `core`'s own list first): select, umask, extension bit, the
+/// counter mask, invert, edge and any-thread bits and the uncore masks (unit-mask extension,
+/// port and traffic-class masks) the event sets must all match.
 fn event_of(d: &Decoded, core: Option<&str>) -> Option<&'static str> {
     let info = d.register;
     let sel = info.role(Role::Event)?.extract(d.raw);
@@ -803,6 +804,9 @@ fn event_of(d: &Decoded, core: Option<&str>) -> Option<&'static str> {
                 && get(Role::Invert).is_none_or(|x| x == u64::from(e.invert))
                 && get(Role::Edge).is_none_or(|x| x == u64::from(e.edge))
                 && get(Role::AnyThread).is_none_or(|x| x == u64::from(e.any_thread))
+                && get(Role::UmaskExt).is_none_or(|x| x == u64::from(e.umask_ext))
+                && get(Role::PortMask).is_none_or(|x| x == u64::from(e.port_mask))
+                && get(Role::FcMask).is_none_or(|x| x == u64::from(e.fc_mask))
         })
         .map(|e| e.name)
 }

@@ -396,6 +396,33 @@ fn a_processor_taking_anothers_units_shares_its_types_and_keeps_its_events() {
     assert_eq!(names(sky), names(clx));
 }
 
+/// A memory-mapped unit taken with `units-from` shares its window too: Emerald Rapids' iMC
+/// channels are Sapphire Rapids' registers at the same places past the same base.
+#[test]
+fn a_taken_memory_mapped_unit_shares_its_window() {
+    use pmu_regs::{emerald_rapids, sapphire_rapids};
+    assert!(std::ptr::eq(
+        &emerald_rapids::imc::MMIO_WINDOW,
+        &sapphire_rapids::imc::MMIO_WINDOW
+    ));
+    let emr = emerald_rapids::imc::UNIT.mmio_window.unwrap();
+    assert_eq!(
+        (emr.device_id, emr.controllers, emr.channels),
+        (0x3251, 4, 2)
+    );
+    assert_eq!(emerald_rapids::imc::UNIT.processor, "emerald-rapids");
+    let base = 0x20_0000_0000;
+    assert_eq!(
+        emerald_rapids::imc::MC3_MMIO_PMON_CTL[2].address(base),
+        sapphire_rapids::imc::MC3_MMIO_PMON_CTL[2].address(base)
+    );
+    // Box 3 is controller 1, channel 1: its control 2 is 0x48 into the window at 0x26800.
+    assert_eq!(
+        emerald_rapids::imc::MC3_MMIO_PMON_CTL[2].address(base),
+        base + 0x2_6848
+    );
+}
+
 /// The importer validates the new events with the spec, in memory, through the same loader
 /// as generation: an error the validator finds (two events whose constants clash) refuses the
 /// import, names the file it would have written, and writes nothing.

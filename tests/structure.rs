@@ -29,9 +29,9 @@ fn every_unit_declares_its_structure() {
             assert!(u.pmu.is_some(), "{}:{} has no <pmu>", p.id, u.name);
         }
     }
-    // 7 + 8 + 9 + 10 + 10 + 9 + 9 + 10 + 1 units, Sapphire Rapids' and Emerald Rapids' 6 each,
-    // Granite Rapids' 4, and AMD Zen 2 to 5: 3 + 3 + 4 + 4.
-    assert_eq!(pmus().count(), 73 + 6 * 2 + 4 + 14);
+    // 7 + 8 + 9 + 10 + 10 + 9 + 9 + 10 + 1 units, Sapphire Rapids' and Emerald Rapids' 8 each,
+    // Granite Rapids' 7, and AMD Zen 2 to 5: 3 + 3 + 4 + 4.
+    assert_eq!(pmus().count(), 73 + 8 * 2 + 7 + 14);
 }
 
 #[test]
@@ -106,12 +106,13 @@ fn every_counter_of_every_box_resolves() {
     // Cascade Lake each (U 3, CHA 4*28, IIO 4*6, IRP 2*6, PCU 4, iMC 5*6, M2M 4*2, UPI 4*3,
     // M3UPI 3*3 = 214), Ice Lake-SP (U 3, CHA 4*40, IIO 4*6, IRP 2*6, M2PCIe 4*6, PCU 4,
     // M2M 4*4, UPI 4*3, M3UPI 4*3, memory-mapped iMC 5*12 = 327), core 11, Sapphire Rapids
-    // (CHA 4*60, U 2, IIO 4*12, IRP 2*12, UPI 4*4, M3UPI 4*4 = 346) and Emerald Rapids (its
-    // units), Granite Rapids (CHA 4*126, IIO 4*16, IRP 2*16, U 2 = 602); AMD Zen 2 and 3 each
+    // (CHA 4*60, U 2, IIO 4*12, IRP 2*12, UPI 4*4, M3UPI 4*4, M2M 4*4, memory-mapped iMC
+    // 5*8 = 402) and Emerald Rapids (its units), Granite Rapids (CHA 4*126, IIO 4*16,
+    // IRP 2*16, U 2, B2CMI 4*12, UPI 4*6, memory-mapped iMC 5*12 = 734); AMD Zen 2 and 3 each
     // (PMC 6, L3 6, DF 4 = 16), Zen 4 and 5 each (PMC 6, L3 6, DF 16, UMC 4*12 = 76).
     assert_eq!(
         counters,
-        98 + 83 + 146 + 174 + 198 + 214 * 2 + 327 + 11 + 346 * 2 + 602 + 16 * 2 + 76 * 2
+        98 + 83 + 146 + 174 + 198 + 214 * 2 + 327 + 11 + 402 * 2 + 734 + 16 * 2 + 76 * 2
     );
 }
 

@@ -45,6 +45,8 @@ const UNIT_NAMES: &[(&str, &str)] = &[
     ("M2PCIe", "M2PCIE"),
     // Granite Rapids' list spells the memory controller's unit `IMC`.
     ("IMC", "IMC"),
+    // Granite Rapids' mesh-to-memory box (M2M's successor).
+    ("B2CMI", "B2CMI"),
     // Linux's pmu-events lists for AMD Zen: the L3, Data Fabric and memory-controller PMCs.
     ("L3PMC", "L3"),
     ("DFPMC", "DF"),

@@ -83,7 +83,17 @@ fn the_simulated_sapphire_rapids_table_matches_its_spec() {
     ]);
     assert_eq!(code, 0, "{err}");
     let rows: Vec<&str> = out.lines().skip(1).collect();
-    assert_eq!(rows.len(), 92, "60 CHAs, 12 IIO, 12 IRP, 4 UPI, 4 M3UPI");
+    assert_eq!(
+        rows.len(),
+        104,
+        "60 CHAs, 12 IIO, 12 IRP, 4 UPI, 4 M3UPI, 4 M2M, 8 iMC channels"
+    );
+    // A memory-mapped box is published at its physical address on the simulated socket 0.
+    assert!(
+        rows.iter()
+            .any(|r| r.starts_with("IMC0,6,0,matching,mmio,memory 0x")),
+        "{out}"
+    );
     assert!(
         rows.iter().all(|r| r.split(',').nth(3) == Some("matching")),
         "{out}"

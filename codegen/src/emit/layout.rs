@@ -738,7 +738,11 @@ fn shared_unit_module_text(proc: &Processor, from: &ProcessorRef, unit: &Unit) -
         wrap(&mut out, "//!", paragraph);
     }
     out.push_str("#[allow(unused_imports)]\nuse crate::support::*;\n");
-    let names = register_names(unit);
+    let mut names = register_names(unit);
+    // A memory-mapped unit's window is shared too: the metadata below points at it.
+    if unit.mmio_window.is_some() {
+        names.push("MMIO_WINDOW".to_string());
+    }
     let _ = writeln!(
         out,
         "pub use {source}::{{\n    {},\n}};\n",

@@ -315,6 +315,170 @@ const IIO_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SPR_IIO,
 };
+/// PMU structure of the iMC channel performance monitoring (memory-mapped) (5 counters per box;
+/// boxes IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7).
+///
+/// **No box status, no routes** (info): The discovery table gives each box a status register, but
+/// no public source read gives its layout or address for this processor, and there is no global
+/// overflow status to route to: the structure declares neither.
+///
+/// **Kernel PMU names** (info): Linux names the iMC PMUs uncore_imc_box id (spr_uncore_imc, name
+/// imc), with the alias uncore_type_6_box id; their formats are spr_uncore_raw_formats_attr (the
+/// spr-raw driver), and the fixed DRAM-clock counter is event 0xff of the same PMU (its events list
+/// clockticks as event 0x01 on a general counter, cas_count_read as 0x05/0xcf and cas_count_write
+/// as 0x05/0xf0).
+///
+/// **Linux adds the free-running counters the table does not list** (source-conflict): The
+/// discovery table describes each channel's box, not the free-running counters of the memory
+/// controllers; Linux adds them itself (spr_uncore_mmio_init: the extra imc_free_running type of
+/// spr_mmio_uncores, one PMU per controller, num_boxes being the table's iMC boxes / 2, the base
+/// read from device 0x3251 by spr_uncore_imc_freerunning_init_box), and only when it can map PCI
+/// buses to sockets through the U-box device 0x3250 (snbep_pci2phy_map_init); otherwise it keeps
+/// the table's iMC boxes alone. The free-running counters are not described in this unit.
+///
+/// **The fixed counter is number 4** (info): No box-level bit is known for the channel's fixed
+/// DRAM-clock counter; it is numbered 4, after the four general counters, as on Ice Lake-SP.
+///
+/// **Discovery type** (info): The discovery table lists these boxes under type 6: the index of
+/// spr_uncore_imc in Linux's spr_uncores (uncore_snbep.c; UNCORE_SPR_IMC), which the kernel matches
+/// against each entry's box type; box id k is instance k. The table's entries are memory-mapped
+/// (PCM reads them only when getBoxAccessType says MMIO); the join does not compare memory-mapped
+/// addresses yet.
+///
+/// **Two channels per controller, not three** (source-conflict): Intel PCM's path without the
+/// discovery table (PCM_NO_IMC_DISCOVERY=1) assumes three channel windows per memory controller for
+/// Sapphire Rapids and Emerald Rapids, as on Ice Lake-SP; its discovery path counts two channels
+/// per controller (numChannels = 2), Linux's memory-controller driver has four controllers of two
+/// DDR channels (i10nm_base.c spr_cfg: ddr_imc_num 4, ddr_chan_num 2), and Linux sizes the
+/// free-running iMC PMUs as half the table's iMC boxes (spr_uncore_mmio_init:
+/// uncore_type_max_boxes(..., UNCORE_SPR_IMC) / 2, one free-running PMU per controller). We
+/// describe two channels per controller, eight boxes, at PCM's channel stride.
+pub static IMC: PmuInfo = PmuInfo {
+    processor: "emerald-rapids",
+    unit: "IMC",
+    scope: Scope::Socket,
+    discovery_type: Some(6),
+    controls: &[&super::imc::IMC_BOX_CTL_INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(
+            0,
+            48,
+            super::imc::IMC_CTL_INFO.at(0),
+            super::imc::IMC_CTR_INFO.at(0),
+        ),
+        CounterInfo::general(
+            1,
+            48,
+            super::imc::IMC_CTL_INFO.at(1),
+            super::imc::IMC_CTR_INFO.at(1),
+        ),
+        CounterInfo::general(
+            2,
+            48,
+            super::imc::IMC_CTL_INFO.at(2),
+            super::imc::IMC_CTR_INFO.at(2),
+        ),
+        CounterInfo::general(
+            3,
+            48,
+            super::imc::IMC_CTL_INFO.at(3),
+            super::imc::IMC_CTR_INFO.at(3),
+        ),
+        CounterInfo::fixed(
+                4,
+                48,
+                super::imc::IMC_FIXED_CTL_INFO.at(0),
+                super::imc::IMC_FIXED_CTR_INFO.at(0),
+            )
+            .counting("DRAM clock cycles"),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        IMC_PERF.of_box("IMC0", "uncore_imc_0"),
+        IMC_PERF.of_box("IMC1", "uncore_imc_1"),
+        IMC_PERF.of_box("IMC2", "uncore_imc_2"),
+        IMC_PERF.of_box("IMC3", "uncore_imc_3"),
+        IMC_PERF.of_box("IMC4", "uncore_imc_4"),
+        IMC_PERF.of_box("IMC5", "uncore_imc_5"),
+        IMC_PERF.of_box("IMC6", "uncore_imc_6"),
+        IMC_PERF.of_box("IMC7", "uncore_imc_7"),
+    ],
+    box_count: None,
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "No box status, no routes",
+            text: "The discovery table gives each box a status register, but no public \
+            source read gives its layout or address for this processor, and there is \
+            no global overflow status to route to: the structure declares neither.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux names the iMC PMUs uncore_imc_<box id> (spr_uncore_imc, name \
+            imc), with the alias uncore_type_6_<box id>; their formats are \
+            spr_uncore_raw_formats_attr (the spr-raw driver), and the fixed \
+            DRAM-clock counter is event 0xff of the same PMU (its events list \
+            clockticks as event 0x01 on a general counter, cas_count_read as \
+            0x05/0xcf and cas_count_write as 0x05/0xf0).",
+        },
+        NoteInfo {
+            kind: "source-conflict",
+            title: "Linux adds the free-running counters the table does not list",
+            text: "The discovery table describes each channel's box, not the free-running \
+            counters of the memory controllers; Linux adds them itself \
+            (spr_uncore_mmio_init: the extra imc_free_running type of \
+            spr_mmio_uncores, one PMU per controller, num_boxes being the table's \
+            iMC boxes / 2, the base read from device 0x3251 by \
+            spr_uncore_imc_freerunning_init_box), and only when it can map PCI buses \
+            to sockets through the U-box device 0x3250 (snbep_pci2phy_map_init); \
+            otherwise it keeps the table's iMC boxes alone. The free-running \
+            counters are not described in this unit.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "The fixed counter is number 4",
+            text: "No box-level bit is known for the channel's fixed DRAM-clock counter; \
+            it is numbered 4, after the four general counters, as on Ice Lake-SP.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type",
+            text: "The discovery table lists these boxes under type 6: the index of \
+            spr_uncore_imc in Linux's spr_uncores[] (uncore_snbep.c; \
+            UNCORE_SPR_IMC), which the kernel matches against each entry's box type; \
+            box id k is instance k. The table's entries are memory-mapped (PCM reads \
+            them only when getBoxAccessType says MMIO); the join does not compare \
+            memory-mapped addresses yet.",
+        },
+        NoteInfo {
+            kind: "source-conflict",
+            title: "Two channels per controller, not three",
+            text: "Intel PCM's path without the discovery table (PCM_NO_IMC_DISCOVERY=1) \
+            assumes three channel windows per memory controller for Sapphire Rapids \
+            and Emerald Rapids, as on Ice Lake-SP; its discovery path counts two \
+            channels per controller (numChannels = 2), Linux's memory-controller \
+            driver has four controllers of two DDR channels (i10nm_base.c spr_cfg: \
+            ddr_imc_num 4, ddr_chan_num 2), and Linux sizes the free-running iMC \
+            PMUs as half the table's iMC boxes (spr_uncore_mmio_init: \
+            uncore_type_max_boxes(..., UNCORE_SPR_IMC) / 2, one free-running PMU per \
+            controller). We describe two channels per controller, eight boxes, at \
+            PCM's channel stride.",
+        },
+    ],
+};
+/// What the perf PMUs of the iMC channel performance monitoring (memory-mapped) share; each box's
+/// entry adds its box and PMU name.
+const IMC_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3, 4],
+    source: "linux-snbep",
+    driver: &PERF_SPR_RAW,
+};
 /// PMU structure of the IRP (IIO ring port) performance monitoring (2 counters per box; boxes IRP0,
 /// IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11).
 ///
@@ -399,6 +563,101 @@ const IRP_PERF: PerfInfo = PerfInfo {
     instance: "",
     pmu: "",
     counters: &[0, 1],
+    source: "linux-snbep",
+    driver: &PERF_SPR_RAW,
+};
+/// PMU structure of the M2M (mesh to memory) performance monitoring (4 counters per box; boxes
+/// M2M0, M2M1, M2M2, M2M3).
+///
+/// **No box status, no routes** (info): The discovery table gives each box a status register, but
+/// no public source read gives its layout or address for this processor, and there is no global
+/// overflow status to route to: the structure declares neither.
+///
+/// **Kernel PMU names** (info): Linux names the M2M PMUs uncore_m2m_box id (spr_uncore_m2m, name
+/// m2m), with the alias uncore_type_7_box id; their formats are spr_uncore_raw_formats_attr (the
+/// spr-raw driver).
+///
+/// **Discovery type** (info): The discovery table lists these boxes under type 7: the index of
+/// spr_uncore_m2m in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
+/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
+/// Linux takes the addresses from the table (the generic PCI init); the fixed ones here are PCM's,
+/// and the join shows any difference.
+pub static M2M: PmuInfo = PmuInfo {
+    processor: "emerald-rapids",
+    unit: "M2M",
+    scope: Scope::Socket,
+    discovery_type: Some(7),
+    controls: &[&super::m2m::M2M_BOX_CTL_INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(
+            0,
+            48,
+            super::m2m::M2M_CTL_INFO.at(0),
+            super::m2m::M2M_CTR_INFO.at(0),
+        ),
+        CounterInfo::general(
+            1,
+            48,
+            super::m2m::M2M_CTL_INFO.at(1),
+            super::m2m::M2M_CTR_INFO.at(1),
+        ),
+        CounterInfo::general(
+            2,
+            48,
+            super::m2m::M2M_CTL_INFO.at(2),
+            super::m2m::M2M_CTR_INFO.at(2),
+        ),
+        CounterInfo::general(
+            3,
+            48,
+            super::m2m::M2M_CTL_INFO.at(3),
+            super::m2m::M2M_CTR_INFO.at(3),
+        ),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        M2M_PERF.of_box("M2M0", "uncore_m2m_0"),
+        M2M_PERF.of_box("M2M1", "uncore_m2m_1"),
+        M2M_PERF.of_box("M2M2", "uncore_m2m_2"),
+        M2M_PERF.of_box("M2M3", "uncore_m2m_3"),
+    ],
+    box_count: None,
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "No box status, no routes",
+            text: "The discovery table gives each box a status register, but no public \
+            source read gives its layout or address for this processor, and there is \
+            no global overflow status to route to: the structure declares neither.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux names the M2M PMUs uncore_m2m_<box id> (spr_uncore_m2m, name \
+            m2m), with the alias uncore_type_7_<box id>; their formats are \
+            spr_uncore_raw_formats_attr (the spr-raw driver).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type",
+            text: "The discovery table lists these boxes under type 7: the index of \
+            spr_uncore_m2m in Linux's spr_uncores[] (uncore_snbep.c), which the \
+            kernel matches against each entry's box type; box id k is instance k. \
+            `pmu discover` joins the table with this unit by it. Linux takes the \
+            addresses from the table (the generic PCI init); the fixed ones here are \
+            PCM's, and the join shows any difference.",
+        },
+    ],
+};
+/// What the perf PMUs of the M2M (mesh to memory) performance monitoring share; each box's entry
+/// adds its box and PMU name.
+const M2M_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
     source: "linux-snbep",
     driver: &PERF_SPR_RAW,
 };

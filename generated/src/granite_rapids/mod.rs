@@ -5,13 +5,19 @@
 //! Source documents:
 //! - Intel Xeon 6 Processor (Granite Rapids) Uncore Performance Monitoring Reference Manual (not available to this transcription: every fact here is cited from a public source) (not available)
 #[rustfmt::skip]
+pub mod b2cmi;
+#[rustfmt::skip]
 pub mod cha;
 #[rustfmt::skip]
 pub mod iio;
 #[rustfmt::skip]
+pub mod imc;
+#[rustfmt::skip]
 pub mod irp;
 #[rustfmt::skip]
 pub mod ubox;
+#[rustfmt::skip]
+pub mod upi;
 #[rustfmt::skip]
 pub mod core;
 #[rustfmt::skip]
@@ -37,7 +43,15 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         steppings: None,
     }),
     code_names: &["Granite Rapids", "Granite Rapids-AP", "Granite Rapids-SP"],
-    units: &[&cha::UNIT, &iio::UNIT, &irp::UNIT, &ubox::UNIT],
+    units: &[
+        &b2cmi::UNIT,
+        &cha::UNIT,
+        &iio::UNIT,
+        &imc::UNIT,
+        &irp::UNIT,
+        &ubox::UNIT,
+        &upi::UNIT,
+    ],
     global: None,
     core_events: Some(&core::EVENTS),
 };

@@ -5,10 +5,116 @@
 //! named fields and overflow bits they refer to. See `crate::structure`.
 use crate::structure::*;
 use crate::support::{FieldInfo, NoteInfo, Register};
+use super::b2cmi::{B2cmiBoxCtl, B2cmiCtl, B2cmiCtr};
 use super::cha::{ChaBoxCtl, ChaBoxFilter0, ChaCtl, ChaCtr};
 use super::iio::{IioBoxCtl, IioCtl, IioCtr};
+use super::imc::{ImcBoxCtl, ImcCtl, ImcCtr, ImcFixedCtl, ImcFixedCtr};
 use super::irp::{IrpBoxCtl, IrpCtl, IrpCtr};
 use super::ubox::{UBoxCtl, UCtl, UCtr};
+use super::upi::{UpiBoxCtl, UpiCtl, UpiCtr};
+/// PMU structure of the B2CMI (mesh to memory controller) performance monitoring (4 counters per
+/// box; boxes B2CMI0, B2CMI1, B2CMI2, B2CMI3, B2CMI4, B2CMI5, B2CMI6, B2CMI7, B2CMI8, B2CMI9,
+/// B2CMI10, B2CMI11).
+///
+/// **No box status, no routes** (info): The discovery table gives each box a status register, but
+/// no public source read gives its layout or address for this processor, and there is no global
+/// overflow status to route to: the structure declares neither.
+///
+/// **Kernel PMU names** (info): Linux names the B2CMI PMUs uncore_b2cmi_box id (gnr_uncore_b2cmi,
+/// name b2cmi), with the alias uncore_type_16_box id; their formats are spr_uncore_raw_formats_attr
+/// (the spr-raw driver).
+///
+/// **Discovery type** (info): The discovery table lists these boxes under type 16: the index of
+/// gnr_uncore_b2cmi in Linux's gnr_uncores (uncore_snbep.c), which the kernel matches against each
+/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
+/// Linux takes the addresses from the table (the generic PCI init); the fixed ones here are PCM's,
+/// and the join shows any difference.
+pub static B2CMI: PmuInfo = PmuInfo {
+    processor: "granite-rapids",
+    unit: "B2CMI",
+    scope: Scope::Socket,
+    discovery_type: Some(16),
+    controls: &[B2cmiBoxCtl::INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, B2cmiCtl::INFO.at(0), B2cmiCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, B2cmiCtl::INFO.at(1), B2cmiCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, B2cmiCtl::INFO.at(2), B2cmiCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, B2cmiCtl::INFO.at(3), B2cmiCtr::INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        B2CMI_PERF.of_box("B2CMI0", "uncore_b2cmi_0"),
+        B2CMI_PERF.of_box("B2CMI1", "uncore_b2cmi_1"),
+        B2CMI_PERF.of_box("B2CMI2", "uncore_b2cmi_2"),
+        B2CMI_PERF.of_box("B2CMI3", "uncore_b2cmi_3"),
+        B2CMI_PERF.of_box("B2CMI4", "uncore_b2cmi_4"),
+        B2CMI_PERF.of_box("B2CMI5", "uncore_b2cmi_5"),
+        B2CMI_PERF.of_box("B2CMI6", "uncore_b2cmi_6"),
+        B2CMI_PERF.of_box("B2CMI7", "uncore_b2cmi_7"),
+        B2CMI_PERF.of_box("B2CMI8", "uncore_b2cmi_8"),
+        B2CMI_PERF.of_box("B2CMI9", "uncore_b2cmi_9"),
+        B2CMI_PERF.of_box("B2CMI10", "uncore_b2cmi_10"),
+        B2CMI_PERF.of_box("B2CMI11", "uncore_b2cmi_11"),
+    ],
+    box_count: None,
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "No box status, no routes",
+            text: "The discovery table gives each box a status register, but no public \
+            source read gives its layout or address for this processor, and there is \
+            no global overflow status to route to: the structure declares neither.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux names the B2CMI PMUs uncore_b2cmi_<box id> (gnr_uncore_b2cmi, \
+            name b2cmi), with the alias uncore_type_16_<box id>; their formats are \
+            spr_uncore_raw_formats_attr (the spr-raw driver).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type",
+            text: "The discovery table lists these boxes under type 16: the index of \
+            gnr_uncore_b2cmi in Linux's gnr_uncores[] (uncore_snbep.c), which the \
+            kernel matches against each entry's box type; box id k is instance k. \
+            `pmu discover` joins the table with this unit by it. Linux takes the \
+            addresses from the table (the generic PCI init); the fixed ones here are \
+            PCM's, and the join shows any difference.",
+        },
+    ],
+};
+/// What the perf PMUs of the B2CMI (mesh to memory controller) performance monitoring share; each
+/// box's entry adds its box and PMU name.
+const B2CMI_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_SPR_RAW,
+};
+impl CounterControl for B2cmiCtl {
+    const ENABLE: &'static FieldInfo = B2CMI_CTL_EN;
+    const EVENT: &'static FieldInfo = B2CMI_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(B2CMI_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(B2CMI_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(B2CMI_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(B2CMI_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for B2cmiCtr {
+    const COUNT: &'static FieldInfo = B2CMI_CTR_EVENT_COUNT;
+}
+impl BoxControl for B2cmiBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(B2CMI_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(B2CMI_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(B2CMI_BOX_CTL_RST_CTRL);
+}
 /// PMU structure of the CHA (caching and home agent) performance monitoring (4 counters per box;
 /// boxes CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13,
 /// CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26,
@@ -328,6 +434,162 @@ impl BoxControl for IioBoxCtl {
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_RST_CTRL);
 }
+/// PMU structure of the iMC channel performance monitoring (memory-mapped) (5 counters per box;
+/// boxes IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7, IMC8, IMC9, IMC10, IMC11).
+///
+/// **No box status, no routes** (info): The discovery table gives each box a status register, but
+/// no public source read gives its layout or address for this processor, and there is no global
+/// overflow status to route to: the structure declares neither.
+///
+/// **Kernel PMU names** (info): Linux names the iMC PMUs uncore_imc_box id (gnr_uncores6 is
+/// spr_uncore_imc, name imc), with the alias uncore_type_6_box id; their formats are
+/// spr_uncore_raw_formats_attr (the spr-raw driver), and the fixed DRAM-clock counter is event 0xff
+/// of the same PMU (its events list clockticks as event 0x01 on a general counter, cas_count_read
+/// as 0x05/0xcf and cas_count_write as 0x05/0xf0).
+///
+/// **The fixed counter is number 4** (info): No box-level bit is known for the channel's fixed
+/// DRAM-clock counter; it is numbered 4, after the four general counters, as on Ice Lake-SP.
+///
+/// **Discovery type** (info): The discovery table lists these boxes under type 6: the index of
+/// spr_uncore_imc in Linux's gnr_uncores (uncore_snbep.c), which the kernel matches against each
+/// entry's box type; box id k is instance k. The join does not compare memory-mapped addresses yet.
+///
+/// **Twelve channels, one per controller** (info): Intel PCM programs twelve channel windows on
+/// Granite Rapids (initBHSiMCPMUs(12), fewer when fewer B2CMI boxes are found), and Linux's
+/// memory-controller driver describes twelve controllers of one channel (i10nm_base.c gnr_cfg:
+/// ddr_imc_num 12, ddr_chan_num 1), the number present being read at run time from the PCU's CAPID5
+/// (i10nm_get_imc_num). A part with fewer channels has fewer boxes.
+///
+/// **The base device's id is inferred** (source-conflict): No source read states the device id of
+/// Granite Rapids' device 0, function 1. PCM finds it by the ids it lists for that function
+/// (UBOX0_DEV_IDS: 0x3451 for Ice Lake-SP, 0x3251 for Sapphire Rapids) and reads the SCF base from
+/// it on Granite Rapids, so the part's function answers to one of them; Linux's memory-controller
+/// driver finds the same bus on Granite Rapids by Sapphire Rapids' id for function 2
+/// (gnr_cfg.decs_did = 0x3252, as spr_cfg's). We take Sapphire Rapids' 0x3251; on a part that
+/// answers otherwise the runtime finds no base device and refuses these boxes rather than read
+/// another device's dwords.
+pub static IMC: PmuInfo = PmuInfo {
+    processor: "granite-rapids",
+    unit: "IMC",
+    scope: Scope::Socket,
+    discovery_type: Some(6),
+    controls: &[ImcBoxCtl::INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, ImcCtl::INFO.at(0), ImcCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, ImcCtl::INFO.at(1), ImcCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, ImcCtl::INFO.at(2), ImcCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, ImcCtl::INFO.at(3), ImcCtr::INFO.at(3)),
+        CounterInfo::fixed(4, 48, ImcFixedCtl::INFO.at(0), ImcFixedCtr::INFO.at(0))
+            .counting("DRAM clock cycles"),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        IMC_PERF.of_box("IMC0", "uncore_imc_0"),
+        IMC_PERF.of_box("IMC1", "uncore_imc_1"),
+        IMC_PERF.of_box("IMC2", "uncore_imc_2"),
+        IMC_PERF.of_box("IMC3", "uncore_imc_3"),
+        IMC_PERF.of_box("IMC4", "uncore_imc_4"),
+        IMC_PERF.of_box("IMC5", "uncore_imc_5"),
+        IMC_PERF.of_box("IMC6", "uncore_imc_6"),
+        IMC_PERF.of_box("IMC7", "uncore_imc_7"),
+        IMC_PERF.of_box("IMC8", "uncore_imc_8"),
+        IMC_PERF.of_box("IMC9", "uncore_imc_9"),
+        IMC_PERF.of_box("IMC10", "uncore_imc_10"),
+        IMC_PERF.of_box("IMC11", "uncore_imc_11"),
+    ],
+    box_count: None,
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "No box status, no routes",
+            text: "The discovery table gives each box a status register, but no public \
+            source read gives its layout or address for this processor, and there is \
+            no global overflow status to route to: the structure declares neither.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux names the iMC PMUs uncore_imc_<box id> (gnr_uncores[6] is \
+            spr_uncore_imc, name imc), with the alias uncore_type_6_<box id>; their \
+            formats are spr_uncore_raw_formats_attr (the spr-raw driver), and the \
+            fixed DRAM-clock counter is event 0xff of the same PMU (its events list \
+            clockticks as event 0x01 on a general counter, cas_count_read as \
+            0x05/0xcf and cas_count_write as 0x05/0xf0).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "The fixed counter is number 4",
+            text: "No box-level bit is known for the channel's fixed DRAM-clock counter; \
+            it is numbered 4, after the four general counters, as on Ice Lake-SP.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type",
+            text: "The discovery table lists these boxes under type 6: the index of \
+            spr_uncore_imc in Linux's gnr_uncores[] (uncore_snbep.c), which the \
+            kernel matches against each entry's box type; box id k is instance k. \
+            The join does not compare memory-mapped addresses yet.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Twelve channels, one per controller",
+            text: "Intel PCM programs twelve channel windows on Granite Rapids \
+            (initBHSiMCPMUs(12), fewer when fewer B2CMI boxes are found), and \
+            Linux's memory-controller driver describes twelve controllers of one \
+            channel (i10nm_base.c gnr_cfg: ddr_imc_num 12, ddr_chan_num 1), the \
+            number present being read at run time from the PCU's CAPID5 \
+            (i10nm_get_imc_num). A part with fewer channels has fewer boxes.",
+        },
+        NoteInfo {
+            kind: "source-conflict",
+            title: "The base device's id is inferred",
+            text: "No source read states the device id of Granite Rapids' device 0, \
+            function 1. PCM finds it by the ids it lists for that function \
+            (UBOX0_DEV_IDS: 0x3451 for Ice Lake-SP, 0x3251 for Sapphire Rapids) and \
+            reads the SCF base from it on Granite Rapids, so the part's function \
+            answers to one of them; Linux's memory-controller driver finds the same \
+            bus on Granite Rapids by Sapphire Rapids' id for function 2 \
+            (gnr_cfg.decs_did = 0x3252, as spr_cfg's). We take Sapphire Rapids' \
+            0x3251; on a part that answers otherwise the runtime finds no base \
+            device and refuses these boxes rather than read another device's \
+            dwords.",
+        },
+    ],
+};
+/// What the perf PMUs of the iMC channel performance monitoring (memory-mapped) share; each box's
+/// entry adds its box and PMU name.
+const IMC_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3, 4],
+    source: "linux-snbep",
+    driver: &PERF_SPR_RAW,
+};
+impl CounterControl for ImcCtl {
+    const ENABLE: &'static FieldInfo = IMC_CTL_EN;
+    const EVENT: &'static FieldInfo = IMC_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(IMC_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(IMC_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(IMC_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(IMC_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for ImcCtr {
+    const COUNT: &'static FieldInfo = IMC_CTR_EVENT_COUNT;
+}
+impl CounterValue for ImcFixedCtr {
+    const COUNT: &'static FieldInfo = IMC_FIXED_CTR_EVENT_COUNT;
+}
+impl BoxControl for ImcBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(IMC_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(IMC_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(IMC_BOX_CTL_RST_CTRL);
+}
 /// PMU structure of the IRP (IIO ring port) performance monitoring (2 counters per box; boxes IRP0,
 /// IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11, IRP12, IRP13, IRP14, IRP15).
 ///
@@ -502,6 +764,120 @@ impl BoxControl for UBoxCtl {
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(U_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(U_BOX_CTL_RST_CTRL);
 }
+/// PMU structure of the UPI (Ultra Path Interconnect link layer) performance monitoring (4 counters
+/// per box; boxes UPI0, UPI1, UPI2, UPI3, UPI4, UPI5).
+///
+/// **No box status, no routes** (info): The discovery table gives each box a status register, but
+/// no public source read gives its layout or address for this processor, and there is no global
+/// overflow status to route to: the structure declares neither.
+///
+/// **Kernel PMU names** (info): Linux names the UPI PMUs uncore_upi_box id (gnr_uncores8 is
+/// gnr_uncore_upi, name upi), with the alias uncore_type_8_box id; their formats are
+/// spr_uncore_raw_formats_attr (the spr-raw driver).
+///
+/// **Discovery type** (info): The discovery table lists these boxes under type 8: the index of
+/// gnr_uncore_upi in Linux's gnr_uncores (uncore_snbep.c), which the kernel matches against each
+/// entry's box type; box id k is instance k. Unlike on Sapphire Rapids, Linux takes the Granite
+/// Rapids UPI entries from the table (gnr_uncore_units_ignore is empty).
+pub static UPI: PmuInfo = PmuInfo {
+    processor: "granite-rapids",
+    unit: "UPI",
+    scope: Scope::Socket,
+    discovery_type: Some(8),
+    controls: &[UpiBoxCtl::INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, UpiCtl::INFO.at(0), UpiCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, UpiCtl::INFO.at(1), UpiCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, UpiCtl::INFO.at(2), UpiCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, UpiCtl::INFO.at(3), UpiCtr::INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        UPI_PERF.of_box("UPI0", "uncore_upi_0"),
+        UPI_PERF.of_box("UPI1", "uncore_upi_1"),
+        UPI_PERF.of_box("UPI2", "uncore_upi_2"),
+        UPI_PERF.of_box("UPI3", "uncore_upi_3"),
+        UPI_PERF.of_box("UPI4", "uncore_upi_4"),
+        UPI_PERF.of_box("UPI5", "uncore_upi_5"),
+    ],
+    box_count: None,
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "No box status, no routes",
+            text: "The discovery table gives each box a status register, but no public \
+            source read gives its layout or address for this processor, and there is \
+            no global overflow status to route to: the structure declares neither.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux names the UPI PMUs uncore_upi_<box id> (gnr_uncores[8] is \
+            gnr_uncore_upi, name upi), with the alias uncore_type_8_<box id>; their \
+            formats are spr_uncore_raw_formats_attr (the spr-raw driver).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type",
+            text: "The discovery table lists these boxes under type 8: the index of \
+            gnr_uncore_upi in Linux's gnr_uncores[] (uncore_snbep.c), which the \
+            kernel matches against each entry's box type; box id k is instance k. \
+            Unlike on Sapphire Rapids, Linux takes the Granite Rapids UPI entries \
+            from the table (gnr_uncore_units_ignore is empty).",
+        },
+    ],
+};
+/// What the perf PMUs of the UPI (Ultra Path Interconnect link layer) performance monitoring share;
+/// each box's entry adds its box and PMU name.
+const UPI_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_SPR_RAW,
+};
+impl CounterControl for UpiCtl {
+    const ENABLE: &'static FieldInfo = UPI_CTL_EN;
+    const EVENT: &'static FieldInfo = UPI_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(UPI_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(UPI_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(UPI_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(UPI_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for UpiCtr {
+    const COUNT: &'static FieldInfo = UPI_CTR_EVENT_COUNT;
+}
+impl BoxControl for UpiBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(UPI_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(UPI_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(UPI_BOX_CTL_RST_CTRL);
+}
+/// `B2CMI_PCI_PMON_BOX_CTL.rst_ctrs` (bit 9).
+const B2CMI_BOX_CTL_RST_CTRS: &FieldInfo = B2cmiBoxCtl::INFO.field_named("rst_ctrs");
+/// `B2CMI_PCI_PMON_BOX_CTL.rst_ctrl` (bit 8).
+const B2CMI_BOX_CTL_RST_CTRL: &FieldInfo = B2cmiBoxCtl::INFO.field_named("rst_ctrl");
+/// `B2CMI_PCI_PMON_BOX_CTL.frz` (bit 0).
+const B2CMI_BOX_CTL_FRZ: &FieldInfo = B2cmiBoxCtl::INFO.field_named("frz");
+/// `B2CMI_PCI_PMON_CTL.thresh` (bits 31:24).
+const B2CMI_CTL_THRESH: &FieldInfo = B2cmiCtl::INFO.field_named("thresh");
+/// `B2CMI_PCI_PMON_CTL.invert` (bit 23).
+const B2CMI_CTL_INVERT: &FieldInfo = B2cmiCtl::INFO.field_named("invert");
+/// `B2CMI_PCI_PMON_CTL.en` (bit 22).
+const B2CMI_CTL_EN: &FieldInfo = B2cmiCtl::INFO.field_named("en");
+/// `B2CMI_PCI_PMON_CTL.edge_det` (bit 18).
+const B2CMI_CTL_EDGE_DET: &FieldInfo = B2cmiCtl::INFO.field_named("edge_det");
+/// `B2CMI_PCI_PMON_CTL.umask` (bits 15:8).
+const B2CMI_CTL_UMASK: &FieldInfo = B2cmiCtl::INFO.field_named("umask");
+/// `B2CMI_PCI_PMON_CTL.ev_sel` (bits 7:0).
+const B2CMI_CTL_EV_SEL: &FieldInfo = B2cmiCtl::INFO.field_named("ev_sel");
+/// `B2CMI_PCI_PMON_CTR.event_count` (bits 47:0).
+const B2CMI_CTR_EVENT_COUNT: &FieldInfo = B2cmiCtr::INFO.field_named("event_count");
 /// `C_MSR_PMON_BOX_CTL.rst_ctrs` (bit 9).
 const CHA_BOX_CTL_RST_CTRS: &FieldInfo = ChaBoxCtl::INFO.field_named("rst_ctrs");
 /// `C_MSR_PMON_BOX_CTL.rst_ctrl` (bit 8).
@@ -542,6 +918,29 @@ const IIO_CTL_UMASK: &FieldInfo = IioCtl::INFO.field_named("umask");
 const IIO_CTL_EV_SEL: &FieldInfo = IioCtl::INFO.field_named("ev_sel");
 /// `IIO_MSR_PMON_CTR.event_count` (bits 47:0).
 const IIO_CTR_EVENT_COUNT: &FieldInfo = IioCtr::INFO.field_named("event_count");
+/// `MC_MMIO_PMON_BOX_CTL.rst_ctrs` (bit 9).
+const IMC_BOX_CTL_RST_CTRS: &FieldInfo = ImcBoxCtl::INFO.field_named("rst_ctrs");
+/// `MC_MMIO_PMON_BOX_CTL.rst_ctrl` (bit 8).
+const IMC_BOX_CTL_RST_CTRL: &FieldInfo = ImcBoxCtl::INFO.field_named("rst_ctrl");
+/// `MC_MMIO_PMON_BOX_CTL.frz` (bit 0).
+const IMC_BOX_CTL_FRZ: &FieldInfo = ImcBoxCtl::INFO.field_named("frz");
+/// `MC_MMIO_PMON_CTL.thresh` (bits 31:24).
+const IMC_CTL_THRESH: &FieldInfo = ImcCtl::INFO.field_named("thresh");
+/// `MC_MMIO_PMON_CTL.invert` (bit 23).
+const IMC_CTL_INVERT: &FieldInfo = ImcCtl::INFO.field_named("invert");
+/// `MC_MMIO_PMON_CTL.en` (bit 22).
+const IMC_CTL_EN: &FieldInfo = ImcCtl::INFO.field_named("en");
+/// `MC_MMIO_PMON_CTL.edge_det` (bit 18).
+const IMC_CTL_EDGE_DET: &FieldInfo = ImcCtl::INFO.field_named("edge_det");
+/// `MC_MMIO_PMON_CTL.umask` (bits 15:8).
+const IMC_CTL_UMASK: &FieldInfo = ImcCtl::INFO.field_named("umask");
+/// `MC_MMIO_PMON_CTL.ev_sel` (bits 7:0).
+const IMC_CTL_EV_SEL: &FieldInfo = ImcCtl::INFO.field_named("ev_sel");
+/// `MC_MMIO_PMON_CTR.event_count` (bits 47:0).
+const IMC_CTR_EVENT_COUNT: &FieldInfo = ImcCtr::INFO.field_named("event_count");
+/// `MC_MMIO_PMON_FIXED_CTR.event_count` (bits 47:0).
+const IMC_FIXED_CTR_EVENT_COUNT: &FieldInfo = ImcFixedCtr::INFO
+    .field_named("event_count");
 /// `IRP_MSR_PMON_BOX_CTL.rst_ctrs` (bit 9).
 const IRP_BOX_CTL_RST_CTRS: &FieldInfo = IrpBoxCtl::INFO.field_named("rst_ctrs");
 /// `IRP_MSR_PMON_BOX_CTL.rst_ctrl` (bit 8).
@@ -582,6 +981,66 @@ const U_CTL_UMASK: &FieldInfo = UCtl::INFO.field_named("umask");
 const U_CTL_EV_SEL: &FieldInfo = UCtl::INFO.field_named("ev_sel");
 /// `U_MSR_PMON_CTR.event_count` (bits 47:0).
 const U_CTR_EVENT_COUNT: &FieldInfo = UCtr::INFO.field_named("event_count");
+/// `U_L_PCI_PMON_BOX_CTL.rst_ctrs` (bit 9).
+const UPI_BOX_CTL_RST_CTRS: &FieldInfo = UpiBoxCtl::INFO.field_named("rst_ctrs");
+/// `U_L_PCI_PMON_BOX_CTL.rst_ctrl` (bit 8).
+const UPI_BOX_CTL_RST_CTRL: &FieldInfo = UpiBoxCtl::INFO.field_named("rst_ctrl");
+/// `U_L_PCI_PMON_BOX_CTL.frz` (bit 0).
+const UPI_BOX_CTL_FRZ: &FieldInfo = UpiBoxCtl::INFO.field_named("frz");
+/// `U_L_PCI_PMON_CTL.thresh` (bits 31:24).
+const UPI_CTL_THRESH: &FieldInfo = UpiCtl::INFO.field_named("thresh");
+/// `U_L_PCI_PMON_CTL.invert` (bit 23).
+const UPI_CTL_INVERT: &FieldInfo = UpiCtl::INFO.field_named("invert");
+/// `U_L_PCI_PMON_CTL.en` (bit 22).
+const UPI_CTL_EN: &FieldInfo = UpiCtl::INFO.field_named("en");
+/// `U_L_PCI_PMON_CTL.edge_det` (bit 18).
+const UPI_CTL_EDGE_DET: &FieldInfo = UpiCtl::INFO.field_named("edge_det");
+/// `U_L_PCI_PMON_CTL.umask` (bits 15:8).
+const UPI_CTL_UMASK: &FieldInfo = UpiCtl::INFO.field_named("umask");
+/// `U_L_PCI_PMON_CTL.ev_sel` (bits 7:0).
+const UPI_CTL_EV_SEL: &FieldInfo = UpiCtl::INFO.field_named("ev_sel");
+/// `U_L_PCI_PMON_CTR.event_count` (bits 47:0).
+const UPI_CTR_EVENT_COUNT: &FieldInfo = UpiCtr::INFO.field_named("event_count");
+/// The `spr-raw` perf driver's format (`spr_uncore_raw_formats_attr`, Linux kernel,
+/// arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_SPR_RAW: PerfDriverInfo = PerfDriverInfo {
+    id: "spr-raw",
+    module: "intel_uncore",
+    group: "spr_uncore_raw_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            target: FormatTarget::Role(Role::Event),
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15,32-55",
+            target: FormatTarget::Unmapped(
+                "The unit mask with its extension (umask_ext4): config bits 8-15 go to \
+            the control's umask (15:8) and bits 32-55 to umask_ext (55:32), one file \
+            spanning two fields.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "edge",
+            config: "config:18",
+            target: FormatTarget::Role(Role::Edge),
+        },
+        PerfFormatInfo {
+            name: "inv",
+            config: "config:23",
+            target: FormatTarget::Role(Role::Invert),
+        },
+        PerfFormatInfo {
+            name: "thresh",
+            config: "config:24-31",
+            target: FormatTarget::Role(Role::Threshold),
+        },
+    ],
+};
 /// The `spr-cha` perf driver's format (`spr_uncore_cha_formats_attr`, Linux kernel,
 /// arch/x86/events/intel/uncore_snbep.c).
 pub static PERF_SPR_CHA: PerfDriverInfo = PerfDriverInfo {
@@ -675,46 +1134,6 @@ pub static PERF_SPR_IIO: PerfDriverInfo = PerfDriverInfo {
             name: "fc_mask",
             config: "config:48-50",
             target: FormatTarget::Field("fc_mask"),
-        },
-    ],
-};
-/// The `spr-raw` perf driver's format (`spr_uncore_raw_formats_attr`, Linux kernel,
-/// arch/x86/events/intel/uncore_snbep.c).
-pub static PERF_SPR_RAW: PerfDriverInfo = PerfDriverInfo {
-    id: "spr-raw",
-    module: "intel_uncore",
-    group: "spr_uncore_raw_formats_attr",
-    source: "linux-snbep",
-    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
-    formats: &[
-        PerfFormatInfo {
-            name: "event",
-            config: "config:0-7",
-            target: FormatTarget::Role(Role::Event),
-        },
-        PerfFormatInfo {
-            name: "umask",
-            config: "config:8-15,32-55",
-            target: FormatTarget::Unmapped(
-                "The unit mask with its extension (umask_ext4): config bits 8-15 go to \
-            the control's umask (15:8) and bits 32-55 to umask_ext (55:32), one file \
-            spanning two fields.",
-            ),
-        },
-        PerfFormatInfo {
-            name: "edge",
-            config: "config:18",
-            target: FormatTarget::Role(Role::Edge),
-        },
-        PerfFormatInfo {
-            name: "inv",
-            config: "config:23",
-            target: FormatTarget::Role(Role::Invert),
-        },
-        PerfFormatInfo {
-            name: "thresh",
-            config: "config:24-31",
-            target: FormatTarget::Role(Role::Threshold),
         },
     ],
 };

@@ -9,7 +9,11 @@ pub mod cha;
 #[rustfmt::skip]
 pub mod iio;
 #[rustfmt::skip]
+pub mod imc;
+#[rustfmt::skip]
 pub mod irp;
+#[rustfmt::skip]
+pub mod m2m;
 #[rustfmt::skip]
 pub mod m3upi;
 #[rustfmt::skip]
@@ -41,7 +45,16 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         steppings: None,
     }),
     code_names: &["Sapphire Rapids", "Sapphire Rapids-SP"],
-    units: &[&cha::UNIT, &iio::UNIT, &irp::UNIT, &m3upi::UNIT, &ubox::UNIT, &upi::UNIT],
+    units: &[
+        &cha::UNIT,
+        &iio::UNIT,
+        &imc::UNIT,
+        &irp::UNIT,
+        &m2m::UNIT,
+        &m3upi::UNIT,
+        &ubox::UNIT,
+        &upi::UNIT,
+    ],
     global: None,
     core_events: Some(&core::EVENTS),
 };

@@ -7,7 +7,9 @@ use crate::structure::*;
 use crate::support::{FieldInfo, NoteInfo, Register};
 use super::cha::{ChaBoxCtl, ChaBoxFilter0, ChaCtl, ChaCtr};
 use super::iio::{IioBoxCtl, IioCtl, IioCtr};
+use super::imc::{ImcBoxCtl, ImcCtl, ImcCtr, ImcFixedCtl, ImcFixedCtr};
 use super::irp::{IrpBoxCtl, IrpCtl, IrpCtr};
+use super::m2m::{M2mBoxCtl, M2mCtl, M2mCtr};
 use super::m3upi::{M3upiBoxCtl, M3upiCtl, M3upiCtr};
 use super::ubox::{UBoxCtl, UCtl, UCtr};
 use super::upi::{UpiBoxCtl, UpiCtl, UpiCtr};
@@ -319,6 +321,167 @@ impl BoxControl for IioBoxCtl {
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_RST_CTRL);
 }
+/// PMU structure of the iMC channel performance monitoring (memory-mapped) (5 counters per box;
+/// boxes IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7).
+///
+/// **No box status, no routes** (info): The discovery table gives each box a status register, but
+/// no public source read gives its layout or address for this processor, and there is no global
+/// overflow status to route to: the structure declares neither.
+///
+/// **Kernel PMU names** (info): Linux names the iMC PMUs uncore_imc_box id (spr_uncore_imc, name
+/// imc), with the alias uncore_type_6_box id; their formats are spr_uncore_raw_formats_attr (the
+/// spr-raw driver), and the fixed DRAM-clock counter is event 0xff of the same PMU (its events list
+/// clockticks as event 0x01 on a general counter, cas_count_read as 0x05/0xcf and cas_count_write
+/// as 0x05/0xf0).
+///
+/// **Linux adds the free-running counters the table does not list** (source-conflict): The
+/// discovery table describes each channel's box, not the free-running counters of the memory
+/// controllers; Linux adds them itself (spr_uncore_mmio_init: the extra imc_free_running type of
+/// spr_mmio_uncores, one PMU per controller, num_boxes being the table's iMC boxes / 2, the base
+/// read from device 0x3251 by spr_uncore_imc_freerunning_init_box), and only when it can map PCI
+/// buses to sockets through the U-box device 0x3250 (snbep_pci2phy_map_init); otherwise it keeps
+/// the table's iMC boxes alone. The free-running counters are not described in this unit.
+///
+/// **The fixed counter is number 4** (info): No box-level bit is known for the channel's fixed
+/// DRAM-clock counter; it is numbered 4, after the four general counters, as on Ice Lake-SP.
+///
+/// **Discovery type** (info): The discovery table lists these boxes under type 6: the index of
+/// spr_uncore_imc in Linux's spr_uncores (uncore_snbep.c; UNCORE_SPR_IMC), which the kernel matches
+/// against each entry's box type; box id k is instance k. The table's entries are memory-mapped
+/// (PCM reads them only when getBoxAccessType says MMIO); the join does not compare memory-mapped
+/// addresses yet.
+///
+/// **Two channels per controller, not three** (source-conflict): Intel PCM's path without the
+/// discovery table (PCM_NO_IMC_DISCOVERY=1) assumes three channel windows per memory controller for
+/// Sapphire Rapids and Emerald Rapids, as on Ice Lake-SP; its discovery path counts two channels
+/// per controller (numChannels = 2), Linux's memory-controller driver has four controllers of two
+/// DDR channels (i10nm_base.c spr_cfg: ddr_imc_num 4, ddr_chan_num 2), and Linux sizes the
+/// free-running iMC PMUs as half the table's iMC boxes (spr_uncore_mmio_init:
+/// uncore_type_max_boxes(..., UNCORE_SPR_IMC) / 2, one free-running PMU per controller). We
+/// describe two channels per controller, eight boxes, at PCM's channel stride.
+pub static IMC: PmuInfo = PmuInfo {
+    processor: "sapphire-rapids",
+    unit: "IMC",
+    scope: Scope::Socket,
+    discovery_type: Some(6),
+    controls: &[ImcBoxCtl::INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, ImcCtl::INFO.at(0), ImcCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, ImcCtl::INFO.at(1), ImcCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, ImcCtl::INFO.at(2), ImcCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, ImcCtl::INFO.at(3), ImcCtr::INFO.at(3)),
+        CounterInfo::fixed(4, 48, ImcFixedCtl::INFO.at(0), ImcFixedCtr::INFO.at(0))
+            .counting("DRAM clock cycles"),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        IMC_PERF.of_box("IMC0", "uncore_imc_0"),
+        IMC_PERF.of_box("IMC1", "uncore_imc_1"),
+        IMC_PERF.of_box("IMC2", "uncore_imc_2"),
+        IMC_PERF.of_box("IMC3", "uncore_imc_3"),
+        IMC_PERF.of_box("IMC4", "uncore_imc_4"),
+        IMC_PERF.of_box("IMC5", "uncore_imc_5"),
+        IMC_PERF.of_box("IMC6", "uncore_imc_6"),
+        IMC_PERF.of_box("IMC7", "uncore_imc_7"),
+    ],
+    box_count: None,
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "No box status, no routes",
+            text: "The discovery table gives each box a status register, but no public \
+            source read gives its layout or address for this processor, and there is \
+            no global overflow status to route to: the structure declares neither.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux names the iMC PMUs uncore_imc_<box id> (spr_uncore_imc, name \
+            imc), with the alias uncore_type_6_<box id>; their formats are \
+            spr_uncore_raw_formats_attr (the spr-raw driver), and the fixed \
+            DRAM-clock counter is event 0xff of the same PMU (its events list \
+            clockticks as event 0x01 on a general counter, cas_count_read as \
+            0x05/0xcf and cas_count_write as 0x05/0xf0).",
+        },
+        NoteInfo {
+            kind: "source-conflict",
+            title: "Linux adds the free-running counters the table does not list",
+            text: "The discovery table describes each channel's box, not the free-running \
+            counters of the memory controllers; Linux adds them itself \
+            (spr_uncore_mmio_init: the extra imc_free_running type of \
+            spr_mmio_uncores, one PMU per controller, num_boxes being the table's \
+            iMC boxes / 2, the base read from device 0x3251 by \
+            spr_uncore_imc_freerunning_init_box), and only when it can map PCI buses \
+            to sockets through the U-box device 0x3250 (snbep_pci2phy_map_init); \
+            otherwise it keeps the table's iMC boxes alone. The free-running \
+            counters are not described in this unit.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "The fixed counter is number 4",
+            text: "No box-level bit is known for the channel's fixed DRAM-clock counter; \
+            it is numbered 4, after the four general counters, as on Ice Lake-SP.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type",
+            text: "The discovery table lists these boxes under type 6: the index of \
+            spr_uncore_imc in Linux's spr_uncores[] (uncore_snbep.c; \
+            UNCORE_SPR_IMC), which the kernel matches against each entry's box type; \
+            box id k is instance k. The table's entries are memory-mapped (PCM reads \
+            them only when getBoxAccessType says MMIO); the join does not compare \
+            memory-mapped addresses yet.",
+        },
+        NoteInfo {
+            kind: "source-conflict",
+            title: "Two channels per controller, not three",
+            text: "Intel PCM's path without the discovery table (PCM_NO_IMC_DISCOVERY=1) \
+            assumes three channel windows per memory controller for Sapphire Rapids \
+            and Emerald Rapids, as on Ice Lake-SP; its discovery path counts two \
+            channels per controller (numChannels = 2), Linux's memory-controller \
+            driver has four controllers of two DDR channels (i10nm_base.c spr_cfg: \
+            ddr_imc_num 4, ddr_chan_num 2), and Linux sizes the free-running iMC \
+            PMUs as half the table's iMC boxes (spr_uncore_mmio_init: \
+            uncore_type_max_boxes(..., UNCORE_SPR_IMC) / 2, one free-running PMU per \
+            controller). We describe two channels per controller, eight boxes, at \
+            PCM's channel stride.",
+        },
+    ],
+};
+/// What the perf PMUs of the iMC channel performance monitoring (memory-mapped) share; each box's
+/// entry adds its box and PMU name.
+const IMC_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3, 4],
+    source: "linux-snbep",
+    driver: &PERF_SPR_RAW,
+};
+impl CounterControl for ImcCtl {
+    const ENABLE: &'static FieldInfo = IMC_CTL_EN;
+    const EVENT: &'static FieldInfo = IMC_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(IMC_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(IMC_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(IMC_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(IMC_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for ImcCtr {
+    const COUNT: &'static FieldInfo = IMC_CTR_EVENT_COUNT;
+}
+impl CounterValue for ImcFixedCtr {
+    const COUNT: &'static FieldInfo = IMC_FIXED_CTR_EVENT_COUNT;
+}
+impl BoxControl for ImcBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(IMC_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(IMC_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(IMC_BOX_CTL_RST_CTRL);
+}
 /// PMU structure of the IRP (IIO ring port) performance monitoring (2 counters per box; boxes IRP0,
 /// IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11).
 ///
@@ -414,6 +577,100 @@ impl BoxControl for IrpBoxCtl {
     const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(IRP_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(IRP_BOX_CTL_RST_CTRL);
+}
+/// PMU structure of the M2M (mesh to memory) performance monitoring (4 counters per box; boxes
+/// M2M0, M2M1, M2M2, M2M3).
+///
+/// **No box status, no routes** (info): The discovery table gives each box a status register, but
+/// no public source read gives its layout or address for this processor, and there is no global
+/// overflow status to route to: the structure declares neither.
+///
+/// **Kernel PMU names** (info): Linux names the M2M PMUs uncore_m2m_box id (spr_uncore_m2m, name
+/// m2m), with the alias uncore_type_7_box id; their formats are spr_uncore_raw_formats_attr (the
+/// spr-raw driver).
+///
+/// **Discovery type** (info): The discovery table lists these boxes under type 7: the index of
+/// spr_uncore_m2m in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
+/// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
+/// Linux takes the addresses from the table (the generic PCI init); the fixed ones here are PCM's,
+/// and the join shows any difference.
+pub static M2M: PmuInfo = PmuInfo {
+    processor: "sapphire-rapids",
+    unit: "M2M",
+    scope: Scope::Socket,
+    discovery_type: Some(7),
+    controls: &[M2mBoxCtl::INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, M2mCtl::INFO.at(0), M2mCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, M2mCtl::INFO.at(1), M2mCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, M2mCtl::INFO.at(2), M2mCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, M2mCtl::INFO.at(3), M2mCtr::INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        M2M_PERF.of_box("M2M0", "uncore_m2m_0"),
+        M2M_PERF.of_box("M2M1", "uncore_m2m_1"),
+        M2M_PERF.of_box("M2M2", "uncore_m2m_2"),
+        M2M_PERF.of_box("M2M3", "uncore_m2m_3"),
+    ],
+    box_count: None,
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "No box status, no routes",
+            text: "The discovery table gives each box a status register, but no public \
+            source read gives its layout or address for this processor, and there is \
+            no global overflow status to route to: the structure declares neither.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux names the M2M PMUs uncore_m2m_<box id> (spr_uncore_m2m, name \
+            m2m), with the alias uncore_type_7_<box id>; their formats are \
+            spr_uncore_raw_formats_attr (the spr-raw driver).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Discovery type",
+            text: "The discovery table lists these boxes under type 7: the index of \
+            spr_uncore_m2m in Linux's spr_uncores[] (uncore_snbep.c), which the \
+            kernel matches against each entry's box type; box id k is instance k. \
+            `pmu discover` joins the table with this unit by it. Linux takes the \
+            addresses from the table (the generic PCI init); the fixed ones here are \
+            PCM's, and the join shows any difference.",
+        },
+    ],
+};
+/// What the perf PMUs of the M2M (mesh to memory) performance monitoring share; each box's entry
+/// adds its box and PMU name.
+const M2M_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_SPR_RAW,
+};
+impl CounterControl for M2mCtl {
+    const ENABLE: &'static FieldInfo = M2M_CTL_EN;
+    const EVENT: &'static FieldInfo = M2M_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(M2M_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(M2M_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(M2M_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(M2M_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for M2mCtr {
+    const COUNT: &'static FieldInfo = M2M_CTR_EVENT_COUNT;
+}
+impl BoxControl for M2mBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(M2M_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(M2M_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(M2M_BOX_CTL_RST_CTRL);
 }
 /// PMU structure of the M3UPI (mesh to UPI) performance monitoring (4 counters per box; boxes
 /// M3UPI0, M3UPI1, M3UPI2, M3UPI3).
@@ -779,6 +1036,29 @@ const IIO_CTL_UMASK: &FieldInfo = IioCtl::INFO.field_named("umask");
 const IIO_CTL_EV_SEL: &FieldInfo = IioCtl::INFO.field_named("ev_sel");
 /// `IIO_MSR_PMON_CTR.event_count` (bits 47:0).
 const IIO_CTR_EVENT_COUNT: &FieldInfo = IioCtr::INFO.field_named("event_count");
+/// `MC_MMIO_PMON_BOX_CTL.rst_ctrs` (bit 9).
+const IMC_BOX_CTL_RST_CTRS: &FieldInfo = ImcBoxCtl::INFO.field_named("rst_ctrs");
+/// `MC_MMIO_PMON_BOX_CTL.rst_ctrl` (bit 8).
+const IMC_BOX_CTL_RST_CTRL: &FieldInfo = ImcBoxCtl::INFO.field_named("rst_ctrl");
+/// `MC_MMIO_PMON_BOX_CTL.frz` (bit 0).
+const IMC_BOX_CTL_FRZ: &FieldInfo = ImcBoxCtl::INFO.field_named("frz");
+/// `MC_MMIO_PMON_CTL.thresh` (bits 31:24).
+const IMC_CTL_THRESH: &FieldInfo = ImcCtl::INFO.field_named("thresh");
+/// `MC_MMIO_PMON_CTL.invert` (bit 23).
+const IMC_CTL_INVERT: &FieldInfo = ImcCtl::INFO.field_named("invert");
+/// `MC_MMIO_PMON_CTL.en` (bit 22).
+const IMC_CTL_EN: &FieldInfo = ImcCtl::INFO.field_named("en");
+/// `MC_MMIO_PMON_CTL.edge_det` (bit 18).
+const IMC_CTL_EDGE_DET: &FieldInfo = ImcCtl::INFO.field_named("edge_det");
+/// `MC_MMIO_PMON_CTL.umask` (bits 15:8).
+const IMC_CTL_UMASK: &FieldInfo = ImcCtl::INFO.field_named("umask");
+/// `MC_MMIO_PMON_CTL.ev_sel` (bits 7:0).
+const IMC_CTL_EV_SEL: &FieldInfo = ImcCtl::INFO.field_named("ev_sel");
+/// `MC_MMIO_PMON_CTR.event_count` (bits 47:0).
+const IMC_CTR_EVENT_COUNT: &FieldInfo = ImcCtr::INFO.field_named("event_count");
+/// `MC_MMIO_PMON_FIXED_CTR.event_count` (bits 47:0).
+const IMC_FIXED_CTR_EVENT_COUNT: &FieldInfo = ImcFixedCtr::INFO
+    .field_named("event_count");
 /// `IRP_MSR_PMON_BOX_CTL.rst_ctrs` (bit 9).
 const IRP_BOX_CTL_RST_CTRS: &FieldInfo = IrpBoxCtl::INFO.field_named("rst_ctrs");
 /// `IRP_MSR_PMON_BOX_CTL.rst_ctrl` (bit 8).
@@ -799,6 +1079,26 @@ const IRP_CTL_UMASK: &FieldInfo = IrpCtl::INFO.field_named("umask");
 const IRP_CTL_EV_SEL: &FieldInfo = IrpCtl::INFO.field_named("ev_sel");
 /// `IRP_MSR_PMON_CTR.event_count` (bits 47:0).
 const IRP_CTR_EVENT_COUNT: &FieldInfo = IrpCtr::INFO.field_named("event_count");
+/// `M2M_PCI_PMON_BOX_CTL.rst_ctrs` (bit 9).
+const M2M_BOX_CTL_RST_CTRS: &FieldInfo = M2mBoxCtl::INFO.field_named("rst_ctrs");
+/// `M2M_PCI_PMON_BOX_CTL.rst_ctrl` (bit 8).
+const M2M_BOX_CTL_RST_CTRL: &FieldInfo = M2mBoxCtl::INFO.field_named("rst_ctrl");
+/// `M2M_PCI_PMON_BOX_CTL.frz` (bit 0).
+const M2M_BOX_CTL_FRZ: &FieldInfo = M2mBoxCtl::INFO.field_named("frz");
+/// `M2M_PCI_PMON_CTL.thresh` (bits 31:24).
+const M2M_CTL_THRESH: &FieldInfo = M2mCtl::INFO.field_named("thresh");
+/// `M2M_PCI_PMON_CTL.invert` (bit 23).
+const M2M_CTL_INVERT: &FieldInfo = M2mCtl::INFO.field_named("invert");
+/// `M2M_PCI_PMON_CTL.en` (bit 22).
+const M2M_CTL_EN: &FieldInfo = M2mCtl::INFO.field_named("en");
+/// `M2M_PCI_PMON_CTL.edge_det` (bit 18).
+const M2M_CTL_EDGE_DET: &FieldInfo = M2mCtl::INFO.field_named("edge_det");
+/// `M2M_PCI_PMON_CTL.umask` (bits 15:8).
+const M2M_CTL_UMASK: &FieldInfo = M2mCtl::INFO.field_named("umask");
+/// `M2M_PCI_PMON_CTL.ev_sel` (bits 7:0).
+const M2M_CTL_EV_SEL: &FieldInfo = M2mCtl::INFO.field_named("ev_sel");
+/// `M2M_PCI_PMON_CTR.event_count` (bits 47:0).
+const M2M_CTR_EVENT_COUNT: &FieldInfo = M2mCtr::INFO.field_named("event_count");
 /// `M3UPI_L_PCI_PMON_BOX_CTL.rst_ctrs` (bit 9).
 const M3UPI_BOX_CTL_RST_CTRS: &FieldInfo = M3upiBoxCtl::INFO.field_named("rst_ctrs");
 /// `M3UPI_L_PCI_PMON_BOX_CTL.rst_ctrl` (bit 8).

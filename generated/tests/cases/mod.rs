@@ -3202,6 +3202,42 @@ layout! {
 }
 
 #[cfg(feature = "sapphire-rapids")]
+mod sapphire_rapids_imc {
+use super::*;
+use pmu_regs::sapphire_rapids::imc::*;
+
+layout! {
+    imc_box_ctl: ImcBoxCtl;
+    wo(with_rst_ctrs, val bool, 9, 1);
+    wo(with_rst_ctrl, val bool, 8, 1);
+    rw(frz, with_frz, val bool, 0, 1);
+}
+layout! {
+    imc_ctl: ImcCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named ImcCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    imc_ctr: ImcCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    imc_fixed_ctl: ImcFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+}
+layout! {
+    imc_fixed_ctr: ImcFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "sapphire-rapids")]
 mod sapphire_rapids_irp {
 use super::*;
 use pmu_regs::sapphire_rapids::irp::*;
@@ -3225,6 +3261,35 @@ layout! {
 }
 layout! {
     irp_ctr: IrpCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "sapphire-rapids")]
+mod sapphire_rapids_m2m {
+use super::*;
+use pmu_regs::sapphire_rapids::m2m::*;
+
+layout! {
+    m2m_box_ctl: M2mBoxCtl;
+    wo(with_rst_ctrs, val bool, 9, 1);
+    wo(with_rst_ctrl, val bool, 8, 1);
+    rw(frz, with_frz, val bool, 0, 1);
+}
+layout! {
+    m2m_ctl: M2mCtl;
+    rw(umask_ext, with_umask_ext, val u32, 32, 24);
+    checked(try_with_umask_ext, u32, 24);
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named M2mCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    m2m_ctr: M2mCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
@@ -3329,6 +3394,35 @@ layout! {
 }
 
 #[cfg(feature = "granite-rapids")]
+mod granite_rapids_b2cmi {
+use super::*;
+use pmu_regs::granite_rapids::b2cmi::*;
+
+layout! {
+    b2cmi_box_ctl: B2cmiBoxCtl;
+    wo(with_rst_ctrs, val bool, 9, 1);
+    wo(with_rst_ctrl, val bool, 8, 1);
+    rw(frz, with_frz, val bool, 0, 1);
+}
+layout! {
+    b2cmi_ctl: B2cmiCtl;
+    rw(umask_ext, with_umask_ext, val u32, 32, 24);
+    checked(try_with_umask_ext, u32, 24);
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named B2cmiCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    b2cmi_ctr: B2cmiCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "granite-rapids")]
 mod granite_rapids_cha {
 use super::*;
 use pmu_regs::granite_rapids::cha::*;
@@ -3395,6 +3489,42 @@ layout! {
 }
 
 #[cfg(feature = "granite-rapids")]
+mod granite_rapids_imc {
+use super::*;
+use pmu_regs::granite_rapids::imc::*;
+
+layout! {
+    imc_box_ctl: ImcBoxCtl;
+    wo(with_rst_ctrs, val bool, 9, 1);
+    wo(with_rst_ctrl, val bool, 8, 1);
+    rw(frz, with_frz, val bool, 0, 1);
+}
+layout! {
+    imc_ctl: ImcCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named ImcCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    imc_ctr: ImcCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layout! {
+    imc_fixed_ctl: ImcFixedCtl;
+    rw(en, with_en, val bool, 22, 1);
+}
+layout! {
+    imc_fixed_ctr: ImcFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "granite-rapids")]
 mod granite_rapids_irp {
 use super::*;
 use pmu_regs::granite_rapids::irp::*;
@@ -3454,6 +3584,35 @@ layout! {
 }
 layout! {
     u_uclk_fixed_ctr: UUclkFixedCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "granite-rapids")]
+mod granite_rapids_upi {
+use super::*;
+use pmu_regs::granite_rapids::upi::*;
+
+layout! {
+    upi_box_ctl: UpiBoxCtl;
+    wo(with_rst_ctrs, val bool, 9, 1);
+    wo(with_rst_ctrl, val bool, 8, 1);
+    rw(frz, with_frz, val bool, 0, 1);
+}
+layout! {
+    upi_ctl: UpiCtl;
+    rw(umask_ext, with_umask_ext, val u32, 32, 24);
+    checked(try_with_umask_ext, u32, 24);
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named UpiCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    upi_ctr: UpiCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }

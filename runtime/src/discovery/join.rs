@@ -268,8 +268,9 @@ pub fn simulated_table(
 }
 
 /// The table a part would publish for `spec`: every box of every unit with a
-/// `discovery-type`, from the spec's addresses (PCI boxes on bus `bus`). What the simulator
-/// publishes; `None` when no unit takes part.
+/// `discovery-type`, from the spec's addresses (PCI boxes on bus `bus`, memory-mapped boxes at
+/// the physical addresses the simulator's socket 0 gives them). What the simulator publishes;
+/// `None` when no unit takes part.
 pub fn table_boxes(spec: &'static Boxes, bus: u8) -> Option<Vec<TableBox>> {
     let mut out = Vec::new();
     for b in &spec.boxes {
@@ -295,8 +296,13 @@ pub fn table_boxes(spec: &'static Boxes, bus: u8) -> Option<Vec<TableBox>> {
                         | u64::from(device << 3 | function) << 12
                         | u64::from(offset),
                 )),
-                // Memory-mapped boxes are not published in the simulated table (yet).
-                Location::Table(_) | Location::Mmio { .. } => None,
+                Location::Mmio { controller, .. } => {
+                    let window = crate::access::unit_window(ctl.info)?;
+                    let base = crate::sim::published_base(spec.processor, window, 0, controller);
+                    crate::access::register_address(window, base, loc)
+                        .map(|a| (super::AccessKind::Mmio, a))
+                }
+                Location::Table(_) => None,
             }
         };
         let (Some((access, base)), Some((_, c0)), Some((_, r0))) = (

@@ -101,6 +101,17 @@ impl Windows {
     }
 }
 
+/// The base the simulator publishes for `controller` of `window` (one of `processor`'s
+/// windows) on `socket`: what software assembles from the simulated part's config dwords.
+pub fn published_base(
+    processor: &'static ProcessorInfo,
+    window: &MmioWindow,
+    socket: usize,
+    controller: u8,
+) -> u64 {
+    Windows::new(processor, socket + 1).base(window, socket, controller)
+}
+
 /// The value a part's dword holds for `controller` on `socket`: a number that keeps the
 /// windows of every controller and socket apart. A part read once for all controllers
 /// (controller-stride 0) carries the socket; a per-controller part the controller, spaced by

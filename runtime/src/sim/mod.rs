@@ -43,6 +43,7 @@ use pmu_regs::{BitRef, Location, ProcessorInfo};
 
 pub use crate::cpuid::Cpuid0A;
 pub use arch::ArchConfig;
+pub use mmio::published_base;
 pub use uncore::{UncoreEvent, FIXED_EVENT};
 pub use workload::{Rate, Stream, StreamId, StreamTarget};
 

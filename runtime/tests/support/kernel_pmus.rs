@@ -480,6 +480,9 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             v.extend(idx("uncore_irp", 12, SPR_RAW));
             v.extend(idx("uncore_upi", 4, SPR_RAW));
             v.extend(idx("uncore_m3upi", 4, SPR_RAW));
+            // spr_uncore_m2m and spr_uncore_imc (memory-mapped): SPR_UNCORE_COMMON_FORMAT.
+            v.extend(idx("uncore_m2m", 4, SPR_RAW));
+            v.extend(idx("uncore_imc", 8, SPR_RAW));
         }
         "granite-rapids" => {
             // gnr_uncores: the U-box is named (ubox, one box); the CHAs, IIO and IRP stacks
@@ -488,6 +491,10 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             v.extend(idx("uncore_cha", 126, SPR_CHA));
             v.extend(idx("uncore_iio", 16, SPR_IIO));
             v.extend(idx("uncore_irp", 16, SPR_RAW));
+            // gnr_uncore_b2cmi, gnr_uncore_upi and spr_uncore_imc: SPR_UNCORE_COMMON_FORMAT.
+            v.extend(idx("uncore_b2cmi", 12, SPR_RAW));
+            v.extend(idx("uncore_upi", 6, SPR_RAW));
+            v.extend(idx("uncore_imc", 12, SPR_RAW));
         }
         "amd-zen2" | "amd-zen3" => {
             one(&mut v, "cpu", AMD_CPU);

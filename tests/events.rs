@@ -45,8 +45,9 @@ fn fixture(name: &str) -> PathBuf {
 }
 
 /// Skylake-SP lists: a deprecated record that counts what another does is an alias (only one
-/// name is imported), and a record needing a setting the events format cannot record (the IIO
-/// port and class masks, a filter value) is reported, not imported without it.
+/// name is imported), a record needing a setting the events format cannot record (a filter
+/// value) is reported, not imported without it, and the IIO port and class masks go into the
+/// event.
 #[test]
 fn import_reports_skylake_sp_aliases_and_unrecordable_settings() {
     let spec = spec_copy();
@@ -55,20 +56,146 @@ fn import_reports_skylake_sp_aliases_and_unrecordable_settings() {
             .unwrap();
     assert_eq!(report.imported.get("CHA"), Some(&2), "{:?}", report.errors);
     assert_eq!(report.imported.get("UPI"), Some(&1));
-    assert_eq!(report.imported.get("IIO"), None);
+    assert_eq!(report.imported.get("IIO"), Some(&1));
     let errors = report.errors.join("\n");
     for expected in [
         "record 1 (UNC_C_CLOCKTICKS): Intel marks it deprecated; UNC_CHA_CLOCKTICKS counts the same",
         "record 3 (UNC_C_TOR_INSERTS.REM_ALL): Intel marks it deprecated; UNC_CHA_TOR_INSERTS.REM_ALL",
         "record 5 (UNC_CHA_TOR_INSERTS.IA_HIT_DRD): needs FILTER_VALUE 0x40433",
-        "record 6 (UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0): needs PortMask 0x01, FCMask 0x07",
     ] {
         assert!(errors.contains(expected), "{expected}\n in\n{errors}");
     }
-    assert_eq!(report.errors.len(), 4, "{errors}");
+    assert_eq!(report.errors.len(), 3, "{errors}");
+    let iio = std::fs::read_to_string(spec.path().join("skylake-sp/events/iio.xml")).unwrap();
+    assert!(
+        iio.contains(r#"name="UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0" code="0x83" umask="0x04" counters="0,1" filters="fc, chnl" port-mask="0x1" fc-mask="0x7"/>"#),
+        "{iio}"
+    );
     let cha = std::fs::read_to_string(spec.path().join("skylake-sp/events/cha.xml")).unwrap();
     assert!(cha.contains("UNC_CHA_CLOCKTICKS") && cha.contains("UNC_CHA_TOR_INSERTS.REM_ALL"));
     assert!(!cha.contains("UNC_C_"), "{cha}");
+}
+
+/// Ice Lake-SP's uncore list: a record's UMaskExt, PortMask and FCMask go into the event's
+/// `umask-ext`, `port-mask` and `fc-mask`, the fields with those roles; a mask the unit has no
+/// field for, or too wide for its field, and a free-running counter's record are reported
+/// with their reasons.
+#[test]
+fn import_carries_the_uncore_masks_into_the_fields_with_their_roles() {
+    let spec = spec_copy();
+    let report =
+        codegen::import::import_perfmon(&fixture("icx_masks.json"), spec.path(), "ice-lake-sp")
+            .unwrap();
+    assert_eq!(report.imported.get("CHA"), Some(&2), "{:?}", report.errors);
+    assert_eq!(report.imported.get("IIO"), Some(&1));
+    let errors = report.errors.join("\n");
+    for expected in [
+        "record 4 (UNC_I_MADE_UP_NEEDS_EXT): it sets umask-ext 0x1, which this unit's counter controls do not take",
+        "record 5 (UNC_M2M_MADE_UP_TOO_WIDE): its umask-ext 0x1ff does not fit the unit's umask-ext field (max 0xff)",
+        "record 6 (UNC_IIO_CLOCKTICKS_FREERUN): counts only on a free-running counter",
+    ] {
+        assert!(errors.contains(expected), "{expected}\n in\n{errors}");
+    }
+    assert_eq!(report.errors.len(), 3, "{errors}");
+    assert_eq!(
+        report
+            .not_imported
+            .get("needs a mask field the unit's controls lack"),
+        Some(&2)
+    );
+    let read = |unit: &str| {
+        std::fs::read_to_string(spec.path().join(format!("ice-lake-sp/events/{unit}.xml"))).unwrap()
+    };
+    assert!(read("cha").contains(r#"<event name="UNC_CHA_TOR_INSERTS.IA_MISS" code="0x35" umask="0x01" counters="0,1,2,3" umask-ext="0xc001fe"/>"#));
+    assert!(read("iio").contains(r#"counters="0,1" port-mask="0x1" fc-mask="0x7"/>"#));
+    // What was written loads: the validator takes the masks where the controls have them.
+    codegen::load_spec(spec.path()).unwrap();
+}
+
+/// Granite Rapids' IIO list gives the port and class masks twice: as PortMask and FCMask, and
+/// inside UMaskExt (control bits 32 and up). Where UMaskExt repeats them bit for bit the IIO,
+/// which has no umask-ext field, takes the event; where it disagrees the record is reported.
+#[test]
+fn a_umask_ext_that_repeats_the_port_masks_is_carried_by_them() {
+    let spec = spec_copy();
+    let report = codegen::import::import_perfmon(
+        &fixture("gnr_iio_masks.json"),
+        spec.path(),
+        "granite-rapids",
+    )
+    .unwrap();
+    assert_eq!(report.imported.get("IIO"), Some(&1), "{:?}", report.errors);
+    let errors = report.errors.join("\n");
+    assert!(
+        errors.contains("record 2 (UNC_IIO_MADE_UP_EXT_DISAGREES): it sets umask-ext 0x70020"),
+        "{errors}"
+    );
+    let iio = std::fs::read_to_string(spec.path().join("granite-rapids/events/iio.xml")).unwrap();
+    assert!(
+        iio.contains(r#"counters="0,1" port-mask="0x1" fc-mask="0x7"/>"#)
+            && !iio.contains("umask-ext"),
+        "{iio}"
+    );
+}
+
+/// The typed events program their masks: `with_event` sets the fields playing the
+/// `umask-ext`, `port-mask` and `fc-mask` roles, as Linux's formats place them (umask_ext2
+/// config:32-57, ch_mask config:36-47, fc_mask config:48-50).
+#[test]
+fn typed_events_program_their_uncore_masks() {
+    use pmu_regs::{granite_rapids, ice_lake_sp};
+    let cha =
+        ice_lake_sp::cha::ChaCtl::RESET.with_event(ice_lake_sp::cha::Event::TOR_INSERTS_IA_MISS);
+    assert_eq!(cha.bits(), 0x00c0_01fe_0000_0135);
+    let iio = ice_lake_sp::iio::IioCtl::RESET
+        .with_event(ice_lake_sp::iio::Event::DATA_REQ_OF_CPU_MEM_READ_PART0);
+    assert_eq!(iio.bits(), 0x0007_0010_0000_0483);
+    // Granite Rapids' IIO: the same bits as Intel's UMaskExt 0x00070010 at bit 32.
+    let gnr = granite_rapids::iio::IioCtl::RESET
+        .with_event(granite_rapids::iio::Event::DATA_REQ_OF_CPU_MEM_READ_PART0);
+    assert_eq!(gnr.bits(), (0x0007_0010u64 << 32) | 0x0483);
+    let info = ice_lake_sp::cha::Event::TOR_INSERTS_IA_MISS.info();
+    assert_eq!(
+        (info.umask_ext, info.port_mask, info.fc_mask),
+        (0xc0_01fe, 0, 0)
+    );
+}
+
+/// The validator takes an event's masks only where every counter control has the field with
+/// the role, wide enough.
+#[test]
+fn uncore_masks_are_checked_against_the_roles_of_the_controls() {
+    for (unit, attrs, expected) in [
+        (
+            "IRP",
+            r#" umask-ext="0x1""#,
+            "it sets umask-ext 0x1, which this unit's counter controls do not take",
+        ),
+        (
+            "M2M",
+            r#" umask-ext="0x100""#,
+            "its umask-ext 0x100 does not fit the unit's umask-ext field (max 0xff)",
+        ),
+        (
+            "CHA",
+            r#" port-mask="0x1""#,
+            "it sets port-mask 0x1, which this unit's counter controls do not take",
+        ),
+        (
+            "IIO",
+            r#" fc-mask="0x100""#,
+            "fc-mask `0x100` is not a number of 8 bits",
+        ),
+    ] {
+        let spec = spec_copy();
+        put(
+            spec.path(),
+            &format!("ice-lake-sp/events/{}.xml", unit.to_ascii_lowercase()),
+            &format!("<?xml version=\"1.0\"?>\n<events processor=\"ice-lake-sp\" unit=\"{unit}\" source=\"intel-perfmon-ice-lake-sp\">\n  <event name=\"UNC_X.Y\" code=\"0x01\" umask=\"0x01\" counters=\"0-1\"{attrs}/>\n</events>\n"),
+        );
+        let err = load_error(spec.path());
+        assert!(err.contains(expected), "{unit}: {expected}\n in\n{err}");
+    }
 }
 
 #[test]

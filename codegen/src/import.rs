@@ -43,6 +43,10 @@ const UNIT_NAMES: &[(&str, &str)] = &[
     ("M3UPI", "M3UPI"),
     // Ice Lake-SP.
     ("M2PCIe", "M2PCIE"),
+    // Granite Rapids' list spells the memory controller's unit `IMC`.
+    ("IMC", "IMC"),
+    // Granite Rapids' mesh-to-memory box (M2M's successor).
+    ("B2CMI", "B2CMI"),
     // Linux's pmu-events lists for AMD Zen: the L3, Data Fabric and memory-controller PMCs.
     ("L3PMC", "L3"),
     ("DFPMC", "DF"),
@@ -114,6 +118,10 @@ struct PerfmonEvent {
     umask_ext: String,
     #[serde(rename = "FILTER_VALUE", default)]
     filter_value: String,
+    /// Later uncore lists: `PGMABLE` (a general counter), `FIXED` (the box's fixed counter) or
+    /// `FREERUN` (a free-running counter, which takes no event select).
+    #[serde(rename = "CounterType", default)]
+    counter_type: String,
     /// "1": Intel keeps the record under an old name (Skylake-SP lists both UNC_C_CLOCKTICKS
     /// and UNC_CHA_CLOCKTICKS).
     #[serde(rename = "Deprecated", default)]
@@ -183,14 +191,23 @@ fn live_twin(i: usize, all: &[PerfmonEvent]) -> Option<&str> {
 }
 
 /// Why an uncore record cannot be one of the spec's events yet: it needs a setting the events
-/// format has no attribute for (the IIO masks, the umask extension, a filter value), and
-/// importing it without would count something else.
+/// format has no attribute for (a filter value, the AMD lists' selections), and importing it
+/// without would count something else. (The umask extension and the IIO masks are events'
+/// `umask-ext`, `port-mask` and `fc-mask`: [`masks_of`].)
 fn uncore_refusal(e: &PerfmonEvent) -> Option<(&'static str, String)> {
+    match e.counter_type.trim() {
+        "FIXED" => return Some((
+            "fixed or free-running counter only",
+            "counts only on the box's fixed counter, which has no event select: the fixed counter is a counter of the unit's structure (`<counter kind=\"fixed\">`), not an event".into(),
+        )),
+        "FREERUN" => return Some((
+            "fixed or free-running counter only",
+            "counts only on a free-running counter, which takes no event select: free-running counters are counters of the unit's structure, not events of its programmable counters".into(),
+        )),
+        _ => {}
+    }
     let nonzero = |s: &str| !matches!(s.trim(), "" | "0" | "0x0" | "0x00" | "null" | "na");
     let needs: Vec<String> = [
-        ("PortMask", &e.port_mask),
-        ("FCMask", &e.fc_mask),
-        ("UMaskExt", &e.umask_ext),
         ("FILTER_VALUE", &e.filter_value),
         ("RdWrMask", &e.rd_wr_mask),
         ("EnAllCores", &e.en_all_cores),
@@ -211,6 +228,58 @@ fn uncore_refusal(e: &PerfmonEvent) -> Option<(&'static str, String)> {
             ),
         )
     })
+}
+
+/// The control bit Intel's `UMaskExt` starts at: Intel PCM programs it as
+/// `UNC_PMON_CTL_UMASK_EXT(x) = x << 32` (types.h), and Linux's umask formats carry it in
+/// `config:32-` (`umask_ext2` to `umask_ext5`, uncore_snbep.c).
+const UMASK_EXT_LSB: u32 = 32;
+
+/// A record's UMaskExt, PortMask and FCMask as the values of the unit's `umask-ext`,
+/// `port-mask` and `fc-mask` roles. Where the unit's controls have no `umask-ext` field but
+/// the record's UMaskExt only repeats, bit for bit, what its PortMask and FCMask put into the
+/// port-mask and fc-mask fields (Granite Rapids' IIO list gives both), the masks carry it.
+/// Whether the unit takes the masks is checked with its other facts ([`fit_refusal`]).
+fn masks_of(
+    e: &PerfmonEvent,
+    caps: Option<crate::validate::EventCapacity>,
+) -> Result<crate::model::EventMasks, Refusal> {
+    fn number<T: TryFrom<u64>>(name: &str, v: &str) -> Result<T, Refusal> {
+        let v = match v.trim() {
+            "" | "null" | "na" => "0",
+            v => v,
+        };
+        crate::validate::parse_number(v)
+            .and_then(|n| T::try_from(n).ok())
+            .ok_or_else(|| {
+                (
+                    "does not fit the unit's controls",
+                    format!(
+                        "{name} `{v}` is not a number of {} bits",
+                        8 * std::mem::size_of::<T>()
+                    ),
+                )
+            })
+    }
+    let mut masks = crate::model::EventMasks {
+        umask_ext: number("UMaskExt", &e.umask_ext)?,
+        port_mask: number("PortMask", &e.port_mask)?,
+        fc_mask: number("FCMask", &e.fc_mask)?,
+    };
+    let Some(cap) = caps else {
+        return Ok(masks);
+    };
+    // Roles in the order of `EventMasks::by_role`: umask-ext, port-mask, fc-mask.
+    let placed = |value: u64, role: usize| cap.mask_lsb[role].map(|lsb| value << lsb);
+    if masks.umask_ext != 0 && cap.mask_max[0] == 0 {
+        let others = placed(u64::from(masks.port_mask), 1)
+            .zip(placed(u64::from(masks.fc_mask), 2))
+            .map(|(p, f)| p | f);
+        if others == Some(u64::from(masks.umask_ext) << UMASK_EXT_LSB) {
+            masks.umask_ext = 0;
+        }
+    }
+    Ok(masks)
 }
 
 /// Our unit for records without Intel's `Unit` (the core lists).
@@ -509,8 +578,12 @@ fn map_record(
     // Records the unit cannot count are reported here, one by one, rather than failing the
     // whole import in validation.
     let settings = settings_of(e);
+    let masks = masks_of(e, caps)?;
     if let Some(why) = fit_refusal(e, ours, caps, &settings) {
         return Err(("does not fit the unit's controls", why));
+    }
+    if let Some(why) = caps.and_then(|c| c.refuse_masks(&masks)) {
+        return Err(("needs a mask field the unit's controls lack", why));
     }
     let module = spec
         .processors
@@ -526,7 +599,7 @@ fn map_record(
     Ok(Mapped {
         module,
         unit: unit_name,
-        line: event_line(e, &counters, &settings.unwrap_or_default()),
+        line: event_line(e, &counters, &settings.unwrap_or_default(), &masks),
     })
 }
 
@@ -601,7 +674,12 @@ fn fit_refusal(
 }
 
 /// The record as a line of our events file: facts only.
-fn event_line(e: &PerfmonEvent, counters: &str, settings: &crate::model::EventSettings) -> String {
+fn event_line(
+    e: &PerfmonEvent,
+    counters: &str,
+    settings: &crate::model::EventSettings,
+    masks: &crate::model::EventMasks,
+) -> String {
     let ext = if e.ext_sel.trim() == "1" {
         " ext-sel=\"1\""
     } else {
@@ -623,6 +701,11 @@ fn event_line(e: &PerfmonEvent, counters: &str, settings: &crate::model::EventSe
     ] {
         if set {
             let _ = write!(extra, " {name}=\"1\"");
+        }
+    }
+    for (role, value) in masks.by_role() {
+        if value != 0 {
+            let _ = write!(extra, " {}=\"{value:#x}\"", role.as_str());
         }
     }
     format!(

@@ -485,6 +485,15 @@ pub struct RawEvent {
     /// Sets the control's `any-thread` role.
     #[serde(rename = "@any-thread")]
     pub any_thread: Option<String>,
+    /// The value of the control's `umask-ext` role (Intel's UMaskExt).
+    #[serde(rename = "@umask-ext")]
+    pub umask_ext: Option<String>,
+    /// The value of the control's `port-mask` role (Intel's PortMask).
+    #[serde(rename = "@port-mask")]
+    pub port_mask: Option<String>,
+    /// The value of the control's `fc-mask` role (Intel's FCMask).
+    #[serde(rename = "@fc-mask")]
+    pub fc_mask: Option<String>,
 }
 
 /// Parsed `processors.xml` together with the text it came from.

@@ -61,6 +61,15 @@ pub enum Role {
     Kernel,
     /// Counter control: count events of both hardware threads of the core.
     AnyThread,
+    /// Counter control: the unit-mask extension, further sub-event selection bits some
+    /// uncore events set (Intel's `UMaskExt`).
+    UmaskExt,
+    /// Counter control: the port (channel) mask of the IIO events that take one (Intel's
+    /// `PortMask`).
+    PortMask,
+    /// Counter control: the traffic-class (flow-control) mask of the IIO events that take
+    /// one (Intel's `FCMask`).
+    FcMask,
     /// Counter: the counting bits; the field's width is the counter's width.
     Count,
     /// Box control: bit n enables counter n.
@@ -110,6 +119,9 @@ impl Role {
             Role::User => "user",
             Role::Kernel => "kernel",
             Role::AnyThread => "any-thread",
+            Role::UmaskExt => "umask-ext",
+            Role::PortMask => "port-mask",
+            Role::FcMask => "fc-mask",
             Role::Count => "count",
             Role::CounterEnable => "counter-enable",
             Role::Freeze => "freeze",
@@ -142,6 +154,9 @@ impl Role {
             b"user" => Some(Role::User),
             b"kernel" => Some(Role::Kernel),
             b"any-thread" => Some(Role::AnyThread),
+            b"umask-ext" => Some(Role::UmaskExt),
+            b"port-mask" => Some(Role::PortMask),
+            b"fc-mask" => Some(Role::FcMask),
             b"count" => Some(Role::Count),
             b"counter-enable" => Some(Role::CounterEnable),
             b"freeze" => Some(Role::Freeze),

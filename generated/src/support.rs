@@ -931,6 +931,12 @@ pub struct EventInfo {
     pub edge: bool,
     /// Sets the control's `any-thread` role.
     pub any_thread: bool,
+    /// The value it puts in the control's `umask-ext` role (Intel's UMaskExt; 0: none).
+    pub umask_ext: u32,
+    /// The value it puts in the control's `port-mask` role (Intel's PortMask; 0: none).
+    pub port_mask: u16,
+    /// The value it puts in the control's `fc-mask` role (Intel's FCMask; 0: none).
+    pub fc_mask: u8,
 }
 
 #[cfg(feature = "metadata")]

@@ -429,7 +429,8 @@ fn no_such_event(
 
 /// `event=NAME`: sets the event select, umask and (where the event needs it) the extension
 /// bit from the register's event list ([`events_for`]), and the counter mask, invert, edge
-/// and any-thread bits where the event sets them.
+/// and any-thread bits and the uncore masks (unit-mask extension, port and traffic-class
+/// masks) where the event sets them.
 fn set_event(info: &'static RegisterInfo, raw: u64, name: &str, core: Option<&str>) -> Result<u64> {
     let events = events_for(info, core);
     let Some(event) = events.iter().find(|e| names(e, name)) else {
@@ -456,9 +457,29 @@ fn set_event(info: &'static RegisterInfo, raw: u64, name: &str, core: Option<&st
         }
         None => {}
     }
-    // What the event sets beyond its select (Intel's CounterMask, Invert, EdgeDetect,
-    // AnyThread), where it sets them.
-    for (role, value, what) in [
+    for (role, value, what) in event_sets(event) {
+        if value == 0 {
+            continue;
+        }
+        match info.role(role) {
+            Some(f) => pairs.push((f.name.to_string(), value.to_string())),
+            None => {
+                return Err(UsageError::UnsupportedField {
+                    register: info.name,
+                    field: what,
+                })
+            }
+        }
+    }
+    encode(info, raw, &pairs)
+}
+
+/// What an event sets beyond its select, umask and extension bit, by role, with the words a
+/// refusal uses: Intel's CounterMask, Invert, EdgeDetect and AnyThread, and an uncore event's
+/// unit-mask extension and IIO port and traffic-class masks (UMaskExt, PortMask, FCMask),
+/// without which it counts something else. 0 where the event sets nothing.
+fn event_sets(event: &pmu_regs::EventInfo) -> [(Role, u64, &'static str); 7] {
+    [
         (
             Role::Threshold,
             u64::from(event.threshold),
@@ -479,21 +500,22 @@ fn set_event(info: &'static RegisterInfo, raw: u64, name: &str, core: Option<&st
             u64::from(event.any_thread),
             "any-thread (the event sets it)",
         ),
-    ] {
-        if value == 0 {
-            continue;
-        }
-        match info.role(role) {
-            Some(f) => pairs.push((f.name.to_string(), value.to_string())),
-            None => {
-                return Err(UsageError::UnsupportedField {
-                    register: info.name,
-                    field: what,
-                })
-            }
-        }
-    }
-    encode(info, raw, &pairs)
+        (
+            Role::UmaskExt,
+            u64::from(event.umask_ext),
+            "unit-mask extension (the event sets it)",
+        ),
+        (
+            Role::PortMask,
+            u64::from(event.port_mask),
+            "port mask (the event sets it)",
+        ),
+        (
+            Role::FcMask,
+            u64::from(event.fc_mask),
+            "traffic-class mask (the event sets it)",
+        ),
+    ]
 }
 
 /// Splits `field=value` words.

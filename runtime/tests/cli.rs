@@ -806,3 +806,71 @@ fn every_unit_of_the_summary_can_be_watched_on_the_simulator() {
         assert_eq!(code, 0, "{name}: {err}");
     }
 }
+
+/// An uncore event's unit-mask extension and IIO port and traffic-class masks: `list` shows
+/// them, `encode event=NAME` programs them where Linux's formats put them, `decode` names the
+/// event only with them, and `watch` refuses the event rather than count another one.
+#[test]
+fn uncore_masks_are_listed_encoded_decoded_and_never_dropped() {
+    let (code, out, err) = run(&[
+        "list",
+        "--events",
+        "--unit",
+        "CHA",
+        "--processor",
+        "ice-lake-sp",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("UNC_CHA_TOR_INSERTS.IA_MISS "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(row.ends_with("umask_ext=0xc001fe"), "{row}");
+    // perf: uncore_cha/event=0x35,umask=0xc001fe01/ is config 0x00c001fe00000135.
+    let (code, out, err) = run(&[
+        "encode",
+        "ice-lake-sp:C0_MSR_PMON_CTL0",
+        "event=UNC_CHA_TOR_INSERTS.IA_MISS",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("C0_MSR_PMON_CTL0 = 0x00c001fe00000135"),
+        "{out}"
+    );
+    let (code, out, err) = run(&[
+        "encode",
+        "granite-rapids:IIO0_MSR_PMON_CTL0",
+        "event=UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("IIO0_MSR_PMON_CTL0 = 0x0007001000000483"),
+        "{out}"
+    );
+    // The same select and umask with another extension is another event (IA_HIT).
+    for (raw, event) in [
+        ("0x00c001fe00000135", "UNC_CHA_TOR_INSERTS.IA_MISS"),
+        ("0x00c001fd00000135", "UNC_CHA_TOR_INSERTS.IA_HIT"),
+    ] {
+        let (code, out, err) = run(&["decode", "ice-lake-sp:C0_MSR_PMON_CTL0", raw]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains(&format!("event: {event}\n")), "{raw}: {out}");
+    }
+    let (code, _, err) = run(&[
+        "watch",
+        "--sim",
+        "--processor",
+        "ice-lake-sp",
+        "--unit",
+        "CHA0",
+        "--event",
+        "event=UNC_CHA_TOR_INSERTS.IA_MISS",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("unit-mask extension") && err.contains("pmu encode"),
+        "{err}"
+    );
+}

@@ -156,6 +156,9 @@ fn list_events_json_is_in_the_model() {
         "invert",
         "edge",
         "any_thread",
+        "umask_ext",
+        "port_mask",
+        "fc_mask",
     ];
     // Each processor's units' events, then its own core events (for its core PMU's unit).
     for p in model["processors"].as_array().unwrap() {

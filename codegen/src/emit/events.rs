@@ -10,6 +10,7 @@ use std::fmt::Write;
 
 use super::rust::lit;
 use super::text::doc;
+use crate::model::pmu::Role;
 use crate::model::*;
 use crate::validate::snake_case;
 
@@ -19,9 +20,9 @@ pub const METADATA: &str = "#[cfg(feature = \"metadata\")]";
 /// An event's facts as an `EventInfo` literal: the uncore units' and the core lists' events
 /// alike.
 pub fn event_info(e: &Event) -> String {
-    let s = e.settings;
+    let (s, m) = (e.settings, e.masks);
     format!(
-        "EventInfo {{ name: {}, code: {:#04x}, umask: {:#04x}, ext_sel: {}, counters: {:#b}, filters: {}, threshold: {}, invert: {}, edge: {}, any_thread: {} }}",
+        "EventInfo {{ name: {}, code: {:#04x}, umask: {:#04x}, ext_sel: {}, counters: {:#b}, filters: {}, threshold: {}, invert: {}, edge: {}, any_thread: {}, umask_ext: {:#x}, port_mask: {:#x}, fc_mask: {:#x} }}",
         lit(&e.name),
         e.code,
         e.umask,
@@ -31,7 +32,10 @@ pub fn event_info(e: &Event) -> String {
         s.threshold,
         s.invert,
         s.edge,
-        s.any_thread
+        s.any_thread,
+        m.umask_ext,
+        m.port_mask,
+        m.fc_mask
     )
 }
 
@@ -70,22 +74,61 @@ fn control_int(unit: &Unit, name: &str) -> &'static str {
     }
 }
 
+/// The mask roles (Intel's UMaskExt, PortMask, FCMask) some counter control of `unit` has:
+/// each with the `Event` field that holds its value, the field's integer type, and what the
+/// docs call it.
+fn mask_roles(unit: &Unit) -> Vec<(Role, &'static str, &'static str, &'static str)> {
+    [
+        (Role::UmaskExt, "umask_ext", "unit-mask extension"),
+        (Role::PortMask, "port_mask", "port mask"),
+        (Role::FcMask, "fc_mask", "traffic-class mask"),
+    ]
+    .into_iter()
+    .filter_map(|(role, name, what)| {
+        let width = unit
+            .registers
+            .iter()
+            .flat_map(|r| r.fields.iter())
+            .filter(|f| f.role.as_ref().is_some_and(|x| x.role == role))
+            .map(|f| f.width())
+            .max()?;
+        Some((role, name, super::text::int_name(width), what))
+    })
+    .collect()
+}
+
 /// The unit's `Event` type and its constants.
 fn event_type_text(unit: &Unit, out: &mut String) {
     let (code, umask) = (control_int(unit, "ev_sel"), control_int(unit, "umask"));
-    let _ = write!(out, "/// An event of this unit. Only this unit's counter controls take it (`with_event`), so\n/// an event of one unit cannot be programmed into another's counter. Each constant's doc\n/// gives the counters that may count it (bit n: counter n).\n#[derive(Debug, Clone, Copy, PartialEq, Eq)]\n#[cfg_attr(not(feature = \"metadata\"), allow(dead_code))]\npub struct Event {{\n    code: {code},\n    umask: {umask},\n    ext_sel: bool,\n    /// Its row in `EVENT_INFOS`.\n    row: u16,\n}}\n\nimpl Event {{\n");
+    let masks = mask_roles(unit);
+    let mask_fields: String = masks
+        .iter()
+        .map(|(_, name, ty, what)| format!("    /// Its {what} (0: none).\n    {name}: {ty},\n"))
+        .collect();
+    let _ = write!(out, "/// An event of this unit. Only this unit's counter controls take it (`with_event`), so\n/// an event of one unit cannot be programmed into another's counter. Each constant's doc\n/// gives the counters that may count it (bit n: counter n).\n#[derive(Debug, Clone, Copy, PartialEq, Eq)]\n#[cfg_attr(not(feature = \"metadata\"), allow(dead_code))]\npub struct Event {{\n    code: {code},\n    umask: {umask},\n    ext_sel: bool,\n{mask_fields}    /// Its row in `EVENT_INFOS`.\n    row: u16,\n}}\n\nimpl Event {{\n");
     for (row, e) in unit.events.iter().enumerate() {
+        let by_role = e.masks.by_role();
+        let value = |role: Role| by_role.iter().find(|(r, _)| *r == role).map_or(0, |x| x.1);
+        let set: String = masks
+            .iter()
+            .filter(|(role, ..)| value(*role) != 0)
+            .map(|(role, _, _, what)| format!(", {what} {:#x}", value(*role)))
+            .collect();
         doc(
             out,
             "    ",
             &format!(
-                "`{}`: event select {:#04x}, umask {:#04x}, counters {:#b}.",
+                "`{}`: event select {:#04x}, umask {:#04x}{set}, counters {:#b}.",
                 e.name, e.code, e.umask, e.counters
             ),
         );
+        let values: String = masks
+            .iter()
+            .map(|(role, name, ..)| format!("{name}: {:#x}, ", value(*role)))
+            .collect();
         let _ = writeln!(
             out,
-            "    pub const {}: Event = Event {{ code: {:#04x}, umask: {:#04x}, ext_sel: {}, row: {row} }};",
+            "    pub const {}: Event = Event {{ code: {:#04x}, umask: {:#04x}, ext_sel: {}, {values}row: {row} }};",
             e.ident, e.code, e.umask, e.ext_sel,
         );
     }
@@ -98,7 +141,7 @@ fn event_type_text(unit: &Unit, out: &mut String) {
 
 /// The counter controls of a unit (registers with an `ev_sel` field), each with what
 /// programming an event sets in it and the builder chain that does it, starting from `on`.
-fn event_controls<'u>(unit: &'u Unit, on: &str) -> Vec<(&'u Register, &'static str, String)> {
+fn event_controls<'u>(unit: &'u Unit, on: &str) -> Vec<(&'u Register, String, String)> {
     let has = |r: &Register, name: &str| r.fields.iter().any(|f| f.name.as_ref() == name);
     let mut out = Vec::new();
     for r in unit.registers.iter().filter(|r| has(r, "ev_sel")) {
@@ -136,6 +179,23 @@ fn event_controls<'u>(unit: &'u Unit, on: &str) -> Vec<(&'u Register, &'static s
         }
         if ext {
             body.push_str(".with_ev_sel_ext(event.ext_sel)");
+        }
+        // The masks (UMaskExt, PortMask, FCMask) go into the fields playing their roles; the
+        // validator keeps an event's masks at 0 where the controls lack the role.
+        let mut what = what.to_string();
+        for (role, name, ty, label) in mask_roles(unit) {
+            if let Some(f) = r
+                .fields
+                .iter()
+                .find(|f| f.role.as_ref().is_some_and(|x| x.role == role))
+            {
+                body.push_str(&format!(
+                    ".with_{}({})",
+                    f.name,
+                    arg(f.name.as_ref(), name, ty)
+                ));
+                what.push_str(&format!("; its {label}"));
+            }
         }
         out.push((r, what, body));
     }

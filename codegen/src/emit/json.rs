@@ -322,6 +322,9 @@ struct Event<'a> {
     invert: bool,
     edge: bool,
     any_thread: bool,
+    umask_ext: u32,
+    port_mask: u16,
+    fc_mask: u8,
 }
 
 /// A unit's PMU structure (`<pmu>`): registers are named by their template name in the unit.
@@ -671,6 +674,9 @@ fn event(e: &model::Event) -> Event<'_> {
         invert: e.settings.invert,
         edge: e.settings.edge,
         any_thread: e.settings.any_thread,
+        umask_ext: e.masks.umask_ext,
+        port_mask: e.masks.port_mask,
+        fc_mask: e.masks.fc_mask,
     }
 }
 

@@ -210,6 +210,37 @@ pub struct Event {
     /// What the event sets beyond its select and umask: the control's threshold (a core
     /// event's counter mask), invert, edge and any-thread roles. All zero for most events.
     pub settings: EventSettings,
+    /// The uncore masks it sets besides its select and umask. All zero for most events.
+    pub masks: EventMasks,
+}
+
+/// The values an uncore event puts in its control's mask fields, by the role of the field
+/// that takes each (Intel's UMaskExt, PortMask and FCMask): without them the event counts
+/// something else.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EventMasks {
+    /// The `umask-ext` role's value (0: none).
+    pub umask_ext: u32,
+    /// The `port-mask` role's value (0: none).
+    pub port_mask: u16,
+    /// The `fc-mask` role's value (0: none).
+    pub fc_mask: u8,
+}
+
+impl EventMasks {
+    /// Whether the event sets no mask.
+    pub fn is_none(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Each mask with the role of the field that takes it.
+    pub fn by_role(&self) -> [(pmu::Role, u64); 3] {
+        [
+            (pmu::Role::UmaskExt, u64::from(self.umask_ext)),
+            (pmu::Role::PortMask, u64::from(self.port_mask)),
+            (pmu::Role::FcMask, u64::from(self.fc_mask)),
+        ]
+    }
 }
 
 /// The parts of a counter control an event sets besides its select, umask and extension

@@ -36,6 +36,15 @@ vocabulary! {
         Kernel = "kernel",
         /// Counter control: count events of both hardware threads of the core.
         AnyThread = "any-thread",
+        /// Counter control: the unit-mask extension, further sub-event selection bits some
+        /// uncore events set (Intel's `UMaskExt`).
+        UmaskExt = "umask-ext",
+        /// Counter control: the port (channel) mask of the IIO events that take one (Intel's
+        /// `PortMask`).
+        PortMask = "port-mask",
+        /// Counter control: the traffic-class (flow-control) mask of the IIO events that take
+        /// one (Intel's `FCMask`).
+        FcMask = "fc-mask",
         /// Counter: the counting bits; the field's width is the counter's width.
         Count = "count",
         /// Box control: bit n enables counter n.
@@ -93,7 +102,9 @@ impl Role {
         use Role::*;
         match self {
             Enable | RingEnable | Event | EventExt | Umask | Threshold | Invert | Edge
-            | OverflowEnable | Reset | User | Kernel | AnyThread => RoleClass::CounterControl,
+            | OverflowEnable | Reset | User | Kernel | AnyThread | UmaskExt | PortMask | FcMask => {
+                RoleClass::CounterControl
+            }
             Count => RoleClass::Counter,
             CounterEnable | Freeze | FreezeEnable | ResetCounters | ResetControls => {
                 RoleClass::BoxControl
@@ -109,7 +120,7 @@ impl Role {
     pub fn element_width(self) -> Option<u32> {
         use Role::*;
         match self {
-            Event | Umask | Threshold | Count | PmiSelect => None,
+            Event | Umask | Threshold | UmaskExt | PortMask | FcMask | Count | PmiSelect => None,
             RingEnable => Some(2),
             _ => Some(1),
         }

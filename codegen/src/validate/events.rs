@@ -28,6 +28,13 @@ pub struct EventCapacity {
     /// The unit is a core PMU's (`<pmu scope="cpu">`): only its events carry settings, which
     /// the generated crate's `with_event` programs.
     pub takes_settings: bool,
+    /// Per mask role (`umask-ext`, `port-mask`, `fc-mask`, the order of
+    /// [`EventMasks::by_role`]): the largest value every control's field with the role takes
+    /// (0: not every control has one).
+    pub mask_max: [u64; 3],
+    /// Per mask role: the field's lowest bit, where every control has it, in one range, at
+    /// the same place (the importer compares Intel's UMaskExt with the other masks by it).
+    pub mask_lsb: [Option<u32>; 3],
 }
 
 impl EventCapacity {
@@ -63,7 +70,20 @@ impl EventCapacity {
             })
         };
         let has_role = |r: Role| role(r).all(|f| f.is_some());
+        let masks = EventMasks::default().by_role().map(|(r, _)| r);
+        let mask_max = masks.map(|r| role(r).map(|f| f.map_or(0, |f| f.max())).min().unwrap_or(0));
+        let mask_lsb = masks.map(|r| {
+            let lsbs: Vec<Option<u32>> = role(r)
+                .map(|f| f.filter(|f| !f.is_split()).map(|f| f.lsb))
+                .collect();
+            lsbs.first()
+                .copied()
+                .flatten()
+                .filter(|l| lsbs.iter().all(|x| *x == Some(*l)))
+        });
         Some(Self {
+            mask_max,
+            mask_lsb,
             threshold_max: role(Role::Threshold)
                 .map(|f| f.map_or(0, |f| f.max()))
                 .min()
@@ -113,6 +133,26 @@ impl EventCapacity {
         }
     }
 
+    /// Why a unit cannot take an event that sets these `masks`, if it cannot: each needs the
+    /// role that takes it in every counter control, wide enough.
+    pub fn refuse_masks(&self, masks: &EventMasks) -> Option<String> {
+        masks
+            .by_role()
+            .iter()
+            .zip(self.mask_max)
+            .find(|((_, value), max)| value > max)
+            .map(|((role, value), max)| {
+                let role = role.as_str();
+                if max == 0 {
+                    format!(
+                        "it sets {role} {value:#x}, which this unit's counter controls do not take (no field with the {role} role in every control)"
+                    )
+                } else {
+                    format!("its {role} {value:#x} does not fit the unit's {role} field (max {max:#x})")
+                }
+            })
+    }
+
     /// Why an event with these facts cannot be counted by the unit, if it cannot.
     pub fn refuse(&self, code: u64, umask: u64, counters: u32, ext: bool) -> Option<String> {
         if code > self.sel_max {
@@ -152,6 +192,7 @@ struct Parsed {
     ext: bool,
     ident: String,
     settings: EventSettings,
+    masks: EventMasks,
 }
 
 impl Validator {
@@ -264,6 +305,16 @@ impl Validator {
                 return None;
             }
         };
+        let masks = match event_masks(e) {
+            Ok(m) => m,
+            Err(msg) => {
+                self.push(err(
+                    msg,
+                    "umask-ext is a number of up to 32 bits, port-mask of 16, fc-mask of 8",
+                ));
+                return None;
+            }
+        };
         let parsed = Parsed {
             code: parse_number(&e.code).filter(|c| *c <= caps.sel_max.min(0xFFFF)),
             umask: parse_number(&e.umask).filter(|u| *u <= caps.umask_max.min(0xFFFF)),
@@ -271,6 +322,7 @@ impl Validator {
             ext,
             ident: event_ident(&e.name),
             settings,
+            masks,
         };
         if let Some((msg, help)) = event_problem(e, &parsed, caps, taken) {
             self.push(err(msg, help));
@@ -289,6 +341,7 @@ impl Validator {
             filters: e.filters.clone().unwrap_or_default(),
             source: source.to_string(),
             settings: parsed.settings,
+            masks: parsed.masks,
         })
     }
 }
@@ -340,6 +393,11 @@ fn event_problem(
         ))
     } else if let Some(why) = caps.refuse_settings(&parsed.settings) {
         Some((why, "check the unit, or the event's settings"))
+    } else if let Some(why) = caps.refuse_masks(&parsed.masks) {
+        Some((
+            why,
+            "give the unit's counter control the field with that role, or check the event",
+        ))
     } else if !taken.names.insert(e.name.clone()) {
         Some((
             "is listed twice".to_string(),
@@ -423,5 +481,25 @@ fn event_settings(e: &RawEvent) -> Result<EventSettings, String> {
         invert: flag("invert", &e.invert)?,
         edge: flag("edge", &e.edge)?,
         any_thread: flag("any-thread", &e.any_thread)?,
+    })
+}
+
+/// An event's `umask-ext`, `port-mask` and `fc-mask` attributes.
+fn event_masks(e: &RawEvent) -> Result<EventMasks, String> {
+    fn number<T: TryFrom<u64>>(name: &str, v: &Option<String>) -> Result<T, String> {
+        let v = v.as_deref().unwrap_or("0");
+        parse_number(v)
+            .and_then(|n| T::try_from(n).ok())
+            .ok_or_else(|| {
+                format!(
+                    "{name} `{v}` is not a number of {} bits",
+                    8 * std::mem::size_of::<T>()
+                )
+            })
+    }
+    Ok(EventMasks {
+        umask_ext: number("umask-ext", &e.umask_ext)?,
+        port_mask: number("port-mask", &e.port_mask)?,
+        fc_mask: number("fc-mask", &e.fc_mask)?,
     })
 }

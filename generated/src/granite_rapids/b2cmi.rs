@@ -205,7 +205,7 @@ impl Layout for B2cmiCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "rsv", ident: "rsv", lsb: 56, msb: 63, access: Access::Rv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw,
+        FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit mask extension: further sub-event selection bits (Intel's UMaskExt); perf's umask format carries it in config bits 32-55.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
@@ -507,6 +507,181 @@ static B2CMI_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter. Each constant's doc
+/// gives the counters that may count it (bit n: counter n).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
+pub struct Event {
+    code: u8,
+    umask: u8,
+    ext_sel: bool,
+    /// Its unit-mask extension (0: none).
+    umask_ext: u32,
+    /// Its row in `EVENT_INFOS`.
+    row: u16,
+}
+
+impl Event {
+    /// `UNC_B2CMI_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
+    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 0 };
+    /// `UNC_B2CMI_IMC_READS.NORMAL`: event select 0x24, umask 0x01, unit-mask extension 0x1,
+    /// counters 0b1111.
+    pub const IMC_READS_NORMAL: Event = Event { code: 0x24, umask: 0x01, ext_sel: false, umask_ext: 0x1, row: 1 };
+    /// `UNC_B2CMI_IMC_READS.ALL`: event select 0x24, umask 0x04, unit-mask extension 0x1, counters
+    /// 0b1111.
+    pub const IMC_READS_ALL: Event = Event { code: 0x24, umask: 0x04, ext_sel: false, umask_ext: 0x1, row: 2 };
+    /// `UNC_B2CMI_IMC_WRITES.FULL`: event select 0x25, umask 0x01, unit-mask extension 0x1,
+    /// counters 0b1111.
+    pub const IMC_WRITES_FULL: Event = Event { code: 0x25, umask: 0x01, ext_sel: false, umask_ext: 0x1, row: 3 };
+    /// `UNC_B2CMI_IMC_WRITES.PARTIAL`: event select 0x25, umask 0x02, unit-mask extension 0x1,
+    /// counters 0b1111.
+    pub const IMC_WRITES_PARTIAL: Event = Event { code: 0x25, umask: 0x02, ext_sel: false, umask_ext: 0x1, row: 4 };
+    /// `UNC_B2CMI_IMC_WRITES.ALL`: event select 0x25, umask 0x10, unit-mask extension 0x1, counters
+    /// 0b1111.
+    pub const IMC_WRITES_ALL: Event = Event { code: 0x25, umask: 0x10, ext_sel: false, umask_ext: 0x1, row: 5 };
+    /// `UNC_B2CMI_TRACKER_OCCUPANCY.CH0`: event select 0x33, umask 0x01, counters 0b1111.
+    pub const TRACKER_OCCUPANCY_CH0: Event = Event { code: 0x33, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 6 };
+    /// `UNC_B2CMI_TAG_MISS.CLEAN`: event select 0x4b, umask 0x05, counters 0b1111.
+    pub const TAG_MISS_CLEAN: Event = Event { code: 0x4b, umask: 0x05, ext_sel: false, umask_ext: 0x0, row: 7 };
+    /// `UNC_B2CMI_TAG_MISS.DIRTY`: event select 0x4b, umask 0x0a, counters 0b1111.
+    pub const TAG_MISS_DIRTY: Event = Event { code: 0x4b, umask: 0x0a, ext_sel: false, umask_ext: 0x0, row: 8 };
+    /// `UNC_B2CMI_PREFCAM_INSERTS.UPI_ALLCH`: event select 0x56, umask 0x02, counters 0b1111.
+    pub const PREFCAM_INSERTS_UPI_ALLCH: Event = Event { code: 0x56, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 9 };
+    /// `UNC_B2CMI_PREFCAM_INSERTS.XPT_ALLCH`: event select 0x56, umask 0x01, counters 0b1111.
+    pub const PREFCAM_INSERTS_XPT_ALLCH: Event = Event { code: 0x56, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 10 };
+    /// `UNC_B2CMI_TAG_HIT.RD_CLEAN`: event select 0x1f, umask 0x01, counters 0b1111.
+    pub const TAG_HIT_RD_CLEAN: Event = Event { code: 0x1f, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 11 };
+    /// `UNC_B2CMI_TAG_HIT.RD_DIRTY`: event select 0x1f, umask 0x02, counters 0b1111.
+    pub const TAG_HIT_RD_DIRTY: Event = Event { code: 0x1f, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 12 };
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.ANY`: event select 0x21, umask 0x01, unit-mask extension 0x3,
+    /// counters 0b1111.
+    pub const DIRECTORY_UPDATE_ANY: Event = Event { code: 0x21, umask: 0x01, ext_sel: false, umask_ext: 0x3, row: 13 };
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.I2S`: event select 0x21, umask 0x02, unit-mask extension 0x3,
+    /// counters 0b1111.
+    pub const DIRECTORY_UPDATE_I2S: Event = Event { code: 0x21, umask: 0x02, ext_sel: false, umask_ext: 0x3, row: 14 };
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.I2A`: event select 0x21, umask 0x04, unit-mask extension 0x3,
+    /// counters 0b1111.
+    pub const DIRECTORY_UPDATE_I2A: Event = Event { code: 0x21, umask: 0x04, ext_sel: false, umask_ext: 0x3, row: 15 };
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.A2I`: event select 0x21, umask 0x20, unit-mask extension 0x3,
+    /// counters 0b1111.
+    pub const DIRECTORY_UPDATE_A2I: Event = Event { code: 0x21, umask: 0x20, ext_sel: false, umask_ext: 0x3, row: 16 };
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.A2S`: event select 0x21, umask 0x40, unit-mask extension 0x3,
+    /// counters 0b1111.
+    pub const DIRECTORY_UPDATE_A2S: Event = Event { code: 0x21, umask: 0x40, ext_sel: false, umask_ext: 0x3, row: 17 };
+    /// `UNC_B2CMI_DIRECTORY_LOOKUP.ANY`: event select 0x20, umask 0x01, counters 0b1111.
+    pub const DIRECTORY_LOOKUP_ANY: Event = Event { code: 0x20, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 18 };
+    /// `UNC_B2CMI_DIRECTORY_LOOKUP.STATE_I`: event select 0x20, umask 0x02, counters 0b1111.
+    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event { code: 0x20, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 19 };
+    /// `UNC_B2CMI_DIRECTORY_LOOKUP.STATE_S`: event select 0x20, umask 0x04, counters 0b1111.
+    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event { code: 0x20, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 20 };
+    /// `UNC_B2CMI_DIRECTORY_LOOKUP.STATE_A`: event select 0x20, umask 0x08, counters 0b1111.
+    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event { code: 0x20, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 21 };
+    /// `UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE.EGRESS`: event select 0x1a, umask 0x01, counters
+    /// 0b1111.
+    pub const DIRECT2UPI_NOT_TAKEN_DIRSTATE_EGRESS: Event = Event { code: 0x1a, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 22 };
+    /// `UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS.EGRESS`: event select 0x1b, umask 0x01, counters
+    /// 0b1111.
+    pub const DIRECT2UPI_NOT_TAKEN_CREDITS_EGRESS: Event = Event { code: 0x1b, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 23 };
+    /// `UNC_B2CMI_DIRECT2CORE_TXN_OVERRIDE`: event select 0x18, umask 0x01, counters 0b1111.
+    pub const DIRECT2CORE_TXN_OVERRIDE: Event = Event { code: 0x18, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 24 };
+    /// `UNC_B2CMI_TRACKER_INSERTS.CH0`: event select 0x32, umask 0x04, unit-mask extension 0x1,
+    /// counters 0b1111.
+    pub const TRACKER_INSERTS_CH0: Event = Event { code: 0x32, umask: 0x04, ext_sel: false, umask_ext: 0x1, row: 25 };
+    /// `UNC_B2CMI_DIRECT2UPI_TAKEN`: event select 0x19, umask 0x01, counters 0b1111.
+    pub const DIRECT2UPI_TAKEN: Event = Event { code: 0x19, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 26 };
+    /// `UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE`: event select 0x1a, umask 0x01, counters 0b1111.
+    pub const DIRECT2UPI_NOT_TAKEN_DIRSTATE: Event = Event { code: 0x1a, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 27 };
+    /// `UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS`: event select 0x1b, umask 0x01, counters 0b1111.
+    pub const DIRECT2UPI_NOT_TAKEN_CREDITS: Event = Event { code: 0x1b, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 28 };
+    /// `UNC_B2CMI_DIRECT2UPI_TXN_OVERRIDE`: event select 0x1c, umask 0x01, counters 0b1111.
+    pub const DIRECT2UPI_TXN_OVERRIDE: Event = Event { code: 0x1c, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 29 };
+    /// `UNC_B2CMI_DIRECT2CORE_TAKEN`: event select 0x16, umask 0x01, counters 0b1111.
+    pub const DIRECT2CORE_TAKEN: Event = Event { code: 0x16, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 30 };
+    /// `UNC_B2CMI_DIRECT2CORE_NOT_TAKEN_DIRSTATE`: event select 0x17, umask 0x01, counters 0b1111.
+    pub const DIRECT2CORE_NOT_TAKEN_DIRSTATE: Event = Event { code: 0x17, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 31 };
+    /// `UNC_B2CMI_TAG_HIT.ALL`: event select 0x1f, umask 0x0f, counters 0b1111.
+    pub const TAG_HIT_ALL: Event = Event { code: 0x1f, umask: 0x0f, ext_sel: false, umask_ext: 0x0, row: 32 };
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::IMC_READS_NORMAL, Event::IMC_READS_ALL, Event::IMC_WRITES_FULL, Event::IMC_WRITES_PARTIAL, Event::IMC_WRITES_ALL, Event::TRACKER_OCCUPANCY_CH0, Event::TAG_MISS_CLEAN, Event::TAG_MISS_DIRTY, Event::PREFCAM_INSERTS_UPI_ALLCH, Event::PREFCAM_INSERTS_XPT_ALLCH, Event::TAG_HIT_RD_CLEAN, Event::TAG_HIT_RD_DIRTY, Event::DIRECTORY_UPDATE_ANY, Event::DIRECTORY_UPDATE_I2S, Event::DIRECTORY_UPDATE_I2A, Event::DIRECTORY_UPDATE_A2I, Event::DIRECTORY_UPDATE_A2S, Event::DIRECTORY_LOOKUP_ANY, Event::DIRECTORY_LOOKUP_STATE_I, Event::DIRECTORY_LOOKUP_STATE_S, Event::DIRECTORY_LOOKUP_STATE_A, Event::DIRECT2UPI_NOT_TAKEN_DIRSTATE_EGRESS, Event::DIRECT2UPI_NOT_TAKEN_CREDITS_EGRESS, Event::DIRECT2CORE_TXN_OVERRIDE, Event::TRACKER_INSERTS_CH0, Event::DIRECT2UPI_TAKEN, Event::DIRECT2UPI_NOT_TAKEN_DIRSTATE, Event::DIRECT2UPI_NOT_TAKEN_CREDITS, Event::DIRECT2UPI_TXN_OVERRIDE, Event::DIRECT2CORE_TAKEN, Event::DIRECT2CORE_NOT_TAKEN_DIRSTATE, Event::TAG_HIT_ALL];
+
+    /// Event select.
+    pub const fn code(self) -> u8 {
+        self.code
+    }
+
+    /// Unit mask.
+    pub const fn umask(self) -> u8 {
+        self.umask
+    }
+
+    /// Whether it needs the event-select extension bit.
+    pub const fn ext_sel(self) -> bool {
+        self.ext_sel
+    }
+}
+
+#[cfg(feature = "metadata")]
+impl Event {
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        EVENT_INFOS[self.row as usize]
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.info().can_count_on(n)
+    }
+}
+
+/// The facts of `Event::ALL`, row for row.
+#[cfg(feature = "metadata")]
+const EVENT_INFOS: &[&EventInfo] = &[
+    &EventInfo { name: "UNC_B2CMI_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_IMC_READS.NORMAL", code: 0x24, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_IMC_READS.ALL", code: 0x24, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_IMC_WRITES.FULL", code: 0x25, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_IMC_WRITES.PARTIAL", code: 0x25, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_IMC_WRITES.ALL", code: 0x25, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_TRACKER_OCCUPANCY.CH0", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_TAG_MISS.CLEAN", code: 0x4b, umask: 0x05, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_TAG_MISS.DIRTY", code: 0x4b, umask: 0x0a, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_PREFCAM_INSERTS.UPI_ALLCH", code: 0x56, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_PREFCAM_INSERTS.XPT_ALLCH", code: 0x56, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_TAG_HIT.RD_CLEAN", code: 0x1f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_TAG_HIT.RD_DIRTY", code: 0x1f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.ANY", code: 0x21, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.I2S", code: 0x21, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.I2A", code: 0x21, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.A2I", code: 0x21, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.A2S", code: 0x21, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_DIRECTORY_LOOKUP.ANY", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_DIRECTORY_LOOKUP.STATE_I", code: 0x20, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_DIRECTORY_LOOKUP.STATE_S", code: 0x20, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_DIRECTORY_LOOKUP.STATE_A", code: 0x20, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE.EGRESS", code: 0x1a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS.EGRESS", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_DIRECT2CORE_TXN_OVERRIDE", code: 0x18, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_TRACKER_INSERTS.CH0", code: 0x32, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_TAKEN", code: 0x19, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE", code: 0x1a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_TXN_OVERRIDE", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_DIRECT2CORE_TAKEN", code: 0x16, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_DIRECT2CORE_NOT_TAKEN_DIRSTATE", code: 0x17, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_TAG_HIT.ALL", code: 0x1f, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+];
+
+
+impl B2cmiCtl {
+    /// This value set to count `event`: its event select and umask; its unit-mask extension.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.code).with_umask(event.umask).with_umask_ext(event.umask_ext)
+    }
+}
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -521,7 +696,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &B2CMI_CTL_INFO,
         &B2CMI_CTR_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::B2CMI),
     mmio_window: None,
 };

@@ -556,7 +556,7 @@ impl Layout for ChaCtlLayout {
     const INFO: &'static RegisterInfo = &CHA_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 63, access: Access::Rw,
+        FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 63, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit mask extension: further sub-event selection bits of the CHA events (Intel's UMaskExt); perf's umask format carries it in config bits 32-63.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
@@ -2663,6 +2663,880 @@ static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter. Each constant's doc
+/// gives the counters that may count it (bit n: counter n).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
+pub struct Event {
+    code: u8,
+    umask: u8,
+    ext_sel: bool,
+    /// Its unit-mask extension (0: none).
+    umask_ext: u32,
+    /// Its row in `EVENT_INFOS`.
+    row: u16,
+}
+
+impl Event {
+    /// `UNC_CHA_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
+    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 0 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CRD`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc80ffd, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_CRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80ffd, row: 1 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc817fd, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_DRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc817fd, row: 2 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xccc7fd, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_LLCPREFRFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccc7fd, row: 3 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_RFO`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc807fd, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_RFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc807fd, row: 4 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS`: event select 0x35, umask 0x01, unit-mask extension 0xc001fe,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc001fe, row: 5 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc80ffe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_CRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80ffe, row: 6 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc817fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc817fe, row: 7 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xccc7fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccc7fe, row: 8 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc807fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_RFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc807fe, row: 9 };
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS_ITOM`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xcc43fe, counters 0b1111.
+    pub const TOR_INSERTS_IO_MISS_ITOM: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc43fe, row: 10 };
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS_RFO`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xc803fe, counters 0b1111.
+    pub const TOR_INSERTS_IO_MISS_RFO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc803fe, row: 11 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc88ffd, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_CRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88ffd, row: 12 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc897fd, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_DRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc897fd, row: 13 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc887fd, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_RFO_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc887fd, row: 14 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc88ffe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_CRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88ffe, row: 15 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc897fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc897fe, row: 16 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc887fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc887fe, row: 17 };
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT_ITOM`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xcc43fd, counters 0b1111.
+    pub const TOR_INSERTS_IO_HIT_ITOM: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc43fd, row: 18 };
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT_RFO`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xc803fd, counters 0b1111.
+    pub const TOR_INSERTS_IO_HIT_RFO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc803fd, row: 19 };
+    /// `UNC_CHA_TOR_INSERTS.IO_RFO`: event select 0x35, umask 0x04, unit-mask extension 0xc803ff,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IO_RFO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc803ff, row: 20 };
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOM`: event select 0x35, umask 0x04, unit-mask extension 0xcc43ff,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IO_ITOM: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc43ff, row: 21 };
+    /// `UNC_CHA_TOR_INSERTS.IA_RFO_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc887ff, counters 0b1111.
+    pub const TOR_INSERTS_IA_RFO_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc887ff, row: 22 };
+    /// `UNC_CHA_TOR_INSERTS.IA_RFO`: event select 0x35, umask 0x01, unit-mask extension 0xc807ff,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IA_RFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc807ff, row: 23 };
+    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xccc7ff, counters 0b1111.
+    pub const TOR_INSERTS_IA_LLCPREFRFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccc7ff, row: 24 };
+    /// `UNC_CHA_TOR_INSERTS.IA_DRD`: event select 0x35, umask 0x01, unit-mask extension 0xc817ff,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IA_DRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc817ff, row: 25 };
+    /// `UNC_CHA_TOR_INSERTS.IA_DRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc897ff, counters 0b1111.
+    pub const TOR_INSERTS_IA_DRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc897ff, row: 26 };
+    /// `UNC_CHA_TOR_INSERTS.IA_CRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc88fff, counters 0b1111.
+    pub const TOR_INSERTS_IA_CRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88fff, row: 27 };
+    /// `UNC_CHA_TOR_INSERTS.IA_CRD`: event select 0x35, umask 0x01, unit-mask extension 0xc80fff,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IA_CRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80fff, row: 28 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc816fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc816fe, row: 29 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc8177e, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8177e, row: 30 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc896fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc896fe, row: 31 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8977e, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8977e, row: 32 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc806fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_RFO_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc806fe, row: 33 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc8077e, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_RFO_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8077e, row: 34 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc886fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc886fe, row: 35 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8877e, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8877e, row: 36 };
+    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSH`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc8c7ff, counters 0b1111.
+    pub const TOR_INSERTS_IA_CLFLUSH: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8c7ff, row: 37 };
+    /// `UNC_CHA_TOR_INSERTS.IA_ITOM`: event select 0x35, umask 0x01, unit-mask extension 0xcc47ff,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IA_ITOM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc47ff, row: 38 };
+    /// `UNC_CHA_TOR_INSERTS.IA_SPECITOM`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcc57ff, counters 0b1111.
+    pub const TOR_INSERTS_IA_SPECITOM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc57ff, row: 39 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc81786, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc81786, row: 40 };
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR`: event select 0x35, umask 0x04, unit-mask
+    /// extension 0xcd43fd, counters 0b1111.
+    pub const TOR_INSERTS_IO_HIT_ITOMCACHENEAR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd43fd, row: 41 };
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR`: event select 0x35, umask 0x04, unit-mask
+    /// extension 0xcd43fe, counters 0b1111.
+    pub const TOR_INSERTS_IO_MISS_ITOMCACHENEAR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd43fe, row: 42 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc837fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRDPTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc837fe, row: 43 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc837fd, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_DRDPTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc837fd, row: 44 };
+    /// `UNC_CHA_TOR_INSERTS.IA_DRDPTE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc837ff, counters 0b1111.
+    pub const TOR_INSERTS_IA_DRDPTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc837ff, row: 45 };
+    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcc3fff, counters 0b1111.
+    pub const TOR_INSERTS_IA_WBEFTOE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc3fff, row: 46 };
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xc8f3fd, counters 0b1111.
+    pub const TOR_INSERTS_IO_HIT_PCIRDCUR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3fd, row: 47 };
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xc8f3fe, counters 0b1111.
+    pub const TOR_INSERTS_IO_MISS_PCIRDCUR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3fe, row: 48 };
+    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xc8f3ff, counters 0b1111.
+    pub const TOR_INSERTS_IO_PCIRDCUR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3ff, row: 49 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcccffd, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_LLCPREFCODE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcccffd, row: 50 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xccd7fd, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_LLCPREFDATA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccd7fd, row: 51 };
+    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xccd7ff, counters 0b1111.
+    pub const TOR_INSERTS_IA_LLCPREFDATA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccd7ff, row: 52 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xcccffe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_LLCPREFCODE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcccffe, row: 53 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xccd7fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccd7fe, row: 54 };
+    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcccfff, counters 0b1111.
+    pub const TOR_INSERTS_IA_LLCPREFCODE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcccfff, row: 55 };
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xcd43ff, counters 0b1111.
+    pub const TOR_INSERTS_IO_ITOMCACHENEAR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd43ff, row: 56 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc81686, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc81686, row: 57 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc81706, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc81706, row: 58 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc89786, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc89786, row: 59 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc89686, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc89686, row: 60 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc89706, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc89706, row: 61 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc80efe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_CRD_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80efe, row: 62 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc80f7e, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_CRD_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80f7e, row: 63 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc88efe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88efe, row: 64 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc88f7e, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88f7e, row: 65 };
+    /// `UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcd47ff, counters 0b1111.
+    pub const TOR_INSERTS_IA_ITOMCACHENEAR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcd47ff, row: 66 };
+    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOI`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcc27ff, counters 0b1111.
+    pub const TOR_INSERTS_IA_WBMTOI: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc27ff, row: 67 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_ITOM`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcc47fd, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_ITOM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc47fd, row: 68 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_ITOM`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcc47fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_ITOM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc47fe, row: 69 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc877de, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_UCRDF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc877de, row: 70 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WIL`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc87fde, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_WIL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc87fde, row: 71 };
+    /// `UNC_CHA_TOR_INSERTS.IA_WCILF`: event select 0x35, umask 0x01, unit-mask extension 0xc867ff,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IA_WCILF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc867ff, row: 72 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc867fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_WCILF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc867fe, row: 73 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc86786, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_WCILF_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86786, row: 74 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc86686, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86686, row: 75 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc86706, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86706, row: 76 };
+    /// `UNC_CHA_TOR_INSERTS.IA_WCIL`: event select 0x35, umask 0x01, unit-mask extension 0xc86fff,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IA_WCIL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86fff, row: 77 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc86ffe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_WCIL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86ffe, row: 78 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc86f86, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_WCIL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86f86, row: 79 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc86e86, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86e86, row: 80 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc86f06, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86f06, row: 81 };
+    /// `UNC_CHA_TOR_INSERTS.IO_WBMTOI`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xcc23ff, counters 0b1111.
+    pub const TOR_INSERTS_IO_WBMTOI: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc23ff, row: 82 };
+    /// `UNC_CHA_TOR_INSERTS.IO_CLFLUSH`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xc8c3ff, counters 0b1111.
+    pub const TOR_INSERTS_IO_CLFLUSH: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8c3ff, row: 83 };
+    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcc2fff, counters 0b1111.
+    pub const TOR_INSERTS_IA_WBMTOE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc2fff, row: 84 };
+    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOI`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcc37ff, counters 0b1111.
+    pub const TOR_INSERTS_IA_WBEFTOI: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc37ff, row: 85 };
+    /// `UNC_CHA_TOR_INSERTS.IA_WBSTOI`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcc67ff, counters 0b1111.
+    pub const TOR_INSERTS_IA_WBSTOI: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc67ff, row: 86 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10c81782, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c81782, row: 87 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10c80782, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_RFO_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c80782, row: 88 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10c88782, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c88782, row: 89 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10ccc782, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10ccc782, row: 90 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10c89782, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c89782, row: 91 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10ccd782, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10ccd782, row: 92 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0x10c00182, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c00182, row: 93 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0x10c00181, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c00181, row: 94 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc80ffd, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_CRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80ffd, row: 95 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc817fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_DRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc817fd, row: 96 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xccc7fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFRFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccc7fd, row: 97 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc807fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_RFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc807fd, row: 98 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc80ffe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_CRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80ffe, row: 99 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc817fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc817fe, row: 100 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xccc7fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccc7fe, row: 101 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc807fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc807fe, row: 102 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xc803fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_MISS_RFO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc803fe, row: 103 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xcc43fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_MISS_ITOM: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc43fe, row: 104 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc88ffd, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_CRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88ffd, row: 105 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc897fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_DRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc897fd, row: 106 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc887fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_RFO_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc887fd, row: 107 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc88ffe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88ffe, row: 108 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc897fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc897fe, row: 109 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc887fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc887fe, row: 110 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xcc43fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_HIT_ITOM: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc43fd, row: 111 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xc803fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_HIT_RFO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc803fd, row: 112 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_RFO`: event select 0x36, umask 0x04, unit-mask extension 0xc803ff,
+    /// counters 0b1.
+    pub const TOR_OCCUPANCY_IO_RFO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc803ff, row: 113 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOM`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xcc43ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_ITOM: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc43ff, row: 114 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO`: event select 0x36, umask 0x01, unit-mask extension 0xc807ff,
+    /// counters 0b1.
+    pub const TOR_OCCUPANCY_IA_RFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc807ff, row: 115 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc887ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_RFO_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc887ff, row: 116 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xccc7ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_LLCPREFRFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccc7ff, row: 117 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD`: event select 0x36, umask 0x01, unit-mask extension 0xc817ff,
+    /// counters 0b1.
+    pub const TOR_OCCUPANCY_IA_DRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc817ff, row: 118 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD`: event select 0x36, umask 0x01, unit-mask extension 0xc80fff,
+    /// counters 0b1.
+    pub const TOR_OCCUPANCY_IA_CRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80fff, row: 119 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc88fff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_CRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88fff, row: 120 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc897ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_DRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc897ff, row: 121 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc816fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc816fe, row: 122 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8177e, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8177e, row: 123 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc896fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc896fe, row: 124 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8977e, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8977e, row: 125 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc806fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc806fe, row: 126 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8077e, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8077e, row: 127 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc886fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc886fe, row: 128 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8877e, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8877e, row: 129 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc81786, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc81786, row: 130 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xc8f3fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_HIT_PCIRDCUR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3fd, row: 131 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xc8f3fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3fe, row: 132 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xc8f3ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_PCIRDCUR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3ff, row: 133 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xcccffd, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFCODE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcccffd, row: 134 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xccd7fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFDATA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccd7fd, row: 135 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xccd7ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_LLCPREFDATA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccd7ff, row: 136 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xcccffe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFCODE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcccffe, row: 137 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xccd7fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccd7fe, row: 138 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xcccfff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_LLCPREFCODE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcccfff, row: 139 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc81686, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc81686, row: 140 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc81706, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc81706, row: 141 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc89786, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc89786, row: 142 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc89686, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc89686, row: 143 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR`: event select 0x36, umask 0x01,
+    /// unit-mask extension 0xc89706, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc89706, row: 144 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc80efe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80efe, row: 145 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc80f7e, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80f7e, row: 146 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc88efe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88efe, row: 147 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc88f7e, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88f7e, row: 148 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc8c7ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_CLFLUSH: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8c7ff, row: 149 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xcd47ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_ITOMCACHENEAR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcd47ff, row: 150 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xcc57ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_SPECITOM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc57ff, row: 151 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xcc27ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_WBMTOI: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc27ff, row: 152 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOM`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xcc47ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_ITOM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc47ff, row: 153 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xcc47fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_ITOM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc47fd, row: 154 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xcc47fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_ITOM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc47fe, row: 155 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc877de, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_UCRDF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc877de, row: 156 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc87fde, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_WIL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc87fde, row: 157 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCILF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc867ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_WCILF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc867ff, row: 158 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc867fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_WCILF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc867fe, row: 159 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc86786, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_WCILF_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86786, row: 160 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc86686, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86686, row: 161 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc86706, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86706, row: 162 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCIL`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc86fff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_WCIL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86fff, row: 163 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc86ffe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_WCIL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86ffe, row: 164 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc86f86, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_WCIL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86f86, row: 165 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc86e86, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86e86, row: 166 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc86f06, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86f06, row: 167 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xcc23ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_WBMTOI: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc23ff, row: 168 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xc8c3ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_CLFLUSH: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8c3ff, row: 169 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR`: event select 0x36, umask 0x04, unit-mask
+    /// extension 0xcd43fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd43fd, row: 170 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR`: event select 0x36, umask 0x04, unit-mask
+    /// extension 0xcd43fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd43fe, row: 171 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc837ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_DRDPTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc837ff, row: 172 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc837fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_DRDPTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc837fd, row: 173 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc837fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRDPTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc837fe, row: 174 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xcd43ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_ITOMCACHENEAR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd43ff, row: 175 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x10c80782, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c80782, row: 176 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x10c81782, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c81782, row: 177 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x10c89782, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c89782, row: 178 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC`: event select 0x36, umask 0x01,
+    /// unit-mask extension 0x10ccd782, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10ccd782, row: 179 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x10c88782, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c88782, row: 180 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x10ccc782, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10ccc782, row: 181 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0x10c00182, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c00182, row: 182 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0x10c00181, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c00181, row: 183 };
+    /// `UNC_CHA_MISC.RFO_HIT_S`: event select 0x39, umask 0x08, counters 0b1111.
+    pub const MISC_RFO_HIT_S: Event = Event { code: 0x39, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 184 };
+    /// `UNC_CHA_SF_EVICTION.M_STATE`: event select 0x3d, umask 0x01, counters 0b1111.
+    pub const SF_EVICTION_M_STATE: Event = Event { code: 0x3d, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 185 };
+    /// `UNC_CHA_REQUESTS.READS_LOCAL`: event select 0x50, umask 0x01, counters 0b1111.
+    pub const REQUESTS_READS_LOCAL: Event = Event { code: 0x50, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 186 };
+    /// `UNC_CHA_REQUESTS.READS_REMOTE`: event select 0x50, umask 0x02, counters 0b1111.
+    pub const REQUESTS_READS_REMOTE: Event = Event { code: 0x50, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 187 };
+    /// `UNC_CHA_REQUESTS.WRITES_LOCAL`: event select 0x50, umask 0x04, counters 0b1111.
+    pub const REQUESTS_WRITES_LOCAL: Event = Event { code: 0x50, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 188 };
+    /// `UNC_CHA_REQUESTS.WRITES_REMOTE`: event select 0x50, umask 0x08, counters 0b1111.
+    pub const REQUESTS_WRITES_REMOTE: Event = Event { code: 0x50, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 189 };
+    /// `UNC_CHA_REQUESTS.INVITOE_LOCAL`: event select 0x50, umask 0x10, counters 0b1111.
+    pub const REQUESTS_INVITOE_LOCAL: Event = Event { code: 0x50, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 190 };
+    /// `UNC_CHA_REQUESTS.INVITOE_REMOTE`: event select 0x50, umask 0x20, counters 0b1111.
+    pub const REQUESTS_INVITOE_REMOTE: Event = Event { code: 0x50, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 191 };
+    /// `UNC_CHA_REQUESTS.INVITOE`: event select 0x50, umask 0x30, counters 0b1111.
+    pub const REQUESTS_INVITOE: Event = Event { code: 0x50, umask: 0x30, ext_sel: false, umask_ext: 0x0, row: 192 };
+    /// `UNC_CHA_REQUESTS.READS`: event select 0x50, umask 0x03, counters 0b1111.
+    pub const REQUESTS_READS: Event = Event { code: 0x50, umask: 0x03, ext_sel: false, umask_ext: 0x0, row: 193 };
+    /// `UNC_CHA_REQUESTS.WRITES`: event select 0x50, umask 0x0c, counters 0b1111.
+    pub const REQUESTS_WRITES: Event = Event { code: 0x50, umask: 0x0c, ext_sel: false, umask_ext: 0x0, row: 194 };
+    /// `UNC_CHA_OSB.RFO_HITS_SNP_BCAST`: event select 0x55, umask 0x10, counters 0b1111.
+    pub const OSB_RFO_HITS_SNP_BCAST: Event = Event { code: 0x55, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 195 };
+    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_IRQ`: event select 0x59, umask 0x01, counters 0b1111.
+    pub const DISTRESS_ASSERTED_DPT_IRQ: Event = Event { code: 0x59, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 196 };
+    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_TOR`: event select 0x59, umask 0x02, counters 0b1111.
+    pub const DISTRESS_ASSERTED_DPT_TOR: Event = Event { code: 0x59, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 197 };
+    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_ANY`: event select 0x59, umask 0x03, counters 0b1111.
+    pub const DISTRESS_ASSERTED_DPT_ANY: Event = Event { code: 0x59, umask: 0x03, ext_sel: false, umask_ext: 0x0, row: 198 };
+    /// `UNC_CHA_TOR_INSERTS.LLC_OR_SF_EVICTIONS`: event select 0x35, umask 0x02, unit-mask
+    /// extension 0xc001ff, counters 0b1111.
+    pub const TOR_INSERTS_LLC_OR_SF_EVICTIONS: Event = Event { code: 0x35, umask: 0x02, ext_sel: false, umask_ext: 0xc001ff, row: 199 };
+    /// `UNC_CHA_REMOTE_SF.MISS`: event select 0x69, umask 0x04, counters 0b1111.
+    pub const REMOTE_SF_MISS: Event = Event { code: 0x69, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 200 };
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL`: event select 0x35, umask 0x04, unit-mask
+    /// extension 0xcd42ff, counters 0b1111.
+    pub const TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd42ff, row: 201 };
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE`: event select 0x35, umask 0x04, unit-mask
+    /// extension 0xcd437f, counters 0b1111.
+    pub const TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd437f, row: 202 };
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xcc42ff, counters 0b1111.
+    pub const TOR_INSERTS_IO_ITOM_LOCAL: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc42ff, row: 203 };
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xcc437f, counters 0b1111.
+    pub const TOR_INSERTS_IO_ITOM_REMOTE: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc437f, row: 204 };
+    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xc8f2ff, counters 0b1111.
+    pub const TOR_INSERTS_IO_PCIRDCUR_LOCAL: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f2ff, row: 205 };
+    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xc8f37f, counters 0b1111.
+    pub const TOR_INSERTS_IO_PCIRDCUR_REMOTE: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f37f, row: 206 };
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::TOR_INSERTS_IA_HIT_CRD, Event::TOR_INSERTS_IA_HIT_DRD, Event::TOR_INSERTS_IA_HIT_LLCPREFRFO, Event::TOR_INSERTS_IA_HIT_RFO, Event::TOR_INSERTS_IA_MISS, Event::TOR_INSERTS_IA_MISS_CRD, Event::TOR_INSERTS_IA_MISS_DRD, Event::TOR_INSERTS_IA_MISS_LLCPREFRFO, Event::TOR_INSERTS_IA_MISS_RFO, Event::TOR_INSERTS_IO_MISS_ITOM, Event::TOR_INSERTS_IO_MISS_RFO, Event::TOR_INSERTS_IA_HIT_CRD_PREF, Event::TOR_INSERTS_IA_HIT_DRD_PREF, Event::TOR_INSERTS_IA_HIT_RFO_PREF, Event::TOR_INSERTS_IA_MISS_CRD_PREF, Event::TOR_INSERTS_IA_MISS_DRD_PREF, Event::TOR_INSERTS_IA_MISS_RFO_PREF, Event::TOR_INSERTS_IO_HIT_ITOM, Event::TOR_INSERTS_IO_HIT_RFO, Event::TOR_INSERTS_IO_RFO, Event::TOR_INSERTS_IO_ITOM, Event::TOR_INSERTS_IA_RFO_PREF, Event::TOR_INSERTS_IA_RFO, Event::TOR_INSERTS_IA_LLCPREFRFO, Event::TOR_INSERTS_IA_DRD, Event::TOR_INSERTS_IA_DRD_PREF, Event::TOR_INSERTS_IA_CRD_PREF, Event::TOR_INSERTS_IA_CRD, Event::TOR_INSERTS_IA_MISS_DRD_LOCAL, Event::TOR_INSERTS_IA_MISS_DRD_REMOTE, Event::TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL, Event::TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE, Event::TOR_INSERTS_IA_MISS_RFO_LOCAL, Event::TOR_INSERTS_IA_MISS_RFO_REMOTE, Event::TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL, Event::TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE, Event::TOR_INSERTS_IA_CLFLUSH, Event::TOR_INSERTS_IA_ITOM, Event::TOR_INSERTS_IA_SPECITOM, Event::TOR_INSERTS_IA_MISS_DRD_DDR, Event::TOR_INSERTS_IO_HIT_ITOMCACHENEAR, Event::TOR_INSERTS_IO_MISS_ITOMCACHENEAR, Event::TOR_INSERTS_IA_MISS_DRDPTE, Event::TOR_INSERTS_IA_HIT_DRDPTE, Event::TOR_INSERTS_IA_DRDPTE, Event::TOR_INSERTS_IA_WBEFTOE, Event::TOR_INSERTS_IO_HIT_PCIRDCUR, Event::TOR_INSERTS_IO_MISS_PCIRDCUR, Event::TOR_INSERTS_IO_PCIRDCUR, Event::TOR_INSERTS_IA_HIT_LLCPREFCODE, Event::TOR_INSERTS_IA_HIT_LLCPREFDATA, Event::TOR_INSERTS_IA_LLCPREFDATA, Event::TOR_INSERTS_IA_MISS_LLCPREFCODE, Event::TOR_INSERTS_IA_MISS_LLCPREFDATA, Event::TOR_INSERTS_IA_LLCPREFCODE, Event::TOR_INSERTS_IO_ITOMCACHENEAR, Event::TOR_INSERTS_IA_MISS_DRD_LOCAL_DDR, Event::TOR_INSERTS_IA_MISS_DRD_REMOTE_DDR, Event::TOR_INSERTS_IA_MISS_DRD_PREF_DDR, Event::TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_DDR, Event::TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_DDR, Event::TOR_INSERTS_IA_MISS_CRD_LOCAL, Event::TOR_INSERTS_IA_MISS_CRD_REMOTE, Event::TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL, Event::TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE, Event::TOR_INSERTS_IA_ITOMCACHENEAR, Event::TOR_INSERTS_IA_WBMTOI, Event::TOR_INSERTS_IA_HIT_ITOM, Event::TOR_INSERTS_IA_MISS_ITOM, Event::TOR_INSERTS_IA_MISS_UCRDF, Event::TOR_INSERTS_IA_MISS_WIL, Event::TOR_INSERTS_IA_WCILF, Event::TOR_INSERTS_IA_MISS_WCILF, Event::TOR_INSERTS_IA_MISS_WCILF_DDR, Event::TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR, Event::TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR, Event::TOR_INSERTS_IA_WCIL, Event::TOR_INSERTS_IA_MISS_WCIL, Event::TOR_INSERTS_IA_MISS_WCIL_DDR, Event::TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR, Event::TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR, Event::TOR_INSERTS_IO_WBMTOI, Event::TOR_INSERTS_IO_CLFLUSH, Event::TOR_INSERTS_IA_WBMTOE, Event::TOR_INSERTS_IA_WBEFTOI, Event::TOR_INSERTS_IA_WBSTOI, Event::TOR_INSERTS_IA_MISS_DRD_CXL_ACC, Event::TOR_INSERTS_IA_MISS_RFO_CXL_ACC, Event::TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC, Event::TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC, Event::TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC, Event::TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC, Event::TOR_INSERTS_IA_MISS_CXL_ACC, Event::TOR_INSERTS_IA_HIT_CXL_ACC, Event::TOR_OCCUPANCY_IA_HIT_CRD, Event::TOR_OCCUPANCY_IA_HIT_DRD, Event::TOR_OCCUPANCY_IA_HIT_LLCPREFRFO, Event::TOR_OCCUPANCY_IA_HIT_RFO, Event::TOR_OCCUPANCY_IA_MISS_CRD, Event::TOR_OCCUPANCY_IA_MISS_DRD, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFRFO, Event::TOR_OCCUPANCY_IA_MISS_RFO, Event::TOR_OCCUPANCY_IO_MISS_RFO, Event::TOR_OCCUPANCY_IO_MISS_ITOM, Event::TOR_OCCUPANCY_IA_HIT_CRD_PREF, Event::TOR_OCCUPANCY_IA_HIT_DRD_PREF, Event::TOR_OCCUPANCY_IA_HIT_RFO_PREF, Event::TOR_OCCUPANCY_IA_MISS_CRD_PREF, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF, Event::TOR_OCCUPANCY_IO_HIT_ITOM, Event::TOR_OCCUPANCY_IO_HIT_RFO, Event::TOR_OCCUPANCY_IO_RFO, Event::TOR_OCCUPANCY_IO_ITOM, Event::TOR_OCCUPANCY_IA_RFO, Event::TOR_OCCUPANCY_IA_RFO_PREF, Event::TOR_OCCUPANCY_IA_LLCPREFRFO, Event::TOR_OCCUPANCY_IA_DRD, Event::TOR_OCCUPANCY_IA_CRD, Event::TOR_OCCUPANCY_IA_CRD_PREF, Event::TOR_OCCUPANCY_IA_DRD_PREF, Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_RFO_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_RFO_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_DRD_DDR, Event::TOR_OCCUPANCY_IO_HIT_PCIRDCUR, Event::TOR_OCCUPANCY_IO_MISS_PCIRDCUR, Event::TOR_OCCUPANCY_IO_PCIRDCUR, Event::TOR_OCCUPANCY_IA_HIT_LLCPREFCODE, Event::TOR_OCCUPANCY_IA_HIT_LLCPREFDATA, Event::TOR_OCCUPANCY_IA_LLCPREFDATA, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFCODE, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFDATA, Event::TOR_OCCUPANCY_IA_LLCPREFCODE, Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR, Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_DDR, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_DDR, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_DDR, Event::TOR_OCCUPANCY_IA_MISS_CRD_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_CRD_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE, Event::TOR_OCCUPANCY_IA_CLFLUSH, Event::TOR_OCCUPANCY_IA_ITOMCACHENEAR, Event::TOR_OCCUPANCY_IA_SPECITOM, Event::TOR_OCCUPANCY_IA_WBMTOI, Event::TOR_OCCUPANCY_IA_ITOM, Event::TOR_OCCUPANCY_IA_HIT_ITOM, Event::TOR_OCCUPANCY_IA_MISS_ITOM, Event::TOR_OCCUPANCY_IA_MISS_UCRDF, Event::TOR_OCCUPANCY_IA_MISS_WIL, Event::TOR_OCCUPANCY_IA_WCILF, Event::TOR_OCCUPANCY_IA_MISS_WCILF, Event::TOR_OCCUPANCY_IA_MISS_WCILF_DDR, Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR, Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR, Event::TOR_OCCUPANCY_IA_WCIL, Event::TOR_OCCUPANCY_IA_MISS_WCIL, Event::TOR_OCCUPANCY_IA_MISS_WCIL_DDR, Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR, Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR, Event::TOR_OCCUPANCY_IO_WBMTOI, Event::TOR_OCCUPANCY_IO_CLFLUSH, Event::TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR, Event::TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR, Event::TOR_OCCUPANCY_IA_DRDPTE, Event::TOR_OCCUPANCY_IA_HIT_DRDPTE, Event::TOR_OCCUPANCY_IA_MISS_DRDPTE, Event::TOR_OCCUPANCY_IO_ITOMCACHENEAR, Event::TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC, Event::TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC, Event::TOR_OCCUPANCY_IA_MISS_CXL_ACC, Event::TOR_OCCUPANCY_IA_HIT_CXL_ACC, Event::MISC_RFO_HIT_S, Event::SF_EVICTION_M_STATE, Event::REQUESTS_READS_LOCAL, Event::REQUESTS_READS_REMOTE, Event::REQUESTS_WRITES_LOCAL, Event::REQUESTS_WRITES_REMOTE, Event::REQUESTS_INVITOE_LOCAL, Event::REQUESTS_INVITOE_REMOTE, Event::REQUESTS_INVITOE, Event::REQUESTS_READS, Event::REQUESTS_WRITES, Event::OSB_RFO_HITS_SNP_BCAST, Event::DISTRESS_ASSERTED_DPT_IRQ, Event::DISTRESS_ASSERTED_DPT_TOR, Event::DISTRESS_ASSERTED_DPT_ANY, Event::TOR_INSERTS_LLC_OR_SF_EVICTIONS, Event::REMOTE_SF_MISS, Event::TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL, Event::TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE, Event::TOR_INSERTS_IO_ITOM_LOCAL, Event::TOR_INSERTS_IO_ITOM_REMOTE, Event::TOR_INSERTS_IO_PCIRDCUR_LOCAL, Event::TOR_INSERTS_IO_PCIRDCUR_REMOTE];
+
+    /// Event select.
+    pub const fn code(self) -> u8 {
+        self.code
+    }
+
+    /// Unit mask.
+    pub const fn umask(self) -> u8 {
+        self.umask
+    }
+
+    /// Whether it needs the event-select extension bit.
+    pub const fn ext_sel(self) -> bool {
+        self.ext_sel
+    }
+}
+
+#[cfg(feature = "metadata")]
+impl Event {
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        EVENT_INFOS[self.row as usize]
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.info().can_count_on(n)
+    }
+}
+
+/// The facts of `Event::ALL`, row for row.
+#[cfg(feature = "metadata")]
+const EVENT_INFOS: &[&EventInfo] = &[
+    &EventInfo { name: "UNC_CHA_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_RFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_RFO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_ITOM", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_RFO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_RFO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_RFO_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_RFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88fff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80fff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc816fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8177e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc896fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8977e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc806fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8077e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc886fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8877e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CLFLUSH", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c7ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_ITOM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_SPECITOM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc57ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81786, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRDPTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBEFTOE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc3fff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccffd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccffe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccfff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81686, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81706, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89786, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89686, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89706, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80efe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80f7e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88efe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88f7e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd47ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBMTOI", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc27ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_ITOM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_ITOM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc877de, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WIL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc87fde, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WCILF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc867ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCILF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc867fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86786, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86686, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86706, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WCIL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86fff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCIL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86ffe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f86, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86e86, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f06, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_WBMTOI", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc23ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_CLFLUSH", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c3ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBMTOE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc2fff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBEFTOI", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc37ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBSTOI", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc67ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c81782, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c80782, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c88782, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccc782, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c89782, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccd782, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00182, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00181, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_RFO", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_ITOM", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_RFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80fff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88fff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc816fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8177e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc896fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8977e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc806fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8077e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc886fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8877e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81786, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccffd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccffe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccfff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81686, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81706, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89786, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89686, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89706, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80efe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80f7e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88efe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88f7e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c7ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd47ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc57ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc27ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_ITOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc877de, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc87fde, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_WCILF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc867ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc867fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86786, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86686, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86706, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_WCIL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86fff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86ffe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f86, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86e86, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f06, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc23ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c3ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c80782, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c81782, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c89782, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccd782, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c88782, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccc782, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00182, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00181, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_MISC.RFO_HIT_S", code: 0x39, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_SF_EVICTION.M_STATE", code: 0x3d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_REQUESTS.READS_LOCAL", code: 0x50, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_REQUESTS.READS_REMOTE", code: 0x50, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES_LOCAL", code: 0x50, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES_REMOTE", code: 0x50, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_LOCAL", code: 0x50, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_REMOTE", code: 0x50, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE", code: 0x50, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_REQUESTS.READS", code: 0x50, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES", code: 0x50, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_OSB.RFO_HITS_SNP_BCAST", code: 0x55, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_DISTRESS_ASSERTED.DPT_IRQ", code: 0x59, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_DISTRESS_ASSERTED.DPT_TOR", code: 0x59, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_DISTRESS_ASSERTED.DPT_ANY", code: 0x59, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.LLC_OR_SF_EVICTIONS", code: 0x35, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_REMOTE_SF.MISS", code: 0x69, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd42ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd437f, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc42ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc437f, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f2ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f37f, port_mask: 0x0, fc_mask: 0x0 },
+];
+
+
+impl ChaCtl {
+    /// This value set to count `event`: its event select and umask; its unit-mask extension.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.code).with_umask(event.umask).with_umask_ext(event.umask_ext)
+    }
+}
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -2678,7 +3552,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &CHA_CTR_INFO,
         &CHA_BOX_FILTER0_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::CHA),
     mmio_window: None,
 };

@@ -218,9 +218,9 @@ impl Layout for IioCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "rsv", ident: "rsv", lsb: 51, msb: 63, access: Access::Rv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "fc_mask", ident: "fc_mask", lsb: 48, msb: 50, access: Access::Rw,
+        FieldInfo { name: "fc_mask", ident: "fc_mask", lsb: 48, msb: 50, access: Access::Rw, role: Some(Role::FcMask),
             description: "Traffic-class (flow-control) mask of the IIO events that take one (Intel's FCMask).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ch_mask", ident: "ch_mask", lsb: 36, msb: 47, access: Access::Rw,
+        FieldInfo { name: "ch_mask", ident: "ch_mask", lsb: 36, msb: 47, access: Access::Rw, role: Some(Role::PortMask),
             description: "Port (channel) mask of the IIO events that take one (Intel's PortMask).", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 35, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold (12 bits): when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
@@ -569,6 +569,335 @@ static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter. Each constant's doc
+/// gives the counters that may count it (bit n: counter n).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
+pub struct Event {
+    code: u8,
+    umask: u8,
+    ext_sel: bool,
+    /// Its port mask (0: none).
+    port_mask: u16,
+    /// Its traffic-class mask (0: none).
+    fc_mask: u8,
+    /// Its row in `EVENT_INFOS`.
+    row: u16,
+}
+
+impl Event {
+    /// `UNC_IIO_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
+    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 0 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0`: event select 0x83, umask 0x01, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART0: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 1 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0`: event select 0x83, umask 0x04, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART0: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 2 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS`: event select 0x83, umask 0x04, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_READ_ALL_PARTS: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 3 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS`: event select 0x83, umask 0x01, port mask
+    /// 0xff, traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_ALL_PARTS: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 4 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0`: event select 0x84, umask 0x01, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART0: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 5 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0`: event select 0x84, umask 0x04, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART0: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 6 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0`: event select 0xc0, umask 0x01, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART0: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 7 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0`: event select 0xc1, umask 0x01, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART0: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 8 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0`: event select 0xc1, umask 0x04, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART0: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 9 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1`: event select 0x83, umask 0x01, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART1: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 10 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2`: event select 0x83, umask 0x01, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART2: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 11 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3`: event select 0x83, umask 0x01, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART3: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 12 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4`: event select 0x83, umask 0x01, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART4: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 13 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5`: event select 0x83, umask 0x01, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART5: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 14 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6`: event select 0x83, umask 0x01, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART6: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 15 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7`: event select 0x83, umask 0x01, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART7: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 16 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1`: event select 0x83, umask 0x04, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART1: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 17 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2`: event select 0x83, umask 0x04, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART2: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 18 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3`: event select 0x83, umask 0x04, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART3: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 19 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4`: event select 0x83, umask 0x04, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART4: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 20 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5`: event select 0x83, umask 0x04, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART5: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 21 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6`: event select 0x83, umask 0x04, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART6: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 22 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7`: event select 0x83, umask 0x04, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART7: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 23 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1`: event select 0x84, umask 0x01, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART1: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 24 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1`: event select 0x84, umask 0x04, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART1: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 25 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2`: event select 0x84, umask 0x01, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART2: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 26 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2`: event select 0x84, umask 0x04, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART2: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 27 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3`: event select 0x84, umask 0x01, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART3: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 28 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3`: event select 0x84, umask 0x04, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART3: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 29 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4`: event select 0x84, umask 0x01, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART4: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 30 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4`: event select 0x84, umask 0x04, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART4: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 31 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5`: event select 0x84, umask 0x01, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART5: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 32 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5`: event select 0x84, umask 0x04, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART5: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 33 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6`: event select 0x84, umask 0x01, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART6: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 34 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6`: event select 0x84, umask 0x04, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART6: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 35 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7`: event select 0x84, umask 0x01, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART7: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 36 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7`: event select 0x84, umask 0x04, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART7: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 37 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1`: event select 0xc0, umask 0x01, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART1: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 38 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2`: event select 0xc0, umask 0x01, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART2: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 39 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3`: event select 0xc0, umask 0x01, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART3: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 40 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4`: event select 0xc0, umask 0x01, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART4: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 41 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5`: event select 0xc0, umask 0x01, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART5: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 42 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6`: event select 0xc0, umask 0x01, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART6: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 43 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7`: event select 0xc0, umask 0x01, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART7: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 44 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.ALL_PARTS`: event select 0xc0, umask 0x02, port mask
+    /// 0xff, traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_ALL_PARTS: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 45 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.ALL_PARTS`: event select 0xc0, umask 0x08, port mask
+    /// 0xff, traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_PEER_READ_ALL_PARTS: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 46 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1`: event select 0xc1, umask 0x01, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART1: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 47 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1`: event select 0xc1, umask 0x04, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART1: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 48 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2`: event select 0xc1, umask 0x01, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART2: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 49 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2`: event select 0xc1, umask 0x04, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART2: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 50 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3`: event select 0xc1, umask 0x01, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART3: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 51 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3`: event select 0xc1, umask 0x04, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART3: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 52 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4`: event select 0xc1, umask 0x01, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART4: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 53 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4`: event select 0xc1, umask 0x04, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART4: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 54 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5`: event select 0xc1, umask 0x01, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART5: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 55 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5`: event select 0xc1, umask 0x04, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART5: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 56 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6`: event select 0xc1, umask 0x01, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART6: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 57 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6`: event select 0xc1, umask 0x04, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART6: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 58 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7`: event select 0xc1, umask 0x01, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART7: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 59 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7`: event select 0xc1, umask 0x04, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART7: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 60 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.ALL_PARTS`: event select 0xc1, umask 0x01, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_ALL_PARTS: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 61 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.ALL_PARTS`: event select 0xc1, umask 0x02, port mask
+    /// 0xff, traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_ALL_PARTS: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 62 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.ALL_PARTS`: event select 0xc1, umask 0x04, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_MEM_READ_ALL_PARTS: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 63 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.ALL_PARTS`: event select 0xc1, umask 0x08, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const TXN_REQ_BY_CPU_PEER_READ_ALL_PARTS: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 64 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED`: event select 0x8e, umask 0x04, port mask 0xff,
+    /// traffic-class mask 0x1, counters 0b1111.
+    pub const NUM_REQ_OF_CPU_BY_TGT_UBOX_POSTED: Event = Event { code: 0x8e, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x1, row: 65 };
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART0, Event::DATA_REQ_OF_CPU_MEM_READ_PART0, Event::DATA_REQ_OF_CPU_MEM_READ_ALL_PARTS, Event::DATA_REQ_OF_CPU_MEM_WRITE_ALL_PARTS, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART0, Event::TXN_REQ_OF_CPU_MEM_READ_PART0, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART0, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART0, Event::TXN_REQ_BY_CPU_MEM_READ_PART0, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART1, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART2, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART3, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART4, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART5, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART6, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART7, Event::DATA_REQ_OF_CPU_MEM_READ_PART1, Event::DATA_REQ_OF_CPU_MEM_READ_PART2, Event::DATA_REQ_OF_CPU_MEM_READ_PART3, Event::DATA_REQ_OF_CPU_MEM_READ_PART4, Event::DATA_REQ_OF_CPU_MEM_READ_PART5, Event::DATA_REQ_OF_CPU_MEM_READ_PART6, Event::DATA_REQ_OF_CPU_MEM_READ_PART7, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART1, Event::TXN_REQ_OF_CPU_MEM_READ_PART1, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART2, Event::TXN_REQ_OF_CPU_MEM_READ_PART2, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART3, Event::TXN_REQ_OF_CPU_MEM_READ_PART3, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART4, Event::TXN_REQ_OF_CPU_MEM_READ_PART4, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART5, Event::TXN_REQ_OF_CPU_MEM_READ_PART5, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART6, Event::TXN_REQ_OF_CPU_MEM_READ_PART6, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART7, Event::TXN_REQ_OF_CPU_MEM_READ_PART7, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART1, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART2, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART3, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART4, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART5, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART6, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART7, Event::DATA_REQ_BY_CPU_PEER_WRITE_ALL_PARTS, Event::DATA_REQ_BY_CPU_PEER_READ_ALL_PARTS, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART1, Event::TXN_REQ_BY_CPU_MEM_READ_PART1, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART2, Event::TXN_REQ_BY_CPU_MEM_READ_PART2, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART3, Event::TXN_REQ_BY_CPU_MEM_READ_PART3, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART4, Event::TXN_REQ_BY_CPU_MEM_READ_PART4, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART5, Event::TXN_REQ_BY_CPU_MEM_READ_PART5, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART6, Event::TXN_REQ_BY_CPU_MEM_READ_PART6, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART7, Event::TXN_REQ_BY_CPU_MEM_READ_PART7, Event::TXN_REQ_BY_CPU_MEM_WRITE_ALL_PARTS, Event::TXN_REQ_BY_CPU_PEER_WRITE_ALL_PARTS, Event::TXN_REQ_BY_CPU_MEM_READ_ALL_PARTS, Event::TXN_REQ_BY_CPU_PEER_READ_ALL_PARTS, Event::NUM_REQ_OF_CPU_BY_TGT_UBOX_POSTED];
+
+    /// Event select.
+    pub const fn code(self) -> u8 {
+        self.code
+    }
+
+    /// Unit mask.
+    pub const fn umask(self) -> u8 {
+        self.umask
+    }
+
+    /// Whether it needs the event-select extension bit.
+    pub const fn ext_sel(self) -> bool {
+        self.ext_sel
+    }
+}
+
+#[cfg(feature = "metadata")]
+impl Event {
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        EVENT_INFOS[self.row as usize]
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.info().can_count_on(n)
+    }
+}
+
+/// The facts of `Event::ALL`, row for row.
+#[cfg(feature = "metadata")]
+const EVENT_INFOS: &[&EventInfo] = &[
+    &EventInfo { name: "UNC_IIO_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.ALL_PARTS", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.ALL_PARTS", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.ALL_PARTS", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.ALL_PARTS", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.ALL_PARTS", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.ALL_PARTS", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED", code: 0x8e, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x1 },
+];
+
+
+impl IioCtl {
+    /// This value set to count `event`: its event select and umask; its port mask; its
+    /// traffic-class mask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.code).with_umask(event.umask).with_ch_mask(event.port_mask).with_fc_mask(event.fc_mask)
+    }
+}
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -583,7 +912,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &IIO_CTL_INFO,
         &IIO_CTR_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::IIO),
     mmio_window: None,
 };

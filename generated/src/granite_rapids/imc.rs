@@ -706,6 +706,193 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter. Each constant's doc
+/// gives the counters that may count it (bit n: counter n).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
+pub struct Event {
+    code: u8,
+    umask: u8,
+    ext_sel: bool,
+    /// Its row in `EVENT_INFOS`.
+    row: u16,
+}
+
+impl Event {
+    /// `UNC_M_CLOCKTICKS`: event select 0x01, umask 0x01, counters 0b1111.
+    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x01, ext_sel: false, row: 0 };
+    /// `UNC_M_ACT_COUNT.ALL`: event select 0x02, umask 0xf7, counters 0b1111.
+    pub const ACT_COUNT_ALL: Event = Event { code: 0x02, umask: 0xf7, ext_sel: false, row: 1 };
+    /// `UNC_M_PRE_COUNT.PGT`: event select 0x03, umask 0xf8, counters 0b1111.
+    pub const PRE_COUNT_PGT: Event = Event { code: 0x03, umask: 0xf8, ext_sel: false, row: 2 };
+    /// `UNC_M_CAS_COUNT_SCH0.RD_REG`: event select 0x05, umask 0xc1, counters 0b1111.
+    pub const CAS_COUNT_SCH0_RD_REG: Event = Event { code: 0x05, umask: 0xc1, ext_sel: false, row: 3 };
+    /// `UNC_M_CAS_COUNT_SCH0.RD_PRE_REG`: event select 0x05, umask 0xc2, counters 0b1111.
+    pub const CAS_COUNT_SCH0_RD_PRE_REG: Event = Event { code: 0x05, umask: 0xc2, ext_sel: false, row: 4 };
+    /// `UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL`: event select 0x05, umask 0xc4, counters 0b1111.
+    pub const CAS_COUNT_SCH0_RD_UNDERFILL: Event = Event { code: 0x05, umask: 0xc4, ext_sel: false, row: 5 };
+    /// `UNC_M_CAS_COUNT_SCH0.RD_PRE_UNDERFILL`: event select 0x05, umask 0xc8, counters 0b1111.
+    pub const CAS_COUNT_SCH0_RD_PRE_UNDERFILL: Event = Event { code: 0x05, umask: 0xc8, ext_sel: false, row: 6 };
+    /// `UNC_M_CAS_COUNT_SCH0.RD`: event select 0x05, umask 0xcf, counters 0b1111.
+    pub const CAS_COUNT_SCH0_RD: Event = Event { code: 0x05, umask: 0xcf, ext_sel: false, row: 7 };
+    /// `UNC_M_CAS_COUNT_SCH0.WR`: event select 0x05, umask 0xf0, counters 0b1111.
+    pub const CAS_COUNT_SCH0_WR: Event = Event { code: 0x05, umask: 0xf0, ext_sel: false, row: 8 };
+    /// `UNC_M_CAS_COUNT_SCH0.ALL`: event select 0x05, umask 0xff, counters 0b1111.
+    pub const CAS_COUNT_SCH0_ALL: Event = Event { code: 0x05, umask: 0xff, ext_sel: false, row: 9 };
+    /// `UNC_M_CAS_COUNT_SCH1.RD_REG`: event select 0x06, umask 0xc1, counters 0b1111.
+    pub const CAS_COUNT_SCH1_RD_REG: Event = Event { code: 0x06, umask: 0xc1, ext_sel: false, row: 10 };
+    /// `UNC_M_CAS_COUNT_SCH1.RD_PRE_REG`: event select 0x06, umask 0xc2, counters 0b1111.
+    pub const CAS_COUNT_SCH1_RD_PRE_REG: Event = Event { code: 0x06, umask: 0xc2, ext_sel: false, row: 11 };
+    /// `UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL`: event select 0x06, umask 0xc4, counters 0b1111.
+    pub const CAS_COUNT_SCH1_RD_UNDERFILL: Event = Event { code: 0x06, umask: 0xc4, ext_sel: false, row: 12 };
+    /// `UNC_M_CAS_COUNT_SCH1.RD_PRE_UNDERFILL`: event select 0x06, umask 0xc8, counters 0b1111.
+    pub const CAS_COUNT_SCH1_RD_PRE_UNDERFILL: Event = Event { code: 0x06, umask: 0xc8, ext_sel: false, row: 13 };
+    /// `UNC_M_CAS_COUNT_SCH1.RD`: event select 0x06, umask 0xcf, counters 0b1111.
+    pub const CAS_COUNT_SCH1_RD: Event = Event { code: 0x06, umask: 0xcf, ext_sel: false, row: 14 };
+    /// `UNC_M_CAS_COUNT_SCH1.WR`: event select 0x06, umask 0xf0, counters 0b1111.
+    pub const CAS_COUNT_SCH1_WR: Event = Event { code: 0x06, umask: 0xf0, ext_sel: false, row: 15 };
+    /// `UNC_M_CAS_COUNT_SCH1.ALL`: event select 0x06, umask 0xff, counters 0b1111.
+    pub const CAS_COUNT_SCH1_ALL: Event = Event { code: 0x06, umask: 0xff, ext_sel: false, row: 16 };
+    /// `UNC_M_RDB_INSERTS.SCH0`: event select 0x17, umask 0x40, counters 0b1111.
+    pub const RDB_INSERTS_SCH0: Event = Event { code: 0x17, umask: 0x40, ext_sel: false, row: 17 };
+    /// `UNC_M_RDB_INSERTS.SCH1`: event select 0x17, umask 0x80, counters 0b1111.
+    pub const RDB_INSERTS_SCH1: Event = Event { code: 0x17, umask: 0x80, ext_sel: false, row: 18 };
+    /// `UNC_M_RDB_OCCUPANCY_SCH0`: event select 0x1a, umask 0x00, counters 0b1111.
+    pub const RDB_OCCUPANCY_SCH0: Event = Event { code: 0x1a, umask: 0x00, ext_sel: false, row: 19 };
+    /// `UNC_M_RDB_OCCUPANCY_SCH1`: event select 0x1b, umask 0x00, counters 0b1111.
+    pub const RDB_OCCUPANCY_SCH1: Event = Event { code: 0x1b, umask: 0x00, ext_sel: false, row: 20 };
+    /// `UNC_M_RPQ_OCCUPANCY_SCH0_PCH0`: event select 0x80, umask 0x00, counters 0b1111.
+    pub const RPQ_OCCUPANCY_SCH0_PCH0: Event = Event { code: 0x80, umask: 0x00, ext_sel: false, row: 21 };
+    /// `UNC_M_RPQ_OCCUPANCY_SCH0_PCH1`: event select 0x81, umask 0x00, counters 0b1111.
+    pub const RPQ_OCCUPANCY_SCH0_PCH1: Event = Event { code: 0x81, umask: 0x00, ext_sel: false, row: 22 };
+    /// `UNC_M_RPQ_OCCUPANCY_SCH1_PCH0`: event select 0x82, umask 0x00, counters 0b1111.
+    pub const RPQ_OCCUPANCY_SCH1_PCH0: Event = Event { code: 0x82, umask: 0x00, ext_sel: false, row: 23 };
+    /// `UNC_M_RPQ_OCCUPANCY_SCH1_PCH1`: event select 0x83, umask 0x00, counters 0b1111.
+    pub const RPQ_OCCUPANCY_SCH1_PCH1: Event = Event { code: 0x83, umask: 0x00, ext_sel: false, row: 24 };
+    /// `UNC_M_WPQ_OCCUPANCY_SCH0_PCH0`: event select 0x84, umask 0x00, counters 0b1111.
+    pub const WPQ_OCCUPANCY_SCH0_PCH0: Event = Event { code: 0x84, umask: 0x00, ext_sel: false, row: 25 };
+    /// `UNC_M_WPQ_OCCUPANCY_SCH0_PCH1`: event select 0x85, umask 0x00, counters 0b1111.
+    pub const WPQ_OCCUPANCY_SCH0_PCH1: Event = Event { code: 0x85, umask: 0x00, ext_sel: false, row: 26 };
+    /// `UNC_M_WPQ_OCCUPANCY_SCH1_PCH0`: event select 0x86, umask 0x00, counters 0b1111.
+    pub const WPQ_OCCUPANCY_SCH1_PCH0: Event = Event { code: 0x86, umask: 0x00, ext_sel: false, row: 27 };
+    /// `UNC_M_WPQ_OCCUPANCY_SCH1_PCH1`: event select 0x87, umask 0x00, counters 0b1111.
+    pub const WPQ_OCCUPANCY_SCH1_PCH1: Event = Event { code: 0x87, umask: 0x00, ext_sel: false, row: 28 };
+    /// `UNC_M_PRE_COUNT.ALL`: event select 0x03, umask 0xff, counters 0b1111.
+    pub const PRE_COUNT_ALL: Event = Event { code: 0x03, umask: 0xff, ext_sel: false, row: 29 };
+    /// `UNC_M_RPQ_INSERTS.SCH0_PCH0`: event select 0x10, umask 0x10, counters 0b1111.
+    pub const RPQ_INSERTS_SCH0_PCH0: Event = Event { code: 0x10, umask: 0x10, ext_sel: false, row: 30 };
+    /// `UNC_M_RPQ_INSERTS.SCH0_PCH1`: event select 0x10, umask 0x20, counters 0b1111.
+    pub const RPQ_INSERTS_SCH0_PCH1: Event = Event { code: 0x10, umask: 0x20, ext_sel: false, row: 31 };
+    /// `UNC_M_RPQ_INSERTS.SCH1_PCH0`: event select 0x10, umask 0x40, counters 0b1111.
+    pub const RPQ_INSERTS_SCH1_PCH0: Event = Event { code: 0x10, umask: 0x40, ext_sel: false, row: 32 };
+    /// `UNC_M_RPQ_INSERTS.SCH1_PCH1`: event select 0x10, umask 0x80, counters 0b1111.
+    pub const RPQ_INSERTS_SCH1_PCH1: Event = Event { code: 0x10, umask: 0x80, ext_sel: false, row: 33 };
+    /// `UNC_M_WPQ_INSERTS.SCH0_PCH0`: event select 0x22, umask 0x10, counters 0b1111.
+    pub const WPQ_INSERTS_SCH0_PCH0: Event = Event { code: 0x22, umask: 0x10, ext_sel: false, row: 34 };
+    /// `UNC_M_WPQ_INSERTS.SCH0_PCH1`: event select 0x22, umask 0x20, counters 0b1111.
+    pub const WPQ_INSERTS_SCH0_PCH1: Event = Event { code: 0x22, umask: 0x20, ext_sel: false, row: 35 };
+    /// `UNC_M_WPQ_INSERTS.SCH1_PCH0`: event select 0x22, umask 0x40, counters 0b1111.
+    pub const WPQ_INSERTS_SCH1_PCH0: Event = Event { code: 0x22, umask: 0x40, ext_sel: false, row: 36 };
+    /// `UNC_M_WPQ_INSERTS.SCH1_PCH1`: event select 0x22, umask 0x80, counters 0b1111.
+    pub const WPQ_INSERTS_SCH1_PCH1: Event = Event { code: 0x22, umask: 0x80, ext_sel: false, row: 37 };
+    /// `UNC_M_CAS_COUNT_SCH0.RD_NON_UNDERFILL`: event select 0x05, umask 0xc3, counters 0b1111.
+    pub const CAS_COUNT_SCH0_RD_NON_UNDERFILL: Event = Event { code: 0x05, umask: 0xc3, ext_sel: false, row: 38 };
+    /// `UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL_ALL`: event select 0x05, umask 0xcc, counters 0b1111.
+    pub const CAS_COUNT_SCH0_RD_UNDERFILL_ALL: Event = Event { code: 0x05, umask: 0xcc, ext_sel: false, row: 39 };
+    /// `UNC_M_CAS_COUNT_SCH1.RD_NON_UNDERFILL`: event select 0x06, umask 0xc3, counters 0b1111.
+    pub const CAS_COUNT_SCH1_RD_NON_UNDERFILL: Event = Event { code: 0x06, umask: 0xc3, ext_sel: false, row: 40 };
+    /// `UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL_ALL`: event select 0x06, umask 0xcc, counters 0b1111.
+    pub const CAS_COUNT_SCH1_RD_UNDERFILL_ALL: Event = Event { code: 0x06, umask: 0xcc, ext_sel: false, row: 41 };
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::ACT_COUNT_ALL, Event::PRE_COUNT_PGT, Event::CAS_COUNT_SCH0_RD_REG, Event::CAS_COUNT_SCH0_RD_PRE_REG, Event::CAS_COUNT_SCH0_RD_UNDERFILL, Event::CAS_COUNT_SCH0_RD_PRE_UNDERFILL, Event::CAS_COUNT_SCH0_RD, Event::CAS_COUNT_SCH0_WR, Event::CAS_COUNT_SCH0_ALL, Event::CAS_COUNT_SCH1_RD_REG, Event::CAS_COUNT_SCH1_RD_PRE_REG, Event::CAS_COUNT_SCH1_RD_UNDERFILL, Event::CAS_COUNT_SCH1_RD_PRE_UNDERFILL, Event::CAS_COUNT_SCH1_RD, Event::CAS_COUNT_SCH1_WR, Event::CAS_COUNT_SCH1_ALL, Event::RDB_INSERTS_SCH0, Event::RDB_INSERTS_SCH1, Event::RDB_OCCUPANCY_SCH0, Event::RDB_OCCUPANCY_SCH1, Event::RPQ_OCCUPANCY_SCH0_PCH0, Event::RPQ_OCCUPANCY_SCH0_PCH1, Event::RPQ_OCCUPANCY_SCH1_PCH0, Event::RPQ_OCCUPANCY_SCH1_PCH1, Event::WPQ_OCCUPANCY_SCH0_PCH0, Event::WPQ_OCCUPANCY_SCH0_PCH1, Event::WPQ_OCCUPANCY_SCH1_PCH0, Event::WPQ_OCCUPANCY_SCH1_PCH1, Event::PRE_COUNT_ALL, Event::RPQ_INSERTS_SCH0_PCH0, Event::RPQ_INSERTS_SCH0_PCH1, Event::RPQ_INSERTS_SCH1_PCH0, Event::RPQ_INSERTS_SCH1_PCH1, Event::WPQ_INSERTS_SCH0_PCH0, Event::WPQ_INSERTS_SCH0_PCH1, Event::WPQ_INSERTS_SCH1_PCH0, Event::WPQ_INSERTS_SCH1_PCH1, Event::CAS_COUNT_SCH0_RD_NON_UNDERFILL, Event::CAS_COUNT_SCH0_RD_UNDERFILL_ALL, Event::CAS_COUNT_SCH1_RD_NON_UNDERFILL, Event::CAS_COUNT_SCH1_RD_UNDERFILL_ALL];
+
+    /// Event select.
+    pub const fn code(self) -> u8 {
+        self.code
+    }
+
+    /// Unit mask.
+    pub const fn umask(self) -> u8 {
+        self.umask
+    }
+
+    /// Whether it needs the event-select extension bit.
+    pub const fn ext_sel(self) -> bool {
+        self.ext_sel
+    }
+}
+
+#[cfg(feature = "metadata")]
+impl Event {
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        EVENT_INFOS[self.row as usize]
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.info().can_count_on(n)
+    }
+}
+
+/// The facts of `Event::ALL`, row for row.
+#[cfg(feature = "metadata")]
+const EVENT_INFOS: &[&EventInfo] = &[
+    &EventInfo { name: "UNC_M_CLOCKTICKS", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_ACT_COUNT.ALL", code: 0x02, umask: 0xf7, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_PRE_COUNT.PGT", code: 0x03, umask: 0xf8, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_REG", code: 0x05, umask: 0xc1, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_PRE_REG", code: 0x05, umask: 0xc2, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL", code: 0x05, umask: 0xc4, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_PRE_UNDERFILL", code: 0x05, umask: 0xc8, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD", code: 0x05, umask: 0xcf, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.WR", code: 0x05, umask: 0xf0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.ALL", code: 0x05, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_REG", code: 0x06, umask: 0xc1, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_PRE_REG", code: 0x06, umask: 0xc2, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL", code: 0x06, umask: 0xc4, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_PRE_UNDERFILL", code: 0x06, umask: 0xc8, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD", code: 0x06, umask: 0xcf, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.WR", code: 0x06, umask: 0xf0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.ALL", code: 0x06, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_RDB_INSERTS.SCH0", code: 0x17, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_RDB_INSERTS.SCH1", code: 0x17, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_RDB_OCCUPANCY_SCH0", code: 0x1a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_RDB_OCCUPANCY_SCH1", code: 0x1b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_SCH0_PCH0", code: 0x80, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_SCH0_PCH1", code: 0x81, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_SCH1_PCH0", code: 0x82, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_SCH1_PCH1", code: 0x83, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_SCH0_PCH0", code: 0x84, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_SCH0_PCH1", code: 0x85, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_SCH1_PCH0", code: 0x86, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_SCH1_PCH1", code: 0x87, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_PRE_COUNT.ALL", code: 0x03, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_RPQ_INSERTS.SCH0_PCH0", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_RPQ_INSERTS.SCH0_PCH1", code: 0x10, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_RPQ_INSERTS.SCH1_PCH0", code: 0x10, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_RPQ_INSERTS.SCH1_PCH1", code: 0x10, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_WPQ_INSERTS.SCH0_PCH0", code: 0x22, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_WPQ_INSERTS.SCH0_PCH1", code: 0x22, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_WPQ_INSERTS.SCH1_PCH0", code: 0x22, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_WPQ_INSERTS.SCH1_PCH1", code: 0x22, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_NON_UNDERFILL", code: 0x05, umask: 0xc3, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL_ALL", code: 0x05, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_NON_UNDERFILL", code: 0x06, umask: 0xc3, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL_ALL", code: 0x06, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+];
+
+
+impl ImcCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.code).with_umask(event.umask)
+    }
+}
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -722,7 +909,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &IMC_FIXED_CTL_INFO,
         &IMC_FIXED_CTR_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::IMC),
     mmio_window: Some(&MMIO_WINDOW),
 };

@@ -217,7 +217,7 @@ impl Layout for IrpCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "rsv", ident: "rsv", lsb: 56, msb: 63, access: Access::Rv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw,
+        FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit mask extension: further sub-event selection bits (Intel's UMaskExt); perf's umask format carries it in config bits 32-55.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },

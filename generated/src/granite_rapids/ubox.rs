@@ -430,6 +430,70 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter. Each constant's doc
+/// gives the counters that may count it (bit n: counter n).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
+pub struct Event {
+    code: u8,
+    umask: u8,
+    ext_sel: bool,
+    /// Its row in `EVENT_INFOS`.
+    row: u16,
+}
+
+impl Event {
+    /// `UNC_U_EVENT_MSG.MSI_RCVD`: event select 0x42, umask 0x02, counters 0b11.
+    pub const EVENT_MSG_MSI_RCVD: Event = Event { code: 0x42, umask: 0x02, ext_sel: false, row: 0 };
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::EVENT_MSG_MSI_RCVD];
+
+    /// Event select.
+    pub const fn code(self) -> u8 {
+        self.code
+    }
+
+    /// Unit mask.
+    pub const fn umask(self) -> u8 {
+        self.umask
+    }
+
+    /// Whether it needs the event-select extension bit.
+    pub const fn ext_sel(self) -> bool {
+        self.ext_sel
+    }
+}
+
+#[cfg(feature = "metadata")]
+impl Event {
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        EVENT_INFOS[self.row as usize]
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.info().can_count_on(n)
+    }
+}
+
+/// The facts of `Event::ALL`, row for row.
+#[cfg(feature = "metadata")]
+const EVENT_INFOS: &[&EventInfo] = &[
+    &EventInfo { name: "UNC_U_EVENT_MSG.MSI_RCVD", code: 0x42, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+];
+
+
+impl UCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.code).with_umask(event.umask)
+    }
+}
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -446,7 +510,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &U_UCLK_FIXED_CTL_INFO,
         &U_UCLK_FIXED_CTR_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::UBOX),
     mmio_window: None,
 };

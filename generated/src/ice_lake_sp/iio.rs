@@ -202,9 +202,9 @@ impl Layout for IioCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "rsv", ident: "rsv", lsb: 51, msb: 63, access: Access::Rv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "fc_mask", ident: "fc_mask", lsb: 48, msb: 50, access: Access::Rw,
+        FieldInfo { name: "fc_mask", ident: "fc_mask", lsb: 48, msb: 50, access: Access::Rw, role: Some(Role::FcMask),
             description: "Function-class mask (Intel's FCMask): which classes of traffic (posted, non-posted, completions) the event counts.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "ch_mask", ident: "ch_mask", lsb: 36, msb: 47, access: Access::Rw,
+        FieldInfo { name: "ch_mask", ident: "ch_mask", lsb: 36, msb: 47, access: Access::Rw, role: Some(Role::PortMask),
             description: "Channel (port) mask (Intel's PortMask): which ports of the stack the event counts.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 35, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
@@ -531,18 +531,317 @@ pub struct Event {
     code: u8,
     umask: u8,
     ext_sel: bool,
+    /// Its port mask (0: none).
+    port_mask: u16,
+    /// Its traffic-class mask (0: none).
+    fc_mask: u8,
     /// Its row in `EVENT_INFOS`.
     row: u16,
 }
 
 impl Event {
     /// `UNC_IIO_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 0 };
-    /// `UNC_IIO_CLOCKTICKS_FREERUN`: event select 0x00, umask 0x00, counters 0b1.
-    pub const CLOCKTICKS_FREERUN: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 1 };
+    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 0 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0`: event select 0x83, umask 0x01, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART0: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 1 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1`: event select 0x83, umask 0x01, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART1: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 2 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2`: event select 0x83, umask 0x01, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART2: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 3 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3`: event select 0x83, umask 0x01, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART3: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 4 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0`: event select 0x83, umask 0x04, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART0: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 5 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1`: event select 0x83, umask 0x04, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART1: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 6 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2`: event select 0x83, umask 0x04, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART2: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 7 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3`: event select 0x83, umask 0x04, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART3: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 8 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART0`: event select 0x83, umask 0x80, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_CMPD_PART0: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 9 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART1`: event select 0x83, umask 0x80, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_CMPD_PART1: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 10 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART2`: event select 0x83, umask 0x80, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_CMPD_PART2: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 11 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART3`: event select 0x83, umask 0x80, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_CMPD_PART3: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 12 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0`: event select 0xc0, umask 0x01, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART0: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 13 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1`: event select 0xc0, umask 0x01, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART1: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 14 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2`: event select 0xc0, umask 0x01, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART2: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 15 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3`: event select 0xc0, umask 0x01, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART3: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 16 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0`: event select 0xc0, umask 0x04, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART0: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 17 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1`: event select 0xc0, umask 0x04, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART1: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 18 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2`: event select 0xc0, umask 0x04, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART2: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 19 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3`: event select 0xc0, umask 0x04, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART3: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 20 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0`: event select 0x84, umask 0x01, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART0: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 21 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1`: event select 0x84, umask 0x01, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART1: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 22 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2`: event select 0x84, umask 0x01, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART2: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 23 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3`: event select 0x84, umask 0x01, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART3: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 24 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0`: event select 0x84, umask 0x04, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART0: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 25 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1`: event select 0x84, umask 0x04, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART1: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 26 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2`: event select 0x84, umask 0x04, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART2: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 27 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3`: event select 0x84, umask 0x04, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART3: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 28 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART0`: event select 0x84, umask 0x80, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_CMPD_PART0: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 29 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART1`: event select 0x84, umask 0x80, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_CMPD_PART1: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 30 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART2`: event select 0x84, umask 0x80, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_CMPD_PART2: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 31 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART3`: event select 0x84, umask 0x80, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_CMPD_PART3: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 32 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0`: event select 0xc1, umask 0x01, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART0: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 33 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1`: event select 0xc1, umask 0x01, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART1: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 34 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2`: event select 0xc1, umask 0x01, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART2: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 35 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3`: event select 0xc1, umask 0x01, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART3: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 36 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0`: event select 0xc1, umask 0x04, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART0: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 37 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1`: event select 0xc1, umask 0x04, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART1: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 38 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2`: event select 0xc1, umask 0x04, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART2: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 39 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3`: event select 0xc1, umask 0x04, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART3: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 40 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4`: event select 0xc0, umask 0x01, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART4: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 41 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5`: event select 0xc0, umask 0x01, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART5: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 42 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6`: event select 0xc0, umask 0x01, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART6: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 43 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7`: event select 0xc0, umask 0x01, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_PART7: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 44 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART4`: event select 0xc0, umask 0x04, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART4: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 45 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART5`: event select 0xc0, umask 0x04, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART5: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 46 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART6`: event select 0xc0, umask 0x04, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART6: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 47 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART7`: event select 0xc0, umask 0x04, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1100.
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART7: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 48 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4`: event select 0x83, umask 0x01, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART4: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 49 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5`: event select 0x83, umask 0x01, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART5: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 50 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6`: event select 0x83, umask 0x01, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART6: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 51 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7`: event select 0x83, umask 0x01, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_PART7: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 52 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4`: event select 0x83, umask 0x04, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART4: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 53 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5`: event select 0x83, umask 0x04, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART5: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 54 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6`: event select 0x83, umask 0x04, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART6: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 55 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7`: event select 0x83, umask 0x04, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_MEM_READ_PART7: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 56 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART4`: event select 0x83, umask 0x80, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_CMPD_PART4: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 57 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART5`: event select 0x83, umask 0x80, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_CMPD_PART5: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 58 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART6`: event select 0x83, umask 0x80, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_CMPD_PART6: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 59 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART7`: event select 0x83, umask 0x80, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b11.
+    pub const DATA_REQ_OF_CPU_CMPD_PART7: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 60 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU.COMMIT.ALL`: event select 0x85, umask 0x01, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const NUM_REQ_OF_CPU_COMMIT_ALL: Event = Event { code: 0x85, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 61 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4`: event select 0xc1, umask 0x01, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART4: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 62 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5`: event select 0xc1, umask 0x01, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART5: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 63 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6`: event select 0xc1, umask 0x01, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART6: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 64 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7`: event select 0xc1, umask 0x01, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_PART7: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 65 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4`: event select 0xc1, umask 0x04, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART4: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 66 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5`: event select 0xc1, umask 0x04, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART5: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 67 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6`: event select 0xc1, umask 0x04, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART6: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 68 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7`: event select 0xc1, umask 0x04, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_BY_CPU_MEM_READ_PART7: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 69 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4`: event select 0x84, umask 0x01, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART4: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 70 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5`: event select 0x84, umask 0x01, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART5: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 71 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6`: event select 0x84, umask 0x01, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART6: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 72 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7`: event select 0x84, umask 0x01, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_PART7: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 73 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4`: event select 0x84, umask 0x04, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART4: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 74 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5`: event select 0x84, umask 0x04, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART5: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 75 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6`: event select 0x84, umask 0x04, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART6: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 76 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7`: event select 0x84, umask 0x04, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_MEM_READ_PART7: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 77 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART4`: event select 0x84, umask 0x80, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_CMPD_PART4: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 78 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART5`: event select 0x84, umask 0x80, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_CMPD_PART5: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 79 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART6`: event select 0x84, umask 0x80, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_CMPD_PART6: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 80 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART7`: event select 0x84, umask 0x80, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1111.
+    pub const TXN_REQ_OF_CPU_CMPD_PART7: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 81 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0`: event select 0xc2, umask 0x03, port mask 0x1,
+    /// traffic-class mask 0x4, counters 0b1111.
+    pub const COMP_BUF_INSERTS_CMPD_PART0: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0x1, fc_mask: 0x4, row: 82 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1`: event select 0xc2, umask 0x03, port mask 0x2,
+    /// traffic-class mask 0x4, counters 0b1111.
+    pub const COMP_BUF_INSERTS_CMPD_PART1: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0x2, fc_mask: 0x4, row: 83 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2`: event select 0xc2, umask 0x03, port mask 0x4,
+    /// traffic-class mask 0x4, counters 0b1111.
+    pub const COMP_BUF_INSERTS_CMPD_PART2: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0x4, fc_mask: 0x4, row: 84 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3`: event select 0xc2, umask 0x03, port mask 0x8,
+    /// traffic-class mask 0x4, counters 0b1111.
+    pub const COMP_BUF_INSERTS_CMPD_PART3: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0x8, fc_mask: 0x4, row: 85 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4`: event select 0xc2, umask 0x03, port mask 0x10,
+    /// traffic-class mask 0x4, counters 0b1111.
+    pub const COMP_BUF_INSERTS_CMPD_PART4: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0x10, fc_mask: 0x4, row: 86 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5`: event select 0xc2, umask 0x03, port mask 0x20,
+    /// traffic-class mask 0x4, counters 0b1111.
+    pub const COMP_BUF_INSERTS_CMPD_PART5: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0x20, fc_mask: 0x4, row: 87 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6`: event select 0xc2, umask 0x03, port mask 0x40,
+    /// traffic-class mask 0x4, counters 0b1111.
+    pub const COMP_BUF_INSERTS_CMPD_PART6: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0x40, fc_mask: 0x4, row: 88 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7`: event select 0xc2, umask 0x03, port mask 0x80,
+    /// traffic-class mask 0x4, counters 0b1111.
+    pub const COMP_BUF_INSERTS_CMPD_PART7: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0x80, fc_mask: 0x4, row: 89 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART0`: event select 0xd5, umask 0x01, traffic-class mask
+    /// 0x4, counters 0b1100.
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART0: Event = Event { code: 0xd5, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 90 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART7`: event select 0xd5, umask 0x80, traffic-class mask
+    /// 0x4, counters 0b1100.
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART7: Event = Event { code: 0xd5, umask: 0x80, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 91 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART6`: event select 0xd5, umask 0x40, traffic-class mask
+    /// 0x4, counters 0b1100.
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART6: Event = Event { code: 0xd5, umask: 0x40, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 92 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART5`: event select 0xd5, umask 0x20, traffic-class mask
+    /// 0x4, counters 0b1100.
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART5: Event = Event { code: 0xd5, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 93 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART4`: event select 0xd5, umask 0x10, traffic-class mask
+    /// 0x4, counters 0b1100.
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART4: Event = Event { code: 0xd5, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 94 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART3`: event select 0xd5, umask 0x08, traffic-class mask
+    /// 0x4, counters 0b1100.
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART3: Event = Event { code: 0xd5, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 95 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART2`: event select 0xd5, umask 0x04, traffic-class mask
+    /// 0x4, counters 0b1100.
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART2: Event = Event { code: 0xd5, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 96 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART1`: event select 0xd5, umask 0x02, traffic-class mask
+    /// 0x4, counters 0b1100.
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART1: Event = Event { code: 0xd5, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 97 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS`: event select 0xc2, umask 0x03, port mask 0xff,
+    /// traffic-class mask 0x4, counters 0b1111.
+    pub const COMP_BUF_INSERTS_CMPD_ALL_PARTS: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0xff, fc_mask: 0x4, row: 98 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS`: event select 0xd5, umask 0xff, traffic-class
+    /// mask 0x4, counters 0b1100.
+    pub const COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS: Event = Event { code: 0xd5, umask: 0xff, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 99 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::CLOCKTICKS_FREERUN];
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART0, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART1, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART2, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART3, Event::DATA_REQ_OF_CPU_MEM_READ_PART0, Event::DATA_REQ_OF_CPU_MEM_READ_PART1, Event::DATA_REQ_OF_CPU_MEM_READ_PART2, Event::DATA_REQ_OF_CPU_MEM_READ_PART3, Event::DATA_REQ_OF_CPU_CMPD_PART0, Event::DATA_REQ_OF_CPU_CMPD_PART1, Event::DATA_REQ_OF_CPU_CMPD_PART2, Event::DATA_REQ_OF_CPU_CMPD_PART3, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART0, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART1, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART2, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART3, Event::DATA_REQ_BY_CPU_MEM_READ_PART0, Event::DATA_REQ_BY_CPU_MEM_READ_PART1, Event::DATA_REQ_BY_CPU_MEM_READ_PART2, Event::DATA_REQ_BY_CPU_MEM_READ_PART3, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART0, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART1, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART2, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART3, Event::TXN_REQ_OF_CPU_MEM_READ_PART0, Event::TXN_REQ_OF_CPU_MEM_READ_PART1, Event::TXN_REQ_OF_CPU_MEM_READ_PART2, Event::TXN_REQ_OF_CPU_MEM_READ_PART3, Event::TXN_REQ_OF_CPU_CMPD_PART0, Event::TXN_REQ_OF_CPU_CMPD_PART1, Event::TXN_REQ_OF_CPU_CMPD_PART2, Event::TXN_REQ_OF_CPU_CMPD_PART3, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART0, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART1, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART2, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART3, Event::TXN_REQ_BY_CPU_MEM_READ_PART0, Event::TXN_REQ_BY_CPU_MEM_READ_PART1, Event::TXN_REQ_BY_CPU_MEM_READ_PART2, Event::TXN_REQ_BY_CPU_MEM_READ_PART3, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART4, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART5, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART6, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART7, Event::DATA_REQ_BY_CPU_MEM_READ_PART4, Event::DATA_REQ_BY_CPU_MEM_READ_PART5, Event::DATA_REQ_BY_CPU_MEM_READ_PART6, Event::DATA_REQ_BY_CPU_MEM_READ_PART7, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART4, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART5, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART6, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART7, Event::DATA_REQ_OF_CPU_MEM_READ_PART4, Event::DATA_REQ_OF_CPU_MEM_READ_PART5, Event::DATA_REQ_OF_CPU_MEM_READ_PART6, Event::DATA_REQ_OF_CPU_MEM_READ_PART7, Event::DATA_REQ_OF_CPU_CMPD_PART4, Event::DATA_REQ_OF_CPU_CMPD_PART5, Event::DATA_REQ_OF_CPU_CMPD_PART6, Event::DATA_REQ_OF_CPU_CMPD_PART7, Event::NUM_REQ_OF_CPU_COMMIT_ALL, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART4, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART5, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART6, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART7, Event::TXN_REQ_BY_CPU_MEM_READ_PART4, Event::TXN_REQ_BY_CPU_MEM_READ_PART5, Event::TXN_REQ_BY_CPU_MEM_READ_PART6, Event::TXN_REQ_BY_CPU_MEM_READ_PART7, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART4, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART5, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART6, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART7, Event::TXN_REQ_OF_CPU_MEM_READ_PART4, Event::TXN_REQ_OF_CPU_MEM_READ_PART5, Event::TXN_REQ_OF_CPU_MEM_READ_PART6, Event::TXN_REQ_OF_CPU_MEM_READ_PART7, Event::TXN_REQ_OF_CPU_CMPD_PART4, Event::TXN_REQ_OF_CPU_CMPD_PART5, Event::TXN_REQ_OF_CPU_CMPD_PART6, Event::TXN_REQ_OF_CPU_CMPD_PART7, Event::COMP_BUF_INSERTS_CMPD_PART0, Event::COMP_BUF_INSERTS_CMPD_PART1, Event::COMP_BUF_INSERTS_CMPD_PART2, Event::COMP_BUF_INSERTS_CMPD_PART3, Event::COMP_BUF_INSERTS_CMPD_PART4, Event::COMP_BUF_INSERTS_CMPD_PART5, Event::COMP_BUF_INSERTS_CMPD_PART6, Event::COMP_BUF_INSERTS_CMPD_PART7, Event::COMP_BUF_OCCUPANCY_CMPD_PART0, Event::COMP_BUF_OCCUPANCY_CMPD_PART7, Event::COMP_BUF_OCCUPANCY_CMPD_PART6, Event::COMP_BUF_OCCUPANCY_CMPD_PART5, Event::COMP_BUF_OCCUPANCY_CMPD_PART4, Event::COMP_BUF_OCCUPANCY_CMPD_PART3, Event::COMP_BUF_OCCUPANCY_CMPD_PART2, Event::COMP_BUF_OCCUPANCY_CMPD_PART1, Event::COMP_BUF_INSERTS_CMPD_ALL_PARTS, Event::COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS];
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -576,16 +875,115 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_IIO_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
-    &EventInfo { name: "UNC_IIO_CLOCKTICKS_FREERUN", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_IIO_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART0", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART1", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART2", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART3", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART0", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART1", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART2", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART3", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART4", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART5", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART6", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART7", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART4", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART5", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART6", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART7", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU.COMMIT.ALL", code: 0x85, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART4", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART5", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART6", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART7", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART0", code: 0xd5, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART7", code: 0xd5, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART6", code: 0xd5, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART5", code: 0xd5, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART4", code: 0xd5, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART3", code: 0xd5, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART2", code: 0xd5, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART1", code: 0xd5, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS", code: 0xd5, umask: 0xff, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
 ];
 
 
 impl IioCtl {
-    /// This value set to count `event`: its event select and umask.
+    /// This value set to count `event`: its event select and umask; its port mask; its
+    /// traffic-class mask.
     #[inline]
     pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code).with_umask(event.umask)
+        self.with_ev_sel(event.code).with_umask(event.umask).with_ch_mask(event.port_mask).with_fc_mask(event.fc_mask)
     }
 }
 

@@ -197,7 +197,7 @@ impl Layout for M2mCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "rsv", ident: "rsv", lsb: 40, msb: 63, access: Access::Rv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 39, access: Access::Rw,
+        FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 39, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit-mask extension (Intel's UMaskExt): further sub-event bits of the events that name one.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
@@ -493,32 +493,40 @@ pub struct Event {
     code: u8,
     umask: u8,
     ext_sel: bool,
+    /// Its unit-mask extension (0: none).
+    umask_ext: u8,
     /// Its row in `EVENT_INFOS`.
     row: u16,
 }
 
 impl Event {
     /// `UNC_M2M_DIRECTORY_LOOKUP.ANY`: event select 0x2d, umask 0x01, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_ANY: Event = Event { code: 0x2d, umask: 0x01, ext_sel: false, row: 0 };
+    pub const DIRECTORY_LOOKUP_ANY: Event = Event { code: 0x2d, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 0 };
     /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_A`: event select 0x2d, umask 0x08, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event { code: 0x2d, umask: 0x08, ext_sel: false, row: 1 };
+    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event { code: 0x2d, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 1 };
     /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_I`: event select 0x2d, umask 0x02, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event { code: 0x2d, umask: 0x02, ext_sel: false, row: 2 };
+    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event { code: 0x2d, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 2 };
     /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_S`: event select 0x2d, umask 0x04, counters 0b1111.
-    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event { code: 0x2d, umask: 0x04, ext_sel: false, row: 3 };
+    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event { code: 0x2d, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 3 };
     /// `UNC_M2M_DIRECTORY_UPDATE.ANY`: event select 0x2e, umask 0x01, counters 0b1111.
-    pub const DIRECTORY_UPDATE_ANY: Event = Event { code: 0x2e, umask: 0x01, ext_sel: false, row: 4 };
+    pub const DIRECTORY_UPDATE_ANY: Event = Event { code: 0x2e, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 4 };
     /// `UNC_M2M_TAG_HIT.NM_RD_HIT_CLEAN`: event select 0x2c, umask 0x01, counters 0b1111.
-    pub const TAG_HIT_NM_RD_HIT_CLEAN: Event = Event { code: 0x2c, umask: 0x01, ext_sel: false, row: 5 };
+    pub const TAG_HIT_NM_RD_HIT_CLEAN: Event = Event { code: 0x2c, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 5 };
     /// `UNC_M2M_TAG_HIT.NM_RD_HIT_DIRTY`: event select 0x2c, umask 0x02, counters 0b1111.
-    pub const TAG_HIT_NM_RD_HIT_DIRTY: Event = Event { code: 0x2c, umask: 0x02, ext_sel: false, row: 6 };
+    pub const TAG_HIT_NM_RD_HIT_DIRTY: Event = Event { code: 0x2c, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 6 };
     /// `UNC_M2M_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 7 };
+    pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 7 };
     /// `UNC_M2M_CMS_CLOCKTICKS`: event select 0xc0, umask 0x00, counters 0b1111.
-    pub const CMS_CLOCKTICKS: Event = Event { code: 0xc0, umask: 0x00, ext_sel: false, row: 8 };
+    pub const CMS_CLOCKTICKS: Event = Event { code: 0xc0, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 8 };
+    /// `UNC_M2M_IMC_READS.TO_PMM`: event select 0x37, umask 0x20, unit-mask extension 0x7, counters
+    /// 0b1111.
+    pub const IMC_READS_TO_PMM: Event = Event { code: 0x37, umask: 0x20, ext_sel: false, umask_ext: 0x7, row: 9 };
+    /// `UNC_M2M_IMC_WRITES.TO_PMM`: event select 0x38, umask 0x80, unit-mask extension 0x1c,
+    /// counters 0b1111.
+    pub const IMC_WRITES_TO_PMM: Event = Event { code: 0x38, umask: 0x80, ext_sel: false, umask_ext: 0x1c, row: 10 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::DIRECTORY_LOOKUP_ANY, Event::DIRECTORY_LOOKUP_STATE_A, Event::DIRECTORY_LOOKUP_STATE_I, Event::DIRECTORY_LOOKUP_STATE_S, Event::DIRECTORY_UPDATE_ANY, Event::TAG_HIT_NM_RD_HIT_CLEAN, Event::TAG_HIT_NM_RD_HIT_DIRTY, Event::CLOCKTICKS, Event::CMS_CLOCKTICKS];
+    pub const ALL: &'static [Event] = &[Event::DIRECTORY_LOOKUP_ANY, Event::DIRECTORY_LOOKUP_STATE_A, Event::DIRECTORY_LOOKUP_STATE_I, Event::DIRECTORY_LOOKUP_STATE_S, Event::DIRECTORY_UPDATE_ANY, Event::TAG_HIT_NM_RD_HIT_CLEAN, Event::TAG_HIT_NM_RD_HIT_DIRTY, Event::CLOCKTICKS, Event::CMS_CLOCKTICKS, Event::IMC_READS_TO_PMM, Event::IMC_WRITES_TO_PMM];
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -552,23 +560,25 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.ANY", code: 0x2d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_A", code: 0x2d, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_I", code: 0x2d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_S", code: 0x2d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.ANY", code: 0x2e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
-    &EventInfo { name: "UNC_M2M_TAG_HIT.NM_RD_HIT_CLEAN", code: 0x2c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
-    &EventInfo { name: "UNC_M2M_TAG_HIT.NM_RD_HIT_DIRTY", code: 0x2c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
-    &EventInfo { name: "UNC_M2M_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
-    &EventInfo { name: "UNC_M2M_CMS_CLOCKTICKS", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.ANY", code: 0x2d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_A", code: 0x2d, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_I", code: 0x2d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_S", code: 0x2d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.ANY", code: 0x2e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_TAG_HIT.NM_RD_HIT_CLEAN", code: 0x2c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_TAG_HIT.NM_RD_HIT_DIRTY", code: 0x2c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_CMS_CLOCKTICKS", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_IMC_READS.TO_PMM", code: 0x37, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x7, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_IMC_WRITES.TO_PMM", code: 0x38, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1c, port_mask: 0x0, fc_mask: 0x0 },
 ];
 
 
 impl M2mCtl {
-    /// This value set to count `event`: its event select and umask.
+    /// This value set to count `event`: its event select and umask; its unit-mask extension.
     #[inline]
     pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code).with_umask(event.umask)
+        self.with_ev_sel(event.code).with_umask(event.umask).with_umask_ext(event.umask_ext)
     }
 }
 

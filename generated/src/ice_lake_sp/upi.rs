@@ -202,7 +202,7 @@ impl Layout for UpiCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "rsv", ident: "rsv", lsb: 56, msb: 63, access: Access::Rv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw,
+        FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit-mask extension (Intel's UMaskExt): further packet-header match bits of the matching events.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
@@ -486,29 +486,31 @@ pub struct Event {
     code: u8,
     umask: u8,
     ext_sel: bool,
+    /// Its unit-mask extension (0: none).
+    umask_ext: u32,
     /// Its row in `EVENT_INFOS`.
     row: u16,
 }
 
 impl Event {
     /// `UNC_UPI_RxL_FLITS.ALL_DATA`: event select 0x03, umask 0x0f, counters 0b1111.
-    pub const RXL_FLITS_ALL_DATA: Event = Event { code: 0x03, umask: 0x0f, ext_sel: false, row: 0 };
+    pub const RXL_FLITS_ALL_DATA: Event = Event { code: 0x03, umask: 0x0f, ext_sel: false, umask_ext: 0x0, row: 0 };
     /// `UNC_UPI_RxL_FLITS.NON_DATA`: event select 0x03, umask 0x97, counters 0b1111.
-    pub const RXL_FLITS_NON_DATA: Event = Event { code: 0x03, umask: 0x97, ext_sel: false, row: 1 };
+    pub const RXL_FLITS_NON_DATA: Event = Event { code: 0x03, umask: 0x97, ext_sel: false, umask_ext: 0x0, row: 1 };
     /// `UNC_UPI_TxL_FLITS.ALL_DATA`: event select 0x02, umask 0x0f, counters 0b1111.
-    pub const TXL_FLITS_ALL_DATA: Event = Event { code: 0x02, umask: 0x0f, ext_sel: false, row: 2 };
+    pub const TXL_FLITS_ALL_DATA: Event = Event { code: 0x02, umask: 0x0f, ext_sel: false, umask_ext: 0x0, row: 2 };
     /// `UNC_UPI_TxL_FLITS.NON_DATA`: event select 0x02, umask 0x97, counters 0b1111.
-    pub const TXL_FLITS_NON_DATA: Event = Event { code: 0x02, umask: 0x97, ext_sel: false, row: 3 };
+    pub const TXL_FLITS_NON_DATA: Event = Event { code: 0x02, umask: 0x97, ext_sel: false, umask_ext: 0x0, row: 3 };
     /// `UNC_UPI_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
-    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 4 };
+    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 4 };
     /// `UNC_UPI_L1_POWER_CYCLES`: event select 0x21, umask 0x00, counters 0b1111.
-    pub const L1_POWER_CYCLES: Event = Event { code: 0x21, umask: 0x00, ext_sel: false, row: 5 };
+    pub const L1_POWER_CYCLES: Event = Event { code: 0x21, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 5 };
     /// `UNC_UPI_TxL0P_POWER_CYCLES`: event select 0x27, umask 0x00, counters 0b1111.
-    pub const TXL0P_POWER_CYCLES: Event = Event { code: 0x27, umask: 0x00, ext_sel: false, row: 6 };
+    pub const TXL0P_POWER_CYCLES: Event = Event { code: 0x27, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 6 };
     /// `UNC_UPI_TxL_FLITS.ALL_NULL`: event select 0x02, umask 0x27, counters 0b1111.
-    pub const TXL_FLITS_ALL_NULL: Event = Event { code: 0x02, umask: 0x27, ext_sel: false, row: 7 };
+    pub const TXL_FLITS_ALL_NULL: Event = Event { code: 0x02, umask: 0x27, ext_sel: false, umask_ext: 0x0, row: 7 };
     /// `UNC_UPI_RxL_FLITS.ALL_NULL`: event select 0x03, umask 0x27, counters 0b1111.
-    pub const RXL_FLITS_ALL_NULL: Event = Event { code: 0x03, umask: 0x27, ext_sel: false, row: 8 };
+    pub const RXL_FLITS_ALL_NULL: Event = Event { code: 0x03, umask: 0x27, ext_sel: false, umask_ext: 0x0, row: 8 };
 
     /// Every event of the unit.
     pub const ALL: &'static [Event] = &[Event::RXL_FLITS_ALL_DATA, Event::RXL_FLITS_NON_DATA, Event::TXL_FLITS_ALL_DATA, Event::TXL_FLITS_NON_DATA, Event::CLOCKTICKS, Event::L1_POWER_CYCLES, Event::TXL0P_POWER_CYCLES, Event::TXL_FLITS_ALL_NULL, Event::RXL_FLITS_ALL_NULL];
@@ -545,23 +547,23 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_UPI_RxL_FLITS.ALL_DATA", code: 0x03, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
-    &EventInfo { name: "UNC_UPI_RxL_FLITS.NON_DATA", code: 0x03, umask: 0x97, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
-    &EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_DATA", code: 0x02, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
-    &EventInfo { name: "UNC_UPI_TxL_FLITS.NON_DATA", code: 0x02, umask: 0x97, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
-    &EventInfo { name: "UNC_UPI_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
-    &EventInfo { name: "UNC_UPI_L1_POWER_CYCLES", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
-    &EventInfo { name: "UNC_UPI_TxL0P_POWER_CYCLES", code: 0x27, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
-    &EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_NULL", code: 0x02, umask: 0x27, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
-    &EventInfo { name: "UNC_UPI_RxL_FLITS.ALL_NULL", code: 0x03, umask: 0x27, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false },
+    &EventInfo { name: "UNC_UPI_RxL_FLITS.ALL_DATA", code: 0x03, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_UPI_RxL_FLITS.NON_DATA", code: 0x03, umask: 0x97, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_DATA", code: 0x02, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_UPI_TxL_FLITS.NON_DATA", code: 0x02, umask: 0x97, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_UPI_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_UPI_L1_POWER_CYCLES", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_UPI_TxL0P_POWER_CYCLES", code: 0x27, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_NULL", code: 0x02, umask: 0x27, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_UPI_RxL_FLITS.ALL_NULL", code: 0x03, umask: 0x27, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
 ];
 
 
 impl UpiCtl {
-    /// This value set to count `event`: its event select and umask.
+    /// This value set to count `event`: its event select and umask; its unit-mask extension.
     #[inline]
     pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code).with_umask(event.umask)
+        self.with_ev_sel(event.code).with_umask(event.umask).with_umask_ext(event.umask_ext)
     }
 }
 

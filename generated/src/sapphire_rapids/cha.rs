@@ -353,7 +353,7 @@ impl Layout for ChaCtlLayout {
     const INFO: &'static RegisterInfo = &CHA_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 63, access: Access::Rw,
+        FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 63, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit mask extension: further sub-event selection bits of the CHA events (Intel's UMaskExt); perf's umask format carries it in config bits 32-63.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
@@ -1470,6 +1470,567 @@ static CHA_BOX_FILTER0_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter. Each constant's doc
+/// gives the counters that may count it (bit n: counter n).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
+pub struct Event {
+    code: u8,
+    umask: u8,
+    ext_sel: bool,
+    /// Its unit-mask extension (0: none).
+    umask_ext: u32,
+    /// Its row in `EVENT_INFOS`.
+    row: u16,
+}
+
+impl Event {
+    /// `UNC_CHA_REQUESTS.INVITOE_LOCAL`: event select 0x50, umask 0x10, counters 0b1111.
+    pub const REQUESTS_INVITOE_LOCAL: Event = Event { code: 0x50, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 0 };
+    /// `UNC_CHA_REQUESTS.INVITOE_REMOTE`: event select 0x50, umask 0x20, counters 0b1111.
+    pub const REQUESTS_INVITOE_REMOTE: Event = Event { code: 0x50, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 1 };
+    /// `UNC_CHA_REQUESTS.READS_LOCAL`: event select 0x50, umask 0x01, counters 0b1111.
+    pub const REQUESTS_READS_LOCAL: Event = Event { code: 0x50, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 2 };
+    /// `UNC_CHA_REQUESTS.READS_REMOTE`: event select 0x50, umask 0x02, counters 0b1111.
+    pub const REQUESTS_READS_REMOTE: Event = Event { code: 0x50, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 3 };
+    /// `UNC_CHA_REQUESTS.WRITES_LOCAL`: event select 0x50, umask 0x04, counters 0b1111.
+    pub const REQUESTS_WRITES_LOCAL: Event = Event { code: 0x50, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 4 };
+    /// `UNC_CHA_REQUESTS.WRITES_REMOTE`: event select 0x50, umask 0x08, counters 0b1111.
+    pub const REQUESTS_WRITES_REMOTE: Event = Event { code: 0x50, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 5 };
+    /// `UNC_CHA_REQUESTS.READS`: event select 0x50, umask 0x03, counters 0b1111.
+    pub const REQUESTS_READS: Event = Event { code: 0x50, umask: 0x03, ext_sel: false, umask_ext: 0x0, row: 6 };
+    /// `UNC_CHA_REQUESTS.WRITES`: event select 0x50, umask 0x0c, counters 0b1111.
+    pub const REQUESTS_WRITES: Event = Event { code: 0x50, umask: 0x0c, ext_sel: false, umask_ext: 0x0, row: 7 };
+    /// `UNC_CHA_DIR_UPDATE.HA`: event select 0x54, umask 0x01, counters 0b1111.
+    pub const DIR_UPDATE_HA: Event = Event { code: 0x54, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 8 };
+    /// `UNC_CHA_DIR_UPDATE.TOR`: event select 0x54, umask 0x02, counters 0b1111.
+    pub const DIR_UPDATE_TOR: Event = Event { code: 0x54, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 9 };
+    /// `UNC_CHA_IMC_READS_COUNT.NORMAL`: event select 0x59, umask 0x01, counters 0b1111.
+    pub const IMC_READS_COUNT_NORMAL: Event = Event { code: 0x59, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 10 };
+    /// `UNC_CHA_IMC_WRITES_COUNT.FULL`: event select 0x5b, umask 0x01, counters 0b1111.
+    pub const IMC_WRITES_COUNT_FULL: Event = Event { code: 0x5b, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 11 };
+    /// `UNC_CHA_CMS_CLOCKTICKS`: event select 0xc0, umask 0x00, counters 0b1111.
+    pub const CMS_CLOCKTICKS: Event = Event { code: 0xc0, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 12 };
+    /// `UNC_CHA_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
+    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 13 };
+    /// `UNC_CHA_TOR_INSERTS.IA`: event select 0x35, umask 0x01, unit-mask extension 0xc001ff,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc001ff, row: 14 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT`: event select 0x35, umask 0x01, unit-mask extension 0xc001fd,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc001fd, row: 15 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CRD`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc80ffd, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_CRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80ffd, row: 16 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc817fd, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_DRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc817fd, row: 17 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xccc7fd, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_LLCPREFRFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccc7fd, row: 18 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_RFO`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc807fd, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_RFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc807fd, row: 19 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS`: event select 0x35, umask 0x01, unit-mask extension 0xc001fe,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc001fe, row: 20 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc80ffe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_CRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80ffe, row: 21 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc817fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc817fe, row: 22 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xccc7fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccc7fe, row: 23 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc807fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_RFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc807fe, row: 24 };
+    /// `UNC_CHA_TOR_INSERTS.IO`: event select 0x35, umask 0x04, unit-mask extension 0xc001ff,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc001ff, row: 25 };
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT`: event select 0x35, umask 0x04, unit-mask extension 0xc001fd,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IO_HIT: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc001fd, row: 26 };
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS`: event select 0x35, umask 0x04, unit-mask extension 0xc001fe,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IO_MISS: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc001fe, row: 27 };
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS_ITOM`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xcc43fe, counters 0b1111.
+    pub const TOR_INSERTS_IO_MISS_ITOM: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc43fe, row: 28 };
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS_RFO`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xc803fe, counters 0b1111.
+    pub const TOR_INSERTS_IO_MISS_RFO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc803fe, row: 29 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc88ffd, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_CRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88ffd, row: 30 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc897fd, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_DRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc897fd, row: 31 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc887fd, counters 0b1111.
+    pub const TOR_INSERTS_IA_HIT_RFO_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc887fd, row: 32 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc88ffe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_CRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88ffe, row: 33 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc897fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc897fe, row: 34 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc887fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc887fe, row: 35 };
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT_ITOM`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xcc43fd, counters 0b1111.
+    pub const TOR_INSERTS_IO_HIT_ITOM: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc43fd, row: 36 };
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT_RFO`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xc803fd, counters 0b1111.
+    pub const TOR_INSERTS_IO_HIT_RFO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc803fd, row: 37 };
+    /// `UNC_CHA_TOR_INSERTS.IO_RFO`: event select 0x35, umask 0x04, unit-mask extension 0xc803ff,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IO_RFO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc803ff, row: 38 };
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOM`: event select 0x35, umask 0x04, unit-mask extension 0xcc43ff,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IO_ITOM: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc43ff, row: 39 };
+    /// `UNC_CHA_TOR_INSERTS.IA_RFO_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc887ff, counters 0b1111.
+    pub const TOR_INSERTS_IA_RFO_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc887ff, row: 40 };
+    /// `UNC_CHA_TOR_INSERTS.IA_RFO`: event select 0x35, umask 0x01, unit-mask extension 0xc807ff,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IA_RFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc807ff, row: 41 };
+    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xccc7ff, counters 0b1111.
+    pub const TOR_INSERTS_IA_LLCPREFRFO: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccc7ff, row: 42 };
+    /// `UNC_CHA_TOR_INSERTS.IA_DRD`: event select 0x35, umask 0x01, unit-mask extension 0xc817ff,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IA_DRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc817ff, row: 43 };
+    /// `UNC_CHA_TOR_INSERTS.IA_DRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc897ff, counters 0b1111.
+    pub const TOR_INSERTS_IA_DRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc897ff, row: 44 };
+    /// `UNC_CHA_TOR_INSERTS.IA_CRD`: event select 0x35, umask 0x01, unit-mask extension 0xc80fff,
+    /// counters 0b1111.
+    pub const TOR_INSERTS_IA_CRD: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80fff, row: 45 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc816fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc816fe, row: 46 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc8177e, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8177e, row: 47 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc896fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc896fe, row: 48 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8977e, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8977e, row: 49 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc806fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_RFO_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc806fe, row: 50 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc8077e, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_RFO_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8077e, row: 51 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc886fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc886fe, row: 52 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8877e, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8877e, row: 53 };
+    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSH`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc8c7ff, counters 0b1111.
+    pub const TOR_INSERTS_IA_CLFLUSH: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8c7ff, row: 54 };
+    /// `UNC_CHA_TOR_INSERTS.IA_SPECITOM`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcc57ff, counters 0b1111.
+    pub const TOR_INSERTS_IA_SPECITOM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc57ff, row: 55 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA`: event select 0x36, umask 0x01, unit-mask extension 0xc001ff,
+    /// counters 0b1.
+    pub const TOR_OCCUPANCY_IA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc001ff, row: 56 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT`: event select 0x36, umask 0x01, unit-mask extension 0xc001fd,
+    /// counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc001fd, row: 57 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc80ffd, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_CRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80ffd, row: 58 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc817fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_DRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc817fd, row: 59 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xccc7fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFRFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccc7fd, row: 60 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc807fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_RFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc807fd, row: 61 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc001fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc001fe, row: 62 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc80ffe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_CRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80ffe, row: 63 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc817fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc817fe, row: 64 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xccc7fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccc7fe, row: 65 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc807fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc807fe, row: 66 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO`: event select 0x36, umask 0x04, unit-mask extension 0xc001ff,
+    /// counters 0b1.
+    pub const TOR_OCCUPANCY_IO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc001ff, row: 67 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT`: event select 0x36, umask 0x04, unit-mask extension 0xc001fd,
+    /// counters 0b1.
+    pub const TOR_OCCUPANCY_IO_HIT: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc001fd, row: 68 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xc001fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_MISS: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc001fe, row: 69 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xcc43fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_MISS_ITOM: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc43fe, row: 70 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc88ffd, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_CRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88ffd, row: 71 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc897fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_DRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc897fd, row: 72 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc887fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_HIT_RFO_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc887fd, row: 73 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc897fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc897fe, row: 74 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc887fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc887fe, row: 75 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xcc43fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_HIT_ITOM: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc43fd, row: 76 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOM`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xcc43ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_ITOM: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc43ff, row: 77 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO`: event select 0x36, umask 0x01, unit-mask extension 0xc807ff,
+    /// counters 0b1.
+    pub const TOR_OCCUPANCY_IA_RFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc807ff, row: 78 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc887ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_RFO_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc887ff, row: 79 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xccc7ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_LLCPREFRFO: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccc7ff, row: 80 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD`: event select 0x36, umask 0x01, unit-mask extension 0xc817ff,
+    /// counters 0b1.
+    pub const TOR_OCCUPANCY_IA_DRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc817ff, row: 81 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD`: event select 0x36, umask 0x01, unit-mask extension 0xc80fff,
+    /// counters 0b1.
+    pub const TOR_OCCUPANCY_IA_CRD: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80fff, row: 82 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc897ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_DRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc897ff, row: 83 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc816fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc816fe, row: 84 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8177e, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8177e, row: 85 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8977e, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8977e, row: 86 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc806fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc806fe, row: 87 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8077e, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8077e, row: 88 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc886fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc886fe, row: 89 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8877e, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8877e, row: 90 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc8178a, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8178a, row: 91 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc81786, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc81786, row: 92 };
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR`: event select 0x35, umask 0x04, unit-mask
+    /// extension 0xcd43fd, counters 0b1111.
+    pub const TOR_INSERTS_IO_HIT_ITOMCACHENEAR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd43fd, row: 93 };
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR`: event select 0x35, umask 0x04, unit-mask
+    /// extension 0xcd43fe, counters 0b1111.
+    pub const TOR_INSERTS_IO_MISS_ITOMCACHENEAR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd43fe, row: 94 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc81786, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc81786, row: 95 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc8178a, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8178a, row: 96 };
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xc8f3fd, counters 0b1111.
+    pub const TOR_INSERTS_IO_HIT_PCIRDCUR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3fd, row: 97 };
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xc8f3fe, counters 0b1111.
+    pub const TOR_INSERTS_IO_MISS_PCIRDCUR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3fe, row: 98 };
+    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xc8f3ff, counters 0b1111.
+    pub const TOR_INSERTS_IO_PCIRDCUR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3ff, row: 99 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xc8f3fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_HIT_PCIRDCUR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3fd, row: 100 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xc8f3fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3fe, row: 101 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xc8f3ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_PCIRDCUR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f3ff, row: 102 };
+    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xccd7ff, counters 0b1111.
+    pub const TOR_INSERTS_IA_LLCPREFDATA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccd7ff, row: 103 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xccd7fe, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccd7fe, row: 104 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xccd7ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_LLCPREFDATA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccd7ff, row: 105 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xccd7fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccd7fe, row: 106 };
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xcd43ff, counters 0b1111.
+    pub const TOR_INSERTS_IO_ITOMCACHENEAR: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd43ff, row: 107 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8168a, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8168a, row: 108 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8170a, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8170a, row: 109 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc81686, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc81686, row: 110 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc81706, counters 0b1111.
+    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc81706, row: 111 };
+    /// `UNC_CHA_TOR_INSERTS.IO_WBMTOI`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xcc23ff, counters 0b1111.
+    pub const TOR_INSERTS_IO_WBMTOI: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc23ff, row: 112 };
+    /// `UNC_CHA_TOR_INSERTS.IO_CLFLUSH`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xc8c3ff, counters 0b1111.
+    pub const TOR_INSERTS_IO_CLFLUSH: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8c3ff, row: 113 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8168a, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8168a, row: 114 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8170a, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8170a, row: 115 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc81686, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc81686, row: 116 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc81706, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc81706, row: 117 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc8c7ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_CLFLUSH: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8c7ff, row: 118 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xcc57ff, counters 0b1.
+    pub const TOR_OCCUPANCY_IA_SPECITOM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc57ff, row: 119 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR`: event select 0x36, umask 0x04, unit-mask
+    /// extension 0xcd43fd, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd43fd, row: 120 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR`: event select 0x36, umask 0x04, unit-mask
+    /// extension 0xcd43fe, counters 0b1.
+    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd43fe, row: 121 };
+    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xc8f2ff, counters 0b1111.
+    pub const TOR_INSERTS_IO_PCIRDCUR_LOCAL: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f2ff, row: 122 };
+    /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xc8f37f, counters 0b1111.
+    pub const TOR_INSERTS_IO_PCIRDCUR_REMOTE: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f37f, row: 123 };
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xcc437f, counters 0b1111.
+    pub const TOR_INSERTS_IO_ITOM_REMOTE: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc437f, row: 124 };
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL`: event select 0x35, umask 0x04, unit-mask extension
+    /// 0xcc42ff, counters 0b1111.
+    pub const TOR_INSERTS_IO_ITOM_LOCAL: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcc42ff, row: 125 };
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE`: event select 0x35, umask 0x04, unit-mask
+    /// extension 0xcd437f, counters 0b1111.
+    pub const TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd437f, row: 126 };
+    /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL`: event select 0x35, umask 0x04, unit-mask
+    /// extension 0xcd42ff, counters 0b1111.
+    pub const TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd42ff, row: 127 };
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::REQUESTS_INVITOE_LOCAL, Event::REQUESTS_INVITOE_REMOTE, Event::REQUESTS_READS_LOCAL, Event::REQUESTS_READS_REMOTE, Event::REQUESTS_WRITES_LOCAL, Event::REQUESTS_WRITES_REMOTE, Event::REQUESTS_READS, Event::REQUESTS_WRITES, Event::DIR_UPDATE_HA, Event::DIR_UPDATE_TOR, Event::IMC_READS_COUNT_NORMAL, Event::IMC_WRITES_COUNT_FULL, Event::CMS_CLOCKTICKS, Event::CLOCKTICKS, Event::TOR_INSERTS_IA, Event::TOR_INSERTS_IA_HIT, Event::TOR_INSERTS_IA_HIT_CRD, Event::TOR_INSERTS_IA_HIT_DRD, Event::TOR_INSERTS_IA_HIT_LLCPREFRFO, Event::TOR_INSERTS_IA_HIT_RFO, Event::TOR_INSERTS_IA_MISS, Event::TOR_INSERTS_IA_MISS_CRD, Event::TOR_INSERTS_IA_MISS_DRD, Event::TOR_INSERTS_IA_MISS_LLCPREFRFO, Event::TOR_INSERTS_IA_MISS_RFO, Event::TOR_INSERTS_IO, Event::TOR_INSERTS_IO_HIT, Event::TOR_INSERTS_IO_MISS, Event::TOR_INSERTS_IO_MISS_ITOM, Event::TOR_INSERTS_IO_MISS_RFO, Event::TOR_INSERTS_IA_HIT_CRD_PREF, Event::TOR_INSERTS_IA_HIT_DRD_PREF, Event::TOR_INSERTS_IA_HIT_RFO_PREF, Event::TOR_INSERTS_IA_MISS_CRD_PREF, Event::TOR_INSERTS_IA_MISS_DRD_PREF, Event::TOR_INSERTS_IA_MISS_RFO_PREF, Event::TOR_INSERTS_IO_HIT_ITOM, Event::TOR_INSERTS_IO_HIT_RFO, Event::TOR_INSERTS_IO_RFO, Event::TOR_INSERTS_IO_ITOM, Event::TOR_INSERTS_IA_RFO_PREF, Event::TOR_INSERTS_IA_RFO, Event::TOR_INSERTS_IA_LLCPREFRFO, Event::TOR_INSERTS_IA_DRD, Event::TOR_INSERTS_IA_DRD_PREF, Event::TOR_INSERTS_IA_CRD, Event::TOR_INSERTS_IA_MISS_DRD_LOCAL, Event::TOR_INSERTS_IA_MISS_DRD_REMOTE, Event::TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL, Event::TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE, Event::TOR_INSERTS_IA_MISS_RFO_LOCAL, Event::TOR_INSERTS_IA_MISS_RFO_REMOTE, Event::TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL, Event::TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE, Event::TOR_INSERTS_IA_CLFLUSH, Event::TOR_INSERTS_IA_SPECITOM, Event::TOR_OCCUPANCY_IA, Event::TOR_OCCUPANCY_IA_HIT, Event::TOR_OCCUPANCY_IA_HIT_CRD, Event::TOR_OCCUPANCY_IA_HIT_DRD, Event::TOR_OCCUPANCY_IA_HIT_LLCPREFRFO, Event::TOR_OCCUPANCY_IA_HIT_RFO, Event::TOR_OCCUPANCY_IA_MISS, Event::TOR_OCCUPANCY_IA_MISS_CRD, Event::TOR_OCCUPANCY_IA_MISS_DRD, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFRFO, Event::TOR_OCCUPANCY_IA_MISS_RFO, Event::TOR_OCCUPANCY_IO, Event::TOR_OCCUPANCY_IO_HIT, Event::TOR_OCCUPANCY_IO_MISS, Event::TOR_OCCUPANCY_IO_MISS_ITOM, Event::TOR_OCCUPANCY_IA_HIT_CRD_PREF, Event::TOR_OCCUPANCY_IA_HIT_DRD_PREF, Event::TOR_OCCUPANCY_IA_HIT_RFO_PREF, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF, Event::TOR_OCCUPANCY_IO_HIT_ITOM, Event::TOR_OCCUPANCY_IO_ITOM, Event::TOR_OCCUPANCY_IA_RFO, Event::TOR_OCCUPANCY_IA_RFO_PREF, Event::TOR_OCCUPANCY_IA_LLCPREFRFO, Event::TOR_OCCUPANCY_IA_DRD, Event::TOR_OCCUPANCY_IA_CRD, Event::TOR_OCCUPANCY_IA_DRD_PREF, Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_RFO_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_RFO_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE, Event::TOR_INSERTS_IA_MISS_DRD_PMM, Event::TOR_INSERTS_IA_MISS_DRD_DDR, Event::TOR_INSERTS_IO_HIT_ITOMCACHENEAR, Event::TOR_INSERTS_IO_MISS_ITOMCACHENEAR, Event::TOR_OCCUPANCY_IA_MISS_DRD_DDR, Event::TOR_OCCUPANCY_IA_MISS_DRD_PMM, Event::TOR_INSERTS_IO_HIT_PCIRDCUR, Event::TOR_INSERTS_IO_MISS_PCIRDCUR, Event::TOR_INSERTS_IO_PCIRDCUR, Event::TOR_OCCUPANCY_IO_HIT_PCIRDCUR, Event::TOR_OCCUPANCY_IO_MISS_PCIRDCUR, Event::TOR_OCCUPANCY_IO_PCIRDCUR, Event::TOR_INSERTS_IA_LLCPREFDATA, Event::TOR_INSERTS_IA_MISS_LLCPREFDATA, Event::TOR_OCCUPANCY_IA_LLCPREFDATA, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFDATA, Event::TOR_INSERTS_IO_ITOMCACHENEAR, Event::TOR_INSERTS_IA_MISS_DRD_LOCAL_PMM, Event::TOR_INSERTS_IA_MISS_DRD_REMOTE_PMM, Event::TOR_INSERTS_IA_MISS_DRD_LOCAL_DDR, Event::TOR_INSERTS_IA_MISS_DRD_REMOTE_DDR, Event::TOR_INSERTS_IO_WBMTOI, Event::TOR_INSERTS_IO_CLFLUSH, Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_PMM, Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_PMM, Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR, Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR, Event::TOR_OCCUPANCY_IA_CLFLUSH, Event::TOR_OCCUPANCY_IA_SPECITOM, Event::TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR, Event::TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR, Event::TOR_INSERTS_IO_PCIRDCUR_LOCAL, Event::TOR_INSERTS_IO_PCIRDCUR_REMOTE, Event::TOR_INSERTS_IO_ITOM_REMOTE, Event::TOR_INSERTS_IO_ITOM_LOCAL, Event::TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE, Event::TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL];
+
+    /// Event select.
+    pub const fn code(self) -> u8 {
+        self.code
+    }
+
+    /// Unit mask.
+    pub const fn umask(self) -> u8 {
+        self.umask
+    }
+
+    /// Whether it needs the event-select extension bit.
+    pub const fn ext_sel(self) -> bool {
+        self.ext_sel
+    }
+}
+
+#[cfg(feature = "metadata")]
+impl Event {
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        EVENT_INFOS[self.row as usize]
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.info().can_count_on(n)
+    }
+}
+
+/// The facts of `Event::ALL`, row for row.
+#[cfg(feature = "metadata")]
+const EVENT_INFOS: &[&EventInfo] = &[
+    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_LOCAL", code: 0x50, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_REMOTE", code: 0x50, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_REQUESTS.READS_LOCAL", code: 0x50, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_REQUESTS.READS_REMOTE", code: 0x50, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES_LOCAL", code: 0x50, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES_REMOTE", code: 0x50, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_REQUESTS.READS", code: 0x50, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES", code: 0x50, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_DIR_UPDATE.HA", code: 0x54, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_DIR_UPDATE.TOR", code: 0x54, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_IMC_READS_COUNT.NORMAL", code: 0x59, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.FULL", code: 0x5b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_CMS_CLOCKTICKS", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_RFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_RFO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_ITOM", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_RFO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_RFO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_RFO_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_RFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80fff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc816fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8177e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc896fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8977e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc806fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8077e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc886fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8877e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CLFLUSH", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c7ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_SPECITOM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc57ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_ITOM", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_RFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80fff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc816fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8177e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8977e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc806fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8077e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc886fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8877e, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8178a, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81786, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81786, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8178a, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8168a, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8170a, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81686, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81706, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_WBMTOI", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc23ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_CLFLUSH", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c3ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8168a, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8170a, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81686, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81706, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c7ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc57ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fd, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fe, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f2ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f37f, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc437f, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc42ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd437f, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd42ff, port_mask: 0x0, fc_mask: 0x0 },
+];
+
+
+impl ChaCtl {
+    /// This value set to count `event`: its event select and umask; its unit-mask extension.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.code).with_umask(event.umask).with_umask_ext(event.umask_ext)
+    }
+}
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -1485,7 +2046,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &CHA_CTR_INFO,
         &CHA_BOX_FILTER0_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::CHA),
     mmio_window: None,
 };

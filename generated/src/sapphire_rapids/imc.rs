@@ -616,6 +616,163 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter. Each constant's doc
+/// gives the counters that may count it (bit n: counter n).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
+pub struct Event {
+    code: u8,
+    umask: u8,
+    ext_sel: bool,
+    /// Its row in `EVENT_INFOS`.
+    row: u16,
+}
+
+impl Event {
+    /// `UNC_M_CLOCKTICKS`: event select 0x01, umask 0x01, counters 0b1111.
+    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x01, ext_sel: false, row: 0 };
+    /// `UNC_M_HCLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
+    pub const HCLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 1 };
+    /// `UNC_M_ACT_COUNT.ALL`: event select 0x02, umask 0xff, counters 0b1111.
+    pub const ACT_COUNT_ALL: Event = Event { code: 0x02, umask: 0xff, ext_sel: false, row: 2 };
+    /// `UNC_M_PRE_COUNT.RD`: event select 0x03, umask 0x11, counters 0b1111.
+    pub const PRE_COUNT_RD: Event = Event { code: 0x03, umask: 0x11, ext_sel: false, row: 3 };
+    /// `UNC_M_PRE_COUNT.WR`: event select 0x03, umask 0x22, counters 0b1111.
+    pub const PRE_COUNT_WR: Event = Event { code: 0x03, umask: 0x22, ext_sel: false, row: 4 };
+    /// `UNC_M_PRE_COUNT.PGT`: event select 0x03, umask 0x88, counters 0b1111.
+    pub const PRE_COUNT_PGT: Event = Event { code: 0x03, umask: 0x88, ext_sel: false, row: 5 };
+    /// `UNC_M_PRE_COUNT.ALL`: event select 0x03, umask 0xff, counters 0b1111.
+    pub const PRE_COUNT_ALL: Event = Event { code: 0x03, umask: 0xff, ext_sel: false, row: 6 };
+    /// `UNC_M_CAS_COUNT.RD`: event select 0x05, umask 0xcf, counters 0b1111.
+    pub const CAS_COUNT_RD: Event = Event { code: 0x05, umask: 0xcf, ext_sel: false, row: 7 };
+    /// `UNC_M_CAS_COUNT.WR`: event select 0x05, umask 0xf0, counters 0b1111.
+    pub const CAS_COUNT_WR: Event = Event { code: 0x05, umask: 0xf0, ext_sel: false, row: 8 };
+    /// `UNC_M_CAS_COUNT.ALL`: event select 0x05, umask 0xff, counters 0b1111.
+    pub const CAS_COUNT_ALL: Event = Event { code: 0x05, umask: 0xff, ext_sel: false, row: 9 };
+    /// `UNC_M_RPQ_INSERTS.PCH0`: event select 0x10, umask 0x01, counters 0b1111.
+    pub const RPQ_INSERTS_PCH0: Event = Event { code: 0x10, umask: 0x01, ext_sel: false, row: 10 };
+    /// `UNC_M_RPQ_INSERTS.PCH1`: event select 0x10, umask 0x02, counters 0b1111.
+    pub const RPQ_INSERTS_PCH1: Event = Event { code: 0x10, umask: 0x02, ext_sel: false, row: 11 };
+    /// `UNC_M_WPQ_INSERTS.PCH0`: event select 0x20, umask 0x01, counters 0b1111.
+    pub const WPQ_INSERTS_PCH0: Event = Event { code: 0x20, umask: 0x01, ext_sel: false, row: 12 };
+    /// `UNC_M_WPQ_INSERTS.PCH1`: event select 0x20, umask 0x02, counters 0b1111.
+    pub const WPQ_INSERTS_PCH1: Event = Event { code: 0x20, umask: 0x02, ext_sel: false, row: 13 };
+    /// `UNC_M_RPQ_OCCUPANCY_PCH0`: event select 0x80, umask 0x00, counters 0b1111.
+    pub const RPQ_OCCUPANCY_PCH0: Event = Event { code: 0x80, umask: 0x00, ext_sel: false, row: 14 };
+    /// `UNC_M_RPQ_OCCUPANCY_PCH1`: event select 0x81, umask 0x00, counters 0b1111.
+    pub const RPQ_OCCUPANCY_PCH1: Event = Event { code: 0x81, umask: 0x00, ext_sel: false, row: 15 };
+    /// `UNC_M_WPQ_OCCUPANCY_PCH0`: event select 0x82, umask 0x00, counters 0b1111.
+    pub const WPQ_OCCUPANCY_PCH0: Event = Event { code: 0x82, umask: 0x00, ext_sel: false, row: 16 };
+    /// `UNC_M_WPQ_OCCUPANCY_PCH1`: event select 0x83, umask 0x00, counters 0b1111.
+    pub const WPQ_OCCUPANCY_PCH1: Event = Event { code: 0x83, umask: 0x00, ext_sel: false, row: 17 };
+    /// `UNC_M_TAGCHK.HIT`: event select 0xd3, umask 0x01, counters 0b1111.
+    pub const TAGCHK_HIT: Event = Event { code: 0xd3, umask: 0x01, ext_sel: false, row: 18 };
+    /// `UNC_M_TAGCHK.MISS_CLEAN`: event select 0xd3, umask 0x02, counters 0b1111.
+    pub const TAGCHK_MISS_CLEAN: Event = Event { code: 0xd3, umask: 0x02, ext_sel: false, row: 19 };
+    /// `UNC_M_TAGCHK.MISS_DIRTY`: event select 0xd3, umask 0x04, counters 0b1111.
+    pub const TAGCHK_MISS_DIRTY: Event = Event { code: 0xd3, umask: 0x04, ext_sel: false, row: 20 };
+    /// `UNC_M_TAGCHK.NM_RD_HIT`: event select 0xd3, umask 0x08, counters 0b1111.
+    pub const TAGCHK_NM_RD_HIT: Event = Event { code: 0xd3, umask: 0x08, ext_sel: false, row: 21 };
+    /// `UNC_M_TAGCHK.NM_WR_HIT`: event select 0xd3, umask 0x10, counters 0b1111.
+    pub const TAGCHK_NM_WR_HIT: Event = Event { code: 0xd3, umask: 0x10, ext_sel: false, row: 22 };
+    /// `UNC_M_PMM_RPQ_OCCUPANCY.ALL_SCH0`: event select 0xe0, umask 0x01, counters 0b1111.
+    pub const PMM_RPQ_OCCUPANCY_ALL_SCH0: Event = Event { code: 0xe0, umask: 0x01, ext_sel: false, row: 23 };
+    /// `UNC_M_PMM_RPQ_OCCUPANCY.ALL_SCH1`: event select 0xe0, umask 0x02, counters 0b1111.
+    pub const PMM_RPQ_OCCUPANCY_ALL_SCH1: Event = Event { code: 0xe0, umask: 0x02, ext_sel: false, row: 24 };
+    /// `UNC_M_PMM_RPQ_INSERTS`: event select 0xe3, umask 0x00, counters 0b1111.
+    pub const PMM_RPQ_INSERTS: Event = Event { code: 0xe3, umask: 0x00, ext_sel: false, row: 25 };
+    /// `UNC_M_PMM_WPQ_OCCUPANCY.ALL`: event select 0xe4, umask 0x03, counters 0b1111.
+    pub const PMM_WPQ_OCCUPANCY_ALL: Event = Event { code: 0xe4, umask: 0x03, ext_sel: false, row: 26 };
+    /// `UNC_M_PMM_WPQ_INSERTS`: event select 0xe7, umask 0x00, counters 0b1111.
+    pub const PMM_WPQ_INSERTS: Event = Event { code: 0xe7, umask: 0x00, ext_sel: false, row: 27 };
+    /// `UNC_M_RDB_INSERTS.PCH0`: event select 0x17, umask 0x01, counters 0b1111.
+    pub const RDB_INSERTS_PCH0: Event = Event { code: 0x17, umask: 0x01, ext_sel: false, row: 28 };
+    /// `UNC_M_RDB_INSERTS.PCH1`: event select 0x17, umask 0x02, counters 0b1111.
+    pub const RDB_INSERTS_PCH1: Event = Event { code: 0x17, umask: 0x02, ext_sel: false, row: 29 };
+    /// `UNC_M_PMM_WPQ_OCCUPANCY.ALL_SCH0`: event select 0xe4, umask 0x01, counters 0b1111.
+    pub const PMM_WPQ_OCCUPANCY_ALL_SCH0: Event = Event { code: 0xe4, umask: 0x01, ext_sel: false, row: 30 };
+    /// `UNC_M_PMM_WPQ_OCCUPANCY.ALL_SCH1`: event select 0xe4, umask 0x02, counters 0b1111.
+    pub const PMM_WPQ_OCCUPANCY_ALL_SCH1: Event = Event { code: 0xe4, umask: 0x02, ext_sel: false, row: 31 };
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::HCLOCKTICKS, Event::ACT_COUNT_ALL, Event::PRE_COUNT_RD, Event::PRE_COUNT_WR, Event::PRE_COUNT_PGT, Event::PRE_COUNT_ALL, Event::CAS_COUNT_RD, Event::CAS_COUNT_WR, Event::CAS_COUNT_ALL, Event::RPQ_INSERTS_PCH0, Event::RPQ_INSERTS_PCH1, Event::WPQ_INSERTS_PCH0, Event::WPQ_INSERTS_PCH1, Event::RPQ_OCCUPANCY_PCH0, Event::RPQ_OCCUPANCY_PCH1, Event::WPQ_OCCUPANCY_PCH0, Event::WPQ_OCCUPANCY_PCH1, Event::TAGCHK_HIT, Event::TAGCHK_MISS_CLEAN, Event::TAGCHK_MISS_DIRTY, Event::TAGCHK_NM_RD_HIT, Event::TAGCHK_NM_WR_HIT, Event::PMM_RPQ_OCCUPANCY_ALL_SCH0, Event::PMM_RPQ_OCCUPANCY_ALL_SCH1, Event::PMM_RPQ_INSERTS, Event::PMM_WPQ_OCCUPANCY_ALL, Event::PMM_WPQ_INSERTS, Event::RDB_INSERTS_PCH0, Event::RDB_INSERTS_PCH1, Event::PMM_WPQ_OCCUPANCY_ALL_SCH0, Event::PMM_WPQ_OCCUPANCY_ALL_SCH1];
+
+    /// Event select.
+    pub const fn code(self) -> u8 {
+        self.code
+    }
+
+    /// Unit mask.
+    pub const fn umask(self) -> u8 {
+        self.umask
+    }
+
+    /// Whether it needs the event-select extension bit.
+    pub const fn ext_sel(self) -> bool {
+        self.ext_sel
+    }
+}
+
+#[cfg(feature = "metadata")]
+impl Event {
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        EVENT_INFOS[self.row as usize]
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.info().can_count_on(n)
+    }
+}
+
+/// The facts of `Event::ALL`, row for row.
+#[cfg(feature = "metadata")]
+const EVENT_INFOS: &[&EventInfo] = &[
+    &EventInfo { name: "UNC_M_CLOCKTICKS", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_HCLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_ACT_COUNT.ALL", code: 0x02, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_PRE_COUNT.RD", code: 0x03, umask: 0x11, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_PRE_COUNT.WR", code: 0x03, umask: 0x22, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_PRE_COUNT.PGT", code: 0x03, umask: 0x88, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_PRE_COUNT.ALL", code: 0x03, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT.RD", code: 0x05, umask: 0xcf, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT.WR", code: 0x05, umask: 0xf0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CAS_COUNT.ALL", code: 0x05, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_RPQ_INSERTS.PCH0", code: 0x10, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_RPQ_INSERTS.PCH1", code: 0x10, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_WPQ_INSERTS.PCH0", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_WPQ_INSERTS.PCH1", code: 0x20, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_PCH0", code: 0x80, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_PCH1", code: 0x81, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_PCH0", code: 0x82, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_PCH1", code: 0x83, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_TAGCHK.HIT", code: 0xd3, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_TAGCHK.MISS_CLEAN", code: 0xd3, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_TAGCHK.MISS_DIRTY", code: 0xd3, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_TAGCHK.NM_RD_HIT", code: 0xd3, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_TAGCHK.NM_WR_HIT", code: 0xd3, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_PMM_RPQ_OCCUPANCY.ALL_SCH0", code: 0xe0, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_PMM_RPQ_OCCUPANCY.ALL_SCH1", code: 0xe0, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_PMM_RPQ_INSERTS", code: 0xe3, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_PMM_WPQ_OCCUPANCY.ALL", code: 0xe4, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_PMM_WPQ_INSERTS", code: 0xe7, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_RDB_INSERTS.PCH0", code: 0x17, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_RDB_INSERTS.PCH1", code: 0x17, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_PMM_WPQ_OCCUPANCY.ALL_SCH0", code: 0xe4, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_PMM_WPQ_OCCUPANCY.ALL_SCH1", code: 0xe4, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+];
+
+
+impl ImcCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.code).with_umask(event.umask)
+    }
+}
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -632,7 +789,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &IMC_FIXED_CTL_INFO,
         &IMC_FIXED_CTR_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::IMC),
     mmio_window: Some(&MMIO_WINDOW),
 };

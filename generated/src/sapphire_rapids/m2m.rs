@@ -183,7 +183,7 @@ impl Layout for M2mCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "rsv", ident: "rsv", lsb: 56, msb: 63, access: Access::Rv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw,
+        FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit mask extension: further sub-event selection bits (Intel's UMaskExt); perf's umask format carries it in config bits 32-55.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
@@ -385,6 +385,106 @@ static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter. Each constant's doc
+/// gives the counters that may count it (bit n: counter n).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
+pub struct Event {
+    code: u8,
+    umask: u8,
+    ext_sel: bool,
+    /// Its unit-mask extension (0: none).
+    umask_ext: u32,
+    /// Its row in `EVENT_INFOS`.
+    row: u16,
+}
+
+impl Event {
+    /// `UNC_M2M_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
+    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 0 };
+    /// `UNC_M2M_DIRECTORY_LOOKUP.ANY`: event select 0x20, umask 0x01, counters 0b1111.
+    pub const DIRECTORY_LOOKUP_ANY: Event = Event { code: 0x20, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 1 };
+    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_A`: event select 0x20, umask 0x08, counters 0b1111.
+    pub const DIRECTORY_LOOKUP_STATE_A: Event = Event { code: 0x20, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 2 };
+    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_I`: event select 0x20, umask 0x02, counters 0b1111.
+    pub const DIRECTORY_LOOKUP_STATE_I: Event = Event { code: 0x20, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 3 };
+    /// `UNC_M2M_DIRECTORY_LOOKUP.STATE_S`: event select 0x20, umask 0x04, counters 0b1111.
+    pub const DIRECTORY_LOOKUP_STATE_S: Event = Event { code: 0x20, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 4 };
+    /// `UNC_M2M_DIRECTORY_UPDATE.ANY`: event select 0x21, umask 0x01, unit-mask extension 0x3,
+    /// counters 0b1111.
+    pub const DIRECTORY_UPDATE_ANY: Event = Event { code: 0x21, umask: 0x01, ext_sel: false, umask_ext: 0x3, row: 5 };
+    /// `UNC_M2M_CMS_CLOCKTICKS`: event select 0xc0, umask 0x00, unit-mask extension 0x800000,
+    /// counters 0b1111.
+    pub const CMS_CLOCKTICKS: Event = Event { code: 0xc0, umask: 0x00, ext_sel: false, umask_ext: 0x800000, row: 6 };
+    /// `UNC_M2M_IMC_READS.TO_PMM`: event select 0x24, umask 0x20, unit-mask extension 0x3, counters
+    /// 0b1111.
+    pub const IMC_READS_TO_PMM: Event = Event { code: 0x24, umask: 0x20, ext_sel: false, umask_ext: 0x3, row: 7 };
+    /// `UNC_M2M_IMC_WRITES.TO_PMM`: event select 0x25, umask 0x80, unit-mask extension 0x18,
+    /// counters 0b1111.
+    pub const IMC_WRITES_TO_PMM: Event = Event { code: 0x25, umask: 0x80, ext_sel: false, umask_ext: 0x18, row: 8 };
+    /// `UNC_M2M_TAG_HIT.NM_RD_HIT_CLEAN`: event select 0x1f, umask 0x01, counters 0b1111.
+    pub const TAG_HIT_NM_RD_HIT_CLEAN: Event = Event { code: 0x1f, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 9 };
+    /// `UNC_M2M_TAG_HIT.NM_RD_HIT_DIRTY`: event select 0x1f, umask 0x02, counters 0b1111.
+    pub const TAG_HIT_NM_RD_HIT_DIRTY: Event = Event { code: 0x1f, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 10 };
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::DIRECTORY_LOOKUP_ANY, Event::DIRECTORY_LOOKUP_STATE_A, Event::DIRECTORY_LOOKUP_STATE_I, Event::DIRECTORY_LOOKUP_STATE_S, Event::DIRECTORY_UPDATE_ANY, Event::CMS_CLOCKTICKS, Event::IMC_READS_TO_PMM, Event::IMC_WRITES_TO_PMM, Event::TAG_HIT_NM_RD_HIT_CLEAN, Event::TAG_HIT_NM_RD_HIT_DIRTY];
+
+    /// Event select.
+    pub const fn code(self) -> u8 {
+        self.code
+    }
+
+    /// Unit mask.
+    pub const fn umask(self) -> u8 {
+        self.umask
+    }
+
+    /// Whether it needs the event-select extension bit.
+    pub const fn ext_sel(self) -> bool {
+        self.ext_sel
+    }
+}
+
+#[cfg(feature = "metadata")]
+impl Event {
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        EVENT_INFOS[self.row as usize]
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.info().can_count_on(n)
+    }
+}
+
+/// The facts of `Event::ALL`, row for row.
+#[cfg(feature = "metadata")]
+const EVENT_INFOS: &[&EventInfo] = &[
+    &EventInfo { name: "UNC_M2M_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.ANY", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_A", code: 0x20, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_I", code: 0x20, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_S", code: 0x20, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.ANY", code: 0x21, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_CMS_CLOCKTICKS", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x800000, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_IMC_READS.TO_PMM", code: 0x24, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_IMC_WRITES.TO_PMM", code: 0x25, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x18, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_TAG_HIT.NM_RD_HIT_CLEAN", code: 0x1f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_TAG_HIT.NM_RD_HIT_DIRTY", code: 0x1f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+];
+
+
+impl M2mCtl {
+    /// This value set to count `event`: its event select and umask; its unit-mask extension.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.code).with_umask(event.umask).with_umask_ext(event.umask_ext)
+    }
+}
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -399,7 +499,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &M2M_CTL_INFO,
         &M2M_CTR_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::M2M),
     mmio_window: None,
 };

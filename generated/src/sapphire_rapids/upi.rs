@@ -183,7 +183,7 @@ impl Layout for UpiCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "rsv", ident: "rsv", lsb: 56, msb: 63, access: Access::Rv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw,
+        FieldInfo { name: "umask_ext", ident: "umask_ext", lsb: 32, msb: 55, access: Access::Rw, role: Some(Role::UmaskExt),
             description: "Unit mask extension: further sub-event selection bits (Intel's UMaskExt); perf's umask format carries it in config bits 32-55.", ..FieldInfo::EMPTY },
         FieldInfo { name: "thresh", ident: "thresh", lsb: 24, msb: 31, access: Access::Rw, role: Some(Role::Threshold),
             description: "Threshold: when non-zero, a cycle is counted only if that cycle's increment compares against this value as selected by invert.", ..FieldInfo::EMPTY },
@@ -376,6 +376,93 @@ static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter. Each constant's doc
+/// gives the counters that may count it (bit n: counter n).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
+pub struct Event {
+    code: u8,
+    umask: u8,
+    ext_sel: bool,
+    /// Its unit-mask extension (0: none).
+    umask_ext: u32,
+    /// Its row in `EVENT_INFOS`.
+    row: u16,
+}
+
+impl Event {
+    /// `UNC_UPI_CLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111.
+    pub const CLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 0 };
+    /// `UNC_UPI_TxL_FLITS.ALL_DATA`: event select 0x02, umask 0x0f, counters 0b1111.
+    pub const TXL_FLITS_ALL_DATA: Event = Event { code: 0x02, umask: 0x0f, ext_sel: false, umask_ext: 0x0, row: 1 };
+    /// `UNC_UPI_TxL_FLITS.NON_DATA`: event select 0x02, umask 0x97, counters 0b1111.
+    pub const TXL_FLITS_NON_DATA: Event = Event { code: 0x02, umask: 0x97, ext_sel: false, umask_ext: 0x0, row: 2 };
+    /// `UNC_UPI_TxL_FLITS.ALL_NULL`: event select 0x02, umask 0x27, counters 0b1111.
+    pub const TXL_FLITS_ALL_NULL: Event = Event { code: 0x02, umask: 0x27, ext_sel: false, umask_ext: 0x0, row: 3 };
+    /// `UNC_UPI_RxL_FLITS.ALL_DATA`: event select 0x03, umask 0x0f, counters 0b1111.
+    pub const RXL_FLITS_ALL_DATA: Event = Event { code: 0x03, umask: 0x0f, ext_sel: false, umask_ext: 0x0, row: 4 };
+    /// `UNC_UPI_RxL_FLITS.NON_DATA`: event select 0x03, umask 0x97, counters 0b1111.
+    pub const RXL_FLITS_NON_DATA: Event = Event { code: 0x03, umask: 0x97, ext_sel: false, umask_ext: 0x0, row: 5 };
+    /// `UNC_UPI_RxL_FLITS.ALL_NULL`: event select 0x03, umask 0x27, counters 0b1111.
+    pub const RXL_FLITS_ALL_NULL: Event = Event { code: 0x03, umask: 0x27, ext_sel: false, umask_ext: 0x0, row: 6 };
+    /// `UNC_UPI_L1_POWER_CYCLES`: event select 0x21, umask 0x00, counters 0b1111.
+    pub const L1_POWER_CYCLES: Event = Event { code: 0x21, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 7 };
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::TXL_FLITS_ALL_DATA, Event::TXL_FLITS_NON_DATA, Event::TXL_FLITS_ALL_NULL, Event::RXL_FLITS_ALL_DATA, Event::RXL_FLITS_NON_DATA, Event::RXL_FLITS_ALL_NULL, Event::L1_POWER_CYCLES];
+
+    /// Event select.
+    pub const fn code(self) -> u8 {
+        self.code
+    }
+
+    /// Unit mask.
+    pub const fn umask(self) -> u8 {
+        self.umask
+    }
+
+    /// Whether it needs the event-select extension bit.
+    pub const fn ext_sel(self) -> bool {
+        self.ext_sel
+    }
+}
+
+#[cfg(feature = "metadata")]
+impl Event {
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        EVENT_INFOS[self.row as usize]
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.info().can_count_on(n)
+    }
+}
+
+/// The facts of `Event::ALL`, row for row.
+#[cfg(feature = "metadata")]
+const EVENT_INFOS: &[&EventInfo] = &[
+    &EventInfo { name: "UNC_UPI_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_DATA", code: 0x02, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_UPI_TxL_FLITS.NON_DATA", code: 0x02, umask: 0x97, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_NULL", code: 0x02, umask: 0x27, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_UPI_RxL_FLITS.ALL_DATA", code: 0x03, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_UPI_RxL_FLITS.NON_DATA", code: 0x03, umask: 0x97, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_UPI_RxL_FLITS.ALL_NULL", code: 0x03, umask: 0x27, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_UPI_L1_POWER_CYCLES", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+];
+
+
+impl UpiCtl {
+    /// This value set to count `event`: its event select and umask; its unit-mask extension.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.code).with_umask(event.umask).with_umask_ext(event.umask_ext)
+    }
+}
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -390,7 +477,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &UPI_CTL_INFO,
         &UPI_CTR_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::UPI),
     mmio_window: None,
 };

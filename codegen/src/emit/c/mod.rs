@@ -258,7 +258,7 @@ fn processor_header(p: &Processor, idents: &mut Idents) -> String {
                 .pmu
                 .as_ref()
                 .is_some_and(|m| m.scope == crate::model::pmu::Scope::Cpu);
-            events(&mut h, p, &u.name, &u.events, per_cpu);
+            events(&mut h, p, &u.name, &u.events, per_cpu, &mask_roles(u));
         }
     }
     if let Some(core) = &p.core_events {
@@ -269,7 +269,7 @@ fn processor_header(p: &Processor, idents: &mut Idents) -> String {
              _ANY_THREAD in its cmask, inv, edge and any_thread fields.",
             core.processor, core.unit
         ));
-        events(&mut h, p, &core.unit, &core.events, true);
+        events(&mut h, p, &core.unit, &core.events, true, &[]);
     }
     metrics::emit(&mut h, p);
     let _ = writeln!(h.out, "\n#endif /* {guard} */");
@@ -672,20 +672,66 @@ fn plain_field(h: &mut Header, p: &Processor, r: &Register, f: &Field, stem: &st
     }
 }
 
-/// A unit's events: event select, unit mask, extension bit and the counters that may count
-/// each; with `settings`, also the counter mask, invert, edge and any-thread values.
-fn events(h: &mut Header, p: &Processor, unit: &str, list: &[Event], settings: bool) {
-    h.comment(&format!(
+/// The macro suffix of a mask role's value: `UMASK_EXT`, `PORT_MASK`, `FC_MASK`.
+fn mask_suffix(role: crate::model::pmu::Role) -> String {
+    role.as_str().replace('-', "_").to_ascii_uppercase()
+}
+
+/// The comment above a unit's event macros: what each suffix means.
+fn events_comment(unit: &str, settings: bool, masks: &[crate::model::pmu::Role]) -> String {
+    let settings = if settings {
+        "; _THRESHOLD, _INVERT, _EDGE and _ANY_THREAD what it sets in the control's threshold \
+         (counter mask), invert, edge and any-thread fields"
+    } else {
+        ""
+    };
+    let masks = if masks.is_empty() {
+        String::new()
+    } else {
+        let list = |f: &dyn Fn(&crate::model::pmu::Role) -> String| {
+            masks.iter().map(f).collect::<Vec<_>>().join(", ")
+        };
+        format!(
+            "; {} what it sets in the fields playing the {} roles (Intel's UMaskExt, PortMask, \
+             FCMask; 0: none)",
+            list(&|r| format!("_{}", mask_suffix(*r))),
+            list(&|r| r.as_str().to_string())
+        )
+    };
+    format!(
         "Events of the {unit} unit, from Intel's public event list: _CODE is the event select, \
          _UMASK the unit mask, _EXT_SEL whether the event-select extension bit must be set, \
-         _COUNTERS a bit mask of the counters that may count it (bit n: counter n){}.",
-        if settings {
-            "; _THRESHOLD, _INVERT, _EDGE and _ANY_THREAD what it sets in the control's \
-             threshold (counter mask), invert, edge and any-thread fields"
-        } else {
-            ""
-        }
-    ));
+         _COUNTERS a bit mask of the counters that may count it (bit n: counter n){settings}{masks}."
+    )
+}
+
+/// The mask roles (UMaskExt, PortMask, FCMask) some counter control of `u` has a field for.
+fn mask_roles(u: &Unit) -> Vec<crate::model::pmu::Role> {
+    crate::model::EventMasks::default()
+        .by_role()
+        .map(|(r, _)| r)
+        .into_iter()
+        .filter(|r| {
+            u.registers
+                .iter()
+                .flat_map(|x| &x.fields)
+                .any(|f| f.role.as_ref().is_some_and(|x| x.role == *r))
+        })
+        .collect()
+}
+
+/// A unit's events: event select, unit mask, extension bit and the counters that may count
+/// each; with `settings`, also the counter mask, invert, edge and any-thread values; and the
+/// value of each mask role in `masks` (the unit's controls have a field for each).
+fn events(
+    h: &mut Header,
+    p: &Processor,
+    unit: &str,
+    list: &[Event],
+    settings: bool,
+    masks: &[crate::model::pmu::Role],
+) {
+    h.comment(&events_comment(unit, settings, masks));
     for e in list {
         let stem = names::event(&p.module, unit, &e.ident);
         let what = || format!("event {} ({unit} unit)", e.name);
@@ -726,6 +772,15 @@ fn events(h: &mut Header, p: &Processor, unit: &str, list: &[Event], settings: b
             h.define(&format!("{stem}_INVERT"), flag(s.invert), &what);
             h.define(&format!("{stem}_EDGE"), flag(s.edge), &what);
             h.define(&format!("{stem}_ANY_THREAD"), flag(s.any_thread), &what);
+        }
+        for (role, value) in e.masks.by_role() {
+            if masks.contains(&role) {
+                h.define(
+                    &format!("{stem}_{}", mask_suffix(role)),
+                    &format!("0x{value:X}U"),
+                    &what,
+                );
+            }
         }
     }
 }

@@ -405,7 +405,8 @@ fn selected_event_lists(
     Ok(lists)
 }
 
-/// What an event sets beyond its select and umask (`cmask=4 inv edge any`), or "".
+/// What an event sets beyond its select and umask (`cmask=4 inv edge any`; an uncore event's
+/// `umask_ext=0xc001fe`, `port_mask=0x1 fc_mask=0x7`), or "".
 fn settings_text(e: &EventInfo) -> String {
     let mut parts = Vec::new();
     if e.threshold != 0 {
@@ -414,6 +415,15 @@ fn settings_text(e: &EventInfo) -> String {
     for (set, name) in [(e.invert, "inv"), (e.edge, "edge"), (e.any_thread, "any")] {
         if set {
             parts.push(name.to_string());
+        }
+    }
+    for (value, name) in [
+        (e.umask_ext, "umask_ext"),
+        (u32::from(e.port_mask), "port_mask"),
+        (u32::from(e.fc_mask), "fc_mask"),
+    ] {
+        if value != 0 {
+            parts.push(format!("{name}={value:#x}"));
         }
     }
     parts.join(" ")
@@ -466,7 +476,7 @@ pub fn list_events(
             .flat_map(|(pid, unit, events)| {
                 events.iter().map(move |e| {
                     let counters: Vec<u32> = (0..32).filter(|n| e.can_count_on(*n)).collect();
-                    json!({"name": e.name, "processor": pid, "unit": unit, "code": e.code, "code_hex": format!("{:#04x}", e.code), "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "ext_sel": e.ext_sel, "counters": counters, "filters": e.filters, "threshold": e.threshold, "invert": e.invert, "edge": e.edge, "any_thread": e.any_thread, "description": describe(pid, unit, e)})
+                    json!({"name": e.name, "processor": pid, "unit": unit, "code": e.code, "code_hex": format!("{:#04x}", e.code), "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "ext_sel": e.ext_sel, "counters": counters, "filters": e.filters, "threshold": e.threshold, "invert": e.invert, "edge": e.edge, "any_thread": e.any_thread, "umask_ext": e.umask_ext, "port_mask": e.port_mask, "fc_mask": e.fc_mask, "description": describe(pid, unit, e)})
                 })
             })
             .collect();
@@ -790,8 +800,9 @@ fn header(found: &Found, value: u64) -> String {
 }
 
 /// The event a control value selects, by its event list (`UNC_H_REQUESTS.READS`; for a
-/// core PMU's control, processor `core`'s own list first): select, umask, extension bit and
-/// the counter mask, invert, edge and any-thread bits the event sets must all match.
+/// core PMU's control, processor `core`'s own list first): select, umask, extension bit, the
+/// counter mask, invert, edge and any-thread bits and the uncore masks (unit-mask extension,
+/// port and traffic-class masks) the event sets must all match.
 fn event_of(d: &Decoded, core: Option<&str>) -> Option<&'static str> {
     let info = d.register;
     let sel = info.role(Role::Event)?.extract(d.raw);
@@ -806,6 +817,9 @@ fn event_of(d: &Decoded, core: Option<&str>) -> Option<&'static str> {
                 && get(Role::Invert).is_none_or(|x| x == u64::from(e.invert))
                 && get(Role::Edge).is_none_or(|x| x == u64::from(e.edge))
                 && get(Role::AnyThread).is_none_or(|x| x == u64::from(e.any_thread))
+                && get(Role::UmaskExt).is_none_or(|x| x == u64::from(e.umask_ext))
+                && get(Role::PortMask).is_none_or(|x| x == u64::from(e.port_mask))
+                && get(Role::FcMask).is_none_or(|x| x == u64::from(e.fc_mask))
         })
         .map(|e| e.name)
 }

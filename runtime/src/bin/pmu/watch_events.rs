@@ -90,6 +90,7 @@ pub fn parse(
     }
     let pairs = grammar::assignments(control, &words)?;
     let raw = codec::encode_for(control, 0, &pairs, core)?;
+    refuse_masks(control, raw, text)?;
     // `event=NAME` sets the event select, the umask and the extension bit from the list, and
     // the counter mask, invert, edge and any-thread bits where the event has them.
     let set = |role: Role| {
@@ -121,6 +122,30 @@ pub fn parse(
         event_ext: set(Role::EventExt).map(|v| v != 0),
         any_thread: set(Role::AnyThread).map(|v| v != 0),
     })
+}
+
+/// An event that sets an uncore mask (Intel's UMaskExt, PortMask, FCMask) is refused: what
+/// `watch` programs ([`EventSelect`]) has no place for them, and counting without them would
+/// count another event. `pmu encode` gives such an event's whole control value.
+fn refuse_masks(control: &'static RegisterInfo, raw: u64, text: &str) -> Result<(), Failure> {
+    let set: Vec<&str> = [
+        (Role::UmaskExt, "unit-mask extension"),
+        (Role::PortMask, "port mask"),
+        (Role::FcMask, "traffic-class mask"),
+    ]
+    .into_iter()
+    .filter(|(role, _)| control.role(*role).is_some_and(|f| f.extract(raw) != 0))
+    .map(|(_, what)| what)
+    .collect();
+    if set.is_empty() {
+        return Ok(());
+    }
+    Err(Failure::usage(format!(
+        "`{text}` sets the {} of the counter's control, which watch cannot program yet \
+         (without it the counter would count another event); `pmu encode` with the control \
+         register and event=NAME gives the whole control value",
+        set.join(" and ")
+    )))
 }
 
 #[cfg(test)]
@@ -168,6 +193,41 @@ mod tests {
                 .contains("is a core event of xeon-7500, xeon-e5-2600"),
             "{e}"
         );
+    }
+
+    /// An uncore event that needs its unit-mask extension or the IIO port masks is refused
+    /// by name, rather than counted without them; one without is taken.
+    #[test]
+    fn an_event_with_an_uncore_mask_is_refused_not_counted_as_another() {
+        let icx = PROCESSORS.iter().find(|p| p.id == "ice-lake-sp").unwrap();
+        let boxes = Boxes::of(icx);
+        let control = |unit: &str| {
+            boxes
+                .boxes
+                .iter()
+                .find(|b| b.unit.name == unit)
+                .and_then(|b| b.counters.iter().find_map(|c| c.control))
+                .unwrap_or_else(|| panic!("no {unit} control"))
+                .info
+        };
+        for (unit, event, what) in [
+            (
+                "CHA",
+                "event=UNC_CHA_TOR_INSERTS.IA_MISS",
+                "unit-mask extension",
+            ),
+            (
+                "IIO",
+                "event=UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0",
+                "port mask and traffic-class mask",
+            ),
+        ] {
+            let e = parse(control(unit), event, None).unwrap_err().to_string();
+            assert!(e.contains(what) && e.contains("pmu encode"), "{e}");
+        }
+        let sel = parse(control("CHA"), "event=UNC_CHA_CLOCKTICKS", None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((sel.ev_sel, sel.umask), (0x00, Some(0)));
     }
 
     /// Every general counter control of every box of every processor reads each word by the

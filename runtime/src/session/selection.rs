@@ -114,7 +114,8 @@ impl Selection {
     }
 
     /// `events` (named by `names`, one per event) on every box of `boxes`, on socket 0.
-    /// The boxes must be of one processor and have a general counter for every event.
+    /// The boxes must be of one processor and have a counter for every event: a general one,
+    /// or the free-running counter the event selects (`event=0xff,umask=0x20`).
     pub fn of_boxes(
         boxes: &[(&'static Boxes, &'static PmuBox)],
         names: &[&str],
@@ -184,7 +185,8 @@ impl Selection {
     }
 
     /// Checks what can be checked without a machine: boxes of one processor, each given
-    /// once, with a general counter for each of its events.
+    /// once, with a general counter for each of its events (or the free-running counter the
+    /// event selects).
     pub fn check(&self) -> Result<(), UsageError> {
         let boxes = self.boxes();
         for (i, b) in boxes.iter().enumerate() {
@@ -205,22 +207,8 @@ impl Selection {
                     counter: format!("box {}", b.pmu_box.instance),
                 });
             }
-            let general = b
-                .pmu_box
-                .counters
-                .iter()
-                .filter(|c| c.info.kind == pmu_regs::CounterKind::General && c.control.is_some())
-                .count();
-            if b.events.len() > general {
-                return Err(UsageError::NoSuchCounter {
-                    counter: format!(
-                        "free counter for event {} in {}",
-                        general + 1,
-                        b.pmu_box.instance
-                    ),
-                    available: format!("{general} general counters"),
-                });
-            }
+            // A general counter for each event, or the free-running counter it selects.
+            b.pmu_box.assign(&b.events)?;
         }
         Ok(())
     }

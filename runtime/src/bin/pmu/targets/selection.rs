@@ -227,11 +227,21 @@ impl Selection {
             .iter()
             .filter(|c| c.info.kind == CounterKind::General && c.control.is_some())
             .collect();
+        let mut general = general.into_iter();
         for (i, text) in self.events.iter().enumerate() {
-            let Some(c) = general.get(i) else {
+            // An event that names a free-running counter takes it; the others, in order,
+            // the general counters.
+            if let Some(sel) = watch_events::free_running(pmu_box, text) {
+                planned.events.push(sel);
+                continue;
+            }
+            let Some(c) = general.next() else {
+                if pmu_box.counters.iter().all(|c| c.control.is_none()) {
+                    return Err(watch_events::no_free_running(pmu_box, text).into());
+                }
                 return Err(UsageError::NoSuchCounter {
                     counter: format!("free counter for event {} in {}", i + 1, pmu_box.instance),
-                    available: format!("{} general counters", general.len()),
+                    available: pmu_box.offers(),
                 }
                 .into());
             };

@@ -31,8 +31,9 @@ fn every_unit_declares_its_structure() {
     }
     // 7 + 8 + 9 + 10 + 10 + 9 + 9 + 10 + 1 units, Sapphire Rapids' and Emerald Rapids' 6 each,
     // Granite Rapids' 4, and AMD Zen 2 to 5: 3 + 3 + 4 + 4; the free-running units: the IIO's
-    // of Skylake-SP and Cascade Lake, the IIO's and iMC's of Ice Lake-SP.
-    assert_eq!(pmus().count(), 73 + 6 * 2 + 4 + 14 + 4);
+    // of Skylake-SP and Cascade Lake, the IIO's and iMC's of Ice Lake-SP, the IIO's of Sapphire
+    // and Emerald Rapids.
+    assert_eq!(pmus().count(), 73 + 6 * 2 + 4 + 14 + 4 + 2);
 }
 
 #[test]
@@ -111,7 +112,7 @@ fn every_counter_of_every_box_resolves() {
     // units), Granite Rapids (CHA 4*126, IIO 4*16, IRP 2*16, U 2 = 602); AMD Zen 2 and 3 each
     // (PMC 6, L3 6, DF 4 = 16), Zen 4 and 5 each (PMC 6, L3 6, DF 16, UMC 4*12 = 76). Free-running
     // counters: Skylake-SP's and Cascade Lake's IIO 17*6 each, Ice Lake-SP's IIO 9*6 and
-    // memory-mapped iMC 5*4.
+    // memory-mapped iMC 5*4, Sapphire and Emerald Rapids' IIO 17*12 each.
     assert_eq!(
         counters,
         98 + 83
@@ -128,6 +129,7 @@ fn every_counter_of_every_box_resolves() {
             + 17 * 6 * 2
             + 9 * 6
             + 5 * 4
+            + 17 * 12 * 2
     );
 }
 

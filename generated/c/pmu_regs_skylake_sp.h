@@ -1228,7 +1228,8 @@ static inline uint64_t pmu_skylake_sp_iio_free_msr_util_event_count_get(uint64_t
  * 0: CBDMA and DMI; stacks 1-3: PCIe; stacks 4-5: MCP) has an IIO box counting the traffic
  * between its ports and the mesh: four 48-bit counters whose controls also select ports
  * (ch_mask) and traffic classes (fc_mask), a box control and a box status, all MSRs. Its
- * free-running bandwidth and utilisation counters are not described yet.
+ * free-running clock, bandwidth and utilisation counters are the IIO_FREE boxes
+ * (iio-free.xml).
  *
  * Instances: IIO0, IIO1, IIO2, IIO3, IIO4, IIO5.
  */

@@ -657,7 +657,7 @@ const IIO_FREE_PERF: PerfInfo = PerfInfo {
 ///
 /// **Kernel PMU names** (info): Linux registers skx_uncore_iio as iio, six boxes: uncore_iio_0 to
 /// uncore_iio_5, with skx_uncore_iio_formats_attr (the skx-iio driver). The free-running counters
-/// are another PMU, uncore_iio_free_running_N, not described yet.
+/// are another PMU, uncore_iio_free_running_N: the IIO_FREE unit (iio-free.xml).
 ///
 /// **ov_en** (info): PCM names control bit 20 IIO_MSR_PMON_CTL_OV_EN; no source says where the
 /// overflow goes when it is set, so the field has no overflow-enable role.
@@ -712,8 +712,8 @@ pub static IIO: PmuInfo = PmuInfo {
             title: "Kernel PMU names",
             text: "Linux registers skx_uncore_iio as iio, six boxes: uncore_iio_0 to \
             uncore_iio_5, with skx_uncore_iio_formats_attr (the skx-iio driver). The \
-            free-running counters are another PMU, uncore_iio_free_running_N, not \
-            described yet.",
+            free-running counters are another PMU, uncore_iio_free_running_N: the \
+            IIO_FREE unit (iio-free.xml).",
         },
         NoteInfo {
             kind: "info",

@@ -7,6 +7,8 @@
 #[rustfmt::skip]
 pub mod cha;
 #[rustfmt::skip]
+pub mod iio_free;
+#[rustfmt::skip]
 pub mod iio;
 #[rustfmt::skip]
 pub mod irp;
@@ -41,7 +43,15 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         steppings: None,
     }),
     code_names: &["Emerald Rapids", "Emerald Rapids-SP"],
-    units: &[&cha::UNIT, &iio::UNIT, &irp::UNIT, &m3upi::UNIT, &ubox::UNIT, &upi::UNIT],
+    units: &[
+        &cha::UNIT,
+        &iio_free::UNIT,
+        &iio::UNIT,
+        &irp::UNIT,
+        &m3upi::UNIT,
+        &ubox::UNIT,
+        &upi::UNIT,
+    ],
     global: None,
     core_events: Some(&core::EVENTS),
 };

@@ -3223,6 +3223,25 @@ layout! {
 }
 
 #[cfg(feature = "sapphire-rapids")]
+mod sapphire_rapids_iio_free {
+use super::*;
+use pmu_regs::sapphire_rapids::iio_free::*;
+
+layout! {
+    iio_free_ioclk: IioFreeIoclk;
+    ro(event_count, val u64, 0, 48);
+}
+layout! {
+    iio_free_bw_in: IioFreeBwIn;
+    ro(event_count, val u64, 0, 48);
+}
+layout! {
+    iio_free_bw_out: IioFreeBwOut;
+    ro(event_count, val u64, 0, 48);
+}
+}
+
+#[cfg(feature = "sapphire-rapids")]
 mod sapphire_rapids_iio {
 use super::*;
 use pmu_regs::sapphire_rapids::iio::*;

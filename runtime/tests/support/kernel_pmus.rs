@@ -488,6 +488,8 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             v.extend(idx("uncore_irp", 12, SPR_RAW));
             v.extend(idx("uncore_upi", 4, SPR_RAW));
             v.extend(idx("uncore_m3upi", 4, SPR_RAW));
+            // spr_uncore_iio_free_running: as many boxes as IIO box ids.
+            v.extend(idx("uncore_iio_free_running", 12, SKX_FREE));
         }
         "granite-rapids" => {
             // gnr_uncores: the U-box is named (ubox, one box); the CHAs, IIO and IRP stacks

@@ -320,7 +320,9 @@ fn structure_agrees(pmu: &pmu_regs::structure::PmuInfo, j: &Value) {
             json!({"number": c.number, "kind": kebab(c.kind), "width": c.width,
                    "width_cpuid": c.width_cpuid, "control": c.control.as_ref().map(element),
                    "counter": element(&c.counter), "alias": c.alias.as_ref().map(element),
-                   "event": c.event})
+                   "event": c.event,
+                   "perf_event": c.perf_event.map(|p| json!({"name": p.name, "umask": p.umask,
+                       "scale": p.scale, "unit": p.unit}))})
         })
         .collect();
     let filters: Vec<Value> = pmu

@@ -106,6 +106,12 @@ error_cases!(
     pmu_route_unknown_with_bits,
     pmu_shared_control_without_counters,
     pmu_free_running_with_control,
+    // Free-running counters (spec/README.md, "Free-running counters").
+    pmu_free_running_writable,
+    pmu_free_running_perf_on_general,
+    pmu_free_running_perf_incomplete,
+    pmu_free_running_perf_scale,
+    pmu_free_running_perf_duplicate,
     pmu_global_in_several_instances,
     pmu_perf_uncovered,
     pmu_perf_unknown_driver,

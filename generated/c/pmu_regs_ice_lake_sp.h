@@ -1402,6 +1402,129 @@ static inline uint64_t pmu_ice_lake_sp_c_msr_pmon_ctr_event_count_set(uint64_t r
 #define PMU_ICE_LAKE_SP_CHA_EVENT_TOR_INSERTS_IO_PCIRDCUR_LOCAL_UMASK_EXT 0xC8F2FFU
 
 /*
+ * IIO_FREE (IIO free-running counters): Each of the six I/O stacks has nine read-only counters
+ * that run without any control: its I/O clock and the inbound bandwidth of each of its eight
+ * ports. All are MSRs, 48 bits wide; the kernel reads them as the PMUs
+ * uncore_iio_free_running_0 to _5.
+ *
+ * Instances: IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5.
+ */
+
+/*
+ * IIO_FREE{i}_MSR_IOCLK: The stack's free-running I/O clock counter.
+ *
+ * 64-bit MSR.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): Address and width.
+ * The notes in full: generated/docs/ice_lake_sp/iio_free.md.
+ */
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_IOCLK_WIDTH 64
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_IOCLK_COUNT 1
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_IOCLK_RESET 0x0000000000000000ULL
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_IOCLK_RESERVED_MASK 0xFFFF000000000000ULL
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_IOCLK_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_IOCLK_WRITABLE_MASK 0x0000000000000000ULL
+#define PMU_ICE_LAKE_SP_IIO_FREE0_MSR_IOCLK 0xA55U
+#define PMU_ICE_LAKE_SP_IIO_FREE1_MSR_IOCLK 0xA75U
+#define PMU_ICE_LAKE_SP_IIO_FREE2_MSR_IOCLK 0xA95U
+#define PMU_ICE_LAKE_SP_IIO_FREE3_MSR_IOCLK 0xAE5U
+#define PMU_ICE_LAKE_SP_IIO_FREE4_MSR_IOCLK 0xB05U
+#define PMU_ICE_LAKE_SP_IIO_FREE5_MSR_IOCLK 0xB25U
+
+/*
+ * event_count (bits 47:0, ro-v, role count): I/O clock cycles of the stack since reset; wraps
+ * at 48 bits and keeps counting.
+ */
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_IOCLK_EVENT_COUNT_SHIFT 0
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_IOCLK_EVENT_COUNT_WIDTH 48
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_IOCLK_EVENT_COUNT_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_IOCLK_EVENT_COUNT_MAX 0x0000FFFFFFFFFFFFULL
+static inline uint64_t pmu_ice_lake_sp_iio_free_msr_ioclk_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ICE_LAKE_SP_IIO_FREE_MSR_IOCLK_EVENT_COUNT_MASK, PMU_ICE_LAKE_SP_IIO_FREE_MSR_IOCLK_EVENT_COUNT_SHIFT); }
+
+/*
+ * IIO_FREE{i}_MSR_BW_IN{n}: Inbound bandwidth counter n of the stack: the data in from port n.
+ *
+ * 64-bit MSR, 8 per instance ({n} = 0..7).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): Addresses and width.
+ * The notes in full: generated/docs/ice_lake_sp/iio_free.md.
+ */
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_BW_IN_WIDTH 64
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_BW_IN_COUNT 8
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_BW_IN_RESET 0x0000000000000000ULL
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_BW_IN_RESERVED_MASK 0xFFFF000000000000ULL
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_BW_IN_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_BW_IN_WRITABLE_MASK 0x0000000000000000ULL
+#define PMU_ICE_LAKE_SP_IIO_FREE0_MSR_BW_IN0 0xAA0U
+#define PMU_ICE_LAKE_SP_IIO_FREE0_MSR_BW_IN1 0xAA1U
+#define PMU_ICE_LAKE_SP_IIO_FREE0_MSR_BW_IN2 0xAA2U
+#define PMU_ICE_LAKE_SP_IIO_FREE0_MSR_BW_IN3 0xAA3U
+#define PMU_ICE_LAKE_SP_IIO_FREE0_MSR_BW_IN4 0xAA4U
+#define PMU_ICE_LAKE_SP_IIO_FREE0_MSR_BW_IN5 0xAA5U
+#define PMU_ICE_LAKE_SP_IIO_FREE0_MSR_BW_IN6 0xAA6U
+#define PMU_ICE_LAKE_SP_IIO_FREE0_MSR_BW_IN7 0xAA7U
+#define PMU_ICE_LAKE_SP_IIO_FREE1_MSR_BW_IN0 0xAB0U
+#define PMU_ICE_LAKE_SP_IIO_FREE1_MSR_BW_IN1 0xAB1U
+#define PMU_ICE_LAKE_SP_IIO_FREE1_MSR_BW_IN2 0xAB2U
+#define PMU_ICE_LAKE_SP_IIO_FREE1_MSR_BW_IN3 0xAB3U
+#define PMU_ICE_LAKE_SP_IIO_FREE1_MSR_BW_IN4 0xAB4U
+#define PMU_ICE_LAKE_SP_IIO_FREE1_MSR_BW_IN5 0xAB5U
+#define PMU_ICE_LAKE_SP_IIO_FREE1_MSR_BW_IN6 0xAB6U
+#define PMU_ICE_LAKE_SP_IIO_FREE1_MSR_BW_IN7 0xAB7U
+#define PMU_ICE_LAKE_SP_IIO_FREE2_MSR_BW_IN0 0xAC0U
+#define PMU_ICE_LAKE_SP_IIO_FREE2_MSR_BW_IN1 0xAC1U
+#define PMU_ICE_LAKE_SP_IIO_FREE2_MSR_BW_IN2 0xAC2U
+#define PMU_ICE_LAKE_SP_IIO_FREE2_MSR_BW_IN3 0xAC3U
+#define PMU_ICE_LAKE_SP_IIO_FREE2_MSR_BW_IN4 0xAC4U
+#define PMU_ICE_LAKE_SP_IIO_FREE2_MSR_BW_IN5 0xAC5U
+#define PMU_ICE_LAKE_SP_IIO_FREE2_MSR_BW_IN6 0xAC6U
+#define PMU_ICE_LAKE_SP_IIO_FREE2_MSR_BW_IN7 0xAC7U
+#define PMU_ICE_LAKE_SP_IIO_FREE3_MSR_BW_IN0 0xB30U
+#define PMU_ICE_LAKE_SP_IIO_FREE3_MSR_BW_IN1 0xB31U
+#define PMU_ICE_LAKE_SP_IIO_FREE3_MSR_BW_IN2 0xB32U
+#define PMU_ICE_LAKE_SP_IIO_FREE3_MSR_BW_IN3 0xB33U
+#define PMU_ICE_LAKE_SP_IIO_FREE3_MSR_BW_IN4 0xB34U
+#define PMU_ICE_LAKE_SP_IIO_FREE3_MSR_BW_IN5 0xB35U
+#define PMU_ICE_LAKE_SP_IIO_FREE3_MSR_BW_IN6 0xB36U
+#define PMU_ICE_LAKE_SP_IIO_FREE3_MSR_BW_IN7 0xB37U
+#define PMU_ICE_LAKE_SP_IIO_FREE4_MSR_BW_IN0 0xB40U
+#define PMU_ICE_LAKE_SP_IIO_FREE4_MSR_BW_IN1 0xB41U
+#define PMU_ICE_LAKE_SP_IIO_FREE4_MSR_BW_IN2 0xB42U
+#define PMU_ICE_LAKE_SP_IIO_FREE4_MSR_BW_IN3 0xB43U
+#define PMU_ICE_LAKE_SP_IIO_FREE4_MSR_BW_IN4 0xB44U
+#define PMU_ICE_LAKE_SP_IIO_FREE4_MSR_BW_IN5 0xB45U
+#define PMU_ICE_LAKE_SP_IIO_FREE4_MSR_BW_IN6 0xB46U
+#define PMU_ICE_LAKE_SP_IIO_FREE4_MSR_BW_IN7 0xB47U
+#define PMU_ICE_LAKE_SP_IIO_FREE5_MSR_BW_IN0 0xB50U
+#define PMU_ICE_LAKE_SP_IIO_FREE5_MSR_BW_IN1 0xB51U
+#define PMU_ICE_LAKE_SP_IIO_FREE5_MSR_BW_IN2 0xB52U
+#define PMU_ICE_LAKE_SP_IIO_FREE5_MSR_BW_IN3 0xB53U
+#define PMU_ICE_LAKE_SP_IIO_FREE5_MSR_BW_IN4 0xB54U
+#define PMU_ICE_LAKE_SP_IIO_FREE5_MSR_BW_IN5 0xB55U
+#define PMU_ICE_LAKE_SP_IIO_FREE5_MSR_BW_IN6 0xB56U
+#define PMU_ICE_LAKE_SP_IIO_FREE5_MSR_BW_IN7 0xB57U
+#define PMU_ICE_LAKE_SP_IIO_FREE0_MSR_BW_IN(n) (0xAA0U + 1U * (unsigned)(n))
+#define PMU_ICE_LAKE_SP_IIO_FREE1_MSR_BW_IN(n) (0xAB0U + 1U * (unsigned)(n))
+#define PMU_ICE_LAKE_SP_IIO_FREE2_MSR_BW_IN(n) (0xAC0U + 1U * (unsigned)(n))
+#define PMU_ICE_LAKE_SP_IIO_FREE3_MSR_BW_IN(n) (0xB30U + 1U * (unsigned)(n))
+#define PMU_ICE_LAKE_SP_IIO_FREE4_MSR_BW_IN(n) (0xB40U + 1U * (unsigned)(n))
+#define PMU_ICE_LAKE_SP_IIO_FREE5_MSR_BW_IN(n) (0xB50U + 1U * (unsigned)(n))
+
+/*
+ * event_count (bits 47:0, ro-v, role count): 32-byte units of data in from the port since
+ * reset; wraps at 48 bits and keeps counting.
+ */
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_BW_IN_EVENT_COUNT_SHIFT 0
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_BW_IN_EVENT_COUNT_WIDTH 48
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_BW_IN_EVENT_COUNT_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_ICE_LAKE_SP_IIO_FREE_MSR_BW_IN_EVENT_COUNT_MAX 0x0000FFFFFFFFFFFFULL
+static inline uint64_t pmu_ice_lake_sp_iio_free_msr_bw_in_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ICE_LAKE_SP_IIO_FREE_MSR_BW_IN_EVENT_COUNT_MASK, PMU_ICE_LAKE_SP_IIO_FREE_MSR_BW_IN_EVENT_COUNT_SHIFT); }
+
+/*
  * IIO (IIO (integrated I/O stack) performance monitoring): Each of the six I/O stacks (five
  * PCIe stacks and the CBDMA/DMI stack) has an IIO monitoring block: four 48-bit counters whose
  * 64-bit controls carry a 12-bit threshold and port and traffic-class masks, a box control and
@@ -2408,6 +2531,202 @@ static inline uint64_t pmu_ice_lake_sp_iio_msr_pmon_ctr_event_count_set(uint64_t
 #define PMU_ICE_LAKE_SP_IIO_EVENT_COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS_COUNTERS 0xCU
 #define PMU_ICE_LAKE_SP_IIO_EVENT_COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS_PORT_MASK 0x0U
 #define PMU_ICE_LAKE_SP_IIO_EVENT_COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS_FC_MASK 0x4U
+
+/*
+ * IMC_FREE (iMC free-running counters (memory-mapped)): Each of the four memory controllers
+ * has five read-only counters that run without any control: DRAM clocks, and the data read
+ * from and written to DRAM and to persistent memory (DDR-T). They are memory-mapped at the
+ * start of the controller's register window, 48 bits wide; the kernel reads them as the PMUs
+ * uncore_imc_free_running_0 to _3.
+ *
+ * Instances: IMC_FREE0, IMC_FREE1, IMC_FREE2, IMC_FREE3.
+ */
+
+/*
+ * IMC_FREE unit: memory-mapped window. The controller's own base, built as for the iMC channel
+ * windows (imc.xml) from config registers of device 0x3451: bits 28:0 of dword 0xD0 are base
+ * bits 51:23, bits 10:0 of dword 0xD8 (0xDC, 0xE0, 0xE4 for controllers 1-3) base bits 22:12.
+ * The free-running counters sit 0x2290-0x22B7 past that base, in the first 16 KiB the kernel
+ * maps (icx_uncore_imc_freerunning_init_box: mem_offset = 0xD8 + 4 * box, box control 0,
+ * mapped size SNR_IMC_MMIO_SIZE = 0x4000).
+ *
+ * The base of controller c is the OR of each part i: ((dword at _PART<i>_OFFSET + c *
+ * _PART<i>_CONTROLLER_STRIDE of the device) >> _LSB & ((1 << (_MSB - _LSB + 1)) - 1)) <<
+ * _SHIFT. Channel h's window starts at base + _OFFSET + h * _CHANNEL_STRIDE and is _SIZE bytes
+ * long; each register's _OFFSET is from there.
+ */
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_DEVICE_ID 0x3451U
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_DEVICE 0
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_FUNCTION 1
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_PARTS 2
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_PART0_OFFSET 0xD0U
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_PART0_CONTROLLER_STRIDE 0x0U
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_PART0_LSB 0
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_PART0_MSB 28
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_PART0_SHIFT 23
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_PART1_OFFSET 0xD8U
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_PART1_CONTROLLER_STRIDE 0x4U
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_PART1_LSB 0
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_PART1_MSB 10
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_PART1_SHIFT 12
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_OFFSET 0x0ULL
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_CHANNEL_STRIDE 0x0ULL
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_SIZE 0x4000ULL
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_CONTROLLERS 4
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_WINDOW_CHANNELS 1
+
+/*
+ * IMC_FREE{i}_MMIO_DCLK: The controller's free-running DRAM clock counter.
+ *
+ * 64-bit memory-mapped register (see the unit's _MMIO_WINDOW macros).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): Offset and width.
+ * The notes in full: generated/docs/ice_lake_sp/imc_free.md.
+ */
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DCLK_WIDTH 64
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DCLK_COUNT 1
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DCLK_RESET 0x0000000000000000ULL
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DCLK_RESERVED_MASK 0xFFFF000000000000ULL
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DCLK_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DCLK_WRITABLE_MASK 0x0000000000000000ULL
+#define PMU_ICE_LAKE_SP_IMC_FREE0_MMIO_DCLK_CONTROLLER 0
+#define PMU_ICE_LAKE_SP_IMC_FREE0_MMIO_DCLK_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE0_MMIO_DCLK_OFFSET 0x22B0U
+#define PMU_ICE_LAKE_SP_IMC_FREE1_MMIO_DCLK_CONTROLLER 1
+#define PMU_ICE_LAKE_SP_IMC_FREE1_MMIO_DCLK_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE1_MMIO_DCLK_OFFSET 0x22B0U
+#define PMU_ICE_LAKE_SP_IMC_FREE2_MMIO_DCLK_CONTROLLER 2
+#define PMU_ICE_LAKE_SP_IMC_FREE2_MMIO_DCLK_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE2_MMIO_DCLK_OFFSET 0x22B0U
+#define PMU_ICE_LAKE_SP_IMC_FREE3_MMIO_DCLK_CONTROLLER 3
+#define PMU_ICE_LAKE_SP_IMC_FREE3_MMIO_DCLK_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE3_MMIO_DCLK_OFFSET 0x22B0U
+
+/*
+ * event_count (bits 47:0, ro-v, role count): DRAM clock cycles since reset; wraps at 48 bits
+ * and keeps counting.
+ */
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DCLK_EVENT_COUNT_SHIFT 0
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DCLK_EVENT_COUNT_WIDTH 48
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DCLK_EVENT_COUNT_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DCLK_EVENT_COUNT_MAX 0x0000FFFFFFFFFFFFULL
+static inline uint64_t pmu_ice_lake_sp_imc_free_mmio_dclk_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DCLK_EVENT_COUNT_MASK, PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DCLK_EVENT_COUNT_SHIFT); }
+
+/*
+ * IMC_FREE{i}_MMIO_DDR{n}: DRAM data counter n of the controller: 0 the data read, 1 the data
+ * written.
+ *
+ * 64-bit memory-mapped register (see the unit's _MMIO_WINDOW macros), 2 per instance ({n} =
+ * 0..1).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): Offsets and width.
+ * The notes in full: generated/docs/ice_lake_sp/imc_free.md.
+ */
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDR_WIDTH 64
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDR_COUNT 2
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDR_RESET 0x0000000000000000ULL
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDR_RESERVED_MASK 0xFFFF000000000000ULL
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDR_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDR_WRITABLE_MASK 0x0000000000000000ULL
+#define PMU_ICE_LAKE_SP_IMC_FREE0_MMIO_DDR0_CONTROLLER 0
+#define PMU_ICE_LAKE_SP_IMC_FREE0_MMIO_DDR0_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE0_MMIO_DDR0_OFFSET 0x2290U
+#define PMU_ICE_LAKE_SP_IMC_FREE0_MMIO_DDR1_CONTROLLER 0
+#define PMU_ICE_LAKE_SP_IMC_FREE0_MMIO_DDR1_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE0_MMIO_DDR1_OFFSET 0x2298U
+#define PMU_ICE_LAKE_SP_IMC_FREE1_MMIO_DDR0_CONTROLLER 1
+#define PMU_ICE_LAKE_SP_IMC_FREE1_MMIO_DDR0_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE1_MMIO_DDR0_OFFSET 0x2290U
+#define PMU_ICE_LAKE_SP_IMC_FREE1_MMIO_DDR1_CONTROLLER 1
+#define PMU_ICE_LAKE_SP_IMC_FREE1_MMIO_DDR1_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE1_MMIO_DDR1_OFFSET 0x2298U
+#define PMU_ICE_LAKE_SP_IMC_FREE2_MMIO_DDR0_CONTROLLER 2
+#define PMU_ICE_LAKE_SP_IMC_FREE2_MMIO_DDR0_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE2_MMIO_DDR0_OFFSET 0x2290U
+#define PMU_ICE_LAKE_SP_IMC_FREE2_MMIO_DDR1_CONTROLLER 2
+#define PMU_ICE_LAKE_SP_IMC_FREE2_MMIO_DDR1_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE2_MMIO_DDR1_OFFSET 0x2298U
+#define PMU_ICE_LAKE_SP_IMC_FREE3_MMIO_DDR0_CONTROLLER 3
+#define PMU_ICE_LAKE_SP_IMC_FREE3_MMIO_DDR0_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE3_MMIO_DDR0_OFFSET 0x2290U
+#define PMU_ICE_LAKE_SP_IMC_FREE3_MMIO_DDR1_CONTROLLER 3
+#define PMU_ICE_LAKE_SP_IMC_FREE3_MMIO_DDR1_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE3_MMIO_DDR1_OFFSET 0x2298U
+#define PMU_ICE_LAKE_SP_IMC_FREE0_MMIO_DDR_OFFSET(n) (0x2290U + 8U * (unsigned)(n))
+#define PMU_ICE_LAKE_SP_IMC_FREE1_MMIO_DDR_OFFSET(n) (0x2290U + 8U * (unsigned)(n))
+#define PMU_ICE_LAKE_SP_IMC_FREE2_MMIO_DDR_OFFSET(n) (0x2290U + 8U * (unsigned)(n))
+#define PMU_ICE_LAKE_SP_IMC_FREE3_MMIO_DDR_OFFSET(n) (0x2290U + 8U * (unsigned)(n))
+
+/*
+ * event_count (bits 47:0, ro-v, role count): 64-byte units of data moved to or from DRAM since
+ * reset; wraps at 48 bits and keeps counting.
+ */
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDR_EVENT_COUNT_SHIFT 0
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDR_EVENT_COUNT_WIDTH 48
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDR_EVENT_COUNT_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDR_EVENT_COUNT_MAX 0x0000FFFFFFFFFFFFULL
+static inline uint64_t pmu_ice_lake_sp_imc_free_mmio_ddr_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDR_EVENT_COUNT_MASK, PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDR_EVENT_COUNT_SHIFT); }
+
+/*
+ * IMC_FREE{i}_MMIO_DDRT{n}: Persistent-memory (DDR-T) data counter n of the controller: 0 the
+ * data read, 1 the data written.
+ *
+ * 64-bit memory-mapped register (see the unit's _MMIO_WINDOW macros), 2 per instance ({n} =
+ * 0..1).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): Offsets and width.
+ * The notes in full: generated/docs/ice_lake_sp/imc_free.md.
+ */
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDRT_WIDTH 64
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDRT_COUNT 2
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDRT_RESET 0x0000000000000000ULL
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDRT_RESERVED_MASK 0xFFFF000000000000ULL
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDRT_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDRT_WRITABLE_MASK 0x0000000000000000ULL
+#define PMU_ICE_LAKE_SP_IMC_FREE0_MMIO_DDRT0_CONTROLLER 0
+#define PMU_ICE_LAKE_SP_IMC_FREE0_MMIO_DDRT0_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE0_MMIO_DDRT0_OFFSET 0x22A0U
+#define PMU_ICE_LAKE_SP_IMC_FREE0_MMIO_DDRT1_CONTROLLER 0
+#define PMU_ICE_LAKE_SP_IMC_FREE0_MMIO_DDRT1_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE0_MMIO_DDRT1_OFFSET 0x22A8U
+#define PMU_ICE_LAKE_SP_IMC_FREE1_MMIO_DDRT0_CONTROLLER 1
+#define PMU_ICE_LAKE_SP_IMC_FREE1_MMIO_DDRT0_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE1_MMIO_DDRT0_OFFSET 0x22A0U
+#define PMU_ICE_LAKE_SP_IMC_FREE1_MMIO_DDRT1_CONTROLLER 1
+#define PMU_ICE_LAKE_SP_IMC_FREE1_MMIO_DDRT1_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE1_MMIO_DDRT1_OFFSET 0x22A8U
+#define PMU_ICE_LAKE_SP_IMC_FREE2_MMIO_DDRT0_CONTROLLER 2
+#define PMU_ICE_LAKE_SP_IMC_FREE2_MMIO_DDRT0_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE2_MMIO_DDRT0_OFFSET 0x22A0U
+#define PMU_ICE_LAKE_SP_IMC_FREE2_MMIO_DDRT1_CONTROLLER 2
+#define PMU_ICE_LAKE_SP_IMC_FREE2_MMIO_DDRT1_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE2_MMIO_DDRT1_OFFSET 0x22A8U
+#define PMU_ICE_LAKE_SP_IMC_FREE3_MMIO_DDRT0_CONTROLLER 3
+#define PMU_ICE_LAKE_SP_IMC_FREE3_MMIO_DDRT0_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE3_MMIO_DDRT0_OFFSET 0x22A0U
+#define PMU_ICE_LAKE_SP_IMC_FREE3_MMIO_DDRT1_CONTROLLER 3
+#define PMU_ICE_LAKE_SP_IMC_FREE3_MMIO_DDRT1_CHANNEL 0
+#define PMU_ICE_LAKE_SP_IMC_FREE3_MMIO_DDRT1_OFFSET 0x22A8U
+#define PMU_ICE_LAKE_SP_IMC_FREE0_MMIO_DDRT_OFFSET(n) (0x22A0U + 8U * (unsigned)(n))
+#define PMU_ICE_LAKE_SP_IMC_FREE1_MMIO_DDRT_OFFSET(n) (0x22A0U + 8U * (unsigned)(n))
+#define PMU_ICE_LAKE_SP_IMC_FREE2_MMIO_DDRT_OFFSET(n) (0x22A0U + 8U * (unsigned)(n))
+#define PMU_ICE_LAKE_SP_IMC_FREE3_MMIO_DDRT_OFFSET(n) (0x22A0U + 8U * (unsigned)(n))
+
+/*
+ * event_count (bits 47:0, ro-v, role count): 64-byte units of data moved to or from persistent
+ * memory since reset; wraps at 48 bits and keeps counting.
+ */
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDRT_EVENT_COUNT_SHIFT 0
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDRT_EVENT_COUNT_WIDTH 48
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDRT_EVENT_COUNT_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDRT_EVENT_COUNT_MAX 0x0000FFFFFFFFFFFFULL
+static inline uint64_t pmu_ice_lake_sp_imc_free_mmio_ddrt_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDRT_EVENT_COUNT_MASK, PMU_ICE_LAKE_SP_IMC_FREE_MMIO_DDRT_EVENT_COUNT_SHIFT); }
 
 /*
  * IMC (iMC channel performance monitoring (memory-mapped)): Each of the three channels of each

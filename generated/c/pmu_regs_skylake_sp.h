@@ -1018,11 +1018,218 @@ static inline uint64_t pmu_skylake_sp_c_msr_pmon_ctr_event_count_set(uint64_t re
 #define PMU_SKYLAKE_SP_CHA_EVENT_LLC_VICTIMS_TOTAL_F_COUNTERS 0xFU
 
 /*
+ * IIO_FREE (IIO free-running counters): Each of the six I/O stacks has seventeen read-only
+ * counters that run without any control: its I/O clock, the bandwidth in and out of each of
+ * its four ports, and the utilisation in and out of each port. All are MSRs, 36 bits wide; the
+ * kernel reads them as the PMUs uncore_iio_free_running_0 to _5.
+ *
+ * Instances: IIO_FREE0, IIO_FREE1, IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5.
+ */
+
+/*
+ * IIO_FREE{i}_MSR_IOCLK: The stack's free-running I/O clock counter.
+ *
+ * 64-bit MSR.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): Address and width.
+ * The notes in full: generated/docs/skylake_sp/iio_free.md.
+ */
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_IOCLK_WIDTH 64
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_IOCLK_COUNT 1
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_IOCLK_RESET 0x0000000000000000ULL
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_IOCLK_RESERVED_MASK 0xFFFFFFF000000000ULL
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_IOCLK_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_IOCLK_WRITABLE_MASK 0x0000000000000000ULL
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_IOCLK 0xA45U
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_IOCLK 0xA65U
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_IOCLK 0xA85U
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_IOCLK 0xAA5U
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_IOCLK 0xAC5U
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_IOCLK 0xAE5U
+
+/*
+ * event_count (bits 35:0, ro-v, role count): I/O clock cycles of the stack since reset; wraps
+ * at 36 bits and keeps counting.
+ */
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_IOCLK_EVENT_COUNT_SHIFT 0
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_IOCLK_EVENT_COUNT_WIDTH 36
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_IOCLK_EVENT_COUNT_MASK 0x0000000FFFFFFFFFULL
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_IOCLK_EVENT_COUNT_MAX 0x0000000FFFFFFFFFULL
+static inline uint64_t pmu_skylake_sp_iio_free_msr_ioclk_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SKYLAKE_SP_IIO_FREE_MSR_IOCLK_EVENT_COUNT_MASK, PMU_SKYLAKE_SP_IIO_FREE_MSR_IOCLK_EVENT_COUNT_SHIFT); }
+
+/*
+ * IIO_FREE{i}_MSR_BW{n}: Bandwidth counter n of the stack: n = 0-3 count the data in from port
+ * n, n = 4-7 the data out to port n - 4.
+ *
+ * 64-bit MSR, 8 per instance ({n} = 0..7).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): Addresses, width and order.
+ * The notes in full: generated/docs/skylake_sp/iio_free.md.
+ */
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_BW_WIDTH 64
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_BW_COUNT 8
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_BW_RESET 0x0000000000000000ULL
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_BW_RESERVED_MASK 0xFFFFFFF000000000ULL
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_BW_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_BW_WRITABLE_MASK 0x0000000000000000ULL
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_BW0 0xB00U
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_BW1 0xB01U
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_BW2 0xB02U
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_BW3 0xB03U
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_BW4 0xB04U
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_BW5 0xB05U
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_BW6 0xB06U
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_BW7 0xB07U
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_BW0 0xB10U
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_BW1 0xB11U
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_BW2 0xB12U
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_BW3 0xB13U
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_BW4 0xB14U
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_BW5 0xB15U
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_BW6 0xB16U
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_BW7 0xB17U
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_BW0 0xB20U
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_BW1 0xB21U
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_BW2 0xB22U
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_BW3 0xB23U
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_BW4 0xB24U
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_BW5 0xB25U
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_BW6 0xB26U
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_BW7 0xB27U
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_BW0 0xB30U
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_BW1 0xB31U
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_BW2 0xB32U
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_BW3 0xB33U
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_BW4 0xB34U
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_BW5 0xB35U
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_BW6 0xB36U
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_BW7 0xB37U
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_BW0 0xB40U
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_BW1 0xB41U
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_BW2 0xB42U
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_BW3 0xB43U
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_BW4 0xB44U
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_BW5 0xB45U
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_BW6 0xB46U
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_BW7 0xB47U
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_BW0 0xB50U
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_BW1 0xB51U
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_BW2 0xB52U
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_BW3 0xB53U
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_BW4 0xB54U
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_BW5 0xB55U
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_BW6 0xB56U
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_BW7 0xB57U
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_BW(n) (0xB00U + 1U * (unsigned)(n))
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_BW(n) (0xB10U + 1U * (unsigned)(n))
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_BW(n) (0xB20U + 1U * (unsigned)(n))
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_BW(n) (0xB30U + 1U * (unsigned)(n))
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_BW(n) (0xB40U + 1U * (unsigned)(n))
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_BW(n) (0xB50U + 1U * (unsigned)(n))
+
+/*
+ * event_count (bits 35:0, ro-v, role count): 4-byte units of data moved through the port since
+ * reset; wraps at 36 bits and keeps counting.
+ */
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_BW_EVENT_COUNT_SHIFT 0
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_BW_EVENT_COUNT_WIDTH 36
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_BW_EVENT_COUNT_MASK 0x0000000FFFFFFFFFULL
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_BW_EVENT_COUNT_MAX 0x0000000FFFFFFFFFULL
+static inline uint64_t pmu_skylake_sp_iio_free_msr_bw_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SKYLAKE_SP_IIO_FREE_MSR_BW_EVENT_COUNT_MASK, PMU_SKYLAKE_SP_IIO_FREE_MSR_BW_EVENT_COUNT_SHIFT); }
+
+/*
+ * IIO_FREE{i}_MSR_UTIL{n}: Utilisation counter n of the stack: even n count the inbound, odd n
+ * the outbound utilisation of port n / 2.
+ *
+ * 64-bit MSR, 8 per instance ({n} = 0..7).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): Addresses, width and order.
+ * The notes in full: generated/docs/skylake_sp/iio_free.md.
+ */
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_UTIL_WIDTH 64
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_UTIL_COUNT 8
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_UTIL_RESET 0x0000000000000000ULL
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_UTIL_RESERVED_MASK 0xFFFFFFF000000000ULL
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_UTIL_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_UTIL_WRITABLE_MASK 0x0000000000000000ULL
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_UTIL0 0xB08U
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_UTIL1 0xB09U
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_UTIL2 0xB0AU
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_UTIL3 0xB0BU
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_UTIL4 0xB0CU
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_UTIL5 0xB0DU
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_UTIL6 0xB0EU
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_UTIL7 0xB0FU
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_UTIL0 0xB18U
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_UTIL1 0xB19U
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_UTIL2 0xB1AU
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_UTIL3 0xB1BU
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_UTIL4 0xB1CU
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_UTIL5 0xB1DU
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_UTIL6 0xB1EU
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_UTIL7 0xB1FU
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_UTIL0 0xB28U
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_UTIL1 0xB29U
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_UTIL2 0xB2AU
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_UTIL3 0xB2BU
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_UTIL4 0xB2CU
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_UTIL5 0xB2DU
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_UTIL6 0xB2EU
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_UTIL7 0xB2FU
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_UTIL0 0xB38U
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_UTIL1 0xB39U
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_UTIL2 0xB3AU
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_UTIL3 0xB3BU
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_UTIL4 0xB3CU
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_UTIL5 0xB3DU
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_UTIL6 0xB3EU
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_UTIL7 0xB3FU
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_UTIL0 0xB48U
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_UTIL1 0xB49U
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_UTIL2 0xB4AU
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_UTIL3 0xB4BU
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_UTIL4 0xB4CU
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_UTIL5 0xB4DU
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_UTIL6 0xB4EU
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_UTIL7 0xB4FU
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_UTIL0 0xB58U
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_UTIL1 0xB59U
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_UTIL2 0xB5AU
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_UTIL3 0xB5BU
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_UTIL4 0xB5CU
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_UTIL5 0xB5DU
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_UTIL6 0xB5EU
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_UTIL7 0xB5FU
+#define PMU_SKYLAKE_SP_IIO_FREE0_MSR_UTIL(n) (0xB08U + 1U * (unsigned)(n))
+#define PMU_SKYLAKE_SP_IIO_FREE1_MSR_UTIL(n) (0xB18U + 1U * (unsigned)(n))
+#define PMU_SKYLAKE_SP_IIO_FREE2_MSR_UTIL(n) (0xB28U + 1U * (unsigned)(n))
+#define PMU_SKYLAKE_SP_IIO_FREE3_MSR_UTIL(n) (0xB38U + 1U * (unsigned)(n))
+#define PMU_SKYLAKE_SP_IIO_FREE4_MSR_UTIL(n) (0xB48U + 1U * (unsigned)(n))
+#define PMU_SKYLAKE_SP_IIO_FREE5_MSR_UTIL(n) (0xB58U + 1U * (unsigned)(n))
+
+/*
+ * event_count (bits 35:0, ro-v, role count): Utilisation of the port in its direction since
+ * reset; wraps at 36 bits and keeps counting.
+ */
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_UTIL_EVENT_COUNT_SHIFT 0
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_UTIL_EVENT_COUNT_WIDTH 36
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_UTIL_EVENT_COUNT_MASK 0x0000000FFFFFFFFFULL
+#define PMU_SKYLAKE_SP_IIO_FREE_MSR_UTIL_EVENT_COUNT_MAX 0x0000000FFFFFFFFFULL
+static inline uint64_t pmu_skylake_sp_iio_free_msr_util_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SKYLAKE_SP_IIO_FREE_MSR_UTIL_EVENT_COUNT_MASK, PMU_SKYLAKE_SP_IIO_FREE_MSR_UTIL_EVENT_COUNT_SHIFT); }
+
+/*
  * IIO (IIO (integrated I/O stack) performance monitoring): Each of the six I/O stacks (stack
  * 0: CBDMA and DMI; stacks 1-3: PCIe; stacks 4-5: MCP) has an IIO box counting the traffic
  * between its ports and the mesh: four 48-bit counters whose controls also select ports
  * (ch_mask) and traffic classes (fc_mask), a box control and a box status, all MSRs. Its
- * free-running bandwidth and utilisation counters are not described yet.
+ * free-running clock, bandwidth and utilisation counters are the IIO_FREE boxes
+ * (iio-free.xml).
  *
  * Instances: IIO0, IIO1, IIO2, IIO3, IIO4, IIO5.
  */

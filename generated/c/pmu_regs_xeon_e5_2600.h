@@ -2809,6 +2809,7 @@ static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_box_filter_filt7_0_set(uint
  * Source: Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide
  * (327043-001), Table 2-78, p. 76.
  *
+ * Note (info): Read-only.
  * Note (info): Address.
  * The notes in full: generated/docs/xeon_e5_2600/pcu.md.
  */
@@ -2817,16 +2818,15 @@ static inline uint32_t pmu_xeon_e5_2600_pcu_msr_pmon_box_filter_filt7_0_set(uint
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR_RESET 0x0000000000000000ULL
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR_RESERVED_MASK 0x0000000000000000ULL
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR_IGNORED_MASK 0x0000000000000000ULL
-#define PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR_WRITABLE_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR_WRITABLE_MASK 0x0000000000000000ULL
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR 0x3FDU
 
-/* event_count (bits 63:0, rw-v, role count): Cycles in which some core was in C6, 64 bits. */
+/* event_count (bits 63:0, ro-v, role count): Cycles in which some core was in C6, 64 bits. */
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_WIDTH 64
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_MASK 0xFFFFFFFFFFFFFFFFULL
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_MAX 0xFFFFFFFFFFFFFFFFULL
 static inline uint64_t pmu_xeon_e5_2600_pcu_msr_core_c6_ctr_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_MASK, PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_SHIFT); }
-static inline uint64_t pmu_xeon_e5_2600_pcu_msr_core_c6_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_MASK, PMU_XEON_E5_2600_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_SHIFT, value); }
 
 /*
  * PCU_MSR_CORE_C3_CTR: Fixed C-state residency counter: the number of cycles in which at least
@@ -2838,6 +2838,7 @@ static inline uint64_t pmu_xeon_e5_2600_pcu_msr_core_c6_ctr_event_count_set(uint
  * Source: Intel Xeon Processor E5-2600 Product Family Uncore Performance Monitoring Guide
  * (327043-001), Table 2-79, p. 76.
  *
+ * Note (info): Read-only.
  * Note (info): Table 2-79 body not read; layout taken from Table 2-78.
  * The notes in full: generated/docs/xeon_e5_2600/pcu.md.
  */
@@ -2846,16 +2847,15 @@ static inline uint64_t pmu_xeon_e5_2600_pcu_msr_core_c6_ctr_event_count_set(uint
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR_RESET 0x0000000000000000ULL
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR_RESERVED_MASK 0x0000000000000000ULL
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR_IGNORED_MASK 0x0000000000000000ULL
-#define PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR_WRITABLE_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR_WRITABLE_MASK 0x0000000000000000ULL
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR 0x3FCU
 
-/* event_count (bits 63:0, rw-v, role count): Cycles in which some core was in C3, 64 bits. */
+/* event_count (bits 63:0, ro-v, role count): Cycles in which some core was in C3, 64 bits. */
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_WIDTH 64
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_MASK 0xFFFFFFFFFFFFFFFFULL
 #define PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_MAX 0xFFFFFFFFFFFFFFFFULL
 static inline uint64_t pmu_xeon_e5_2600_pcu_msr_core_c3_ctr_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_MASK, PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_SHIFT); }
-static inline uint64_t pmu_xeon_e5_2600_pcu_msr_core_c3_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_MASK, PMU_XEON_E5_2600_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_SHIFT, value); }
 
 /*
  * Events of the PCU unit, from Intel's public event list: _CODE is the event select, _UMASK

@@ -5291,6 +5291,7 @@ static inline uint32_t pmu_xeon_e5_2600_v2_pcu_msr_pmon_box_filter_band0_set(uin
  *
  * Source: likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c.
  *
+ * Note (info): Read-only.
  * Note (info): Address.
  * The notes in full: generated/docs/xeon_e5_2600_v2/pcu.md.
  */
@@ -5299,16 +5300,15 @@ static inline uint32_t pmu_xeon_e5_2600_v2_pcu_msr_pmon_box_filter_band0_set(uin
 #define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C6_CTR_RESET 0x0000000000000000ULL
 #define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C6_CTR_RESERVED_MASK 0x0000000000000000ULL
 #define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C6_CTR_IGNORED_MASK 0x0000000000000000ULL
-#define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C6_CTR_WRITABLE_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C6_CTR_WRITABLE_MASK 0x0000000000000000ULL
 #define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C6_CTR 0x3FDU
 
-/* event_count (bits 63:0, rw-v, role count): Accumulated core C6 residency. */
+/* event_count (bits 63:0, ro-v, role count): Accumulated core C6 residency. */
 #define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_WIDTH 64
 #define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_MASK 0xFFFFFFFFFFFFFFFFULL
 #define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_MAX 0xFFFFFFFFFFFFFFFFULL
 static inline uint64_t pmu_xeon_e5_2600_v2_pcu_msr_core_c6_ctr_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_MASK, PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_SHIFT); }
-static inline uint64_t pmu_xeon_e5_2600_v2_pcu_msr_core_c6_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_MASK, PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_SHIFT, value); }
 
 /*
  * PCU_MSR_CORE_C3_CTR: Free-running count of core C3 residency, outside the PMON
@@ -5318,6 +5318,7 @@ static inline uint64_t pmu_xeon_e5_2600_v2_pcu_msr_core_c6_ctr_event_count_set(u
  *
  * Source: likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c.
  *
+ * Note (info): Read-only.
  * Note (info): Address.
  * The notes in full: generated/docs/xeon_e5_2600_v2/pcu.md.
  */
@@ -5326,16 +5327,15 @@ static inline uint64_t pmu_xeon_e5_2600_v2_pcu_msr_core_c6_ctr_event_count_set(u
 #define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C3_CTR_RESET 0x0000000000000000ULL
 #define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C3_CTR_RESERVED_MASK 0x0000000000000000ULL
 #define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C3_CTR_IGNORED_MASK 0x0000000000000000ULL
-#define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C3_CTR_WRITABLE_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C3_CTR_WRITABLE_MASK 0x0000000000000000ULL
 #define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C3_CTR 0x3FCU
 
-/* event_count (bits 63:0, rw-v, role count): Accumulated core C3 residency. */
+/* event_count (bits 63:0, ro-v, role count): Accumulated core C3 residency. */
 #define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_WIDTH 64
 #define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_MASK 0xFFFFFFFFFFFFFFFFULL
 #define PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_MAX 0xFFFFFFFFFFFFFFFFULL
 static inline uint64_t pmu_xeon_e5_2600_v2_pcu_msr_core_c3_ctr_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_MASK, PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_SHIFT); }
-static inline uint64_t pmu_xeon_e5_2600_v2_pcu_msr_core_c3_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_MASK, PMU_XEON_E5_2600_V2_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_SHIFT, value); }
 
 /*
  * Events of the PCU unit, from Intel's public event list: _CODE is the event select, _UMASK

@@ -6205,6 +6205,7 @@ static inline uint64_t pmu_xeon_e5_2600_v4_pcu_msr_pmon_ctr_event_count_set(uint
  *
  * Source: likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c.
  *
+ * Note (info): Read-only.
  * Note (info): Address.
  * The notes in full: generated/docs/xeon_e5_2600_v4/pcu.md.
  */
@@ -6213,16 +6214,15 @@ static inline uint64_t pmu_xeon_e5_2600_v4_pcu_msr_pmon_ctr_event_count_set(uint
 #define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C6_CTR_RESET 0x0000000000000000ULL
 #define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C6_CTR_RESERVED_MASK 0x0000000000000000ULL
 #define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C6_CTR_IGNORED_MASK 0x0000000000000000ULL
-#define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C6_CTR_WRITABLE_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C6_CTR_WRITABLE_MASK 0x0000000000000000ULL
 #define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C6_CTR 0x3FDU
 
-/* event_count (bits 63:0, rw-v, role count): Residency in C6, counted by hardware. */
+/* event_count (bits 63:0, ro-v, role count): Residency in C6, counted by hardware. */
 #define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_WIDTH 64
 #define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_MASK 0xFFFFFFFFFFFFFFFFULL
 #define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_MAX 0xFFFFFFFFFFFFFFFFULL
 static inline uint64_t pmu_xeon_e5_2600_v4_pcu_msr_core_c6_ctr_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_MASK, PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_SHIFT); }
-static inline uint64_t pmu_xeon_e5_2600_v4_pcu_msr_core_c6_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_MASK, PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C6_CTR_EVENT_COUNT_SHIFT, value); }
 
 /*
  * PCU_MSR_CORE_C3_CTR: Free-running count of the time cores of this socket spend in C3; no
@@ -6232,6 +6232,7 @@ static inline uint64_t pmu_xeon_e5_2600_v4_pcu_msr_core_c6_ctr_event_count_set(u
  *
  * Source: likwid, src/includes/registers.h, perfmon_*.h and src/access-daemon/accessDaemon.c.
  *
+ * Note (info): Read-only.
  * Note (info): Address.
  * The notes in full: generated/docs/xeon_e5_2600_v4/pcu.md.
  */
@@ -6240,16 +6241,15 @@ static inline uint64_t pmu_xeon_e5_2600_v4_pcu_msr_core_c6_ctr_event_count_set(u
 #define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C3_CTR_RESET 0x0000000000000000ULL
 #define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C3_CTR_RESERVED_MASK 0x0000000000000000ULL
 #define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C3_CTR_IGNORED_MASK 0x0000000000000000ULL
-#define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C3_CTR_WRITABLE_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C3_CTR_WRITABLE_MASK 0x0000000000000000ULL
 #define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C3_CTR 0x3FCU
 
-/* event_count (bits 63:0, rw-v, role count): Residency in C3, counted by hardware. */
+/* event_count (bits 63:0, ro-v, role count): Residency in C3, counted by hardware. */
 #define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_SHIFT 0
 #define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_WIDTH 64
 #define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_MASK 0xFFFFFFFFFFFFFFFFULL
 #define PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_MAX 0xFFFFFFFFFFFFFFFFULL
 static inline uint64_t pmu_xeon_e5_2600_v4_pcu_msr_core_c3_ctr_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_MASK, PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_SHIFT); }
-static inline uint64_t pmu_xeon_e5_2600_v4_pcu_msr_core_c3_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_MASK, PMU_XEON_E5_2600_V4_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_SHIFT, value); }
 
 /*
  * Events of the PCU unit, from Intel's public event list: _CODE is the event select, _UMASK

@@ -277,6 +277,30 @@ pub struct CounterInfo {
     pub alias: Option<RegRef>,
     /// What a fixed or free-running counter counts.
     pub event: Option<&'static str>,
+    /// A free-running counter's event as the kernel's perf driver publishes it.
+    pub perf_event: Option<CounterPerfEvent>,
+}
+
+/// A free-running counter's event in the kernel's perf driver: the PMU's `events/NAME` file
+/// reads `event=0xff,umask=UMASK`, and `NAME.scale` and `NAME.unit` turn a count into the
+/// unit (`bw_in_port0`: 3.814697266e-6 MiB per count).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CounterPerfEvent {
+    /// The sysfs event name.
+    pub name: &'static str,
+    /// The unit mask that selects this counter; the event select is always 0xff.
+    pub umask: u8,
+    /// The factor from a count to [`unit`](Self::unit), as the kernel writes it.
+    pub scale: Option<&'static str>,
+    /// The unit of a scaled count (`MiB`).
+    pub unit: Option<&'static str>,
+}
+
+impl CounterPerfEvent {
+    /// The scale as a number (1 where the kernel gives none).
+    pub fn scale_factor(&self) -> f64 {
+        self.scale.and_then(|s| s.parse().ok()).unwrap_or(1.0)
+    }
 }
 
 impl CounterInfo {
@@ -291,6 +315,7 @@ impl CounterInfo {
             counter,
             alias: None,
             event: None,
+            perf_event: None,
         }
     }
 
@@ -324,6 +349,14 @@ impl CounterInfo {
     pub const fn with_alias(self, alias: RegRef) -> Self {
         Self {
             alias: Some(alias),
+            ..self
+        }
+    }
+
+    /// This free-running counter with the event the kernel's perf driver publishes for it.
+    pub const fn with_perf_event(self, perf_event: CounterPerfEvent) -> Self {
+        Self {
+            perf_event: Some(perf_event),
             ..self
         }
     }

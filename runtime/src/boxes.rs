@@ -244,6 +244,104 @@ impl PmuBox {
         self.counters.iter().find(|c| c.number() == number)
     }
 
+    /// The free-running counter `sel` selects, as the kernel's perf driver does: event
+    /// [`FIXED_EVENT`] with the unit mask the spec gives the counter (`bw_in_port0`:
+    /// `event=0xff,umask=0x20`).
+    pub fn free_running(&self, sel: &EventSelect) -> Option<&Counter> {
+        if sel.ev_sel != FIXED_EVENT {
+            return None;
+        }
+        let umask = sel.umask?;
+        self.counters.iter().find(|c| {
+            c.info.kind == pmu_regs::CounterKind::FreeRunning
+                && c.info
+                    .perf_event
+                    .is_some_and(|p| u16::from(p.umask) == umask)
+        })
+    }
+
+    /// The free-running counter whose kernel event is `name` (`bw_in_port0`).
+    pub fn free_running_named(&self, name: &str) -> Option<&Counter> {
+        self.counters
+            .iter()
+            .find(|c| c.info.perf_event.is_some_and(|p| p.name == name))
+    }
+
+    /// The counter that counts each of `sels`, in order: a free-running counter where the
+    /// event selects one ([`Self::free_running`]), else the next general counter; events
+    /// beyond the general counters take turns on them (the `k`-th on counter `k mod n`).
+    /// Refused when the box has no general counter for an event, when a free-running
+    /// counter is asked for twice, or when turns would mix with free-running counters on
+    /// one box (turns rotate every event of a box).
+    pub fn assign(&self, sels: &[EventSelect]) -> Result<Vec<&Counter>, UsageError> {
+        let general: Vec<&Counter> = self
+            .counters
+            .iter()
+            .filter(|c| c.info.kind == pmu_regs::CounterKind::General && c.control.is_some())
+            .collect();
+        let free_running = sels.iter().filter(|s| self.free_running(s).is_some()).count();
+        let on_general = sels.len() - free_running;
+        if free_running > 0 && on_general > general.len() {
+            return Err(UsageError::NoSuchCounter {
+                counter: format!(
+                    "{on_general} events on the general counters of {} beside free-running ones",
+                    self.instance
+                ),
+                available: format!(
+                    "{}; counting in turns does not take free-running counters: count them in \
+                     a run of their own",
+                    self.offers()
+                ),
+            });
+        }
+        let mut out: Vec<&Counter> = Vec::with_capacity(sels.len());
+        let mut k = 0;
+        for (i, sel) in sels.iter().enumerate() {
+            let c = match self.free_running(sel) {
+                Some(c) if out.iter().any(|o| o.number() == c.number()) => {
+                    return Err(UsageError::DuplicateCounter {
+                        counter: format!("{} counter {}", self.instance, c.number()),
+                    })
+                }
+                Some(c) => c,
+                None => {
+                    let c = general.get(k % general.len().max(1)).copied();
+                    k += 1;
+                    c.ok_or_else(|| UsageError::NoSuchCounter {
+                        counter: format!("general counter for event {} in {}", i + 1, self.instance),
+                        available: self.offers(),
+                    })?
+                }
+            };
+            out.push(c);
+        }
+        Ok(out)
+    }
+
+    /// What the box offers events, for messages: its general counters, and the kernel
+    /// events of its free-running ones.
+    pub fn offers(&self) -> String {
+        let general = self
+            .counters
+            .iter()
+            .filter(|c| c.info.kind == pmu_regs::CounterKind::General && c.control.is_some())
+            .count();
+        let free: Vec<String> = self
+            .counters
+            .iter()
+            .filter_map(|c| c.info.perf_event)
+            .map(|p| format!("{} (event=0xff,umask=0x{:x})", p.name, p.umask))
+            .collect();
+        match (general, free.is_empty()) {
+            (g, true) => format!("{g} general counters"),
+            (0, false) => format!("the free-running counters {}", free.join(", ")),
+            (g, false) => format!(
+                "{g} general counters and the free-running counters {}",
+                free.join(", ")
+            ),
+        }
+    }
+
     /// The box-level register and bits playing `role` for counter `number`.
     pub fn box_bit(&self, role: Role, number: u32) -> Option<(Reg, RoleBits)> {
         self.controls

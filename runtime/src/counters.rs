@@ -248,31 +248,49 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
     }
 
     /// Programs the next free general counters for `sels`, one each, enables them at box
-    /// and global level, and returns their numbers. Everything is checked before the first
-    /// access; a failed write puts back what was changed.
+    /// and global level, and returns their numbers. An event that selects a free-running
+    /// counter ([`PmuBox::free_running`]) takes that counter, which needs no programming:
+    /// it is only read. Everything is checked before the first access; a failed write puts
+    /// back what was changed.
     pub fn program(&mut self, sels: &[EventSelect]) -> Result<Vec<u32>> {
-        let free: Vec<&Counter> = self
+        let box_ = self.pmu_box;
+        let mut free = self
             .general_counters()
             .into_iter()
-            .filter(|c| !self.programmed.contains(&c.number()))
-            .collect();
-        if sels.len() > free.len() {
-            return Err(UsageError::NoSuchCounter {
-                counter: format!(
-                    "free counter for event {} in {}",
-                    sels.len(),
-                    self.pmu_box.instance
-                ),
-                available: format!("{} general counters", self.general_counters().len()),
+            .filter(|c| !self.programmed.contains(&c.number()));
+        let mut numbers = Vec::with_capacity(sels.len());
+        let mut plan: Vec<(&Counter, u64)> = Vec::new();
+        for (i, sel) in sels.iter().enumerate() {
+            if let Some(c) = box_.free_running(sel) {
+                if self.programmed.contains(&c.number()) || numbers.contains(&c.number()) {
+                    return Err(UsageError::DuplicateCounter {
+                        counter: format!("{} counter {}", box_.instance, c.number()),
+                    }
+                    .into());
+                }
+                numbers.push(c.number());
+                continue;
             }
-            .into());
+            let Some(c) = free.next() else {
+                return Err(UsageError::NoSuchCounter {
+                    counter: format!("free counter for event {} in {}", i + 1, box_.instance),
+                    available: box_.offers(),
+                }
+                .into());
+            };
+            numbers.push(c.number());
+            plan.push((c, c.control_value(sel, false)?));
         }
-        let plan: Vec<(&Counter, u64)> = free
-            .iter()
-            .zip(sels)
-            .map(|(c, s)| Ok((*c, c.control_value(s, false)?)))
-            .collect::<Result<_>>()?;
-        self.program_plan(&plan)
+        if !plan.is_empty() {
+            self.program_plan(&plan)?;
+        }
+        // The free-running counters are taken too (program_plan took the general ones).
+        for n in &numbers {
+            if !self.programmed.contains(n) {
+                self.programmed.push(*n);
+            }
+        }
+        Ok(numbers)
     }
 
     /// Refuses, before anything is written, a counter [`Self::program`] would hand out for

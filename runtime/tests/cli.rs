@@ -760,6 +760,12 @@ fn every_unit_of_the_summary_can_be_watched_on_the_simulator() {
         if info.pmu.is_none() {
             continue;
         }
+        // A unit of free-running counters only is watched by the kernel's name of one.
+        let pmu = info.pmu.unwrap();
+        let event = match pmu.counters.iter().find(|c| c.control.is_some()) {
+            Some(_) => "ev_sel=0x10".to_string(),
+            None => format!("event={}", pmu.counters[0].perf_event.unwrap().name),
+        };
         // Every instance of the unit, by its instance name with the processor prefix.
         for instance in info.instances {
             let name = format!("{processor}:{instance}");
@@ -769,7 +775,7 @@ fn every_unit_of_the_summary_can_be_watched_on_the_simulator() {
                 "--unit",
                 &name,
                 "--event",
-                "ev_sel=0x10",
+                &event,
                 "--count",
                 "1",
                 "--interval",

@@ -247,6 +247,12 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
                             counter: reg_ref(&c.counter),
                             alias: c.alias.as_ref().map(reg_ref),
                             event: c.event.as_deref().map(s),
+                            perf_event: c.perf.as_ref().map(|p| pmu_regs::CounterPerfEvent {
+                                name: s(&p.name),
+                                umask: p.umask,
+                                scale: p.scale.as_deref().map(s),
+                                unit: p.unit.as_deref().map(s),
+                            }),
                         })
                         .collect::<Vec<_>>()
                         .leak(),

@@ -32,8 +32,9 @@ pub fn schema() -> String {
 
 /// Version of the JSON format; raised on any change that can break a consumer (3: fields gained
 /// `ranges`, and a split field's `lsb`/`msb` are its lowest range; 4: processors gained
-/// `metrics`; 5: the `mmio` space and `units[].mmio_window`).
-pub const FORMAT_VERSION: u32 = 5;
+/// `metrics`; 5: the `mmio` space and `units[].mmio_window`; 6: counters gained
+/// `perf_event`, and a free-running counter's count field is `ro-v`).
+pub const FORMAT_VERSION: u32 = 6;
 
 #[derive(Serialize)]
 struct Model<'a> {
@@ -358,6 +359,16 @@ struct Counter<'a> {
     counter: RegElement<'a>,
     alias: Option<RegElement<'a>>,
     event: Option<&'a str>,
+    perf_event: Option<CounterPerf<'a>>,
+}
+
+/// A free-running counter's event in the kernel's perf driver.
+#[derive(Serialize)]
+struct CounterPerf<'a> {
+    name: &'a str,
+    umask: u8,
+    scale: Option<&'a str>,
+    unit: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -453,6 +464,12 @@ fn structure<'a>(p: &'a model::Processor, u: &'a model::Unit, pmu: &'a mp::Pmu) 
                 counter: element(u, &c.counter),
                 alias: c.alias.as_ref().map(|r| element(u, r)),
                 event: c.event.as_deref(),
+                perf_event: c.perf.as_ref().map(|p| CounterPerf {
+                    name: &p.name,
+                    umask: p.umask,
+                    scale: p.scale.as_deref(),
+                    unit: p.unit.as_deref(),
+                }),
             })
             .collect(),
         filters: pmu

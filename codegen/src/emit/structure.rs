@@ -295,7 +295,22 @@ fn counter(names: &Names, u: usize, c: &Counter) -> TokenStream {
     if let Some(w) = &c.width_cpuid {
         out = quote!(#out.with_width_cpuid(#w));
     }
+    if let Some(p) = &c.perf {
+        let (name, umask) = (&p.name, proc_macro2::Literal::u8_unsuffixed(p.umask));
+        let (scale, unit) = (opt_str(p.scale.as_deref()), opt_str(p.unit.as_deref()));
+        out = quote!(#out.with_perf_event(CounterPerfEvent {
+            name: #name, umask: #umask, scale: #scale, unit: #unit
+        }));
+    }
     out
+}
+
+/// `Some("text")` or `None`.
+fn opt_str(s: Option<&str>) -> TokenStream {
+    match s {
+        Some(s) => quote!(Some(#s)),
+        None => quote!(None),
+    }
 }
 
 fn filter(names: &Names, u: usize, f: &Filter) -> TokenStream {

@@ -138,7 +138,8 @@ impl Role {
     pub fn access_problem(self, a: super::Access) -> Option<&'static str> {
         use super::Access::*;
         let ok = match self {
-            Role::Count => a == RwV,
+            // rw-v for counters software loads; ro-v for free-running ones, which it cannot.
+            Role::Count => matches!(a, RwV | RoV),
             Role::Overflow => a.is_readable(),
             Role::OverflowClear => matches!(a, W1c | Wo),
             Role::Reset => matches!(a, Wo | W1c | Rw | RwV),
@@ -149,7 +150,10 @@ impl Role {
             return None;
         }
         Some(match self {
-            Role::Count => "a counter's count bits are rw-v (software loads them, hardware counts)",
+            Role::Count => {
+                "a counter's count bits are rw-v (software loads them, hardware counts), or ro-v \
+                 for a free-running counter"
+            }
             Role::Overflow => "an overflow bit must be readable (ro-v or rw-v)",
             Role::OverflowClear => "an overflow-clear bit is w1c or wo",
             Role::GlobalFreeze | Role::GlobalUnfreeze => {
@@ -221,6 +225,22 @@ pub struct Counter {
     pub alias: Option<RegIndex>,
     /// What a fixed or free-running counter counts.
     pub event: Option<String>,
+    /// A free-running counter's event as the kernel's perf driver names it.
+    pub perf: Option<CounterPerf>,
+}
+
+/// A free-running counter's event in the kernel's perf driver: `events/NAME` reads
+/// `event=0xff,umask=UMASK`, with `NAME.scale` and `NAME.unit` where the driver gives them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CounterPerf {
+    /// The sysfs event name (`bw_in_port0`).
+    pub name: String,
+    /// The unit mask that selects this counter (the event select is always 0xff).
+    pub umask: u8,
+    /// The factor from a count to the unit, as the kernel writes it (`3.814697266e-6`).
+    pub scale: Option<String>,
+    /// The unit a scaled count is in (`MiB`).
+    pub unit: Option<String>,
 }
 
 /// A filter register (or a match/mask pair) and what it applies to.

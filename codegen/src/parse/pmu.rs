@@ -155,6 +155,14 @@ pub struct RawCounter {
     pub kind: Option<String>,
     #[serde(rename = "@event")]
     pub event: Option<String>,
+    #[serde(rename = "@perf-name")]
+    pub perf_name: Option<String>,
+    #[serde(rename = "@perf-umask")]
+    pub perf_umask: Option<String>,
+    #[serde(rename = "@perf-scale")]
+    pub perf_scale: Option<String>,
+    #[serde(rename = "@perf-unit")]
+    pub perf_unit: Option<String>,
 }
 
 /// `<filter>`: a box filter, or a match/mask pair; the text says what it filters.

@@ -6,7 +6,8 @@
 //! Each of the six I/O stacks (stack 0: CBDMA and DMI; stacks 1-3: PCIe; stacks 4-5: MCP) has an
 //! IIO box counting the traffic between its ports and the mesh: four 48-bit counters whose controls
 //! also select ports (ch_mask) and traffic classes (fc_mask), a box control and a box status, all
-//! MSRs. Its free-running bandwidth and utilisation counters are not described yet.
+//! MSRs. Its free-running clock, bandwidth and utilisation counters are the IIO_FREE boxes
+//! (iio-free.xml).
 //!
 //! cascade-lake takes this unit from skylake-sp (`units-from` in `spec/processors.xml`): its
 //! register types, layouts and typed addresses are those of [`crate::skylake_sp::iio`], re-exported
@@ -549,7 +550,7 @@ pub static UNIT: UnitInfo = UnitInfo {
     name: "IIO",
     module: "iio",
     title: "IIO (integrated I/O stack) performance monitoring",
-    description: "Each of the six I/O stacks (stack 0: CBDMA and DMI; stacks 1-3: PCIe; stacks 4-5: MCP) has an IIO box counting the traffic between its ports and the mesh: four 48-bit counters whose controls also select ports (ch_mask) and traffic classes (fc_mask), a box control and a box status, all MSRs. Its free-running bandwidth and utilisation counters are not described yet.",
+    description: "Each of the six I/O stacks (stack 0: CBDMA and DMI; stacks 1-3: PCIe; stacks 4-5: MCP) has an IIO box counting the traffic between its ports and the mesh: four 48-bit counters whose controls also select ports (ch_mask) and traffic classes (fc_mask), a box control and a box status, all MSRs. Its free-running clock, bandwidth and utilisation counters are the IIO_FREE boxes (iio-free.xml).",
     instances: &["IIO0", "IIO1", "IIO2", "IIO3", "IIO4", "IIO5"],
     registers: &[
         &IIO_BOX_CTL_INFO,

@@ -7,7 +7,11 @@
 #[rustfmt::skip]
 pub mod cha;
 #[rustfmt::skip]
+pub mod iio_free;
+#[rustfmt::skip]
 pub mod iio;
+#[rustfmt::skip]
+pub mod imc_free;
 #[rustfmt::skip]
 pub mod imc;
 #[rustfmt::skip]
@@ -51,7 +55,9 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     code_names: &["Ice Lake-SP", "Ice Lake-X", "Ice Lake Server"],
     units: &[
         &cha::UNIT,
+        &iio_free::UNIT,
         &iio::UNIT,
+        &imc_free::UNIT,
         &imc::UNIT,
         &irp::UNIT,
         &m2m::UNIT,

@@ -6,7 +6,9 @@
 use crate::structure::*;
 use crate::support::{FieldInfo, NoteInfo, Register};
 use super::cha::{ChaBoxCtl, ChaBoxFilter0, ChaBoxStatus, ChaCtl, ChaCtr};
+use super::iio_free::{IioFreeBwIn, IioFreeIoclk};
 use super::iio::{IioBoxCtl, IioBoxStatus, IioCtl, IioCtr};
+use super::imc_free::{ImcFreeDclk, ImcFreeDdr, ImcFreeDdrt};
 use super::imc::{ImcBoxCtl, ImcCtl, ImcCtr, ImcFixedCtl, ImcFixedCtr};
 use super::irp::{IrpBoxCtl, IrpBoxStatus, IrpCtl, IrpCtr};
 use super::m2m::{M2mBoxCtl, M2mBoxStatus, M2mCtl, M2mCtr};
@@ -178,6 +180,167 @@ impl BoxControl for ChaBoxCtl {
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(CHA_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(CHA_BOX_CTL_RST_CTRL);
 }
+/// PMU structure of the IIO free-running counters (9 counters per box; boxes IIO_FREE0, IIO_FREE1,
+/// IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5).
+///
+/// **Kernel PMU names** (info): Linux registers icx_uncore_iio_free_running as iio_free_running,
+/// six boxes with nine counters each: uncore_iio_free_running_0 to _5, with the Skylake-SP
+/// free-running format (event and umask: the skx-iio-free-running driver). Every event is event
+/// 0xff; umask 0x10 is the clock, 0x20-0x27 the bandwidth counters.
+///
+/// **Bytes per bandwidth count** (source-conflict): Linux first published bw_in_portN.scale as
+/// 3.814697266e-6 MiB (4 bytes per count, icx_uncore_iio_freerunning_events, 2019); a 2025 fix by
+/// the driver's maintainer (posted as 20250416142426.3933977-2-kan.liang@linux.intel.com, marked
+/// for stable kernels) says the counter counts 32-byte units, not 4, the 4 being a mistake in
+/// Intel's ICX uncore document, and makes ICX use snr_uncore_iio_freerunning_events with
+/// 3.0517578125e-5 MiB. The spec follows the fix; a kernel from before it reports an eighth of the
+/// bandwidth.
+///
+/// **Numbering** (info): Counter 0 is the I/O clock, 1-8 the inbound bandwidth of ports 0-7. Ice
+/// Lake-SP has no outbound bandwidth or utilisation free-running counters in any source read. No
+/// control, status or overflow bit is known for them.
+pub static IIO_FREE: PmuInfo = PmuInfo {
+    processor: "ice-lake-sp",
+    unit: "IIO_FREE",
+    scope: Scope::Socket,
+    discovery_type: None,
+    controls: &[],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::free_running(0, 48, IioFreeIoclk::INFO.at(0))
+            .counting("I/O clock cycles")
+            .with_perf_event(CounterPerfEvent {
+                name: "ioclk",
+                umask: 16,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(1, 48, IioFreeBwIn::INFO.at(0))
+            .counting("data in port 0 (32-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port0",
+                umask: 32,
+                scale: Some("3.0517578125e-5"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(2, 48, IioFreeBwIn::INFO.at(1))
+            .counting("data in port 1 (32-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port1",
+                umask: 33,
+                scale: Some("3.0517578125e-5"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(3, 48, IioFreeBwIn::INFO.at(2))
+            .counting("data in port 2 (32-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port2",
+                umask: 34,
+                scale: Some("3.0517578125e-5"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(4, 48, IioFreeBwIn::INFO.at(3))
+            .counting("data in port 3 (32-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port3",
+                umask: 35,
+                scale: Some("3.0517578125e-5"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(5, 48, IioFreeBwIn::INFO.at(4))
+            .counting("data in port 4 (32-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port4",
+                umask: 36,
+                scale: Some("3.0517578125e-5"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(6, 48, IioFreeBwIn::INFO.at(5))
+            .counting("data in port 5 (32-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port5",
+                umask: 37,
+                scale: Some("3.0517578125e-5"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(7, 48, IioFreeBwIn::INFO.at(6))
+            .counting("data in port 6 (32-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port6",
+                umask: 38,
+                scale: Some("3.0517578125e-5"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(8, 48, IioFreeBwIn::INFO.at(7))
+            .counting("data in port 7 (32-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port7",
+                umask: 39,
+                scale: Some("3.0517578125e-5"),
+                unit: Some("MiB"),
+            }),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        IIO_FREE_PERF.of_box("IIO_FREE0", "uncore_iio_free_running_0"),
+        IIO_FREE_PERF.of_box("IIO_FREE1", "uncore_iio_free_running_1"),
+        IIO_FREE_PERF.of_box("IIO_FREE2", "uncore_iio_free_running_2"),
+        IIO_FREE_PERF.of_box("IIO_FREE3", "uncore_iio_free_running_3"),
+        IIO_FREE_PERF.of_box("IIO_FREE4", "uncore_iio_free_running_4"),
+        IIO_FREE_PERF.of_box("IIO_FREE5", "uncore_iio_free_running_5"),
+    ],
+    box_count: None,
+    socket_bus: None,
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux registers icx_uncore_iio_free_running as iio_free_running, six \
+            boxes with nine counters each: uncore_iio_free_running_0 to _5, with the \
+            Skylake-SP free-running format (event and umask: the \
+            skx-iio-free-running driver). Every event is event 0xff; umask 0x10 is \
+            the clock, 0x20-0x27 the bandwidth counters.",
+        },
+        NoteInfo {
+            kind: "source-conflict",
+            title: "Bytes per bandwidth count",
+            text: "Linux first published bw_in_portN.scale as 3.814697266e-6 MiB (4 bytes \
+            per count, icx_uncore_iio_freerunning_events, 2019); a 2025 fix by the \
+            driver's maintainer (posted as \
+            20250416142426.3933977-2-kan.liang@linux.intel.com, marked for stable \
+            kernels) says the counter counts 32-byte units, not 4, the 4 being a \
+            mistake in Intel's ICX uncore document, and makes ICX use \
+            snr_uncore_iio_freerunning_events with 3.0517578125e-5 MiB. The spec \
+            follows the fix; a kernel from before it reports an eighth of the \
+            bandwidth.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Numbering",
+            text: "Counter 0 is the I/O clock, 1-8 the inbound bandwidth of ports 0-7. Ice \
+            Lake-SP has no outbound bandwidth or utilisation free-running counters \
+            in any source read. No control, status or overflow bit is known for \
+            them.",
+        },
+    ],
+};
+/// What the perf PMUs of the IIO free-running counters share; each box's entry adds its box and PMU
+/// name.
+const IIO_FREE_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3, 4, 5, 6, 7, 8],
+    source: "linux-snbep",
+    driver: &PERF_SKX_IIO_FREE_RUNNING,
+};
+impl CounterValue for IioFreeIoclk {
+    const COUNT: &'static FieldInfo = IIO_FREE_IOCLK_EVENT_COUNT;
+}
+impl CounterValue for IioFreeBwIn {
+    const COUNT: &'static FieldInfo = IIO_FREE_BW_IN_EVENT_COUNT;
+}
 /// PMU structure of the IIO (integrated I/O stack) performance monitoring (4 counters per box;
 /// boxes IIO0, IIO1, IIO2, IIO3, IIO4, IIO5).
 ///
@@ -261,6 +424,127 @@ impl BoxControl for IioBoxCtl {
     const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_RST_CTRL);
+}
+/// PMU structure of the iMC free-running counters (memory-mapped) (5 counters per box; boxes
+/// IMC_FREE0, IMC_FREE1, IMC_FREE2, IMC_FREE3).
+///
+/// **Kernel PMU names** (info): Linux registers icx_uncore_imc_free_running as imc_free_running,
+/// four boxes (one per memory controller) with five counters each: uncore_imc_free_running_0 to _3,
+/// with the IIO free-running format (skx_uncore_iio_freerunning_format_group: event and umask, the
+/// skx-iio-free-running driver).
+///
+/// **Bytes per data count** (source-conflict): Linux first published read, write, ddrt_read and
+/// ddrt_write with scale 3.814697266e-6 MiB (4 bytes per count); a later kernel change sets
+/// 6.103515625e-5 MiB, 64 bytes, a cache line, per count, for Snow Ridge and Ice Lake-SP alike. The
+/// spec follows the fix.
+///
+/// **Numbering** (info): Counter 0 is the DRAM clock, 1 and 2 DRAM reads and writes, 3 and 4 DDR-T
+/// reads and writes, in the kernel's umask order. No control, status or overflow bit is known for
+/// them.
+pub static IMC_FREE: PmuInfo = PmuInfo {
+    processor: "ice-lake-sp",
+    unit: "IMC_FREE",
+    scope: Scope::Socket,
+    discovery_type: None,
+    controls: &[],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::free_running(0, 48, ImcFreeDclk::INFO.at(0))
+            .counting("DRAM clock cycles")
+            .with_perf_event(CounterPerfEvent {
+                name: "dclk",
+                umask: 16,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(1, 48, ImcFreeDdr::INFO.at(0))
+            .counting("data read from DRAM (64-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "read",
+                umask: 32,
+                scale: Some("6.103515625e-5"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(2, 48, ImcFreeDdr::INFO.at(1))
+            .counting("data written to DRAM (64-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "write",
+                umask: 33,
+                scale: Some("6.103515625e-5"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(3, 48, ImcFreeDdrt::INFO.at(0))
+            .counting("data read from persistent memory (64-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "ddrt_read",
+                umask: 48,
+                scale: Some("6.103515625e-5"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(4, 48, ImcFreeDdrt::INFO.at(1))
+            .counting("data written to persistent memory (64-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "ddrt_write",
+                umask: 49,
+                scale: Some("6.103515625e-5"),
+                unit: Some("MiB"),
+            }),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        IMC_FREE_PERF.of_box("IMC_FREE0", "uncore_imc_free_running_0"),
+        IMC_FREE_PERF.of_box("IMC_FREE1", "uncore_imc_free_running_1"),
+        IMC_FREE_PERF.of_box("IMC_FREE2", "uncore_imc_free_running_2"),
+        IMC_FREE_PERF.of_box("IMC_FREE3", "uncore_imc_free_running_3"),
+    ],
+    box_count: None,
+    socket_bus: None,
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux registers icx_uncore_imc_free_running as imc_free_running, four \
+            boxes (one per memory controller) with five counters each: \
+            uncore_imc_free_running_0 to _3, with the IIO free-running format \
+            (skx_uncore_iio_freerunning_format_group: event and umask, the \
+            skx-iio-free-running driver).",
+        },
+        NoteInfo {
+            kind: "source-conflict",
+            title: "Bytes per data count",
+            text: "Linux first published read, write, ddrt_read and ddrt_write with scale \
+            3.814697266e-6 MiB (4 bytes per count); a later kernel change sets \
+            6.103515625e-5 MiB, 64 bytes, a cache line, per count, for Snow Ridge \
+            and Ice Lake-SP alike. The spec follows the fix.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Numbering",
+            text: "Counter 0 is the DRAM clock, 1 and 2 DRAM reads and writes, 3 and 4 \
+            DDR-T reads and writes, in the kernel's umask order. No control, status \
+            or overflow bit is known for them.",
+        },
+    ],
+};
+/// What the perf PMUs of the iMC free-running counters (memory-mapped) share; each box's entry adds
+/// its box and PMU name.
+const IMC_FREE_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3, 4],
+    source: "linux-snbep",
+    driver: &PERF_SKX_IIO_FREE_RUNNING,
+};
+impl CounterValue for ImcFreeDclk {
+    const COUNT: &'static FieldInfo = IMC_FREE_DCLK_EVENT_COUNT;
+}
+impl CounterValue for ImcFreeDdr {
+    const COUNT: &'static FieldInfo = IMC_FREE_DDR_EVENT_COUNT;
+}
+impl CounterValue for ImcFreeDdrt {
+    const COUNT: &'static FieldInfo = IMC_FREE_DDRT_EVENT_COUNT;
 }
 /// PMU structure of the iMC channel performance monitoring (memory-mapped) (5 counters per box;
 /// boxes IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7, IMC8, IMC9, IMC10, IMC11).
@@ -1001,6 +1285,12 @@ const CHA_CTL_UMASK: &FieldInfo = ChaCtl::INFO.field_named("umask");
 const CHA_CTL_EV_SEL: &FieldInfo = ChaCtl::INFO.field_named("ev_sel");
 /// `C_MSR_PMON_CTR.event_count` (bits 47:0).
 const CHA_CTR_EVENT_COUNT: &FieldInfo = ChaCtr::INFO.field_named("event_count");
+/// `IIO_FREE_MSR_IOCLK.event_count` (bits 47:0).
+const IIO_FREE_IOCLK_EVENT_COUNT: &FieldInfo = IioFreeIoclk::INFO
+    .field_named("event_count");
+/// `IIO_FREE_MSR_BW_IN.event_count` (bits 47:0).
+const IIO_FREE_BW_IN_EVENT_COUNT: &FieldInfo = IioFreeBwIn::INFO
+    .field_named("event_count");
 /// `IIO_MSR_PMON_BOX_CTL.frz` (bit 8).
 const IIO_BOX_CTL_FRZ: &FieldInfo = IioBoxCtl::INFO.field_named("frz");
 /// `IIO_MSR_PMON_BOX_CTL.rst_ctrs` (bit 1).
@@ -1021,6 +1311,14 @@ const IIO_CTL_UMASK: &FieldInfo = IioCtl::INFO.field_named("umask");
 const IIO_CTL_EV_SEL: &FieldInfo = IioCtl::INFO.field_named("ev_sel");
 /// `IIO_MSR_PMON_CTR.event_count` (bits 47:0).
 const IIO_CTR_EVENT_COUNT: &FieldInfo = IioCtr::INFO.field_named("event_count");
+/// `IMC_FREE_MMIO_DCLK.event_count` (bits 47:0).
+const IMC_FREE_DCLK_EVENT_COUNT: &FieldInfo = ImcFreeDclk::INFO
+    .field_named("event_count");
+/// `IMC_FREE_MMIO_DDR.event_count` (bits 47:0).
+const IMC_FREE_DDR_EVENT_COUNT: &FieldInfo = ImcFreeDdr::INFO.field_named("event_count");
+/// `IMC_FREE_MMIO_DDRT.event_count` (bits 47:0).
+const IMC_FREE_DDRT_EVENT_COUNT: &FieldInfo = ImcFreeDdrt::INFO
+    .field_named("event_count");
 /// `MC_MMIO_PMON_BOX_CTL.frz` (bit 8).
 const IMC_BOX_CTL_FRZ: &FieldInfo = ImcBoxCtl::INFO.field_named("frz");
 /// `MC_MMIO_PMON_BOX_CTL.rst_ctrs` (bit 1).
@@ -1252,6 +1550,33 @@ pub static PERF_ICX_CHA: PerfDriverInfo = PerfDriverInfo {
             name: "filter_tid",
             config: "config1:0-9",
             target: FormatTarget::Register("C{i}_MSR_PMON_BOX_FILTER0"),
+        },
+    ],
+};
+/// The `skx-iio-free-running` perf driver's format (`skx_uncore_iio_freerunning_formats_attr`,
+/// Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_SKX_IIO_FREE_RUNNING: PerfDriverInfo = PerfDriverInfo {
+    id: "skx-iio-free-running",
+    module: "intel_uncore",
+    group: "skx_uncore_iio_freerunning_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            target: FormatTarget::Unmapped(
+                "Always 0xff: the kernel's fixed event, meaning a free-running counter.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            target: FormatTarget::Unmapped(
+                "Selects the counter: the high nibble its type \
+            (uncore_freerunning_type), the low nibble its index in the type \
+            (uncore_freerunning_idx).",
+            ),
         },
     ],
 };

@@ -7,6 +7,8 @@
 #[rustfmt::skip]
 pub mod cha;
 #[rustfmt::skip]
+pub mod iio_free;
+#[rustfmt::skip]
 pub mod iio;
 #[rustfmt::skip]
 pub mod imc;
@@ -47,6 +49,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     code_names: &["Sapphire Rapids", "Sapphire Rapids-SP"],
     units: &[
         &cha::UNIT,
+        &iio_free::UNIT,
         &iio::UNIT,
         &imc::UNIT,
         &irp::UNIT,

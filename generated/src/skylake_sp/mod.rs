@@ -7,6 +7,8 @@
 #[rustfmt::skip]
 pub mod cha;
 #[rustfmt::skip]
+pub mod iio_free;
+#[rustfmt::skip]
 pub mod iio;
 #[rustfmt::skip]
 pub mod imc;
@@ -49,6 +51,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     code_names: &["Skylake-SP", "Skylake-X"],
     units: &[
         &cha::UNIT,
+        &iio_free::UNIT,
         &iio::UNIT,
         &imc::UNIT,
         &irp::UNIT,

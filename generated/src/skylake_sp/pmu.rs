@@ -6,6 +6,7 @@
 use crate::structure::*;
 use crate::support::{FieldInfo, NoteInfo, Register};
 use super::cha::{ChaBoxCtl, ChaBoxFilter0, ChaBoxFilter1, ChaBoxStatus, ChaCtl, ChaCtr};
+use super::iio_free::{IioFreeBw, IioFreeIoclk, IioFreeUtil};
 use super::iio::{IioBoxCtl, IioBoxStatus, IioCtl, IioCtr};
 use super::imc::{ImcBoxCtl, ImcCtl, ImcCtr, ImcFixedCtl, ImcFixedCtr};
 use super::irp::{IrpBoxCtl, IrpBoxStatus, IrpCtl, IrpCtr};
@@ -464,12 +465,226 @@ impl BoxControl for ChaBoxCtl {
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(CHA_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(CHA_BOX_CTL_RST_CTRL);
 }
+/// PMU structure of the IIO free-running counters (17 counters per box; boxes IIO_FREE0, IIO_FREE1,
+/// IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5).
+///
+/// **Kernel PMU names** (info): Linux registers skx_uncore_iio_free_running as iio_free_running,
+/// six boxes with seventeen counters each: uncore_iio_free_running_0 to _5, whose format has only
+/// event and umask (skx_uncore_iio_freerunning_formats_attr, the skx-iio-free-running driver).
+/// Every event is event 0xff; the umask's high nibble picks the counter type (0x1 clock, 0x2
+/// bandwidth, 0x3 utilisation) and its low nibble the counter of that type (uncore_freerunning_type
+/// and uncore_freerunning_idx in uncore.h).
+///
+/// **Numbering** (info): Counter 0 is the I/O clock, 1-8 the bandwidth counters in the kernel's
+/// order (in ports 0-3, out ports 0-3), 9-16 the utilisation counters (in and out of port 0, then
+/// of port 1, ...). No control, status or overflow bit is known for any of them: nothing programs
+/// them and nothing routes their overflow.
+pub static IIO_FREE: PmuInfo = PmuInfo {
+    processor: "skylake-sp",
+    unit: "IIO_FREE",
+    scope: Scope::Socket,
+    discovery_type: None,
+    controls: &[],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::free_running(0, 36, IioFreeIoclk::INFO.at(0))
+            .counting("I/O clock cycles")
+            .with_perf_event(CounterPerfEvent {
+                name: "ioclk",
+                umask: 16,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(1, 36, IioFreeBw::INFO.at(0))
+            .counting("data in port 0 (4-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port0",
+                umask: 32,
+                scale: Some("3.814697266e-6"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(2, 36, IioFreeBw::INFO.at(1))
+            .counting("data in port 1 (4-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port1",
+                umask: 33,
+                scale: Some("3.814697266e-6"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(3, 36, IioFreeBw::INFO.at(2))
+            .counting("data in port 2 (4-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port2",
+                umask: 34,
+                scale: Some("3.814697266e-6"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(4, 36, IioFreeBw::INFO.at(3))
+            .counting("data in port 3 (4-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port3",
+                umask: 35,
+                scale: Some("3.814697266e-6"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(5, 36, IioFreeBw::INFO.at(4))
+            .counting("data out port 0 (4-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_out_port0",
+                umask: 36,
+                scale: Some("3.814697266e-6"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(6, 36, IioFreeBw::INFO.at(5))
+            .counting("data out port 1 (4-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_out_port1",
+                umask: 37,
+                scale: Some("3.814697266e-6"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(7, 36, IioFreeBw::INFO.at(6))
+            .counting("data out port 2 (4-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_out_port2",
+                umask: 38,
+                scale: Some("3.814697266e-6"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(8, 36, IioFreeBw::INFO.at(7))
+            .counting("data out port 3 (4-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_out_port3",
+                umask: 39,
+                scale: Some("3.814697266e-6"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(9, 36, IioFreeUtil::INFO.at(0))
+            .counting("utilisation in port 0")
+            .with_perf_event(CounterPerfEvent {
+                name: "util_in_port0",
+                umask: 48,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(10, 36, IioFreeUtil::INFO.at(1))
+            .counting("utilisation out port 0")
+            .with_perf_event(CounterPerfEvent {
+                name: "util_out_port0",
+                umask: 49,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(11, 36, IioFreeUtil::INFO.at(2))
+            .counting("utilisation in port 1")
+            .with_perf_event(CounterPerfEvent {
+                name: "util_in_port1",
+                umask: 50,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(12, 36, IioFreeUtil::INFO.at(3))
+            .counting("utilisation out port 1")
+            .with_perf_event(CounterPerfEvent {
+                name: "util_out_port1",
+                umask: 51,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(13, 36, IioFreeUtil::INFO.at(4))
+            .counting("utilisation in port 2")
+            .with_perf_event(CounterPerfEvent {
+                name: "util_in_port2",
+                umask: 52,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(14, 36, IioFreeUtil::INFO.at(5))
+            .counting("utilisation out port 2")
+            .with_perf_event(CounterPerfEvent {
+                name: "util_out_port2",
+                umask: 53,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(15, 36, IioFreeUtil::INFO.at(6))
+            .counting("utilisation in port 3")
+            .with_perf_event(CounterPerfEvent {
+                name: "util_in_port3",
+                umask: 54,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(16, 36, IioFreeUtil::INFO.at(7))
+            .counting("utilisation out port 3")
+            .with_perf_event(CounterPerfEvent {
+                name: "util_out_port3",
+                umask: 55,
+                scale: None,
+                unit: None,
+            }),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        IIO_FREE_PERF.of_box("IIO_FREE0", "uncore_iio_free_running_0"),
+        IIO_FREE_PERF.of_box("IIO_FREE1", "uncore_iio_free_running_1"),
+        IIO_FREE_PERF.of_box("IIO_FREE2", "uncore_iio_free_running_2"),
+        IIO_FREE_PERF.of_box("IIO_FREE3", "uncore_iio_free_running_3"),
+        IIO_FREE_PERF.of_box("IIO_FREE4", "uncore_iio_free_running_4"),
+        IIO_FREE_PERF.of_box("IIO_FREE5", "uncore_iio_free_running_5"),
+    ],
+    box_count: None,
+    socket_bus: None,
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux registers skx_uncore_iio_free_running as iio_free_running, six \
+            boxes with seventeen counters each: uncore_iio_free_running_0 to _5, \
+            whose format has only event and umask \
+            (skx_uncore_iio_freerunning_formats_attr, the skx-iio-free-running \
+            driver). Every event is event 0xff; the umask's high nibble picks the \
+            counter type (0x1 clock, 0x2 bandwidth, 0x3 utilisation) and its low \
+            nibble the counter of that type (uncore_freerunning_type and \
+            uncore_freerunning_idx in uncore.h).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Numbering",
+            text: "Counter 0 is the I/O clock, 1-8 the bandwidth counters in the kernel's \
+            order (in ports 0-3, out ports 0-3), 9-16 the utilisation counters (in \
+            and out of port 0, then of port 1, ...). No control, status or overflow \
+            bit is known for any of them: nothing programs them and nothing routes \
+            their overflow.",
+        },
+    ],
+};
+/// What the perf PMUs of the IIO free-running counters share; each box's entry adds its box and PMU
+/// name.
+const IIO_FREE_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16],
+    source: "linux-snbep",
+    driver: &PERF_SKX_IIO_FREE_RUNNING,
+};
+impl CounterValue for IioFreeIoclk {
+    const COUNT: &'static FieldInfo = IIO_FREE_IOCLK_EVENT_COUNT;
+}
+impl CounterValue for IioFreeBw {
+    const COUNT: &'static FieldInfo = IIO_FREE_BW_EVENT_COUNT;
+}
+impl CounterValue for IioFreeUtil {
+    const COUNT: &'static FieldInfo = IIO_FREE_UTIL_EVENT_COUNT;
+}
 /// PMU structure of the IIO (integrated I/O stack) performance monitoring (4 counters per box;
 /// boxes IIO0, IIO1, IIO2, IIO3, IIO4, IIO5).
 ///
 /// **Kernel PMU names** (info): Linux registers skx_uncore_iio as iio, six boxes: uncore_iio_0 to
 /// uncore_iio_5, with skx_uncore_iio_formats_attr (the skx-iio driver). The free-running counters
-/// are another PMU, uncore_iio_free_running_N, not described yet.
+/// are another PMU, uncore_iio_free_running_N: the IIO_FREE unit (iio-free.xml).
 ///
 /// **ov_en** (info): PCM names control bit 20 IIO_MSR_PMON_CTL_OV_EN; no source says where the
 /// overflow goes when it is set, so the field has no overflow-enable role.
@@ -505,8 +720,8 @@ pub static IIO: PmuInfo = PmuInfo {
             title: "Kernel PMU names",
             text: "Linux registers skx_uncore_iio as iio, six boxes: uncore_iio_0 to \
             uncore_iio_5, with skx_uncore_iio_formats_attr (the skx-iio driver). The \
-            free-running counters are another PMU, uncore_iio_free_running_N, not \
-            described yet.",
+            free-running counters are another PMU, uncore_iio_free_running_N: the \
+            IIO_FREE unit (iio-free.xml).",
         },
         NoteInfo {
             kind: "info",
@@ -1831,6 +2046,14 @@ const CHA_CTL_UMASK: &FieldInfo = ChaCtl::INFO.field_named("umask");
 const CHA_CTL_EV_SEL: &FieldInfo = ChaCtl::INFO.field_named("ev_sel");
 /// `C_MSR_PMON_CTR.event_count` (bits 47:0).
 const CHA_CTR_EVENT_COUNT: &FieldInfo = ChaCtr::INFO.field_named("event_count");
+/// `IIO_FREE_MSR_IOCLK.event_count` (bits 35:0).
+const IIO_FREE_IOCLK_EVENT_COUNT: &FieldInfo = IioFreeIoclk::INFO
+    .field_named("event_count");
+/// `IIO_FREE_MSR_BW.event_count` (bits 35:0).
+const IIO_FREE_BW_EVENT_COUNT: &FieldInfo = IioFreeBw::INFO.field_named("event_count");
+/// `IIO_FREE_MSR_UTIL.event_count` (bits 35:0).
+const IIO_FREE_UTIL_EVENT_COUNT: &FieldInfo = IioFreeUtil::INFO
+    .field_named("event_count");
 /// `IIO_MSR_PMON_BOX_CTL.frz_en` (bit 16).
 const IIO_BOX_CTL_FRZ_EN: &FieldInfo = IioBoxCtl::INFO.field_named("frz_en");
 /// `IIO_MSR_PMON_BOX_CTL.frz` (bit 8).
@@ -2196,6 +2419,33 @@ pub static PERF_SKX_CHA: PerfDriverInfo = PerfDriverInfo {
             name: "filter_isoc",
             config: "config1:63",
             target: FormatTarget::Register("C{i}_MSR_PMON_BOX_FILTER1"),
+        },
+    ],
+};
+/// The `skx-iio-free-running` perf driver's format (`skx_uncore_iio_freerunning_formats_attr`,
+/// Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_SKX_IIO_FREE_RUNNING: PerfDriverInfo = PerfDriverInfo {
+    id: "skx-iio-free-running",
+    module: "intel_uncore",
+    group: "skx_uncore_iio_freerunning_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            target: FormatTarget::Unmapped(
+                "Always 0xff: the kernel's fixed event, meaning a free-running counter.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            target: FormatTarget::Unmapped(
+                "Selects the counter: the high nibble its type \
+            (uncore_freerunning_type), the low nibble its index in the type \
+            (uncore_freerunning_idx).",
+            ),
         },
     ],
 };

@@ -513,6 +513,10 @@ static PCU_BOX_FILTER_INFO: RegisterInfo = RegisterInfo {
 /// `PCU_MSR_CORE_C6_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600). Fields, masks and
 /// sources: [`PcuCoreC6CtrLayout`].
 ///
+/// **Read-only** (info): A free-running counter: software only reads it (Linux cstate.c reads the
+/// MSR and takes differences; the SDM's model-specific register tables give the core C-state
+/// residency counters as R/O), so the count field is ro-v.
+///
 /// **Address** (info): 0x3FD: the guide's Table 2-73 (PCU_MSR_CORE_C6_CTR, 0x03FD, 64 bits), Linux
 /// SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd and likwid MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD agree.
 pub type PcuCoreC6Ctr = Reg64<PcuCoreC6CtrLayout>;
@@ -529,21 +533,19 @@ impl Layout for PcuCoreC6CtrLayout {
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x0;
     const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+    const WRITABLE_MASK: u64 = 0x0;
     #[cfg(feature = "metadata")]
     const INFO: &'static RegisterInfo = &PCU_CORE_C6_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 63, access: Access::RwV, role: Some(Role::Count),
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 63, access: Access::RoV, role: Some(Role::Count),
             description: "Cycles in which some core was in C6, 64 bits.", ..FieldInfo::EMPTY },
     ];
 }
 
 impl PcuCoreC6Ctr {
-    /// `event_count` (bits 63:0, rw-v, reset 0x0): Cycles in which some core was in C6, 64 bits.
+    /// `event_count` (bits 63:0, ro-v, reset 0x0): Cycles in which some core was in C6, 64 bits.
     #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `event_count` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
 }
 
 /// `PCU_MSR_CORE_C6_CTR` of instance PCU.
@@ -561,6 +563,7 @@ static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
     ]),
     fields: PcuCoreC6CtrLayout::FIELDS,
     notes: &[
+        NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },
         NoteInfo { kind: "info", title: "Address", text: "0x3FD: the guide's Table 2-73 (PCU_MSR_CORE_C6_CTR, 0x03FD, 64 bits), Linux SNBEP_PCU_MSR_CORE_C6_CTR = 0x3fd and likwid MSR_UNC_PCU_PMON_FIXED_CTR1 = 0x3FD agree." },
     ],
 };
@@ -571,6 +574,10 @@ static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
 ///
 /// `PCU_MSR_CORE_C3_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600). Fields, masks and
 /// sources: [`PcuCoreC3CtrLayout`].
+///
+/// **Read-only** (info): A free-running counter: software only reads it (Linux cstate.c reads the
+/// MSR and takes differences; the SDM's model-specific register tables give the core C-state
+/// residency counters as R/O), so the count field is ro-v.
 ///
 /// **Table 2-79 body not read; layout taken from Table 2-78** (info): The public copy of p. 76 is
 /// cut off just after the heading of Table 2-79. The guide's MSR list (Table 2-73, p. 73) gives
@@ -592,21 +599,19 @@ impl Layout for PcuCoreC3CtrLayout {
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x0;
     const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+    const WRITABLE_MASK: u64 = 0x0;
     #[cfg(feature = "metadata")]
     const INFO: &'static RegisterInfo = &PCU_CORE_C3_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 63, access: Access::RwV, role: Some(Role::Count),
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 63, access: Access::RoV, role: Some(Role::Count),
             description: "Cycles in which some core was in C3, 64 bits.", ..FieldInfo::EMPTY },
     ];
 }
 
 impl PcuCoreC3Ctr {
-    /// `event_count` (bits 63:0, rw-v, reset 0x0): Cycles in which some core was in C3, 64 bits.
+    /// `event_count` (bits 63:0, ro-v, reset 0x0): Cycles in which some core was in C3, 64 bits.
     #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `event_count` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
 }
 
 /// `PCU_MSR_CORE_C3_CTR` of instance PCU.
@@ -624,6 +629,7 @@ static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
     ]),
     fields: PcuCoreC3CtrLayout::FIELDS,
     notes: &[
+        NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },
         NoteInfo { kind: "info", title: "Table 2-79 body not read; layout taken from Table 2-78", text: "The public copy of p. 76 is cut off just after the heading of Table 2-79. The guide's MSR list (Table 2-73, p. 73) gives PCU_MSR_CORE_C3_CTR at 0x03FC, 64 bits, described exactly like the C6 counter, and section 2.6.3.3 describes the two together; the layout (one 64-bit event_count, RW-V, reset 0) is therefore taken from Table 2-78. Address 0x3FC: Table 2-73, Linux SNBEP_PCU_MSR_CORE_C3_CTR = 0x3fc and likwid MSR_UNC_PCU_PMON_FIXED_CTR0 = 0x3FC agree." },
     ],
 };

@@ -532,6 +532,10 @@ static PCU_CTR_INFO: RegisterInfo = RegisterInfo {
 /// `PCU_MSR_CORE_C6_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v4). Fields, masks and
 /// sources: [`PcuCoreC6CtrLayout`].
 ///
+/// **Read-only** (info): A free-running counter: software only reads it (Linux cstate.c reads the
+/// MSR and takes differences; the SDM's model-specific register tables give the core C-state
+/// residency counters as R/O), so the count field is ro-v.
+///
 /// **Address** (info): likwid MSR_UNC_V3_PCU_CC6_CTR = 0x3fd (perfmon_haswellEP_counters.h /
 /// perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the
 /// E5-2600 (SNBEP_PCU_MSR_CORE_C6_CTR).
@@ -548,21 +552,19 @@ impl Layout for PcuCoreC6CtrLayout {
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x0;
     const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+    const WRITABLE_MASK: u64 = 0x0;
     #[cfg(feature = "metadata")]
     const INFO: &'static RegisterInfo = &PCU_CORE_C6_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 63, access: Access::RwV, role: Some(Role::Count),
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 63, access: Access::RoV, role: Some(Role::Count),
             description: "Residency in C6, counted by hardware.", ..FieldInfo::EMPTY },
     ];
 }
 
 impl PcuCoreC6Ctr {
-    /// `event_count` (bits 63:0, rw-v, reset 0x0): Residency in C6, counted by hardware.
+    /// `event_count` (bits 63:0, ro-v, reset 0x0): Residency in C6, counted by hardware.
     #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `event_count` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
 }
 
 /// `PCU_MSR_CORE_C6_CTR` of instance PCU.
@@ -580,6 +582,7 @@ static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
     ]),
     fields: PcuCoreC6CtrLayout::FIELDS,
     notes: &[
+        NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },
         NoteInfo { kind: "info", title: "Address", text: "likwid MSR_UNC_V3_PCU_CC6_CTR = 0x3fd (perfmon_haswellEP_counters.h / perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the E5-2600 (SNBEP_PCU_MSR_CORE_C6_CTR)." },
     ],
 };
@@ -588,6 +591,10 @@ static PCU_CORE_C6_CTR_INFO: RegisterInfo = RegisterInfo {
 ///
 /// `PCU_MSR_CORE_C3_CTR`: 64-bit MSR register of the PCU unit (xeon-e5-2600-v4). Fields, masks and
 /// sources: [`PcuCoreC3CtrLayout`].
+///
+/// **Read-only** (info): A free-running counter: software only reads it (Linux cstate.c reads the
+/// MSR and takes differences; the SDM's model-specific register tables give the core C-state
+/// residency counters as R/O), so the count field is ro-v.
 ///
 /// **Address** (info): likwid MSR_UNC_V3_PCU_CC3_CTR = 0x3fc (perfmon_haswellEP_counters.h /
 /// perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the
@@ -605,21 +612,19 @@ impl Layout for PcuCoreC3CtrLayout {
     const RESET: u64 = 0x0;
     const RESERVED_MASK: u64 = 0x0;
     const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+    const WRITABLE_MASK: u64 = 0x0;
     #[cfg(feature = "metadata")]
     const INFO: &'static RegisterInfo = &PCU_CORE_C3_CTR_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 63, access: Access::RwV, role: Some(Role::Count),
+        FieldInfo { name: "event_count", ident: "event_count", lsb: 0, msb: 63, access: Access::RoV, role: Some(Role::Count),
             description: "Residency in C3, counted by hardware.", ..FieldInfo::EMPTY },
     ];
 }
 
 impl PcuCoreC3Ctr {
-    /// `event_count` (bits 63:0, rw-v, reset 0x0): Residency in C3, counted by hardware.
+    /// `event_count` (bits 63:0, ro-v, reset 0x0): Residency in C3, counted by hardware.
     #[inline] pub const fn event_count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
-    /// This value with `event_count` (bits 63:0) set to `v`.
-    #[inline] pub const fn with_event_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
 }
 
 /// `PCU_MSR_CORE_C3_CTR` of instance PCU.
@@ -637,6 +642,7 @@ static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
     ]),
     fields: PcuCoreC3CtrLayout::FIELDS,
     notes: &[
+        NoteInfo { kind: "info", title: "Read-only", text: "A free-running counter: software only reads it (Linux cstate.c reads the MSR and takes differences; the SDM's model-specific register tables give the core C-state residency counters as R/O), so the count field is ro-v." },
         NoteInfo { kind: "info", title: "Address", text: "likwid MSR_UNC_V3_PCU_CC3_CTR = 0x3fc (perfmon_haswellEP_counters.h / perfmon_broadwellEP_counters.h use it as a fixed PCU counter); Linux names the same MSRs for the E5-2600 (SNBEP_PCU_MSR_CORE_C3_CTR)." },
     ],
 };

@@ -742,11 +742,11 @@ layout! {
 }
 layout! {
     pcu_core_c6_ctr: PcuCoreC6Ctr;
-    rw(event_count, with_event_count, val u64, 0, 64);
+    ro(event_count, val u64, 0, 64);
 }
 layout! {
     pcu_core_c3_ctr: PcuCoreC3Ctr;
-    rw(event_count, with_event_count, val u64, 0, 64);
+    ro(event_count, val u64, 0, 64);
 }
 }
 
@@ -1150,11 +1150,11 @@ layout! {
 }
 layout! {
     pcu_core_c6_ctr: PcuCoreC6Ctr;
-    rw(event_count, with_event_count, val u64, 0, 64);
+    ro(event_count, val u64, 0, 64);
 }
 layout! {
     pcu_core_c3_ctr: PcuCoreC3Ctr;
-    rw(event_count, with_event_count, val u64, 0, 64);
+    ro(event_count, val u64, 0, 64);
 }
 }
 
@@ -1613,11 +1613,11 @@ layout! {
 }
 layout! {
     pcu_core_c6_ctr: PcuCoreC6Ctr;
-    rw(event_count, with_event_count, val u64, 0, 64);
+    ro(event_count, val u64, 0, 64);
 }
 layout! {
     pcu_core_c3_ctr: PcuCoreC3Ctr;
-    rw(event_count, with_event_count, val u64, 0, 64);
+    ro(event_count, val u64, 0, 64);
 }
 }
 
@@ -2100,11 +2100,11 @@ layout! {
 }
 layout! {
     pcu_core_c6_ctr: PcuCoreC6Ctr;
-    rw(event_count, with_event_count, val u64, 0, 64);
+    ro(event_count, val u64, 0, 64);
 }
 layout! {
     pcu_core_c3_ctr: PcuCoreC3Ctr;
-    rw(event_count, with_event_count, val u64, 0, 64);
+    ro(event_count, val u64, 0, 64);
 }
 }
 
@@ -2417,6 +2417,25 @@ layout! {
     cha_ctr: ChaCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "skylake-sp")]
+mod skylake_sp_iio_free {
+use super::*;
+use pmu_regs::skylake_sp::iio_free::*;
+
+layout! {
+    iio_free_ioclk: IioFreeIoclk;
+    ro(event_count, val u64, 0, 36);
+}
+layout! {
+    iio_free_bw: IioFreeBw;
+    ro(event_count, val u64, 0, 36);
+}
+layout! {
+    iio_free_util: IioFreeUtil;
+    ro(event_count, val u64, 0, 36);
 }
 }
 
@@ -2836,6 +2855,21 @@ layout! {
 }
 
 #[cfg(feature = "ice-lake-sp")]
+mod ice_lake_sp_iio_free {
+use super::*;
+use pmu_regs::ice_lake_sp::iio_free::*;
+
+layout! {
+    iio_free_ioclk: IioFreeIoclk;
+    ro(event_count, val u64, 0, 48);
+}
+layout! {
+    iio_free_bw_in: IioFreeBwIn;
+    ro(event_count, val u64, 0, 48);
+}
+}
+
+#[cfg(feature = "ice-lake-sp")]
 mod ice_lake_sp_iio {
 use super::*;
 use pmu_regs::ice_lake_sp::iio::*;
@@ -2870,6 +2904,25 @@ layout! {
     iio_ctr: IioCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+}
+
+#[cfg(feature = "ice-lake-sp")]
+mod ice_lake_sp_imc_free {
+use super::*;
+use pmu_regs::ice_lake_sp::imc_free::*;
+
+layout! {
+    imc_free_dclk: ImcFreeDclk;
+    ro(event_count, val u64, 0, 48);
+}
+layout! {
+    imc_free_ddr: ImcFreeDdr;
+    ro(event_count, val u64, 0, 48);
+}
+layout! {
+    imc_free_ddrt: ImcFreeDdrt;
+    ro(event_count, val u64, 0, 48);
 }
 }
 
@@ -3219,6 +3272,25 @@ layout! {
     cha_box_filter0: ChaBoxFilter0;
     rw(tid, with_tid, val u16, 0, 10);
     checked(try_with_tid, u16, 10);
+}
+}
+
+#[cfg(feature = "sapphire-rapids")]
+mod sapphire_rapids_iio_free {
+use super::*;
+use pmu_regs::sapphire_rapids::iio_free::*;
+
+layout! {
+    iio_free_ioclk: IioFreeIoclk;
+    ro(event_count, val u64, 0, 48);
+}
+layout! {
+    iio_free_bw_in: IioFreeBwIn;
+    ro(event_count, val u64, 0, 48);
+}
+layout! {
+    iio_free_bw_out: IioFreeBwOut;
+    ro(event_count, val u64, 0, 48);
 }
 }
 

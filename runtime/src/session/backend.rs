@@ -4,11 +4,10 @@
 
 use std::time::Duration;
 
-use pmu_regs::CounterKind;
-
+use crate::boxes::FIXED_EVENT;
 use crate::error::Error;
 use crate::machine::Machine;
-use crate::perf::encode::from_control;
+use crate::perf::encode::{from_control, from_terms};
 use crate::perf::layer::PerfLayer;
 use crate::perf::syscall::Syscalls;
 use crate::perf::{EventSources, PerfEvent, PerfNames, Pmu, SpecNames};
@@ -132,23 +131,25 @@ pub(super) fn perf_events(
 ) -> Result<Option<Vec<PerfPlan>>, Error> {
     let pmu_box = planned.pmu_box;
     let processor = planned.boxes.processor.id;
-    let general: Vec<_> = pmu_box
+    let assigned = pmu_box.assign(&planned.events)?;
+    let mut groups: Vec<PerfPlan> = Vec::new();
+    // The group (by kernel PMU and turn) each entry of `groups` is: a box's events beyond
+    // its general counters make further groups, which the kernel counts in turns.
+    let mut keys: Vec<(&str, usize)> = Vec::new();
+    let general = pmu_box
         .counters
         .iter()
-        .filter(|c| c.info.kind == CounterKind::General && c.control.is_some())
-        .collect();
-    let mut groups: Vec<PerfPlan> = Vec::new();
-    // The group (by kernel PMU and turn) each entry of `groups` is.
-    let mut keys: Vec<(&str, usize)> = Vec::new();
-    for (i, sel) in planned.events.iter().enumerate() {
-        let Some(c) = general.get(i % general.len().max(1)).copied() else {
-            return Err(crate::error::UsageError::NoSuchCounter {
-                counter: format!("general counter in {}", pmu_box.instance),
-                available: "none: the box has only fixed or free-running counters".into(),
-            }
-            .into());
+        .filter(|c| c.info.kind == pmu_regs::CounterKind::General && c.control.is_some())
+        .count()
+        .max(1);
+    let mut on_general = 0;
+    for (i, (sel, c)) in planned.events.iter().zip(assigned).enumerate() {
+        let turn = if c.control.is_some() {
+            on_general += 1;
+            (on_general - 1) / general
+        } else {
+            0
         };
-        let turn = i / general.len();
         let name = match SpecNames.lookup(
             processor,
             pmu_box.unit.name,
@@ -175,16 +176,29 @@ pub(super) fn perf_events(
                 groups.len() - 1
             }
         };
-        let control = c.control.expect("general counters have a control").info;
-        let raw = c.control_value(sel, false)?;
         let (pmu, events, counters) = &mut groups[at];
-        events.push(from_control(
-            control,
-            raw,
-            &pmu.name,
-            &pmu.formats,
-            Some(name.kernel_counter(c.number())),
-        )?);
+        let event = match (c.control, c.info.perf_event) {
+            (Some(control), _) => from_control(
+                control.info,
+                c.control_value(sel, false)?,
+                &pmu.name,
+                &pmu.formats,
+                Some(name.kernel_counter(c.number())),
+            )?,
+            // A free-running counter is the kernel's event of its own, by its terms.
+            (None, Some(p)) => from_terms(
+                pmu,
+                &format!("event=0x{FIXED_EVENT:x},umask=0x{:x}", p.umask),
+            )?,
+            (None, None) => {
+                return Err(crate::error::UsageError::UnsupportedField {
+                    register: c.counter.name(),
+                    field: "perf event (the spec gives this free-running counter none)",
+                }
+                .into())
+            }
+        };
+        events.push(event);
         counters.push((i, c.counter.name()));
     }
     Ok(Some(groups))

@@ -85,8 +85,9 @@ impl Selection {
     }
 
     /// `events` (named by `names`, one per event) on every box of `boxes`, on socket 0.
-    /// The boxes must be of one processor and have general counters; where they have fewer
-    /// than the events, the session counts the events in turns.
+    /// The boxes must be of one processor and have a counter for every event: the
+    /// free-running counter it selects (`event=0xff,umask=0x20`), or a general one (where
+    /// there are fewer general counters than events, the session counts them in turns).
     pub fn of_boxes(
         boxes: &[(&'static Boxes, &'static PmuBox)],
         names: &[&str],
@@ -156,8 +157,9 @@ impl Selection {
     }
 
     /// Checks what can be checked without a machine: boxes of one processor, each given
-    /// once, with general counters for its events (a box with more events than counters
-    /// counts them in turns).
+    /// once, with a counter for each of its events: the free-running counter an event
+    /// selects, or a general one (a box with more events than general counters counts them
+    /// in turns).
     pub fn check(&self) -> Result<(), UsageError> {
         let boxes = self.boxes();
         for (i, b) in boxes.iter().enumerate() {
@@ -178,23 +180,9 @@ impl Selection {
                     counter: format!("box {}", b.pmu_box.instance),
                 });
             }
-            let general = b
-                .pmu_box
-                .counters
-                .iter()
-                .filter(|c| c.info.kind == pmu_regs::CounterKind::General && c.control.is_some())
-                .count();
-            // More events than counters are counted in turns; none are counted on none.
-            if general == 0 && !b.events.is_empty() {
-                return Err(UsageError::NoSuchCounter {
-                    counter: format!(
-                        "free counter for event {} in {}",
-                        general + 1,
-                        b.pmu_box.instance
-                    ),
-                    available: format!("{general} general counters"),
-                });
-            }
+            // A counter for each event: the free-running one it selects, or a general one
+            // (in turns where there are more events than general counters).
+            b.pmu_box.assign(&b.events)?;
         }
         Ok(())
     }

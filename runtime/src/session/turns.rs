@@ -70,7 +70,10 @@ impl Turns {
         let mut general = counting.general_counters();
         general.truncate(limit.unwrap_or(usize::MAX).max(1));
         let k = general.len();
-        if sels.len() <= k {
+        // A box counting a free-running counter takes no turns ([`PmuBox::assign`] refused
+        // more general events than counters beside one).
+        let box_ = counting.pmu_box();
+        if sels.len() <= k || sels.iter().any(|s| box_.free_running(s).is_some()) {
             return Ok(None);
         }
         let controls = sels

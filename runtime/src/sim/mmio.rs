@@ -24,12 +24,34 @@ impl Windows {
     /// The windows of `processor`'s units on `sockets` sockets.
     pub fn new(processor: &'static ProcessorInfo, sockets: usize) -> Self {
         let mut w = Windows::default();
+        let windows: Vec<&MmioWindow> = processor
+            .units
+            .iter()
+            .filter_map(|u| u.mmio_window)
+            .collect();
+        // Windows built on one base device (Ice Lake-SP's iMC channels and its free-running
+        // iMC counters) share its dwords: every base is published once, spaced for the
+        // widest of them, before any register's address is taken from it.
+        let span = |d: &MmioWindow| {
+            windows
+                .iter()
+                .filter(|o| {
+                    (o.device_id, o.device, o.function) == (d.device_id, d.device, d.function)
+                })
+                .map(|o| o.offset + u64::from(o.channels) * o.channel_stride.max(o.size))
+                .max()
+                .unwrap_or(0)
+        };
+        for window in &windows {
+            for socket in 0..sockets {
+                w.publish(window, socket, span(window));
+            }
+        }
         for unit in processor.units {
             let Some(window) = unit.mmio_window else {
                 continue;
             };
             for socket in 0..sockets {
-                w.publish(window, socket);
                 for info in unit.registers.iter().copied() {
                     for addr in info.known_addresses() {
                         let Location::Mmio { controller, .. } = addr.location else {
@@ -46,10 +68,9 @@ impl Windows {
         w
     }
 
-    /// Writes each controller's piece of the base into its dword, as the part publishes it.
-    fn publish(&mut self, window: &MmioWindow, socket: usize) {
-        let span =
-            window.offset + u64::from(window.channels) * window.channel_stride.max(window.size);
+    /// Writes each controller's piece of the base into its dword, as the part publishes it,
+    /// the controllers' bases at least `span` bytes apart.
+    fn publish(&mut self, window: &MmioWindow, socket: usize, span: u64) {
         for part in window.parts {
             for c in 0..window.controllers {
                 let key = (

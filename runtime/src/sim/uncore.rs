@@ -130,6 +130,10 @@ impl Model {
     }
 
     fn enabled(&self, st: &SocketState, b: &PmuBox, c: &Counter) -> bool {
+        // Free-running counters have no enable and no freeze: they always count.
+        if c.info.kind == CounterKind::FreeRunning {
+            return true;
+        }
         if let Some(ctl) = c.control {
             let v = st.regs.get(&ctl);
             let on = [Role::Enable, Role::RingEnable]
@@ -157,7 +161,13 @@ impl Model {
 
     fn selects(&self, st: &SocketState, c: &Counter, ev: &UncoreEvent) -> bool {
         if c.info.kind != CounterKind::General {
-            return ev.ev_sel == FIXED_EVENT;
+            // A free-running counter the kernel selects by unit mask counts only its own
+            // event; an injection without a unit mask reaches every fixed-event counter.
+            return ev.ev_sel == FIXED_EVENT
+                && match (c.info.perf_event, ev.umask) {
+                    (Some(p), Some(m)) => m == u16::from(p.umask),
+                    _ => true,
+                };
         }
         let Some(ctl) = c.control else { return false };
         let v = st.regs.get(&ctl);

@@ -299,6 +299,9 @@ pub const ICX_UPI: Formats = &[
 ];
 /// cstate.c's format: the event is the whole config.
 pub const CSTATE: Formats = &[("event", "config:0-63")];
+/// skx_uncore_iio_freerunning_formats_attr: the free-running PMUs (iio_free_running,
+/// imc_free_running) take an event and a umask only.
+pub const SKX_FREE: Formats = &[("event", "config:0-7"), ("umask", "config:8-15")];
 pub const CPU: Formats = &[
     ("event", "config:0-7"),
     ("umask", "config:8-15"),
@@ -453,6 +456,7 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             v.extend(idx("uncore_m2m", 2, SNBEP));
             v.extend(idx("uncore_upi", 3, SKX_UPI));
             v.extend(idx("uncore_m3upi", 3, SNBEP));
+            v.extend(idx("uncore_iio_free_running", 6, SKX_FREE));
         }
         "ice-lake-sp" => {
             // icx_msr_uncores reuses skx_uncore_ubox and skx_uncore_pcu; the IRP and M2PCIe
@@ -467,6 +471,10 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             v.extend(idx("uncore_m2m", 4, ICX_M2M));
             v.extend(idx("uncore_upi", 3, ICX_UPI));
             v.extend(idx("uncore_m3upi", 3, SNBEP));
+            // icx_uncore_iio_free_running and icx_uncore_imc_free_running (memory-mapped):
+            // skx_uncore_iio_freerunning_format_group.
+            v.extend(idx("uncore_iio_free_running", 6, SKX_FREE));
+            v.extend(idx("uncore_imc_free_running", 4, SKX_FREE));
             // icx_uncore_imc (memory-mapped): twelve channels, skx_uncore_format_group.
             v.extend(idx("uncore_imc", 12, SNBEP));
         }
@@ -483,6 +491,8 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             // spr_uncore_m2m and spr_uncore_imc (memory-mapped): SPR_UNCORE_COMMON_FORMAT.
             v.extend(idx("uncore_m2m", 4, SPR_RAW));
             v.extend(idx("uncore_imc", 8, SPR_RAW));
+            // spr_uncore_iio_free_running: as many boxes as IIO box ids.
+            v.extend(idx("uncore_iio_free_running", 12, SKX_FREE));
         }
         "granite-rapids" => {
             // gnr_uncores: the U-box is named (ubox, one box); the CHAs, IIO and IRP stacks

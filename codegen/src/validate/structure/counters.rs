@@ -9,7 +9,7 @@ use crate::parse::pmu::{RawCounter, RawCounters, RawPmu};
 
 /// One counter declaration as written, from `<counters>` or `<counter>`.
 pub(super) struct CounterSpec<'s> {
-    at: usize,
+    pub(super) at: usize,
     /// The counter number of the array's element 0 (of the one element, for `<counter>`).
     first: u32,
     control: Option<&'s str>,
@@ -20,6 +20,8 @@ pub(super) struct CounterSpec<'s> {
     event: Option<&'s str>,
     /// `<counter>`: the one element it names.
     single: Option<u32>,
+    /// `<counter>`: its perf event attributes, for a free-running counter.
+    pub(super) perf: Option<&'s RawCounter>,
 }
 
 /// The box's counters, and which registers serve as their counters and controls.
@@ -83,6 +85,7 @@ impl Validator {
             width_cpuid: c.width_cpuid.as_deref(),
             event: c.event.as_deref(),
             single: None,
+            perf: None,
         })
     }
 
@@ -124,6 +127,7 @@ impl Validator {
             width_cpuid: None,
             event: c.event.as_deref(),
             single: Some(index),
+            perf: Some(c),
         })
     }
 
@@ -166,6 +170,11 @@ impl Validator {
         wired.counter_controls.extend(control);
         let alias = self.counter_alias(unit, s, creg)?;
         self.counter_attributes(unit, s, kind, creg);
+        self.count_access(unit, s, kind, creg, count_field);
+        let perf = self.counter_perf(unit, s, kind, creg);
+        if let Some(p) = &perf {
+            self.perf_event_unique(unit, s.at, p, &wired.counters);
+        }
         wired.counter_regs.push(ci);
         let elements: Vec<(u32, u32)> = match s.single {
             Some(i) => vec![(s.first, i)],
@@ -199,6 +208,7 @@ impl Validator {
                     index: n,
                 }),
                 event: s.event.map(normalize_text),
+                perf: perf.clone(),
             });
         }
         Ok(())

@@ -1,6 +1,7 @@
 //! The PMU structure rules (spec/README.md, "PMU structure"): field roles (`roles`); a unit's
 //! `<pmu>` (`wiring`, which runs the passes: its counters in `counters`, where role fields sit
-//! in `placement`, its perf PMUs in `perf`); and, once every unit of a processor is known,
+//! in `placement`, its perf PMUs in `perf`, what only free-running counters have in
+//! `free_running`); and, once every unit of a processor is known,
 //! its overflow routes and global level (`routes`).
 //!
 //! Each pass is a `Validator` method over a [`UnitScope`] (the unit being checked) that pushes
@@ -17,6 +18,7 @@ use crate::model::{Instance, Position, Register};
 
 mod box_count;
 mod counters;
+mod free_running;
 mod perf;
 mod placement;
 mod roles;

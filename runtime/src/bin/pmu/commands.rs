@@ -596,7 +596,11 @@ pub fn list_summary(processor: Option<&str>, unit: Option<&str>, json_out: bool)
                 u.name,
                 u.registers.len(),
                 instances,
-                u.events.len(),
+                // The event list's, and the kernel's event of each free-running counter.
+                u.events.len()
+                    + u.pmu.map_or(0, |m| {
+                        m.counters.iter().filter(|c| c.perf_event.is_some()).count()
+                    }),
                 box_rule(u),
             ));
         }

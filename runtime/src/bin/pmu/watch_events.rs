@@ -6,7 +6,9 @@
 //! guide calls the field (`edge_det`, `edge_detect`, `thresh`, `threshold`, ...).
 
 use pmu_regs::{RegisterInfo, Role};
+use pmu_runtime::boxes::{PmuBox, FIXED_EVENT};
 use pmu_runtime::codec;
+use pmu_runtime::error::UsageError;
 use pmu_runtime::sampling::uncore::EventSelect;
 
 use crate::failure::Failure;
@@ -146,6 +148,58 @@ fn refuse_masks(control: &'static RegisterInfo, raw: u64, text: &str) -> Result<
          register and event=NAME gives the whole control value",
         set.join(" and ")
     )))
+}
+
+/// `--event` on a box with free-running counters: `event=NAME` naming one by the event the
+/// kernel publishes for it (`bw_in_port0`), or `event=0xff,umask=N` as perf writes it. `None`
+/// when the text selects no free-running counter of the box (it is then read as an event for
+/// a general counter). A free-running counter has no control: nothing else can be set.
+pub fn free_running(pmu_box: &PmuBox, text: &str) -> Option<EventSelect> {
+    let (mut ev_sel, mut umask) = (None, None);
+    for part in text.split(',') {
+        let (k, v) = part.split_once('=')?;
+        let v = v.trim();
+        match k.trim().to_ascii_lowercase().as_str() {
+            "event" | "ev_sel" => match grammar::number(v) {
+                Ok(n) => ev_sel = u16::try_from(n).ok(),
+                Err(_) => {
+                    let p = pmu_box.free_running_named(v)?.info.perf_event?;
+                    ev_sel = Some(FIXED_EVENT);
+                    umask = Some(u16::from(p.umask));
+                }
+            },
+            "umask" => umask = grammar::number(v).ok().and_then(|n| u16::try_from(n).ok()),
+            _ => return None,
+        }
+    }
+    let sel = EventSelect {
+        umask,
+        ..EventSelect::event(ev_sel?)
+    };
+    pmu_box.free_running(&sel).map(|_| sel)
+}
+
+/// The refusal of `text` on a box of free-running counters only, whose events it does not
+/// name: the closest of their names, and every event the box offers.
+pub fn no_free_running(pmu_box: &PmuBox, text: &str) -> UsageError {
+    let names = pmu_box
+        .counters
+        .iter()
+        .filter_map(|c| c.info.perf_event.map(|p| p.name));
+    let given = text.rsplit('=').next().unwrap_or(text);
+    let close = pmu_runtime::lookup::suggest(given, names, 1);
+    let hint = match close.first() {
+        Some(name) => format!(" (did you mean event={name}?)"),
+        None => String::new(),
+    };
+    UsageError::BadValue {
+        text: text.to_string(),
+        expected: format!(
+            "an event of {}, which has only free-running counters{hint}: {}",
+            pmu_box.instance,
+            pmu_box.offers()
+        ),
+    }
 }
 
 #[cfg(test)]

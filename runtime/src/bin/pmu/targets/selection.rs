@@ -227,20 +227,30 @@ impl Selection {
             .iter()
             .filter(|c| c.info.kind == CounterKind::General && c.control.is_some())
             .collect();
-        // More events than counters are counted in turns; each is checked against the
-        // control of a counter it will be on.
+        // An event that names a free-running counter takes it; the others go onto the
+        // general counters, in turns where there are more of them than counters. Each is
+        // checked against the control of a counter it will be on.
+        let mut on_general = 0;
         for (i, text) in self.events.iter().enumerate() {
-            let Some(c) = general.get(i % general.len().max(1)) else {
+            if let Some(sel) = watch_events::free_running(pmu_box, text) {
+                planned.events.push(sel);
+                continue;
+            }
+            let Some(c) = general.get(on_general % general.len().max(1)) else {
+                if pmu_box.counters.iter().all(|c| c.control.is_none()) {
+                    return Err(watch_events::no_free_running(pmu_box, text).into());
+                }
                 return Err(UsageError::NoSuchCounter {
                     counter: format!(
                         "general counter for event {} in {}",
                         i + 1,
                         pmu_box.instance
                     ),
-                    available: format!("{} general counters", general.len()),
+                    available: pmu_box.offers(),
                 }
                 .into());
             };
+            on_general += 1;
             let control = c.control.expect("filtered on a control").info;
             planned
                 .events

@@ -217,6 +217,35 @@ impl CounterKind {
     }
 }
 
+/// How software sees that a counter overflowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OverflowSeen {
+    /// By its bit in the box's overflow status (and the route above the box), where the
+    /// box has one; a counter whose box has no status is not seen at all.
+    Status,
+    /// By the counter's most significant bit reading 0: preloaded with 2^width - N (N at
+    /// most 2^(width-1)), the counter keeps that bit set until it wraps, and no status
+    /// bit records the overflow (AMD's core counters before PerfMonV2).
+    MsbClear,
+}
+impl OverflowSeen {
+    /// The spec's spelling (`"msb-clear"`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            OverflowSeen::Status => "status",
+            OverflowSeen::MsbClear => "msb-clear",
+        }
+    }
+    /// The value the spec spells `name` (`"msb-clear"`), if any.
+    pub const fn from_name(name: &str) -> Option<Self> {
+        match name.as_bytes() {
+            b"status" => Some(OverflowSeen::Status),
+            b"msb-clear" => Some(OverflowSeen::MsbClear),
+            _ => None,
+        }
+    }
+}
+
 /// One element of a register array (index 0 for a single register).
 #[derive(Debug, Clone, Copy)]
 pub struct RegRef {
@@ -262,6 +291,11 @@ pub struct CounterInfo {
     pub alias: Option<RegRef>,
     /// What a fixed or free-running counter counts.
     pub event: Option<&'static str>,
+    /// How software sees its overflow: by its box's status, or by its top bit.
+    pub overflow: OverflowSeen,
+    /// The public source of an overflow rule other than [`OverflowSeen::Status`] (a
+    /// `processors.xml` source id).
+    pub overflow_source: Option<&'static str>,
 }
 
 impl CounterInfo {
@@ -276,6 +310,8 @@ impl CounterInfo {
             counter,
             alias: None,
             event: None,
+            overflow: OverflowSeen::Status,
+            overflow_source: None,
         }
     }
 
@@ -317,6 +353,16 @@ impl CounterInfo {
     pub const fn with_width_cpuid(self, cpuid: &'static str) -> Self {
         Self {
             width_cpuid: Some(cpuid),
+            ..self
+        }
+    }
+
+    /// This counter with its overflow seen as `seen` says (the spec's `overflow`), by the
+    /// rule public source `source` gives.
+    pub const fn overflow_seen(self, seen: OverflowSeen, source: &'static str) -> Self {
+        Self {
+            overflow: seen,
+            overflow_source: Some(source),
             ..self
         }
     }

@@ -355,6 +355,16 @@ struct Counter<'a> {
     counter: RegElement<'a>,
     alias: Option<RegElement<'a>>,
     event: Option<&'a str>,
+    /// Left out where the box's status shows the overflow (the default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    overflow: Option<Overflow<'a>>,
+}
+
+/// How software sees a counter's overflow, where it is not its box's status.
+#[derive(Serialize)]
+struct Overflow<'a> {
+    seen: &'static str,
+    source: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -450,6 +460,10 @@ fn structure<'a>(p: &'a model::Processor, u: &'a model::Unit, pmu: &'a mp::Pmu) 
                 counter: element(u, &c.counter),
                 alias: c.alias.as_ref().map(|r| element(u, r)),
                 event: c.event.as_deref(),
+                overflow: (c.overflow != mp::OverflowSeen::Status).then(|| Overflow {
+                    seen: c.overflow.as_str(),
+                    source: c.overflow_source.as_deref(),
+                }),
             })
             .collect(),
         filters: pmu

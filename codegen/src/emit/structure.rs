@@ -295,6 +295,11 @@ fn counter(names: &Names, u: usize, c: &Counter) -> TokenStream {
     if let Some(w) = &c.width_cpuid {
         out = quote!(#out.with_width_cpuid(#w));
     }
+    if c.overflow != OverflowSeen::Status {
+        let seen = format_ident!("{}", c.overflow.variant());
+        let source = c.overflow_source.as_deref().unwrap_or_default();
+        out = quote!(#out.overflow_seen(OverflowSeen::#seen, #source));
+    }
     out
 }
 

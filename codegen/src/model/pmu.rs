@@ -182,6 +182,19 @@ vocabulary! {
     }
 }
 
+vocabulary! {
+    /// How software sees that a counter overflowed.
+    pub enum OverflowSeen {
+        /// By its bit in the box's overflow status (and the route above the box), where the
+        /// box has one; a counter whose box has no status is not seen at all.
+        Status = "status",
+        /// By the counter's most significant bit reading 0: preloaded with 2^width - N (N at
+        /// most 2^(width-1)), the counter keeps that bit set until it wraps, and no status
+        /// bit records the overflow (AMD's core counters before PerfMonV2).
+        MsbClear = "msb-clear",
+    }
+}
+
 /// One element of a register of the unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RegIndex {
@@ -210,6 +223,10 @@ pub struct Counter {
     pub alias: Option<RegIndex>,
     /// What a fixed or free-running counter counts.
     pub event: Option<String>,
+    /// How software sees its overflow.
+    pub overflow: OverflowSeen,
+    /// The public source of a rule other than [`OverflowSeen::Status`].
+    pub overflow_source: Option<String>,
 }
 
 /// A filter register (or a match/mask pair) and what it applies to.

@@ -48,6 +48,7 @@ impl Validator {
         self.role_placement(unit, &parts, &numbers);
         self.shared_controls(unit, &counters);
         self.bitmap_coverage(unit, raw.at, &parts, &counters);
+        self.overflow_seen_once(unit, raw.at, &parts, &counters);
         let filters = raw
             .filter
             .iter()

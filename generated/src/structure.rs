@@ -168,6 +168,9 @@ pub enum Scope {
     Socket,
     /// One box per logical CPU.
     Cpu,
+    /// One box per L3 cache (on AMD, per core complex: CCX), reached through any logical
+    /// CPU that shares that L3.
+    L3,
 }
 impl Scope {
     /// The spec's spelling (`"socket"`).
@@ -175,6 +178,7 @@ impl Scope {
         match self {
             Scope::Socket => "socket",
             Scope::Cpu => "cpu",
+            Scope::L3 => "l3",
         }
     }
     /// The value the spec spells `name` (`"socket"`), if any.
@@ -182,6 +186,7 @@ impl Scope {
         match name.as_bytes() {
             b"socket" => Some(Scope::Socket),
             b"cpu" => Some(Scope::Cpu),
+            b"l3" => Some(Scope::L3),
             _ => None,
         }
     }

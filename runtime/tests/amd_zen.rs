@@ -48,9 +48,16 @@ fn watch_counts_every_unit_of_every_generation_on_the_simulator() {
             let counts: Vec<u64> = out
                 .lines()
                 .filter(|l| !l.starts_with('#') && !l.starts_with("time,"))
-                .map(|l| l.split(',').nth(4).unwrap().parse().unwrap())
+                .map(|l| l.split(',').nth_back(1).unwrap().parse().unwrap())
                 .collect();
-            assert_eq!(counts.len(), 2, "{unit}: {out}");
+            // One row per interval, and per L3 for the L3 box: the simulated socket has
+            // two core complexes.
+            let rows = if b.scope() == pmu_regs::Scope::L3 {
+                4
+            } else {
+                2
+            };
+            assert_eq!(counts.len(), rows, "{unit}: {out}");
             assert!(counts.iter().all(|&c| c > 0), "{unit}: {out}");
             watched.push(unit);
         }
@@ -271,4 +278,80 @@ fn sampling_plans_the_counters_cannot_take_are_refused_before_any_write() {
             .to_string();
         assert!(e.contains("already enabled"), "{id}: {e}");
     }
+}
+
+/// The L3 is one box per core complex (the spec's `scope="l3"`): the topology says which CPUs
+/// share an L3 (on hardware sysfs's `cache/index3/shared_cpu_list`), a session counts each L3
+/// through its lowest CPU, every CPU of a core complex reaches the same counters and no other
+/// complex's, and two complexes' boxes are claimed and put back apart.
+#[test]
+fn the_l3_is_one_box_per_core_complex() {
+    for id in ZEN {
+        let p = processor(id);
+        let sim = Sim::new(SimConfig {
+            sockets: 2,
+            cpus_per_socket: 8,
+            cpus_per_l3: 4,
+            ..SimConfig::of(p)
+        });
+        let topology = sim.topology();
+        assert_eq!(topology.l3_cpus(0), vec![0, 4], "{id}");
+        assert_eq!(topology.l3_cpus(1), vec![8, 12], "{id}");
+        assert_eq!(topology.l3_of(6), Some(4), "{id}");
+        let boxes = Boxes::of(p);
+        let l3 = boxes.find("L3").unwrap();
+        assert_eq!(l3.scope(), pmu_regs::Scope::L3, "{id}");
+        let ctl = l3.counters[0].control.unwrap();
+        let read = |cpu| read_by_info(&sim, ctl.info, ctl.addr, Place::Cpu(cpu)).unwrap();
+        let mut first = Counting::open(&sim, boxes, l3, 0, 0, None).unwrap();
+        let mut second = Counting::open(&sim, boxes, l3, 4, 0, None).unwrap();
+        let a = first.program(&[EventSelect::event(0x04)]).unwrap()[0];
+        let b = second.program(&[EventSelect::event(0x05)]).unwrap()[0];
+        // CPU 6 shares CPU 4's L3: it sees that complex's control, not CPU 0's.
+        assert_ne!(read(6), read(0), "{id}");
+        assert_eq!(read(6), read(4), "{id}");
+        let event = |ev_sel| pmu_runtime::sim::UncoreEvent {
+            instance: l3.instance,
+            ev_sel,
+            umask: None,
+        };
+        sim.inject_l3(5, event(0x05), 300).unwrap();
+        sim.inject_l3(2, event(0x04), 70).unwrap();
+        sim.inject_l3(6, event(0x04), 1000).unwrap(); // not counted: complex 1 counts 0x05
+        assert_eq!(first.read_counter(a).unwrap(), 70, "{id}");
+        assert_eq!(second.read_counter(b).unwrap(), 300, "{id}");
+        second.close().unwrap();
+        first.close().unwrap();
+        assert_eq!(read(0), 0, "{id}");
+        assert_eq!(read(4), 0, "{id}");
+    }
+}
+
+/// `pmu watch --sim` shows one row per core complex for the L3, each with its CPU.
+#[test]
+fn watch_shows_a_row_per_core_complex() {
+    let (code, out, err) = run(&[
+        "watch",
+        "--sim",
+        "--unit",
+        "amd-zen4:L3",
+        "--event",
+        "event=0x04",
+        "--count",
+        "1",
+        "--interval",
+        "0.01",
+        "-x,",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        lines[0], "time,socket,cpu,counter,event,count,rate",
+        "{out}"
+    );
+    let cpus: Vec<&str> = lines[1..]
+        .iter()
+        .map(|l| l.split(',').nth(2).unwrap())
+        .collect();
+    assert_eq!(cpus, ["0", "1"], "{out}");
 }

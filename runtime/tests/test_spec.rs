@@ -223,6 +223,7 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
                     scope: match pm.scope {
                         m::Scope::Socket => Scope::Socket,
                         m::Scope::Cpu => Scope::Cpu,
+                        m::Scope::L3 => Scope::L3,
                     },
                     discovery_type: pm.discovery_type,
                     controls: list(&pm.controls),
@@ -244,6 +245,11 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
                             counter: reg_ref(&c.counter),
                             alias: c.alias.as_ref().map(reg_ref),
                             event: c.event.as_deref().map(s),
+                            overflow: match c.overflow {
+                                m::OverflowSeen::Status => pmu_regs::OverflowSeen::Status,
+                                m::OverflowSeen::MsbClear => pmu_regs::OverflowSeen::MsbClear,
+                            },
+                            overflow_source: c.overflow_source.as_deref().map(s),
                         })
                         .collect::<Vec<_>>()
                         .leak(),

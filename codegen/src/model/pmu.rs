@@ -167,6 +167,9 @@ vocabulary! {
         Socket = "socket",
         /// One box per logical CPU.
         Cpu = "cpu",
+        /// One box per L3 cache (on AMD, per core complex: CCX), reached through any logical
+        /// CPU that shares that L3.
+        L3 = "l3",
     }
 }
 

@@ -317,8 +317,10 @@ impl<'m> Session<'m> {
     }
 
     /// The (CPU, socket) pairs a register box is reached through on `socket`: `--cpu`'s
-    /// (the box is then that CPU's socket's: labelled, and claimed, as such), each of the
-    /// socket's CPUs for a per-CPU box with [`Selection::every_cpu`], or one of its CPUs.
+    /// (the box is then that CPU's socket's: labelled, and claimed, as such; for a per-L3 box,
+    /// the L3 that CPU shares, through its lowest CPU), each of the socket's CPUs for a
+    /// per-CPU box with [`Selection::every_cpu`], one CPU per L3 cache of the socket for a
+    /// per-L3 box, or one of its CPUs.
     fn places(
         &self,
         planned: &BoxEvents,
@@ -326,12 +328,22 @@ impl<'m> Session<'m> {
         selection: &Selection,
     ) -> Result<Vec<(u32, u32)>> {
         let topology = self.machine.topology()?;
+        let scope = planned.pmu_box.scope();
         Ok(match selection.cpu {
+            Some(c) if scope == Scope::L3 => vec![(
+                topology.l3_of(c).unwrap_or(c),
+                topology.socket_of(c).unwrap_or(socket),
+            )],
             Some(c) => vec![(c, topology.socket_of(c).unwrap_or(socket))],
-            None if selection.every_cpu && planned.pmu_box.scope() == Scope::Cpu => topology
+            None if selection.every_cpu && scope == Scope::Cpu => topology
                 .cpus()
                 .into_iter()
                 .filter(|&(_, s)| s == socket)
+                .collect(),
+            None if scope == Scope::L3 => topology
+                .l3_cpus(socket)
+                .into_iter()
+                .map(|c| (c, socket))
                 .collect(),
             None => vec![(self.machine.cpu_for_socket(socket)?, socket)],
         })
@@ -397,7 +409,7 @@ impl<'m> Session<'m> {
                 backend,
                 width: counting.counter_width(n)?,
                 perf: None,
-                cpu: (pmu_box.scope() == Scope::Cpu).then_some(cpu),
+                cpu: (pmu_box.scope() != Scope::Socket).then_some(cpu),
             });
             self.perf_index.push(None);
         }
@@ -430,6 +442,10 @@ impl<'m> Session<'m> {
             for (i, sel) in sels.iter().enumerate() {
                 let target = match pmu_box.scope() {
                     Scope::Cpu => StreamTarget::Core { cpu },
+                    Scope::L3 => StreamTarget::L3 {
+                        cpu,
+                        instance: pmu_box.instance,
+                    },
                     Scope::Socket => StreamTarget::Uncore {
                         socket: socket as usize,
                         instance: pmu_box.instance,

@@ -285,10 +285,26 @@ impl<'m> Session<'m> {
     /// The (socket, CPU) pairs a kernel PMU's group is opened on: `--cpu`'s (labelled with
     /// its own socket), the one its cpumask names for each selected socket, or, for a PMU
     /// without a cpumask (`msr`), a CPU of the socket asked for, or every online CPU with
-    /// [`Selection::every_cpu`].
+    /// [`Selection::every_cpu`]; a PMU with one CPU per L3 cache in its cpumask (`amd_l3`) is
+    /// opened on each of those CPUs of the selected sockets.
     fn perf_places(&self, pmu: &Pmu, selection: &Selection) -> Result<Vec<(u32, Option<u32>)>> {
         let per_cpu = pmu.cpumask.is_empty();
         let fallback = selection.cpu.unwrap_or(0);
+        // A cpumask naming more CPUs than the machine has sockets names one CPU per smaller
+        // domain (amd_l3: one per L3 cache): each is opened, labelled with its CPU's socket.
+        if let (None, Ok(topology)) = (selection.cpu, self.machine.topology()) {
+            if pmu.cpumask.len() > topology.sockets().count() {
+                return Ok(pmu
+                    .cpumask
+                    .iter()
+                    .filter_map(|&c| Some((topology.socket_of(c)?, Some(c))))
+                    .filter(|&(s, _)| match selection.sockets {
+                        Sockets::All => true,
+                        Sockets::One(one) => s == one,
+                    })
+                    .collect());
+            }
+        }
         Ok(match (selection.sockets, selection.cpu) {
             (Sockets::All, _) if per_cpu && selection.every_cpu => self
                 .machine

@@ -317,12 +317,17 @@ fn structure_agrees(pmu: &pmu_regs::structure::PmuInfo, j: &Value) {
         .counters
         .iter()
         .map(|c| {
-            json!({"number": c.number, "kind": kebab(c.kind), "width": c.width,
+            let mut v = json!({"number": c.number, "kind": kebab(c.kind), "width": c.width,
                    "width_cpuid": c.width_cpuid, "control": c.control.as_ref().map(element),
                    "counter": element(&c.counter), "alias": c.alias.as_ref().map(element),
                    "event": c.event,
                    "perf_event": c.perf_event.map(|p| json!({"name": p.name, "umask": p.umask,
-                       "scale": p.scale, "unit": p.unit}))})
+                       "scale": p.scale, "unit": p.unit}))});
+            // Present only where the box's status does not show the overflow.
+            if c.overflow != pmu_regs::OverflowSeen::Status {
+                v["overflow"] = json!({"seen": c.overflow.as_str(), "source": c.overflow_source});
+            }
+            v
         })
         .collect();
     let filters: Vec<Value> = pmu

@@ -298,3 +298,11 @@ fn box_count() {
 fn socket_bus() {
     insta::assert_snapshot!(spec_diagnostics("socket_bus"));
 }
+
+/// `<counters overflow>`: an unknown way of seeing an overflow, `msb-clear` without a source
+/// or with an unknown one, a source with no rule to cite, and `msb-clear` on counters whose
+/// box's status already has their overflow bits. A correct `msb-clear` (OF) passes.
+#[test]
+fn overflow_seen() {
+    insta::assert_snapshot!(spec_diagnostics("overflow_seen"));
+}

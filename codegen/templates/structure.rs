@@ -35,6 +35,8 @@ use crate::support::{AddressInfo, FieldInfo, FieldTooWide, NoteInfo, Register, R
 
 // @vocabulary CounterKind
 
+// @vocabulary OverflowSeen
+
 /// One element of a register array (index 0 for a single register).
 #[derive(Debug, Clone, Copy)]
 pub struct RegRef {
@@ -82,6 +84,11 @@ pub struct CounterInfo {
     pub event: Option<&'static str>,
     /// A free-running counter's event as the kernel's perf driver publishes it.
     pub perf_event: Option<CounterPerfEvent>,
+    /// How software sees its overflow: by its box's status, or by its top bit.
+    pub overflow: OverflowSeen,
+    /// The public source of an overflow rule other than [`OverflowSeen::Status`] (a
+    /// `processors.xml` source id).
+    pub overflow_source: Option<&'static str>,
 }
 
 /// A free-running counter's event in the kernel's perf driver: the PMU's `events/NAME` file
@@ -119,6 +126,8 @@ impl CounterInfo {
             alias: None,
             event: None,
             perf_event: None,
+            overflow: OverflowSeen::Status,
+            overflow_source: None,
         }
     }
 
@@ -168,6 +177,16 @@ impl CounterInfo {
     pub const fn with_width_cpuid(self, cpuid: &'static str) -> Self {
         Self {
             width_cpuid: Some(cpuid),
+            ..self
+        }
+    }
+
+    /// This counter with its overflow seen as `seen` says (the spec's `overflow`), by the
+    /// rule public source `source` gives.
+    pub const fn overflow_seen(self, seen: OverflowSeen, source: &'static str) -> Self {
+        Self {
+            overflow: seen,
+            overflow_source: Some(source),
             ..self
         }
     }

@@ -2346,9 +2346,9 @@ static inline uint64_t pmu_amd_zen2_df_perf_ctr_count_set(uint64_t reg, uint64_t
  * L3 (L3 cache performance counters (per core complex)): Six counters in the L3 cache of each
  * core complex (CCX), shared by the cores that share that L3. Each is a control register
  * paired with a 48-bit counter, interleaved from 0xC0010230. Every CPU of a CCX reaches the
- * same six counters through these MSR numbers; the spec describes one box, the L3 of the CCX
- * of the CPU that accesses it. On this generation (family 17h) an event is filtered by a mask
- * of the L3 slices and a mask of the eight threads of the CCX.
+ * same six counters through these MSR numbers; the box is one per L3 (pmu scope "l3"), counted
+ * on one CPU of each CCX. On this generation (family 17h) an event is filtered by a mask of
+ * the L3 slices and a mask of the eight threads of the CCX.
  *
  * Instances: L3.
  */

@@ -3864,9 +3864,9 @@ static inline uint64_t pmu_amd_zen5_df_perf_ctr_count_set(uint64_t reg, uint64_t
  * L3 (L3 cache performance counters (per core complex)): Six counters in the L3 cache of each
  * core complex (CCX), shared by the cores that share that L3. Each is a control register
  * paired with a 48-bit counter, interleaved from 0xC0010230. Every CPU of a CCX reaches the
- * same six counters through these MSR numbers; the spec describes one box, the L3 of the CCX
- * of the CPU that accesses it. From family 19h an event is filtered by one slice or all
- * slices, one core or all cores, and a mask of the two threads of a core.
+ * same six counters through these MSR numbers; the box is one per L3 (pmu scope "l3"), counted
+ * on one CPU of each CCX. From family 19h an event is filtered by one slice or all slices, one
+ * core or all cores, and a mask of the two threads of a core.
  *
  * Instances: L3.
  */

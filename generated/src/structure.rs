@@ -183,6 +183,9 @@ pub enum Scope {
     Socket,
     /// One box per logical CPU.
     Cpu,
+    /// One box per L3 cache (on AMD, per core complex: CCX), reached through any logical
+    /// CPU that shares that L3.
+    L3,
 }
 impl Scope {
     /// The spec's spelling (`"socket"`).
@@ -190,6 +193,7 @@ impl Scope {
         match self {
             Scope::Socket => "socket",
             Scope::Cpu => "cpu",
+            Scope::L3 => "l3",
         }
     }
     /// The value the spec spells `name` (`"socket"`), if any.
@@ -197,6 +201,7 @@ impl Scope {
         match name.as_bytes() {
             b"socket" => Some(Scope::Socket),
             b"cpu" => Some(Scope::Cpu),
+            b"l3" => Some(Scope::L3),
             _ => None,
         }
     }
@@ -227,6 +232,35 @@ impl CounterKind {
             b"general" => Some(CounterKind::General),
             b"fixed" => Some(CounterKind::Fixed),
             b"free-running" => Some(CounterKind::FreeRunning),
+            _ => None,
+        }
+    }
+}
+
+/// How software sees that a counter overflowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OverflowSeen {
+    /// By its bit in the box's overflow status (and the route above the box), where the
+    /// box has one; a counter whose box has no status is not seen at all.
+    Status,
+    /// By the counter's most significant bit reading 0: preloaded with 2^width - N (N at
+    /// most 2^(width-1)), the counter keeps that bit set until it wraps, and no status
+    /// bit records the overflow (AMD's core counters before PerfMonV2).
+    MsbClear,
+}
+impl OverflowSeen {
+    /// The spec's spelling (`"msb-clear"`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            OverflowSeen::Status => "status",
+            OverflowSeen::MsbClear => "msb-clear",
+        }
+    }
+    /// The value the spec spells `name` (`"msb-clear"`), if any.
+    pub const fn from_name(name: &str) -> Option<Self> {
+        match name.as_bytes() {
+            b"status" => Some(OverflowSeen::Status),
+            b"msb-clear" => Some(OverflowSeen::MsbClear),
             _ => None,
         }
     }
@@ -279,6 +313,11 @@ pub struct CounterInfo {
     pub event: Option<&'static str>,
     /// A free-running counter's event as the kernel's perf driver publishes it.
     pub perf_event: Option<CounterPerfEvent>,
+    /// How software sees its overflow: by its box's status, or by its top bit.
+    pub overflow: OverflowSeen,
+    /// The public source of an overflow rule other than [`OverflowSeen::Status`] (a
+    /// `processors.xml` source id).
+    pub overflow_source: Option<&'static str>,
 }
 
 /// A free-running counter's event in the kernel's perf driver: the PMU's `events/NAME` file
@@ -316,6 +355,8 @@ impl CounterInfo {
             alias: None,
             event: None,
             perf_event: None,
+            overflow: OverflowSeen::Status,
+            overflow_source: None,
         }
     }
 
@@ -365,6 +406,16 @@ impl CounterInfo {
     pub const fn with_width_cpuid(self, cpuid: &'static str) -> Self {
         Self {
             width_cpuid: Some(cpuid),
+            ..self
+        }
+    }
+
+    /// This counter with its overflow seen as `seen` says (the spec's `overflow`), by the
+    /// rule public source `source` gives.
+    pub const fn overflow_seen(self, seen: OverflowSeen, source: &'static str) -> Self {
+        Self {
+            overflow: seen,
+            overflow_source: Some(source),
             ..self
         }
     }

@@ -205,7 +205,7 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
         // there); an uncore's global level governs every box of the socket.
         let global = match pmu_box.scope() {
             Scope::Socket => boxes.global.as_ref(),
-            Scope::Cpu => None,
+            Scope::Cpu | Scope::L3 => None,
         };
         Self {
             io: RegIo {

@@ -69,16 +69,32 @@ pub enum Pmu {
         /// The logical CPU.
         cpu: u32,
     },
+    /// A box of one L3 cache (AMD's L3 counters of one core complex), named by the lowest CPU
+    /// that shares that L3, through which sessions reach it.
+    L3 {
+        /// The processor id (`amd-zen4`).
+        processor: &'static str,
+        /// The box instance.
+        instance: &'static str,
+        /// The lowest CPU sharing the L3.
+        cpu: u32,
+    },
 }
 
 impl Pmu {
     /// What a session on `pmu_box` of `boxes` claims, reached through `cpu` on `socket`: the
-    /// CPU's core PMU for a per-CPU box, the socket's uncore where one global control governs
-    /// every box (Xeon 7500), else the box alone.
+    /// CPU's core PMU for a per-CPU box, the L3's box for a per-L3 box (`cpu` being the lowest
+    /// CPU sharing it), the socket's uncore where one global control governs every box (Xeon
+    /// 7500), else the box alone.
     pub fn of_box(boxes: &'static Boxes, pmu_box: &PmuBox, cpu: u32, socket: usize) -> Pmu {
         let processor = boxes.processor.id;
         match (pmu_box.scope(), &boxes.global) {
             (Scope::Cpu, _) => Pmu::Core { cpu },
+            (Scope::L3, _) => Pmu::L3 {
+                processor,
+                instance: pmu_box.instance,
+                cpu,
+            },
             (Scope::Socket, Some(_)) => Pmu::Uncore { processor, socket },
             (Scope::Socket, None) => Pmu::Box {
                 processor,
@@ -135,6 +151,11 @@ impl Pmu {
                 instance,
             } => format!("box-{processor}-socket{socket}-{instance}.lock"),
             Pmu::Core { cpu } => format!("core-cpu{cpu}.lock"),
+            Pmu::L3 {
+                processor,
+                instance,
+                cpu,
+            } => format!("l3-{processor}-{instance}-cpu{cpu}.lock"),
         }
     }
 }
@@ -151,6 +172,14 @@ impl fmt::Display for Pmu {
                 instance,
             } => write!(f, "the {processor} box {instance} of socket {socket}"),
             Pmu::Core { cpu } => write!(f, "the core PMU of CPU {cpu}"),
+            Pmu::L3 {
+                processor,
+                instance,
+                cpu,
+            } => write!(
+                f,
+                "the {processor} box {instance} of the L3 that CPU {cpu} shares"
+            ),
         }
     }
 }

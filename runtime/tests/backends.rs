@@ -347,6 +347,38 @@ fn topology_picks_the_lowest_online_cpu_of_each_socket() {
     insta::assert_snapshot!("socket_without_cpu", err.to_string());
 }
 
+/// Which CPUs share an L3 cache comes from `cache/index3/shared_cpu_list` (a level-3 cache;
+/// ranges and lists); each L3 is named by its lowest CPU, and without the files a socket counts
+/// as one L3.
+#[test]
+fn topology_reads_which_cpus_share_an_l3() {
+    let sys = tempfile::tempdir().unwrap();
+    for (cpu, pkg, shared) in [
+        (0, 0, Some("0-1,8")),
+        (1, 0, Some("0-1,8")),
+        (8, 0, Some("0-1,8")),
+        (2, 0, Some("2-3")),
+        (3, 0, Some("2-3")),
+        (4, 1, None),
+        (5, 1, None),
+    ] {
+        let d = sys.path().join(format!("devices/system/cpu/cpu{cpu}"));
+        fs::create_dir_all(d.join("topology")).unwrap();
+        fs::write(d.join("topology/physical_package_id"), format!("{pkg}\n")).unwrap();
+        if let Some(list) = shared {
+            fs::create_dir_all(d.join("cache/index3")).unwrap();
+            fs::write(d.join("cache/index3/level"), "3\n").unwrap();
+            fs::write(d.join("cache/index3/shared_cpu_list"), format!("{list}\n")).unwrap();
+        }
+    }
+    let t = Topology::read(sys.path()).unwrap();
+    assert_eq!(t.l3_cpus(0), vec![0, 2]);
+    assert_eq!(t.l3_of(8), Some(0));
+    assert_eq!(t.l3_of(3), Some(2));
+    assert_eq!(t.l3_cpus(1), vec![4], "no cache files: one L3 per socket");
+    assert_eq!(t.l3_of(5), Some(4));
+}
+
 #[test]
 fn a_missing_sysfs_tree_is_a_clear_error() {
     let sys = tempfile::tempdir().unwrap();

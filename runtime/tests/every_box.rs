@@ -49,7 +49,8 @@ fn every_box_counts_on_the_simulator_and_is_put_back() {
                 let events = 100 + i as u64;
                 match b.scope() {
                     Scope::Cpu => sim.inject_core(0, 0x10 + i as u16, 0, events).unwrap(),
-                    Scope::Socket => sim
+                    // Through CPU 0: the socket's first L3, for a per-L3 box.
+                    Scope::Socket | Scope::L3 => sim
                         .inject_uncore(
                             0,
                             UncoreEvent {

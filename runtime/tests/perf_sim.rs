@@ -137,6 +137,23 @@ fn perf_and_raw_show_the_same_counts_for_every_unit_on_the_simulator() {
     for (processor, unit, n) in cases() {
         let tree = tempfile::tempdir().unwrap();
         kernel_pmus::write_tree(tree.path(), processor.id, CPUMASK);
+        // The kernel lists one CPU per L3 cache in a per-L3 PMU's cpumask (amd_l3): on the
+        // simulated machine, the lowest CPU of each core complex.
+        let topology = Machine::simulating(processor).topology().unwrap();
+        let per_l3: Vec<String> = topology
+            .sockets()
+            .flat_map(|s| topology.l3_cpus(s))
+            .map(|c| c.to_string())
+            .collect();
+        for u in processor.units {
+            let Some(pmu) = u.pmu.filter(|p| p.scope == pmu_regs::Scope::L3) else {
+                continue;
+            };
+            for perf in pmu.perf {
+                let mask = tree.path().join(perf.pmu).join("cpumask");
+                std::fs::write(mask, format!("{}\n", per_l3.join(","))).unwrap();
+            }
+        }
         // The CORE's umask role aside, a PCU or M-box control may lack a umask: one event.
         let mut selection = selection(processor, &unit, n);
         let raw = match count(processor, &selection, None) {
@@ -155,10 +172,12 @@ fn perf_and_raw_show_the_same_counts_for_every_unit_on_the_simulator() {
         assert!(perf_series.iter().all(|s| s.backend == BackendKind::Perf));
         assert_eq!(raw.len(), 3);
         assert_eq!(perf, raw, "{} {unit}", processor.id);
-        // The demo workload was counted: 1000 x (event + 1) + 37 x interval each time.
+        // The demo workload was counted: 1000 x (event + 1) + 37 x interval each time, in
+        // each place the box is counted (each L3 of a per-L3 box).
         for (i, interval) in raw.iter().enumerate() {
-            for (k, row) in interval.iter().enumerate() {
-                assert_eq!(row.3, 1000 * (k as u64 + 1) + 37 * (i as u64 + 1), "{unit}");
+            for (row, series) in interval.iter().zip(&raw_series) {
+                let k = series.event_index as u64;
+                assert_eq!(row.3, 1000 * (k + 1) + 37 * (i as u64 + 1), "{unit}");
             }
         }
         processors.insert(processor.id);

@@ -226,6 +226,7 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
                     scope: match pm.scope {
                         m::Scope::Socket => Scope::Socket,
                         m::Scope::Cpu => Scope::Cpu,
+                        m::Scope::L3 => Scope::L3,
                     },
                     discovery_type: pm.discovery_type,
                     controls: list(&pm.controls),
@@ -253,6 +254,11 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
                                 scale: p.scale.as_deref().map(s),
                                 unit: p.unit.as_deref().map(s),
                             }),
+                            overflow: match c.overflow {
+                                m::OverflowSeen::Status => pmu_regs::OverflowSeen::Status,
+                                m::OverflowSeen::MsbClear => pmu_regs::OverflowSeen::MsbClear,
+                            },
+                            overflow_source: c.overflow_source.as_deref().map(s),
                         })
                         .collect::<Vec<_>>()
                         .leak(),

@@ -360,6 +360,9 @@ struct Counter<'a> {
     alias: Option<RegElement<'a>>,
     event: Option<&'a str>,
     perf_event: Option<CounterPerf<'a>>,
+    /// Left out where the box's status shows the overflow (the default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    overflow: Option<Overflow<'a>>,
 }
 
 /// A free-running counter's event in the kernel's perf driver.
@@ -369,6 +372,14 @@ struct CounterPerf<'a> {
     umask: u8,
     scale: Option<&'a str>,
     unit: Option<&'a str>,
+}
+
+
+/// How software sees a counter's overflow, where it is not its box's status.
+#[derive(Serialize)]
+struct Overflow<'a> {
+    seen: &'static str,
+    source: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -469,6 +480,10 @@ fn structure<'a>(p: &'a model::Processor, u: &'a model::Unit, pmu: &'a mp::Pmu) 
                     umask: p.umask,
                     scale: p.scale.as_deref(),
                     unit: p.unit.as_deref(),
+                }),
+                overflow: (c.overflow != mp::OverflowSeen::Status).then(|| Overflow {
+                    seen: c.overflow.as_str(),
+                    source: c.overflow_source.as_deref(),
                 }),
             })
             .collect(),

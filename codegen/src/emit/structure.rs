@@ -302,6 +302,11 @@ fn counter(names: &Names, u: usize, c: &Counter) -> TokenStream {
             name: #name, umask: #umask, scale: #scale, unit: #unit
         }));
     }
+    if c.overflow != OverflowSeen::Status {
+        let seen = format_ident!("{}", c.overflow.variant());
+        let source = c.overflow_source.as_deref().unwrap_or_default();
+        out = quote!(#out.overflow_seen(OverflowSeen::#seen, #source));
+    }
     out
 }
 

@@ -13,13 +13,14 @@ pub mod vocab;
 use vocab::{vocabulary, Vocabulary};
 
 /// Every vocabulary, each once.
-pub const VOCABULARIES: [&Vocabulary; 6] = [
+pub const VOCABULARIES: [&Vocabulary; 7] = [
     &Vendor::VOCABULARY,
     &Space::VOCABULARY,
     &Access::VOCABULARY,
     &pmu::Role::VOCABULARY,
     &pmu::Scope::VOCABULARY,
     &pmu::CounterKind::VOCABULARY,
+    &pmu::OverflowSeen::VOCABULARY,
 ];
 
 /// The whole specification.

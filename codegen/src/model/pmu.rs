@@ -182,6 +182,9 @@ vocabulary! {
         Socket = "socket",
         /// One box per logical CPU.
         Cpu = "cpu",
+        /// One box per L3 cache (on AMD, per core complex: CCX), reached through any logical
+        /// CPU that shares that L3.
+        L3 = "l3",
     }
 }
 
@@ -194,6 +197,19 @@ vocabulary! {
         Fixed = "fixed",
         /// Counts one fixed event and has no control at all.
         FreeRunning = "free-running",
+    }
+}
+
+vocabulary! {
+    /// How software sees that a counter overflowed.
+    pub enum OverflowSeen {
+        /// By its bit in the box's overflow status (and the route above the box), where the
+        /// box has one; a counter whose box has no status is not seen at all.
+        Status = "status",
+        /// By the counter's most significant bit reading 0: preloaded with 2^width - N (N at
+        /// most 2^(width-1)), the counter keeps that bit set until it wraps, and no status
+        /// bit records the overflow (AMD's core counters before PerfMonV2).
+        MsbClear = "msb-clear",
     }
 }
 
@@ -227,6 +243,10 @@ pub struct Counter {
     pub event: Option<String>,
     /// A free-running counter's event as the kernel's perf driver names it.
     pub perf: Option<CounterPerf>,
+    /// How software sees its overflow.
+    pub overflow: OverflowSeen,
+    /// The public source of a rule other than [`OverflowSeen::Status`].
+    pub overflow_source: Option<String>,
 }
 
 /// A free-running counter's event in the kernel's perf driver: `events/NAME` reads

@@ -135,6 +135,11 @@ pub struct RawCounters {
     pub width_cpuid: Option<String>,
     #[serde(rename = "@event")]
     pub event: Option<String>,
+    /// How software sees an overflow (`status`, the default, or `msb-clear`).
+    #[serde(rename = "@overflow")]
+    pub overflow: Option<String>,
+    #[serde(rename = "@overflow-source")]
+    pub overflow_source: Option<String>,
 }
 
 /// `<counter>`: one counter with an explicit number.

@@ -17,6 +17,13 @@ use super::l3::{L3PerfCtl, L3PerfCtr};
 /// finds overflows by reading each counter and testing bit 47). The box therefore has no control,
 /// status or overflow-clear registers.
 ///
+/// **Overflow without a status register** (info): Before PerfMonV2 nothing records which counter
+/// overflowed: software preloads a counter with 2^48 - N for an interrupt after N events, and the
+/// PMI handler takes a counter whose bit 47 reads 0 as overflowed (Linux's x86_pmu_handle_irq,
+/// which amd_pmu_handle_irq calls, skips a counter whose top bit is still set; amd_pmu's max_period
+/// of 2^47 - 1 keeps that bit set in every preload). Hence overflow="msb-clear", and an interval is
+/// at most 2^47 events. The counter keeps counting after the overflow.
+///
 /// **Six counters** (info): The AMD core PMU has six counters from family 15h on (core.c:
 /// AMD64_NUM_COUNTERS_CORE = 6, with X86_FEATURE_PERFCTR_CORE); on PerfMonV2 parts Linux reads the
 /// count from CPUID 0x80000022 EBX3:0 instead.
@@ -29,12 +36,18 @@ pub static CORE: PmuInfo = PmuInfo {
     statuses: &[],
     overflow_clears: &[],
     counters: &[
-        CounterInfo::general(0, 48, PerfCtl::INFO.at(0), PerfCtr::INFO.at(0)),
-        CounterInfo::general(1, 48, PerfCtl::INFO.at(1), PerfCtr::INFO.at(1)),
-        CounterInfo::general(2, 48, PerfCtl::INFO.at(2), PerfCtr::INFO.at(2)),
-        CounterInfo::general(3, 48, PerfCtl::INFO.at(3), PerfCtr::INFO.at(3)),
-        CounterInfo::general(4, 48, PerfCtl::INFO.at(4), PerfCtr::INFO.at(4)),
-        CounterInfo::general(5, 48, PerfCtl::INFO.at(5), PerfCtr::INFO.at(5)),
+        CounterInfo::general(0, 48, PerfCtl::INFO.at(0), PerfCtr::INFO.at(0))
+            .overflow_seen(OverflowSeen::MsbClear, "linux-x86-pmu-irq"),
+        CounterInfo::general(1, 48, PerfCtl::INFO.at(1), PerfCtr::INFO.at(1))
+            .overflow_seen(OverflowSeen::MsbClear, "linux-x86-pmu-irq"),
+        CounterInfo::general(2, 48, PerfCtl::INFO.at(2), PerfCtr::INFO.at(2))
+            .overflow_seen(OverflowSeen::MsbClear, "linux-x86-pmu-irq"),
+        CounterInfo::general(3, 48, PerfCtl::INFO.at(3), PerfCtr::INFO.at(3))
+            .overflow_seen(OverflowSeen::MsbClear, "linux-x86-pmu-irq"),
+        CounterInfo::general(4, 48, PerfCtl::INFO.at(4), PerfCtr::INFO.at(4))
+            .overflow_seen(OverflowSeen::MsbClear, "linux-x86-pmu-irq"),
+        CounterInfo::general(5, 48, PerfCtl::INFO.at(5), PerfCtr::INFO.at(5))
+            .overflow_seen(OverflowSeen::MsbClear, "linux-x86-pmu-irq"),
     ],
     filters: &[],
     routes: &[],
@@ -59,6 +72,18 @@ pub static CORE: PmuInfo = PmuInfo {
             in turn, and its PMI handler finds overflows by reading each counter and \
             testing bit 47). The box therefore has no control, status or \
             overflow-clear registers.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Overflow without a status register",
+            text: "Before PerfMonV2 nothing records which counter overflowed: software \
+            preloads a counter with 2^48 - N for an interrupt after N events, and \
+            the PMI handler takes a counter whose bit 47 reads 0 as overflowed \
+            (Linux's x86_pmu_handle_irq, which amd_pmu_handle_irq calls, skips a \
+            counter whose top bit is still set; amd_pmu's max_period of 2^47 - 1 \
+            keeps that bit set in every preload). Hence overflow=\"msb-clear\", and \
+            an interval is at most 2^47 events. The counter keeps counting after the \
+            overflow.",
         },
         NoteInfo {
             kind: "info",
@@ -148,13 +173,16 @@ impl CounterValue for DfPerfCtr {
 /// **No box level; one box per CCX** (info): The L3 counters have no register that enables, freezes
 /// or reports them together: each is enabled through its own control, and uncore.c does not enable
 /// overflow interrupts for them (PERF_PMU_CAP_NO_INTERRUPT). A socket has one L3 per CCX, each
-/// reached through the same MSR numbers from one of its CPUs (uncore.c shares a context among the
-/// CPUs with the same LLC id); this spec has no way yet to name a box per CCX, so the box is the L3
-/// of the accessing CPU's CCX and the simulator keeps one per socket.
+/// reached through the same MSR numbers from any of the CPUs that share it (uncore.c shares one
+/// context among the CPUs with the same LLC id and puts one CPU per context in the amd_l3 PMU's
+/// cpumask). Hence scope="l3": one box per L3, counted on one CPU of its CCX; which CPUs share an
+/// L3 is CPUID 0x8000001D's cache topology (source linux-amd-cacheinfo: Linux derives the LLC id
+/// from it and publishes the sharing CPUs as cache/index3/shared_cpu_list), not a register of this
+/// unit.
 pub static L3: PmuInfo = PmuInfo {
     processor: "amd-zen2",
     unit: "L3",
-    scope: Scope::Socket,
+    scope: Scope::L3,
     discovery_type: None,
     controls: &[],
     statuses: &[],
@@ -188,10 +216,13 @@ pub static L3: PmuInfo = PmuInfo {
             together: each is enabled through its own control, and uncore.c does not \
             enable overflow interrupts for them (PERF_PMU_CAP_NO_INTERRUPT). A \
             socket has one L3 per CCX, each reached through the same MSR numbers \
-            from one of its CPUs (uncore.c shares a context among the CPUs with the \
-            same LLC id); this spec has no way yet to name a box per CCX, so the box \
-            is the L3 of the accessing CPU's CCX and the simulator keeps one per \
-            socket.",
+            from any of the CPUs that share it (uncore.c shares one context among \
+            the CPUs with the same LLC id and puts one CPU per context in the amd_l3 \
+            PMU's cpumask). Hence scope=\"l3\": one box per L3, counted on one CPU \
+            of its CCX; which CPUs share an L3 is CPUID 0x8000001D's cache topology \
+            (source linux-amd-cacheinfo: Linux derives the LLC id from it and \
+            publishes the sharing CPUs as cache/index3/shared_cpu_list), not a \
+            register of this unit.",
         },
     ],
 };

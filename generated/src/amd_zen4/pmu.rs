@@ -179,13 +179,16 @@ impl CounterValue for DfPerfCtr {
 /// **No box level; one box per CCX** (info): The L3 counters have no register that enables, freezes
 /// or reports them together: each is enabled through its own control, and uncore.c does not enable
 /// overflow interrupts for them (PERF_PMU_CAP_NO_INTERRUPT). A socket has one L3 per CCX, each
-/// reached through the same MSR numbers from one of its CPUs (uncore.c shares a context among the
-/// CPUs with the same LLC id); this spec has no way yet to name a box per CCX, so the box is the L3
-/// of the accessing CPU's CCX and the simulator keeps one per socket.
+/// reached through the same MSR numbers from any of the CPUs that share it (uncore.c shares one
+/// context among the CPUs with the same LLC id and puts one CPU per context in the amd_l3 PMU's
+/// cpumask). Hence scope="l3": one box per L3, counted on one CPU of its CCX; which CPUs share an
+/// L3 is CPUID 0x8000001D's cache topology (source linux-amd-cacheinfo: Linux derives the LLC id
+/// from it and publishes the sharing CPUs as cache/index3/shared_cpu_list), not a register of this
+/// unit.
 pub static L3: PmuInfo = PmuInfo {
     processor: "amd-zen4",
     unit: "L3",
-    scope: Scope::Socket,
+    scope: Scope::L3,
     discovery_type: None,
     controls: &[],
     statuses: &[],
@@ -219,10 +222,13 @@ pub static L3: PmuInfo = PmuInfo {
             together: each is enabled through its own control, and uncore.c does not \
             enable overflow interrupts for them (PERF_PMU_CAP_NO_INTERRUPT). A \
             socket has one L3 per CCX, each reached through the same MSR numbers \
-            from one of its CPUs (uncore.c shares a context among the CPUs with the \
-            same LLC id); this spec has no way yet to name a box per CCX, so the box \
-            is the L3 of the accessing CPU's CCX and the simulator keeps one per \
-            socket.",
+            from any of the CPUs that share it (uncore.c shares one context among \
+            the CPUs with the same LLC id and puts one CPU per context in the amd_l3 \
+            PMU's cpumask). Hence scope=\"l3\": one box per L3, counted on one CPU \
+            of its CCX; which CPUs share an L3 is CPUID 0x8000001D's cache topology \
+            (source linux-amd-cacheinfo: Linux derives the LLC id from it and \
+            publishes the sharing CPUs as cache/index3/shared_cpu_list), not a \
+            register of this unit.",
         },
     ],
 };

@@ -15,6 +15,9 @@ pub struct Topology {
     sockets: BTreeMap<u32, Vec<u32>>,
     /// Socket -> its cores (distinct core ids of its online CPUs).
     cores: BTreeMap<u32, u32>,
+    /// CPU -> its L3: the lowest CPU sharing that L3 cache. Empty when unknown (each socket
+    /// then counts as one L3).
+    l3: BTreeMap<u32, u32>,
 }
 
 impl Topology {
@@ -27,6 +30,7 @@ impl Topology {
         })?;
         let mut sockets: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
         let mut core_ids: BTreeMap<u32, BTreeSet<String>> = BTreeMap::new();
+        let mut l3: BTreeMap<u32, u32> = BTreeMap::new();
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             let Some(cpu) = name.strip_prefix("cpu").and_then(|n| n.parse::<u32>().ok()) else {
@@ -55,6 +59,9 @@ impl Topology {
             let core = std::fs::read_to_string(path.join("topology/core_id"))
                 .map_or_else(|_| format!("cpu{cpu}"), |t| t.trim().to_string());
             core_ids.entry(socket).or_default().insert(core);
+            if let Some(first) = l3_sharing(&path) {
+                l3.insert(cpu, first);
+            }
         }
         if sockets.is_empty() {
             return Err(BackendError::Topology {
@@ -69,7 +76,7 @@ impl Topology {
             .into_iter()
             .map(|(s, ids)| (s, ids.len() as u32))
             .collect();
-        Ok(Self { sockets, cores })
+        Ok(Self { sockets, cores, l3 })
     }
 
     /// The topology of the running system.
@@ -84,7 +91,51 @@ impl Topology {
             cpus.sort_unstable();
         }
         let cores = sockets.iter().map(|(s, c)| (*s, c.len() as u32)).collect();
-        Self { sockets, cores }
+        Self {
+            sockets,
+            cores,
+            l3: BTreeMap::new(),
+        }
+    }
+
+    /// The same topology with every `n` consecutive CPUs of a socket sharing one L3 (as the
+    /// CPUs of one AMD core complex do).
+    pub fn with_cpus_per_l3(mut self, n: u32) -> Self {
+        let n = n.max(1) as usize;
+        for cpus in self.sockets.values() {
+            for group in cpus.chunks(n) {
+                for &cpu in group {
+                    self.l3.insert(cpu, group[0]);
+                }
+            }
+        }
+        self
+    }
+
+    /// The L3 cache `cpu` shares, named by the lowest CPU sharing it (the socket's lowest
+    /// CPU where the machine does not say).
+    pub fn l3_of(&self, cpu: u32) -> Option<u32> {
+        match self.l3.get(&cpu) {
+            Some(first) => Some(*first),
+            None => self
+                .socket_of(cpu)
+                .and_then(|s| self.cpu_for_socket(s).ok()),
+        }
+    }
+
+    /// One CPU per L3 cache of `socket` (the lowest sharing each), ascending: where a box of
+    /// each L3 is reached.
+    pub fn l3_cpus(&self, socket: u32) -> Vec<u32> {
+        let mut firsts: Vec<u32> = self
+            .sockets
+            .get(&socket)
+            .into_iter()
+            .flatten()
+            .filter_map(|&c| self.l3_of(c))
+            .collect();
+        firsts.sort_unstable();
+        firsts.dedup();
+        firsts
     }
 
     /// The same topology with `cores` cores in every socket (CPUs sharing cores, or parts
@@ -135,4 +186,19 @@ impl Topology {
             .find(|(_, cpus)| cpus.contains(&cpu))
             .map(|(s, _)| *s)
     }
+}
+
+/// The lowest CPU sharing the L3 cache of the CPU whose sysfs directory is `cpu_dir`, from
+/// `cache/index3/shared_cpu_list` (a list such as `0-7,64-71`) when index 3 is a level-3 cache.
+fn l3_sharing(cpu_dir: &Path) -> Option<u32> {
+    let index = cpu_dir.join("cache/index3");
+    let level = std::fs::read_to_string(index.join("level")).ok()?;
+    if level.trim() != "3" {
+        return None;
+    }
+    let list = std::fs::read_to_string(index.join("shared_cpu_list")).ok()?;
+    list.trim()
+        .split(',')
+        .filter_map(|part| part.split('-').next()?.trim().parse::<u32>().ok())
+        .min()
 }

@@ -10,6 +10,9 @@
 //! - [`e5`]: boxes programmed on their own (box freeze and resets, packet filters).
 //! - [`core`]: the architectural counters (CPUID leaf 0AH, full-width or sign-extending
 //!   writes, IA32_PERF_GLOBAL_INUSE).
+//! - [`cpu_box`]: a processor's own per-CPU box (AMD's core PMC), from its structure: armed
+//!   for an interrupt after N events, the overflowed counters found by their status bits or,
+//!   where the spec says so, by their top bits.
 //!
 //! # The preload formula
 //!
@@ -25,6 +28,7 @@
 use crate::error::{Result, SamplingError};
 
 pub mod core;
+pub mod cpu_box;
 pub mod e5;
 pub mod uncore;
 

@@ -296,10 +296,26 @@ impl<'m> Session<'m> {
     /// The (socket, CPU) pairs a kernel PMU's group is opened on: `--cpu`'s (labelled with
     /// its own socket), the one its cpumask names for each selected socket, or, for a PMU
     /// without a cpumask (`msr`), a CPU of the socket asked for, or every online CPU with
-    /// [`Selection::every_cpu`].
+    /// [`Selection::every_cpu`]; a PMU with one CPU per L3 cache in its cpumask (`amd_l3`) is
+    /// opened on each of those CPUs of the selected sockets.
     fn perf_places(&self, pmu: &Pmu, selection: &Selection) -> Result<Vec<(u32, Option<u32>)>> {
         let per_cpu = pmu.cpumask.is_empty();
         let fallback = selection.cpu.unwrap_or(0);
+        // A cpumask naming more CPUs than the machine has sockets names one CPU per smaller
+        // domain (amd_l3: one per L3 cache): each is opened, labelled with its CPU's socket.
+        if let (None, Ok(topology)) = (selection.cpu, self.machine.topology()) {
+            if pmu.cpumask.len() > topology.sockets().count() {
+                return Ok(pmu
+                    .cpumask
+                    .iter()
+                    .filter_map(|&c| Some((topology.socket_of(c)?, Some(c))))
+                    .filter(|&(s, _)| match selection.sockets {
+                        Sockets::All => true,
+                        Sockets::One(one) => s == one,
+                    })
+                    .collect());
+            }
+        }
         Ok(match (selection.sockets, selection.cpu) {
             (Sockets::All, _) if per_cpu && selection.every_cpu => self
                 .machine
@@ -328,8 +344,10 @@ impl<'m> Session<'m> {
     }
 
     /// The (CPU, socket) pairs a register box is reached through on `socket`: `--cpu`'s
-    /// (the box is then that CPU's socket's: labelled, and claimed, as such), each of the
-    /// socket's CPUs for a per-CPU box with [`Selection::every_cpu`], or one of its CPUs.
+    /// (the box is then that CPU's socket's: labelled, and claimed, as such; for a per-L3 box,
+    /// the L3 that CPU shares, through its lowest CPU), each of the socket's CPUs for a
+    /// per-CPU box with [`Selection::every_cpu`], one CPU per L3 cache of the socket for a
+    /// per-L3 box, or one of its CPUs.
     fn places(
         &self,
         planned: &BoxEvents,
@@ -337,12 +355,22 @@ impl<'m> Session<'m> {
         selection: &Selection,
     ) -> Result<Vec<(u32, u32)>> {
         let topology = self.machine.topology()?;
+        let scope = planned.pmu_box.scope();
         Ok(match selection.cpu {
+            Some(c) if scope == Scope::L3 => vec![(
+                topology.l3_of(c).unwrap_or(c),
+                topology.socket_of(c).unwrap_or(socket),
+            )],
             Some(c) => vec![(c, topology.socket_of(c).unwrap_or(socket))],
-            None if selection.every_cpu && planned.pmu_box.scope() == Scope::Cpu => topology
+            None if selection.every_cpu && scope == Scope::Cpu => topology
                 .cpus()
                 .into_iter()
                 .filter(|&(_, s)| s == socket)
+                .collect(),
+            None if scope == Scope::L3 => topology
+                .l3_cpus(socket)
+                .into_iter()
+                .map(|c| (c, socket))
                 .collect(),
             None => vec![(self.machine.cpu_for_socket(socket)?, socket)],
         })
@@ -423,7 +451,7 @@ impl<'m> Session<'m> {
                     None => counting.counter_width(n)?,
                 },
                 perf: None,
-                cpu: (pmu_box.scope() == Scope::Cpu).then_some(cpu),
+                cpu: (pmu_box.scope() != Scope::Socket).then_some(cpu),
             });
             self.perf_index.push(None);
         }
@@ -472,6 +500,10 @@ impl<'m> Session<'m> {
             for (i, sel) in sels.iter().enumerate() {
                 let target = match pmu_box.scope() {
                     Scope::Cpu => StreamTarget::Core { cpu },
+                    Scope::L3 => StreamTarget::L3 {
+                        cpu,
+                        instance: pmu_box.instance,
+                    },
                     Scope::Socket => StreamTarget::Uncore {
                         socket: socket as usize,
                         instance: pmu_box.instance,

@@ -252,7 +252,7 @@ pub fn find_box(
     // A name only another processor's uncore has is not a box of the scope's processor
     // (the core PMU's boxes serve every processor).
     if let (None, Some(d), [(b, x)]) = (prefix, scope, found.as_slice()) {
-        if b.processor.id != d && x.scope() == pmu_regs::Scope::Socket {
+        if b.processor.id != d && x.scope() != pmu_regs::Scope::Cpu {
             return Err(unknown_box(name, Some(d)));
         }
     }

@@ -100,6 +100,10 @@ pub struct SimConfig {
     pub freeze_skew: u64,
     /// The architectural PMU of every CPU.
     pub arch: ArchConfig,
+    /// Logical CPUs sharing one L3 cache (one AMD core complex), consecutive within a socket;
+    /// 0: the whole socket shares one. Each L3 has its own state for the boxes of a
+    /// `scope="l3"` unit.
+    pub cpus_per_l3: u32,
     /// The part: how many boxes of each unit whose count is read from the part (its spec's
     /// `<box-count>`) this one has, by unit name (`&[("CHA", 18)]`). The simulator answers
     /// as the part would: the capability register's bits, or the socket's cores. A unit not
@@ -113,12 +117,14 @@ impl PartialEq for SimConfig {
             && (
                 self.sockets,
                 self.cpus_per_socket,
+                self.cpus_per_l3,
                 self.freeze_skew,
                 self.arch,
                 self.part,
             ) == (
                 other.sockets,
                 other.cpus_per_socket,
+                other.cpus_per_l3,
                 other.freeze_skew,
                 other.arch,
                 other.part,
@@ -139,12 +145,14 @@ impl SimConfig {
 }
 
 impl Default for SimConfig {
-    /// Two sockets of two CPUs with the Xeon 7500 uncore.
+    /// Two sockets of two CPUs with the Xeon 7500 uncore; each CPU has an L3 of its own (two
+    /// core complexes per socket, for the processors whose L3 counters are per L3).
     fn default() -> Self {
         Self {
             processor: &pmu_regs::xeon_7500::PROCESSOR,
             sockets: 2,
             cpus_per_socket: 2,
+            cpus_per_l3: 1,
             freeze_skew: 0,
             arch: ArchConfig::default(),
             part: &[],
@@ -190,6 +198,8 @@ struct State {
     uncore: Vec<uncore::SocketState>,
     /// Per logical CPU: the boxes of the simulated processor's own `scope="cpu"` units.
     cores: Vec<uncore::SocketState>,
+    /// Per L3, at the index of its lowest CPU: the boxes of `scope="l3"` units.
+    l3s: Vec<uncore::SocketState>,
     cpus: Vec<arch::CpuState>,
     journal: Journal,
 }
@@ -269,8 +279,9 @@ impl Sim {
             windows: mmio::Windows::new(config.processor, sockets),
             core_box,
             state: Mutex::new(State {
-                uncore: vec![socket; sockets],
+                uncore: vec![socket.clone(); sockets],
                 cores: vec![Default::default(); cpus],
+                l3s: vec![socket; cpus],
                 cpus: vec![arch::CpuState::new(config.arch); cpus],
                 journal: Journal::default(),
             }),
@@ -306,7 +317,8 @@ impl Sim {
         let per = self.config.cpus_per_socket.max(1);
         let topology = Topology::from_sockets(
             (0..self.config.sockets.max(1)).map(|s| (s, (s * per..(s + 1) * per).collect())),
-        );
+        )
+        .with_cpus_per_l3(self.cpus_per_l3());
         match part::cores_per_socket(&self.config) {
             Some(cores) => topology.with_cores_per_socket(cores),
             None => topology,
@@ -342,6 +354,47 @@ impl Sim {
     /// CPUID leaf 0AH of every simulated CPU.
     pub fn cpuid_0a(&self) -> Cpuid0A {
         self.config.arch.cpuid()
+    }
+
+    /// CPUs per L3 (the whole socket where the configuration says 0).
+    fn cpus_per_l3(&self) -> u32 {
+        let per = self.config.cpus_per_socket.max(1);
+        match self.config.cpus_per_l3 {
+            0 => per,
+            n => n.min(per),
+        }
+    }
+
+    /// The L3 `cpu` shares: the index of its lowest CPU.
+    fn l3_of_cpu(&self, cpu: u32) -> Option<usize> {
+        let per = self.config.cpus_per_socket.max(1);
+        let n = self.cpus_per_l3();
+        let socket = self.socket_of_cpu(cpu)? as u32;
+        Some((socket * per + (cpu - socket * per) / n * n) as usize)
+    }
+
+    /// Whether `instance` is a box of a `scope="l3"` unit.
+    fn is_l3_box(&self, instance: &str) -> bool {
+        self.uncore
+            .boxes
+            .boxes
+            .iter()
+            .any(|b| b.instance.eq_ignore_ascii_case(instance) && b.scope() == pmu_regs::Scope::L3)
+    }
+
+    /// Injects `count` events into box `event.instance` of the L3 that `cpu` shares (a box of
+    /// a `scope="l3"` unit).
+    pub fn inject_l3(&self, cpu: u32, event: UncoreEvent, count: u64) -> Result<()> {
+        if !self.is_l3_box(event.instance) {
+            return Err(self.no_box(event.instance));
+        }
+        let l3 = self.l3_of_cpu(cpu).ok_or_else(|| self.bad_cpu(cpu))?;
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        let (skew, journal) = (self.config.freeze_skew, &mut st.journal);
+        self.uncore
+            .inject(l3, &mut st.l3s[l3], &event, count, skew, journal);
+        Ok(())
     }
 
     fn socket_of_cpu(&self, cpu: u32) -> Option<usize> {
@@ -381,8 +434,16 @@ impl Sim {
         .into()
     }
 
-    /// Injects `count` events into box `event.instance` of `socket`.
+    /// Injects `count` events into box `event.instance` of `socket` (for a box of a
+    /// `scope="l3"` unit: of the socket's first L3; [`Self::inject_l3`] chooses the L3).
     pub fn inject_uncore(&self, socket: usize, event: UncoreEvent, count: u64) -> Result<()> {
+        if self.is_l3_box(event.instance) {
+            let per = self.config.cpus_per_socket.max(1);
+            if socket >= self.config.sockets.max(1) as usize {
+                return Err(self.bad_socket(socket).into());
+            }
+            return self.inject_l3(socket as u32 * per, event, count);
+        }
         let mut guard = self.lock();
         let st = &mut *guard;
         let sock = st
@@ -576,6 +637,15 @@ impl Sim {
                 StreamTarget::Core { cpu } => {
                     self.inject_core(cpu, s.ev_sel, s.umask.unwrap_or(0), count)?
                 }
+                StreamTarget::L3 { cpu, instance } => self.inject_l3(
+                    cpu,
+                    UncoreEvent {
+                        instance,
+                        ev_sel: s.ev_sel,
+                        umask: s.umask,
+                    },
+                    count,
+                )?,
                 StreamTarget::Uncore { socket, instance } => self.inject_uncore(
                     socket,
                     UncoreEvent {
@@ -652,6 +722,7 @@ impl MsrAccess for Sim {
                 .read(&reg)
                 .ok_or_else(|| Self::rejected(Op::Read, target)),
             Home::Cpu => Ok(self.uncore.read(&st.cores[cpu as usize], &reg)),
+            Home::L3 => Ok(self.uncore.read(&st.l3s[self.l3_of(cpu)], &reg)),
             Home::Socket => Ok(self.uncore.read(&st.uncore[socket], &reg)),
         }
     }
@@ -675,6 +746,7 @@ impl MsrAccess for Sim {
                 };
             }
             Home::Cpu => &mut st.cores[cpu as usize],
+            Home::L3 => &mut st.l3s[self.l3_of(cpu)],
             Home::Socket => &mut st.uncore[socket],
         };
         let old = sock.regs.get(&reg);
@@ -687,6 +759,11 @@ impl MsrAccess for Sim {
 }
 
 impl Sim {
+    /// The L3 of a CPU already checked to exist.
+    fn l3_of(&self, cpu: u32) -> usize {
+        self.l3_of_cpu(cpu).unwrap_or(cpu as usize)
+    }
+
     fn no_cpu(op: Op, cpu: u32, address: u32) -> BackendError {
         // What the msr driver says for a CPU that does not exist: no device file.
         BackendError::access(

@@ -15,6 +15,9 @@ pub(crate) enum Home {
     /// The structure-driven model, one state per logical CPU (a `<pmu scope="cpu">` unit of
     /// the simulated processor itself, such as a core PMU with no architectural layout).
     Cpu,
+    /// The structure-driven model, one state per L3 cache (a `<pmu scope="l3">` unit: AMD's
+    /// L3 counters of one core complex), reached through any CPU sharing it.
+    L3,
     /// The hand-written architectural model of every CPU ([`super::arch`]).
     Arch,
 }
@@ -36,6 +39,7 @@ impl Index {
         for unit in processor.units {
             let home = home.unwrap_or(match unit.pmu.map(|p| p.scope) {
                 Some(pmu_regs::Scope::Cpu) => Home::Cpu,
+                Some(pmu_regs::Scope::L3) => Home::L3,
                 _ => Home::Socket,
             });
             for info in unit.registers.iter().copied() {

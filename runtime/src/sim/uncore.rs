@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use pmu_regs::{Access, BitRef, CounterKind, FieldInfo, Location, Role};
+use pmu_regs::{Access, BitRef, CounterKind, FieldInfo, Location, Role, Scope};
 
 use super::regs::RegFile;
 use super::{Journal, PmiRecord, PmiSource};
@@ -340,6 +340,19 @@ impl Model {
             return;
         }
         st.pmi = true;
+        if b.scope() == Scope::Cpu {
+            // A per-CPU box's state is its CPU's (`socket` is the CPU here): the interrupt
+            // goes to the local APIC of that CPU, and nothing freezes.
+            journal.pmis.push(PmiRecord {
+                event: journal.seq.0,
+                source: PmiSource::Core {
+                    cpu: socket as u32,
+                    counter: c.counter.name().to_string(),
+                },
+                core: Some(socket as u32),
+            });
+            return;
+        }
         let core = self.boxes.global.and_then(|g| {
             g.info
                 .field(Role::PmiSelect)

@@ -63,6 +63,13 @@ pub enum StreamTarget {
         /// The CPU.
         cpu: u32,
     },
+    /// A per-L3 box (`scope="l3"`) of the L3 that a CPU shares.
+    L3 {
+        /// A CPU sharing the L3.
+        cpu: u32,
+        /// The box instance.
+        instance: &'static str,
+    },
 }
 
 /// One stream of events: an event select (and unit mask) happening in one place at a rate.

@@ -18,6 +18,9 @@ pub(super) struct CounterSpec<'s> {
     kind: Option<&'s str>,
     width_cpuid: Option<&'s str>,
     event: Option<&'s str>,
+    /// How an overflow is seen (`<counters>` only) and the source of that rule.
+    overflow: Option<&'s str>,
+    overflow_source: Option<&'s str>,
     /// `<counter>`: the one element it names.
     single: Option<u32>,
     /// `<counter>`: its perf event attributes, for a free-running counter.
@@ -84,6 +87,8 @@ impl Validator {
             kind: c.kind.as_deref(),
             width_cpuid: c.width_cpuid.as_deref(),
             event: c.event.as_deref(),
+            overflow: c.overflow.as_deref(),
+            overflow_source: c.overflow_source.as_deref(),
             single: None,
             perf: None,
         })
@@ -126,6 +131,8 @@ impl Validator {
             kind: c.kind.as_deref(),
             width_cpuid: None,
             event: c.event.as_deref(),
+            overflow: None,
+            overflow_source: None,
             single: Some(index),
             perf: Some(c),
         })
@@ -175,6 +182,7 @@ impl Validator {
         if let Some(p) = &perf {
             self.perf_event_unique(unit, s.at, p, &wired.counters);
         }
+        let (overflow, overflow_source) = self.counter_overflow(unit, s)?;
         wired.counter_regs.push(ci);
         let elements: Vec<(u32, u32)> = match s.single {
             Some(i) => vec![(s.first, i)],
@@ -209,6 +217,8 @@ impl Validator {
                 }),
                 event: s.event.map(normalize_text),
                 perf: perf.clone(),
+                overflow,
+                overflow_source: overflow_source.clone(),
             });
         }
         Ok(())
@@ -239,6 +249,58 @@ impl Validator {
                 ),
                 "add event=\"...\" (e.g. \"uncore clock ticks\")",
             ));
+        }
+    }
+
+    /// `overflow` and `overflow-source`: a known way of seeing an overflow, and a declared
+    /// source for any way but the box's status (the default).
+    fn counter_overflow(
+        &mut self,
+        unit: &UnitScope<'_>,
+        s: &CounterSpec,
+    ) -> Result<(OverflowSeen, Option<String>), Rejected> {
+        let help = "overflow=\"msb-clear\" overflow-source=\"...\" says software sees an overflow by the counter's top bit reading 0; leave it out where the box's status has the counter's overflow bit";
+        let seen = match s.overflow.map(OverflowSeen::parse) {
+            None => OverflowSeen::Status,
+            Some(Some(seen)) => seen,
+            Some(None) => {
+                self.push(unit.ctx.error(
+                    s.at,
+                    format!(
+                        "unknown overflow `{}` (known: {})",
+                        s.overflow.unwrap_or_default(),
+                        OverflowSeen::VOCABULARY.spellings().collect::<Vec<_>>().join(", ")
+                    ),
+                    help,
+                ));
+                return Err(Rejected);
+            }
+        };
+        match (seen, s.overflow_source) {
+            (OverflowSeen::Status, None) => Ok((seen, None)),
+            (OverflowSeen::Status, Some(_)) => {
+                self.push(unit.ctx.error(
+                    s.at,
+                    "overflow-source is given without an overflow rule to cite",
+                    help,
+                ));
+                Err(Rejected)
+            }
+            (_, None) => {
+                self.push(unit.ctx.error(
+                    s.at,
+                    format!("overflow `{}` has no overflow-source", seen.as_str()),
+                    "cite the public source of the rule with overflow-source=\"...\" (a processors.xml source)",
+                ));
+                Err(Rejected)
+            }
+            (_, Some(src)) => {
+                if self.public_source(unit.ctx, unit.cat, s.at, src) {
+                    Ok((seen, Some(src.to_string())))
+                } else {
+                    Err(Rejected)
+                }
+            }
         }
     }
 

@@ -154,4 +154,35 @@ impl Validator {
             }
         }
     }
+
+    /// A counter whose overflow is seen by its top bit (`overflow="msb-clear"`) has no
+    /// overflow bit in the box's status: the two ways would disagree about where to look.
+    pub(super) fn overflow_seen_once(
+        &mut self,
+        unit: &UnitScope<'_>,
+        pmu_at: usize,
+        parts: &Parts,
+        counters: &[Counter],
+    ) {
+        let in_status: Vec<u32> = parts
+            .statuses
+            .iter()
+            .flat_map(|&ri| unit.registers[ri].fields.iter())
+            .filter_map(|f| f.role.as_ref().filter(|r| r.role == Role::Overflow))
+            .flat_map(|r| r.counters.iter().copied())
+            .collect();
+        if let Some(c) = counters
+            .iter()
+            .find(|c| c.overflow == OverflowSeen::MsbClear && in_status.contains(&c.number))
+        {
+            self.push(unit.ctx.error(
+                pmu_at,
+                format!(
+                    "counter {} is declared overflow=\"msb-clear\" but has an overflow bit in the box's status",
+                    c.number
+                ),
+                "declare one way software sees the overflow: drop overflow=\"msb-clear\", or the status bit",
+            ));
+        }
+    }
 }

@@ -48,6 +48,7 @@ impl Validator {
         self.role_placement(unit, &parts, &numbers);
         self.shared_controls(unit, &counters);
         self.bitmap_coverage(unit, raw.at, &parts, &counters);
+        self.overflow_seen_once(unit, raw.at, &parts, &counters);
         let filters = raw
             .filter
             .iter()
@@ -129,14 +130,13 @@ impl Validator {
     }
 
     fn pmu_scope(&mut self, unit: &UnitScope<'_>, raw: &RawPmu) -> Scope {
-        match raw.scope.as_str() {
-            "socket" => Scope::Socket,
-            "cpu" => Scope::Cpu,
-            other => {
+        match Scope::parse(&raw.scope) {
+            Some(scope) => scope,
+            None => {
                 self.push(unit.ctx.error(
                     raw.at,
-                    format!("<pmu> scope `{other}` is not socket or cpu"),
-                    "uncore boxes are per socket, the core PMU per cpu",
+                    format!("<pmu> scope `{}` is not socket, cpu or l3", raw.scope),
+                    "uncore boxes are per socket (or per L3 cache, l3), the core PMU per cpu",
                 ));
                 Scope::Socket
             }

@@ -182,7 +182,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     // A `running` column where events may share counters: through perf, or in turns.
     let perf = session.series().iter().any(|s| s.perf.is_some()) || session.in_turns();
     let mut out = match Output::new(format, perf, args.output.as_deref()) {
-        Ok(out) => out.with_cpu_column(args.no_aggr),
+        Ok(out) => out.with_cpu_column(shows_cpu(session.series(), args)),
         Err(e) => {
             let failure = Failure::operation(format!(
                 "cannot write {}: {e}; choose a file in a writable directory",
@@ -384,12 +384,31 @@ fn rows<'a>(
             backend: s.backend.label(),
             perf: perf.as_ref().map(|p| (p, ratio)),
             running,
-            cpu: s.cpu.filter(|_| args.no_aggr),
+            cpu: s.cpu.filter(|_| shows_cpu(series, args)),
         });
     }
     // By socket (and CPU), each socket's boxes and counters in the order they were given.
     rows.sort_by_key(|r| (r.socket, r.cpu));
     rows
+}
+
+/// Whether rows show their CPU: with -A, and where rows would otherwise differ only in it (a
+/// per-L3 box, counted on one CPU of each L3 cache) and are not summed.
+fn shows_cpu(series: &[SeriesInfo], args: &WatchArgs) -> bool {
+    let key = |s: &SeriesInfo| {
+        (
+            s.socket,
+            s.event_index,
+            s.instance.clone(),
+            s.counter.clone(),
+        )
+    };
+    let differ_by_cpu = series.iter().enumerate().any(|(i, a)| {
+        series[..i]
+            .iter()
+            .any(|b| key(b) == key(a) && b.cpu != a.cpu)
+    });
+    args.no_aggr || (differ_by_cpu && !args.sums_cpus() && !args.per_socket)
 }
 
 /// A reader that went away (`watch ... | head`) ends the watch normally; other write errors

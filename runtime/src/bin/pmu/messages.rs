@@ -100,7 +100,7 @@ pub fn explain(failure: Failure, place: &PlaceArgs, devices: &[Device]) -> Failu
         return failure;
     };
     let sim_topology = || {
-        Machine::simulating(&pmu_regs::xeon_7500::PROCESSOR)
+        Machine::simulating_default()
             .topology()
             .ok()
     };

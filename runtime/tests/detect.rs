@@ -61,7 +61,10 @@ fn ice_lake_d_is_detected_as_the_ice_lake_sp_uncore() {
     for model in [0x6A, 0x6C] {
         for stepping in [0, 1, 15] {
             let out = detect("GenuineIntel", 6, model, stepping);
-            assert!(out.contains("specs: ice-lake-sp ("), "{model:#x}/{stepping}: {out}");
+            assert!(
+                out.contains("specs: ice-lake-sp ("),
+                "{model:#x}/{stepping}: {out}"
+            );
         }
     }
     // Its neighbours are not it.

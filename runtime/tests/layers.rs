@@ -315,9 +315,7 @@ fn normal(text: &str) -> String {
 /// module, each code name as written and squashed (`Haswell-X`, `haswellx`) and its first
 /// word when that is a name of its own (`Skylake`, `Sapphire`); and the vendors' brands.
 fn processor_names() -> BTreeSet<String> {
-    let mut names: BTreeSet<String> = ["xeon", "epyc", "ryzen", "zen"]
-        .map(String::from)
-        .into();
+    let mut names: BTreeSet<String> = ["xeon", "epyc", "ryzen", "zen"].map(String::from).into();
     for p in pmu_regs::PROCESSORS.iter().filter(|p| p.identity.is_some()) {
         names.insert(normal(p.id));
         names.insert(normal(p.module));
@@ -354,7 +352,9 @@ fn names_in(text: &str, names: &BTreeSet<String>) -> Vec<String> {
 #[test]
 fn no_processor_is_named_outside_tests_and_doc_examples() {
     let names = processor_names();
-    assert!(names.contains("skylake-sp") && names.contains("haswellx") && names.contains("sapphire"));
+    assert!(
+        names.contains("skylake-sp") && names.contains("haswellx") && names.contains("sapphire")
+    );
     let mut stack = vec![src()];
     let mut hits = Vec::new();
     let mut scanned = 0;
@@ -402,10 +402,25 @@ fn h() { let _ = "haswellx_uncore.json"; }
         .map(|h| h.split(' ').next().unwrap().to_string())
         .collect();
     for expected in ["ice-lake-sp", "ice-lake", "xeon-e5-2600", "haswellx"] {
-        assert!(found.contains(&expected.to_string()), "{expected}: {found:?}\n{code}");
+        assert!(
+            found.contains(&expected.to_string()),
+            "{expected}: {found:?}\n{code}"
+        );
     }
-    for hidden in ["xeon-7500", "skylake-sp", "cascade-lake", "granite-rapids", "zen"] {
-        assert!(!found.contains(&hidden.to_string()), "{hidden}: {found:?}\n{code}");
+    for hidden in [
+        "xeon-7500",
+        "skylake-sp",
+        "cascade-lake",
+        "granite-rapids",
+        "zen",
+    ] {
+        assert!(
+            !found.contains(&hidden.to_string()),
+            "{hidden}: {found:?}\n{code}"
+        );
     }
-    assert!(code.contains("FROZEN") && !code.contains("mod tests"), "{code}");
+    assert!(
+        code.contains("FROZEN") && !code.contains("mod tests"),
+        "{code}"
+    );
 }

@@ -203,14 +203,23 @@ fn setting(info: &'static RegisterInfo, counter: u32) -> u64 {
     codec::encode(info, info.reset, &pairs).unwrap()
 }
 
-/// Every free-running counter of every box of `p` (unit, instance, counter).
+/// Every free-running counter of every box of `p` that the kernel names an event for (unit,
+/// instance, counter); the others (a PCU's) have no perf string to make.
 fn free_running(
     p: &pmu_regs::ProcessorInfo,
-) -> Vec<(&'static pmu_regs::UnitInfo, &'static str, &'static CounterInfo)> {
+) -> Vec<(
+    &'static pmu_regs::UnitInfo,
+    &'static str,
+    &'static CounterInfo,
+)> {
     let mut out = Vec::new();
     for u in p.units {
         let Some(pmu) = u.pmu else { continue };
-        for c in pmu.counters.iter().filter(|c| c.kind == CounterKind::FreeRunning) {
+        let free = pmu
+            .counters
+            .iter()
+            .filter(|c| c.kind == CounterKind::FreeRunning && c.perf_event.is_some());
+        for c in free {
             out.extend(u.instances.iter().map(|i| (*u, *i, c)));
         }
     }
@@ -233,9 +242,9 @@ fn free_running_event(
         .unwrap_or_else(|e| panic!("{instance}: {e}"));
     let perf = c
         .perf_event
-        .unwrap_or_else(|| panic!("{instance}: a free-running counter without a perf event"));
-    let ev = from_terms(&pmu, &free_running_terms(&perf))
-        .unwrap_or_else(|e| panic!("{instance}: {e}"));
+        .expect("free_running keeps those with a perf event");
+    let ev =
+        from_terms(&pmu, &free_running_terms(&perf)).unwrap_or_else(|e| panic!("{instance}: {e}"));
     (pmu, ev)
 }
 

@@ -15,9 +15,9 @@ use std::time::Duration;
 use assert_cmd::Command;
 use pmu_regs::{CounterKind, ProcessorInfo, PROCESSORS};
 use pmu_runtime::boxes::Boxes;
+use pmu_runtime::boxes::FIXED_EVENT;
 use pmu_runtime::machine::Machine;
 use pmu_runtime::perf::EventSources;
-use pmu_runtime::boxes::FIXED_EVENT;
 use pmu_runtime::sampling::uncore::EventSelect;
 use pmu_runtime::session::{
     Backend, BackendKind, Options, PerfBackend, Selection, SeriesInfo, Session, Sockets,
@@ -285,8 +285,12 @@ fn the_comparison_can_fail() {
 
 /// Each unit with free-running counters the kernel names events for: its first box and its
 /// first two such counters, as `event=0xff,umask=N` selections.
-fn free_running_cases() -> Vec<(&'static ProcessorInfo, &'static str, Vec<String>, Vec<EventSelect>)>
-{
+fn free_running_cases() -> Vec<(
+    &'static ProcessorInfo,
+    &'static str,
+    Vec<String>,
+    Vec<EventSelect>,
+)> {
     let mut out = Vec::new();
     for p in PROCESSORS {
         for u in p.units {

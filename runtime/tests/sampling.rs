@@ -539,7 +539,10 @@ fn a_packet_filter_in_another_processors_layouts_is_refused_before_any_write() {
     // The first E5-2600's layouts on a v3 port: refused, naming the v3 register, nothing written.
     let err = p0.program_filter(0, &QpiFilter::default()).unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("Q_P{i}_PCI_PMON_PKT_MATCH0 of xeon-e5-2600-v3"), "{text}");
+    assert!(
+        text.contains("Q_P{i}_PCI_PMON_PKT_MATCH0 of xeon-e5-2600-v3"),
+        "{text}"
+    );
     assert_eq!(counted.counts(), (0, 0), "{text}");
     // Its own layouts are taken.
     p0.program_filter(

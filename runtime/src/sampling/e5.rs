@@ -57,7 +57,10 @@ fn same_layout(wanted: Option<&'static RegisterInfo>, given: &'static RegisterIn
     match wanted {
         Some(w) if key(w) == key(given) => Ok(()),
         Some(w) => Err(UsageError::BadValue {
-            text: format!("{} of {} ({})", given.type_name, given.processor, given.name),
+            text: format!(
+                "{} of {} ({})",
+                given.type_name, given.processor, given.name
+            ),
             expected: format!(
                 "the layout of {} of {}, the filter register in that place",
                 w.name, w.processor

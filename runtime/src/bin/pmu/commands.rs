@@ -299,10 +299,7 @@ fn perfmon_file_example() -> String {
         .filter(|p| p.units.iter().any(|u| !u.events.is_empty()))
         .find_map(|p| p.code_names.first())
         .map(|c| {
-            let name: String = c
-                .chars()
-                .filter(char::is_ascii_alphanumeric)
-                .collect();
+            let name: String = c.chars().filter(char::is_ascii_alphanumeric).collect();
             format!("{}_uncore.json", name.to_ascii_lowercase())
         })
         .unwrap_or_default()

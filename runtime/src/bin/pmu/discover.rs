@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::discovery::{
-    join, processors_with_a_table, read_table, BoxStatus, DiscoveryError, Joined, MemoryTable, DISCOVERY_DEVICE_ID,
+    join, processors_with_a_table, read_table, BoxStatus, DiscoveryError, Joined, MemoryTable,
+    DISCOVERY_DEVICE_ID,
 };
 use pmu_runtime::machine::Machine;
 use pmu_runtime::Bdf;

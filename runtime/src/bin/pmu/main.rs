@@ -61,7 +61,12 @@ const DECODE_EXAMPLE: &str = "W_MSR_PMON_EVT_SEL2";
 fn examples() -> String {
     let list = pmu_runtime::lookup::find(DECODE_EXAMPLE).map_or_else(
         |_| "  pmu list --summary".to_string(),
-        |f| format!("  pmu list --processor {} --unit {}", f.info.processor, f.info.unit),
+        |f| {
+            format!(
+                "  pmu list --processor {} --unit {}",
+                f.info.processor, f.info.unit
+            )
+        },
     );
     format!(
         "Examples:

@@ -188,6 +188,9 @@ mod tests {
     fn ice_lake_sp_is_found_by_its_model() {
         let p = processor_from_cpuinfo(&cpuinfo(6, 0x6A)).expect("06_6AH is in the spec");
         assert_eq!(p.id, "ice-lake-sp");
+        // Ice Lake-D (06_6CH): Linux gives it the same uncore (icx_uncore_init).
+        let d = processor_from_cpuinfo(&cpuinfo(6, 0x6C)).expect("06_6CH is in the spec");
+        assert_eq!(d.id, "ice-lake-sp");
     }
 
     #[test]

@@ -114,6 +114,12 @@ impl Machine {
         Self::new(Backend::Sim(Box::new(Sim::new(config))))
     }
 
+    /// A fresh simulator of the default simulated machine ([`SimConfig::default`]): what a
+    /// message about the simulated machine's CPUs and sockets describes.
+    pub fn simulating_default() -> Self {
+        Self::simulated(SimConfig::default())
+    }
+
     /// A fresh simulator of `processor`, on the default simulated machine (two sockets of
     /// two CPUs).
     pub fn simulating(processor: &'static ProcessorInfo) -> Self {

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use pmu_regs::{CounterKind, Role};
 
-use crate::boxes::{Boxes, PmuBox};
+use crate::boxes::{Boxes, EventSelect, PmuBox};
 use crate::counters::Counting;
 use crate::perf::encode::to_control;
 use crate::perf::layer::{EventAttr, GroupValues, OpenError, OpenGroup, PerfLayer};
@@ -100,10 +100,23 @@ fn refused(index: usize, why: impl std::fmt::Display) -> OpenError {
     }
 }
 
+/// The free-running counter of `d` that `ev` selects as the kernel's free-running drivers
+/// do: its `event` term the shared select 0xff ([`crate::boxes::FIXED_EVENT`]) and its `umask` the one the
+/// spec gives a free-running counter of the PMU. `None` for any other event.
+fn free_running(d: &Driven, ev: &EventAttr) -> Option<u32> {
+    let term = |name| d.pmu.format(name).map(|f| f.extract(&ev.config));
+    let sel = EventSelect {
+        umask: Some(u16::try_from(term("umask")?).ok()?),
+        ..EventSelect::event(u16::try_from(term("event")?).ok()?)
+    };
+    let c = d.pmu_box.free_running(&sel)?;
+    d.name.counters.contains(&c.number()).then_some(c.number())
+}
+
 /// The counter and control value of each event of a group on `d`, as the driver programs
 /// them: its config decoded through the PMU's format files, enabled, in the privilege levels
-/// the event asks for.
-fn controls(d: &Driven, events: &[EventAttr]) -> Result<Vec<(u32, u64)>, OpenError> {
+/// the event asks for. A free-running counter has no control: `None`, nothing to program.
+fn controls(d: &Driven, events: &[EventAttr]) -> Result<Vec<(u32, Option<u64>)>, OpenError> {
     // The kernel hands out the PMU's counters in its order; a counter select in the
     // format (the Xeon 7500 B-box) picks one.
     let counter_format = d.pmu.format("counter");
@@ -122,9 +135,17 @@ fn controls(d: &Driven, events: &[EventAttr]) -> Result<Vec<(u32, u64)>, OpenErr
         .collect();
     let mut controls = Vec::new();
     for (i, ev) in events.iter().enumerate() {
+        if let Some(number) = free_running(d, ev) {
+            if controls.iter().any(|&(n, _)| n == number) {
+                return Err(refused(i, format!("counter {number} is taken twice")));
+            }
+            controls.push((number, None));
+            continue;
+        }
+        // The general counters in order, after those earlier events took.
         let k = match counter_format {
             Some(f) => f.extract(&ev.config) as usize,
-            None => i,
+            None => controls.iter().filter(|(_, raw)| raw.is_some()).count(),
         };
         let Some(&number) = general.get(k) else {
             return Err(OpenError {
@@ -147,7 +168,7 @@ fn controls(d: &Driven, events: &[EventAttr]) -> Result<Vec<(u32, u64)>, OpenErr
         set(Role::Enable, true);
         set(Role::User, !ev.exclude_user);
         set(Role::Kernel, !ev.exclude_kernel);
-        controls.push((number, raw));
+        controls.push((number, Some(raw)));
     }
     Ok(controls)
 }
@@ -204,7 +225,8 @@ impl PerfLayer for SimPerf<'_> {
 /// A group on the simulator: the box's counting session and each event's 64-bit total.
 struct SimGroup<'s> {
     counting: Counting<'s, Sim>,
-    controls: Vec<(u32, u64)>,
+    /// Each event's counter and the control programmed for it (none: free-running).
+    controls: Vec<(u32, Option<u64>)>,
     programmed: bool,
     /// The counter values at the last read while enabled.
     last: Vec<u64>,
@@ -241,9 +263,17 @@ impl OpenGroup for SimGroup<'_> {
             return Ok(());
         }
         if !self.programmed {
-            self.counting
-                .program_controls(&self.controls)
-                .map_err(io_err)?;
+            // Free-running counters always count: only the others are programmed.
+            let programmed: Vec<(u32, u64)> = self
+                .controls
+                .iter()
+                .filter_map(|&(n, raw)| Some((n, raw?)))
+                .collect();
+            if !programmed.is_empty() {
+                self.counting
+                    .program_controls(&programmed)
+                    .map_err(io_err)?;
+            }
             self.programmed = true;
         }
         self.last = self

@@ -55,6 +55,25 @@ fn detect_names_each_identified_processor_by_vendor_family_and_model_range() {
 }
 
 #[test]
+fn ice_lake_d_is_detected_as_the_ice_lake_sp_uncore() {
+    // Linux's uncore.c gives ICELAKE_D (06_6CH) icx_uncore_init, as ICELAKE_X (06_6AH); the
+    // Snow Ridge uncore (snr_uncore_init) is ATOM_TREMONT_D's. Any stepping.
+    for model in [0x6A, 0x6C] {
+        for stepping in [0, 1, 15] {
+            let out = detect("GenuineIntel", 6, model, stepping);
+            assert!(
+                out.contains("specs: ice-lake-sp ("),
+                "{model:#x}/{stepping}: {out}"
+            );
+        }
+    }
+    // Its neighbours are not it.
+    for model in [0x6B, 0x6D] {
+        assert!(detect("GenuineIntel", 6, model, 1).contains("no spec matches"));
+    }
+}
+
+#[test]
 fn a_known_vendor_without_a_matching_spec_is_told_so() {
     // Family 0x6, model 0x01 is no processor of the spec, whatever the vendor.
     let out = detect("GenuineIntel", 6, 1, 0);

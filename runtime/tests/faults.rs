@@ -10,7 +10,15 @@ use pmu_regs::xeon_e5_2600::{ha, qpi};
 use pmu_runtime::fault::{Fault, Faulty, When};
 use pmu_runtime::machine::{Machine, Where};
 use pmu_runtime::sampling::core::{CoreEventSelect, CorePmu};
-use pmu_runtime::sampling::e5::{E5Box, QpiFilter};
+use pmu_runtime::sampling::e5::{E5Box, PacketFilter};
+
+/// The first E5-2600's QPI packet filter, in its generated layouts.
+type QpiFilter = PacketFilter<
+    pmu_regs::xeon_e5_2600::qpi::QpiPktMatch0,
+    pmu_regs::xeon_e5_2600::qpi::QpiPktMask0,
+    pmu_regs::xeon_e5_2600::qpi::QpiPktMatch1,
+    pmu_regs::xeon_e5_2600::qpi::QpiPktMask1,
+>;
 use pmu_runtime::sampling::uncore::{EventSelect, SamplePlan, Uncore, UncoreCounter};
 use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
 use pmu_runtime::{BackendError, Error, MsrAccessExt, PciAccessExt};

@@ -6,10 +6,10 @@ use std::fs;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use pmu_regs::{RegisterInfo, PROCESSORS};
+use pmu_regs::{CounterInfo, CounterKind, RegisterInfo, PROCESSORS};
 use pmu_runtime::codec;
 use pmu_runtime::perf::counting::BoxGroup;
-use pmu_runtime::perf::encode::{from_terms, to_control};
+use pmu_runtime::perf::encode::{free_running_terms, from_terms, to_control};
 use pmu_runtime::perf::session::{box_event, Session};
 use pmu_runtime::perf::{EventSources, PerfError, PerfNames, SpecNames};
 
@@ -203,9 +203,55 @@ fn setting(info: &'static RegisterInfo, counter: u32) -> u64 {
     codec::encode(info, info.reset, &pairs).unwrap()
 }
 
+/// Every free-running counter of every box of `p` that the kernel names an event for (unit,
+/// instance, counter); the others (a PCU's) have no perf string to make.
+fn free_running(
+    p: &pmu_regs::ProcessorInfo,
+) -> Vec<(
+    &'static pmu_regs::UnitInfo,
+    &'static str,
+    &'static CounterInfo,
+)> {
+    let mut out = Vec::new();
+    for u in p.units {
+        let Some(pmu) = u.pmu else { continue };
+        let free = pmu
+            .counters
+            .iter()
+            .filter(|c| c.kind == CounterKind::FreeRunning && c.perf_event.is_some());
+        for c in free {
+            out.extend(u.instances.iter().map(|i| (*u, *i, c)));
+        }
+    }
+    out
+}
+
+/// The PMU and event string of free-running counter `c` of box `instance`, as a session
+/// over perf makes them: the driver's event of its own, by the spec's terms.
+fn free_running_event(
+    sources: &EventSources,
+    u: &pmu_regs::UnitInfo,
+    instance: &str,
+    c: &CounterInfo,
+) -> (pmu_runtime::perf::Pmu, pmu_runtime::perf::PerfEvent) {
+    let name = SpecNames
+        .lookup(u.processor, u.name, instance, Some(c.number))
+        .unwrap_or_else(|e| panic!("{instance}: {e}"));
+    let pmu = sources
+        .pmu(name.pmu, &name.driver_name())
+        .unwrap_or_else(|e| panic!("{instance}: {e}"));
+    let perf = c
+        .perf_event
+        .expect("free_running keeps those with a perf event");
+    let ev =
+        from_terms(&pmu, &free_running_terms(&perf)).unwrap_or_else(|e| panic!("{instance}: {e}"));
+    (pmu, ev)
+}
+
 #[test]
 fn every_box_of_every_processor_encodes_to_a_string_the_sysfs_tree_accepts() {
     let mut checked = 0;
+    let mut free = 0;
     for p in PROCESSORS {
         let root = tree(p.id);
         let sources = EventSources::with_root(root.path());
@@ -241,8 +287,27 @@ fn every_box_of_every_processor_encodes_to_a_string_the_sysfs_tree_accepts() {
                 }
             }
         }
+        // Free-running counters: no control of ours, the driver's event `event=0xff,umask=N`
+        // on the box's free-running PMU (SKX_FREE: event in config:0-7, umask in 8-15).
+        for (u, instance, c) in free_running(p) {
+            let (pmu, ev) = free_running_event(&sources, u, instance, c);
+            let text = ev.to_string();
+            assert!(pmu.name.contains("free_running"), "{instance}: {text}");
+            let umask = u64::from(c.perf_event.unwrap().umask);
+            assert_eq!(ev.config[0], 0xff | umask << 8, "{instance}: {text}");
+            let inner = text
+                .strip_prefix(&format!("{}/", pmu.name))
+                .and_then(|t| t.strip_suffix('/'))
+                .unwrap_or_else(|| panic!("{text}"));
+            assert_eq!(from_terms(&pmu, inner).unwrap().config, ev.config, "{text}");
+            free += 1;
+        }
     }
     assert!(checked > 690, "only {checked} counters checked");
+    // Skylake-SP and Cascade Lake: 6 IIO boxes of 17 (8 bandwidth, 8 utilisation, the
+    // ioclk); Ice Lake-SP: 6 IIO boxes of 9 and the iMC's free-running counters.
+    assert!(free > 200, "only {free} free-running counters checked");
+    println!("controls checked: {checked}; free-running counters: {free}");
 }
 
 #[test]
@@ -458,6 +523,9 @@ fn all_strings(processor: &str, root: &std::path::Path) -> Vec<String> {
                 out.push(ev.to_string());
             }
         }
+    }
+    for (u, instance, c) in free_running(p) {
+        out.push(free_running_event(&sources, u, instance, c).1.to_string());
     }
     out
 }

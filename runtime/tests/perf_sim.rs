@@ -15,6 +15,7 @@ use std::time::Duration;
 use assert_cmd::Command;
 use pmu_regs::{CounterKind, ProcessorInfo, PROCESSORS};
 use pmu_runtime::boxes::Boxes;
+use pmu_runtime::boxes::FIXED_EVENT;
 use pmu_runtime::machine::Machine;
 use pmu_runtime::perf::EventSources;
 use pmu_runtime::sampling::uncore::EventSelect;
@@ -280,4 +281,77 @@ fn the_comparison_can_fail() {
     assert!(e.to_string().contains("no PMU uncore_cbox_0"), "{e}");
     let (_, series) = count(p, &selection, Some((tree.path(), true))).unwrap();
     assert!(series.iter().all(|s| s.backend == BackendKind::Simulator));
+}
+
+/// Each unit with free-running counters the kernel names events for: its first box and its
+/// first two such counters, as `event=0xff,umask=N` selections.
+fn free_running_cases() -> Vec<(
+    &'static ProcessorInfo,
+    &'static str,
+    Vec<String>,
+    Vec<EventSelect>,
+)> {
+    let mut out = Vec::new();
+    for p in PROCESSORS {
+        for u in p.units {
+            let Some(pmu) = u.pmu else { continue };
+            let umasks: Vec<u8> = pmu
+                .counters
+                .iter()
+                .filter(|c| c.kind == CounterKind::FreeRunning)
+                .filter_map(|c| c.perf_event.map(|e| e.umask))
+                .take(2)
+                .collect();
+            if umasks.is_empty() {
+                continue;
+            }
+            let names = umasks
+                .iter()
+                .map(|m| format!("event=0xff,umask={m:#x}"))
+                .collect();
+            let sels = umasks
+                .iter()
+                .map(|&m| EventSelect::event(FIXED_EVENT).with_umask(u16::from(m)))
+                .collect();
+            out.push((*p, u.instances[0], names, sels));
+        }
+    }
+    out
+}
+
+#[test]
+fn free_running_counters_count_the_same_through_perf_and_the_registers() {
+    // Through perf a free-running counter is the driver's event of its own on the box's
+    // free-running PMU (uncore_iio_free_running_N, uncore_imc_free_running_N): nothing is
+    // programmed, the event's umask picks the counter. Both ways must count the workload alike.
+    let mut compared = Vec::new();
+    for (processor, instance, names, sels) in free_running_cases() {
+        let tree = tempfile::tempdir().unwrap();
+        kernel_pmus::write_tree(tree.path(), processor.id, CPUMASK);
+        let boxes = Boxes::of(processor);
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let selection =
+            Selection::of_boxes(&[(boxes, boxes.find(instance).unwrap())], &names, &sels)
+                .unwrap_or_else(|e| panic!("{} {instance}: {e}", processor.id));
+        let (raw, _) = count(processor, &selection, None)
+            .unwrap_or_else(|e| panic!("{} {instance} raw: {e}", processor.id));
+        let (perf, series) = count(processor, &selection, Some((tree.path(), false)))
+            .unwrap_or_else(|e| panic!("{} {instance} perf: {e}", processor.id));
+        assert_eq!(perf, raw, "{} {instance}", processor.id);
+        for (i, interval) in perf.iter().enumerate() {
+            for (row, s) in interval.iter().zip(&series) {
+                let k = s.event_index as u64;
+                assert_eq!(row.3, 1000 * (k + 1) + 37 * (i as u64 + 1), "{instance}");
+            }
+        }
+        let event = &series[0].perf.as_ref().unwrap().event;
+        assert!(
+            event.contains("free_running") && event.contains("event=0xff,umask="),
+            "{event}"
+        );
+        compared.push(format!("{}:{instance}", processor.id));
+    }
+    // Skylake-SP, Cascade Lake (IIO) and Ice Lake-SP (IIO and iMC) at least.
+    assert!(compared.len() >= 4, "{compared:?}");
+    println!("free-running boxes compared: {compared:?}");
 }

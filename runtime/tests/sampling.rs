@@ -5,7 +5,15 @@ use pmu_regs::xeon_7500::ubox;
 use pmu_regs::xeon_7500::PROCESSOR as NHM;
 use pmu_runtime::ownership::{Lease, Ownership, Pmu};
 use pmu_runtime::sampling::core::{CoreEventSelect, CorePmu};
-use pmu_runtime::sampling::e5::{E5Box, QpiFilter};
+use pmu_runtime::sampling::e5::{E5Box, PacketFilter};
+
+/// The first E5-2600's QPI packet filter, in its generated layouts.
+type QpiFilter = PacketFilter<
+    pmu_regs::xeon_e5_2600::qpi::QpiPktMatch0,
+    pmu_regs::xeon_e5_2600::qpi::QpiPktMask0,
+    pmu_regs::xeon_e5_2600::qpi::QpiPktMatch1,
+    pmu_regs::xeon_e5_2600::qpi::QpiPktMask1,
+>;
 use pmu_runtime::sampling::uncore::{
     EventSelect, SamplePlan, Uncore, UncoreCounter, UncoreSummary,
 };
@@ -518,6 +526,36 @@ fn e5_boxes_freeze_reset_and_filter() {
     sim.inject_qpi_packet(1, "P0", pkt(0x3), 3).unwrap();
     assert_eq!(p0.read_counter(3).unwrap(), 3);
     assert!(E5Box::of(&sim, &devices, 1, "P2").is_err());
+}
+
+#[test]
+fn a_packet_filter_in_another_processors_layouts_is_refused_before_any_write() {
+    use pmu_regs::xeon_e5_2600_v3::qpi as v3;
+    use pmu_runtime::fault::{Fault, Faulty, When};
+    let sim = Sim::new(SimConfig::of(&pmu_regs::xeon_e5_2600_v3::PROCESSOR));
+    let devices = sim.uncore_devices();
+    let counted = Faulty::new(&sim, When::Never, Fault::Eio);
+    let p0 = E5Box::of(&counted, &devices, 0, "P0").unwrap();
+    // The first E5-2600's layouts on a v3 port: refused, naming the v3 register, nothing written.
+    let err = p0.program_filter(0, &QpiFilter::default()).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("Q_P{i}_PCI_PMON_PKT_MATCH0 of xeon-e5-2600-v3"),
+        "{text}"
+    );
+    assert_eq!(counted.counts(), (0, 0), "{text}");
+    // Its own layouts are taken.
+    p0.program_filter(
+        0,
+        &PacketFilter {
+            match0: v3::QpiPktMatch0::RESET,
+            mask0: v3::QpiPktMask0::RESET,
+            match1: v3::QpiPktMatch1::RESET,
+            mask1: v3::QpiPktMask1::RESET,
+        },
+    )
+    .unwrap();
+    assert!(counted.counts().1 > 0);
 }
 
 #[test]

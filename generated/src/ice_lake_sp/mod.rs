@@ -49,10 +49,10 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     identity: Some(crate::support::CpuIdentity {
         vendor: crate::support::Vendor::Intel,
         family: 0x6,
-        models: &[(0x6A, 0x6A)],
+        models: &[(0x6A, 0x6A), (0x6C, 0x6C)],
         steppings: None,
     }),
-    code_names: &["Ice Lake-SP", "Ice Lake-X", "Ice Lake Server"],
+    code_names: &["Ice Lake-SP", "Ice Lake-X", "Ice Lake Server", "Ice Lake-D"],
     units: &[
         &cha::UNIT,
         &iio_free::UNIT,

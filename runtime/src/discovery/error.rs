@@ -123,7 +123,7 @@ impl fmt::Display for DiscoveryError {
         use DiscoveryError::*;
         match self {
             Read { what, source } => write!(f, "reading {what} failed: {source}"),
-            NoCapability { device } => write!(f, "PCI {device} has no uncore discovery capability (extended capability 0x23 with DVSEC id 1); the part has no discovery table there (before Sapphire Rapids there is none)"),
+            NoCapability { device } => write!(f, "PCI {device} has no uncore discovery capability (extended capability 0x23 with DVSEC id 1); the part has no discovery table there (the spec gives one to {} only)", super::processors_with_a_table()),
             CapabilityLoop { device, at } => write!(f, "the extended capability list of PCI {device} loops back to offset {at:#x}; the configuration space is corrupt, do not trust it"),
             BadCapabilityPointer { device, at, next } => write!(f, "the capability at {at:#x} of PCI {device} points to {next:#x}, which is not a dword-aligned offset from 0x100 to 0xffc"),
             BadTableLocation { device, at, value } => write!(f, "the discovery capability at {at:#x} of PCI {device} locates its table as {value:#x}: only a BAR indicator 0-5 is defined (Linux refuses the same)"),

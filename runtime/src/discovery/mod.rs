@@ -38,6 +38,30 @@ pub use read::{read_table, MAX_TABLE_BYTES};
 
 use std::fmt;
 
+/// Whether `processor`'s spec gives any unit a discovery type: the parts that publish an
+/// uncore discovery table.
+pub fn has_table(processor: &pmu_regs::ProcessorInfo) -> bool {
+    processor
+        .units
+        .iter()
+        .any(|u| u.pmu.is_some_and(|m| m.discovery_type.is_some()))
+}
+
+/// The ids of the processors whose spec gives a unit a discovery type, joined for a message
+/// (`a, b and c`; `none` when there is none).
+pub fn processors_with_a_table() -> String {
+    let ids: Vec<&str> = pmu_regs::PROCESSORS
+        .iter()
+        .filter(|p| has_table(p))
+        .map(|p| p.id)
+        .collect();
+    match ids.split_last() {
+        None => "none".to_string(),
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 /// How a box's registers are reached, as the table's `access_type` says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum AccessKind {

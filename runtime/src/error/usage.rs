@@ -148,7 +148,7 @@ impl fmt::Display for UsageError {
                 }
                 match processor {
                     Some(p) => write!(f, "\n`pmu list --summary --processor {p}` lists its units"),
-                    None => f.write_str("\n`pmu list --summary` lists each processor's units; prefix the processor (`skylake-sp:CHA3`) to look in one"),
+                    None => write!(f, "\n`pmu list --summary` lists each processor's units; prefix the processor (`{}`) to look in one", shared_box_example()),
                 }
             }
             UsageError::UnknownProcessor { name, suggestions, processors } => {
@@ -162,6 +162,23 @@ impl fmt::Display for UsageError {
             UsageError::DuplicateCounter { counter } => write!(f, "{counter} is given more than once; give each counter once (one event and interval per counter)"),
         }
     }
+}
+
+/// A box name more than one processor has, prefixed with the first of them
+/// (`processor:instance`), for messages that explain the prefix; any box, when no name is
+/// shared. Found in the spec, so the example is always a real box.
+fn shared_box_example() -> String {
+    let boxes = || {
+        pmu_regs::PROCESSORS.iter().flat_map(|p| {
+            p.units
+                .iter()
+                .flat_map(move |u| u.instances.iter().map(move |i| (p.id, *i)))
+        })
+    };
+    let shared = boxes().find(|(p, i)| boxes().any(|(q, j)| q != *p && j == *i));
+    shared
+        .or_else(|| boxes().next())
+        .map_or_else(String::new, |(p, i)| format!("{p}:{i}"))
 }
 
 // Nothing below a usage error: the message is the whole story.

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use pmu_regs::{FieldInfo, RegisterInfo};
+use pmu_regs::{CounterPerfEvent, FieldInfo, RegisterInfo};
 
 use super::error::PerfError;
 use super::format::{parse_terms, FormatField};
@@ -344,6 +344,14 @@ pub fn to_control(
         }
     }
     Ok(raw)
+}
+
+/// The terms of a free-running counter's event as the kernel's driver publishes it in its
+/// PMU's `events/` directory (`bw_in_port0` on `uncore_iio_free_running_0`): the event select
+/// 0xff that every free-running event shares, and the unit mask the spec gives the counter.
+/// [`from_terms`] turns them into the event through the PMU's format files.
+pub fn free_running_terms(event: &CounterPerfEvent) -> String {
+    format!("event=0xff,umask={:#x}", event.umask)
 }
 
 /// Builds an event of `pmu` from what a user types: a name the PMU lists in `events/`

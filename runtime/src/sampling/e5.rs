@@ -4,14 +4,15 @@
 //! filters the spec declares for the box.
 //!
 //! ```
-//! use pmu_regs::xeon_e5_2600::qpi::{QpiPktMask0, QpiPktMatch0};
-//! use pmu_runtime::sampling::e5::{E5Box, QpiFilter};
+//! use pmu_regs::xeon_e5_2600::qpi::{QpiPktMask0, QpiPktMask1, QpiPktMatch0, QpiPktMatch1};
+//! use pmu_runtime::sampling::e5::{E5Box, PacketFilter};
 //! use pmu_runtime::sim::{QpiPacket, Sim, SimConfig};
 //!
 //! let sim = Sim::new(SimConfig::of(&pmu_regs::xeon_e5_2600::PROCESSOR));
 //! let devices = sim.uncore_devices();
 //! let port = E5Box::of(&sim, &devices, 0, "P1")?;
 //! // Count packets with opcode 0x3, whatever their other fields.
+//! type QpiFilter = PacketFilter<QpiPktMatch0, QpiPktMask0, QpiPktMatch1, QpiPktMask1>;
 //! port.program_filter(0, &QpiFilter {
 //!     match0: QpiPktMatch0::RESET.with_opc(0x3),
 //!     mask0: QpiPktMask0::RESET.with_opc(0xF),
@@ -23,8 +24,7 @@
 //! # Ok::<(), pmu_runtime::Error>(())
 //! ```
 
-use pmu_regs::xeon_e5_2600::qpi::{QpiPktMask0, QpiPktMask1, QpiPktMatch0, QpiPktMatch1};
-use pmu_regs::{FieldInfo, Register, Role};
+use pmu_regs::{FieldInfo, Register, RegisterInfo, Role};
 
 use crate::access::{Bdf, Place, UncoreDevices};
 use crate::boxes::{Boxes, Counter, EventSelect, PmuBox, Reg};
@@ -33,18 +33,46 @@ use crate::error::{Result, UsageError};
 use crate::ownership::{Lease, Pmu};
 use crate::sampling::{rolled_back, RegIo};
 
-/// The packet filter of a QPI port: two match/mask pairs, in the generated layouts (written to
-/// the box's first and second filter).
+/// A box's packet filter: the two match/mask pairs its spec declares (the first two filters
+/// that select an event), each value in the generated layout of its register. For a QPI port
+/// of the E5-2600 these are `qpi::QpiPktMatch0`, `QpiPktMask0`, `QpiPktMatch1` and
+/// `QpiPktMask1`; [`E5Box::program_filter`] refuses layouts of other registers (another
+/// processor's, say) before writing anything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct QpiFilter {
-    /// Q_Py_PCI_PMON_PKT_MATCH0.
-    pub match0: QpiPktMatch0,
-    /// Q_Py_PCI_PMON_PKT_MASK0: a 1 bit compares the corresponding MATCH0 bit.
-    pub mask0: QpiPktMask0,
-    /// Q_Py_PCI_PMON_PKT_MATCH1.
-    pub match1: QpiPktMatch1,
-    /// Q_Py_PCI_PMON_PKT_MASK1.
-    pub mask1: QpiPktMask1,
+pub struct PacketFilter<Match0, Mask0, Match1, Mask1> {
+    /// The first filter's match register: the packet bits to compare.
+    pub match0: Match0,
+    /// The first filter's mask: a 1 bit compares the corresponding `match0` bit.
+    pub mask0: Mask0,
+    /// The second filter's match register.
+    pub match1: Match1,
+    /// The second filter's mask.
+    pub mask1: Mask1,
+}
+
+/// Refuses a filter value whose layout `given` is not the register `wanted` the spec declares
+/// in its place (same processor, unit and name).
+fn same_layout(wanted: Option<&'static RegisterInfo>, given: &'static RegisterInfo) -> Result<()> {
+    let key = |r: &RegisterInfo| (r.processor, r.unit, r.name);
+    match wanted {
+        Some(w) if key(w) == key(given) => Ok(()),
+        Some(w) => Err(UsageError::BadValue {
+            text: format!(
+                "{} of {} ({})",
+                given.type_name, given.processor, given.name
+            ),
+            expected: format!(
+                "the layout of {} of {}, the filter register in that place",
+                w.name, w.processor
+            ),
+        }
+        .into()),
+        None => Err(UsageError::UnsupportedField {
+            register: given.name,
+            field: "mask register in this filter (the box's filter has none)",
+        }
+        .into()),
+    }
 }
 
 /// One box of one socket that is programmed on its own, owned by this session while the
@@ -271,8 +299,20 @@ impl<'a, B: Registers + ?Sized> E5Box<'a, B> {
     }
 
     /// Programs the box's packet filters and counter `i` to count what they accept (the
-    /// filters' event): the guide's two steps (E5-2600 2.7.3.3 for QPI) as one operation.
-    pub fn program_filter(&self, i: usize, filter: &QpiFilter) -> Result<()> {
+    /// filters' event): the guide's two steps (2.7.3.3 of the first E5-2600 guide, for QPI)
+    /// as one operation. A value whose layout is not its filter register's is refused before
+    /// any write.
+    pub fn program_filter<M0, K0, M1, K1>(
+        &self,
+        i: usize,
+        filter: &PacketFilter<M0, K0, M1, K1>,
+    ) -> Result<()>
+    where
+        M0: Register,
+        K0: Register,
+        M1: Register,
+        K1: Register,
+    {
         let filters: Vec<_> = self
             .pmu_box
             .pmu
@@ -287,12 +327,16 @@ impl<'a, B: Registers + ?Sized> E5Box<'a, B> {
             }
             .into());
         };
-        let reg = |r: &'static pmu_regs::RegisterInfo| {
+        let reg = |r: &'static RegisterInfo| {
             Reg::of(r, self.pmu_box.instance, 0).ok_or(UsageError::UnsupportedField {
                 register: r.name,
                 field: "address in this box",
             })
         };
+        same_layout(Some(first.register), M0::INFO)?;
+        same_layout(first.mask, K0::INFO)?;
+        same_layout(Some(second.register), M1::INFO)?;
+        same_layout(second.mask, K1::INFO)?;
         let writes = [
             (first.mask.map(reg).transpose()?, filter.mask0.to_raw()),
             (second.mask.map(reg).transpose()?, filter.mask1.to_raw()),

@@ -4,10 +4,9 @@
 
 use std::time::Duration;
 
-use crate::boxes::FIXED_EVENT;
 use crate::error::Error;
 use crate::machine::Machine;
-use crate::perf::encode::{from_control, from_terms};
+use crate::perf::encode::{free_running_terms, from_control, from_terms};
 use crate::perf::layer::PerfLayer;
 use crate::perf::syscall::Syscalls;
 use crate::perf::{EventSources, PerfEvent, PerfNames, Pmu, SpecNames};
@@ -186,10 +185,7 @@ pub(super) fn perf_events(
                 Some(name.kernel_counter(c.number())),
             )?,
             // A free-running counter is the kernel's event of its own, by its terms.
-            (None, Some(p)) => from_terms(
-                pmu,
-                &format!("event=0x{FIXED_EVENT:x},umask=0x{:x}", p.umask),
-            )?,
+            (None, Some(p)) => from_terms(pmu, &free_running_terms(&p))?,
             (None, None) => {
                 return Err(crate::error::UsageError::UnsupportedField {
                     register: c.counter.name(),

@@ -145,11 +145,13 @@ impl SimConfig {
 }
 
 impl Default for SimConfig {
-    /// Two sockets of two CPUs with the Xeon 7500 uncore; each CPU has an L3 of its own (two
-    /// core complexes per socket, for the processors whose L3 counters are per L3).
+    /// Two sockets of two CPUs with the uncore of the first processor [`pmu_regs::PROCESSORS`]
+    /// lists that has a global level (the oldest uncore the spec describes); each CPU has an
+    /// L3 of its own (two core complexes per socket, for the processors whose L3 counters are
+    /// per L3).
     fn default() -> Self {
         Self {
-            processor: &pmu_regs::xeon_7500::PROCESSOR,
+            processor: default_processor(),
             sockets: 2,
             cpus_per_socket: 2,
             cpus_per_l3: 1,
@@ -158,6 +160,17 @@ impl Default for SimConfig {
             part: &[],
         }
     }
+}
+
+/// The processor of [`SimConfig::default`]: the first one with a global level, chosen from
+/// the spec's list by what it has rather than by name (the architectural PMU, which every
+/// build has, when no processor with an uncore is built in).
+fn default_processor() -> &'static ProcessorInfo {
+    pmu_regs::PROCESSORS
+        .iter()
+        .copied()
+        .find(|p| p.global.is_some())
+        .unwrap_or(&pmu_regs::arch::PROCESSOR)
 }
 
 /// Where a PMI came from.

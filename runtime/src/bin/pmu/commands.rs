@@ -271,15 +271,38 @@ fn perfmon_processor(
         .map(|p| p.id);
     match (by_file, named) {
         (Some(f), Some(n)) if f != n => Err(Failure::usage(format!(
-            "{} is the event list of {f}, not of {n}: its descriptions would describe another              processor's events of the same names; give {n}'s own list, or --processor {f}",
+            "{} is the event list of {f}, not of {n}: its descriptions would describe another \
+             processor's events of the same names; give {n}'s own list, or --processor {f}",
             path.display()
         ))),
         (Some(p), _) | (None, Some(p)) => Ok(p),
         (None, None) => Err(Failure::usage(format!(
-            "cannot tell which processor {} describes (Intel names its files after the code              name: haswellx_uncore.json); give --processor",
-            path.display()
+            "cannot tell which processor {} describes (Intel names its files after the code \
+             name: {}); give --processor",
+            path.display(),
+            perfmon_file_example()
         ))),
     }
+}
+
+/// A perfmon file name the code-name match accepts, for the message that explains it: the
+/// first code name of the last processor with Intel's identity and an event list
+/// (`{code name}_uncore.json`, squashed and lower case as Intel writes them).
+fn perfmon_file_example() -> String {
+    PROCESSORS
+        .iter()
+        .rev()
+        .filter(|p| {
+            p.identity
+                .is_some_and(|i| i.vendor == pmu_regs::Vendor::Intel)
+        })
+        .filter(|p| p.units.iter().any(|u| !u.events.is_empty()))
+        .find_map(|p| p.code_names.first())
+        .map(|c| {
+            let name: String = c.chars().filter(char::is_ascii_alphanumeric).collect();
+            format!("{}_uncore.json", name.to_ascii_lowercase())
+        })
+        .unwrap_or_default()
 }
 
 impl Descriptions {

@@ -256,10 +256,7 @@ struct Found {
 /// The part's discovery tables joined with `p`'s spec, for a processor whose spec has
 /// discovery types (`None` for one without: its parts have no table).
 fn discovery(root: Option<&Path>, p: &'static pmu_regs::ProcessorInfo) -> Option<Vec<Found>> {
-    p.units
-        .iter()
-        .any(|u| u.pmu.is_some_and(|m| m.discovery_type.is_some()))
-        .then_some(())?;
+    pmu_runtime::discovery::has_table(p).then_some(())?;
     let machine = Machine::hardware(root.map_or_else(|| PathBuf::from("/"), Path::to_path_buf));
     let boxes = Boxes::of(p);
     Some(

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::discovery::{
-    join, read_table, BoxStatus, DiscoveryError, Joined, MemoryTable, DISCOVERY_DEVICE_ID,
+    join, processors_with_a_table, read_table, BoxStatus, DiscoveryError, Joined, MemoryTable,
+    DISCOVERY_DEVICE_ID,
 };
 use pmu_runtime::machine::Machine;
 use pmu_runtime::Bdf;
@@ -61,7 +62,8 @@ pub fn run(a: &DiscoverArgs, json_out: bool) -> Result<String, Failure> {
         let Some((_, read)) = machine.discovery_tables().into_iter().next() else {
             return Err(Failure::usage(format!(
                 "no unit of {id} has a discovery type (<pmu discovery-type>), so its simulated \
-                 part publishes no discovery table; discovery tables exist from Sapphire Rapids on"
+                 part publishes no discovery table; the spec gives one to {} only",
+                processors_with_a_table()
             )));
         };
         read.map_err(discovery_failure)?
@@ -110,9 +112,10 @@ fn hardware(root: Option<&Path>) -> Result<pmu_runtime::discovery::Table, Failur
     if tables.is_empty() {
         return Err(Failure::operation(format!(
             "no uncore discovery device (8086:{DISCOVERY_DEVICE_ID:04x}) under {}: this part \
-             has no discovery table (there is none before Sapphire Rapids; virtual machines show \
+             has no discovery table (the spec gives one to {} only; virtual machines show \
              none); --sim reads the simulated part's",
-            root.join("sys/bus/pci/devices").display()
+            root.join("sys/bus/pci/devices").display(),
+            processors_with_a_table()
         )));
     }
     let mut why = Vec::new();

@@ -43,9 +43,35 @@ pub use place::PlaceArgs;
     version,
     propagate_version = true,
     max_term_width = 100,
-    after_help = "Examples:
-  pmu list --processor xeon-7500 --unit W
-  pmu decode W_MSR_PMON_EVT_SEL2 0x500f01
+    after_help = examples()
+)]
+pub struct Cli {
+    /// Print JSON instead of tables (a stable schema; see the README).
+    #[arg(long, global = true)]
+    json: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The register `pmu decode` decodes in the examples of `pmu --help`.
+const DECODE_EXAMPLE: &str = "W_MSR_PMON_EVT_SEL2";
+
+/// The examples `pmu --help` ends with. The `list` line names the processor and unit of the
+/// `decode` line's register, as the spec gives them, so the two describe one register.
+fn examples() -> String {
+    let list = pmu_runtime::lookup::find(DECODE_EXAMPLE).map_or_else(
+        |_| "  pmu list --summary".to_string(),
+        |f| {
+            format!(
+                "  pmu list --processor {} --unit {}",
+                f.info.processor, f.info.unit
+            )
+        },
+    );
+    format!(
+        "Examples:
+{list}
+  pmu decode {DECODE_EXAMPLE} 0x500f01
   pmu encode IA32_PERFEVTSEL0 ev_sel=0x3c usr=1 en=1
   pmu encode HA_PCI_PMON_CTL0 ev_sel=0x1 umask=0x3 --perf
   pmu read U_MSR_PMON_GLOBAL_CTL --socket 1
@@ -54,13 +80,7 @@ pub use place::PlaceArgs;
   pmu watch --sim --unit HA --event event=UNC_H_REQUESTS.READS --count 3 -x,
   pmu watch --backend perf --pmu msr --event tsc --count 3
   pmu completions bash > /etc/bash_completion.d/pmu; pmu man --dir /usr/local/share/man/man1"
-)]
-pub struct Cli {
-    /// Print JSON instead of tables (a stable schema; see the README).
-    #[arg(long, global = true)]
-    json: bool,
-    #[command(subcommand)]
-    command: Command,
+    )
 }
 
 #[derive(Subcommand)]

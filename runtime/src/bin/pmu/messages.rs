@@ -99,11 +99,7 @@ pub fn explain(failure: Failure, place: &PlaceArgs, devices: &[Device]) -> Failu
     let Failure::Runtime(Error::Backend(e)) = failure else {
         return failure;
     };
-    let sim_topology = || {
-        Machine::simulating(&pmu_regs::xeon_7500::PROCESSOR)
-            .topology()
-            .ok()
-    };
+    let sim_topology = || Machine::simulating_default().topology().ok();
     match (&e, place.sim) {
         (
             BackendError::Access {

@@ -141,11 +141,11 @@ impl ServeArgs {
         let mut selections = Vec::new();
         if !self.unit.is_empty() || self.perf.pmu.is_some() {
             if self.events.is_empty() {
-                return Err(Failure::usage(
+                let (unit, event) = counter_example();
+                return Err(Failure::usage(format!(
                     "--unit needs at least one --event: what should its counters count? e.g. \
-                     --unit xeon-e5-2600:IMC0 --event event=UNC_M_CAS_COUNT.RD"
-                        .to_string(),
-                ));
+                     --unit {unit} --event event={event}"
+                )));
             }
             selections.push((
                 None,
@@ -209,8 +209,9 @@ fn config_selections(path: &Path, sockets: Sockets) -> Result<Vec<(String, Selec
         }
     }
     if selections.is_empty() {
+        let (unit, event) = counter_example();
         return Err(Failure::usage(format!(
-            "{} names no counter: add a line such as `xeon-e5-2600:IMC0 event=UNC_M_CAS_COUNT.RD`",
+            "{} names no counter: add a line such as `{unit} event={event}`",
             path.display()
         )));
     }
@@ -305,14 +306,35 @@ fn one_processor(plans: &[Plan]) -> Result<&'static pmu_regs::ProcessorInfo, Fai
         .iter()
         .find(|p| p.processor().id != processor.id && p.processor().id != "architectural")
     {
+        let example = processor
+            .units
+            .iter()
+            .find_map(|u| u.instances.first())
+            .map_or_else(String::new, |i| format!(" ({}:{i})", processor.id));
         return Err(Failure::usage(format!(
             "serve counts one processor's boxes at a time, and the selection names boxes of {} \
-             and {}; prefix the box names with one processor (xeon-e5-2600:CBO3)",
+             and {}; prefix the box names with one processor{example}",
             processor.id,
             other.processor().id
         )));
     }
     Ok(processor)
+}
+
+/// A box and an event it counts, for messages that show a selection: the first box, in the
+/// spec's order, of a unit with an event list, prefixed with its processor
+/// (`processor:instance`, event name). Found in the spec, so the example always selects.
+fn counter_example() -> (String, &'static str) {
+    pmu_regs::PROCESSORS
+        .iter()
+        .flat_map(|p| p.units.iter().map(move |u| (p.id, *u)))
+        .find_map(|(p, u)| {
+            let event = u.events.first()?;
+            let instance = u.instances.first()?;
+            u.pmu?;
+            Some((format!("{p}:{instance}"), event.name))
+        })
+        .unwrap_or_default()
 }
 
 /// `e`, naming the config file line it comes from (if it does).

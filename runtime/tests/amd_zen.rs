@@ -355,3 +355,81 @@ fn watch_shows_a_row_per_core_complex() {
         .collect();
     assert_eq!(cpus, ["0", "1"], "{out}");
 }
+
+/// The counts `pmu watch --sim --unit UNIT --event EVENT` prints (one per row), or its error.
+fn watch_counts(unit: &str, event: &str) -> Result<Vec<u64>, String> {
+    let (code, out, err) = run(&[
+        "watch",
+        "--sim",
+        "--unit",
+        unit,
+        "--event",
+        event,
+        "--count",
+        "2",
+        "--interval",
+        "0.01",
+        "-x,",
+    ]);
+    if code != 0 {
+        return Err(err);
+    }
+    Ok(out
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("time,"))
+        .map(|l| l.split(',').nth_back(1).unwrap().parse().unwrap())
+        .collect())
+}
+
+/// The L3 control's thread and slice masks count nothing at their reset value of zero: the
+/// control value counting programs sets them as the spec's `count-default` says (all threads,
+/// all slices, all cores), unless the event names them. On the simulator, as on hardware, a
+/// zero mask observes nothing.
+#[test]
+fn an_l3_event_counts_with_the_default_masks_and_nothing_with_a_zero_mask() {
+    for id in ZEN {
+        let boxes = Boxes::of(processor(id));
+        let l3 = boxes.find("L3").unwrap();
+        let c = l3.counter(0).unwrap();
+        let raw = c.control_value(&EventSelect::event(0x04), false).unwrap();
+        let field = |name: &str| {
+            let ctl = c.control.unwrap().info;
+            ctl.fields.iter().find(|f| f.name == name).unwrap().extract(raw)
+        };
+        assert_eq!(field("thread_mask"), field("thread_mask") | 0x3, "{id}");
+        let unit = format!("{id}:L3");
+        let counts = watch_counts(&unit, "event=0x04").unwrap();
+        assert!(counts.iter().all(|&n| n > 0), "{unit}: {counts:?}");
+        let zero = watch_counts(&unit, "event=0x04,thread_mask=0").unwrap();
+        assert!(
+            !zero.is_empty() && zero.iter().all(|&n| n == 0),
+            "{unit}: {zero:?}"
+        );
+        if id == "amd-zen2" {
+            assert_eq!((field("thread_mask"), field("slice_mask")), (0xFF, 0xF));
+            let zero = watch_counts(&unit, "event=0x04,slice_mask=0").unwrap();
+            assert!(zero.iter().all(|&n| n == 0), "{unit}: {zero:?}");
+        } else {
+            let all = (field("thread_mask"), field("en_all_cores"), field("en_all_slices"));
+            assert_eq!(all, (0x3, 1, 1), "{id}");
+            // One thread of one core on one slice still observes something.
+            let one = watch_counts(
+                &unit,
+                "event=0x04,thread_mask=1,en_all_cores=0,core_id=2,en_all_slices=0,slice_id=1",
+            )
+            .unwrap();
+            assert!(one.iter().all(|&n| n > 0), "{unit}: {one:?}");
+        }
+    }
+}
+
+/// A filter is set only on a control that has it, and only to a value that fits it.
+#[test]
+fn an_l3_filter_is_refused_where_it_does_not_fit() {
+    let wide = watch_counts("amd-zen4:L3", "event=0x04,thread_mask=0x4").unwrap_err();
+    assert!(wide.contains(".thread_mask, 2 bits wide"), "{wide}");
+    let other = watch_counts("amd-zen4:DF", "event=0x04,thread_mask=1").unwrap_err();
+    assert!(other.contains("`thread_mask` is not a filter of"), "{other}");
+    let zen2 = watch_counts("amd-zen2:L3", "event=0x04,slice_id=1").unwrap_err();
+    assert!(zen2.contains("its filters are thread_mask, slice_mask"), "{zen2}");
+}

@@ -35,7 +35,8 @@
  * PERF_CTL{n}: Performance event select n: which event counter PERF_CTR{n} counts, at which
  * privilege levels, with which filters, and whether it raises an interrupt on overflow.
  *
- * 64-bit MSR, 6 per instance ({n} = 0..5).
+ * 64-bit MSR, 6 per instance ({n} = 0..5); CPUID 80000022H.EBX[3:0] says how many are
+ * implemented.
  *
  * Source: AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2
  * (performance counters, PerfMonV2) (24593), section 13.2.1.
@@ -43,6 +44,7 @@
  *
  * Note (info): Field positions.
  * Note (info): Addresses.
+ * Note (info): How many the part has.
  * The notes in full: generated/docs/amd_zen5/core.md.
  */
 #define PMU_AMD_ZEN5_PERF_CTL_WIDTH 64
@@ -176,7 +178,8 @@ static inline uint64_t pmu_amd_zen5_perf_ctl_umask_set(uint64_t reg, uint64_t va
  * PERF_CTR{n}: Performance counter n, 48 bits wide, counting what PERF_CTL{n} selects.
  * Software may read or preload it; it wraps from 2^48-1 to 0.
  *
- * 64-bit MSR, 6 per instance ({n} = 0..5).
+ * 64-bit MSR, 6 per instance ({n} = 0..5); CPUID 80000022H.EBX[3:0] says how many are
+ * implemented.
  *
  * Source: AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2
  * (performance counters, PerfMonV2) (24593), section 13.2.1.
@@ -3745,7 +3748,8 @@ static inline uint64_t pmu_amd_zen5_perf_cntr_global_status_set_set_ovf_pmc_set(
  * DF_PERF_CTL{n}: Data Fabric performance event select n: the event and unit mask
  * DF_PERF_CTR{n} counts, and its enable.
  *
- * 64-bit MSR, 16 per instance ({n} = 0..15).
+ * 64-bit MSR, 16 per instance ({n} = 0..15); CPUID 80000022H.EBX[15:10] says how many are
+ * implemented.
  *
  * Source: Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N
  * PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2).
@@ -3754,6 +3758,7 @@ static inline uint64_t pmu_amd_zen5_perf_cntr_global_status_set_set_ovf_pmc_set(
  * Note (info): Field positions.
  * Note (source-conflict): Event select: 14 bits (Linux) or 15 (likwid).
  * Note (info): Addresses.
+ * Note (info): How many the part has.
  * The notes in full: generated/docs/amd_zen5/df.md.
  */
 #define PMU_AMD_ZEN5_DF_PERF_CTL_WIDTH 64
@@ -3823,7 +3828,8 @@ static inline uint64_t pmu_amd_zen5_df_perf_ctl_en_set(uint64_t reg, uint64_t va
 /*
  * DF_PERF_CTR{n}: Data Fabric performance counter n, 48 bits wide.
  *
- * 64-bit MSR, 16 per instance ({n} = 0..15).
+ * 64-bit MSR, 16 per instance ({n} = 0..15); CPUID 80000022H.EBX[15:10] says how many are
+ * implemented.
  *
  * Source: Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N
  * PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2).

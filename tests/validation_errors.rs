@@ -137,6 +137,7 @@ error_cases!(
     pmu_discovery_type,
     // count-default (spec/README.md, "field"): where it may stand and what it may hold.
     count_default_errors,
+    count_default_outside_control,
     count_default_without_pmu,
 );
 

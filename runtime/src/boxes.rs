@@ -139,7 +139,11 @@ impl FieldSettings {
 
     /// Sets field `name` to `value` (replacing an earlier value); `false` when full.
     pub fn set(&mut self, name: &'static str, value: u64) -> bool {
-        let slot = match self.0.iter().position(|s| s.is_some_and(|(n, _)| n == name)) {
+        let slot = match self
+            .0
+            .iter()
+            .position(|s| s.is_some_and(|(n, _)| n == name))
+        {
             Some(i) => i,
             None => match self.0.iter().position(Option::is_none) {
                 Some(i) => i,
@@ -255,7 +259,6 @@ impl Counter {
                 set(role, 1, "privilege level")?;
             }
         }
-        raw = count_defaults(ctl, raw, &sel.fields)?;
         match (
             self.control_bits(Role::Enable),
             self.control_bits(Role::RingEnable),
@@ -263,7 +266,7 @@ impl Counter {
             (None, Some(ring)) => set(Role::RingEnable, ring.max(), "enable")?,
             _ => set(Role::Enable, 1, "enable")?,
         }
-        Ok(raw)
+        count_defaults(ctl, raw, &sel.fields)
     }
 }
 
@@ -358,7 +361,10 @@ impl PmuBox {
             .iter()
             .filter(|c| c.info.kind == pmu_regs::CounterKind::General && c.control.is_some())
             .collect();
-        let free_running = sels.iter().filter(|s| self.free_running(s).is_some()).count();
+        let free_running = sels
+            .iter()
+            .filter(|s| self.free_running(s).is_some())
+            .count();
         let on_general = sels.len() - free_running;
         if free_running > 0 && on_general > general.len() {
             return Err(UsageError::NoSuchCounter {
@@ -387,7 +393,11 @@ impl PmuBox {
                     let c = general.get(k % general.len().max(1)).copied();
                     k += 1;
                     c.ok_or_else(|| UsageError::NoSuchCounter {
-                        counter: format!("general counter for event {} in {}", i + 1, self.instance),
+                        counter: format!(
+                            "general counter for event {} in {}",
+                            i + 1,
+                            self.instance
+                        ),
                         available: self.offers(),
                     })?
                 }

@@ -76,14 +76,22 @@ impl CpuidBits {
     /// The bits' value in a leaf's output registers `[EAX, EBX, ECX, EDX]`.
     pub fn extract(&self, regs: [u32; 4]) -> u32 {
         let width = self.msb - self.lsb + 1;
-        let mask = if width == 32 { u32::MAX } else { (1 << width) - 1 };
+        let mask = if width == 32 {
+            u32::MAX
+        } else {
+            (1 << width) - 1
+        };
         (regs[self.register] >> self.lsb) & mask
     }
 
     /// `regs` with the bits set to `value` (truncated to their width).
     pub fn insert(&self, mut regs: [u32; 4], value: u32) -> [u32; 4] {
         let width = self.msb - self.lsb + 1;
-        let mask = if width == 32 { u32::MAX } else { (1 << width) - 1 };
+        let mask = if width == 32 {
+            u32::MAX
+        } else {
+            (1 << width) - 1
+        };
         let r = &mut regs[self.register];
         *r = (*r & !(mask << self.lsb)) | ((value & mask) << self.lsb);
         regs
@@ -188,7 +196,10 @@ mod tests {
     #[test]
     fn count_cpuid_bits_read_as_the_spec_writes_them() {
         let amd = CpuidBits::parse("80000022H.EBX[15:10]").unwrap();
-        assert_eq!((amd.leaf, amd.register, amd.msb, amd.lsb), (0x8000_0022, 1, 15, 10));
+        assert_eq!(
+            (amd.leaf, amd.register, amd.msb, amd.lsb),
+            (0x8000_0022, 1, 15, 10)
+        );
         // Linux's cpuid_0x80000022_ebx: 6 core PMCs (3:0), 16 LBR entries (9:4), 4 DF (15:10).
         let regs = [0, 6 | 16 << 4 | 4 << 10, 0, 0];
         assert_eq!(amd.extract(regs), 4);
@@ -196,7 +207,13 @@ mod tests {
         assert_eq!(amd.insert(regs, 2)[1] & 0x3FF, 6 | 16 << 4);
         let intel = CpuidBits::parse("0AH.EAX[15:8]").unwrap();
         assert_eq!(intel.extract([0x0030_0803, 0, 0, 0]), 8);
-        for bad in ["0A.EAX[15:8]", "0AH.EEX[1:0]", "0AH.EAX[8:15]", "0AH.EAX[32:0]", "ZZH.EAX[1:0]"] {
+        for bad in [
+            "0A.EAX[15:8]",
+            "0AH.EEX[1:0]",
+            "0AH.EAX[8:15]",
+            "0AH.EAX[32:0]",
+            "ZZH.EAX[1:0]",
+        ] {
             assert_eq!(CpuidBits::parse(bad), None, "{bad}");
         }
     }

@@ -394,7 +394,11 @@ fn an_l3_event_counts_with_the_default_masks_and_nothing_with_a_zero_mask() {
         let raw = c.control_value(&EventSelect::event(0x04), false).unwrap();
         let field = |name: &str| {
             let ctl = c.control.unwrap().info;
-            ctl.fields.iter().find(|f| f.name == name).unwrap().extract(raw)
+            ctl.fields
+                .iter()
+                .find(|f| f.name == name)
+                .unwrap()
+                .extract(raw)
         };
         assert_eq!(field("thread_mask"), field("thread_mask") | 0x3, "{id}");
         let unit = format!("{id}:L3");
@@ -410,7 +414,11 @@ fn an_l3_event_counts_with_the_default_masks_and_nothing_with_a_zero_mask() {
             let zero = watch_counts(&unit, "event=0x04,slice_mask=0").unwrap();
             assert!(zero.iter().all(|&n| n == 0), "{unit}: {zero:?}");
         } else {
-            let all = (field("thread_mask"), field("en_all_cores"), field("en_all_slices"));
+            let all = (
+                field("thread_mask"),
+                field("en_all_cores"),
+                field("en_all_slices"),
+            );
             assert_eq!(all, (0x3, 1, 1), "{id}");
             // One thread of one core on one slice still observes something.
             let one = watch_counts(
@@ -429,9 +437,15 @@ fn an_l3_filter_is_refused_where_it_does_not_fit() {
     let wide = watch_counts("amd-zen4:L3", "event=0x04,thread_mask=0x4").unwrap_err();
     assert!(wide.contains(".thread_mask, 2 bits wide"), "{wide}");
     let other = watch_counts("amd-zen4:DF", "event=0x04,thread_mask=1").unwrap_err();
-    assert!(other.contains("`thread_mask` is not a filter of"), "{other}");
+    assert!(
+        other.contains("`thread_mask` is not a filter of"),
+        "{other}"
+    );
     let zen2 = watch_counts("amd-zen2:L3", "event=0x04,slice_id=1").unwrap_err();
-    assert!(zen2.contains("its filters are thread_mask, slice_mask"), "{zen2}");
+    assert!(
+        zen2.contains("its filters are thread_mask, slice_mask"),
+        "{zen2}"
+    );
 }
 
 /// A Zen 4 part that reports fewer core counters in CPUID leaf 80000022H (EBX[3:0], the
@@ -453,7 +467,11 @@ fn a_zen4_part_with_fewer_core_counters_is_counted_on_those_it_reports() {
             Some(cpuid_counts.first().map_or(6, |c| c.1))
         );
         let boxes = Boxes::of(p);
-        let pmc = boxes.boxes.iter().find(|b| b.scope() == pmu_regs::Scope::Cpu).unwrap();
+        let pmc = boxes
+            .boxes
+            .iter()
+            .find(|b| b.scope() == pmu_regs::Scope::Cpu)
+            .unwrap();
         let sels: Vec<EventSelect> = (1..=6).map(EventSelect::event).collect();
         let names: Vec<String> = (1..=6).map(|e| format!("ev_sel={e:#x}")).collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -469,7 +487,9 @@ fn a_zen4_part_with_fewer_core_counters_is_counted_on_those_it_reports() {
             ..Where::default()
         };
         let ctl = |n: u32| {
-            let r = machine.resolve(&format!("amd-zen4:PERF_CTL{n}"), &at).unwrap();
+            let r = machine
+                .resolve(&format!("amd-zen4:PERF_CTL{n}"), &at)
+                .unwrap();
             machine.read(&r).unwrap()
         };
         let mut used = Vec::new();
@@ -477,7 +497,8 @@ fn a_zen4_part_with_fewer_core_counters_is_counted_on_those_it_reports() {
             session.read_all().unwrap();
             used.extend((0..6).filter(|&n| ctl(n) != 0));
         }
-        let mut counters: Vec<String> = session.series().iter().map(|s| s.counter.clone()).collect();
+        let mut counters: Vec<String> =
+            session.series().iter().map(|s| s.counter.clone()).collect();
         counters.sort();
         counters.dedup();
         session.close().unwrap();
@@ -487,7 +508,10 @@ fn a_zen4_part_with_fewer_core_counters_is_counted_on_those_it_reports() {
     };
     let (used, counters) = counted(&[("80000022H.EBX[3:0]", 4)]);
     assert_eq!(used, [0, 1, 2, 3]);
-    assert_eq!(counters, ["PERF_CTR0", "PERF_CTR1", "PERF_CTR2", "PERF_CTR3"]);
+    assert_eq!(
+        counters,
+        ["PERF_CTR0", "PERF_CTR1", "PERF_CTR2", "PERF_CTR3"]
+    );
     let (used, _) = counted(&[]);
     assert_eq!(used, [0, 1, 2, 3, 4, 5]);
 }

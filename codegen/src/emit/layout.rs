@@ -324,10 +324,13 @@ fn field_info(reg: &Register, f: &Field) -> String {
         }
     }
     match f.count_default {
-        Some(CountDefault::AllOnes) => set.push("count_default: Some(CountDefault::AllOnes)".into()),
-        Some(CountDefault::Value(v)) => {
-            set.push(format!("count_default: Some(CountDefault::Value({}))", hex(v)))
+        Some(CountDefault::AllOnes) => {
+            set.push("count_default: Some(CountDefault::AllOnes)".into())
         }
+        Some(CountDefault::Value(v)) => set.push(format!(
+            "count_default: Some(CountDefault::Value({}))",
+            hex(v)
+        )),
         None => {}
     }
     let description = one_line(f.shown_description());

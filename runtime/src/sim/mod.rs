@@ -374,7 +374,12 @@ impl Sim {
             return Some([c.eax, c.ebx, c.ecx, c.edx]);
         }
         let mut regs = None;
-        let registers = self.config.processor.units.iter().flat_map(|u| u.registers.iter());
+        let registers = self
+            .config
+            .processor
+            .units
+            .iter()
+            .flat_map(|u| u.registers.iter());
         for r in registers {
             let Some(text) = r.count_cpuid else { continue };
             let Some(bits) = crate::cpuid::CpuidBits::parse(text).filter(|b| b.leaf == leaf) else {

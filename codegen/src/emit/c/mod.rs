@@ -556,7 +556,11 @@ fn field(h: &mut Header, p: &Processor, r: &Register, f: &Field) {
     if let Some(d) = f.count_default {
         // The field's value while counting when the event leaves it (not shifted).
         let value = d.value(f.width());
-        h.define(&format!("{stem}_COUNT_DEFAULT"), &literal(value, r.width), &what);
+        h.define(
+            &format!("{stem}_COUNT_DEFAULT"),
+            &literal(value, r.width),
+            &what,
+        );
     }
     match &f.repeat {
         Some(rep) => array_field(h, p, r, f, rep, &stem),

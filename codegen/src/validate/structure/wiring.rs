@@ -111,7 +111,11 @@ impl Validator {
                     "register {}: field `{}` has {}, but the unit has no <pmu>",
                     r.name,
                     f.name,
-                    if f.role.is_some() { "a role" } else { "a count-default" }
+                    if f.role.is_some() {
+                        "a role"
+                    } else {
+                        "a count-default"
+                    }
                 ),
                 "describe the unit's structure in a <pmu> element after its registers",
             ));

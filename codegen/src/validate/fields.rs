@@ -137,18 +137,18 @@ impl Validator {
                     f.name,
                     access.as_str()
                 ),
-                "only a field software writes can be given a value for counting; drop count-default".to_string(),
-            ))
-        } else if let Some(role) = &f.role {
-            Some((
-                format!("field `{}`: count-default on a field with role {role}", f.name),
-                "a role field is set from the event; count-default is for the filters no role covers (thread and slice masks)".to_string(),
+                "only a field software writes can be given a value for counting; drop count-default",
             ))
         } else {
-            None
+            f.role.as_ref().map(|role| {
+                (
+                    format!("field `{}`: count-default on a field with role {role}", f.name),
+                    "a role field is set from the event; count-default is for the filters no role covers (thread and slice masks)",
+                )
+            })
         };
         if let Some((message, help)) = problem {
-            self.push(ctx.error(f.at, message, &help));
+            self.push(ctx.error(f.at, message, help));
             return None;
         }
         if text.trim() == "all-ones" {

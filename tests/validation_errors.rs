@@ -135,6 +135,10 @@ error_cases!(
     // Fields of several bit ranges (spec/README.md, "field").
     split_field_errors,
     pmu_discovery_type,
+    // count-default (spec/README.md, "field"): where it may stand and what it may hold.
+    count_default_errors,
+    count_default_outside_control,
+    count_default_without_pmu,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).

@@ -409,6 +409,8 @@ pub struct RawField {
     pub role: Option<String>,
     #[serde(rename = "@counters")]
     pub counters: Option<String>,
+    #[serde(rename = "@count-default")]
+    pub count_default: Option<String>,
     pub description: Option<String>,
     #[serde(default)]
     pub value: Vec<RawValue>,

@@ -672,6 +672,33 @@ pub struct FieldInfo {
     /// The counters the field's elements stand for, lowest bits first (empty: the field
     /// serves the one counter of its register element).
     pub counters: &'static [u32],
+    /// What the field of a counter's control holds while counting when the event leaves it
+    /// (the spec's `count-default`); `None`: its reset value.
+    pub count_default: Option<CountDefault>,
+}
+
+/// What a counter control's field holds while counting when the event leaves it: the
+/// filters no role covers, such as the thread and slice masks of AMD's L3 counters, which
+/// count nothing at their reset value of zero.
+#[cfg(feature = "metadata")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountDefault {
+    /// Every bit set: the field is a mask of the sources the counter observes (threads,
+    /// slices), and the event observes them all. A zero mask observes none.
+    AllOnes,
+    /// This value (the field's own, not in register position).
+    Value(u64),
+}
+
+#[cfg(feature = "metadata")]
+impl CountDefault {
+    /// The value it gives a field of `width` bits.
+    pub const fn value(self, width: u32) -> u64 {
+        match self {
+            CountDefault::AllOnes => field_mask(0, width),
+            CountDefault::Value(v) => v,
+        }
+    }
 }
 
 #[cfg(feature = "metadata")]
@@ -691,6 +718,7 @@ impl FieldInfo {
         repeat: None,
         role: None,
         counters: &[],
+        count_default: None,
     };
 
     /// The field's bit ranges as `(msb, lsb)`, most significant first: one for most fields.

@@ -2364,6 +2364,7 @@ static inline uint64_t pmu_amd_zen2_df_perf_ctr_count_set(uint64_t reg, uint64_t
  * Source: Linux kernel, arch/x86/include/asm/perf_event.h.
  *
  * Note (info): Field positions.
+ * Note (info): Masks while counting.
  * Note (info): Addresses.
  * The notes in full: generated/docs/amd_zen2/l3.md.
  */
@@ -2382,23 +2383,27 @@ static inline uint64_t pmu_amd_zen2_df_perf_ctr_count_set(uint64_t reg, uint64_t
 #define PMU_AMD_ZEN2_L3_PERF_CTL(n) (0xC0010230U + 2U * (unsigned)(n))
 
 /*
- * thread_mask (bits 63:56, rw): Thread mask: bit t counts the events of thread t of the CCX
- * (cores 0-3, two threads each). Linux sets all eight when the user gives none.
+ * thread_mask (bits 63:56, rw, counts with all ones unless set): Thread mask: bit t counts the
+ * events of thread t of the CCX (cores 0-3, two threads each); zero counts none. Linux sets
+ * all eight when the user gives none, and so does counting here.
  */
 #define PMU_AMD_ZEN2_L3_PERF_CTL_THREAD_MASK_SHIFT 56
 #define PMU_AMD_ZEN2_L3_PERF_CTL_THREAD_MASK_WIDTH 8
 #define PMU_AMD_ZEN2_L3_PERF_CTL_THREAD_MASK_MASK 0xFF00000000000000ULL
+#define PMU_AMD_ZEN2_L3_PERF_CTL_THREAD_MASK_COUNT_DEFAULT 0x00000000000000FFULL
 #define PMU_AMD_ZEN2_L3_PERF_CTL_THREAD_MASK_MAX 0x00000000000000FFULL
 static inline uint64_t pmu_amd_zen2_l3_perf_ctl_thread_mask_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_AMD_ZEN2_L3_PERF_CTL_THREAD_MASK_MASK, PMU_AMD_ZEN2_L3_PERF_CTL_THREAD_MASK_SHIFT); }
 static inline uint64_t pmu_amd_zen2_l3_perf_ctl_thread_mask_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_AMD_ZEN2_L3_PERF_CTL_THREAD_MASK_MASK, PMU_AMD_ZEN2_L3_PERF_CTL_THREAD_MASK_SHIFT, value); }
 
 /*
- * slice_mask (bits 51:48, rw): Slice mask: bit s counts the events of L3 slice s. Linux sets
- * all four when the user gives none.
+ * slice_mask (bits 51:48, rw, counts with all ones unless set): Slice mask: bit s counts the
+ * events of L3 slice s; zero counts none. Linux sets all four when the user gives none, and so
+ * does counting here.
  */
 #define PMU_AMD_ZEN2_L3_PERF_CTL_SLICE_MASK_SHIFT 48
 #define PMU_AMD_ZEN2_L3_PERF_CTL_SLICE_MASK_WIDTH 4
 #define PMU_AMD_ZEN2_L3_PERF_CTL_SLICE_MASK_MASK 0x000F000000000000ULL
+#define PMU_AMD_ZEN2_L3_PERF_CTL_SLICE_MASK_COUNT_DEFAULT 0x000000000000000FULL
 #define PMU_AMD_ZEN2_L3_PERF_CTL_SLICE_MASK_MAX 0x000000000000000FULL
 static inline uint64_t pmu_amd_zen2_l3_perf_ctl_slice_mask_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_AMD_ZEN2_L3_PERF_CTL_SLICE_MASK_MASK, PMU_AMD_ZEN2_L3_PERF_CTL_SLICE_MASK_SHIFT); }
 static inline uint64_t pmu_amd_zen2_l3_perf_ctl_slice_mask_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_AMD_ZEN2_L3_PERF_CTL_SLICE_MASK_MASK, PMU_AMD_ZEN2_L3_PERF_CTL_SLICE_MASK_SHIFT, value); }

@@ -2579,6 +2579,7 @@ static inline uint64_t pmu_amd_zen3_df_perf_ctr_count_set(uint64_t reg, uint64_t
  * Source: Linux kernel, arch/x86/include/asm/perf_event.h.
  *
  * Note (info): Field positions.
+ * Note (info): Masks while counting.
  * Note (info): Addresses.
  * The notes in full: generated/docs/amd_zen3/l3.md.
  */
@@ -2597,48 +2598,63 @@ static inline uint64_t pmu_amd_zen3_df_perf_ctr_count_set(uint64_t reg, uint64_t
 #define PMU_AMD_ZEN3_L3_PERF_CTL(n) (0xC0010230U + 2U * (unsigned)(n))
 
 /*
- * thread_mask (bits 57:56, rw): Thread mask: bit 0 counts the selected core's first thread,
- * bit 1 its second. Linux sets both, with en_all_cores and en_all_slices, when the user gives
- * no thread mask.
+ * thread_mask (bits 57:56, rw, counts with all ones unless set): Thread mask: bit 0 counts the
+ * selected core's first thread, bit 1 its second; zero counts none. Linux sets both, with
+ * en_all_cores and en_all_slices, when the user gives no thread mask, and so does counting
+ * here.
  */
 #define PMU_AMD_ZEN3_L3_PERF_CTL_THREAD_MASK_SHIFT 56
 #define PMU_AMD_ZEN3_L3_PERF_CTL_THREAD_MASK_WIDTH 2
 #define PMU_AMD_ZEN3_L3_PERF_CTL_THREAD_MASK_MASK 0x0300000000000000ULL
+#define PMU_AMD_ZEN3_L3_PERF_CTL_THREAD_MASK_COUNT_DEFAULT 0x0000000000000003ULL
 #define PMU_AMD_ZEN3_L3_PERF_CTL_THREAD_MASK_MAX 0x0000000000000003ULL
 static inline uint64_t pmu_amd_zen3_l3_perf_ctl_thread_mask_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_AMD_ZEN3_L3_PERF_CTL_THREAD_MASK_MASK, PMU_AMD_ZEN3_L3_PERF_CTL_THREAD_MASK_SHIFT); }
 static inline uint64_t pmu_amd_zen3_l3_perf_ctl_thread_mask_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_AMD_ZEN3_L3_PERF_CTL_THREAD_MASK_MASK, PMU_AMD_ZEN3_L3_PERF_CTL_THREAD_MASK_SHIFT, value); }
 
-/* slice_id (bits 50:48, rw): The slice counted when en_all_slices is 0. */
+/*
+ * slice_id (bits 50:48, rw, counts with 0x0 unless set): The slice counted when en_all_slices
+ * is 0.
+ */
 #define PMU_AMD_ZEN3_L3_PERF_CTL_SLICE_ID_SHIFT 48
 #define PMU_AMD_ZEN3_L3_PERF_CTL_SLICE_ID_WIDTH 3
 #define PMU_AMD_ZEN3_L3_PERF_CTL_SLICE_ID_MASK 0x0007000000000000ULL
+#define PMU_AMD_ZEN3_L3_PERF_CTL_SLICE_ID_COUNT_DEFAULT 0x0000000000000000ULL
 #define PMU_AMD_ZEN3_L3_PERF_CTL_SLICE_ID_MAX 0x0000000000000007ULL
 static inline uint64_t pmu_amd_zen3_l3_perf_ctl_slice_id_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_AMD_ZEN3_L3_PERF_CTL_SLICE_ID_MASK, PMU_AMD_ZEN3_L3_PERF_CTL_SLICE_ID_SHIFT); }
 static inline uint64_t pmu_amd_zen3_l3_perf_ctl_slice_id_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_AMD_ZEN3_L3_PERF_CTL_SLICE_ID_MASK, PMU_AMD_ZEN3_L3_PERF_CTL_SLICE_ID_SHIFT, value); }
 
 /*
- * en_all_cores (bit 47, rw): Count the events of every core of the CCX (core_id is then
- * ignored).
+ * en_all_cores (bit 47, rw, counts with 0x1 unless set): Count the events of every core of the
+ * CCX (core_id is then ignored).
  */
 #define PMU_AMD_ZEN3_L3_PERF_CTL_EN_ALL_CORES_SHIFT 47
 #define PMU_AMD_ZEN3_L3_PERF_CTL_EN_ALL_CORES_WIDTH 1
 #define PMU_AMD_ZEN3_L3_PERF_CTL_EN_ALL_CORES_MASK 0x0000800000000000ULL
+#define PMU_AMD_ZEN3_L3_PERF_CTL_EN_ALL_CORES_COUNT_DEFAULT 0x0000000000000001ULL
 #define PMU_AMD_ZEN3_L3_PERF_CTL_EN_ALL_CORES_MAX 0x0000000000000001ULL
 static inline uint64_t pmu_amd_zen3_l3_perf_ctl_en_all_cores_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_AMD_ZEN3_L3_PERF_CTL_EN_ALL_CORES_MASK, PMU_AMD_ZEN3_L3_PERF_CTL_EN_ALL_CORES_SHIFT); }
 static inline uint64_t pmu_amd_zen3_l3_perf_ctl_en_all_cores_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_AMD_ZEN3_L3_PERF_CTL_EN_ALL_CORES_MASK, PMU_AMD_ZEN3_L3_PERF_CTL_EN_ALL_CORES_SHIFT, value); }
 
-/* en_all_slices (bit 46, rw): Count the events of every L3 slice (slice_id is then ignored). */
+/*
+ * en_all_slices (bit 46, rw, counts with 0x1 unless set): Count the events of every L3 slice
+ * (slice_id is then ignored).
+ */
 #define PMU_AMD_ZEN3_L3_PERF_CTL_EN_ALL_SLICES_SHIFT 46
 #define PMU_AMD_ZEN3_L3_PERF_CTL_EN_ALL_SLICES_WIDTH 1
 #define PMU_AMD_ZEN3_L3_PERF_CTL_EN_ALL_SLICES_MASK 0x0000400000000000ULL
+#define PMU_AMD_ZEN3_L3_PERF_CTL_EN_ALL_SLICES_COUNT_DEFAULT 0x0000000000000001ULL
 #define PMU_AMD_ZEN3_L3_PERF_CTL_EN_ALL_SLICES_MAX 0x0000000000000001ULL
 static inline uint64_t pmu_amd_zen3_l3_perf_ctl_en_all_slices_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_AMD_ZEN3_L3_PERF_CTL_EN_ALL_SLICES_MASK, PMU_AMD_ZEN3_L3_PERF_CTL_EN_ALL_SLICES_SHIFT); }
 static inline uint64_t pmu_amd_zen3_l3_perf_ctl_en_all_slices_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_AMD_ZEN3_L3_PERF_CTL_EN_ALL_SLICES_MASK, PMU_AMD_ZEN3_L3_PERF_CTL_EN_ALL_SLICES_SHIFT, value); }
 
-/* core_id (bits 44:42, rw): The core counted when en_all_cores is 0. */
+/*
+ * core_id (bits 44:42, rw, counts with 0x0 unless set): The core counted when en_all_cores is
+ * 0.
+ */
 #define PMU_AMD_ZEN3_L3_PERF_CTL_CORE_ID_SHIFT 42
 #define PMU_AMD_ZEN3_L3_PERF_CTL_CORE_ID_WIDTH 3
 #define PMU_AMD_ZEN3_L3_PERF_CTL_CORE_ID_MASK 0x00001C0000000000ULL
+#define PMU_AMD_ZEN3_L3_PERF_CTL_CORE_ID_COUNT_DEFAULT 0x0000000000000000ULL
 #define PMU_AMD_ZEN3_L3_PERF_CTL_CORE_ID_MAX 0x0000000000000007ULL
 static inline uint64_t pmu_amd_zen3_l3_perf_ctl_core_id_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_AMD_ZEN3_L3_PERF_CTL_CORE_ID_MASK, PMU_AMD_ZEN3_L3_PERF_CTL_CORE_ID_SHIFT); }
 static inline uint64_t pmu_amd_zen3_l3_perf_ctl_core_id_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_AMD_ZEN3_L3_PERF_CTL_CORE_ID_MASK, PMU_AMD_ZEN3_L3_PERF_CTL_CORE_ID_SHIFT, value); }

@@ -35,7 +35,8 @@
  * PERF_CTL{n}: Performance event select n: which event counter PERF_CTR{n} counts, at which
  * privilege levels, with which filters, and whether it raises an interrupt on overflow.
  *
- * 64-bit MSR, 6 per instance ({n} = 0..5).
+ * 64-bit MSR, 6 per instance ({n} = 0..5); CPUID 80000022H.EBX[3:0] says how many are
+ * implemented.
  *
  * Source: AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2
  * (performance counters, PerfMonV2) (24593), section 13.2.1.
@@ -43,6 +44,7 @@
  *
  * Note (info): Field positions.
  * Note (info): Addresses.
+ * Note (info): How many the part has.
  * The notes in full: generated/docs/amd_zen4/core.md.
  */
 #define PMU_AMD_ZEN4_PERF_CTL_WIDTH 64
@@ -176,7 +178,8 @@ static inline uint64_t pmu_amd_zen4_perf_ctl_umask_set(uint64_t reg, uint64_t va
  * PERF_CTR{n}: Performance counter n, 48 bits wide, counting what PERF_CTL{n} selects.
  * Software may read or preload it; it wraps from 2^48-1 to 0.
  *
- * 64-bit MSR, 6 per instance ({n} = 0..5).
+ * 64-bit MSR, 6 per instance ({n} = 0..5); CPUID 80000022H.EBX[3:0] says how many are
+ * implemented.
  *
  * Source: AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2
  * (performance counters, PerfMonV2) (24593), section 13.2.1.
@@ -3556,7 +3559,8 @@ static inline uint64_t pmu_amd_zen4_perf_cntr_global_status_set_set_ovf_pmc_set(
  * DF_PERF_CTL{n}: Data Fabric performance event select n: the event and unit mask
  * DF_PERF_CTR{n} counts, and its enable.
  *
- * 64-bit MSR, 16 per instance ({n} = 0..15).
+ * 64-bit MSR, 16 per instance ({n} = 0..15); CPUID 80000022H.EBX[15:10] says how many are
+ * implemented.
  *
  * Source: Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N
  * PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2).
@@ -3565,6 +3569,7 @@ static inline uint64_t pmu_amd_zen4_perf_cntr_global_status_set_set_ovf_pmc_set(
  * Note (info): Field positions.
  * Note (source-conflict): Event select: 14 bits (Linux) or 15 (likwid).
  * Note (info): Addresses.
+ * Note (info): How many the part has.
  * The notes in full: generated/docs/amd_zen4/df.md.
  */
 #define PMU_AMD_ZEN4_DF_PERF_CTL_WIDTH 64
@@ -3634,7 +3639,8 @@ static inline uint64_t pmu_amd_zen4_df_perf_ctl_en_set(uint64_t reg, uint64_t va
 /*
  * DF_PERF_CTR{n}: Data Fabric performance counter n, 48 bits wide.
  *
- * 64-bit MSR, 16 per instance ({n} = 0..15).
+ * 64-bit MSR, 16 per instance ({n} = 0..15); CPUID 80000022H.EBX[15:10] says how many are
+ * implemented.
  *
  * Source: Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N
  * PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2).
@@ -4379,6 +4385,7 @@ static inline uint64_t pmu_amd_zen4_df_perf_ctr_count_set(uint64_t reg, uint64_t
  * Source: Linux kernel, arch/x86/include/asm/perf_event.h.
  *
  * Note (info): Field positions.
+ * Note (info): Masks while counting.
  * Note (info): Addresses.
  * The notes in full: generated/docs/amd_zen4/l3.md.
  */
@@ -4397,48 +4404,63 @@ static inline uint64_t pmu_amd_zen4_df_perf_ctr_count_set(uint64_t reg, uint64_t
 #define PMU_AMD_ZEN4_L3_PERF_CTL(n) (0xC0010230U + 2U * (unsigned)(n))
 
 /*
- * thread_mask (bits 57:56, rw): Thread mask: bit 0 counts the selected core's first thread,
- * bit 1 its second. Linux sets both, with en_all_cores and en_all_slices, when the user gives
- * no thread mask.
+ * thread_mask (bits 57:56, rw, counts with all ones unless set): Thread mask: bit 0 counts the
+ * selected core's first thread, bit 1 its second; zero counts none. Linux sets both, with
+ * en_all_cores and en_all_slices, when the user gives no thread mask, and so does counting
+ * here.
  */
 #define PMU_AMD_ZEN4_L3_PERF_CTL_THREAD_MASK_SHIFT 56
 #define PMU_AMD_ZEN4_L3_PERF_CTL_THREAD_MASK_WIDTH 2
 #define PMU_AMD_ZEN4_L3_PERF_CTL_THREAD_MASK_MASK 0x0300000000000000ULL
+#define PMU_AMD_ZEN4_L3_PERF_CTL_THREAD_MASK_COUNT_DEFAULT 0x0000000000000003ULL
 #define PMU_AMD_ZEN4_L3_PERF_CTL_THREAD_MASK_MAX 0x0000000000000003ULL
 static inline uint64_t pmu_amd_zen4_l3_perf_ctl_thread_mask_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_AMD_ZEN4_L3_PERF_CTL_THREAD_MASK_MASK, PMU_AMD_ZEN4_L3_PERF_CTL_THREAD_MASK_SHIFT); }
 static inline uint64_t pmu_amd_zen4_l3_perf_ctl_thread_mask_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_AMD_ZEN4_L3_PERF_CTL_THREAD_MASK_MASK, PMU_AMD_ZEN4_L3_PERF_CTL_THREAD_MASK_SHIFT, value); }
 
-/* slice_id (bits 50:48, rw): The slice counted when en_all_slices is 0. */
+/*
+ * slice_id (bits 50:48, rw, counts with 0x0 unless set): The slice counted when en_all_slices
+ * is 0.
+ */
 #define PMU_AMD_ZEN4_L3_PERF_CTL_SLICE_ID_SHIFT 48
 #define PMU_AMD_ZEN4_L3_PERF_CTL_SLICE_ID_WIDTH 3
 #define PMU_AMD_ZEN4_L3_PERF_CTL_SLICE_ID_MASK 0x0007000000000000ULL
+#define PMU_AMD_ZEN4_L3_PERF_CTL_SLICE_ID_COUNT_DEFAULT 0x0000000000000000ULL
 #define PMU_AMD_ZEN4_L3_PERF_CTL_SLICE_ID_MAX 0x0000000000000007ULL
 static inline uint64_t pmu_amd_zen4_l3_perf_ctl_slice_id_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_AMD_ZEN4_L3_PERF_CTL_SLICE_ID_MASK, PMU_AMD_ZEN4_L3_PERF_CTL_SLICE_ID_SHIFT); }
 static inline uint64_t pmu_amd_zen4_l3_perf_ctl_slice_id_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_AMD_ZEN4_L3_PERF_CTL_SLICE_ID_MASK, PMU_AMD_ZEN4_L3_PERF_CTL_SLICE_ID_SHIFT, value); }
 
 /*
- * en_all_cores (bit 47, rw): Count the events of every core of the CCX (core_id is then
- * ignored).
+ * en_all_cores (bit 47, rw, counts with 0x1 unless set): Count the events of every core of the
+ * CCX (core_id is then ignored).
  */
 #define PMU_AMD_ZEN4_L3_PERF_CTL_EN_ALL_CORES_SHIFT 47
 #define PMU_AMD_ZEN4_L3_PERF_CTL_EN_ALL_CORES_WIDTH 1
 #define PMU_AMD_ZEN4_L3_PERF_CTL_EN_ALL_CORES_MASK 0x0000800000000000ULL
+#define PMU_AMD_ZEN4_L3_PERF_CTL_EN_ALL_CORES_COUNT_DEFAULT 0x0000000000000001ULL
 #define PMU_AMD_ZEN4_L3_PERF_CTL_EN_ALL_CORES_MAX 0x0000000000000001ULL
 static inline uint64_t pmu_amd_zen4_l3_perf_ctl_en_all_cores_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_AMD_ZEN4_L3_PERF_CTL_EN_ALL_CORES_MASK, PMU_AMD_ZEN4_L3_PERF_CTL_EN_ALL_CORES_SHIFT); }
 static inline uint64_t pmu_amd_zen4_l3_perf_ctl_en_all_cores_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_AMD_ZEN4_L3_PERF_CTL_EN_ALL_CORES_MASK, PMU_AMD_ZEN4_L3_PERF_CTL_EN_ALL_CORES_SHIFT, value); }
 
-/* en_all_slices (bit 46, rw): Count the events of every L3 slice (slice_id is then ignored). */
+/*
+ * en_all_slices (bit 46, rw, counts with 0x1 unless set): Count the events of every L3 slice
+ * (slice_id is then ignored).
+ */
 #define PMU_AMD_ZEN4_L3_PERF_CTL_EN_ALL_SLICES_SHIFT 46
 #define PMU_AMD_ZEN4_L3_PERF_CTL_EN_ALL_SLICES_WIDTH 1
 #define PMU_AMD_ZEN4_L3_PERF_CTL_EN_ALL_SLICES_MASK 0x0000400000000000ULL
+#define PMU_AMD_ZEN4_L3_PERF_CTL_EN_ALL_SLICES_COUNT_DEFAULT 0x0000000000000001ULL
 #define PMU_AMD_ZEN4_L3_PERF_CTL_EN_ALL_SLICES_MAX 0x0000000000000001ULL
 static inline uint64_t pmu_amd_zen4_l3_perf_ctl_en_all_slices_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_AMD_ZEN4_L3_PERF_CTL_EN_ALL_SLICES_MASK, PMU_AMD_ZEN4_L3_PERF_CTL_EN_ALL_SLICES_SHIFT); }
 static inline uint64_t pmu_amd_zen4_l3_perf_ctl_en_all_slices_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_AMD_ZEN4_L3_PERF_CTL_EN_ALL_SLICES_MASK, PMU_AMD_ZEN4_L3_PERF_CTL_EN_ALL_SLICES_SHIFT, value); }
 
-/* core_id (bits 44:42, rw): The core counted when en_all_cores is 0. */
+/*
+ * core_id (bits 44:42, rw, counts with 0x0 unless set): The core counted when en_all_cores is
+ * 0.
+ */
 #define PMU_AMD_ZEN4_L3_PERF_CTL_CORE_ID_SHIFT 42
 #define PMU_AMD_ZEN4_L3_PERF_CTL_CORE_ID_WIDTH 3
 #define PMU_AMD_ZEN4_L3_PERF_CTL_CORE_ID_MASK 0x00001C0000000000ULL
+#define PMU_AMD_ZEN4_L3_PERF_CTL_CORE_ID_COUNT_DEFAULT 0x0000000000000000ULL
 #define PMU_AMD_ZEN4_L3_PERF_CTL_CORE_ID_MAX 0x0000000000000007ULL
 static inline uint64_t pmu_amd_zen4_l3_perf_ctl_core_id_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_AMD_ZEN4_L3_PERF_CTL_CORE_ID_MASK, PMU_AMD_ZEN4_L3_PERF_CTL_CORE_ID_SHIFT); }
 static inline uint64_t pmu_amd_zen4_l3_perf_ctl_core_id_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_AMD_ZEN4_L3_PERF_CTL_CORE_ID_MASK, PMU_AMD_ZEN4_L3_PERF_CTL_CORE_ID_SHIFT, value); }

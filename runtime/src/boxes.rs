@@ -118,6 +118,51 @@ pub struct EventSelect {
     /// Count the event on both hardware threads of the core (a core control's any-thread
     /// bit; some of Intel's core events set it).
     pub any_thread: Option<bool>,
+    /// Filters no role covers that the event sets by field name (AMD's L3 thread and slice
+    /// masks): each replaces the field's count default (`FieldInfo::count_default`). Only
+    /// fields with a count default may be set this way.
+    pub fields: FieldSettings,
+}
+
+/// Fields of a counter's control set by name, at most [`FieldSettings::CAPACITY`]: what an
+/// [`EventSelect`] gives the filters no role covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct FieldSettings([Option<(&'static str, u64)>; FieldSettings::CAPACITY]);
+
+impl FieldSettings {
+    /// How many fields one selection sets by name (AMD's Zen 3 L3 controls have five
+    /// filters).
+    pub const CAPACITY: usize = 6;
+
+    /// No field set.
+    pub const NONE: Self = Self([None; Self::CAPACITY]);
+
+    /// Sets field `name` to `value` (replacing an earlier value); `false` when full.
+    pub fn set(&mut self, name: &'static str, value: u64) -> bool {
+        let slot = match self
+            .0
+            .iter()
+            .position(|s| s.is_some_and(|(n, _)| n == name))
+        {
+            Some(i) => i,
+            None => match self.0.iter().position(Option::is_none) {
+                Some(i) => i,
+                None => return false,
+            },
+        };
+        self.0[slot] = Some((name, value));
+        true
+    }
+
+    /// The value given to field `name`, if any.
+    pub fn get(&self, name: &str) -> Option<u64> {
+        self.iter().find(|(n, _)| *n == name).map(|(_, v)| v)
+    }
+
+    /// Every field set, as `(name, value)`.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.0.iter().flatten().copied()
+    }
 }
 
 impl EventSelect {
@@ -131,7 +176,15 @@ impl EventSelect {
             edge_detect: None,
             event_ext: None,
             any_thread: None,
+            fields: FieldSettings::NONE,
         }
+    }
+
+    /// The same event with field `name` (one with a count default) set to `value`, as
+    /// [`FieldSettings::set`].
+    pub fn with_field(mut self, name: &'static str, value: u64) -> Self {
+        self.fields.set(name, value);
+        self
     }
 
     /// The same event with a unit mask.
@@ -213,8 +266,37 @@ impl Counter {
             (None, Some(ring)) => set(Role::RingEnable, ring.max(), "enable")?,
             _ => set(Role::Enable, 1, "enable")?,
         }
-        Ok(raw)
+        count_defaults(ctl, raw, &sel.fields)
     }
+}
+
+/// The control value `raw` with every field that has a count default set to the value
+/// `fields` gives it, or else to its default: the filters (thread and slice masks) that
+/// count nothing at their reset value. A field `fields` names that has no count default in
+/// this control is refused.
+fn count_defaults(ctl: Reg, raw: u64, fields: &FieldSettings) -> crate::error::Result<u64> {
+    let name = ctl.name();
+    if let Some((field, _)) = fields.iter().find(|(f, _)| {
+        !ctl.info
+            .fields
+            .iter()
+            .any(|i| i.name == *f && i.count_default.is_some())
+    }) {
+        return Err(UsageError::UnsupportedField {
+            register: name,
+            field,
+        }
+        .into());
+    }
+    let mut raw = raw;
+    for f in ctl.info.fields {
+        let Some(default) = f.count_default else {
+            continue;
+        };
+        let value = fields.get(f.name).unwrap_or(default.value(f.width()));
+        raw = f.insert(name, raw, value)?;
+    }
+    Ok(raw)
 }
 
 /// One box (an instance of a unit) and its resolved registers.

@@ -1,6 +1,8 @@
 //! CPUID: leaf 0AH, how many architectural counters a logical CPU has and how wide they are
 //! (shared by the simulator, which reports one, and the core sampling code, which reads one);
-//! and leaves 0 and 1, the vendor and signature `identify` matches against the spec.
+//! the bits a spec's `count-cpuid` names ([`CpuidBits`]: how many of a register array's
+//! elements the part has, in any leaf); and leaves 0 and 1, the vendor and signature
+//! `identify` matches against the spec.
 
 /// CPUID leaf 0AH as the four registers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +37,84 @@ impl Cpuid0A {
     /// Width of the fixed counters (`EDX[12:5]`).
     pub fn fixed_width(&self) -> u8 {
         ((self.edx >> 5) & 0xFF) as u8
+    }
+}
+
+/// Bits of one CPUID leaf's register, as the spec's `count-cpuid` writes them
+/// (`0AH.EAX[15:8]`, `80000022H.EBX[3:0]`): where a part says how many elements of a register
+/// array it implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CpuidBits {
+    /// The leaf (EAX on entry).
+    pub leaf: u32,
+    /// The output register: 0 EAX, 1 EBX, 2 ECX, 3 EDX.
+    pub register: usize,
+    /// Most significant bit.
+    pub msb: u32,
+    /// Least significant bit.
+    pub lsb: u32,
+}
+
+impl CpuidBits {
+    /// Reads `0AH.EAX[15:8]`; `None` for anything else (the validator admits only this form).
+    pub fn parse(text: &str) -> Option<Self> {
+        let (leaf, rest) = text.split_once('.')?;
+        let leaf = u32::from_str_radix(leaf.strip_suffix('H')?, 16).ok()?;
+        let register = ["EAX[", "EBX[", "ECX[", "EDX["]
+            .iter()
+            .position(|p| rest.starts_with(p))?;
+        let (msb, lsb) = rest.get(4..)?.strip_suffix(']')?.split_once(':')?;
+        let (msb, lsb): (u32, u32) = (msb.parse().ok()?, lsb.parse().ok()?);
+        (lsb <= msb && msb < 32).then_some(CpuidBits {
+            leaf,
+            register,
+            msb,
+            lsb,
+        })
+    }
+
+    /// The bits' value in a leaf's output registers `[EAX, EBX, ECX, EDX]`.
+    pub fn extract(&self, regs: [u32; 4]) -> u32 {
+        let width = self.msb - self.lsb + 1;
+        let mask = if width == 32 {
+            u32::MAX
+        } else {
+            (1 << width) - 1
+        };
+        (regs[self.register] >> self.lsb) & mask
+    }
+
+    /// `regs` with the bits set to `value` (truncated to their width).
+    pub fn insert(&self, mut regs: [u32; 4], value: u32) -> [u32; 4] {
+        let width = self.msb - self.lsb + 1;
+        let mask = if width == 32 {
+            u32::MAX
+        } else {
+            (1 << width) - 1
+        };
+        let r = &mut regs[self.register];
+        *r = (*r & !(mask << self.lsb)) | ((value & mask) << self.lsb);
+        regs
+    }
+}
+
+/// CPUID leaf `leaf` (sub-leaf 0) of the processor this code runs on, as `[EAX, EBX, ECX,
+/// EDX]`; `None` where there is no CPUID or the processor's highest leaf of that range (basic
+/// or extended) is below it.
+pub fn host_cpuid(leaf: u32) -> Option<[u32; 4]> {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        let max = raw_cpuid::cpuid!(leaf & 0x8000_0000).eax;
+        if leaf > max {
+            return None;
+        }
+        let r = raw_cpuid::cpuid!(leaf);
+        Some([r.eax, r.ebx, r.ecx, r.edx])
+    }
+    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+    {
+        let _ = leaf;
+        None
     }
 }
 
@@ -112,6 +192,31 @@ pub fn display_model(base_family: u32, base_model: u32, extended_model: u32) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn count_cpuid_bits_read_as_the_spec_writes_them() {
+        let amd = CpuidBits::parse("80000022H.EBX[15:10]").unwrap();
+        assert_eq!(
+            (amd.leaf, amd.register, amd.msb, amd.lsb),
+            (0x8000_0022, 1, 15, 10)
+        );
+        // Linux's cpuid_0x80000022_ebx: 6 core PMCs (3:0), 16 LBR entries (9:4), 4 DF (15:10).
+        let regs = [0, 6 | 16 << 4 | 4 << 10, 0, 0];
+        assert_eq!(amd.extract(regs), 4);
+        assert_eq!(amd.extract(amd.insert(regs, 2)), 2);
+        assert_eq!(amd.insert(regs, 2)[1] & 0x3FF, 6 | 16 << 4);
+        let intel = CpuidBits::parse("0AH.EAX[15:8]").unwrap();
+        assert_eq!(intel.extract([0x0030_0803, 0, 0, 0]), 8);
+        for bad in [
+            "0A.EAX[15:8]",
+            "0AH.EEX[1:0]",
+            "0AH.EAX[8:15]",
+            "0AH.EAX[32:0]",
+            "ZZH.EAX[1:0]",
+        ] {
+            assert_eq!(CpuidBits::parse(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn display_family_and_model_follow_the_vendors_rules() {

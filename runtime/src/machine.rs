@@ -95,18 +95,22 @@ impl Machine {
         })))
     }
 
-    /// How many general-purpose counters each logical CPU's architectural PMU has
-    /// (`CPUID.0AH:EAX[15:8]`): the simulator's, or on the real machine (root `/`) this
-    /// processor's; `None` elsewhere (a directory tree, a processor without leaf 0AH). A
-    /// core has 8 without Hyper-Threading and 4 with it, whatever its spec lists.
-    pub fn counters_per_cpu(&self) -> Option<u32> {
-        match self.backend.inner() {
-            Backend::Sim(s) => Some(u32::from(s.cpuid_0a().counters())),
+    /// How many elements of a register array the part implements, as the CPUID bits its
+    /// spec's `count-cpuid` names say (`0AH.EAX[15:8]`: an Intel core has 8 general counters
+    /// without Hyper-Threading and 4 with it; `80000022H.EBX[3:0]`: AMD's PerfMonV2 core
+    /// counters): the simulator's, or on the real machine (root `/`) this processor's. `None`
+    /// elsewhere (a directory tree), for a leaf the processor lacks, or a count of zero (a leaf
+    /// that enumerates nothing).
+    pub fn cpuid_count(&self, count_cpuid: &str) -> Option<u32> {
+        let bits = crate::cpuid::CpuidBits::parse(count_cpuid)?;
+        let regs = match self.backend.inner() {
+            Backend::Sim(s) => s.cpuid(bits.leaf),
             Backend::Hardware(h) if h.sys == std::path::Path::new("/sys") => {
-                crate::cpuid::host_cpuid_0a().map(|c| u32::from(c.counters()))
+                crate::cpuid::host_cpuid(bits.leaf)
             }
             Backend::Hardware(_) => None,
-        }
+        }?;
+        Some(bits.extract(regs)).filter(|&n| n > 0)
     }
 
     /// A fresh simulated machine.

@@ -355,3 +355,196 @@ fn watch_shows_a_row_per_core_complex() {
         .collect();
     assert_eq!(cpus, ["0", "1"], "{out}");
 }
+
+/// The counts `pmu watch --sim --unit UNIT --event EVENT` prints (one per row), or its error.
+fn watch_counts(unit: &str, event: &str) -> Result<Vec<u64>, String> {
+    let (code, out, err) = run(&[
+        "watch",
+        "--sim",
+        "--unit",
+        unit,
+        "--event",
+        event,
+        "--count",
+        "2",
+        "--interval",
+        "0.01",
+        "-x,",
+    ]);
+    if code != 0 {
+        return Err(err);
+    }
+    Ok(out
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("time,"))
+        .map(|l| l.split(',').nth_back(1).unwrap().parse().unwrap())
+        .collect())
+}
+
+/// The L3 control's thread and slice masks count nothing at their reset value of zero: the
+/// control value counting programs sets them as the spec's `count-default` says (all threads,
+/// all slices, all cores), unless the event names them. On the simulator, as on hardware, a
+/// zero mask observes nothing.
+#[test]
+fn an_l3_event_counts_with_the_default_masks_and_nothing_with_a_zero_mask() {
+    for id in ZEN {
+        let boxes = Boxes::of(processor(id));
+        let l3 = boxes.find("L3").unwrap();
+        let c = l3.counter(0).unwrap();
+        let raw = c.control_value(&EventSelect::event(0x04), false).unwrap();
+        let field = |name: &str| {
+            let ctl = c.control.unwrap().info;
+            ctl.fields
+                .iter()
+                .find(|f| f.name == name)
+                .unwrap()
+                .extract(raw)
+        };
+        assert_eq!(field("thread_mask"), field("thread_mask") | 0x3, "{id}");
+        let unit = format!("{id}:L3");
+        let counts = watch_counts(&unit, "event=0x04").unwrap();
+        assert!(counts.iter().all(|&n| n > 0), "{unit}: {counts:?}");
+        let zero = watch_counts(&unit, "event=0x04,thread_mask=0").unwrap();
+        assert!(
+            !zero.is_empty() && zero.iter().all(|&n| n == 0),
+            "{unit}: {zero:?}"
+        );
+        if id == "amd-zen2" {
+            assert_eq!((field("thread_mask"), field("slice_mask")), (0xFF, 0xF));
+            let zero = watch_counts(&unit, "event=0x04,slice_mask=0").unwrap();
+            assert!(zero.iter().all(|&n| n == 0), "{unit}: {zero:?}");
+        } else {
+            let all = (
+                field("thread_mask"),
+                field("en_all_cores"),
+                field("en_all_slices"),
+            );
+            assert_eq!(all, (0x3, 1, 1), "{id}");
+            // One thread of one core on one slice still observes something.
+            let one = watch_counts(
+                &unit,
+                "event=0x04,thread_mask=1,en_all_cores=0,core_id=2,en_all_slices=0,slice_id=1",
+            )
+            .unwrap();
+            assert!(one.iter().all(|&n| n > 0), "{unit}: {one:?}");
+        }
+    }
+}
+
+/// A filter is set only on a control that has it, and only to a value that fits it.
+#[test]
+fn an_l3_filter_is_refused_where_it_does_not_fit() {
+    let wide = watch_counts("amd-zen4:L3", "event=0x04,thread_mask=0x4").unwrap_err();
+    assert!(wide.contains(".thread_mask, 2 bits wide"), "{wide}");
+    let other = watch_counts("amd-zen4:DF", "event=0x04,thread_mask=1").unwrap_err();
+    assert!(
+        other.contains("`thread_mask` is not a filter of"),
+        "{other}"
+    );
+    let zen2 = watch_counts("amd-zen2:L3", "event=0x04,slice_id=1").unwrap_err();
+    assert!(
+        zen2.contains("its filters are thread_mask, slice_mask"),
+        "{zen2}"
+    );
+}
+
+/// A Zen 4 part that reports fewer core counters in CPUID leaf 80000022H (EBX[3:0], the
+/// spec's `count-cpuid` on PERF_CTL{n}) than the spec lists is counted on those alone: six
+/// events take turns on PERF_CTL0-3, and PERF_CTL4 and PERF_CTL5 are never written. With the
+/// spec's six, they are used.
+#[test]
+fn a_zen4_part_with_fewer_core_counters_is_counted_on_those_it_reports() {
+    use pmu_runtime::machine::{Machine, Where};
+    use pmu_runtime::session::{Backend, Clock, Options, Selection, Session};
+    let p = processor("amd-zen4");
+    let counted = |cpuid_counts: &'static [(&'static str, u32)]| {
+        let machine = Machine::simulated(SimConfig {
+            cpuid_counts,
+            ..SimConfig::of(p)
+        });
+        assert_eq!(
+            machine.cpuid_count("80000022H.EBX[3:0]"),
+            Some(cpuid_counts.first().map_or(6, |c| c.1))
+        );
+        let boxes = Boxes::of(p);
+        let pmc = boxes
+            .boxes
+            .iter()
+            .find(|b| b.scope() == pmu_regs::Scope::Cpu)
+            .unwrap();
+        let sels: Vec<EventSelect> = (1..=6).map(EventSelect::event).collect();
+        let names: Vec<String> = (1..=6).map(|e| format!("ev_sel={e:#x}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let selection = Selection::of_boxes(&[(boxes, pmc)], &names, &sels).unwrap();
+        let backend = Backend::Registers(&machine);
+        let options = Options {
+            clock: Clock::Steps(std::time::Duration::from_millis(10)),
+            ..Options::default()
+        };
+        let mut session = Session::open(&backend, &selection, options).unwrap();
+        let at = Where {
+            cpu: Some(0),
+            ..Where::default()
+        };
+        let ctl = |n: u32| {
+            let r = machine
+                .resolve(&format!("amd-zen4:PERF_CTL{n}"), &at)
+                .unwrap();
+            machine.read(&r).unwrap()
+        };
+        let mut used = Vec::new();
+        for _ in 0..4 {
+            session.read_all().unwrap();
+            used.extend((0..6).filter(|&n| ctl(n) != 0));
+        }
+        let mut counters: Vec<String> =
+            session.series().iter().map(|s| s.counter.clone()).collect();
+        counters.sort();
+        counters.dedup();
+        session.close().unwrap();
+        used.sort();
+        used.dedup();
+        (used, counters)
+    };
+    let (used, counters) = counted(&[("80000022H.EBX[3:0]", 4)]);
+    assert_eq!(used, [0, 1, 2, 3]);
+    assert_eq!(
+        counters,
+        ["PERF_CTR0", "PERF_CTR1", "PERF_CTR2", "PERF_CTR3"]
+    );
+    let (used, _) = counted(&[]);
+    assert_eq!(used, [0, 1, 2, 3, 4, 5]);
+}
+
+/// `pmu encode` and `pmu decode` of a Zen 4 Data Fabric control: the 14-bit event select
+/// (register bits 37:32 and 7:0) and the 12-bit unit mask (27:24 and 15:8) are each one value
+/// in one row, whose BITS column names every range.
+#[test]
+fn a_data_fabric_control_encodes_and_decodes_its_split_fields_as_one_value_each() {
+    // Event 0x3C7: 0x3 in bits 37:32, 0xC7 in 7:0; unit mask 0xA5B: 0xA in 27:24, 0x5B in 15:8.
+    let raw = 0x3u64 << 32 | 0xA << 24 | 1 << 22 | 0x5B << 8 | 0xC7;
+    let (code, out, err) = run(&[
+        "encode",
+        "amd-zen4:DF_PERF_CTL0",
+        "ev_sel=0x3C7",
+        "umask=0xA5B",
+        "en=1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("{raw:#018x}")), "{out}");
+    let (code, decoded, err) = run(&["decode", "amd-zen4:DF_PERF_CTL0", &format!("{raw:#x}")]);
+    assert_eq!(code, 0, "{err}");
+    for text in [&out, &decoded] {
+        let row = |field: &str| {
+            text.lines()
+                .find(|l| l.split_whitespace().nth(1) == Some(field))
+                .unwrap_or_else(|| panic!("no {field} row: {text}"))
+                .split_whitespace()
+                .collect::<Vec<_>>()
+        };
+        let ev = row("ev_sel");
+        assert_eq!((ev[0], ev[3]), ("37:32,7:0", "0x3c7"), "{text}");
+        let umask = row("umask");
+        assert_eq!((umask[0], umask[3]), ("27:24,15:8", "0xa5b"), "{text}");
+    }
+}

@@ -68,6 +68,7 @@ fn selection() -> impl Strategy<Value = EventSelect> {
                 edge_detect,
                 event_ext,
                 any_thread,
+                ..EventSelect::default()
             },
         )
 }

@@ -1,4 +1,5 @@
-//! `pmu serve`'s `--config` size bound and `--processor`. Loopback only.
+//! `pmu serve`'s `--config` size bound and `--processor`, and serving AMD Zen 4's uncore
+//! units. Loopback only.
 
 #[path = "support/serve.rs"]
 #[allow(dead_code)] // Not every helper is used here.
@@ -87,4 +88,50 @@ fn processor_settles_a_box_name_several_processors_share() {
         stderr.contains("there is no processor xeon-9999"),
         "{stderr}"
     );
+}
+
+/// `pmu serve --sim` counts AMD Zen 4's uncore units, none of which has a box or global
+/// level: the L3, the Data Fabric and a memory controller. Every series' total grows between
+/// scrapes.
+#[test]
+fn serve_counts_the_amd_zen4_l3_data_fabric_and_memory_controller() {
+    for unit in ["amd-zen4:L3", "amd-zen4:DF", "amd-zen4:UMC0"] {
+        let served = support::start(&[
+            "--sim",
+            "--unit",
+            unit,
+            "--event",
+            "event=0x04",
+            "--interval",
+            "0.05",
+            "--sim-rate",
+            "100000",
+        ]);
+        let totals = || {
+            let (status, body) = support::get(served.addr, "/metrics");
+            assert_eq!(status, 200, "{unit}: {body}");
+            (support::samples(&body, "pmu_events_total"), body)
+        };
+        let mut first = None;
+        let grew = support::wait_until(Duration::from_secs(20), || {
+            let (now, _) = totals();
+            if now.is_empty() || now.values().any(|&v| v == 0.0) {
+                return false;
+            }
+            match &first {
+                None => {
+                    first = Some(now);
+                    false
+                }
+                Some(before) => {
+                    now.len() == before.len() && now.iter().all(|(k, v)| *v > before[k])
+                }
+            }
+        });
+        let (now, body) = totals();
+        assert!(grew, "{unit}: totals did not all grow: {body}");
+        // One series each: serve counts the L3 of the socket's first core complex (watch
+        // shows a row per complex; serve does not yet).
+        assert_eq!(now.len(), 1, "{unit}: {body}");
+    }
 }

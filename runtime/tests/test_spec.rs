@@ -109,6 +109,10 @@ fn register(p: &model::Processor, u: &model::Unit, r: &model::Register) -> &'sta
                 .role
                 .as_ref()
                 .map_or(&[][..], |fr| fr.counters.clone().leak()),
+            count_default: f.count_default.map(|d| match d {
+                model::CountDefault::AllOnes => pmu_regs::CountDefault::AllOnes,
+                model::CountDefault::Value(v) => pmu_regs::CountDefault::Value(v),
+            }),
         })
         .collect();
     let addresses = match &r.addresses {

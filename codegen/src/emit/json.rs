@@ -279,6 +279,14 @@ struct Field<'a> {
     source: Option<&'a str>,
     role: Option<&'static str>,
     counters: &'a [u32],
+    count_default: Option<CountDefault>,
+}
+
+/// A counter control field's value while counting when the event leaves it.
+#[derive(Serialize)]
+struct CountDefault {
+    value: u64,
+    all_ones: bool,
 }
 
 /// One bit range of a field, in register position.
@@ -652,6 +660,10 @@ fn field(f: &model::Field) -> Field<'_> {
         source: f.source.as_deref(),
         role: f.role.as_deref().map(|r| r.role.as_str()),
         counters: f.role.as_deref().map_or(&[], |r| &r.counters),
+        count_default: f.count_default.map(|d| CountDefault {
+            value: d.value(f.width()),
+            all_ones: d == model::CountDefault::AllOnes,
+        }),
     }
 }
 

@@ -323,6 +323,16 @@ fn field_info(reg: &Register, f: &Field) -> String {
             set.push(format!("counters: &[{}]", counters.join(", ")));
         }
     }
+    match f.count_default {
+        Some(CountDefault::AllOnes) => {
+            set.push("count_default: Some(CountDefault::AllOnes)".into())
+        }
+        Some(CountDefault::Value(v)) => set.push(format!(
+            "count_default: Some(CountDefault::Value({}))",
+            hex(v)
+        )),
+        None => {}
+    }
     let description = one_line(f.shown_description());
     let rest = if description.is_empty() {
         " ".to_string()

@@ -666,6 +666,38 @@ pub struct Field {
     pub source: Option<std::sync::Arc<str>>,
     /// Its role in the PMU structure, if any (boxed: most fields have none).
     pub role: Option<Box<pmu::FieldRole>>,
+    /// What a counter control's field holds while counting when the event leaves it
+    /// (`count-default`); `None`: its reset value.
+    pub count_default: Option<CountDefault>,
+}
+
+/// A counter control field's value while counting when the event leaves it
+/// (`count-default="all-ones"` or a number).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountDefault {
+    /// Every bit set: the field is a mask of the sources the counter observes (threads,
+    /// slices), and the event observes them all; a zero mask observes none.
+    AllOnes,
+    /// This value (the field's own, not in register position).
+    Value(u64),
+}
+
+impl CountDefault {
+    /// The value a field of `width` bits takes.
+    pub fn value(self, width: u32) -> u64 {
+        match self {
+            CountDefault::AllOnes => low_mask(width),
+            CountDefault::Value(v) => v,
+        }
+    }
+
+    /// As the spec writes it: `all-ones` or `0x1`.
+    pub fn text(self) -> String {
+        match self {
+            CountDefault::AllOnes => "all-ones".into(),
+            CountDefault::Value(v) => format!("{v:#x}"),
+        }
+    }
 }
 
 impl Field {

@@ -100,6 +100,7 @@ impl Validator {
         }
         let lowest = ranges[ranges.len() - 1];
         let values = self.field_values(ctx, f, fwidth);
+        let count_default = self.field_count_default(ctx, f, fwidth, access);
         let description = f.description.as_deref().map(normalize_text);
         Ok(Field {
             name: self.intern(&f.name),
@@ -113,7 +114,69 @@ impl Validator {
             role: self.field_role(ctx, f, fwidth, access, repeat.as_deref()),
             repeat,
             source: f.source.as_deref().map(Arc::from),
+            count_default,
         })
+    }
+
+    /// `count-default`: `all-ones` or a number that fits the field, on a writable field
+    /// that plays no role (a role field is set from the event select, and a default there
+    /// would hide the event's own value). Whether the register is a counter's control is the
+    /// structure's to check.
+    fn field_count_default(
+        &mut self,
+        ctx: &Ctx<'_>,
+        f: &RawField,
+        fwidth: u32,
+        access: Access,
+    ) -> Option<CountDefault> {
+        let text = f.count_default.as_deref()?;
+        let problem = if !access.is_writable() {
+            Some((
+                format!(
+                    "field `{}`: count-default on a field of access {}",
+                    f.name,
+                    access.as_str()
+                ),
+                "only a field software writes can be given a value for counting; drop count-default",
+            ))
+        } else {
+            f.role.as_ref().map(|role| {
+                (
+                    format!("field `{}`: count-default on a field with role {role}", f.name),
+                    "a role field is set from the event; count-default is for the filters no role covers (thread and slice masks)",
+                )
+            })
+        };
+        if let Some((message, help)) = problem {
+            self.push(ctx.error(f.at, message, help));
+            return None;
+        }
+        if text.trim() == "all-ones" {
+            return Some(CountDefault::AllOnes);
+        }
+        match parse_number(text) {
+            Some(v) if v <= low_mask(fwidth) => Some(CountDefault::Value(v)),
+            Some(v) => {
+                self.push(ctx.error(
+                    f.at,
+                    format!(
+                        "field `{}`: count-default {v:#x} does not fit in {fwidth} bit{}",
+                        f.name,
+                        if fwidth == 1 { "" } else { "s" }
+                    ),
+                    "give the field's own value, not shifted into register position, or all-ones",
+                ));
+                None
+            }
+            None => {
+                self.push(ctx.error(
+                    f.at,
+                    format!("field `{}`: count-default `{text}` is not a number", f.name),
+                    "write all-ones, or decimal or 0x-prefixed hex",
+                ));
+                None
+            }
+        }
     }
 
     /// `bits="msb:lsb"` (or one bit), or several such ranges, most significant first

@@ -32,6 +32,12 @@ use crate::structure::Role;
 /// writing its control with ARCH_PERFMON_EVENTSEL_ENABLE (bit 22). The event select is 8 bits wide
 /// here (the 12-bit event12 format applies to the family 16h L2 counters at the same addresses).
 ///
+/// **Masks while counting** (info): uncore.c's L3 event init ORs the full slice mask
+/// (AMD64_L3_SLICE_MASK) into the control when the event's slice mask is zero, and the full thread
+/// mask (AMD64_L3_THREAD_MASK) when its thread mask is zero, on family 17h and 18h; with either
+/// mask zero the counter observes nothing. Hence count-default="all-ones" on both: counting through
+/// the MSRs programs them unless the event sets them, as the perf driver does.
+///
 /// **Addresses** (info): msr-index.h: MSR_F16H_L2I_PERF_CTL = 0xc0010230, MSR_F16H_L2I_PERF_CTR =
 /// 0xc0010231; uncore.c places counter n at base + 2n and counter register at base + 2n + 1, six of
 /// them (NUM_COUNTERS_L3) from family 17h.
@@ -55,12 +61,12 @@ impl Layout for L3PerfCtlLayout {
     const INFO: &'static RegisterInfo = &L3_PERF_CTL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "thread_mask", ident: "thread_mask", lsb: 56, msb: 63, access: Access::Rw,
-            description: "Thread mask: bit t counts the events of thread t of the CCX (cores 0-3, two threads each). Linux sets all eight when the user gives none.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "thread_mask", ident: "thread_mask", lsb: 56, msb: 63, access: Access::Rw, count_default: Some(CountDefault::AllOnes),
+            description: "Thread mask: bit t counts the events of thread t of the CCX (cores 0-3, two threads each); zero counts none. Linux sets all eight when the user gives none, and so does counting here.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rsv", ident: "rsv", lsb: 52, msb: 55, access: Access::Rsv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "slice_mask", ident: "slice_mask", lsb: 48, msb: 51, access: Access::Rw,
-            description: "Slice mask: bit s counts the events of L3 slice s. Linux sets all four when the user gives none.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "slice_mask", ident: "slice_mask", lsb: 48, msb: 51, access: Access::Rw, count_default: Some(CountDefault::AllOnes),
+            description: "Slice mask: bit s counts the events of L3 slice s; zero counts none. Linux sets all four when the user gives none, and so does counting here.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 47, access: Access::Rsv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en", ident: "en", lsb: 22, msb: 22, access: Access::Rw, role: Some(Role::Enable),
@@ -76,12 +82,13 @@ impl Layout for L3PerfCtlLayout {
 
 impl L3PerfCtl {
     /// `thread_mask` (bits 63:56, rw, reset 0x0): Thread mask: bit t counts the events of thread t
-    /// of the CCX (cores 0-3, two threads each). Linux sets all eight when the user gives none.
+    /// of the CCX (cores 0-3, two threads each); zero counts none. Linux sets all eight when the
+    /// user gives none, and so does counting here.
     #[inline] pub const fn thread_mask(self) -> u8 { get_bits(self.raw64(), 63, 56) as u8 }
     /// This value with `thread_mask` (bits 63:56) set to `v`.
     #[inline] pub const fn with_thread_mask(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 56, v as u64)) }
-    /// `slice_mask` (bits 51:48, rw, reset 0x0): Slice mask: bit s counts the events of L3 slice s.
-    /// Linux sets all four when the user gives none.
+    /// `slice_mask` (bits 51:48, rw, reset 0x0): Slice mask: bit s counts the events of L3 slice s;
+    /// zero counts none. Linux sets all four when the user gives none, and so does counting here.
     #[inline] pub const fn slice_mask(self) -> u8 { get_bits(self.raw64(), 51, 48) as u8 }
     /// This value with `slice_mask` (bits 51:48) set to `v`. Panics if `v` does not fit in 4 bits
     /// (a compile error in const context); `try_with_slice_mask` returns an error instead.
@@ -123,6 +130,7 @@ static L3_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     fields: L3PerfCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Field positions", text: "perf_event.h: AMD64_L3_SLICE_MASK = 0xF << 48, AMD64_L3_THREAD_MASK = 0xFF << 56; uncore.c publishes event config:0-7, umask config:8-15, slicemask config:48-51 and threadmask config:56-63 for family 17h, and starts a counter by writing its control with ARCH_PERFMON_EVENTSEL_ENABLE (bit 22). The event select is 8 bits wide here (the 12-bit event12 format applies to the family 16h L2 counters at the same addresses)." },
+        NoteInfo { kind: "info", title: "Masks while counting", text: "uncore.c's L3 event init ORs the full slice mask (AMD64_L3_SLICE_MASK) into the control when the event's slice mask is zero, and the full thread mask (AMD64_L3_THREAD_MASK) when its thread mask is zero, on family 17h and 18h; with either mask zero the counter observes nothing. Hence count-default=\"all-ones\" on both: counting through the MSRs programs them unless the event sets them, as the perf driver does." },
         NoteInfo { kind: "info", title: "Addresses", text: "msr-index.h: MSR_F16H_L2I_PERF_CTL = 0xc0010230, MSR_F16H_L2I_PERF_CTR = 0xc0010231; uncore.c places counter n at base + 2n and counter register at base + 2n + 1, six of them (NUM_COUNTERS_L3) from family 17h." },
     ],
 };

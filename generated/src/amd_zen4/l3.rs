@@ -33,6 +33,16 @@ use crate::structure::Role;
 /// config:8-15 for family 19h and later, and enables a counter with bit 22. likwid
 /// (perfmon_zen4_counters.h) uses the same core-id, all-slices and all-cores bits.
 ///
+/// **Masks while counting** (info): uncore.c's L3 event init, from family 19h, ORs the two-bit
+/// thread mask (AMD64_L3_F19H_THREAD_MASK), AMD64_L3_EN_ALL_SLICES and AMD64_L3_EN_ALL_CORES into
+/// the control when the event's thread mask is zero, and otherwise keeps the event's thread mask,
+/// slice and core ids and enable-all bits as given. Counting here gives each of these fields its
+/// default on its own (thread_mask all ones, en_all_cores 1, en_all_slices 1, slice_id and core_id
+/// 0: count-default makes them filters an event may set by name) unless the event sets that field,
+/// so an event that names only a thread mask counts every core and slice; the perf driver would
+/// count core 0 and slice 0 instead, but the perf backend is given the same control value,
+/// enable-all bits included, so both backends count alike.
+///
 /// **Addresses** (info): msr-index.h: MSR_F16H_L2I_PERF_CTL = 0xc0010230, MSR_F16H_L2I_PERF_CTR =
 /// 0xc0010231; uncore.c places counter n at base + 2n and counter register at base + 2n + 1, six of
 /// them (NUM_COUNTERS_L3) from family 17h.
@@ -58,19 +68,19 @@ impl Layout for L3PerfCtlLayout {
     const FIELDS: &'static [FieldInfo] = &[
         FieldInfo { name: "rsv", ident: "rsv", lsb: 58, msb: 63, access: Access::Rsv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "thread_mask", ident: "thread_mask", lsb: 56, msb: 57, access: Access::Rw,
-            description: "Thread mask: bit 0 counts the selected core's first thread, bit 1 its second. Linux sets both, with en_all_cores and en_all_slices, when the user gives no thread mask.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "thread_mask", ident: "thread_mask", lsb: 56, msb: 57, access: Access::Rw, count_default: Some(CountDefault::AllOnes),
+            description: "Thread mask: bit 0 counts the selected core's first thread, bit 1 its second; zero counts none. Linux sets both, with en_all_cores and en_all_slices, when the user gives no thread mask, and so does counting here.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rsv", ident: "rsv", lsb: 51, msb: 55, access: Access::Rsv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "slice_id", ident: "slice_id", lsb: 48, msb: 50, access: Access::Rw,
+        FieldInfo { name: "slice_id", ident: "slice_id", lsb: 48, msb: 50, access: Access::Rw, count_default: Some(CountDefault::Value(0x0)),
             description: "The slice counted when en_all_slices is 0.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en_all_cores", ident: "en_all_cores", lsb: 47, msb: 47, access: Access::Rw,
+        FieldInfo { name: "en_all_cores", ident: "en_all_cores", lsb: 47, msb: 47, access: Access::Rw, count_default: Some(CountDefault::Value(0x1)),
             description: "Count the events of every core of the CCX (core_id is then ignored).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "en_all_slices", ident: "en_all_slices", lsb: 46, msb: 46, access: Access::Rw,
+        FieldInfo { name: "en_all_slices", ident: "en_all_slices", lsb: 46, msb: 46, access: Access::Rw, count_default: Some(CountDefault::Value(0x1)),
             description: "Count the events of every L3 slice (slice_id is then ignored).", ..FieldInfo::EMPTY },
         FieldInfo { name: "rsv", ident: "rsv", lsb: 45, msb: 45, access: Access::Rsv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "core_id", ident: "core_id", lsb: 42, msb: 44, access: Access::Rw,
+        FieldInfo { name: "core_id", ident: "core_id", lsb: 42, msb: 44, access: Access::Rw, count_default: Some(CountDefault::Value(0x0)),
             description: "The core counted when en_all_cores is 0.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 41, access: Access::Rsv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
@@ -87,8 +97,8 @@ impl Layout for L3PerfCtlLayout {
 
 impl L3PerfCtl {
     /// `thread_mask` (bits 57:56, rw, reset 0x0): Thread mask: bit 0 counts the selected core's
-    /// first thread, bit 1 its second. Linux sets both, with en_all_cores and en_all_slices, when
-    /// the user gives no thread mask.
+    /// first thread, bit 1 its second; zero counts none. Linux sets both, with en_all_cores and
+    /// en_all_slices, when the user gives no thread mask, and so does counting here.
     #[inline] pub const fn thread_mask(self) -> u8 { get_bits(self.raw64(), 57, 56) as u8 }
     /// This value with `thread_mask` (bits 57:56) set to `v`. Panics if `v` does not fit in 2 bits
     /// (a compile error in const context); `try_with_thread_mask` returns an error instead.
@@ -154,6 +164,7 @@ static L3_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     fields: L3PerfCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Field positions", text: "perf_event.h: AMD64_L3_F19H_THREAD_MASK = 0x3 << 56, AMD64_L3_SLICEID_MASK = 0x7 << 48, AMD64_L3_EN_ALL_CORES bit 47, AMD64_L3_EN_ALL_SLICES bit 46, AMD64_L3_COREID_MASK = 0x7 << 42; uncore.c publishes them (threadmask config:56-57, sliceid 48-50, enallcores 47, enallslices 46, coreid 42-44) with event config:0-7 and umask config:8-15 for family 19h and later, and enables a counter with bit 22. likwid (perfmon_zen4_counters.h) uses the same core-id, all-slices and all-cores bits." },
+        NoteInfo { kind: "info", title: "Masks while counting", text: "uncore.c's L3 event init, from family 19h, ORs the two-bit thread mask (AMD64_L3_F19H_THREAD_MASK), AMD64_L3_EN_ALL_SLICES and AMD64_L3_EN_ALL_CORES into the control when the event's thread mask is zero, and otherwise keeps the event's thread mask, slice and core ids and enable-all bits as given. Counting here gives each of these fields its default on its own (thread_mask all ones, en_all_cores 1, en_all_slices 1, slice_id and core_id 0: count-default makes them filters an event may set by name) unless the event sets that field, so an event that names only a thread mask counts every core and slice; the perf driver would count core 0 and slice 0 instead, but the perf backend is given the same control value, enable-all bits included, so both backends count alike." },
         NoteInfo { kind: "info", title: "Addresses", text: "msr-index.h: MSR_F16H_L2I_PERF_CTL = 0xc0010230, MSR_F16H_L2I_PERF_CTR = 0xc0010231; uncore.c places counter n at base + 2n and counter register at base + 2n + 1, six of them (NUM_COUNTERS_L3) from family 17h." },
     ],
 };

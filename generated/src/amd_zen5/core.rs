@@ -38,6 +38,13 @@ use crate::structure::Role;
 ///
 /// **Addresses** (info): msr-index.h: MSR_F15H_PERF_CTL = 0xc0010200 and MSR_F15H_PERF_CTL0..5 =
 /// MSR_F15H_PERF_CTL + 2n, each followed by its counter.
+///
+/// **How many the part has** (info): perf_event.h (union cpuid_0x80000022_ebx): CPUID leaf
+/// 80000022H reports in EBX bits 3:0 the number of core performance counters, 9:4 the LBR stack
+/// depth, 15:10 the number of Data Fabric counters and 21:16 the number of memory-controller
+/// counters; core.c sets the core PMU's counter count from bits 3:0 on PerfMonV2 parts. Hence
+/// count-cpuid="80000022H.EBX\[3:0\]": a session counts on no more of these counters than the part
+/// reports.
 pub type PerfCtl = Reg64<PerfCtlLayout>;
 
 /// The layout of [`PerfCtl`] (`PERF_CTL{n}`): its fields, masks and metadata.
@@ -156,7 +163,7 @@ pub const PERF_CTL: [Msr<PerfCtl>; 6] = [Msr::new(0xC0010200, "PERF_CTL0"), Msr:
 #[cfg(feature = "metadata")]
 static PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen5", unit: "PMC", name: PerfCtlLayout::NAME, type_name: "PerfCtl",
-    width: 64, space: Space::Msr, count: 6, count_cpuid: None,
+    width: 64, space: Space::Msr, count: 6, count_cpuid: Some("80000022H.EBX[3:0]"),
     reset: PerfCtlLayout::RESET, reserved_mask: PerfCtlLayout::RESERVED_MASK, ignored_mask: PerfCtlLayout::IGNORED_MASK, writable_mask: PerfCtlLayout::WRITABLE_MASK,
     description: "Performance event select n: which event counter PERF_CTR{n} counts, at which privilege levels, with which filters, and whether it raises an interrupt on overflow.",
     sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters, PerfMonV2) (24593), section 13.2.1", "Linux kernel, arch/x86/include/asm/perf_event.h"],
@@ -172,6 +179,7 @@ static PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     notes: &[
         NoteInfo { kind: "info", title: "Field positions", text: "Linux perf_event.h gives the positions: the event select is ARCH_PERFMON_EVENTSEL_EVENT (bits 7:0) plus 0x0F << 32 (AMD64_EVENTSEL_EVENT), the unit mask 15:8, USR 16, OS 17, EDGE 18, INT 20, ENABLE 22, INV 23, CMASK 31:24, AMD64_EVENTSEL_GUESTONLY 40 and AMD64_EVENTSEL_HOSTONLY 41; core.c publishes event as config:0-7,32-35. Bits 19 and 21 (Intel's pin control and any-thread) have no meaning here and, with 39:36 and 63:42, are kept reserved." },
         NoteInfo { kind: "info", title: "Addresses", text: "msr-index.h: MSR_F15H_PERF_CTL = 0xc0010200 and MSR_F15H_PERF_CTL0..5 = MSR_F15H_PERF_CTL + 2n, each followed by its counter." },
+        NoteInfo { kind: "info", title: "How many the part has", text: "perf_event.h (union cpuid_0x80000022_ebx): CPUID leaf 80000022H reports in EBX bits 3:0 the number of core performance counters, 9:4 the LBR stack depth, 15:10 the number of Data Fabric counters and 21:16 the number of memory-controller counters; core.c sets the core PMU's counter count from bits 3:0 on PerfMonV2 parts. Hence count-cpuid=\"80000022H.EBX[3:0]\": a session counts on no more of these counters than the part reports." },
     ],
 };
 
@@ -229,7 +237,7 @@ pub const PERF_CTR: [Msr<PerfCtr>; 6] = [Msr::new(0xC0010201, "PERF_CTR0"), Msr:
 #[cfg(feature = "metadata")]
 static PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen5", unit: "PMC", name: PerfCtrLayout::NAME, type_name: "PerfCtr",
-    width: 64, space: Space::Msr, count: 6, count_cpuid: None,
+    width: 64, space: Space::Msr, count: 6, count_cpuid: Some("80000022H.EBX[3:0]"),
     reset: PerfCtrLayout::RESET, reserved_mask: PerfCtrLayout::RESERVED_MASK, ignored_mask: PerfCtrLayout::IGNORED_MASK, writable_mask: PerfCtrLayout::WRITABLE_MASK,
     description: "Performance counter n, 48 bits wide, counting what PERF_CTL{n} selects. Software may read or preload it; it wraps from 2^48-1 to 0.",
     sources: &["AMD64 Architecture Programmer's Manual, Volume 2: System Programming, section 13.2 (performance counters, PerfMonV2) (24593), section 13.2.1", "Linux kernel 6.12, arch/x86/events/amd/core.c (the AMD core PMU, registered as cpu: six counters at MSR_F15H_PERF_CTL/CTR, amd_format_attr, PerfMonV2 global control, status and status clear)"],

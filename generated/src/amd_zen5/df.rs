@@ -41,6 +41,13 @@ use crate::structure::Role;
 /// 0xc0010241; uncore.c places control n at base + 2n and its counter at base + 2n + 1, as many as
 /// CPUID 0x80000022 EBX\[15:10\] gives with PerfMonV2 (16 on Zen 4 parts, as public boot logs show:
 /// amd_uncore: 16 amd_df counters detected).
+///
+/// **How many the part has** (info): perf_event.h (union cpuid_0x80000022_ebx): CPUID leaf
+/// 80000022H reports in EBX bits 3:0 the number of core performance counters, 9:4 the LBR stack
+/// depth, 15:10 the number of Data Fabric counters and 21:16 the number of memory-controller
+/// counters; uncore.c sets the amd_df PMU's counter count from bits 15:10 on PerfMonV2 parts. Hence
+/// count-cpuid="80000022H.EBX\[15:10\]": a session counts on no more of these counters than the
+/// part reports.
 pub type DfPerfCtl = Reg64<DfPerfCtlLayout>;
 
 /// The layout of [`DfPerfCtl`] (`DF_PERF_CTL{n}`): its fields, masks and metadata.
@@ -107,7 +114,7 @@ pub const DF_PERF_CTL: [Msr<DfPerfCtl>; 16] = [Msr::new(0xC0010240, "DF_PERF_CTL
 #[cfg(feature = "metadata")]
 static DF_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen5", unit: "DF", name: DfPerfCtlLayout::NAME, type_name: "DfPerfCtl",
-    width: 64, space: Space::Msr, count: 16, count_cpuid: None,
+    width: 64, space: Space::Msr, count: 16, count_cpuid: Some("80000022H.EBX[15:10]"),
     reset: DfPerfCtlLayout::RESET, reserved_mask: DfPerfCtlLayout::RESERVED_MASK, ignored_mask: DfPerfCtlLayout::IGNORED_MASK, writable_mask: DfPerfCtlLayout::WRITABLE_MASK,
     description: "Data Fabric performance event select n: the event and unit mask DF_PERF_CTR{n} counts, and its enable.",
     sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
@@ -134,6 +141,7 @@ static DF_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
         NoteInfo { kind: "info", title: "Field positions", text: "perf_event.h: AMD64_PERFMON_V2_EVENTSEL_EVENT_NB = AMD64_EVENTSEL_EVENT | GENMASK_ULL(37, 36) (bits 7:0 and 37:32) and AMD64_PERFMON_V2_EVENTSEL_UMASK_NB = ARCH_PERFMON_EVENTSEL_UMASK | GENMASK_ULL(27, 24); uncore.c publishes event config:0-7,32-37 and umask config:8-15,24-27 when the processor has PerfMonV2, and enables a counter with bit 22." },
         NoteInfo { kind: "source-conflict", title: "Event select: 14 bits (Linux) or 15 (likwid)", text: "likwid's Zen 4 module (perfmon_zen4_counters.h) masks the upper event bits with 0x7F at bit 32, which would make bit 38 part of the event select; Linux masks 37:32. We follow Linux, whose masks are what the kernel lets user space set, and keep bit 38 reserved; no event in Linux's Zen 4 list needs it." },
         NoteInfo { kind: "info", title: "Addresses", text: "msr-index.h: MSR_F15H_NB_PERF_CTL = 0xc0010240, MSR_F15H_NB_PERF_CTR = 0xc0010241; uncore.c places control n at base + 2n and its counter at base + 2n + 1, as many as CPUID 0x80000022 EBX[15:10] gives with PerfMonV2 (16 on Zen 4 parts, as public boot logs show: amd_uncore: 16 amd_df counters detected)." },
+        NoteInfo { kind: "info", title: "How many the part has", text: "perf_event.h (union cpuid_0x80000022_ebx): CPUID leaf 80000022H reports in EBX bits 3:0 the number of core performance counters, 9:4 the LBR stack depth, 15:10 the number of Data Fabric counters and 21:16 the number of memory-controller counters; uncore.c sets the amd_df PMU's counter count from bits 15:10 on PerfMonV2 parts. Hence count-cpuid=\"80000022H.EBX[15:10]\": a session counts on no more of these counters than the part reports." },
     ],
 };
 
@@ -183,7 +191,7 @@ pub const DF_PERF_CTR: [Msr<DfPerfCtr>; 16] = [Msr::new(0xC0010241, "DF_PERF_CTR
 #[cfg(feature = "metadata")]
 static DF_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     processor: "amd-zen5", unit: "DF", name: DfPerfCtrLayout::NAME, type_name: "DfPerfCtr",
-    width: 64, space: Space::Msr, count: 16, count_cpuid: None,
+    width: 64, space: Space::Msr, count: 16, count_cpuid: Some("80000022H.EBX[15:10]"),
     reset: DfPerfCtrLayout::RESET, reserved_mask: DfPerfCtrLayout::RESERVED_MASK, ignored_mask: DfPerfCtrLayout::IGNORED_MASK, writable_mask: DfPerfCtrLayout::WRITABLE_MASK,
     description: "Data Fabric performance counter n, 48 bits wide.",
     sources: &["Linux kernel 6.12, arch/x86/events/amd/uncore.c (the amd_l3, amd_df and amd_umc_N PMUs: counter counts, MSR bases and format attributes per family and PerfMonV2)"],

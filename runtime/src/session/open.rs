@@ -467,18 +467,19 @@ impl<'m> Session<'m> {
     }
 
     /// How many of `pmu_box`'s general counters the part has, where it may have fewer than
-    /// the spec lists: the architectural core PMU (`IA32_PERFEVTSELn`) has 4 per logical CPU
-    /// with Hyper-Threading on, 8 without, as CPUID leaf 0AH says.
+    /// the spec lists: where the spec gives their registers a `count-cpuid`, what CPUID says
+    /// (Intel's architectural PMU: 4 per logical CPU with Hyper-Threading on, 8 without, in
+    /// leaf 0AH; AMD's PerfMonV2 core and Data Fabric counters in leaf 80000022H).
     fn counters_on_part(&self, pmu_box: &PmuBox) -> Option<usize> {
-        let architectural = pmu_box.scope() == Scope::Cpu
-            && pmu_box.counters.iter().any(|c| {
-                c.control
-                    .is_some_and(|r| r.name().starts_with("IA32_PERFEVTSEL"))
-            });
-        if !architectural {
-            return None;
-        }
-        self.machine.counters_per_cpu().map(|n| n as usize)
+        let general = pmu_box
+            .counters
+            .iter()
+            .find(|c| c.info.kind == pmu_regs::CounterKind::General)?;
+        let count_cpuid = general
+            .control
+            .and_then(|r| r.info.count_cpuid)
+            .or(general.counter.info.count_cpuid)?;
+        self.machine.cpuid_count(count_cpuid).map(|n| n as usize)
     }
 
     /// On the simulator: runs a stream of each selected event into every box counted, at

@@ -109,6 +109,11 @@ pub struct SimConfig {
     /// as the part would: the capability register's bits, or the socket's cores. A unit not
     /// named has every box its spec lists.
     pub part: &'static [(&'static str, u32)],
+    /// The part's CPUID counts, by the spec's `count-cpuid` bits (`&[("80000022H.EBX[3:0]",
+    /// 4)]`: a Zen 4 part with four core counters). The simulator reports each leaf a
+    /// register's `count-cpuid` names, every count the register's `count` unless given here.
+    /// Leaf 0AH is [`Self::arch`]'s.
+    pub cpuid_counts: &'static [(&'static str, u32)],
 }
 
 impl PartialEq for SimConfig {
@@ -121,6 +126,7 @@ impl PartialEq for SimConfig {
                 self.freeze_skew,
                 self.arch,
                 self.part,
+                self.cpuid_counts,
             ) == (
                 other.sockets,
                 other.cpus_per_socket,
@@ -128,6 +134,7 @@ impl PartialEq for SimConfig {
                 other.freeze_skew,
                 other.arch,
                 other.part,
+                other.cpuid_counts,
             )
     }
 }
@@ -158,6 +165,7 @@ impl Default for SimConfig {
             freeze_skew: 0,
             arch: ArchConfig::default(),
             part: &[],
+            cpuid_counts: &[],
         }
     }
 }
@@ -367,6 +375,38 @@ impl Sim {
     /// CPUID leaf 0AH of every simulated CPU.
     pub fn cpuid_0a(&self) -> Cpuid0A {
         self.config.arch.cpuid()
+    }
+
+    /// CPUID leaf `leaf` of every simulated CPU, as `[EAX, EBX, ECX, EDX]`: leaf 0AH from the
+    /// architectural PMU's configuration, any other leaf built from the `count-cpuid` bits of
+    /// the processor's registers that name it (each the count [`SimConfig::cpuid_counts`]
+    /// gives, or the register's `count`); `None` for a leaf no register names.
+    pub fn cpuid(&self, leaf: u32) -> Option<[u32; 4]> {
+        if leaf == 0x0A {
+            let c = self.cpuid_0a();
+            return Some([c.eax, c.ebx, c.ecx, c.edx]);
+        }
+        let mut regs = None;
+        let registers = self
+            .config
+            .processor
+            .units
+            .iter()
+            .flat_map(|u| u.registers.iter());
+        for r in registers {
+            let Some(text) = r.count_cpuid else { continue };
+            let Some(bits) = crate::cpuid::CpuidBits::parse(text).filter(|b| b.leaf == leaf) else {
+                continue;
+            };
+            let count = self
+                .config
+                .cpuid_counts
+                .iter()
+                .find(|(t, _)| *t == text)
+                .map_or(r.count, |(_, n)| *n);
+            regs = Some(bits.insert(regs.unwrap_or([0; 4]), count));
+        }
+        regs
     }
 
     /// CPUs per L3 (the whole socket where the configuration says 0).

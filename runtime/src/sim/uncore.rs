@@ -140,7 +140,7 @@ impl Model {
                 .iter()
                 .filter_map(|r| c.control_bits(*r))
                 .any(|bits| bits.extract(v) != 0);
-            if !on {
+            if !on || observes_nothing(ctl.info, v) {
                 return false;
             }
         }
@@ -575,4 +575,14 @@ impl Model {
             .map(|b| b.instance)
             .collect()
     }
+}
+
+/// Whether control value `v` leaves one of the control's source masks (a field whose count
+/// default is all ones: AMD's L3 thread and slice masks) at zero: the counter then observes
+/// no thread or slice, and counts nothing, as the hardware does.
+fn observes_nothing(control: &pmu_regs::RegisterInfo, v: u64) -> bool {
+    control
+        .fields
+        .iter()
+        .any(|f| f.count_default == Some(pmu_regs::CountDefault::AllOnes) && f.extract(v) == 0)
 }

@@ -523,6 +523,15 @@ fn role_phrase(f: &Field) -> String {
     }
 }
 
+/// A field's value while counting when the event leaves it, for its comment.
+fn count_default_phrase(f: &Field) -> String {
+    match f.count_default {
+        Some(crate::model::CountDefault::AllOnes) => ", counts with all ones unless set".into(),
+        Some(crate::model::CountDefault::Value(v)) => format!(", counts with {v:#x} unless set"),
+        None => String::new(),
+    }
+}
+
 /// A field's macros, named values and accessors.
 fn field(h: &mut Header, p: &Processor, r: &Register, f: &Field) {
     let generic = r.generic_name();
@@ -530,11 +539,12 @@ fn field(h: &mut Header, p: &Processor, r: &Register, f: &Field) {
     let what = || format!("field {}.{}", r.name, f.name);
     h.out.push('\n');
     h.short_comment(&format!(
-        "{} ({}, {}{}): {}",
+        "{} ({}, {}{}{}): {}",
         f.name,
         f.bits_phrase(),
         f.access.as_str(),
         role_phrase(f),
+        count_default_phrase(f),
         f.description
     ));
     // A field of several ranges has no one shift: its ranges get theirs (`split_field`).
@@ -543,6 +553,15 @@ fn field(h: &mut Header, p: &Processor, r: &Register, f: &Field) {
     }
     h.define(&format!("{stem}_WIDTH"), &f.width().to_string(), &what);
     h.define(&format!("{stem}_MASK"), &literal(f.mask(), r.width), &what);
+    if let Some(d) = f.count_default {
+        // The field's value while counting when the event leaves it (not shifted).
+        let value = d.value(f.width());
+        h.define(
+            &format!("{stem}_COUNT_DEFAULT"),
+            &literal(value, r.width),
+            &what,
+        );
+    }
     match &f.repeat {
         Some(rep) => array_field(h, p, r, f, rep, &stem),
         None if f.is_split() => split_field(h, p, r, f, &stem),

@@ -45,6 +45,16 @@ impl Validator {
     pub(super) fn role_placement(&mut self, unit: &UnitScope<'_>, parts: &Parts, numbers: &[u32]) {
         for (ri, r) in unit.registers.iter().enumerate() {
             for f in &r.fields {
+                if f.count_default.is_some() && !parts.plays(ri, RoleClass::CounterControl).0 {
+                    self.push(diag(
+                        &r.at,
+                        format!(
+                            "register {}: field `{}` has a count-default, but the register is not a counter's control",
+                            r.name, f.name
+                        ),
+                        "count-default is what counting programs into a counter's control; name the register in <counters control=\"...\">, or drop it",
+                    ));
+                }
                 let Some(fr) = &f.role else { continue };
                 let (ok, part) = parts.plays(ri, fr.role.class());
                 if !ok {

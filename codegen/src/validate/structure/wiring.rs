@@ -96,17 +96,26 @@ impl Validator {
         ))
     }
 
-    /// A role field in a unit without `<pmu>`: the structure it belongs to is missing.
+    /// A role field (or a count-default) in a unit without `<pmu>`: the structure it belongs
+    /// to is missing.
     fn roles_without_pmu(&mut self, registers: &[Register]) {
-        if let Some((r, f)) = registers
-            .iter()
-            .find_map(|r| r.fields.iter().find(|f| f.role.is_some()).map(|f| (r, f)))
-        {
+        if let Some((r, f)) = registers.iter().find_map(|r| {
+            r.fields
+                .iter()
+                .find(|f| f.role.is_some() || f.count_default.is_some())
+                .map(|f| (r, f))
+        }) {
             self.push(diag(
                 &r.at,
                 format!(
-                    "register {}: field `{}` has a role, but the unit has no <pmu>",
-                    r.name, f.name
+                    "register {}: field `{}` has {}, but the unit has no <pmu>",
+                    r.name,
+                    f.name,
+                    if f.role.is_some() {
+                        "a role"
+                    } else {
+                        "a count-default"
+                    }
                 ),
                 "describe the unit's structure in a <pmu> element after its registers",
             ));

@@ -6,7 +6,7 @@
 //! guide calls the field (`edge_det`, `edge_detect`, `thresh`, `threshold`, ...).
 
 use pmu_regs::{RegisterInfo, Role};
-use pmu_runtime::boxes::{PmuBox, FIXED_EVENT};
+use pmu_runtime::boxes::{FieldSettings, PmuBox, FIXED_EVENT};
 use pmu_runtime::codec;
 use pmu_runtime::error::UsageError;
 use pmu_runtime::sampling::uncore::EventSelect;
@@ -15,9 +15,22 @@ use crate::failure::Failure;
 use crate::grammar;
 
 /// What `--event` takes, for messages.
-pub const ACCEPTED: &str = "event=NAME or ev_sel=N, and umask, thresh, invert, edge, ext, any";
+pub const ACCEPTED: &str = "event=NAME or ev_sel=N, and umask, thresh, invert, edge, ext, any, \
+     and by name the filters a control gives a count default (an L3 thread_mask)";
 
-/// The role a word of `--event` sets; `None` for `event=NAME` (an event by name).
+/// Whether `key` names a field that some counter control of the spec gives a count default
+/// (the filters `--event` may set by name, such as a thread or slice mask).
+fn is_filter_field(key: &str) -> bool {
+    pmu_regs::PROCESSORS
+        .iter()
+        .flat_map(|p| p.units.iter())
+        .flat_map(|u| u.registers.iter())
+        .flat_map(|r| r.fields.iter())
+        .any(|f| f.count_default.is_some() && f.name.eq_ignore_ascii_case(key))
+}
+
+/// The role a word of `--event` sets; `None` for `event=NAME` (an event by name). Filter
+/// fields set by name ([`is_filter_field`]) are looked for first.
 fn role_of(key: &str, value: &str) -> Result<Option<Role>, Failure> {
     Ok(Some(match key.to_ascii_lowercase().as_str() {
         // `event=0x3c` is the event select, as perf writes it; `event=NAME` a named event.
@@ -50,7 +63,10 @@ pub fn check_words(text: &str) -> Result<(), Failure> {
                 "`{part}` is not key=value; --event takes {ACCEPTED}, e.g. ev_sel=0x01,umask=0x04"
             )));
         };
-        has_event |= matches!(role_of(k.trim(), v)?, None | Some(Role::Event));
+        let k = k.trim();
+        if !is_filter_field(k) {
+            has_event |= matches!(role_of(k, v)?, None | Some(Role::Event));
+        }
     }
     if !has_event {
         return Err(Failure::usage(format!(
@@ -74,9 +90,14 @@ pub fn parse(
     let mut words = Vec::new();
     let mut given: Vec<Role> = Vec::new();
     let mut by_name = false;
+    let mut fields = FieldSettings::NONE;
     for part in text.split(',') {
         let (k, v) = part.split_once('=').expect("checked above");
         let k = k.trim();
+        if is_filter_field(k) {
+            fields = filter(control, fields, k, v)?;
+            continue;
+        }
         match role_of(k, v)? {
             None => {
                 by_name = true;
@@ -123,7 +144,57 @@ pub fn parse(
         edge_detect: set(Role::Edge).map(|v| v != 0),
         event_ext: set(Role::EventExt).map(|v| v != 0),
         any_thread: set(Role::AnyThread).map(|v| v != 0),
+        fields,
     })
+}
+
+/// `fields` with the filter field `key` of `control` set to `value`: a field the control
+/// gives a count default, the value a number that fits it.
+fn filter(
+    control: &'static RegisterInfo,
+    mut fields: FieldSettings,
+    key: &str,
+    value: &str,
+) -> Result<FieldSettings, Failure> {
+    let Some(field) = control
+        .fields
+        .iter()
+        .find(|f| f.count_default.is_some() && f.name.eq_ignore_ascii_case(key))
+    else {
+        let own: Vec<&str> = control
+            .fields
+            .iter()
+            .filter(|f| f.count_default.is_some())
+            .map(|f| f.name)
+            .collect();
+        return Err(Failure::usage(format!(
+            "`{key}` is not a filter of {}: {}",
+            control.name,
+            if own.is_empty() {
+                "it has none --event can set by name".to_string()
+            } else {
+                format!("its filters are {}", own.join(", "))
+            }
+        )));
+    };
+    let n = grammar::number(value.trim())?;
+    if n > field.max() {
+        return Err(Failure::usage(format!(
+            "`{key}={}` does not fit {}.{}, {} bits wide (at most {:#x})",
+            value.trim(),
+            control.name,
+            field.name,
+            field.width(),
+            field.max()
+        )));
+    }
+    if !fields.set(field.name, n) {
+        return Err(Failure::usage(format!(
+            "`{key}` is one filter too many: --event sets at most {} by name",
+            FieldSettings::CAPACITY
+        )));
+    }
+    Ok(fields)
 }
 
 /// An event that sets an uncore mask (Intel's UMaskExt, PortMask, FCMask) is refused: what

@@ -21,6 +21,7 @@ use serde::Deserialize;
 
 use crate::import::ImportError;
 use crate::model::formula::{self, Constant, Leaf};
+use crate::model::metric::PERF_METRICS_CATEGORIES;
 use crate::model::Spec;
 
 /// The source every imported metric cites (declared in processors.xml).
@@ -135,7 +136,7 @@ fn reason_kind(why: &str) -> &'static str {
     if why.contains("modifier") {
         "an event needs a modifier a metric cannot express (box filter, umask override, privilege level, one box)"
     } else if why.contains("IA32_PERF_METRICS") {
-        "an event is read from the top-down registers (IA32_PERF_METRICS and fixed counter 3), which the spec does not describe yet"
+        "an event is read from the top-down registers (IA32_PERF_METRICS and fixed counter 3), which this processor's core does not report"
     } else if why.contains("not in the processor's event lists") {
         "an event is not in the processor's event lists"
     } else if why.contains("constant") {
@@ -160,17 +161,28 @@ struct Imported {
     formula: String,
 }
 
-/// The event names of `processor`: its units' lists and its core list.
+/// The event names of `processor`: its units' lists and its core list, and the top-down
+/// registers' events its core reports (`TOPDOWN.SLOTS` and the first `topdown-metrics`
+/// categories of `PERF_METRICS.*`).
 fn event_names(spec: &Spec, processor: &str) -> HashSet<String> {
     let Some(p) = spec.processors.iter().find(|p| p.id == processor) else {
         return HashSet::new();
     };
-    p.units
+    let mut names: HashSet<String> = p
+        .units
         .iter()
         .flat_map(|u| u.events.iter())
         .chain(p.core_events.iter().flat_map(|c| c.events.iter()))
         .map(|e| e.name.clone())
-        .collect()
+        .collect();
+    if p.topdown_metrics > 0 {
+        names.insert("TOPDOWN.SLOTS".into());
+        let shares = PERF_METRICS_CATEGORIES
+            .iter()
+            .take(p.topdown_metrics.into());
+        names.extend(shares.map(|c| format!("PERF_METRICS.{c}")));
+    }
+    names
 }
 
 /// An Intel event reference (`UOPS_EXECUTED.CORE:c1`) as our event name and settings
@@ -186,8 +198,8 @@ fn map_event(name: &str, known: &HashSet<String>) -> Result<(String, String), St
         return Err(if is_top_down_register(base) {
             format!(
                 "event {name} is read from IA32_PERF_METRICS (MSR 0x329: each top-down class's \
-                 share of the slots) or fixed counter 3 (TOPDOWN.SLOTS), which the spec does \
-                 not describe yet"
+                 share of the slots) or fixed counter 3 (TOPDOWN.SLOTS), which this processor's \
+                 core does not report (processors.xml's topdown-metrics)"
             )
         } else {
             format!("event {base} is not in the processor's event lists")
@@ -200,7 +212,10 @@ fn map_event(name: &str, known: &HashSet<String>) -> Result<(String, String), St
             .and_then(|n| n.parse::<u8>().ok())
             .map(|n| format!(" threshold=\"{n}\""))
             .or_else(|| (m == "e1").then(|| " edge=\"1\"".to_string()))
-            .or_else(|| (m == "i1").then(|| " invert=\"1\"".to_string()));
+            .or_else(|| (m == "i1").then(|| " invert=\"1\"".to_string()))
+            // The slots of the top-down group: fixed counter 3 itself, which is what our
+            // TOPDOWN.SLOTS reads.
+            .or_else(|| (m == "perf_metrics" && base == "TOPDOWN.SLOTS").then(String::new));
         match setting {
             Some(s) => attrs.push_str(&s),
             None => {
@@ -419,5 +434,13 @@ mod tests {
             "an event is not in the processor's event lists"
         );
         assert!(map_event("UOPS_ISSUED.ANY:c1", &known).is_ok());
+        // Where the core reports them, they are events like the others; `:perf_metrics` is
+        // fixed counter 3 itself.
+        let known: HashSet<String> = ["TOPDOWN.SLOTS".to_string()].into();
+        assert_eq!(
+            map_event("TOPDOWN.SLOTS:perf_metrics", &known),
+            Ok(("TOPDOWN.SLOTS".to_string(), String::new()))
+        );
+        assert!(map_event("TOPDOWN.SLOTS:percore", &known).is_err());
     }
 }

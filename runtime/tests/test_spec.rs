@@ -325,6 +325,7 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
         units: units.leak(),
         global,
         core_events: None,
+        topdown_metrics: 0,
     })
 }
 

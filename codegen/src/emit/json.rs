@@ -11,6 +11,7 @@
 
 use serde::Serialize;
 
+use crate::model::metric::MetricRead;
 use crate::model::pmu as mp;
 use crate::model::{self, Access, SourceOrigin, Space};
 
@@ -86,6 +87,11 @@ struct MetricEvent<'a> {
     threshold: u8,
     invert: bool,
     edge: bool,
+    /// `counted`, `slots` (fixed counter 3) or `slots-share` (a byte of IA32_PERF_METRICS).
+    read: &'static str,
+    /// The IA32_PERF_METRICS byte of a `slots-share` event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    perf_metrics_byte: Option<u8>,
 }
 
 fn metric(m: &crate::model::metric::Metric) -> Metric<'_> {
@@ -109,6 +115,15 @@ fn metric(m: &crate::model::metric::Metric) -> Metric<'_> {
                 threshold: e.settings.threshold,
                 invert: e.settings.invert,
                 edge: e.settings.edge,
+                read: match e.read {
+                    MetricRead::Counted => "counted",
+                    MetricRead::Slots => "slots",
+                    MetricRead::SlotsShare(_) => "slots-share",
+                },
+                perf_metrics_byte: match e.read {
+                    MetricRead::SlotsShare(n) => Some(n),
+                    _ => None,
+                },
             })
             .collect(),
         formula: &m.formula,

@@ -168,3 +168,28 @@ fn older_cores_plan_no_top_down_register() {
     .unwrap();
     assert!(skx.topdown.is_empty());
 }
+
+/// A metric that reads only the top-down registers (`Retiring`: PERF_METRICS shares, no
+/// counted event) still opens them on a CPU of each socket asked for, and its value is the
+/// workload's retiring share of the level-1 shares (which sum to 0xFF), to the rounding of
+/// each share's slots.
+#[test]
+fn a_metric_of_perf_metrics_alone_is_counted() {
+    let retiring = 100.0 * (SimTopdown::DEMO_PROFILE & 0xFF) as f64 / 255.0;
+    for processor in ["ice-lake-sp", "sapphire-rapids", "granite-rapids"] {
+        let plan = Plan::new(
+            processor,
+            &select(processor, &["Retiring".into()]).unwrap(),
+            &Constants::NONE,
+        )
+        .unwrap();
+        assert!(plan.events.is_empty(), "{processor}: {:?}", plan.events);
+        let rows = watch(processor, "Retiring");
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        let shown: f64 = rows[0].1.parse().unwrap();
+        assert!(
+            (shown - retiring).abs() < 1e-3,
+            "{processor}: {shown} != {retiring}"
+        );
+    }
+}

@@ -34,8 +34,9 @@ pub fn schema() -> String {
 /// Version of the JSON format; raised on any change that can break a consumer (3: fields gained
 /// `ranges`, and a split field's `lsb`/`msb` are its lowest range; 4: processors gained
 /// `metrics`; 5: the `mmio` space and `units[].mmio_window`; 6: counters gained
-/// `perf_event`, and a free-running counter's count field is `ro-v`).
-pub const FORMAT_VERSION: u32 = 6;
+/// `perf_event`, and a free-running counter's count field is `ro-v`; 7: metric events gained
+/// `read` and `perf_metrics_byte`, for the top-down registers).
+pub const FORMAT_VERSION: u32 = 7;
 
 #[derive(Serialize)]
 struct Model<'a> {
@@ -388,7 +389,6 @@ struct CounterPerf<'a> {
     scale: Option<&'a str>,
     unit: Option<&'a str>,
 }
-
 
 /// How software sees a counter's overflow, where it is not its box's status.
 #[derive(Serialize)]

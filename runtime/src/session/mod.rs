@@ -413,6 +413,17 @@ impl<'m> Session<'m> {
             .collect())
     }
 
+    /// With [`Options::topdown`]: each counted CPU's fixed counter 3 and IA32_PERF_METRICS
+    /// since the last reading of them (or [`Self::start`], or the opening), both zeroed
+    /// again; empty without. [`Self::interval`] reads them itself; this is for callers that
+    /// read counters with [`Self::read`] (an exporter).
+    pub fn read_topdown(&mut self) -> Result<Vec<TopdownSample>> {
+        match &self.topdown {
+            Some(t) => t.read(),
+            None => Ok(Vec::new()),
+        }
+    }
+
     /// Takes the reading intervals are counted from. [`Self::interval`] takes it itself if
     /// it was not taken; take it first to report a failure before the first interval.
     pub fn start(&mut self) -> Result<()> {
@@ -464,10 +475,7 @@ impl<'m> Session<'m> {
             })
             .collect();
         self.last = Some((at, now));
-        let topdown = match &self.topdown {
-            Some(t) => t.read()?,
-            None => Vec::new(),
-        };
+        let topdown = self.read_topdown()?;
         Ok(Interval {
             time,
             seconds: (at - before).as_secs_f64(),

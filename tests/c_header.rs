@@ -659,3 +659,71 @@ fn c_metrics_evaluate_as_the_rust_crate_does() {
     check_metrics(&compiler("CC", "cc"), &["-std=c99"], "metrics.c");
     check_metrics(&compiler("CXX", "c++"), &["-std=c++11"], "metrics.cpp");
 }
+
+/// The top-down reads in C: every metric event's `_READ` (and `_PERF_METRICS_BYTE`) macro
+/// says what the Rust table says, and `pmu_regs_topdown_count` gives Rust's
+/// `MetricRead::topdown_value` on slot counts up to 2^64 - 1 and every byte.
+#[test]
+fn c_topdown_reads_match_the_rust_crate() {
+    use pmu_regs::metrics::MetricRead;
+    let mut checks = String::new();
+    let mut expected = Vec::new();
+    for p in PROCESSORS {
+        for m in pmu_regs::metrics::for_processor(p.id) {
+            let stem = names::metric(p.module, m.name);
+            for (i, e) in m.events.iter().enumerate() {
+                let _ = writeln!(
+                    checks,
+                    "\tprintf(\"%u\\n\", (unsigned){stem}_EVENT{i}_READ);"
+                );
+                expected.push(match e.read {
+                    MetricRead::Counted => "0".to_string(),
+                    MetricRead::Slots => "1".to_string(),
+                    MetricRead::SlotsShare(n) => {
+                        let _ = writeln!(
+                            checks,
+                            "\tprintf(\"%u\\n\", (unsigned){stem}_EVENT{i}_PERF_METRICS_BYTE);"
+                        );
+                        format!("2\n{n}")
+                    }
+                });
+            }
+        }
+    }
+    let slots = [0u64, 1, 255, 1_000_003, u64::from(u32::MAX) + 7, u64::MAX];
+    let metrics = [0u64, 0x3020_1522_4C33_1A66, u64::MAX, 0x0102_0304_0506_0708];
+    for s in slots {
+        for pm in metrics {
+            for (read, value) in [(1u32, MetricRead::Slots), (0, MetricRead::Counted)]
+                .into_iter()
+                .chain((0..8).map(|b| (2, MetricRead::SlotsShare(b))))
+            {
+                let byte = match value {
+                    MetricRead::SlotsShare(b) => b,
+                    _ => 0,
+                };
+                let _ = writeln!(
+                    checks,
+                    "\tprintf(\"%llu\\n\", (unsigned long long)pmu_regs_topdown_count({read}U, {s}ULL, {pm}ULL, {byte}U));"
+                );
+                expected.push(value.topdown_value(s, pm).unwrap_or(0).to_string());
+            }
+        }
+    }
+    assert!(
+        expected.iter().any(|e| e.starts_with('2')),
+        "no PERF_METRICS event in any metric"
+    );
+    let source = format!(
+        "#include <stdio.h>\n{}\nint main(void)\n{{\n{checks}\treturn 0;\n}}\n",
+        includes()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    for (compiler, flags, file) in [
+        (compiler("CC", "cc"), "-std=c99", "topdown.c"),
+        (compiler("CXX", "c++"), "-std=c++11", "topdown.cpp"),
+    ] {
+        let out = run(&compile(dir.path(), &compiler, &[flags], file, &source));
+        assert_eq!(out.trim_end(), expected.join("\n"), "{file}");
+    }
+}

@@ -197,3 +197,30 @@ proptest! {
         }
     }
 }
+
+/// IA32_PERF_METRICS: a category's slots are the interval's slots x its byte / 0xFF, rounded
+/// down (Linux's icl_get_metrics_event_value), whatever the other bytes hold.
+#[test]
+fn topdown_slots_are_the_byte_share_of_the_slots() {
+    use pmu_regs::metrics::{topdown_slots, MetricRead};
+    // Retiring 0x33 (51), bad speculation 0x11, frontend 0x44, backend 0x77: sum 0xFF.
+    let pm: u64 = 0x7744_1133;
+    assert_eq!(topdown_slots(1020, pm, 0), 204); // 1020 x 51 / 255
+    assert_eq!(topdown_slots(1020, pm, 3), 476); // 1020 x 119 / 255
+    assert_eq!(topdown_slots(1020, pm, 9), 0);
+    assert_eq!(MetricRead::Slots.topdown_value(1020, pm), Some(1020));
+    assert_eq!(MetricRead::SlotsShare(2).topdown_value(1020, pm), Some(272));
+    assert_eq!(MetricRead::Counted.topdown_value(1020, pm), None);
+    // The largest slot count: no overflow.
+    assert_eq!(topdown_slots(u64::MAX, u64::MAX, 7), u64::MAX);
+}
+
+proptest! {
+    #[test]
+    fn topdown_slots_never_exceed_the_slots(slots: u64, pm: u64, byte in 0u8..8) {
+        let v = pmu_regs::metrics::topdown_slots(slots, pm, byte);
+        prop_assert!(v <= slots);
+        let share = (pm >> (byte * 8)) & 0xff;
+        prop_assert_eq!(v as u128, slots as u128 * share as u128 / 255);
+    }
+}

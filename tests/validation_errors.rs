@@ -310,3 +310,75 @@ fn socket_bus() {
 fn overflow_seen() {
     insta::assert_snapshot!(spec_diagnostics("overflow_seen"));
 }
+
+/// The top-down registers' events on the real spec: a level-2 share on Ice Lake-SP (whose
+/// IA32_PERF_METRICS reports four shares) and `topdown-metrics` on a processor without a
+/// core PMU are refused; the same share on Sapphire Rapids (eight) is accepted.
+#[test]
+fn top_down_register_events_need_a_core_that_reports_them() {
+    fn copy_tree(from: &Path, to: &Path) {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let path = entry.unwrap().path();
+            let target = to.join(path.file_name().unwrap());
+            if path.is_dir() {
+                copy_tree(&path, &target);
+            } else {
+                std::fs::copy(&path, &target).unwrap();
+            }
+        }
+    }
+    let metric = r#"  <metric name="Memory_Share_Test">
+    <event alias="m" name="PERF_METRICS.MEMORY_BOUND"/>
+    <event alias="s" name="TOPDOWN.SLOTS"/>
+    <formula>m / s</formula>
+  </metric>
+</metrics>
+"#;
+    let spec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../spec");
+    let add = |dir: &Path, processor: &str| {
+        let file = dir.join(processor).join("metrics/intel.xml");
+        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::write(&file, text.replace("</metrics>\n", metric)).unwrap();
+    };
+    let icx = tempfile::tempdir().unwrap();
+    copy_tree(&spec, icx.path());
+    add(icx.path(), "ice-lake-sp");
+    let err = rejection(&icx, "icx level-2 share");
+    assert!(
+        err.contains("PERF_METRICS.MEMORY_BOUND` is a level-2 share")
+            && err.contains("reports only 4 shares")
+            && err.lines().filter(|l| l.contains(": error:")).count() == 1,
+        "{err}"
+    );
+    let spr = tempfile::tempdir().unwrap();
+    copy_tree(&spec, spr.path());
+    add(spr.path(), "sapphire-rapids");
+    let loaded = codegen::load_spec(spr.path()).unwrap();
+    let p = loaded
+        .processors
+        .iter()
+        .find(|p| p.id == "sapphire-rapids")
+        .unwrap();
+    let m = p
+        .metrics
+        .iter()
+        .find(|m| m.name == "Memory_Share_Test")
+        .unwrap();
+    use codegen::model::metric::MetricRead;
+    assert_eq!(m.events[0].read, MetricRead::SlotsShare(7));
+    assert_eq!(m.events[1].read, MetricRead::Slots);
+    // topdown-metrics without a core-pmu.
+    let bare = tempfile::tempdir().unwrap();
+    copy_tree(&spec, bare.path());
+    let file = bare.path().join("processors.xml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let text = text.replacen(
+        r#"name="Intel Xeon Processor 7500 Series (Nehalem-EX) uncore" core-pmu="architectural""#,
+        r#"name="Intel Xeon Processor 7500 Series (Nehalem-EX) uncore" topdown-metrics="4""#,
+        1,
+    );
+    std::fs::write(&file, text).unwrap();
+    let err = rejection(&bare, "topdown-metrics without core-pmu");
+    assert!(err.contains("topdown-metrics without a core-pmu"), "{err}");
+}

@@ -21,6 +21,7 @@ use serde::Deserialize;
 
 use crate::import::ImportError;
 use crate::model::formula::{self, Constant, Leaf};
+use crate::model::metric::PERF_METRICS_CATEGORIES;
 use crate::model::Spec;
 
 /// The source every imported metric cites (declared in processors.xml).
@@ -135,7 +136,7 @@ fn reason_kind(why: &str) -> &'static str {
     if why.contains("modifier") {
         "an event needs a modifier a metric cannot express (box filter, umask override, privilege level, one box)"
     } else if why.contains("IA32_PERF_METRICS") {
-        "an event is read from the top-down registers (IA32_PERF_METRICS and fixed counter 3), which the spec does not describe yet"
+        "an event is read from the top-down registers (IA32_PERF_METRICS and fixed counter 3), which this processor's core does not report"
     } else if why.contains("not in the processor's event lists") {
         "an event is not in the processor's event lists"
     } else if why.contains("constant") {
@@ -160,22 +161,45 @@ struct Imported {
     formula: String,
 }
 
-/// The event names of `processor`: its units' lists and its core list.
-fn event_names(spec: &Spec, processor: &str) -> HashSet<String> {
+/// The event names a processor's metrics may read: core events (which take a metric's
+/// threshold, invert and edge) and uncore events (which do not).
+#[derive(Debug, Default)]
+struct KnownEvents {
+    core: HashSet<String>,
+    uncore: HashSet<String>,
+}
+
+impl KnownEvents {
+    fn contains(&self, name: &str) -> bool {
+        self.core.contains(name) || self.uncore.contains(name)
+    }
+}
+
+/// The event names of `processor`: its core list and the top-down registers' events its
+/// core reports (`TOPDOWN.SLOTS` and the first `topdown-metrics` categories of
+/// `PERF_METRICS.*`), and its units' lists.
+fn event_names(spec: &Spec, processor: &str) -> KnownEvents {
     let Some(p) = spec.processors.iter().find(|p| p.id == processor) else {
-        return HashSet::new();
+        return KnownEvents::default();
     };
-    p.units
-        .iter()
-        .flat_map(|u| u.events.iter())
-        .chain(p.core_events.iter().flat_map(|c| c.events.iter()))
-        .map(|e| e.name.clone())
-        .collect()
+    let names = |events: &mut dyn Iterator<Item = &crate::model::Event>| {
+        events.map(|e| e.name.clone()).collect::<HashSet<String>>()
+    };
+    let mut core = names(&mut p.core_events.iter().flat_map(|c| c.events.iter()));
+    if p.topdown_metrics > 0 {
+        core.insert("TOPDOWN.SLOTS".into());
+        let shares = PERF_METRICS_CATEGORIES
+            .iter()
+            .take(p.topdown_metrics.into());
+        core.extend(shares.map(|c| format!("PERF_METRICS.{c}")));
+    }
+    let uncore = names(&mut p.units.iter().flat_map(|u| u.events.iter()));
+    KnownEvents { core, uncore }
 }
 
 /// An Intel event reference (`UOPS_EXECUTED.CORE:c1`) as our event name and settings
 /// attributes, or why not.
-fn map_event(name: &str, known: &HashSet<String>) -> Result<(String, String), String> {
+fn map_event(name: &str, known: &KnownEvents) -> Result<(String, String), String> {
     let mut parts = name.split(':');
     let base = parts.next().unwrap_or_default();
     let base = FIXED_TWINS
@@ -186,8 +210,8 @@ fn map_event(name: &str, known: &HashSet<String>) -> Result<(String, String), St
         return Err(if is_top_down_register(base) {
             format!(
                 "event {name} is read from IA32_PERF_METRICS (MSR 0x329: each top-down class's \
-                 share of the slots) or fixed counter 3 (TOPDOWN.SLOTS), which the spec does \
-                 not describe yet"
+                 share of the slots) or fixed counter 3 (TOPDOWN.SLOTS), which this processor's \
+                 core does not report (processors.xml's topdown-metrics)"
             )
         } else {
             format!("event {base} is not in the processor's event lists")
@@ -200,8 +224,18 @@ fn map_event(name: &str, known: &HashSet<String>) -> Result<(String, String), St
             .and_then(|n| n.parse::<u8>().ok())
             .map(|n| format!(" threshold=\"{n}\""))
             .or_else(|| (m == "e1").then(|| " edge=\"1\"".to_string()))
-            .or_else(|| (m == "i1").then(|| " invert=\"1\"".to_string()));
+            .or_else(|| (m == "i1").then(|| " invert=\"1\"".to_string()))
+            // The slots of the top-down group: fixed counter 3 itself, which is what our
+            // TOPDOWN.SLOTS reads.
+            .or_else(|| (m == "perf_metrics" && base == "TOPDOWN.SLOTS").then(String::new));
         match setting {
+            // Only a core event takes a metric's settings (validate::metrics).
+            Some(s) if !s.is_empty() && !known.core.contains(base) => {
+                return Err(format!(
+                    "event {name} needs the modifier `{m}` on an uncore event, which a metric \
+                     cannot express (only core events take a threshold, invert or edge there)"
+                ))
+            }
             Some(s) => attrs.push_str(&s),
             None => {
                 return Err(format!(
@@ -220,7 +254,7 @@ fn is_top_down_register(name: &str) -> bool {
 }
 
 /// One record, mapped, or why not.
-fn map_metric(m: &IntelMetric, known: &HashSet<String>) -> Result<Imported, String> {
+fn map_metric(m: &IntelMetric, known: &KnownEvents) -> Result<Imported, String> {
     let mut events = Vec::new();
     let mut leaves: HashMap<String, Leaf> = HashMap::new();
     for (i, e) in m.events.iter().enumerate() {
@@ -407,7 +441,10 @@ mod tests {
 
     #[test]
     fn top_down_register_events_are_left_out_with_their_own_reason() {
-        let known: HashSet<String> = ["UOPS_ISSUED.ANY".to_string()].into();
+        let known = KnownEvents {
+            core: ["UOPS_ISSUED.ANY".to_string()].into(),
+            uncore: ["UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD".to_string()].into(),
+        };
         for name in ["PERF_METRICS.RETIRING", "TOPDOWN.SLOTS:perf_metrics"] {
             let why = map_event(name, &known).unwrap_err();
             assert!(why.contains("IA32_PERF_METRICS"), "{why}");
@@ -419,5 +456,20 @@ mod tests {
             "an event is not in the processor's event lists"
         );
         assert!(map_event("UOPS_ISSUED.ANY:c1", &known).is_ok());
+        // An uncore event takes no threshold in a metric: reported as a modifier.
+        let why = map_event("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD:c1", &known).unwrap_err();
+        assert!(why.contains("modifier"), "{why}");
+        assert!(map_event("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", &known).is_ok());
+        // Where the core reports them, they are events like the others; `:perf_metrics` is
+        // fixed counter 3 itself.
+        let known = KnownEvents {
+            core: ["TOPDOWN.SLOTS".to_string()].into(),
+            ..KnownEvents::default()
+        };
+        assert_eq!(
+            map_event("TOPDOWN.SLOTS:perf_metrics", &known),
+            Ok(("TOPDOWN.SLOTS".to_string(), String::new()))
+        );
+        assert!(map_event("TOPDOWN.SLOTS:percore", &known).is_err());
     }
 }

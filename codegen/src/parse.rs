@@ -92,6 +92,10 @@ pub struct RawProcessor {
     /// Cascade Lake): this one has no unit files of those names.
     #[serde(rename = "@units-from", default)]
     pub units_from: Option<String>,
+    /// How many top-down shares the core's IA32_PERF_METRICS reports (4 or 8); absent when
+    /// the core has neither it nor fixed counter 3.
+    #[serde(rename = "@topdown-metrics", default)]
+    pub topdown_metrics: Option<String>,
     #[serde(default)]
     pub document: Vec<RawDocument>,
     #[serde(default)]

@@ -203,6 +203,45 @@ pub struct MetricEvent {
     pub invert: bool,
     /// Count edges.
     pub edge: bool,
+    /// Counted by a counter, or read from the top-down registers.
+    pub read: MetricRead,
+}
+
+/// How a [`MetricEvent`]'s value is obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricRead {
+    /// Counted by a general-purpose or uncore counter: the event's count.
+    Counted,
+    /// `TOPDOWN.SLOTS`: fixed counter 3 (MSR 0x30C) over the interval.
+    Slots,
+    /// `PERF_METRICS.<CATEGORY>`: the slots of one top-down category, byte `n` of
+    /// IA32_PERF_METRICS (MSR 0x329); its value is [`topdown_slots`] of the interval's slots
+    /// and the register.
+    SlotsShare(u8),
+}
+
+impl MetricRead {
+    /// The event's value from an interval's fixed counter 3 count (`slots`) and
+    /// IA32_PERF_METRICS (`perf_metrics`), both started from 0; `None` for a counted event.
+    pub fn topdown_value(self, slots: u64, perf_metrics: u64) -> Option<u64> {
+        match self {
+            MetricRead::Counted => None,
+            MetricRead::Slots => Some(slots),
+            MetricRead::SlotsShare(n) => Some(topdown_slots(slots, perf_metrics, n)),
+        }
+    }
+}
+
+/// The slots of the top-down category in byte `byte` of IA32_PERF_METRICS: `slots` x the
+/// byte / 0xFF, rounded down, as Linux computes it (arch/x86/events/intel/core.c,
+/// icl_get_metrics_event_value). A byte above 7 gives 0.
+pub fn topdown_slots(slots: u64, perf_metrics: u64, byte: u8) -> u64 {
+    if byte > 7 {
+        return 0;
+    }
+    let share = (perf_metrics >> (u32::from(byte) * 8)) & 0xff;
+    // slots < 2^64 and share < 2^8: the product fits 128 bits, the quotient 64.
+    (u128::from(slots) * u128::from(share) / 0xff) as u64
 }
 
 /// A derived metric: a formula over a processor's events and constants.

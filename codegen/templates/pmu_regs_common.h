@@ -113,6 +113,31 @@ static inline uint32_t pmu_regs_element_set32(uint32_t reg, unsigned shift, unsi
 #define PMU_REGS_CONST_DURATION_MILLISECONDS 8U
 #define PMU_REGS_METRIC_MAX_STACK 64U
 
+/* How a metric's event is read: counted by a counter, or from the top-down registers of
+ * Ice Lake and later cores (fixed counter 3, TOPDOWN.SLOTS, MSR 0x30C; IA32_PERF_METRICS,
+ * MSR 0x329), both started from 0 at the interval's start. */
+#define PMU_REGS_READ_COUNTED 0U
+#define PMU_REGS_READ_SLOTS 1U
+#define PMU_REGS_READ_SLOTS_SHARE 2U
+
+/* The count of a top-down event over an interval: the slots (PMU_REGS_READ_SLOTS), or the
+ * slots of the category in byte `byte` of IA32_PERF_METRICS, slots x byte / 0xFF rounded down
+ * (PMU_REGS_READ_SLOTS_SHARE; Linux's icl_get_metrics_event_value). Any other read, or a byte
+ * above 7, gives 0. */
+static inline uint64_t pmu_regs_topdown_count(unsigned read, uint64_t slots, uint64_t perf_metrics, unsigned byte)
+{
+	uint64_t share, hi, lo;
+	if (read == PMU_REGS_READ_SLOTS)
+		return slots;
+	if (read != PMU_REGS_READ_SLOTS_SHARE || byte > 7U)
+		return 0;
+	share = (perf_metrics >> (byte * 8U)) & 0xFFU;
+	/* slots x share needs 72 bits: divide the high and low 32-bit halves separately. */
+	hi = (slots >> 32) * share;
+	lo = (slots & 0xFFFFFFFFU) * share;
+	return ((hi / 0xFFU) << 32) + (((hi % 0xFFU) << 32) + lo) / 0xFFU;
+}
+
 /* One step of a formula: op is a PMU_REGS_OP_; num the number of PMU_REGS_OP_NUM; index the
  * event (PMU_REGS_OP_EVENT) or the PMU_REGS_CONST_ (PMU_REGS_OP_CONST). */
 struct pmu_regs_metric_step {

@@ -314,16 +314,54 @@ static inline uint64_t pmu_arch_ia32_fixed_ctr_count_set(uint64_t reg, uint64_t 
  * Source: Intel 64 and IA-32 Architectures Software Developer's Manual, Volume 3B, chapter 18
  * (253669), section 18.2.3, p. 18-9.
  *
- * Note (info): Blocks beyond counter 2.
+ * Note (info): The block of counter 3.
  * The notes in full: generated/docs/arch/core.md.
  */
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_WIDTH 64
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_COUNT 1
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_RESET 0x0000000000000000ULL
-#define PMU_ARCH_IA32_FIXED_CTR_CTRL_RESERVED_MASK 0xFFFFFFFFFFFFF000ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_RESERVED_MASK 0xFFFFFFFFFFFF0000ULL
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL_IGNORED_MASK 0x0000000000000000ULL
-#define PMU_ARCH_IA32_FIXED_CTR_CTRL_WRITABLE_MASK 0x0000000000000FFFULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_WRITABLE_MASK 0x000000000000FFFFULL
 #define PMU_ARCH_IA32_FIXED_CTR_CTRL 0x38DU
+
+/*
+ * en3_pmi (bit 15, rw): Raise a PMI when IA32_FIXED_CTR3 (TOPDOWN.SLOTS) overflows; only on
+ * processors with the fourth fixed counter (processors.xml's topdown-metrics), reserved on the
+ * others.
+ */
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_PMI_SHIFT 15
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_PMI_WIDTH 1
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_PMI_MASK 0x0000000000008000ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_PMI_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en3_pmi_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_PMI_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_PMI_SHIFT); }
+static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en3_pmi_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_PMI_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_PMI_SHIFT, value); }
+
+/*
+ * any_thread3 (bit 14, rw): AnyThread for IA32_FIXED_CTR3; only on processors with the fourth
+ * fixed counter.
+ */
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD3_SHIFT 14
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD3_WIDTH 1
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD3_MASK 0x0000000000004000ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD3_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_any_thread3_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD3_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD3_SHIFT); }
+static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_any_thread3_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD3_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_ANY_THREAD3_SHIFT, value); }
+
+/*
+ * en3 (bits 13:12, rw): Privilege levels at which IA32_FIXED_CTR3 (TOPDOWN.SLOTS) counts; only
+ * on processors with the fourth fixed counter, reserved on the others.
+ */
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_SHIFT 12
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_WIDTH 2
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_MASK 0x0000000000003000ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_MAX 0x0000000000000003ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_DISABLED 0x0000000000000000ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_OS 0x0000000000000001ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_USR 0x0000000000000002ULL
+#define PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_ALL 0x0000000000000003ULL
+static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en3_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_SHIFT); }
+static inline uint64_t pmu_arch_ia32_fixed_ctr_ctrl_en3_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_MASK, PMU_ARCH_IA32_FIXED_CTR_CTRL_EN3_SHIFT, value); }
 
 /*
  * en2_pmi (bit 11, rw, role overflow-enable of counter 34): Raise a PMI when IA32_FIXED_CTR2
@@ -584,9 +622,9 @@ static inline uint64_t pmu_arch_ia32_perf_global_status_ovf_pmc_get(uint64_t reg
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_WIDTH 64
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_COUNT 1
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_RESET 0x0000000000000000ULL
-#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_RESERVED_MASK 0xFFFEFFF800000000ULL
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_RESERVED_MASK 0xFFFEFFF000000000ULL
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_IGNORED_MASK 0x0000000000000000ULL
-#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_WRITABLE_MASK 0x00010007FFFFFFFFULL
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_WRITABLE_MASK 0x0001000FFFFFFFFFULL
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL 0x38FU
 
 /*
@@ -599,6 +637,17 @@ static inline uint64_t pmu_arch_ia32_perf_global_status_ovf_pmc_get(uint64_t reg
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_PERF_METRICS_MAX 0x0000000000000001ULL
 static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_perf_metrics_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_PERF_METRICS_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_PERF_METRICS_SHIFT); }
 static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_perf_metrics_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_PERF_METRICS_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_PERF_METRICS_SHIFT, value); }
+
+/*
+ * en_fixed_ctr3 (bit 35, rw): Enable IA32_FIXED_CTR3 (TOPDOWN.SLOTS), on processors with the
+ * fourth fixed counter (processors.xml's topdown-metrics); reserved on the others.
+ */
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR3_SHIFT 35
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR3_WIDTH 1
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR3_MASK 0x0000000800000000ULL
+#define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR3_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_fixed_ctr3_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR3_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR3_SHIFT); }
+static inline uint64_t pmu_arch_ia32_perf_global_ctrl_en_fixed_ctr3_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR3_MASK, PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR3_SHIFT, value); }
 
 /* en_fixed_ctr2 (bit 34, rw, role counter-enable of counter 34): Enable IA32_FIXED_CTR2. */
 #define PMU_ARCH_IA32_PERF_GLOBAL_CTRL_EN_FIXED_CTR2_SHIFT 34
@@ -940,6 +989,144 @@ static inline uint64_t pmu_arch_ia32_perf_global_inuse_fc0_in_use_get(uint64_t r
 #define PMU_ARCH_IA32_PERF_GLOBAL_INUSE_PERFEVTSEL_IN_USE_COUNT 32
 #define PMU_ARCH_IA32_PERF_GLOBAL_INUSE_PERFEVTSEL_IN_USE_MAX 0x0000000000000001ULL
 static inline uint64_t pmu_arch_ia32_perf_global_inuse_perfevtsel_in_use_get(uint64_t reg, unsigned n) { return pmu_regs_element_get64(reg, PMU_ARCH_IA32_PERF_GLOBAL_INUSE_PERFEVTSEL_IN_USE_SHIFT, PMU_ARCH_IA32_PERF_GLOBAL_INUSE_PERFEVTSEL_IN_USE_ELEMENT_WIDTH, PMU_ARCH_IA32_PERF_GLOBAL_INUSE_PERFEVTSEL_IN_USE_COUNT, n); }
+
+/*
+ * IA32_FIXED_CTR3: Fixed-function counter 3: TOPDOWN.SLOTS, the pipeline slots available to
+ * the logical processor (its issue width times the unhalted core cycles). Controlled by bits
+ * 15:12 of IA32_FIXED_CTR_CTRL and bit 35 of IA32_PERF_GLOBAL_CTRL. IA32_PERF_METRICS divides
+ * the slots it counts among the top-down categories; software starts both from zero (writing 0
+ * to each) and reads both at the end of an interval.
+ *
+ * 64-bit MSR.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/core.c (icl_set_topdown_event_period: fixed
+ * counter 3 and MSR_PERF_METRICS written 0 to start; icl_get_metrics_event_value: a category's
+ * slots are slots x its 8-bit share / 0xff; intel_pmu_init: num_topdown_events 4 on Ice Lake,
+ * 8 on Sapphire Rapids and later; fixed counter 3's control block and global enable as
+ * counters 0 to 2).
+ *
+ * Note (info): Address and use.
+ * The notes in full: generated/docs/arch/core.md.
+ */
+#define PMU_ARCH_IA32_FIXED_CTR3_WIDTH 64
+#define PMU_ARCH_IA32_FIXED_CTR3_COUNT 1
+#define PMU_ARCH_IA32_FIXED_CTR3_RESET 0x0000000000000000ULL
+#define PMU_ARCH_IA32_FIXED_CTR3_RESERVED_MASK 0x0000000000000000ULL
+#define PMU_ARCH_IA32_FIXED_CTR3_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_ARCH_IA32_FIXED_CTR3_WRITABLE_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_ARCH_IA32_FIXED_CTR3 0x30CU
+
+/* count (bits 63:0, rw-v): Slots counted since software last wrote the counter. */
+#define PMU_ARCH_IA32_FIXED_CTR3_COUNT_SHIFT 0
+#define PMU_ARCH_IA32_FIXED_CTR3_COUNT_WIDTH 64
+#define PMU_ARCH_IA32_FIXED_CTR3_COUNT_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_ARCH_IA32_FIXED_CTR3_COUNT_MAX 0xFFFFFFFFFFFFFFFFULL
+static inline uint64_t pmu_arch_ia32_fixed_ctr3_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_FIXED_CTR3_COUNT_MASK, PMU_ARCH_IA32_FIXED_CTR3_COUNT_SHIFT); }
+static inline uint64_t pmu_arch_ia32_fixed_ctr3_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_FIXED_CTR3_COUNT_MASK, PMU_ARCH_IA32_FIXED_CTR3_COUNT_SHIFT, value); }
+
+/*
+ * IA32_PERF_METRICS: Top-down metrics: each byte is one category's share of the slots
+ * IA32_FIXED_CTR3 counted since both were last written, as a fraction of 0xFF. The level-1
+ * shares (bytes 0 to 3) sum to 0xFF. The slots a category took over an interval are slots x
+ * share / 0xFF (Linux: icl_get_metrics_event_value). Processors with four top-down events (Ice
+ * Lake) report bytes 0 to 3; those with eight (Sapphire Rapids and later) also the level-2
+ * shares, bytes 4 to 7. Software writes 0 to start an interval.
+ *
+ * 64-bit MSR.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/core.c (icl_set_topdown_event_period: fixed
+ * counter 3 and MSR_PERF_METRICS written 0 to start; icl_get_metrics_event_value: a category's
+ * slots are slots x its 8-bit share / 0xff; intel_pmu_init: num_topdown_events 4 on Ice Lake,
+ * 8 on Sapphire Rapids and later; fixed counter 3's control block and global enable as
+ * counters 0 to 2).
+ * Source: Linux kernel, arch/x86/include/asm/perf_event.h.
+ *
+ * Note (info): Sources.
+ * The notes in full: generated/docs/arch/core.md.
+ */
+#define PMU_ARCH_IA32_PERF_METRICS_WIDTH 64
+#define PMU_ARCH_IA32_PERF_METRICS_COUNT 1
+#define PMU_ARCH_IA32_PERF_METRICS_RESET 0x0000000000000000ULL
+#define PMU_ARCH_IA32_PERF_METRICS_RESERVED_MASK 0x0000000000000000ULL
+#define PMU_ARCH_IA32_PERF_METRICS_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_ARCH_IA32_PERF_METRICS_WRITABLE_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_ARCH_IA32_PERF_METRICS 0x329U
+
+/*
+ * mem_bound (bits 63:56, rw-v): Memory bound (level 2, under backend bound): share of the
+ * slots, of 0xFF.
+ */
+#define PMU_ARCH_IA32_PERF_METRICS_MEM_BOUND_SHIFT 56
+#define PMU_ARCH_IA32_PERF_METRICS_MEM_BOUND_WIDTH 8
+#define PMU_ARCH_IA32_PERF_METRICS_MEM_BOUND_MASK 0xFF00000000000000ULL
+#define PMU_ARCH_IA32_PERF_METRICS_MEM_BOUND_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_arch_ia32_perf_metrics_mem_bound_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_METRICS_MEM_BOUND_MASK, PMU_ARCH_IA32_PERF_METRICS_MEM_BOUND_SHIFT); }
+static inline uint64_t pmu_arch_ia32_perf_metrics_mem_bound_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_METRICS_MEM_BOUND_MASK, PMU_ARCH_IA32_PERF_METRICS_MEM_BOUND_SHIFT, value); }
+
+/*
+ * fetch_lat (bits 55:48, rw-v): Fetch latency (level 2, under frontend bound): share of the
+ * slots, of 0xFF.
+ */
+#define PMU_ARCH_IA32_PERF_METRICS_FETCH_LAT_SHIFT 48
+#define PMU_ARCH_IA32_PERF_METRICS_FETCH_LAT_WIDTH 8
+#define PMU_ARCH_IA32_PERF_METRICS_FETCH_LAT_MASK 0x00FF000000000000ULL
+#define PMU_ARCH_IA32_PERF_METRICS_FETCH_LAT_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_arch_ia32_perf_metrics_fetch_lat_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_METRICS_FETCH_LAT_MASK, PMU_ARCH_IA32_PERF_METRICS_FETCH_LAT_SHIFT); }
+static inline uint64_t pmu_arch_ia32_perf_metrics_fetch_lat_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_METRICS_FETCH_LAT_MASK, PMU_ARCH_IA32_PERF_METRICS_FETCH_LAT_SHIFT, value); }
+
+/*
+ * br_mispredict (bits 47:40, rw-v): Branch mispredicts (level 2, under bad speculation): share
+ * of the slots, of 0xFF.
+ */
+#define PMU_ARCH_IA32_PERF_METRICS_BR_MISPREDICT_SHIFT 40
+#define PMU_ARCH_IA32_PERF_METRICS_BR_MISPREDICT_WIDTH 8
+#define PMU_ARCH_IA32_PERF_METRICS_BR_MISPREDICT_MASK 0x0000FF0000000000ULL
+#define PMU_ARCH_IA32_PERF_METRICS_BR_MISPREDICT_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_arch_ia32_perf_metrics_br_mispredict_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_METRICS_BR_MISPREDICT_MASK, PMU_ARCH_IA32_PERF_METRICS_BR_MISPREDICT_SHIFT); }
+static inline uint64_t pmu_arch_ia32_perf_metrics_br_mispredict_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_METRICS_BR_MISPREDICT_MASK, PMU_ARCH_IA32_PERF_METRICS_BR_MISPREDICT_SHIFT, value); }
+
+/*
+ * heavy_ops (bits 39:32, rw-v): Heavy operations (level 2, under retiring): share of the
+ * slots, of 0xFF.
+ */
+#define PMU_ARCH_IA32_PERF_METRICS_HEAVY_OPS_SHIFT 32
+#define PMU_ARCH_IA32_PERF_METRICS_HEAVY_OPS_WIDTH 8
+#define PMU_ARCH_IA32_PERF_METRICS_HEAVY_OPS_MASK 0x000000FF00000000ULL
+#define PMU_ARCH_IA32_PERF_METRICS_HEAVY_OPS_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_arch_ia32_perf_metrics_heavy_ops_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_METRICS_HEAVY_OPS_MASK, PMU_ARCH_IA32_PERF_METRICS_HEAVY_OPS_SHIFT); }
+static inline uint64_t pmu_arch_ia32_perf_metrics_heavy_ops_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_METRICS_HEAVY_OPS_MASK, PMU_ARCH_IA32_PERF_METRICS_HEAVY_OPS_SHIFT, value); }
+
+/* be_bound (bits 31:24, rw-v): Backend bound (level 1): share of the slots, of 0xFF. */
+#define PMU_ARCH_IA32_PERF_METRICS_BE_BOUND_SHIFT 24
+#define PMU_ARCH_IA32_PERF_METRICS_BE_BOUND_WIDTH 8
+#define PMU_ARCH_IA32_PERF_METRICS_BE_BOUND_MASK 0x00000000FF000000ULL
+#define PMU_ARCH_IA32_PERF_METRICS_BE_BOUND_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_arch_ia32_perf_metrics_be_bound_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_METRICS_BE_BOUND_MASK, PMU_ARCH_IA32_PERF_METRICS_BE_BOUND_SHIFT); }
+static inline uint64_t pmu_arch_ia32_perf_metrics_be_bound_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_METRICS_BE_BOUND_MASK, PMU_ARCH_IA32_PERF_METRICS_BE_BOUND_SHIFT, value); }
+
+/* fe_bound (bits 23:16, rw-v): Frontend bound (level 1): share of the slots, of 0xFF. */
+#define PMU_ARCH_IA32_PERF_METRICS_FE_BOUND_SHIFT 16
+#define PMU_ARCH_IA32_PERF_METRICS_FE_BOUND_WIDTH 8
+#define PMU_ARCH_IA32_PERF_METRICS_FE_BOUND_MASK 0x0000000000FF0000ULL
+#define PMU_ARCH_IA32_PERF_METRICS_FE_BOUND_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_arch_ia32_perf_metrics_fe_bound_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_METRICS_FE_BOUND_MASK, PMU_ARCH_IA32_PERF_METRICS_FE_BOUND_SHIFT); }
+static inline uint64_t pmu_arch_ia32_perf_metrics_fe_bound_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_METRICS_FE_BOUND_MASK, PMU_ARCH_IA32_PERF_METRICS_FE_BOUND_SHIFT, value); }
+
+/* bad_spec (bits 15:8, rw-v): Bad speculation (level 1): share of the slots, of 0xFF. */
+#define PMU_ARCH_IA32_PERF_METRICS_BAD_SPEC_SHIFT 8
+#define PMU_ARCH_IA32_PERF_METRICS_BAD_SPEC_WIDTH 8
+#define PMU_ARCH_IA32_PERF_METRICS_BAD_SPEC_MASK 0x000000000000FF00ULL
+#define PMU_ARCH_IA32_PERF_METRICS_BAD_SPEC_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_arch_ia32_perf_metrics_bad_spec_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_METRICS_BAD_SPEC_MASK, PMU_ARCH_IA32_PERF_METRICS_BAD_SPEC_SHIFT); }
+static inline uint64_t pmu_arch_ia32_perf_metrics_bad_spec_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_METRICS_BAD_SPEC_MASK, PMU_ARCH_IA32_PERF_METRICS_BAD_SPEC_SHIFT, value); }
+
+/* retiring (bits 7:0, rw-v): Retiring (level 1): share of the slots, of 0xFF. */
+#define PMU_ARCH_IA32_PERF_METRICS_RETIRING_SHIFT 0
+#define PMU_ARCH_IA32_PERF_METRICS_RETIRING_WIDTH 8
+#define PMU_ARCH_IA32_PERF_METRICS_RETIRING_MASK 0x00000000000000FFULL
+#define PMU_ARCH_IA32_PERF_METRICS_RETIRING_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_arch_ia32_perf_metrics_retiring_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_IA32_PERF_METRICS_RETIRING_MASK, PMU_ARCH_IA32_PERF_METRICS_RETIRING_SHIFT); }
+static inline uint64_t pmu_arch_ia32_perf_metrics_retiring_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_METRICS_RETIRING_MASK, PMU_ARCH_IA32_PERF_METRICS_RETIRING_SHIFT, value); }
 
 /*
  * Events of the CORE unit, from Intel's public event list: _CODE is the event select, _UMASK

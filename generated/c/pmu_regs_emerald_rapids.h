@@ -8138,9 +8138,11 @@ static inline uint64_t pmu_emerald_rapids_u_l_pci_pmon_ctr_event_count_set(uint6
 
 /*
  * Derived metrics of Intel Xeon Scalable Processor, 5th generation (Emerald Rapids) uncore
- * (166 metrics, from the spec's emerald-rapids/metrics/). For each: _NAME, _UNIT, _EVENT_COUNT
- * and _EVENTn (the event names, in the order the counts are given), the formula's steps, and a
- * function: pass the events' counts over an interval and the constants (duration_seconds the
+ * (246 metrics, from the spec's emerald-rapids/metrics/). For each: _NAME, _UNIT, _EVENT_COUNT
+ * and _EVENTn (the event names, in the order the counts are given) with _EVENTn_READ
+ * (PMU_REGS_READ_COUNTED: a counter's count; _SLOTS and _SLOTS_SHARE: pmu_regs_topdown_count
+ * of the top-down registers, the byte in _EVENTn_PERF_METRICS_BYTE), the formula's steps, and
+ * a function: pass the events' counts over an interval and the constants (duration_seconds the
  * interval's length; NaN where unknown, see pmu_regs_metric_unknown); it returns 1 and sets
  * *value, or 0 when the metric is n/a.
  */
@@ -8154,7 +8156,9 @@ static inline uint64_t pmu_emerald_rapids_u_l_pci_pmon_ctr_event_count_set(uint6
 #define PMU_EMERALD_RAPIDS_METRIC_CPI_UNIT "per instruction"
 #define PMU_EMERALD_RAPIDS_METRIC_CPI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_CPI_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_CPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_CPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_CPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_cpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8174,7 +8178,9 @@ static inline int pmu_emerald_rapids_metric_cpi(const double *counts, const stru
 #define PMU_EMERALD_RAPIDS_METRIC_LOADS_PER_INSTR_UNIT "per instruction"
 #define PMU_EMERALD_RAPIDS_METRIC_LOADS_PER_INSTR_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_LOADS_PER_INSTR_EVENT0 "MEM_INST_RETIRED.ALL_LOADS"
+#define PMU_EMERALD_RAPIDS_METRIC_LOADS_PER_INSTR_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOADS_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_LOADS_PER_INSTR_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_loads_per_instr_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8194,7 +8200,9 @@ static inline int pmu_emerald_rapids_metric_loads_per_instr(const double *counts
 #define PMU_EMERALD_RAPIDS_METRIC_STORES_PER_INSTR_UNIT "per instruction"
 #define PMU_EMERALD_RAPIDS_METRIC_STORES_PER_INSTR_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_STORES_PER_INSTR_EVENT0 "MEM_INST_RETIRED.ALL_STORES"
+#define PMU_EMERALD_RAPIDS_METRIC_STORES_PER_INSTR_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORES_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_STORES_PER_INSTR_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_stores_per_instr_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8214,7 +8222,9 @@ static inline int pmu_emerald_rapids_metric_stores_per_instr(const double *count
 #define PMU_EMERALD_RAPIDS_METRIC_L1D_MPI_UNIT "per instruction"
 #define PMU_EMERALD_RAPIDS_METRIC_L1D_MPI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_L1D_MPI_EVENT0 "L1D.REPLACEMENT"
+#define PMU_EMERALD_RAPIDS_METRIC_L1D_MPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L1D_MPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_L1D_MPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_l1d_mpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8234,7 +8244,9 @@ static inline int pmu_emerald_rapids_metric_l1d_mpi(const double *counts, const 
 #define PMU_EMERALD_RAPIDS_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_UNIT "per instruction"
 #define PMU_EMERALD_RAPIDS_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT0 "MEM_LOAD_RETIRED.L1_HIT"
+#define PMU_EMERALD_RAPIDS_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_l1d_demand_data_read_hits_per_instr_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8254,7 +8266,9 @@ static inline int pmu_emerald_rapids_metric_l1d_demand_data_read_hits_per_instr(
 #define PMU_EMERALD_RAPIDS_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_UNIT "per instruction"
 #define PMU_EMERALD_RAPIDS_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT0 "L2_RQSTS.ALL_CODE_RD"
+#define PMU_EMERALD_RAPIDS_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_l1_i_code_read_misses_with_prefetches_per_instr_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8274,7 +8288,9 @@ static inline int pmu_emerald_rapids_metric_l1_i_code_read_misses_with_prefetche
 #define PMU_EMERALD_RAPIDS_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_UNIT "per instruction"
 #define PMU_EMERALD_RAPIDS_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT0 "MEM_LOAD_RETIRED.L2_HIT"
+#define PMU_EMERALD_RAPIDS_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_l2_demand_data_read_hits_per_instr_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8294,7 +8310,9 @@ static inline int pmu_emerald_rapids_metric_l2_demand_data_read_hits_per_instr(c
 #define PMU_EMERALD_RAPIDS_METRIC_L2_MPI_UNIT "per instruction"
 #define PMU_EMERALD_RAPIDS_METRIC_L2_MPI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_L2_MPI_EVENT0 "L2_LINES_IN.ALL"
+#define PMU_EMERALD_RAPIDS_METRIC_L2_MPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L2_MPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_L2_MPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_l2_mpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8314,7 +8332,9 @@ static inline int pmu_emerald_rapids_metric_l2_mpi(const double *counts, const s
 #define PMU_EMERALD_RAPIDS_METRIC_L2_DEMAND_DATA_READ_MPI_UNIT "per instruction"
 #define PMU_EMERALD_RAPIDS_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT0 "MEM_LOAD_RETIRED.L2_MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_l2_demand_data_read_mpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8334,7 +8354,9 @@ static inline int pmu_emerald_rapids_metric_l2_demand_data_read_mpi(const double
 #define PMU_EMERALD_RAPIDS_METRIC_L2_DEMAND_CODE_MPI_UNIT "per instruction"
 #define PMU_EMERALD_RAPIDS_METRIC_L2_DEMAND_CODE_MPI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_L2_DEMAND_CODE_MPI_EVENT0 "L2_RQSTS.CODE_RD_MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_L2_DEMAND_CODE_MPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L2_DEMAND_CODE_MPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_L2_DEMAND_CODE_MPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_l2_demand_code_mpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8346,6 +8368,205 @@ static inline int pmu_emerald_rapids_metric_l2_demand_code_mpi(const double *cou
 }
 
 /*
+ * llc_data_read_mpi_demand_plus_prefetch (per instruction, level 1, per socket): (a + b + c) /
+ * d
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IA_MISS_DRD (CHA); [2] UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF (CHA); [3]
+ * INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_NAME "llc_data_read_mpi_demand_plus_prefetch"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_UNIT "per instruction"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT_COUNT 4U
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT0 "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT1 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT2 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT3 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT3_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_llc_data_read_mpi_demand_plus_prefetch_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_llc_data_read_mpi_demand_plus_prefetch(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_llc_data_read_mpi_demand_plus_prefetch_steps, 7U, counts, PMU_EMERALD_RAPIDS_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_code_read_mpi_demand_plus_prefetch (per instruction, level 1, per socket): b / d
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IA_MISS_CRD (CHA); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_CODE_READ_MPI_DEMAND_PLUS_PREFETCH_NAME "llc_code_read_mpi_demand_plus_prefetch"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_CODE_READ_MPI_DEMAND_PLUS_PREFETCH_UNIT "per instruction"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_CODE_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT_COUNT 2U
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_CODE_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT0 "UNC_CHA_TOR_INSERTS.IA_MISS_CRD"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_CODE_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_CODE_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_CODE_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_llc_code_read_mpi_demand_plus_prefetch_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_llc_code_read_mpi_demand_plus_prefetch(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_llc_code_read_mpi_demand_plus_prefetch_steps, 3U, counts, PMU_EMERALD_RAPIDS_METRIC_LLC_CODE_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_demand_data_read_miss_latency (ns, level 1, per socket): 1000000000 * (a / b) / (c /
+ * (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD (CHA); [1] UNC_CHA_TOR_INSERTS.IA_MISS_DRD
+ * (CHA); [2] UNC_CHA_CLOCKTICKS (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_NAME "llc_demand_data_read_miss_latency"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_UNIT "ns"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_EVENT_COUNT 3U
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_EVENT0 "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_EVENT1 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_EVENT2 "UNC_CHA_CLOCKTICKS"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_EVENT2_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_llc_demand_data_read_miss_latency_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_CONST, 3U, 0.0},
+	{PMU_REGS_OP_CONST, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_llc_demand_data_read_miss_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_llc_demand_data_read_miss_latency_steps, 13U, counts, PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_demand_data_read_miss_latency_for_local_requests (ns, level 1, per socket): 1000000000 *
+ * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL (CHA); [2] UNC_CHA_CLOCKTICKS (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_NAME "llc_demand_data_read_miss_latency_for_local_requests"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_UNIT "ns"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_EVENT_COUNT 3U
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_EVENT0 "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_EVENT1 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_EVENT2 "UNC_CHA_CLOCKTICKS"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_EVENT2_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_llc_demand_data_read_miss_latency_for_local_requests_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_CONST, 3U, 0.0},
+	{PMU_REGS_OP_CONST, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_llc_demand_data_read_miss_latency_for_local_requests(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_llc_demand_data_read_miss_latency_for_local_requests_steps, 13U, counts, PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_demand_data_read_miss_latency_for_remote_requests (ns, level 1, per socket): 1000000000
+ * * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE (CHA); [2] UNC_CHA_CLOCKTICKS (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_NAME "llc_demand_data_read_miss_latency_for_remote_requests"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_UNIT "ns"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_EVENT_COUNT 3U
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_EVENT0 "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_EVENT1 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_EVENT2 "UNC_CHA_CLOCKTICKS"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_EVENT2_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_llc_demand_data_read_miss_latency_for_remote_requests_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_CONST, 3U, 0.0},
+	{PMU_REGS_OP_CONST, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_llc_demand_data_read_miss_latency_for_remote_requests(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_llc_demand_data_read_miss_latency_for_remote_requests_steps, 13U, counts, PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_demand_data_read_miss_to_dram_latency (ns, level 1, per socket): 1000000000 * (a / b) /
+ * (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR (CHA); [2] UNC_CHA_CLOCKTICKS (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_NAME "llc_demand_data_read_miss_to_dram_latency"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_UNIT "ns"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_EVENT_COUNT 3U
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_EVENT0 "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_EVENT1 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_EVENT2 "UNC_CHA_CLOCKTICKS"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_EVENT2_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_llc_demand_data_read_miss_to_dram_latency_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_CONST, 3U, 0.0},
+	{PMU_REGS_OP_CONST, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_llc_demand_data_read_miss_to_dram_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_llc_demand_data_read_miss_to_dram_latency_steps, 13U, counts, PMU_EMERALD_RAPIDS_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
  * itlb_2nd_level_mpi (per instruction, level 1, per CPU): a / b
  *
  * Events: [0] ITLB_MISSES.WALK_COMPLETED (CORE); [1] INST_RETIRED.ANY_P (CORE).
@@ -8354,7 +8575,9 @@ static inline int pmu_emerald_rapids_metric_l2_demand_code_mpi(const double *cou
 #define PMU_EMERALD_RAPIDS_METRIC_ITLB_2ND_LEVEL_MPI_UNIT "per instruction"
 #define PMU_EMERALD_RAPIDS_METRIC_ITLB_2ND_LEVEL_MPI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_ITLB_2ND_LEVEL_MPI_EVENT0 "ITLB_MISSES.WALK_COMPLETED"
+#define PMU_EMERALD_RAPIDS_METRIC_ITLB_2ND_LEVEL_MPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_ITLB_2ND_LEVEL_MPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_ITLB_2ND_LEVEL_MPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_itlb_2nd_level_mpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8374,7 +8597,9 @@ static inline int pmu_emerald_rapids_metric_itlb_2nd_level_mpi(const double *cou
 #define PMU_EMERALD_RAPIDS_METRIC_ITLB_2ND_LEVEL_LARGE_PAGE_MPI_UNIT "per instruction"
 #define PMU_EMERALD_RAPIDS_METRIC_ITLB_2ND_LEVEL_LARGE_PAGE_MPI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_ITLB_2ND_LEVEL_LARGE_PAGE_MPI_EVENT0 "ITLB_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_EMERALD_RAPIDS_METRIC_ITLB_2ND_LEVEL_LARGE_PAGE_MPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_ITLB_2ND_LEVEL_LARGE_PAGE_MPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_ITLB_2ND_LEVEL_LARGE_PAGE_MPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_itlb_2nd_level_large_page_mpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8394,7 +8619,9 @@ static inline int pmu_emerald_rapids_metric_itlb_2nd_level_large_page_mpi(const 
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_LOAD_MPI_UNIT "per instruction"
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_LOAD_MPI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_LOAD_MPI_EVENT0 "DTLB_LOAD_MISSES.WALK_COMPLETED"
+#define PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_LOAD_MPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_LOAD_MPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_LOAD_MPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_dtlb_2nd_level_load_mpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8414,7 +8641,9 @@ static inline int pmu_emerald_rapids_metric_dtlb_2nd_level_load_mpi(const double
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_2MB_LARGE_PAGE_LOAD_MPI_UNIT "per instruction"
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_2MB_LARGE_PAGE_LOAD_MPI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_2MB_LARGE_PAGE_LOAD_MPI_EVENT0 "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_2MB_LARGE_PAGE_LOAD_MPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_2MB_LARGE_PAGE_LOAD_MPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_2MB_LARGE_PAGE_LOAD_MPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_dtlb_2nd_level_2mb_large_page_load_mpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8434,7 +8663,9 @@ static inline int pmu_emerald_rapids_metric_dtlb_2nd_level_2mb_large_page_load_m
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_STORE_MPI_UNIT "per instruction"
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_STORE_MPI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_STORE_MPI_EVENT0 "DTLB_STORE_MISSES.WALK_COMPLETED"
+#define PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_STORE_MPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_STORE_MPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_STORE_MPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_dtlb_2nd_level_store_mpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8443,6 +8674,388 @@ static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_dtlb_2nd_leve
 static inline int pmu_emerald_rapids_metric_dtlb_2nd_level_store_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
 {
 	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_dtlb_2nd_level_store_mpi_steps, 3U, counts, PMU_EMERALD_RAPIDS_METRIC_DTLB_2ND_LEVEL_STORE_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * numa_reads_addressed_to_local_dram (percent, level 1, per socket): 100 * (a + b) / (a + b +
+ * c + d)
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL (CHA); [2] UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE
+ * (CHA); [3] UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_NAME "numa_reads_addressed_to_local_dram"
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT_COUNT 4U
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT0 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL"
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT1 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL"
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT2 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE"
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT3 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE"
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT3_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_numa_reads_addressed_to_local_dram_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_numa_reads_addressed_to_local_dram(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_numa_reads_addressed_to_local_dram_steps, 13U, counts, PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT_COUNT, c, value);
+}
+
+/*
+ * numa_reads_addressed_to_remote_dram (percent, level 1, per socket): 100 * (c + d) / (a + b +
+ * c + d)
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL (CHA); [2] UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE
+ * (CHA); [3] UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_NAME "numa_reads_addressed_to_remote_dram"
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT_COUNT 4U
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT0 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL"
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT1 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL"
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT2 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE"
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT3 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE"
+#define PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT3_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_numa_reads_addressed_to_remote_dram_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_numa_reads_addressed_to_remote_dram(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_numa_reads_addressed_to_remote_dram_steps, 13U, counts, PMU_EMERALD_RAPIDS_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT_COUNT, c, value);
+}
+
+/*
+ * uncore_frequency (GHz, level 1, per socket): a / (CHAS_PER_SOCKET * SOCKET_COUNT) /
+ * 1000000000 / DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_CLOCKTICKS (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_UNCORE_FREQUENCY_NAME "uncore_frequency"
+#define PMU_EMERALD_RAPIDS_METRIC_UNCORE_FREQUENCY_UNIT "GHz"
+#define PMU_EMERALD_RAPIDS_METRIC_UNCORE_FREQUENCY_EVENT_COUNT 1U
+#define PMU_EMERALD_RAPIDS_METRIC_UNCORE_FREQUENCY_EVENT0 "UNC_CHA_CLOCKTICKS"
+#define PMU_EMERALD_RAPIDS_METRIC_UNCORE_FREQUENCY_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_uncore_frequency_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 3U, 0.0},
+	{PMU_REGS_OP_CONST, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_uncore_frequency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_uncore_frequency_steps, 9U, counts, PMU_EMERALD_RAPIDS_METRIC_UNCORE_FREQUENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * upi_data_transmit_bw (MB/sec, level 1, per socket): a * (64 / 9) / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_UPI_TxL_FLITS.ALL_DATA (UPI).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_UPI_DATA_TRANSMIT_BW_NAME "upi_data_transmit_bw"
+#define PMU_EMERALD_RAPIDS_METRIC_UPI_DATA_TRANSMIT_BW_UNIT "MB/sec"
+#define PMU_EMERALD_RAPIDS_METRIC_UPI_DATA_TRANSMIT_BW_EVENT_COUNT 1U
+#define PMU_EMERALD_RAPIDS_METRIC_UPI_DATA_TRANSMIT_BW_EVENT0 "UNC_UPI_TxL_FLITS.ALL_DATA"
+#define PMU_EMERALD_RAPIDS_METRIC_UPI_DATA_TRANSMIT_BW_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_upi_data_transmit_bw_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_upi_data_transmit_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_upi_data_transmit_bw_steps, 9U, counts, PMU_EMERALD_RAPIDS_METRIC_UPI_DATA_TRANSMIT_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * memory_bandwidth_read (MB/sec, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_M_CAS_COUNT.RD (IMC).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_READ_NAME "memory_bandwidth_read"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_READ_UNIT "MB/sec"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_READ_EVENT_COUNT 1U
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_READ_EVENT0 "UNC_M_CAS_COUNT.RD"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_READ_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_memory_bandwidth_read_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_memory_bandwidth_read(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_memory_bandwidth_read_steps, 7U, counts, PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_READ_EVENT_COUNT, c, value);
+}
+
+/*
+ * memory_bandwidth_write (MB/sec, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_M_CAS_COUNT.WR (IMC).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_WRITE_NAME "memory_bandwidth_write"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_WRITE_UNIT "MB/sec"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT 1U
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT0 "UNC_M_CAS_COUNT.WR"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_memory_bandwidth_write_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_memory_bandwidth_write(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_memory_bandwidth_write_steps, 7U, counts, PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT, c, value);
+}
+
+/*
+ * memory_bandwidth_total (MB/sec, level 1, per socket): (a + b) * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_M_CAS_COUNT.RD (IMC); [1] UNC_M_CAS_COUNT.WR (IMC).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_TOTAL_NAME "memory_bandwidth_total"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_TOTAL_UNIT "MB/sec"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT_COUNT 2U
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT0 "UNC_M_CAS_COUNT.RD"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT1 "UNC_M_CAS_COUNT.WR"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_memory_bandwidth_total_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_memory_bandwidth_total(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_memory_bandwidth_total_steps, 9U, counts, PMU_EMERALD_RAPIDS_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT_COUNT, c, value);
+}
+
+/*
+ * memory_extra_write_bw_due_to_directory_updates (MB/sec, level 1, per socket): (a + b + c) *
+ * 64 / 1000000 / DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_DIR_UPDATE.HA (CHA); [1] UNC_CHA_DIR_UPDATE.TOR (CHA); [2]
+ * UNC_M2M_DIRECTORY_UPDATE.ANY (M2M).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_EXTRA_WRITE_BW_DUE_TO_DIRECTORY_UPDATES_NAME "memory_extra_write_bw_due_to_directory_updates"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_EXTRA_WRITE_BW_DUE_TO_DIRECTORY_UPDATES_UNIT "MB/sec"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_EXTRA_WRITE_BW_DUE_TO_DIRECTORY_UPDATES_EVENT_COUNT 3U
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_EXTRA_WRITE_BW_DUE_TO_DIRECTORY_UPDATES_EVENT0 "UNC_CHA_DIR_UPDATE.HA"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_EXTRA_WRITE_BW_DUE_TO_DIRECTORY_UPDATES_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_EXTRA_WRITE_BW_DUE_TO_DIRECTORY_UPDATES_EVENT1 "UNC_CHA_DIR_UPDATE.TOR"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_EXTRA_WRITE_BW_DUE_TO_DIRECTORY_UPDATES_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_EXTRA_WRITE_BW_DUE_TO_DIRECTORY_UPDATES_EVENT2 "UNC_M2M_DIRECTORY_UPDATE.ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_EXTRA_WRITE_BW_DUE_TO_DIRECTORY_UPDATES_EVENT2_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_memory_extra_write_bw_due_to_directory_updates_steps[11] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_memory_extra_write_bw_due_to_directory_updates(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_memory_extra_write_bw_due_to_directory_updates_steps, 11U, counts, PMU_EMERALD_RAPIDS_METRIC_MEMORY_EXTRA_WRITE_BW_DUE_TO_DIRECTORY_UPDATES_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_bandwidth_read (MB/sec, level 1, per socket): a * 64 / 1000000 / DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_PCIRDCUR (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_NAME "io_bandwidth_read"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_UNIT "MB/sec"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_EVENT_COUNT 1U
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_EVENT0 "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_io_bandwidth_read_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_io_bandwidth_read(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_io_bandwidth_read_steps, 7U, counts, PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_bandwidth_write (MB/sec, level 1, per socket): (a + b) * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_ITOM (CHA); [1] UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR
+ * (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_NAME "io_bandwidth_write"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_UNIT "MB/sec"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_EVENT_COUNT 2U
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_EVENT0 "UNC_CHA_TOR_INSERTS.IO_ITOM"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_EVENT1 "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_io_bandwidth_write_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_io_bandwidth_write(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_io_bandwidth_write_steps, 9U, counts, PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_read_l3_miss (percent, level 1, per socket): 100 * a / b
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR (CHA); [1] UNC_CHA_TOR_INSERTS.IO_PCIRDCUR
+ * (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_IO_READ_L3_MISS_NAME "io_read_l3_miss"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_READ_L3_MISS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_READ_L3_MISS_EVENT_COUNT 2U
+#define PMU_EMERALD_RAPIDS_METRIC_IO_READ_L3_MISS_EVENT0 "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_READ_L3_MISS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_IO_READ_L3_MISS_EVENT1 "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_READ_L3_MISS_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_io_read_l3_miss_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_io_read_l3_miss(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_io_read_l3_miss_steps, 5U, counts, PMU_EMERALD_RAPIDS_METRIC_IO_READ_L3_MISS_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_partial_write_l3_miss (percent, level 1, per socket): 100 * ((b + d) / (a + c))
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR (CHA); [2] UNC_CHA_TOR_INSERTS.IO_RFO (CHA); [3]
+ * UNC_CHA_TOR_INSERTS.IO_MISS_RFO (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_IO_PARTIAL_WRITE_L3_MISS_NAME "io_partial_write_l3_miss"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_PARTIAL_WRITE_L3_MISS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT_COUNT 4U
+#define PMU_EMERALD_RAPIDS_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT0 "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT1 "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT2 "UNC_CHA_TOR_INSERTS.IO_RFO"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT3 "UNC_CHA_TOR_INSERTS.IO_MISS_RFO"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT3_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_io_partial_write_l3_miss_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_io_partial_write_l3_miss(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_io_partial_write_l3_miss_steps, 9U, counts, PMU_EMERALD_RAPIDS_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_full_write_l3_miss (percent, level 1, per socket): 100 * (b / a)
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_ITOM (CHA); [1] UNC_CHA_TOR_INSERTS.IO_MISS_ITOM (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_IO_FULL_WRITE_L3_MISS_NAME "io_full_write_l3_miss"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_FULL_WRITE_L3_MISS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_FULL_WRITE_L3_MISS_EVENT_COUNT 2U
+#define PMU_EMERALD_RAPIDS_METRIC_IO_FULL_WRITE_L3_MISS_EVENT0 "UNC_CHA_TOR_INSERTS.IO_ITOM"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_FULL_WRITE_L3_MISS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_IO_FULL_WRITE_L3_MISS_EVENT1 "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_FULL_WRITE_L3_MISS_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_io_full_write_l3_miss_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_io_full_write_l3_miss(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_io_full_write_l3_miss_steps, 5U, counts, PMU_EMERALD_RAPIDS_METRIC_IO_FULL_WRITE_L3_MISS_EVENT_COUNT, c, value);
 }
 
 /*
@@ -8456,9 +9069,13 @@ static inline int pmu_emerald_rapids_metric_dtlb_2nd_level_store_mpi(const doubl
 #define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT_COUNT 4U
 #define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT1 "IDQ.MITE_UOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT2 "IDQ.MS_UOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT3 "LSD.UOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_percent_uops_delivered_from_decoded_icache_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -8488,9 +9105,13 @@ static inline int pmu_emerald_rapids_metric_percent_uops_delivered_from_decoded_
 #define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT_COUNT 4U
 #define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT1 "IDQ.MITE_UOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT2 "IDQ.MS_UOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT3 "LSD.UOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_percent_uops_delivered_from_legacy_decode_pipeline_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8520,9 +9141,13 @@ static inline int pmu_emerald_rapids_metric_percent_uops_delivered_from_legacy_d
 #define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT_COUNT 4U
 #define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT1 "IDQ.MITE_UOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT2 "IDQ.MS_UOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT3 "LSD.UOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_percent_uops_delivered_from_microcode_sequencer_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 2U, 0.0},
@@ -8542,6 +9167,949 @@ static inline int pmu_emerald_rapids_metric_percent_uops_delivered_from_microcod
 }
 
 /*
+ * io_bandwidth_read_local (MB/sec, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_LOCAL_NAME "io_bandwidth_read_local"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_LOCAL_UNIT "MB/sec"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_LOCAL_EVENT_COUNT 1U
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_LOCAL_EVENT0 "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_LOCAL_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_io_bandwidth_read_local_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_io_bandwidth_read_local(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_io_bandwidth_read_local_steps, 7U, counts, PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_LOCAL_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_bandwidth_read_remote (MB/sec, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_REMOTE_NAME "io_bandwidth_read_remote"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_REMOTE_UNIT "MB/sec"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_REMOTE_EVENT_COUNT 1U
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_REMOTE_EVENT0 "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_REMOTE_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_io_bandwidth_read_remote_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_io_bandwidth_read_remote(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_io_bandwidth_read_remote_steps, 7U, counts, PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_REMOTE_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_bandwidth_write_local (MB/sec, level 1, per socket): (a + b) * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_LOCAL_NAME "io_bandwidth_write_local"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_LOCAL_UNIT "MB/sec"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_LOCAL_EVENT_COUNT 2U
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_LOCAL_EVENT0 "UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_LOCAL_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_LOCAL_EVENT1 "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_LOCAL_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_io_bandwidth_write_local_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_io_bandwidth_write_local(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_io_bandwidth_write_local_steps, 9U, counts, PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_LOCAL_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_bandwidth_write_remote (MB/sec, level 1, per socket): (a + b) * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_REMOTE_NAME "io_bandwidth_write_remote"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_REMOTE_UNIT "MB/sec"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_REMOTE_EVENT_COUNT 2U
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_REMOTE_EVENT0 "UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_REMOTE_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_REMOTE_EVENT1 "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_REMOTE_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_io_bandwidth_write_remote_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_io_bandwidth_write_remote(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_io_bandwidth_write_remote_steps, 9U, counts, PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_REMOTE_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_miss_local_memory_bandwidth_read (a ratio, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_REQUESTS.READS_LOCAL (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_READ_NAME "llc_miss_local_memory_bandwidth_read"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_READ_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_READ_EVENT_COUNT 1U
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_READ_EVENT0 "UNC_CHA_REQUESTS.READS_LOCAL"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_READ_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_llc_miss_local_memory_bandwidth_read_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_llc_miss_local_memory_bandwidth_read(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_llc_miss_local_memory_bandwidth_read_steps, 7U, counts, PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_READ_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_miss_local_memory_bandwidth_write (a ratio, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_REQUESTS.WRITES_LOCAL (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_WRITE_NAME "llc_miss_local_memory_bandwidth_write"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_WRITE_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT 1U
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_WRITE_EVENT0 "UNC_CHA_REQUESTS.WRITES_LOCAL"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_WRITE_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_llc_miss_local_memory_bandwidth_write_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_llc_miss_local_memory_bandwidth_write(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_llc_miss_local_memory_bandwidth_write_steps, 7U, counts, PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_miss_remote_memory_bandwidth_read (a ratio, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_REQUESTS.READS_REMOTE (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_READ_NAME "llc_miss_remote_memory_bandwidth_read"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_READ_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_READ_EVENT_COUNT 1U
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_READ_EVENT0 "UNC_CHA_REQUESTS.READS_REMOTE"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_READ_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_llc_miss_remote_memory_bandwidth_read_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_llc_miss_remote_memory_bandwidth_read(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_llc_miss_remote_memory_bandwidth_read_steps, 7U, counts, PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_READ_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_miss_remote_memory_bandwidth_write (a ratio, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_REQUESTS.WRITES_REMOTE (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_WRITE_NAME "llc_miss_remote_memory_bandwidth_write"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_WRITE_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT 1U
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_WRITE_EVENT0 "UNC_CHA_REQUESTS.WRITES_REMOTE"
+#define PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_WRITE_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_llc_miss_remote_memory_bandwidth_write_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_llc_miss_remote_memory_bandwidth_write(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_llc_miss_remote_memory_bandwidth_write_steps, 7U, counts, PMU_EMERALD_RAPIDS_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT, c, value);
+}
+
+/*
+ * upi_data_receive_bw (a ratio, level 1, per socket): a * (64 / 9) / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_UPI_RxL_FLITS.ALL_DATA (UPI).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_UPI_DATA_RECEIVE_BW_NAME "upi_data_receive_bw"
+#define PMU_EMERALD_RAPIDS_METRIC_UPI_DATA_RECEIVE_BW_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_UPI_DATA_RECEIVE_BW_EVENT_COUNT 1U
+#define PMU_EMERALD_RAPIDS_METRIC_UPI_DATA_RECEIVE_BW_EVENT0 "UNC_UPI_RxL_FLITS.ALL_DATA"
+#define PMU_EMERALD_RAPIDS_METRIC_UPI_DATA_RECEIVE_BW_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_upi_data_receive_bw_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_upi_data_receive_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_upi_data_receive_bw_steps, 9U, counts, PMU_EMERALD_RAPIDS_METRIC_UPI_DATA_RECEIVE_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * iio_bandwidth_read (a ratio, level 1, per socket): a * 4 / 1000000 / DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS (IIO).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_IIO_BANDWIDTH_READ_NAME "iio_bandwidth_read"
+#define PMU_EMERALD_RAPIDS_METRIC_IIO_BANDWIDTH_READ_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_IIO_BANDWIDTH_READ_EVENT_COUNT 1U
+#define PMU_EMERALD_RAPIDS_METRIC_IIO_BANDWIDTH_READ_EVENT0 "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS"
+#define PMU_EMERALD_RAPIDS_METRIC_IIO_BANDWIDTH_READ_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_iio_bandwidth_read_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_iio_bandwidth_read(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_iio_bandwidth_read_steps, 7U, counts, PMU_EMERALD_RAPIDS_METRIC_IIO_BANDWIDTH_READ_EVENT_COUNT, c, value);
+}
+
+/*
+ * iio_bandwidth_write (a ratio, level 1, per socket): a * 4 / 1000000 / DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS (IIO).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_IIO_BANDWIDTH_WRITE_NAME "iio_bandwidth_write"
+#define PMU_EMERALD_RAPIDS_METRIC_IIO_BANDWIDTH_WRITE_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_IIO_BANDWIDTH_WRITE_EVENT_COUNT 1U
+#define PMU_EMERALD_RAPIDS_METRIC_IIO_BANDWIDTH_WRITE_EVENT0 "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS"
+#define PMU_EMERALD_RAPIDS_METRIC_IIO_BANDWIDTH_WRITE_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_iio_bandwidth_write_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_iio_bandwidth_write(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_iio_bandwidth_write_steps, 7U, counts, PMU_EMERALD_RAPIDS_METRIC_IIO_BANDWIDTH_WRITE_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_bandwidth_read_l3_miss (MB/sec, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_L3_MISS_NAME "io_bandwidth_read_l3_miss"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_L3_MISS_UNIT "MB/sec"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_L3_MISS_EVENT_COUNT 1U
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_L3_MISS_EVENT0 "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_L3_MISS_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_io_bandwidth_read_l3_miss_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_io_bandwidth_read_l3_miss(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_io_bandwidth_read_l3_miss_steps, 7U, counts, PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_READ_L3_MISS_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_bandwidth_write_l3_miss (MB/sec, level 1, per socket): (a + b) * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_MISS_ITOM (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_L3_MISS_NAME "io_bandwidth_write_l3_miss"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_L3_MISS_UNIT "MB/sec"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_L3_MISS_EVENT_COUNT 2U
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_L3_MISS_EVENT0 "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_L3_MISS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_L3_MISS_EVENT1 "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR"
+#define PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_L3_MISS_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_io_bandwidth_write_l3_miss_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_io_bandwidth_write_l3_miss(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_io_bandwidth_write_l3_miss_steps, 9U, counts, PMU_EMERALD_RAPIDS_METRIC_IO_BANDWIDTH_WRITE_L3_MISS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Bottleneck_Compute_Bound_Est (a ratio, level 1, per CPU): 100 * (max(0, a / (b + c + d + a)
+ * - e / (b + c + d + a)) * (f / g) / (f / g + (h / g + i / g) + j / (k if HYPERTHREADING_ON
+ * else g) + (((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b + c + d + a) * q)) / g
+ * if f < n - o else (p + d / (b + c + d + a) * q) / g)) + max(0, a / (b + c + d + a) - e / (b
+ * + c + d + a)) * (j / (k if HYPERTHREADING_ON else g)) / (f / g + (h / g + i / g) + j / (k if
+ * HYPERTHREADING_ON else g) + (((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b + c +
+ * d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g)) + max(0, a / (b + c +
+ * d + a) - e / (b + c + d + a)) * ((((l + max(m - h, 0)) / g * (n - o) / g * g + (p + d / (b +
+ * c + d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g) / (f / g + (h / g
+ * + i / g) + j / (k if HYPERTHREADING_ON else g) + (((l + max(m - h, 0)) / g * (n - o) / g * g
+ * + (p + d / (b + c + d + a) * q)) / g if f < n - o else (p + d / (b + c + d + a) * q) / g)))
+ * * (r / g / ((l + max(m - h, 0)) / g * (n - o) / g + p / g + s / g + r / g)))
+ *
+ * Events: [0] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [4] PERF_METRICS.MEMORY_BOUND (CORE, IA32_PERF_METRICS
+ * byte 7); [5] ARITH.DIV_ACTIVE (CORE); [6] CPU_CLK_UNHALTED.THREAD_P (CORE); [7]
+ * RESOURCE_STALLS.SCOREBOARD (CORE); [8] CPU_CLK_UNHALTED.C02 (CORE); [9] EXE.AMX_BUSY (CORE);
+ * [10] CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [11] EXE_ACTIVITY.EXE_BOUND_0_PORTS (CORE); [12]
+ * RS.EMPTY_RESOURCE (CORE); [13] CYCLE_ACTIVITY.STALLS_TOTAL (CORE); [14]
+ * EXE_ACTIVITY.BOUND_ON_LOADS (CORE); [15] EXE_ACTIVITY.1_PORTS_UTIL (CORE); [16]
+ * EXE_ACTIVITY.2_3_PORTS_UTIL (CORE); [17] UOPS_EXECUTED.CYCLES_GE_3 (CORE); [18]
+ * EXE_ACTIVITY.2_PORTS_UTIL (CORE).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_NAME "Bottleneck_Compute_Bound_Est"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT_COUNT 19U
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT0 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT0_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT3 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT3_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT4 "PERF_METRICS.MEMORY_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT4_PERF_METRICS_BYTE 7U
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT5 "ARITH.DIV_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT6 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT7 "RESOURCE_STALLS.SCOREBOARD"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT7_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT8 "CPU_CLK_UNHALTED.C02"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT9 "EXE.AMX_BUSY"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT9_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT10 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT10_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT11 "EXE_ACTIVITY.EXE_BOUND_0_PORTS"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT11_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT12 "RS.EMPTY_RESOURCE"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT12_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT13 "CYCLE_ACTIVITY.STALLS_TOTAL"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT13_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT14 "EXE_ACTIVITY.BOUND_ON_LOADS"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT14_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT15 "EXE_ACTIVITY.1_PORTS_UTIL"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT15_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT16 "EXE_ACTIVITY.2_3_PORTS_UTIL"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT16_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT17 "UOPS_EXECUTED.CYCLES_GE_3"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT17_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT18 "EXE_ACTIVITY.2_PORTS_UTIL"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT18_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_bottleneck_compute_bound_est_steps[387] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_LT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_LT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_LT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_LT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_bottleneck_compute_bound_est(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_bottleneck_compute_bound_est_steps, 387U, counts, PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_COMPUTE_BOUND_EST_EVENT_COUNT, c, value);
+}
+
+/*
+ * Bottleneck_Branching_Overhead (a ratio, level 1, per CPU): 100 * ((a + 2 * b + c) / d)
+ *
+ * Events: [0] BR_INST_RETIRED.ALL_BRANCHES (CORE); [1] BR_INST_RETIRED.NEAR_CALL (CORE); [2]
+ * INST_RETIRED.NOP (CORE); [3] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_NAME "Bottleneck_Branching_Overhead"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT_COUNT 4U
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT0 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT1 "BR_INST_RETIRED.NEAR_CALL"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT2 "INST_RETIRED.NOP"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT3 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT3_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_bottleneck_branching_overhead_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_bottleneck_branching_overhead(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_bottleneck_branching_overhead_steps, 11U, counts, PMU_EMERALD_RAPIDS_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT_COUNT, c, value);
+}
+
+/*
+ * Frontend_Bound (percent, level 1, per CPU): 100 * (a / (a + b + c + d) - e / f)
+ *
+ * Events: [0] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [1]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [2] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [3] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3); [4] INT_MISC.UOP_DROPPING (CORE); [5] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_NAME "Frontend_Bound"
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_EVENT_COUNT 6U
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_EVENT0 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_EVENT0_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_EVENT1 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_EVENT1_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_EVENT2 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_EVENT2_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_EVENT4 "INT_MISC.UOP_DROPPING"
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_EVENT5 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_EVENT5_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_frontend_bound_steps[15] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_frontend_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_frontend_bound_steps, 15U, counts, PMU_EMERALD_RAPIDS_METRIC_FRONTEND_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * Fetch_Latency (percent, level 2, per CPU): 100 * (a / (b + c + d + e) - f / g)
+ *
+ * Events: [0] PERF_METRICS.FETCH_LATENCY (CORE, IA32_PERF_METRICS byte 6); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [4] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3); [5] INT_MISC.UOP_DROPPING (CORE); [6] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_NAME "Fetch_Latency"
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT_COUNT 7U
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT0 "PERF_METRICS.FETCH_LATENCY"
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT0_PERF_METRICS_BYTE 6U
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT3 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT3_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT4 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT4_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT5 "INT_MISC.UOP_DROPPING"
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT6 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT6_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_fetch_latency_steps[15] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_fetch_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_fetch_latency_steps, 15U, counts, PMU_EMERALD_RAPIDS_METRIC_FETCH_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
  * ICache_Misses (percent, level 3, per CPU): 100 * (a / b)
  *
  * Events: [0] ICACHE_DATA.STALLS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
@@ -8550,7 +10118,9 @@ static inline int pmu_emerald_rapids_metric_percent_uops_delivered_from_microcod
 #define PMU_EMERALD_RAPIDS_METRIC_ICACHE_MISSES_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_ICACHE_MISSES_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_ICACHE_MISSES_EVENT0 "ICACHE_DATA.STALLS"
+#define PMU_EMERALD_RAPIDS_METRIC_ICACHE_MISSES_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_ICACHE_MISSES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_ICACHE_MISSES_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_icache_misses_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -8573,8 +10143,11 @@ static inline int pmu_emerald_rapids_metric_icache_misses(const double *counts, 
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_L2_HIT_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_L2_HIT_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_L2_HIT_EVENT0 "ICACHE_DATA.STALLS"
+#define PMU_EMERALD_RAPIDS_METRIC_CODE_L2_HIT_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_L2_HIT_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_CODE_L2_HIT_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_L2_HIT_EVENT2 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD"
+#define PMU_EMERALD_RAPIDS_METRIC_CODE_L2_HIT_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_code_l2_hit_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 0.0},
@@ -8603,7 +10176,9 @@ static inline int pmu_emerald_rapids_metric_code_l2_hit(const double *counts, co
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_L2_MISS_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_L2_MISS_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_L2_MISS_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD"
+#define PMU_EMERALD_RAPIDS_METRIC_CODE_L2_MISS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_L2_MISS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_CODE_L2_MISS_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_code_l2_miss_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -8625,7 +10200,9 @@ static inline int pmu_emerald_rapids_metric_code_l2_miss(const double *counts, c
 #define PMU_EMERALD_RAPIDS_METRIC_ITLB_MISSES_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_ITLB_MISSES_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_ITLB_MISSES_EVENT0 "ICACHE_TAG.STALLS"
+#define PMU_EMERALD_RAPIDS_METRIC_ITLB_MISSES_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_ITLB_MISSES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_ITLB_MISSES_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_itlb_misses_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -8648,8 +10225,11 @@ static inline int pmu_emerald_rapids_metric_itlb_misses(const double *counts, co
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_HIT_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_HIT_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_HIT_EVENT0 "ICACHE_TAG.STALLS"
+#define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_HIT_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_HIT_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_HIT_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_HIT_EVENT2 "ITLB_MISSES.WALK_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_HIT_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_code_stlb_hit_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 0.0},
@@ -8677,7 +10257,9 @@ static inline int pmu_emerald_rapids_metric_code_stlb_hit(const double *counts, 
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_EVENT0 "ITLB_MISSES.WALK_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_code_stlb_miss_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -8700,9 +10282,13 @@ static inline int pmu_emerald_rapids_metric_code_stlb_miss(const double *counts,
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_4K_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_4K_EVENT_COUNT 4U
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_4K_EVENT0 "ITLB_MISSES.WALK_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_4K_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_4K_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_4K_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_4K_EVENT2 "ITLB_MISSES.WALK_COMPLETED_4K"
+#define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_4K_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_4K_EVENT3 "ITLB_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_4K_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_code_stlb_miss_4k_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -8731,9 +10317,13 @@ static inline int pmu_emerald_rapids_metric_code_stlb_miss_4k(const double *coun
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_2M_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_2M_EVENT_COUNT 4U
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_2M_EVENT0 "ITLB_MISSES.WALK_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_2M_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_2M_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_2M_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_2M_EVENT2 "ITLB_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_2M_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_2M_EVENT3 "ITLB_MISSES.WALK_COMPLETED_4K"
+#define PMU_EMERALD_RAPIDS_METRIC_CODE_STLB_MISS_2M_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_code_stlb_miss_2m_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -8753,6 +10343,202 @@ static inline int pmu_emerald_rapids_metric_code_stlb_miss_2m(const double *coun
 }
 
 /*
+ * Mispredicts_Resteers (percent, level 4, per CPU): 100 * (a / (b + c + d + e) / max(1 - (b /
+ * (b + c + d + e) - f / g + e / (b + c + d + e) + d / (b + c + d + e)), 0) * h / i)
+ *
+ * Events: [0] PERF_METRICS.BRANCH_MISPREDICTS (CORE, IA32_PERF_METRICS byte 5); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [4] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3); [5] INT_MISC.UOP_DROPPING (CORE); [6] TOPDOWN.SLOTS (CORE, fixed counter 3); [7]
+ * INT_MISC.CLEAR_RESTEER_CYCLES (CORE); [8] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_NAME "Mispredicts_Resteers"
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT_COUNT 9U
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT0 "PERF_METRICS.BRANCH_MISPREDICTS"
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT0_PERF_METRICS_BYTE 5U
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT3 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT3_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT4 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT4_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT5 "INT_MISC.UOP_DROPPING"
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT6 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT6_READ PMU_REGS_READ_SLOTS
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT7 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT7_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT8 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT8_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_mispredicts_resteers_steps[53] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_mispredicts_resteers(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_mispredicts_resteers_steps, 53U, counts, PMU_EMERALD_RAPIDS_METRIC_MISPREDICTS_RESTEERS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Clears_Resteers (percent, level 4, per CPU): 100 * ((1 - a / (b + c + d + e) / max(1 - (b /
+ * (b + c + d + e) - f / g + e / (b + c + d + e) + d / (b + c + d + e)), 0)) * h / i)
+ *
+ * Events: [0] PERF_METRICS.BRANCH_MISPREDICTS (CORE, IA32_PERF_METRICS byte 5); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [4] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3); [5] INT_MISC.UOP_DROPPING (CORE); [6] TOPDOWN.SLOTS (CORE, fixed counter 3); [7]
+ * INT_MISC.CLEAR_RESTEER_CYCLES (CORE); [8] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_NAME "Clears_Resteers"
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT_COUNT 9U
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT0 "PERF_METRICS.BRANCH_MISPREDICTS"
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT0_PERF_METRICS_BYTE 5U
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT3 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT3_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT4 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT4_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT5 "INT_MISC.UOP_DROPPING"
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT6 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT6_READ PMU_REGS_READ_SLOTS
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT7 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT7_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT8 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT8_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_clears_resteers_steps[55] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_clears_resteers(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_clears_resteers_steps, 55U, counts, PMU_EMERALD_RAPIDS_METRIC_CLEARS_RESTEERS_EVENT_COUNT, c, value);
+}
+
+/*
  * LCP (percent, level 3, per CPU): 100 * (a / b)
  *
  * Events: [0] DECODE.LCP (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
@@ -8761,7 +10547,9 @@ static inline int pmu_emerald_rapids_metric_code_stlb_miss_2m(const double *coun
 #define PMU_EMERALD_RAPIDS_METRIC_LCP_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_LCP_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_LCP_EVENT0 "DECODE.LCP"
+#define PMU_EMERALD_RAPIDS_METRIC_LCP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LCP_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_LCP_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_lcp_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -8783,7 +10571,9 @@ static inline int pmu_emerald_rapids_metric_lcp(const double *counts, const stru
 #define PMU_EMERALD_RAPIDS_METRIC_DSB_SWITCHES_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_DSB_SWITCHES_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_DSB_SWITCHES_EVENT0 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_EMERALD_RAPIDS_METRIC_DSB_SWITCHES_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_DSB_SWITCHES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_DSB_SWITCHES_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_dsb_switches_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -8797,6 +10587,76 @@ static inline int pmu_emerald_rapids_metric_dsb_switches(const double *counts, c
 }
 
 /*
+ * Fetch_Bandwidth (percent, level 2, per CPU): 100 * max(0, a / (a + b + c + d) - e / f - (g /
+ * (a + b + c + d) - e / f))
+ *
+ * Events: [0] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [1]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [2] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [3] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3); [4] INT_MISC.UOP_DROPPING (CORE); [5] TOPDOWN.SLOTS (CORE, fixed counter 3); [6]
+ * PERF_METRICS.FETCH_LATENCY (CORE, IA32_PERF_METRICS byte 6).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_NAME "Fetch_Bandwidth"
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT_COUNT 7U
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT0 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT0_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT1 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT1_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT2 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT2_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT4 "INT_MISC.UOP_DROPPING"
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT5 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT5_READ PMU_REGS_READ_SLOTS
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT6 "PERF_METRICS.FETCH_LATENCY"
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT6_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT6_PERF_METRICS_BYTE 6U
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_fetch_bandwidth_steps[31] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_fetch_bandwidth(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_fetch_bandwidth_steps, 31U, counts, PMU_EMERALD_RAPIDS_METRIC_FETCH_BANDWIDTH_EVENT_COUNT, c, value);
+}
+
+/*
  * MITE (percent, level 3, per CPU): 100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)
  *
  * Events: [0] IDQ.MITE_CYCLES_ANY (CORE); [1] IDQ.MITE_CYCLES_OK (CORE); [2]
@@ -8806,9 +10666,13 @@ static inline int pmu_emerald_rapids_metric_dsb_switches(const double *counts, c
 #define PMU_EMERALD_RAPIDS_METRIC_MITE_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_MITE_EVENT_COUNT 4U
 #define PMU_EMERALD_RAPIDS_METRIC_MITE_EVENT0 "IDQ.MITE_CYCLES_ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_MITE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_MITE_EVENT1 "IDQ.MITE_CYCLES_OK"
+#define PMU_EMERALD_RAPIDS_METRIC_MITE_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_MITE_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_MITE_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_MITE_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_MITE_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_mite_steps[12] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -8839,9 +10703,13 @@ static inline int pmu_emerald_rapids_metric_mite(const double *counts, const str
 #define PMU_EMERALD_RAPIDS_METRIC_DECODER0_ALONE_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_DECODER0_ALONE_EVENT_COUNT 4U
 #define PMU_EMERALD_RAPIDS_METRIC_DECODER0_ALONE_EVENT0 "INST_DECODED.DECODERS"
+#define PMU_EMERALD_RAPIDS_METRIC_DECODER0_ALONE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_DECODER0_ALONE_EVENT1 "INST_DECODED.DECODERS"
+#define PMU_EMERALD_RAPIDS_METRIC_DECODER0_ALONE_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_DECODER0_ALONE_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_DECODER0_ALONE_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_DECODER0_ALONE_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_DECODER0_ALONE_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_decoder0_alone_steps[12] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -8871,9 +10739,13 @@ static inline int pmu_emerald_rapids_metric_decoder0_alone(const double *counts,
 #define PMU_EMERALD_RAPIDS_METRIC_DSB_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_DSB_EVENT_COUNT 4U
 #define PMU_EMERALD_RAPIDS_METRIC_DSB_EVENT0 "IDQ.DSB_CYCLES_ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_DSB_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_DSB_EVENT1 "IDQ.DSB_CYCLES_OK"
+#define PMU_EMERALD_RAPIDS_METRIC_DSB_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_DSB_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_DSB_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_DSB_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_DSB_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_dsb_steps[12] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -8894,6 +10766,468 @@ static inline int pmu_emerald_rapids_metric_dsb(const double *counts, const stru
 }
 
 /*
+ * Bad_Speculation (percent, level 1, per CPU): 100 * max(1 - (a / (a + b + c + d) - e / f + d
+ * / (a + b + c + d) + c / (a + b + c + d)), 0)
+ *
+ * Events: [0] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [1]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [2] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [3] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3); [4] INT_MISC.UOP_DROPPING (CORE); [5] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_NAME "Bad_Speculation"
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_EVENT_COUNT 6U
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_EVENT0 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_EVENT0_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_EVENT1 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_EVENT1_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_EVENT2 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_EVENT2_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_EVENT4 "INT_MISC.UOP_DROPPING"
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_EVENT5 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_EVENT5_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_bad_speculation_steps[39] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_bad_speculation(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_bad_speculation_steps, 39U, counts, PMU_EMERALD_RAPIDS_METRIC_BAD_SPECULATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Branch_Mispredicts (percent, level 2, per CPU): 100 * (a / (b + c + d + e))
+ *
+ * Events: [0] PERF_METRICS.BRANCH_MISPREDICTS (CORE, IA32_PERF_METRICS byte 5); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [4] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_NAME "Branch_Mispredicts"
+#define PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_EVENT_COUNT 5U
+#define PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_EVENT0 "PERF_METRICS.BRANCH_MISPREDICTS"
+#define PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_EVENT0_PERF_METRICS_BYTE 5U
+#define PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_EVENT3 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_EVENT3_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_EVENT4 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_EVENT4_PERF_METRICS_BYTE 3U
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_branch_mispredicts_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_branch_mispredicts(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_branch_mispredicts_steps, 11U, counts, PMU_EMERALD_RAPIDS_METRIC_BRANCH_MISPREDICTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Other_Mispredicts (percent, level 3, per CPU): 100 * max(a / (b + c + d + e) * (1 - f / (g -
+ * h)), 0.0001)
+ *
+ * Events: [0] PERF_METRICS.BRANCH_MISPREDICTS (CORE, IA32_PERF_METRICS byte 5); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [4] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3); [5] BR_MISP_RETIRED.ALL_BRANCHES (CORE); [6] INT_MISC.CLEARS_COUNT (CORE); [7]
+ * MACHINE_CLEARS.COUNT (CORE).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_NAME "Other_Mispredicts"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT_COUNT 8U
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT0 "PERF_METRICS.BRANCH_MISPREDICTS"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT0_PERF_METRICS_BYTE 5U
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT3 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT3_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT4 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT4_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT5 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT6 "INT_MISC.CLEARS_COUNT"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT7 "MACHINE_CLEARS.COUNT"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT7_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_other_mispredicts_steps[21] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0001},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_other_mispredicts(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_other_mispredicts_steps, 21U, counts, PMU_EMERALD_RAPIDS_METRIC_OTHER_MISPREDICTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Machine_Clears (percent, level 2, per CPU): 100 * max(0, max(1 - (a / (a + b + c + d) - e /
+ * f + d / (a + b + c + d) + c / (a + b + c + d)), 0) - g / (a + b + c + d))
+ *
+ * Events: [0] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [1]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [2] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [3] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3); [4] INT_MISC.UOP_DROPPING (CORE); [5] TOPDOWN.SLOTS (CORE, fixed counter 3); [6]
+ * PERF_METRICS.BRANCH_MISPREDICTS (CORE, IA32_PERF_METRICS byte 5).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_NAME "Machine_Clears"
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT_COUNT 7U
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT0 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT0_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT1 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT1_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT2 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT2_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT4 "INT_MISC.UOP_DROPPING"
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT5 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT5_READ PMU_REGS_READ_SLOTS
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT6 "PERF_METRICS.BRANCH_MISPREDICTS"
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT6_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT6_PERF_METRICS_BYTE 5U
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_machine_clears_steps[51] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_machine_clears(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_machine_clears_steps, 51U, counts, PMU_EMERALD_RAPIDS_METRIC_MACHINE_CLEARS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Other_Nukes (percent, level 3, per CPU): 100 * max(max(0, max(1 - (a / (a + b + c + d) - e /
+ * f + d / (a + b + c + d) + c / (a + b + c + d)), 0) - g / (a + b + c + d)) * (1 - h / i),
+ * 0.0001)
+ *
+ * Events: [0] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [1]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [2] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [3] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3); [4] INT_MISC.UOP_DROPPING (CORE); [5] TOPDOWN.SLOTS (CORE, fixed counter 3); [6]
+ * PERF_METRICS.BRANCH_MISPREDICTS (CORE, IA32_PERF_METRICS byte 5); [7]
+ * MACHINE_CLEARS.MEMORY_ORDERING (CORE); [8] MACHINE_CLEARS.COUNT (CORE).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_NAME "Other_Nukes"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT_COUNT 9U
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT0 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT0_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT1 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT1_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT2 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT2_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT4 "INT_MISC.UOP_DROPPING"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT5 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT5_READ PMU_REGS_READ_SLOTS
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT6 "PERF_METRICS.BRANCH_MISPREDICTS"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT6_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT6_PERF_METRICS_BYTE 5U
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT7 "MACHINE_CLEARS.MEMORY_ORDERING"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT7_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT8 "MACHINE_CLEARS.COUNT"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT8_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_other_nukes_steps[59] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0001},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_other_nukes(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_other_nukes_steps, 59U, counts, PMU_EMERALD_RAPIDS_METRIC_OTHER_NUKES_EVENT_COUNT, c, value);
+}
+
+/*
+ * Backend_Bound (percent, level 1, per CPU): 100 * (a / (b + c + d + a))
+ *
+ * Events: [0] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_BACKEND_BOUND_NAME "Backend_Bound"
+#define PMU_EMERALD_RAPIDS_METRIC_BACKEND_BOUND_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_BACKEND_BOUND_EVENT_COUNT 4U
+#define PMU_EMERALD_RAPIDS_METRIC_BACKEND_BOUND_EVENT0 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_BACKEND_BOUND_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_BACKEND_BOUND_EVENT0_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_BACKEND_BOUND_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_BACKEND_BOUND_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_BACKEND_BOUND_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_BACKEND_BOUND_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_BACKEND_BOUND_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_BACKEND_BOUND_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_BACKEND_BOUND_EVENT3 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_BACKEND_BOUND_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_BACKEND_BOUND_EVENT3_PERF_METRICS_BYTE 0U
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_backend_bound_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_backend_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_backend_bound_steps, 11U, counts, PMU_EMERALD_RAPIDS_METRIC_BACKEND_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * Memory_Bound (percent, level 2, per CPU): 100 * (a / (b + c + d + e))
+ *
+ * Events: [0] PERF_METRICS.MEMORY_BOUND (CORE, IA32_PERF_METRICS byte 7); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [4] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_NAME "Memory_Bound"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_EVENT_COUNT 5U
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_EVENT0 "PERF_METRICS.MEMORY_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_EVENT0_PERF_METRICS_BYTE 7U
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_EVENT3 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_EVENT3_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_EVENT4 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_EVENT4_PERF_METRICS_BYTE 3U
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_memory_bound_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_memory_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_memory_bound_steps, 11U, counts, PMU_EMERALD_RAPIDS_METRIC_MEMORY_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
  * L1_Bound (percent, level 3, per CPU): 100 * max((a - b) / c, 0)
  *
  * Events: [0] EXE_ACTIVITY.BOUND_ON_LOADS (CORE); [1] MEMORY_ACTIVITY.STALLS_L1D_MISS (CORE);
@@ -8903,8 +11237,11 @@ static inline int pmu_emerald_rapids_metric_dsb(const double *counts, const stru
 #define PMU_EMERALD_RAPIDS_METRIC_L1_BOUND_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_L1_BOUND_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_L1_BOUND_EVENT0 "EXE_ACTIVITY.BOUND_ON_LOADS"
+#define PMU_EMERALD_RAPIDS_METRIC_L1_BOUND_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L1_BOUND_EVENT1 "MEMORY_ACTIVITY.STALLS_L1D_MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_L1_BOUND_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L1_BOUND_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_L1_BOUND_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_l1_bound_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -8932,10 +11269,15 @@ static inline int pmu_emerald_rapids_metric_l1_bound(const double *counts, const
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_LOAD_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_LOAD_EVENT_COUNT 5U
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_LOAD_EVENT0 "DTLB_LOAD_MISSES.STLB_HIT"
+#define PMU_EMERALD_RAPIDS_METRIC_DTLB_LOAD_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_LOAD_EVENT1 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_DTLB_LOAD_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_LOAD_EVENT2 "CYCLE_ACTIVITY.CYCLES_MEM_ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_DTLB_LOAD_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_LOAD_EVENT3 "MEMORY_ACTIVITY.CYCLES_L1D_MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_DTLB_LOAD_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_LOAD_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_DTLB_LOAD_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_dtlb_load_steps[15] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 7.0},
@@ -8969,10 +11311,15 @@ static inline int pmu_emerald_rapids_metric_dtlb_load(const double *counts, cons
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_HIT_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_HIT_EVENT_COUNT 5U
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_HIT_EVENT0 "DTLB_LOAD_MISSES.STLB_HIT"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_HIT_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_HIT_EVENT1 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_HIT_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_HIT_EVENT2 "CYCLE_ACTIVITY.CYCLES_MEM_ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_HIT_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_HIT_EVENT3 "MEMORY_ACTIVITY.CYCLES_L1D_MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_HIT_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_HIT_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_HIT_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_load_stlb_hit_steps[19] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 7.0},
@@ -9008,7 +11355,9 @@ static inline int pmu_emerald_rapids_metric_load_stlb_hit(const double *counts, 
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_EVENT0 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_load_stlb_miss_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9032,10 +11381,15 @@ static inline int pmu_emerald_rapids_metric_load_stlb_miss(const double *counts,
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_4K_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_4K_EVENT_COUNT 5U
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_4K_EVENT0 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_4K_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_4K_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_4K_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_4K_EVENT2 "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_4K_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_4K_EVENT3 "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_4K_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_4K_EVENT4 "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_4K_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_load_stlb_miss_4k_steps[13] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9067,10 +11421,15 @@ static inline int pmu_emerald_rapids_metric_load_stlb_miss_4k(const double *coun
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_2M_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_2M_EVENT_COUNT 5U
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_2M_EVENT0 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_2M_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_2M_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_2M_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_2M_EVENT2 "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_2M_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_2M_EVENT3 "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_2M_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_2M_EVENT4 "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_2M_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_load_stlb_miss_2m_steps[13] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9102,10 +11461,15 @@ static inline int pmu_emerald_rapids_metric_load_stlb_miss_2m(const double *coun
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_1G_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_1G_EVENT_COUNT 5U
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_1G_EVENT0 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_1G_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_1G_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_1G_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_1G_EVENT2 "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_1G_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_1G_EVENT3 "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_1G_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_1G_EVENT4 "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_STLB_MISS_1G_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_load_stlb_miss_1g_steps[13] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9135,7 +11499,9 @@ static inline int pmu_emerald_rapids_metric_load_stlb_miss_1g(const double *coun
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_FWD_BLK_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_FWD_BLK_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_FWD_BLK_EVENT0 "LD_BLOCKS.STORE_FORWARD"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_FWD_BLK_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_FWD_BLK_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_FWD_BLK_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_store_fwd_blk_steps[7] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 13.0},
@@ -9162,11 +11528,17 @@ static inline int pmu_emerald_rapids_metric_store_fwd_blk(const double *counts, 
 #define PMU_EMERALD_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT_COUNT 6U
 #define PMU_EMERALD_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT0 "MEM_INST_RETIRED.ALL_LOADS"
+#define PMU_EMERALD_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT1 "MEM_LOAD_RETIRED.FB_HIT"
+#define PMU_EMERALD_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT2 "MEM_LOAD_RETIRED.L1_MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT3 "CYCLE_ACTIVITY.CYCLES_MEM_ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT4 "MEMORY_ACTIVITY.CYCLES_L1D_MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT5 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_L1_LATENCY_DEPENDENCY_EVENT5_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_l1_latency_dependency_steps[21] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 2.0},
@@ -9204,7 +11576,9 @@ static inline int pmu_emerald_rapids_metric_l1_latency_dependency(const double *
 #define PMU_EMERALD_RAPIDS_METRIC_LOCK_LATENCY_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_LOCK_LATENCY_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_LOCK_LATENCY_EVENT0 "LOCK_CYCLES.CACHE_LOCK_DURATION"
+#define PMU_EMERALD_RAPIDS_METRIC_LOCK_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOCK_LATENCY_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_LOCK_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_lock_latency_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9227,9 +11601,13 @@ static inline int pmu_emerald_rapids_metric_lock_latency(const double *counts, c
 #define PMU_EMERALD_RAPIDS_METRIC_SPLIT_LOADS_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_SPLIT_LOADS_EVENT_COUNT 4U
 #define PMU_EMERALD_RAPIDS_METRIC_SPLIT_LOADS_EVENT0 "MEM_INST_RETIRED.SPLIT_LOADS"
+#define PMU_EMERALD_RAPIDS_METRIC_SPLIT_LOADS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_SPLIT_LOADS_EVENT1 "L1D_PEND_MISS.PENDING"
+#define PMU_EMERALD_RAPIDS_METRIC_SPLIT_LOADS_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_SPLIT_LOADS_EVENT2 "MEM_LOAD_COMPLETED.L1_MISS_ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_SPLIT_LOADS_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_SPLIT_LOADS_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_SPLIT_LOADS_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_split_loads_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9255,7 +11633,9 @@ static inline int pmu_emerald_rapids_metric_split_loads(const double *counts, co
 #define PMU_EMERALD_RAPIDS_METRIC_FB_FULL_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_FB_FULL_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_FB_FULL_EVENT0 "L1D_PEND_MISS.FB_FULL"
+#define PMU_EMERALD_RAPIDS_METRIC_FB_FULL_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_FB_FULL_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_FB_FULL_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_fb_full_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9278,8 +11658,11 @@ static inline int pmu_emerald_rapids_metric_fb_full(const double *counts, const 
 #define PMU_EMERALD_RAPIDS_METRIC_L2_BOUND_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_L2_BOUND_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_L2_BOUND_EVENT0 "MEMORY_ACTIVITY.STALLS_L1D_MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_L2_BOUND_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L2_BOUND_EVENT1 "MEMORY_ACTIVITY.STALLS_L2_MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_L2_BOUND_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L2_BOUND_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_L2_BOUND_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_l2_bound_steps[7] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9304,8 +11687,11 @@ static inline int pmu_emerald_rapids_metric_l2_bound(const double *counts, const
 #define PMU_EMERALD_RAPIDS_METRIC_L3_BOUND_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_L3_BOUND_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_L3_BOUND_EVENT0 "MEMORY_ACTIVITY.STALLS_L2_MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_L3_BOUND_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L3_BOUND_EVENT1 "MEMORY_ACTIVITY.STALLS_L3_MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_L3_BOUND_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L3_BOUND_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_L3_BOUND_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_l3_bound_steps[7] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9330,8 +11716,11 @@ static inline int pmu_emerald_rapids_metric_l3_bound(const double *counts, const
 #define PMU_EMERALD_RAPIDS_METRIC_SQ_FULL_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_SQ_FULL_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_SQ_FULL_EVENT0 "XQ.FULL_CYCLES"
+#define PMU_EMERALD_RAPIDS_METRIC_SQ_FULL_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_SQ_FULL_EVENT1 "L1D_PEND_MISS.L2_STALLS"
+#define PMU_EMERALD_RAPIDS_METRIC_SQ_FULL_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_SQ_FULL_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_SQ_FULL_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_sq_full_steps[7] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9355,7 +11744,9 @@ static inline int pmu_emerald_rapids_metric_sq_full(const double *counts, const 
 #define PMU_EMERALD_RAPIDS_METRIC_L3_MISS_BOUND_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_L3_MISS_BOUND_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_L3_MISS_BOUND_EVENT0 "MEMORY_ACTIVITY.STALLS_L3_MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_L3_MISS_BOUND_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_L3_MISS_BOUND_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_L3_MISS_BOUND_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_l3_miss_bound_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9377,7 +11768,9 @@ static inline int pmu_emerald_rapids_metric_l3_miss_bound(const double *counts, 
 #define PMU_EMERALD_RAPIDS_METRIC_MBA_STALLS_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_MBA_STALLS_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_MBA_STALLS_EVENT0 "INT_MISC.MBA_STALLS"
+#define PMU_EMERALD_RAPIDS_METRIC_MBA_STALLS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_MBA_STALLS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_MBA_STALLS_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_mba_stalls_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9399,7 +11792,9 @@ static inline int pmu_emerald_rapids_metric_mba_stalls(const double *counts, con
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_BOUND_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_BOUND_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_BOUND_EVENT0 "EXE_ACTIVITY.BOUND_ON_STORES"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_BOUND_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_BOUND_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_BOUND_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_store_bound_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9424,10 +11819,15 @@ static inline int pmu_emerald_rapids_metric_store_bound(const double *counts, co
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_LATENCY_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_LATENCY_EVENT_COUNT 5U
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_LATENCY_EVENT0 "MEM_STORE_RETIRED.L2_HIT"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_LATENCY_EVENT1 "MEM_INST_RETIRED.LOCK_LOADS"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_LATENCY_EVENT2 "MEM_INST_RETIRED.ALL_STORES"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_LATENCY_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_LATENCY_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_LATENCY_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_LATENCY_EVENT4 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_LATENCY_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_store_latency_steps[23] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9468,8 +11868,11 @@ static inline int pmu_emerald_rapids_metric_store_latency(const double *counts, 
 #define PMU_EMERALD_RAPIDS_METRIC_SPLIT_STORES_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_SPLIT_STORES_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_SPLIT_STORES_EVENT0 "MEM_INST_RETIRED.SPLIT_STORES"
+#define PMU_EMERALD_RAPIDS_METRIC_SPLIT_STORES_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_SPLIT_STORES_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_SPLIT_STORES_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_SPLIT_STORES_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_SPLIT_STORES_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_split_stores_steps[8] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9497,9 +11900,13 @@ static inline int pmu_emerald_rapids_metric_split_stores(const double *counts, c
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_STORE_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_STORE_EVENT_COUNT 4U
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_STORE_EVENT0 "DTLB_STORE_MISSES.STLB_HIT"
+#define PMU_EMERALD_RAPIDS_METRIC_DTLB_STORE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_STORE_EVENT1 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_DTLB_STORE_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_STORE_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_DTLB_STORE_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_DTLB_STORE_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_DTLB_STORE_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_dtlb_store_steps[12] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 7.0},
@@ -9531,9 +11938,13 @@ static inline int pmu_emerald_rapids_metric_dtlb_store(const double *counts, con
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_HIT_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_HIT_EVENT_COUNT 4U
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_HIT_EVENT0 "DTLB_STORE_MISSES.STLB_HIT"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_HIT_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_HIT_EVENT1 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_HIT_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_HIT_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_HIT_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_HIT_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_HIT_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_store_stlb_hit_steps[19] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 7.0},
@@ -9570,8 +11981,11 @@ static inline int pmu_emerald_rapids_metric_store_stlb_hit(const double *counts,
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_EVENT0 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_store_stlb_miss_steps[8] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9600,11 +12014,17 @@ static inline int pmu_emerald_rapids_metric_store_stlb_miss(const double *counts
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_4K_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT_COUNT 6U
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT0 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT3 "DTLB_STORE_MISSES.WALK_COMPLETED_4K"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT4 "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT5 "DTLB_STORE_MISSES.WALK_COMPLETED_1G"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_4K_EVENT5_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_store_stlb_miss_4k_steps[16] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9640,11 +12060,17 @@ static inline int pmu_emerald_rapids_metric_store_stlb_miss_4k(const double *cou
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_2M_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT_COUNT 6U
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT0 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT3 "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT4 "DTLB_STORE_MISSES.WALK_COMPLETED_4K"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT5 "DTLB_STORE_MISSES.WALK_COMPLETED_1G"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_2M_EVENT5_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_store_stlb_miss_2m_steps[16] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9681,11 +12107,17 @@ static inline int pmu_emerald_rapids_metric_store_stlb_miss_2m(const double *cou
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_1G_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT_COUNT 6U
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT0 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT3 "DTLB_STORE_MISSES.WALK_COMPLETED_1G"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT4 "DTLB_STORE_MISSES.WALK_COMPLETED_4K"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT5 "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_STLB_MISS_1G_EVENT5_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_store_stlb_miss_1g_steps[16] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9710,6 +12142,64 @@ static inline int pmu_emerald_rapids_metric_store_stlb_miss_1g(const double *cou
 }
 
 /*
+ * Core_Bound (percent, level 2, per CPU): 100 * max(0, a / (b + c + d + a) - e / (b + c + d +
+ * a))
+ *
+ * Events: [0] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [4] PERF_METRICS.MEMORY_BOUND (CORE, IA32_PERF_METRICS
+ * byte 7).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_NAME "Core_Bound"
+#define PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_EVENT_COUNT 5U
+#define PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_EVENT0 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_EVENT0_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_EVENT3 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_EVENT3_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_EVENT4 "PERF_METRICS.MEMORY_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_EVENT4_PERF_METRICS_BYTE 7U
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_core_bound_steps[23] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_core_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_core_bound_steps, 23U, counts, PMU_EMERALD_RAPIDS_METRIC_CORE_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
  * Divider (percent, level 3, per CPU): 100 * (a / b)
  *
  * Events: [0] ARITH.DIV_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
@@ -9718,7 +12208,9 @@ static inline int pmu_emerald_rapids_metric_store_stlb_miss_1g(const double *cou
 #define PMU_EMERALD_RAPIDS_METRIC_DIVIDER_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_DIVIDER_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_DIVIDER_EVENT0 "ARITH.DIV_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_DIVIDER_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_DIVIDER_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_DIVIDER_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_divider_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9740,7 +12232,9 @@ static inline int pmu_emerald_rapids_metric_divider(const double *counts, const 
 #define PMU_EMERALD_RAPIDS_METRIC_FP_DIVIDER_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_FP_DIVIDER_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_FP_DIVIDER_EVENT0 "ARITH.FPDIV_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_DIVIDER_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_FP_DIVIDER_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_DIVIDER_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_fp_divider_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9763,8 +12257,11 @@ static inline int pmu_emerald_rapids_metric_fp_divider(const double *counts, con
 #define PMU_EMERALD_RAPIDS_METRIC_INT_DIVIDER_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_INT_DIVIDER_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_INT_DIVIDER_EVENT0 "ARITH.DIV_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_DIVIDER_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INT_DIVIDER_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_DIVIDER_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INT_DIVIDER_EVENT2 "ARITH.FPDIV_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_DIVIDER_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_int_divider_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9791,8 +12288,11 @@ static inline int pmu_emerald_rapids_metric_int_divider(const double *counts, co
 #define PMU_EMERALD_RAPIDS_METRIC_SERIALIZING_OPERATION_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_SERIALIZING_OPERATION_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_SERIALIZING_OPERATION_EVENT0 "RESOURCE_STALLS.SCOREBOARD"
+#define PMU_EMERALD_RAPIDS_METRIC_SERIALIZING_OPERATION_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_SERIALIZING_OPERATION_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_SERIALIZING_OPERATION_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_SERIALIZING_OPERATION_EVENT2 "CPU_CLK_UNHALTED.C02"
+#define PMU_EMERALD_RAPIDS_METRIC_SERIALIZING_OPERATION_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_serializing_operation_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9818,7 +12318,9 @@ static inline int pmu_emerald_rapids_metric_serializing_operation(const double *
 #define PMU_EMERALD_RAPIDS_METRIC_SLOW_PAUSE_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_SLOW_PAUSE_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_SLOW_PAUSE_EVENT0 "CPU_CLK_UNHALTED.PAUSE"
+#define PMU_EMERALD_RAPIDS_METRIC_SLOW_PAUSE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_SLOW_PAUSE_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_SLOW_PAUSE_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_slow_pause_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9840,7 +12342,9 @@ static inline int pmu_emerald_rapids_metric_slow_pause(const double *counts, con
 #define PMU_EMERALD_RAPIDS_METRIC_C01_WAIT_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_C01_WAIT_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_C01_WAIT_EVENT0 "CPU_CLK_UNHALTED.C01"
+#define PMU_EMERALD_RAPIDS_METRIC_C01_WAIT_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_C01_WAIT_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_C01_WAIT_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_c01_wait_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9862,7 +12366,9 @@ static inline int pmu_emerald_rapids_metric_c01_wait(const double *counts, const
 #define PMU_EMERALD_RAPIDS_METRIC_C02_WAIT_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_C02_WAIT_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_C02_WAIT_EVENT0 "CPU_CLK_UNHALTED.C02"
+#define PMU_EMERALD_RAPIDS_METRIC_C02_WAIT_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_C02_WAIT_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_C02_WAIT_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_c02_wait_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9884,7 +12390,9 @@ static inline int pmu_emerald_rapids_metric_c02_wait(const double *counts, const
 #define PMU_EMERALD_RAPIDS_METRIC_MEMORY_FENCE_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_MEMORY_FENCE_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_MEMORY_FENCE_EVENT0 "MISC2_RETIRED.LFENCE"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_FENCE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_MEMORY_FENCE_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_FENCE_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_memory_fence_steps[7] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 13.0},
@@ -9909,8 +12417,11 @@ static inline int pmu_emerald_rapids_metric_memory_fence(const double *counts, c
 #define PMU_EMERALD_RAPIDS_METRIC_AMX_BUSY_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_AMX_BUSY_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_AMX_BUSY_EVENT0 "EXE.AMX_BUSY"
+#define PMU_EMERALD_RAPIDS_METRIC_AMX_BUSY_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_AMX_BUSY_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_AMX_BUSY_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_AMX_BUSY_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_AMX_BUSY_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_amx_busy_steps[8] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9927,6 +12438,116 @@ static inline int pmu_emerald_rapids_metric_amx_busy(const double *counts, const
 }
 
 /*
+ * Ports_Utilization (percent, level 3, per CPU): 100 * (((a + max(b - c, 0)) / d * (e - f) / d
+ * * d + (g + h / (i + j + h + k) * l)) / d if m < e - f else (g + h / (i + j + h + k) * l) /
+ * d)
+ *
+ * Events: [0] EXE_ACTIVITY.EXE_BOUND_0_PORTS (CORE); [1] RS.EMPTY_RESOURCE (CORE); [2]
+ * RESOURCE_STALLS.SCOREBOARD (CORE); [3] CPU_CLK_UNHALTED.THREAD_P (CORE); [4]
+ * CYCLE_ACTIVITY.STALLS_TOTAL (CORE); [5] EXE_ACTIVITY.BOUND_ON_LOADS (CORE); [6]
+ * EXE_ACTIVITY.1_PORTS_UTIL (CORE); [7] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte
+ * 0); [8] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [9]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [10]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [11]
+ * EXE_ACTIVITY.2_3_PORTS_UTIL (CORE); [12] ARITH.DIV_ACTIVE (CORE).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_NAME "Ports_Utilization"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT_COUNT 13U
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT0 "EXE_ACTIVITY.EXE_BOUND_0_PORTS"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT1 "RS.EMPTY_RESOURCE"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT2 "RESOURCE_STALLS.SCOREBOARD"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT3_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT4 "CYCLE_ACTIVITY.STALLS_TOTAL"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT5 "EXE_ACTIVITY.BOUND_ON_LOADS"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT6 "EXE_ACTIVITY.1_PORTS_UTIL"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT7 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT7_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT7_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT8 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT8_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT8_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT9 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT9_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT9_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT10 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT10_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT10_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT11 "EXE_ACTIVITY.2_3_PORTS_UTIL"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT11_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT12 "ARITH.DIV_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT12_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_ports_utilization_steps[56] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_LT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_ports_utilization(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_ports_utilization_steps, 56U, counts, PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZATION_EVENT_COUNT, c, value);
+}
+
+/*
  * Ports_Utilized_0 (percent, level 4, per CPU): 100 * ((a + max(b - c, 0)) / d * (e - f) / d)
  *
  * Events: [0] EXE_ACTIVITY.EXE_BOUND_0_PORTS (CORE); [1] RS.EMPTY_RESOURCE (CORE); [2]
@@ -9937,11 +12558,17 @@ static inline int pmu_emerald_rapids_metric_amx_busy(const double *counts, const
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_0_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT_COUNT 6U
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT0 "EXE_ACTIVITY.EXE_BOUND_0_PORTS"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT1 "RS.EMPTY_RESOURCE"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT2 "RESOURCE_STALLS.SCOREBOARD"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT4 "CYCLE_ACTIVITY.STALLS_TOTAL"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT5 "EXE_ACTIVITY.BOUND_ON_LOADS"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_0_EVENT5_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_ports_utilized_0_steps[17] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9975,7 +12602,9 @@ static inline int pmu_emerald_rapids_metric_ports_utilized_0(const double *count
 #define PMU_EMERALD_RAPIDS_METRIC_MIXING_VECTORS_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_MIXING_VECTORS_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_MIXING_VECTORS_EVENT0 "ASSISTS.SSE_AVX_MIX"
+#define PMU_EMERALD_RAPIDS_METRIC_MIXING_VECTORS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_MIXING_VECTORS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_MIXING_VECTORS_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_mixing_vectors_steps[7] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 160.0},
@@ -9999,7 +12628,9 @@ static inline int pmu_emerald_rapids_metric_mixing_vectors(const double *counts,
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_1_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_1_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_1_EVENT0 "EXE_ACTIVITY.1_PORTS_UTIL"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_1_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_1_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_1_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_ports_utilized_1_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10021,7 +12652,9 @@ static inline int pmu_emerald_rapids_metric_ports_utilized_1(const double *count
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_2_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_2_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_2_EVENT0 "EXE_ACTIVITY.2_PORTS_UTIL"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_2_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_2_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_2_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_ports_utilized_2_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10043,7 +12676,9 @@ static inline int pmu_emerald_rapids_metric_ports_utilized_2(const double *count
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_3M_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_3M_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_3M_EVENT0 "UOPS_EXECUTED.CYCLES_GE_3"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_3M_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_3M_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_PORTS_UTILIZED_3M_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_ports_utilized_3m_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10068,11 +12703,17 @@ static inline int pmu_emerald_rapids_metric_ports_utilized_3m(const double *coun
 #define PMU_EMERALD_RAPIDS_METRIC_ALU_OP_UTILIZATION_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT_COUNT 6U
 #define PMU_EMERALD_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT0 "UOPS_DISPATCHED.PORT_0"
+#define PMU_EMERALD_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT1 "UOPS_DISPATCHED.PORT_1"
+#define PMU_EMERALD_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT2 "UOPS_DISPATCHED.PORT_5_11"
+#define PMU_EMERALD_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT3 "UOPS_DISPATCHED.PORT_6"
+#define PMU_EMERALD_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT4 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT5 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_ALU_OP_UTILIZATION_EVENT5_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_alu_op_utilization_steps[16] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10106,8 +12747,11 @@ static inline int pmu_emerald_rapids_metric_alu_op_utilization(const double *cou
 #define PMU_EMERALD_RAPIDS_METRIC_PORT_0_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_PORT_0_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_PORT_0_EVENT0 "UOPS_DISPATCHED.PORT_0"
+#define PMU_EMERALD_RAPIDS_METRIC_PORT_0_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PORT_0_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_PORT_0_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PORT_0_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_PORT_0_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_port_0_steps[8] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10133,8 +12777,11 @@ static inline int pmu_emerald_rapids_metric_port_0(const double *counts, const s
 #define PMU_EMERALD_RAPIDS_METRIC_PORT_1_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_PORT_1_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_PORT_1_EVENT0 "UOPS_DISPATCHED.PORT_1"
+#define PMU_EMERALD_RAPIDS_METRIC_PORT_1_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PORT_1_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_PORT_1_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PORT_1_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_PORT_1_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_port_1_steps[8] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10160,8 +12807,11 @@ static inline int pmu_emerald_rapids_metric_port_1(const double *counts, const s
 #define PMU_EMERALD_RAPIDS_METRIC_PORT_6_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_PORT_6_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_PORT_6_EVENT0 "UOPS_DISPATCHED.PORT_6"
+#define PMU_EMERALD_RAPIDS_METRIC_PORT_6_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PORT_6_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_PORT_6_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_PORT_6_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_PORT_6_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_port_6_steps[8] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10188,8 +12838,11 @@ static inline int pmu_emerald_rapids_metric_port_6(const double *counts, const s
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_OP_UTILIZATION_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_OP_UTILIZATION_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_OP_UTILIZATION_EVENT0 "UOPS_DISPATCHED.PORT_2_3_10"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_OP_UTILIZATION_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_OP_UTILIZATION_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_OP_UTILIZATION_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_LOAD_OP_UTILIZATION_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_LOAD_OP_UTILIZATION_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_load_op_utilization_steps[10] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10218,9 +12871,13 @@ static inline int pmu_emerald_rapids_metric_load_op_utilization(const double *co
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_OP_UTILIZATION_UNIT "percent"
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_OP_UTILIZATION_EVENT_COUNT 4U
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_OP_UTILIZATION_EVENT0 "UOPS_DISPATCHED.PORT_4_9"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_OP_UTILIZATION_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_OP_UTILIZATION_EVENT1 "UOPS_DISPATCHED.PORT_7_8"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_OP_UTILIZATION_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_OP_UTILIZATION_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_OP_UTILIZATION_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_STORE_OP_UTILIZATION_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_STORE_OP_UTILIZATION_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_store_op_utilization_steps[12] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10241,6 +12898,1806 @@ static inline int pmu_emerald_rapids_metric_store_op_utilization(const double *c
 }
 
 /*
+ * Retiring (percent, level 1, per CPU): 100 * (a / (b + c + a + d))
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_RETIRING_NAME "Retiring"
+#define PMU_EMERALD_RAPIDS_METRIC_RETIRING_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_RETIRING_EVENT_COUNT 4U
+#define PMU_EMERALD_RAPIDS_METRIC_RETIRING_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_RETIRING_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_RETIRING_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_RETIRING_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_RETIRING_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_RETIRING_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_RETIRING_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_RETIRING_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_RETIRING_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_RETIRING_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_RETIRING_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_RETIRING_EVENT3_PERF_METRICS_BYTE 3U
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_retiring_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_retiring(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_retiring_steps, 11U, counts, PMU_EMERALD_RAPIDS_METRIC_RETIRING_EVENT_COUNT, c, value);
+}
+
+/*
+ * Light_Operations (percent, level 2, per CPU): 100 * max(0, a / (b + c + a + d) - e / (b + c
+ * + a + d))
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4]
+ * PERF_METRICS.HEAVY_OPERATIONS (CORE, IA32_PERF_METRICS byte 4).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_NAME "Light_Operations"
+#define PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_EVENT_COUNT 5U
+#define PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_EVENT4 "PERF_METRICS.HEAVY_OPERATIONS"
+#define PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_EVENT4_PERF_METRICS_BYTE 4U
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_light_operations_steps[23] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_light_operations(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_light_operations_steps, 23U, counts, PMU_EMERALD_RAPIDS_METRIC_LIGHT_OPERATIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Arith (percent, level 3, per CPU): 100 * (a / (b + c + a + d) * e / f + (g + h) / (a / (b
+ * + c + a + d) * i) + (j + k) / (a / (b + c + a + d) * i))
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4] UOPS_EXECUTED.X87 (CORE);
+ * [5] UOPS_EXECUTED.THREAD (CORE); [6] FP_ARITH_INST_RETIRED.SCALAR (CORE); [7]
+ * FP_ARITH_INST_RETIRED2.SCALAR (CORE); [8] TOPDOWN.SLOTS (CORE, fixed counter 3); [9]
+ * FP_ARITH_INST_RETIRED.VECTOR (CORE); [10] FP_ARITH_INST_RETIRED2.VECTOR (CORE).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_NAME "FP_Arith"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT_COUNT 11U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT4 "UOPS_EXECUTED.X87"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT5 "UOPS_EXECUTED.THREAD"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT6 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT7 "FP_ARITH_INST_RETIRED2.SCALAR"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT7_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT8 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT8_READ PMU_REGS_READ_SLOTS
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT9 "FP_ARITH_INST_RETIRED.VECTOR"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT9_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT10 "FP_ARITH_INST_RETIRED2.VECTOR"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT10_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_fp_arith_steps[47] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_fp_arith(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_fp_arith_steps, 47U, counts, PMU_EMERALD_RAPIDS_METRIC_FP_ARITH_EVENT_COUNT, c, value);
+}
+
+/*
+ * X87_Use (percent, level 4, per CPU): 100 * (a / (b + c + a + d) * e / f)
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4] UOPS_EXECUTED.X87 (CORE);
+ * [5] UOPS_EXECUTED.THREAD (CORE).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_NAME "X87_Use"
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_EVENT_COUNT 6U
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_EVENT4 "UOPS_EXECUTED.X87"
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_EVENT5 "UOPS_EXECUTED.THREAD"
+#define PMU_EMERALD_RAPIDS_METRIC_X87_USE_EVENT5_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_x87_use_steps[15] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_x87_use(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_x87_use_steps, 15U, counts, PMU_EMERALD_RAPIDS_METRIC_X87_USE_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Scalar (percent, level 4, per CPU): 100 * ((a + b) / (c / (d + e + c + f) * g))
+ *
+ * Events: [0] FP_ARITH_INST_RETIRED.SCALAR (CORE); [1] FP_ARITH_INST_RETIRED2.SCALAR (CORE);
+ * [2] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [3] PERF_METRICS.FRONTEND_BOUND
+ * (CORE, IA32_PERF_METRICS byte 2); [4] PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS
+ * byte 1); [5] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [6] TOPDOWN.SLOTS
+ * (CORE, fixed counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_NAME "FP_Scalar"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT_COUNT 7U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT0 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT1 "FP_ARITH_INST_RETIRED2.SCALAR"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT2 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT2_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT3 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT3_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT4 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT4_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT5 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT5_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT5_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT6 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT6_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_fp_scalar_steps[17] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_fp_scalar(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_fp_scalar_steps, 17U, counts, PMU_EMERALD_RAPIDS_METRIC_FP_SCALAR_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Vector (percent, level 4, per CPU): 100 * ((a + b) / (c / (d + e + c + f) * g))
+ *
+ * Events: [0] FP_ARITH_INST_RETIRED.VECTOR (CORE); [1] FP_ARITH_INST_RETIRED2.VECTOR (CORE);
+ * [2] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [3] PERF_METRICS.FRONTEND_BOUND
+ * (CORE, IA32_PERF_METRICS byte 2); [4] PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS
+ * byte 1); [5] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [6] TOPDOWN.SLOTS
+ * (CORE, fixed counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_NAME "FP_Vector"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT_COUNT 7U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT0 "FP_ARITH_INST_RETIRED.VECTOR"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT1 "FP_ARITH_INST_RETIRED2.VECTOR"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT2 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT2_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT3 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT3_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT4 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT4_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT5 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT5_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT5_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT6 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT6_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_fp_vector_steps[17] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_fp_vector(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_fp_vector_steps, 17U, counts, PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Vector_128b (percent, level 5, per CPU): 100 * ((a + b + c) / (d / (e + f + d + g) * h))
+ *
+ * Events: [0] FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE (CORE); [1]
+ * FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE (CORE); [2] FP_ARITH_INST_RETIRED2.128B_PACKED_HALF
+ * (CORE); [3] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [4]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [5]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [6]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [7] TOPDOWN.SLOTS (CORE, fixed
+ * counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_NAME "FP_Vector_128b"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT_COUNT 8U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT0 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT1 "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT2 "FP_ARITH_INST_RETIRED2.128B_PACKED_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT3 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT3_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT4 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT4_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT5 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT5_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT5_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT6 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT6_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT6_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT7 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT7_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_fp_vector_128b_steps[19] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_fp_vector_128b(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_fp_vector_128b_steps, 19U, counts, PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_128B_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Vector_256b (percent, level 5, per CPU): 100 * ((a + b + c) / (d / (e + f + d + g) * h))
+ *
+ * Events: [0] FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE (CORE); [1]
+ * FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE (CORE); [2] FP_ARITH_INST_RETIRED2.256B_PACKED_HALF
+ * (CORE); [3] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [4]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [5]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [6]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [7] TOPDOWN.SLOTS (CORE, fixed
+ * counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_NAME "FP_Vector_256b"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT_COUNT 8U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT0 "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT1 "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT2 "FP_ARITH_INST_RETIRED2.256B_PACKED_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT3 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT3_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT4 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT4_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT5 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT5_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT5_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT6 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT6_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT6_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT7 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT7_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_fp_vector_256b_steps[19] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_fp_vector_256b(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_fp_vector_256b_steps, 19U, counts, PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_256B_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Vector_512b (percent, level 5, per CPU): 100 * ((a + b + c) / (d / (e + f + d + g) * h))
+ *
+ * Events: [0] FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE (CORE); [1]
+ * FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE (CORE); [2] FP_ARITH_INST_RETIRED2.512B_PACKED_HALF
+ * (CORE); [3] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [4]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [5]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [6]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [7] TOPDOWN.SLOTS (CORE, fixed
+ * counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_NAME "FP_Vector_512b"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT_COUNT 8U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT0 "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT1 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT2 "FP_ARITH_INST_RETIRED2.512B_PACKED_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT3 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT3_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT4 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT4_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT5 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT5_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT5_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT6 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT6_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT6_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT7 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT7_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_fp_vector_512b_steps[19] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_fp_vector_512b(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_fp_vector_512b_steps, 19U, counts, PMU_EMERALD_RAPIDS_METRIC_FP_VECTOR_512B_EVENT_COUNT, c, value);
+}
+
+/*
+ * Int_Operations (percent, level 3, per CPU): 100 * ((a + b) / (c / (d + e + c + f) * g) + (h
+ * + i + j) / (c / (d + e + c + f) * g))
+ *
+ * Events: [0] INT_VEC_RETIRED.ADD_128 (CORE); [1] INT_VEC_RETIRED.VNNI_128 (CORE); [2]
+ * PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [3] PERF_METRICS.FRONTEND_BOUND
+ * (CORE, IA32_PERF_METRICS byte 2); [4] PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS
+ * byte 1); [5] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [6] TOPDOWN.SLOTS
+ * (CORE, fixed counter 3); [7] INT_VEC_RETIRED.ADD_256 (CORE); [8] INT_VEC_RETIRED.MUL_256
+ * (CORE); [9] INT_VEC_RETIRED.VNNI_256 (CORE).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_NAME "Int_Operations"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT_COUNT 10U
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT0 "INT_VEC_RETIRED.ADD_128"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT1 "INT_VEC_RETIRED.VNNI_128"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT2 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT2_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT3 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT3_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT4 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT4_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT5 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT5_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT5_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT6 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT6_READ PMU_REGS_READ_SLOTS
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT7 "INT_VEC_RETIRED.ADD_256"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT7_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT8 "INT_VEC_RETIRED.MUL_256"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT9 "INT_VEC_RETIRED.VNNI_256"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT9_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_int_operations_steps[35] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_int_operations(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_int_operations_steps, 35U, counts, PMU_EMERALD_RAPIDS_METRIC_INT_OPERATIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Int_Vector_128b (percent, level 4, per CPU): 100 * ((a + b) / (c / (d + e + c + f) * g))
+ *
+ * Events: [0] INT_VEC_RETIRED.ADD_128 (CORE); [1] INT_VEC_RETIRED.VNNI_128 (CORE); [2]
+ * PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [3] PERF_METRICS.FRONTEND_BOUND
+ * (CORE, IA32_PERF_METRICS byte 2); [4] PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS
+ * byte 1); [5] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [6] TOPDOWN.SLOTS
+ * (CORE, fixed counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_NAME "Int_Vector_128b"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT_COUNT 7U
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT0 "INT_VEC_RETIRED.ADD_128"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT1 "INT_VEC_RETIRED.VNNI_128"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT2 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT2_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT3 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT3_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT4 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT4_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT5 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT5_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT5_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT6 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT6_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_int_vector_128b_steps[17] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_int_vector_128b(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_int_vector_128b_steps, 17U, counts, PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_128B_EVENT_COUNT, c, value);
+}
+
+/*
+ * Int_Vector_256b (percent, level 4, per CPU): 100 * ((a + b + c) / (d / (e + f + d + g) * h))
+ *
+ * Events: [0] INT_VEC_RETIRED.ADD_256 (CORE); [1] INT_VEC_RETIRED.MUL_256 (CORE); [2]
+ * INT_VEC_RETIRED.VNNI_256 (CORE); [3] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0);
+ * [4] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [5]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [6]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [7] TOPDOWN.SLOTS (CORE, fixed
+ * counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_NAME "Int_Vector_256b"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT_COUNT 8U
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT0 "INT_VEC_RETIRED.ADD_256"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT1 "INT_VEC_RETIRED.MUL_256"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT2 "INT_VEC_RETIRED.VNNI_256"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT3 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT3_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT4 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT4_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT5 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT5_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT5_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT6 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT6_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT6_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT7 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT7_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_int_vector_256b_steps[19] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_int_vector_256b(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_int_vector_256b_steps, 19U, counts, PMU_EMERALD_RAPIDS_METRIC_INT_VECTOR_256B_EVENT_COUNT, c, value);
+}
+
+/*
+ * Memory_Operations (percent, level 3, per CPU): 100 * (max(0, a / (b + c + a + d) - e / (b +
+ * c + a + d)) * f / (a / (b + c + a + d) * g))
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4]
+ * PERF_METRICS.HEAVY_OPERATIONS (CORE, IA32_PERF_METRICS byte 4); [5] MEM_UOP_RETIRED.ANY
+ * (CORE); [6] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_NAME "Memory_Operations"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT_COUNT 7U
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT4 "PERF_METRICS.HEAVY_OPERATIONS"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT4_PERF_METRICS_BYTE 4U
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT5 "MEM_UOP_RETIRED.ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT6 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT6_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_memory_operations_steps[37] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_memory_operations(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_memory_operations_steps, 37U, counts, PMU_EMERALD_RAPIDS_METRIC_MEMORY_OPERATIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Fused_Instructions (percent, level 3, per CPU): 100 * (max(0, a / (b + c + a + d) - e / (b +
+ * c + a + d)) * f / (a / (b + c + a + d) * g))
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4]
+ * PERF_METRICS.HEAVY_OPERATIONS (CORE, IA32_PERF_METRICS byte 4); [5] INST_RETIRED.MACRO_FUSED
+ * (CORE); [6] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_NAME "Fused_Instructions"
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT_COUNT 7U
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT4 "PERF_METRICS.HEAVY_OPERATIONS"
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT4_PERF_METRICS_BYTE 4U
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT5 "INST_RETIRED.MACRO_FUSED"
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT6 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT6_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_fused_instructions_steps[37] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_fused_instructions(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_fused_instructions_steps, 37U, counts, PMU_EMERALD_RAPIDS_METRIC_FUSED_INSTRUCTIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Non_Fused_Branches (percent, level 3, per CPU): 100 * (max(0, a / (b + c + a + d) - e / (b +
+ * c + a + d)) * (f - g) / (a / (b + c + a + d) * h))
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4]
+ * PERF_METRICS.HEAVY_OPERATIONS (CORE, IA32_PERF_METRICS byte 4); [5]
+ * BR_INST_RETIRED.ALL_BRANCHES (CORE); [6] INST_RETIRED.MACRO_FUSED (CORE); [7] TOPDOWN.SLOTS
+ * (CORE, fixed counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_NAME "Non_Fused_Branches"
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT_COUNT 8U
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT4 "PERF_METRICS.HEAVY_OPERATIONS"
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT4_PERF_METRICS_BYTE 4U
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT5 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT6 "INST_RETIRED.MACRO_FUSED"
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT7 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT7_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_non_fused_branches_steps[39] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_non_fused_branches(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_non_fused_branches_steps, 39U, counts, PMU_EMERALD_RAPIDS_METRIC_NON_FUSED_BRANCHES_EVENT_COUNT, c, value);
+}
+
+/*
+ * Other_Light_Ops (percent, level 3, per CPU): 100 * max(0, max(0, a / (b + c + a + d) - e /
+ * (b + c + a + d)) - (a / (b + c + a + d) * f / g + (h + i) / (a / (b + c + a + d) * j) + (k +
+ * l) / (a / (b + c + a + d) * j) + ((m + n) / (a / (b + c + a + d) * j) + (o + p + q) / (a /
+ * (b + c + a + d) * j)) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * r / (a / (b + c
+ * + a + d) * j) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * s / (a / (b + c + a + d)
+ * * j) + max(0, a / (b + c + a + d) - e / (b + c + a + d)) * (t - s) / (a / (b + c + a + d) *
+ * j)))
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4]
+ * PERF_METRICS.HEAVY_OPERATIONS (CORE, IA32_PERF_METRICS byte 4); [5] UOPS_EXECUTED.X87
+ * (CORE); [6] UOPS_EXECUTED.THREAD (CORE); [7] FP_ARITH_INST_RETIRED.SCALAR (CORE); [8]
+ * FP_ARITH_INST_RETIRED2.SCALAR (CORE); [9] TOPDOWN.SLOTS (CORE, fixed counter 3); [10]
+ * FP_ARITH_INST_RETIRED.VECTOR (CORE); [11] FP_ARITH_INST_RETIRED2.VECTOR (CORE); [12]
+ * INT_VEC_RETIRED.ADD_128 (CORE); [13] INT_VEC_RETIRED.VNNI_128 (CORE); [14]
+ * INT_VEC_RETIRED.ADD_256 (CORE); [15] INT_VEC_RETIRED.MUL_256 (CORE); [16]
+ * INT_VEC_RETIRED.VNNI_256 (CORE); [17] MEM_UOP_RETIRED.ANY (CORE); [18]
+ * INST_RETIRED.MACRO_FUSED (CORE); [19] BR_INST_RETIRED.ALL_BRANCHES (CORE).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_NAME "Other_Light_Ops"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT_COUNT 20U
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT4 "PERF_METRICS.HEAVY_OPERATIONS"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT4_PERF_METRICS_BYTE 4U
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT5 "UOPS_EXECUTED.X87"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT6 "UOPS_EXECUTED.THREAD"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT7 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT7_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT8 "FP_ARITH_INST_RETIRED2.SCALAR"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT9 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT9_READ PMU_REGS_READ_SLOTS
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT10 "FP_ARITH_INST_RETIRED.VECTOR"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT10_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT11 "FP_ARITH_INST_RETIRED2.VECTOR"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT11_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT12 "INT_VEC_RETIRED.ADD_128"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT12_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT13 "INT_VEC_RETIRED.VNNI_128"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT13_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT14 "INT_VEC_RETIRED.ADD_256"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT14_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT15 "INT_VEC_RETIRED.MUL_256"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT15_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT16 "INT_VEC_RETIRED.VNNI_256"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT16_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT17 "MEM_UOP_RETIRED.ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT17_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT18 "INST_RETIRED.MACRO_FUSED"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT18_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT19 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT19_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_other_light_ops_steps[215] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 19U, 0.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_other_light_ops(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_other_light_ops_steps, 215U, counts, PMU_EMERALD_RAPIDS_METRIC_OTHER_LIGHT_OPS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Nop_Instructions (percent, level 4, per CPU): 100 * (max(0, a / (b + c + a + d) - e / (b + c
+ * + a + d)) * f / (a / (b + c + a + d) * g))
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4]
+ * PERF_METRICS.HEAVY_OPERATIONS (CORE, IA32_PERF_METRICS byte 4); [5] INST_RETIRED.NOP (CORE);
+ * [6] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_NAME "Nop_Instructions"
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT_COUNT 7U
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT4 "PERF_METRICS.HEAVY_OPERATIONS"
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT4_PERF_METRICS_BYTE 4U
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT5 "INST_RETIRED.NOP"
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT6 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT6_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_nop_instructions_steps[37] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_nop_instructions(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_nop_instructions_steps, 37U, counts, PMU_EMERALD_RAPIDS_METRIC_NOP_INSTRUCTIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Shuffles_256b (percent, level 4, per CPU): 100 * (max(0, a / (b + c + a + d) - e / (b + c +
+ * a + d)) * f / (a / (b + c + a + d) * g))
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4]
+ * PERF_METRICS.HEAVY_OPERATIONS (CORE, IA32_PERF_METRICS byte 4); [5] INT_VEC_RETIRED.SHUFFLES
+ * (CORE); [6] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_NAME "Shuffles_256b"
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT_COUNT 7U
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT4 "PERF_METRICS.HEAVY_OPERATIONS"
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT4_PERF_METRICS_BYTE 4U
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT5 "INT_VEC_RETIRED.SHUFFLES"
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT6 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT6_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_shuffles_256b_steps[37] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_shuffles_256b(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_shuffles_256b_steps, 37U, counts, PMU_EMERALD_RAPIDS_METRIC_SHUFFLES_256B_EVENT_COUNT, c, value);
+}
+
+/*
+ * Heavy_Operations (percent, level 2, per CPU): 100 * (a / (b + c + d + e))
+ *
+ * Events: [0] PERF_METRICS.HEAVY_OPERATIONS (CORE, IA32_PERF_METRICS byte 4); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [4] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_NAME "Heavy_Operations"
+#define PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_EVENT_COUNT 5U
+#define PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_EVENT0 "PERF_METRICS.HEAVY_OPERATIONS"
+#define PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_EVENT0_PERF_METRICS_BYTE 4U
+#define PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_EVENT3 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_EVENT3_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_EVENT4 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_EVENT4_PERF_METRICS_BYTE 3U
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_heavy_operations_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_heavy_operations(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_heavy_operations_steps, 11U, counts, PMU_EMERALD_RAPIDS_METRIC_HEAVY_OPERATIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Assists (percent, level 4, per CPU): 100 * ((99 * 3 + 63 + 30) / 5 * a / b)
+ *
+ * Events: [0] ASSISTS.ANY (CORE); [1] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_ASSISTS_NAME "Assists"
+#define PMU_EMERALD_RAPIDS_METRIC_ASSISTS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_ASSISTS_EVENT_COUNT 2U
+#define PMU_EMERALD_RAPIDS_METRIC_ASSISTS_EVENT0 "ASSISTS.ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_ASSISTS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_ASSISTS_EVENT1 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_ASSISTS_EVENT1_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_assists_steps[15] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 99.0},
+	{PMU_REGS_OP_NUM, 0U, 3.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 63.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 30.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_assists(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_assists_steps, 15U, counts, PMU_EMERALD_RAPIDS_METRIC_ASSISTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Page_Faults (percent, level 5, per CPU): 100 * (99 * a / b)
+ *
+ * Events: [0] ASSISTS.PAGE_FAULT (CORE); [1] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_PAGE_FAULTS_NAME "Page_Faults"
+#define PMU_EMERALD_RAPIDS_METRIC_PAGE_FAULTS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_PAGE_FAULTS_EVENT_COUNT 2U
+#define PMU_EMERALD_RAPIDS_METRIC_PAGE_FAULTS_EVENT0 "ASSISTS.PAGE_FAULT"
+#define PMU_EMERALD_RAPIDS_METRIC_PAGE_FAULTS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_PAGE_FAULTS_EVENT1 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_PAGE_FAULTS_EVENT1_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_page_faults_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 99.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_page_faults(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_page_faults_steps, 7U, counts, PMU_EMERALD_RAPIDS_METRIC_PAGE_FAULTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Assists (percent, level 5, per CPU): 100 * (30 * a / b)
+ *
+ * Events: [0] ASSISTS.FP (CORE); [1] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ASSISTS_NAME "FP_Assists"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ASSISTS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ASSISTS_EVENT_COUNT 2U
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ASSISTS_EVENT0 "ASSISTS.FP"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ASSISTS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ASSISTS_EVENT1 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_FP_ASSISTS_EVENT1_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_fp_assists_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 30.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_fp_assists(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_fp_assists_steps, 7U, counts, PMU_EMERALD_RAPIDS_METRIC_FP_ASSISTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * AVX_Assists (percent, level 5, per CPU): 100 * (63 * a / b)
+ *
+ * Events: [0] ASSISTS.SSE_AVX_MIX (CORE); [1] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_AVX_ASSISTS_NAME "AVX_Assists"
+#define PMU_EMERALD_RAPIDS_METRIC_AVX_ASSISTS_UNIT "percent"
+#define PMU_EMERALD_RAPIDS_METRIC_AVX_ASSISTS_EVENT_COUNT 2U
+#define PMU_EMERALD_RAPIDS_METRIC_AVX_ASSISTS_EVENT0 "ASSISTS.SSE_AVX_MIX"
+#define PMU_EMERALD_RAPIDS_METRIC_AVX_ASSISTS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_AVX_ASSISTS_EVENT1 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_AVX_ASSISTS_EVENT1_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_avx_assists_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 63.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_avx_assists(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_avx_assists_steps, 7U, counts, PMU_EMERALD_RAPIDS_METRIC_AVX_ASSISTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Botlnk_L0_Core_Bound_Likely (a ratio, level 1, per CPU): 100 * (1 - max(0, a / (b + c +
+ * d + a) - e / (b + c + d + a)) / (((f + max(g - h, 0)) / i * (j - k) / i * i + (l + d / (b +
+ * c + d + a) * m)) / i if n < j - k else (l + d / (b + c + d + a) * m) / i) if max(0, a / (b +
+ * c + d + a) - e / (b + c + d + a)) < (((f + max(g - h, 0)) / i * (j - k) / i * i + (l + d /
+ * (b + c + d + a) * m)) / i if n < j - k else (l + d / (b + c + d + a) * m) / i) else 1) if (1
+ * - o / p if HYPERTHREADING_ON else 0) > 0.5 else 0
+ *
+ * Events: [0] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [4] PERF_METRICS.MEMORY_BOUND (CORE, IA32_PERF_METRICS
+ * byte 7); [5] EXE_ACTIVITY.EXE_BOUND_0_PORTS (CORE); [6] RS.EMPTY_RESOURCE (CORE); [7]
+ * RESOURCE_STALLS.SCOREBOARD (CORE); [8] CPU_CLK_UNHALTED.THREAD_P (CORE); [9]
+ * CYCLE_ACTIVITY.STALLS_TOTAL (CORE); [10] EXE_ACTIVITY.BOUND_ON_LOADS (CORE); [11]
+ * EXE_ACTIVITY.1_PORTS_UTIL (CORE); [12] EXE_ACTIVITY.2_3_PORTS_UTIL (CORE); [13]
+ * ARITH.DIV_ACTIVE (CORE); [14] CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE (CORE); [15]
+ * CPU_CLK_UNHALTED.REF_DISTRIBUTED (CORE).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_NAME "Info_Botlnk_L0_Core_Bound_Likely"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT_COUNT 16U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT0 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT0_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT3 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT3_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT4 "PERF_METRICS.MEMORY_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT4_PERF_METRICS_BYTE 7U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT5 "EXE_ACTIVITY.EXE_BOUND_0_PORTS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT6 "RS.EMPTY_RESOURCE"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT7 "RESOURCE_STALLS.SCOREBOARD"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT7_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT8 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT9 "CYCLE_ACTIVITY.STALLS_TOTAL"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT9_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT10 "EXE_ACTIVITY.BOUND_ON_LOADS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT10_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT11 "EXE_ACTIVITY.1_PORTS_UTIL"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT11_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT12 "EXE_ACTIVITY.2_3_PORTS_UTIL"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT12_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT13 "ARITH.DIV_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT13_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT14 "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT14_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT15 "CPU_CLK_UNHALTED.REF_DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT15_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_botlnk_l0_core_bound_likely_steps[170] = {
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.5},
+	{PMU_REGS_OP_GT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_LT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_LT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_LT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_info_botlnk_l0_core_bound_likely(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_info_botlnk_l0_core_bound_likely_steps, 170U, counts, PMU_EMERALD_RAPIDS_METRIC_INFO_BOTLNK_L0_CORE_BOUND_LIKELY_EVENT_COUNT, c, value);
+}
+
+/*
  * Info_Thread_IPC (a ratio, level 1, per CPU): a / b
  *
  * Events: [0] INST_RETIRED.ANY_P (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
@@ -10249,7 +14706,9 @@ static inline int pmu_emerald_rapids_metric_store_op_utilization(const double *c
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_IPC_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_IPC_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_IPC_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_IPC_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_IPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_IPC_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_thread_ipc_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10261,6 +14720,102 @@ static inline int pmu_emerald_rapids_metric_info_thread_ipc(const double *counts
 }
 
 /*
+ * Info_Thread_UopPI (a ratio, level 1, per CPU): a / (b + c + a + d) * e / f
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4] TOPDOWN.SLOTS (CORE, fixed
+ * counter 3); [5] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_NAME "Info_Thread_UopPI"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_EVENT_COUNT 6U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_EVENT4 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_EVENT4_READ PMU_REGS_READ_SLOTS
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_EVENT5 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_EVENT5_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_thread_uoppi_steps[13] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_info_thread_uoppi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_info_thread_uoppi_steps, 13U, counts, PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UOPPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_UpTB (a ratio, level 1, per CPU): a / (b + c + a + d) * e / f
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4] TOPDOWN.SLOTS (CORE, fixed
+ * counter 3); [5] BR_INST_RETIRED.NEAR_TAKEN (CORE).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_NAME "Info_Thread_UpTB"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_EVENT_COUNT 6U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_EVENT4 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_EVENT4_READ PMU_REGS_READ_SLOTS
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_EVENT5 "BR_INST_RETIRED.NEAR_TAKEN"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_EVENT5_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_thread_uptb_steps[13] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_info_thread_uptb(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_info_thread_uptb_steps, 13U, counts, PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_UPTB_EVENT_COUNT, c, value);
+}
+
+/*
  * Info_Thread_CPI (per instruction, level 1, per CPU): 1 / (a / b)
  *
  * Events: [0] INST_RETIRED.ANY_P (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
@@ -10269,7 +14824,9 @@ static inline int pmu_emerald_rapids_metric_info_thread_ipc(const double *counts
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_CPI_UNIT "per instruction"
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_CPI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_CPI_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_CPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_CPI_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_CPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_thread_cpi_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10291,12 +14848,31 @@ static inline int pmu_emerald_rapids_metric_info_thread_cpi(const double *counts
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_CLKS_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_CLKS_EVENT_COUNT 1U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_CLKS_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_CLKS_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_thread_clks_steps[1] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0}
 };
 static inline int pmu_emerald_rapids_metric_info_thread_clks(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
 {
 	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_info_thread_clks_steps, 1U, counts, PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_CLKS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_SLOTS (a ratio, level 1, per CPU): a
+ *
+ * Events: [0] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_SLOTS_NAME "Info_Thread_SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_SLOTS_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_SLOTS_EVENT_COUNT 1U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_SLOTS_EVENT0 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_SLOTS_EVENT0_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_thread_slots_steps[1] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_info_thread_slots(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_info_thread_slots_steps, 1U, counts, PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_SLOTS_EVENT_COUNT, c, value);
 }
 
 /*
@@ -10308,7 +14884,9 @@ static inline int pmu_emerald_rapids_metric_info_thread_clks(const double *count
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_EVENT0 "UOPS_EXECUTED.THREAD"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_EVENT1 "UOPS_ISSUED.ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_thread_execute_per_issue_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10329,8 +14907,11 @@ static inline int pmu_emerald_rapids_metric_info_thread_execute_per_issue(const 
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_COREIPC_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_COREIPC_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_COREIPC_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_COREIPC_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_COREIPC_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_COREIPC_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_COREIPC_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_COREIPC_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_core_coreipc_steps[6] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_CONST, 5U, 0.0},
@@ -10360,17 +14941,29 @@ static inline int pmu_emerald_rapids_metric_info_core_coreipc(const double *coun
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT_COUNT 12U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT0 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT1 "FP_ARITH_INST_RETIRED2.SCALAR_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT2 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT3 "FP_ARITH_INST_RETIRED2.COMPLEX_SCALAR_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT4 "FP_ARITH_INST_RETIRED.4_FLOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT5 "FP_ARITH_INST_RETIRED2.128B_PACKED_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT5_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT6 "FP_ARITH_INST_RETIRED.8_FLOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT6_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT7 "FP_ARITH_INST_RETIRED2.256B_PACKED_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT7_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT8 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT8_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT9 "FP_ARITH_INST_RETIRED2.512B_PACKED_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT9_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT10 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT10_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT11 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FLOPC_EVENT11_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_core_flopc_steps[36] = {
 	{PMU_REGS_OP_NUM, 0U, 1.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10426,10 +15019,15 @@ static inline int pmu_emerald_rapids_metric_info_core_flopc(const double *counts
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT_COUNT 5U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT0 "FP_ARITH_DISPATCHED.PORT_0"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT1 "FP_ARITH_DISPATCHED.PORT_1"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT2 "FP_ARITH_DISPATCHED.PORT_5"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT3 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_core_fp_arith_utilization_steps[12] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10458,7 +15056,9 @@ static inline int pmu_emerald_rapids_metric_info_core_fp_arith_utilization(const
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_ILP_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_ILP_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_ILP_EVENT0 "UOPS_EXECUTED.THREAD"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_ILP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_ILP_EVENT1 "UOPS_EXECUTED.THREAD"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_ILP_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_core_ilp_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10478,7 +15078,9 @@ static inline int pmu_emerald_rapids_metric_info_core_ilp(const double *counts, 
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_EPC_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_EPC_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_EPC_EVENT0 "UOPS_EXECUTED.THREAD"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_EPC_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_EPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_EPC_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_core_epc_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10498,7 +15100,9 @@ static inline int pmu_emerald_rapids_metric_info_core_epc(const double *counts, 
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_CORE_CLKS_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_CORE_CLKS_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_CORE_CLKS_EVENT0 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_CORE_CLKS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_CORE_CLKS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_CORE_CORE_CLKS_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_core_core_clks_steps[4] = {
 	{PMU_REGS_OP_CONST, 5U, 0.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10519,7 +15123,9 @@ static inline int pmu_emerald_rapids_metric_info_core_core_clks(const double *co
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPLOAD_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPLOAD_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPLOAD_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPLOAD_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPLOAD_EVENT1 "MEM_INST_RETIRED.ALL_LOADS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPLOAD_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_inst_mix_ipload_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10539,7 +15145,9 @@ static inline int pmu_emerald_rapids_metric_info_inst_mix_ipload(const double *c
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPSTORE_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPSTORE_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPSTORE_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPSTORE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPSTORE_EVENT1 "MEM_INST_RETIRED.ALL_STORES"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPSTORE_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_inst_mix_ipstore_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10559,7 +15167,9 @@ static inline int pmu_emerald_rapids_metric_info_inst_mix_ipstore(const double *
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPBRANCH_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPBRANCH_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPBRANCH_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPBRANCH_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPBRANCH_EVENT1 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPBRANCH_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_inst_mix_ipbranch_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10579,7 +15189,9 @@ static inline int pmu_emerald_rapids_metric_info_inst_mix_ipbranch(const double 
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPCALL_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPCALL_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPCALL_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPCALL_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPCALL_EVENT1 "BR_INST_RETIRED.NEAR_CALL"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPCALL_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_inst_mix_ipcall_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10599,7 +15211,9 @@ static inline int pmu_emerald_rapids_metric_info_inst_mix_ipcall(const double *c
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPTB_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPTB_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPTB_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPTB_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPTB_EVENT1 "BR_INST_RETIRED.NEAR_TAKEN"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPTB_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_inst_mix_iptb_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10619,7 +15233,9 @@ static inline int pmu_emerald_rapids_metric_info_inst_mix_iptb(const double *cou
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_BPTKBRANCH_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT0 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT1 "BR_INST_RETIRED.NEAR_TAKEN"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_inst_mix_bptkbranch_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10646,16 +15262,27 @@ static inline int pmu_emerald_rapids_metric_info_inst_mix_bptkbranch(const doubl
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT_COUNT 11U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT1 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT2 "FP_ARITH_INST_RETIRED2.SCALAR_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT3 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT4 "FP_ARITH_INST_RETIRED2.COMPLEX_SCALAR_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT5 "FP_ARITH_INST_RETIRED.4_FLOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT5_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT6 "FP_ARITH_INST_RETIRED2.128B_PACKED_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT6_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT7 "FP_ARITH_INST_RETIRED.8_FLOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT7_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT8 "FP_ARITH_INST_RETIRED2.256B_PACKED_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT8_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT9 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT9_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT10 "FP_ARITH_INST_RETIRED2.512B_PACKED_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPFLOP_EVENT10_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_inst_mix_ipflop_steps[33] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 1.0},
@@ -10707,10 +15334,15 @@ static inline int pmu_emerald_rapids_metric_info_inst_mix_ipflop(const double *c
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_EVENT_COUNT 5U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_EVENT1 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_EVENT2 "FP_ARITH_INST_RETIRED2.SCALAR"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_EVENT3 "FP_ARITH_INST_RETIRED.VECTOR"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_EVENT4 "FP_ARITH_INST_RETIRED2.VECTOR"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_inst_mix_iparith_steps[9] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10736,7 +15368,9 @@ static inline int pmu_emerald_rapids_metric_info_inst_mix_iparith(const double *
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_HP_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_HP_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_HP_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_HP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_HP_EVENT1 "FP_ARITH_INST_RETIRED2.SCALAR"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_HP_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_inst_mix_iparith_scalar_hp_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10756,7 +15390,9 @@ static inline int pmu_emerald_rapids_metric_info_inst_mix_iparith_scalar_hp(cons
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_EVENT1 "FP_ARITH_INST_RETIRED.SCALAR_SINGLE"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_inst_mix_iparith_scalar_sp_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10776,7 +15412,9 @@ static inline int pmu_emerald_rapids_metric_info_inst_mix_iparith_scalar_sp(cons
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_EVENT1 "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_inst_mix_iparith_scalar_dp_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10798,9 +15436,13 @@ static inline int pmu_emerald_rapids_metric_info_inst_mix_iparith_scalar_dp(cons
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX128_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT_COUNT 4U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT1 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT2 "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT3 "FP_ARITH_INST_RETIRED2.128B_PACKED_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_inst_mix_iparith_avx128_steps[7] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10826,9 +15468,13 @@ static inline int pmu_emerald_rapids_metric_info_inst_mix_iparith_avx128(const d
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX256_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT_COUNT 4U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT1 "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT2 "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT3 "FP_ARITH_INST_RETIRED2.256B_PACKED_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_inst_mix_iparith_avx256_steps[7] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10854,9 +15500,13 @@ static inline int pmu_emerald_rapids_metric_info_inst_mix_iparith_avx256(const d
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX512_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT_COUNT 4U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT1 "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT2 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT3 "FP_ARITH_INST_RETIRED2.512B_PACKED_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_inst_mix_iparith_avx512_steps[7] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10880,7 +15530,9 @@ static inline int pmu_emerald_rapids_metric_info_inst_mix_iparith_avx512(const d
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_VECTORMIXPKI_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_VECTORMIXPKI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_VECTORMIXPKI_EVENT0 "ASSISTS.SSE_AVX_MIX"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_VECTORMIXPKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_VECTORMIXPKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_VECTORMIXPKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_inst_mix_vectormixpki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10902,7 +15554,9 @@ static inline int pmu_emerald_rapids_metric_info_inst_mix_vectormixpki(const dou
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPPAUSE_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPPAUSE_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPPAUSE_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPPAUSE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPPAUSE_EVENT1 "CPU_CLK_UNHALTED.PAUSE_INST"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPPAUSE_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_inst_mix_ippause_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10922,7 +15576,9 @@ static inline int pmu_emerald_rapids_metric_info_inst_mix_ippause(const double *
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPSWPF_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPSWPF_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPSWPF_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPSWPF_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPSWPF_EVENT1 "SW_PREFETCH_ACCESS.ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_IPSWPF_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_inst_mix_ipswpf_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10942,12 +15598,61 @@ static inline int pmu_emerald_rapids_metric_info_inst_mix_ipswpf(const double *c
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_INSTRUCTIONS_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_INSTRUCTIONS_EVENT_COUNT 1U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_INSTRUCTIONS_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_INSTRUCTIONS_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_inst_mix_instructions_steps[1] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0}
 };
 static inline int pmu_emerald_rapids_metric_info_inst_mix_instructions(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
 {
 	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_info_inst_mix_instructions_steps, 1U, counts, PMU_EMERALD_RAPIDS_METRIC_INFO_INST_MIX_INSTRUCTIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Pipeline_Retire (a ratio, level 1, per CPU): a / (b + c + a + d) * e / f
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4] TOPDOWN.SLOTS (CORE, fixed
+ * counter 3); [5] UOPS_RETIRED.SLOTS (CORE, threshold 1).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_NAME "Info_Pipeline_Retire"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_EVENT_COUNT 6U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_EVENT4 "TOPDOWN.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_EVENT4_READ PMU_REGS_READ_SLOTS
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_EVENT5 "UOPS_RETIRED.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_EVENT5_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_pipeline_retire_steps[13] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_info_pipeline_retire(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_info_pipeline_retire_steps, 13U, counts, PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_RETIRE_EVENT_COUNT, c, value);
 }
 
 /*
@@ -10959,7 +15664,9 @@ static inline int pmu_emerald_rapids_metric_info_inst_mix_instructions(const dou
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_STRINGS_CYCLES_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_STRINGS_CYCLES_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_STRINGS_CYCLES_EVENT0 "INST_RETIRED.REP_ITERATION"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_STRINGS_CYCLES_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_STRINGS_CYCLES_EVENT1 "UOPS_RETIRED.SLOTS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_STRINGS_CYCLES_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_pipeline_strings_cycles_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -10979,7 +15686,9 @@ static inline int pmu_emerald_rapids_metric_info_pipeline_strings_cycles(const d
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_IPASSIST_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_IPASSIST_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_IPASSIST_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_IPASSIST_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_IPASSIST_EVENT1 "ASSISTS.ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_IPASSIST_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_pipeline_ipassist_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11000,8 +15709,11 @@ static inline int pmu_emerald_rapids_metric_info_pipeline_ipassist(const double 
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_EXECUTE_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_EXECUTE_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_EXECUTE_EVENT0 "UOPS_EXECUTED.THREAD"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_EXECUTE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_EXECUTE_EVENT1 "UOPS_EXECUTED.CORE_CYCLES_GE_1"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_EXECUTE_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_EXECUTE_EVENT2 "UOPS_EXECUTED.THREAD"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_EXECUTE_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_pipeline_execute_steps[8] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_CONST, 5U, 0.0},
@@ -11026,7 +15738,9 @@ static inline int pmu_emerald_rapids_metric_info_pipeline_execute(const double *
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_FETCH_DSB_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_FETCH_DSB_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_FETCH_DSB_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_FETCH_DSB_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_FETCH_DSB_EVENT1 "IDQ.DSB_CYCLES_ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_FETCH_DSB_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_pipeline_fetch_dsb_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11046,7 +15760,9 @@ static inline int pmu_emerald_rapids_metric_info_pipeline_fetch_dsb(const double
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_FETCH_MITE_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_FETCH_MITE_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_FETCH_MITE_EVENT0 "IDQ.MITE_UOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_FETCH_MITE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_FETCH_MITE_EVENT1 "IDQ.MITE_CYCLES_ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_PIPELINE_FETCH_MITE_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_pipeline_fetch_mite_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11066,7 +15782,9 @@ static inline int pmu_emerald_rapids_metric_info_pipeline_fetch_mite(const doubl
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_FETCH_UPC_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_FETCH_UPC_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_FETCH_UPC_EVENT0 "UOPS_ISSUED.ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_FETCH_UPC_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_FETCH_UPC_EVENT1 "UOPS_ISSUED.ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_FETCH_UPC_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_frontend_fetch_upc_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11086,8 +15804,11 @@ static inline int pmu_emerald_rapids_metric_info_frontend_fetch_upc(const double
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_DSB_COVERAGE_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT1 "IDQ.MITE_UOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT2 "IDQ.MS_UOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_frontend_dsb_coverage_steps[7] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11112,7 +15833,9 @@ static inline int pmu_emerald_rapids_metric_info_frontend_dsb_coverage(const dou
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_EVENT0 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_EVENT1 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_frontend_dsb_switch_cost_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11132,7 +15855,9 @@ static inline int pmu_emerald_rapids_metric_info_frontend_dsb_switch_cost(const 
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_TBPC_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_TBPC_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_TBPC_EVENT0 "BR_INST_RETIRED.NEAR_TAKEN"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_TBPC_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_TBPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_TBPC_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_frontend_tbpc_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11152,7 +15877,9 @@ static inline int pmu_emerald_rapids_metric_info_frontend_tbpc(const double *cou
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_EVENT0 "ICACHE_DATA.STALLS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_EVENT1 "ICACHE_DATA.STALLS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_frontend_icache_miss_latency_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11172,7 +15899,9 @@ static inline int pmu_emerald_rapids_metric_info_frontend_icache_miss_latency(co
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT1 "BACLEARS.ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_frontend_ipunknown_branch_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11192,7 +15921,9 @@ static inline int pmu_emerald_rapids_metric_info_frontend_ipunknown_branch(const
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_EVENT0 "L2_RQSTS.CODE_RD_MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_frontend_l2mpki_code_all_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11214,7 +15945,9 @@ static inline int pmu_emerald_rapids_metric_info_frontend_l2mpki_code_all(const 
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISPREDICT_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT1 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_bad_spec_ipmispredict_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11234,7 +15967,9 @@ static inline int pmu_emerald_rapids_metric_info_bad_spec_ipmispredict(const dou
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_NTAKEN_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_NTAKEN_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_NTAKEN_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_NTAKEN_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_NTAKEN_EVENT1 "BR_MISP_RETIRED.COND_NTAKEN"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_NTAKEN_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_bad_spec_ipmisp_cond_ntaken_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11254,7 +15989,9 @@ static inline int pmu_emerald_rapids_metric_info_bad_spec_ipmisp_cond_ntaken(con
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_TAKEN_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_TAKEN_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_TAKEN_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_TAKEN_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_TAKEN_EVENT1 "BR_MISP_RETIRED.COND_TAKEN"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_COND_TAKEN_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_bad_spec_ipmisp_cond_taken_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11274,7 +16011,9 @@ static inline int pmu_emerald_rapids_metric_info_bad_spec_ipmisp_cond_taken(cons
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_RET_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_RET_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_RET_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_RET_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_RET_EVENT1 "BR_MISP_RETIRED.RET"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_RET_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_bad_spec_ipmisp_ret_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11294,7 +16033,9 @@ static inline int pmu_emerald_rapids_metric_info_bad_spec_ipmisp_ret(const doubl
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT1 "BR_MISP_RETIRED.INDIRECT"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_bad_spec_ipmisp_indirect_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11315,8 +16056,11 @@ static inline int pmu_emerald_rapids_metric_info_bad_spec_ipmisp_indirect(const 
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT0 "INT_MISC.CLEARS_COUNT"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT1 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT2 "MACHINE_CLEARS.COUNT"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_bad_spec_spec_clears_ratio_steps[5] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11338,7 +16082,9 @@ static inline int pmu_emerald_rapids_metric_info_bad_spec_spec_clears_ratio(cons
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_COND_NT_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_COND_NT_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_COND_NT_EVENT0 "BR_INST_RETIRED.COND_NTAKEN"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_COND_NT_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_COND_NT_EVENT1 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_COND_NT_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_branches_cond_nt_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11358,7 +16104,9 @@ static inline int pmu_emerald_rapids_metric_info_branches_cond_nt(const double *
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_COND_TK_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_COND_TK_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_COND_TK_EVENT0 "BR_INST_RETIRED.COND_TAKEN"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_COND_TK_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_COND_TK_EVENT1 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_COND_TK_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_branches_cond_tk_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11379,8 +16127,11 @@ static inline int pmu_emerald_rapids_metric_info_branches_cond_tk(const double *
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_CALLRET_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_CALLRET_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_CALLRET_EVENT0 "BR_INST_RETIRED.NEAR_CALL"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_CALLRET_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_CALLRET_EVENT1 "BR_INST_RETIRED.NEAR_RETURN"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_CALLRET_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_CALLRET_EVENT2 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_CALLRET_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_branches_callret_steps[5] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11403,9 +16154,13 @@ static inline int pmu_emerald_rapids_metric_info_branches_callret(const double *
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_JUMP_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_JUMP_EVENT_COUNT 4U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_JUMP_EVENT0 "BR_INST_RETIRED.NEAR_TAKEN"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_JUMP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_JUMP_EVENT1 "BR_INST_RETIRED.COND_TAKEN"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_JUMP_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_JUMP_EVENT2 "BR_INST_RETIRED.NEAR_CALL"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_JUMP_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_JUMP_EVENT3 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_JUMP_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_branches_jump_steps[9] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11434,11 +16189,17 @@ static inline int pmu_emerald_rapids_metric_info_branches_jump(const double *cou
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT_COUNT 6U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT0 "BR_INST_RETIRED.COND_NTAKEN"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT1 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT2 "BR_INST_RETIRED.COND_TAKEN"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT3 "BR_INST_RETIRED.NEAR_CALL"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT4 "BR_INST_RETIRED.NEAR_RETURN"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT5 "BR_INST_RETIRED.NEAR_TAKEN"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT5_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_branches_other_branches_steps[25] = {
 	{PMU_REGS_OP_NUM, 0U, 1.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11480,7 +16241,9 @@ static inline int pmu_emerald_rapids_metric_info_branches_other_branches(const d
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT0 "L1D_PEND_MISS.PENDING"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT1 "MEM_LOAD_COMPLETED.L1_MISS_ANY"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_load_miss_real_latency_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11500,7 +16263,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_load_miss_real_latency(c
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_MLP_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_MLP_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_MLP_EVENT0 "L1D_PEND_MISS.PENDING"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_MLP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_MLP_EVENT1 "L1D_PEND_MISS.PENDING_CYCLES"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_MLP_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_mlp_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11520,7 +16285,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_mlp(const double *counts
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_EVENT0 "MEM_LOAD_RETIRED.L1_MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_l1mpki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11542,7 +16309,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_l1mpki(const double *cou
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_EVENT0 "MEM_LOAD_RETIRED.L2_MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_l2mpki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11564,7 +16333,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_l2mpki(const double *cou
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L3MPKI_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L3MPKI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L3MPKI_EVENT0 "MEM_LOAD_RETIRED.L3_MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L3MPKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L3MPKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L3MPKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_l3mpki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11586,7 +16357,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_l3mpki(const double *cou
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_FB_HPKI_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_FB_HPKI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_FB_HPKI_EVENT0 "MEM_LOAD_RETIRED.FB_HIT"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_FB_HPKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_FB_HPKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_FB_HPKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_fb_hpki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11608,7 +16381,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_fb_hpki(const double *co
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_LOAD_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_LOAD_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_LOAD_EVENT0 "L2_RQSTS.ALL_DEMAND_DATA_RD"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_LOAD_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_LOAD_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L1MPKI_LOAD_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_l1mpki_load_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11630,7 +16405,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_l1mpki_load(const double
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_ALL_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT0 "L2_RQSTS.MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_l2mpki_all_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11652,7 +16429,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_l2mpki_all(const double 
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_LOAD_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_LOAD_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_LOAD_EVENT0 "L2_RQSTS.DEMAND_DATA_RD_MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_LOAD_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_LOAD_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_LOAD_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_l2mpki_load_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11674,7 +16453,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_l2mpki_load(const double
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_RFO_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT0 "L2_RQSTS.RFO_MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_l2mpki_rfo_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11697,8 +16478,11 @@ static inline int pmu_emerald_rapids_metric_info_memory_l2mpki_rfo(const double 
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_ALL_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_ALL_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_ALL_EVENT0 "L2_RQSTS.REFERENCES"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_ALL_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_ALL_EVENT1 "L2_RQSTS.MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_ALL_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_ALL_EVENT2 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_ALL_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_l2hpki_all_steps[7] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11722,7 +16506,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_l2hpki_all(const double 
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_LOAD_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_LOAD_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_LOAD_EVENT0 "L2_RQSTS.DEMAND_DATA_RD_HIT"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_LOAD_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_LOAD_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2HPKI_LOAD_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_l2hpki_load_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11745,6 +16531,7 @@ static inline int pmu_emerald_rapids_metric_info_memory_l2hpki_load(const double
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_EVENT_COUNT 1U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_EVENT0 "L1D.REPLACEMENT"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_l1d_cache_fill_bw_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 64.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11771,6 +16558,7 @@ static inline int pmu_emerald_rapids_metric_info_memory_l1d_cache_fill_bw(const 
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_EVENT_COUNT 1U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_EVENT0 "L2_LINES_IN.ALL"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_l2_cache_fill_bw_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 64.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11797,6 +16585,7 @@ static inline int pmu_emerald_rapids_metric_info_memory_l2_cache_fill_bw(const d
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_EVENT_COUNT 1U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_EVENT0 "LONGEST_LAT_CACHE.MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_l3_cache_fill_bw_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 64.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11823,6 +16612,7 @@ static inline int pmu_emerald_rapids_metric_info_memory_l3_cache_fill_bw(const d
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L3_CACHE_ACCESS_BW_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L3_CACHE_ACCESS_BW_EVENT_COUNT 1U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L3_CACHE_ACCESS_BW_EVENT0 "OFFCORE_REQUESTS.ALL_REQUESTS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_L3_CACHE_ACCESS_BW_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_l3_cache_access_bw_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 64.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11851,10 +16641,15 @@ static inline int pmu_emerald_rapids_metric_info_memory_l3_cache_access_bw(const
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT_COUNT 5U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT0 "ITLB_MISSES.WALK_PENDING"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT1 "DTLB_LOAD_MISSES.WALK_PENDING"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT2 "DTLB_STORE_MISSES.WALK_PENDING"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT3 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_tlb_page_walks_utilization_steps[12] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11883,7 +16678,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_tlb_page_walks_utilizati
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_EVENT0 "ITLB_MISSES.WALK_COMPLETED"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_tlb_code_stlb_mpki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11905,7 +16702,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_tlb_code_stlb_mpki(const
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_EVENT0 "DTLB_LOAD_MISSES.WALK_COMPLETED"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_tlb_load_stlb_mpki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11927,7 +16726,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_tlb_load_stlb_mpki(const
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_EVENT0 "DTLB_STORE_MISSES.WALK_COMPLETED"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_tlb_store_stlb_mpki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11950,6 +16751,7 @@ static inline int pmu_emerald_rapids_metric_info_memory_tlb_store_stlb_mpki(cons
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_EVENT_COUNT 1U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_EVENT0 "L1D.REPLACEMENT"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_core_l1d_cache_fill_bw_2t_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 64.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11976,6 +16778,7 @@ static inline int pmu_emerald_rapids_metric_info_memory_core_l1d_cache_fill_bw_2
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_EVENT_COUNT 1U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_EVENT0 "L2_LINES_IN.ALL"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_core_l2_cache_fill_bw_2t_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 64.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12002,6 +16805,7 @@ static inline int pmu_emerald_rapids_metric_info_memory_core_l2_cache_fill_bw_2t
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_EVENT_COUNT 1U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_EVENT0 "LONGEST_LAT_CACHE.MISS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_core_l3_cache_fill_bw_2t_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 64.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12028,6 +16832,7 @@ static inline int pmu_emerald_rapids_metric_info_memory_core_l3_cache_fill_bw_2t
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L3_CACHE_ACCESS_BW_2T_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L3_CACHE_ACCESS_BW_2T_EVENT_COUNT 1U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L3_CACHE_ACCESS_BW_2T_EVENT0 "OFFCORE_REQUESTS.ALL_REQUESTS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L3_CACHE_ACCESS_BW_2T_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_core_l3_cache_access_bw_2t_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 64.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12053,7 +16858,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_core_l3_cache_access_bw_
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_EVENT0 "L2_LINES_OUT.SILENT"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_core_l2_evictions_silent_pki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12075,7 +16882,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_core_l2_evictions_silent
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_EVENT0 "L2_LINES_OUT.NON_SILENT"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_core_l2_evictions_nonsilent_pki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12098,8 +16907,11 @@ static inline int pmu_emerald_rapids_metric_info_memory_core_l2_evictions_nonsil
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT_COUNT 3U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT0 "L2_LINES_OUT.USELESS_HWPF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT1 "L2_LINES_OUT.SILENT"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT2 "L2_LINES_OUT.NON_SILENT"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_prefetches_useless_hwpf_steps[5] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12122,7 +16934,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_prefetches_useless_hwpf(
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT1 "OFFCORE_REQUESTS.DEMAND_DATA_RD"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_latency_load_l2_miss_latency_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12143,7 +16957,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_latency_load_l2_miss_lat
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L3_MISS_LATENCY_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L3_MISS_LATENCY_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L3_MISS_LATENCY_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L3_MISS_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L3_MISS_LATENCY_EVENT1 "OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L3_MISS_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_latency_load_l3_miss_latency_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12164,7 +16980,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_latency_load_l3_miss_lat
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT1 "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_latency_load_l2_mlp_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12185,7 +17003,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_latency_load_l2_mlp(cons
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.DATA_RD"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT1 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_latency_data_l2_mlp_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12205,7 +17025,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_latency_data_l2_mlp(cons
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_EVENT0 "MEM_LOAD_MISC_RETIRED.UC"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_mix_uc_load_pki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12227,7 +17049,9 @@ static inline int pmu_emerald_rapids_metric_info_memory_mix_uc_load_pki(const do
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_MIX_BUS_LOCK_PKI_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_MIX_BUS_LOCK_PKI_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_MIX_BUS_LOCK_PKI_EVENT0 "SQ_MISC.BUS_LOCK"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_MIX_BUS_LOCK_PKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_MIX_BUS_LOCK_PKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_MIX_BUS_LOCK_PKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_memory_mix_bus_lock_pki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12256,15 +17080,25 @@ static inline int pmu_emerald_rapids_metric_info_memory_mix_bus_lock_pki(const d
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT_COUNT 10U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT0 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT1 "FP_ARITH_INST_RETIRED2.SCALAR_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT2 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT3 "FP_ARITH_INST_RETIRED2.COMPLEX_SCALAR_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT4 "FP_ARITH_INST_RETIRED.4_FLOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT5 "FP_ARITH_INST_RETIRED2.128B_PACKED_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT5_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT6 "FP_ARITH_INST_RETIRED.8_FLOPS"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT6_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT7 "FP_ARITH_INST_RETIRED2.256B_PACKED_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT7_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT8 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT8_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT9 "FP_ARITH_INST_RETIRED2.512B_PACKED_HALF"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_GFLOPS_EVENT9_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_system_gflops_steps[37] = {
 	{PMU_REGS_OP_NUM, 0U, 1.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12318,7 +17152,9 @@ static inline int pmu_emerald_rapids_metric_info_system_gflops(const double *cou
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_C0_WAIT_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_C0_WAIT_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_C0_WAIT_EVENT0 "CPU_CLK_UNHALTED.C0_WAIT"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_C0_WAIT_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_C0_WAIT_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_C0_WAIT_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_system_c0_wait_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12327,6 +17163,120 @@ static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_system_c
 static inline int pmu_emerald_rapids_metric_info_system_c0_wait(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
 {
 	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_info_system_c0_wait_steps, 3U, counts, PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_C0_WAIT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_DRAM_BW_Use (a ratio, level 1, per socket): 64 * (a + b) / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] UNC_M_CAS_COUNT.RD (IMC); [1] UNC_M_CAS_COUNT.WR (IMC).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_DRAM_BW_USE_NAME "Info_System_DRAM_BW_Use"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_DRAM_BW_USE_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT_COUNT 2U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT0 "UNC_M_CAS_COUNT.RD"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT1 "UNC_M_CAS_COUNT.WR"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_system_dram_bw_use_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_info_system_dram_bw_use(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_info_system_dram_bw_use_steps, 11U, counts, PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_IO_Read_BW (a ratio, level 1, per socket): a * 64 / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_PCIRDCUR (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_READ_BW_NAME "Info_System_IO_Read_BW"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_READ_BW_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT_COUNT 1U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT0 "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_system_io_read_bw_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_info_system_io_read_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_info_system_io_read_bw_steps, 9U, counts, PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_IO_Write_BW (a ratio, level 1, per socket): (a + b) * 64 / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_ITOM (CHA); [1] UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR
+ * (CHA).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_WRITE_BW_NAME "Info_System_IO_Write_BW"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_WRITE_BW_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT_COUNT 2U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT0 "UNC_CHA_TOR_INSERTS.IO_ITOM"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT1 "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_system_io_write_bw_steps[11] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_info_system_io_write_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_info_system_io_write_bw_steps, 11U, counts, PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_UPI_Data_Transmit_BW (a ratio, level 1, per socket): a * 64 / 9 / 1000000
+ *
+ * Events: [0] UNC_UPI_TxL_FLITS.ALL_DATA (UPI).
+ */
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_UPI_DATA_TRANSMIT_BW_NAME "Info_System_UPI_Data_Transmit_BW"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_UPI_DATA_TRANSMIT_BW_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_UPI_DATA_TRANSMIT_BW_EVENT_COUNT 1U
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_UPI_DATA_TRANSMIT_BW_EVENT0 "UNC_UPI_TxL_FLITS.ALL_DATA"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_UPI_DATA_TRANSMIT_BW_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_system_upi_data_transmit_bw_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_emerald_rapids_metric_info_system_upi_data_transmit_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_info_system_upi_data_transmit_bw_steps, 7U, counts, PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_UPI_DATA_TRANSMIT_BW_EVENT_COUNT, c, value);
 }
 
 /*
@@ -12356,7 +17306,9 @@ static inline int pmu_emerald_rapids_metric_info_system_time(const double *count
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_MUX_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_MUX_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_MUX_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_MUX_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_MUX_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_MUX_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_system_mux_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12378,7 +17330,9 @@ static inline int pmu_emerald_rapids_metric_info_system_mux(const double *counts
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_UNIT ""
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT0 "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT1 "CPU_CLK_UNHALTED.REF_DISTRIBUTED"
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_system_smt_2t_utilization_steps[8] = {
 	{PMU_REGS_OP_CONST, 5U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 1.0},

@@ -8354,10 +8354,12 @@ static inline uint64_t pmu_ice_lake_sp_u_l_pci_pmon_ctr_event_count_set(uint64_t
 #define PMU_ICE_LAKE_SP_CORE_EVENT_SQ_MISC_BUS_LOCK_ANY_THREAD 0
 
 /*
- * Derived metrics of Intel Xeon Scalable Processor, 3rd generation (Ice Lake-SP) uncore (182
+ * Derived metrics of Intel Xeon Scalable Processor, 3rd generation (Ice Lake-SP) uncore (247
  * metrics, from the spec's ice-lake-sp/metrics/). For each: _NAME, _UNIT, _EVENT_COUNT and
- * _EVENTn (the event names, in the order the counts are given), the formula's steps, and a
- * function: pass the events' counts over an interval and the constants (duration_seconds the
+ * _EVENTn (the event names, in the order the counts are given) with _EVENTn_READ
+ * (PMU_REGS_READ_COUNTED: a counter's count; _SLOTS and _SLOTS_SHARE: pmu_regs_topdown_count
+ * of the top-down registers, the byte in _EVENTn_PERF_METRICS_BYTE), the formula's steps, and
+ * a function: pass the events' counts over an interval and the constants (duration_seconds the
  * interval's length; NaN where unknown, see pmu_regs_metric_unknown); it returns 1 and sets
  * *value, or 0 when the metric is n/a.
  */
@@ -8371,7 +8373,9 @@ static inline uint64_t pmu_ice_lake_sp_u_l_pci_pmon_ctr_event_count_set(uint64_t
 #define PMU_ICE_LAKE_SP_METRIC_LLC_HIT_RATE_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_LLC_HIT_RATE_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_LLC_HIT_RATE_EVENT0 "LONGEST_LAT_CACHE.REFERENCE"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_HIT_RATE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LLC_HIT_RATE_EVENT1 "LONGEST_LAT_CACHE.MISS"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_HIT_RATE_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_llc_hit_rate_steps[7] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -8395,7 +8399,9 @@ static inline int pmu_ice_lake_sp_metric_llc_hit_rate(const double *counts, cons
 #define PMU_ICE_LAKE_SP_METRIC_CPI_UNIT "per instruction"
 #define PMU_ICE_LAKE_SP_METRIC_CPI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_CPI_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_CPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_CPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_CPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_cpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8415,7 +8421,9 @@ static inline int pmu_ice_lake_sp_metric_cpi(const double *counts, const struct 
 #define PMU_ICE_LAKE_SP_METRIC_LOADS_PER_INSTR_UNIT "per instruction"
 #define PMU_ICE_LAKE_SP_METRIC_LOADS_PER_INSTR_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_LOADS_PER_INSTR_EVENT0 "MEM_INST_RETIRED.ALL_LOADS"
+#define PMU_ICE_LAKE_SP_METRIC_LOADS_PER_INSTR_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOADS_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_LOADS_PER_INSTR_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_loads_per_instr_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8435,7 +8443,9 @@ static inline int pmu_ice_lake_sp_metric_loads_per_instr(const double *counts, c
 #define PMU_ICE_LAKE_SP_METRIC_STORES_PER_INSTR_UNIT "per instruction"
 #define PMU_ICE_LAKE_SP_METRIC_STORES_PER_INSTR_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_STORES_PER_INSTR_EVENT0 "MEM_INST_RETIRED.ALL_STORES"
+#define PMU_ICE_LAKE_SP_METRIC_STORES_PER_INSTR_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORES_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_STORES_PER_INSTR_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_stores_per_instr_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8455,7 +8465,9 @@ static inline int pmu_ice_lake_sp_metric_stores_per_instr(const double *counts, 
 #define PMU_ICE_LAKE_SP_METRIC_L1D_MPI_UNIT "per instruction"
 #define PMU_ICE_LAKE_SP_METRIC_L1D_MPI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_L1D_MPI_EVENT0 "L1D.REPLACEMENT"
+#define PMU_ICE_LAKE_SP_METRIC_L1D_MPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L1D_MPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_L1D_MPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_l1d_mpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8475,7 +8487,9 @@ static inline int pmu_ice_lake_sp_metric_l1d_mpi(const double *counts, const str
 #define PMU_ICE_LAKE_SP_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_UNIT "per instruction"
 #define PMU_ICE_LAKE_SP_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT0 "MEM_LOAD_RETIRED.L1_HIT"
+#define PMU_ICE_LAKE_SP_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_L1D_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_l1d_demand_data_read_hits_per_instr_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8495,7 +8509,9 @@ static inline int pmu_ice_lake_sp_metric_l1d_demand_data_read_hits_per_instr(con
 #define PMU_ICE_LAKE_SP_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_UNIT "per instruction"
 #define PMU_ICE_LAKE_SP_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT0 "L2_RQSTS.ALL_CODE_RD"
+#define PMU_ICE_LAKE_SP_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_L1_I_CODE_READ_MISSES_WITH_PREFETCHES_PER_INSTR_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_l1_i_code_read_misses_with_prefetches_per_instr_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8515,7 +8531,9 @@ static inline int pmu_ice_lake_sp_metric_l1_i_code_read_misses_with_prefetches_p
 #define PMU_ICE_LAKE_SP_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_UNIT "per instruction"
 #define PMU_ICE_LAKE_SP_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT0 "MEM_LOAD_RETIRED.L2_HIT"
+#define PMU_ICE_LAKE_SP_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_L2_DEMAND_DATA_READ_HITS_PER_INSTR_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_l2_demand_data_read_hits_per_instr_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8535,7 +8553,9 @@ static inline int pmu_ice_lake_sp_metric_l2_demand_data_read_hits_per_instr(cons
 #define PMU_ICE_LAKE_SP_METRIC_L2_MPI_UNIT "per instruction"
 #define PMU_ICE_LAKE_SP_METRIC_L2_MPI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_L2_MPI_EVENT0 "L2_LINES_IN.ALL"
+#define PMU_ICE_LAKE_SP_METRIC_L2_MPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L2_MPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_L2_MPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_l2_mpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8555,7 +8575,9 @@ static inline int pmu_ice_lake_sp_metric_l2_mpi(const double *counts, const stru
 #define PMU_ICE_LAKE_SP_METRIC_L2_DEMAND_DATA_READ_MPI_UNIT "per instruction"
 #define PMU_ICE_LAKE_SP_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT0 "MEM_LOAD_RETIRED.L2_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_L2_DEMAND_DATA_READ_MPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_l2_demand_data_read_mpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8575,7 +8597,9 @@ static inline int pmu_ice_lake_sp_metric_l2_demand_data_read_mpi(const double *c
 #define PMU_ICE_LAKE_SP_METRIC_L2_DEMAND_CODE_MPI_UNIT "per instruction"
 #define PMU_ICE_LAKE_SP_METRIC_L2_DEMAND_CODE_MPI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_L2_DEMAND_CODE_MPI_EVENT0 "L2_RQSTS.CODE_RD_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_L2_DEMAND_CODE_MPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L2_DEMAND_CODE_MPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_L2_DEMAND_CODE_MPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_l2_demand_code_mpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8587,6 +8611,246 @@ static inline int pmu_ice_lake_sp_metric_l2_demand_code_mpi(const double *counts
 }
 
 /*
+ * llc_data_read_mpi_demand_plus_prefetch (per instruction, level 1, per socket): (a + b + c) /
+ * d
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IA_MISS_DRD (CHA); [2] UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF (CHA); [3]
+ * INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_NAME "llc_data_read_mpi_demand_plus_prefetch"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_UNIT "per instruction"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT_COUNT 4U
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT0 "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT1 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT2 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT3 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT3_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_llc_data_read_mpi_demand_plus_prefetch_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_llc_data_read_mpi_demand_plus_prefetch(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_llc_data_read_mpi_demand_plus_prefetch_steps, 7U, counts, PMU_ICE_LAKE_SP_METRIC_LLC_DATA_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_code_read_mpi_demand_plus_prefetch (per instruction, level 1, per socket): (b + c) / d
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IA_MISS_CRD (CHA); [1] UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF
+ * (CHA); [2] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_LLC_CODE_READ_MPI_DEMAND_PLUS_PREFETCH_NAME "llc_code_read_mpi_demand_plus_prefetch"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_CODE_READ_MPI_DEMAND_PLUS_PREFETCH_UNIT "per instruction"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_CODE_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT_COUNT 3U
+#define PMU_ICE_LAKE_SP_METRIC_LLC_CODE_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT0 "UNC_CHA_TOR_INSERTS.IA_MISS_CRD"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_CODE_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LLC_CODE_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT1 "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_CODE_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LLC_CODE_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT2 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_CODE_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT2_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_llc_code_read_mpi_demand_plus_prefetch_steps[5] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_llc_code_read_mpi_demand_plus_prefetch(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_llc_code_read_mpi_demand_plus_prefetch_steps, 5U, counts, PMU_ICE_LAKE_SP_METRIC_LLC_CODE_READ_MPI_DEMAND_PLUS_PREFETCH_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_demand_data_read_miss_latency (ns, level 1, per socket): 1000000000 * (a / b) / (c /
+ * (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD (CHA); [1] UNC_CHA_TOR_INSERTS.IA_MISS_DRD
+ * (CHA); [2] UNC_CHA_CLOCKTICKS (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_NAME "llc_demand_data_read_miss_latency"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_UNIT "ns"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_EVENT_COUNT 3U
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_EVENT0 "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_EVENT1 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_EVENT2 "UNC_CHA_CLOCKTICKS"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_EVENT2_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_llc_demand_data_read_miss_latency_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_CONST, 3U, 0.0},
+	{PMU_REGS_OP_CONST, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_llc_demand_data_read_miss_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_llc_demand_data_read_miss_latency_steps, 13U, counts, PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_demand_data_read_miss_latency_for_local_requests (ns, level 1, per socket): 1000000000 *
+ * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL (CHA); [2] UNC_CHA_CLOCKTICKS (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_NAME "llc_demand_data_read_miss_latency_for_local_requests"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_UNIT "ns"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_EVENT_COUNT 3U
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_EVENT0 "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_EVENT1 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_EVENT2 "UNC_CHA_CLOCKTICKS"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_EVENT2_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_llc_demand_data_read_miss_latency_for_local_requests_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_CONST, 3U, 0.0},
+	{PMU_REGS_OP_CONST, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_llc_demand_data_read_miss_latency_for_local_requests(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_llc_demand_data_read_miss_latency_for_local_requests_steps, 13U, counts, PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_LOCAL_REQUESTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_demand_data_read_miss_latency_for_remote_requests (ns, level 1, per socket): 1000000000
+ * * (a / b) / (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE (CHA); [2] UNC_CHA_CLOCKTICKS (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_NAME "llc_demand_data_read_miss_latency_for_remote_requests"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_UNIT "ns"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_EVENT_COUNT 3U
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_EVENT0 "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_EVENT1 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_EVENT2 "UNC_CHA_CLOCKTICKS"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_EVENT2_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_llc_demand_data_read_miss_latency_for_remote_requests_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_CONST, 3U, 0.0},
+	{PMU_REGS_OP_CONST, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_llc_demand_data_read_miss_latency_for_remote_requests(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_llc_demand_data_read_miss_latency_for_remote_requests_steps, 13U, counts, PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_LATENCY_FOR_REMOTE_REQUESTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_demand_data_read_miss_to_pmem_latency (ns, level 1, per socket): 1000000000 * (a / b) /
+ * (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM (CHA); [2] UNC_CHA_CLOCKTICKS (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_PMEM_LATENCY_NAME "llc_demand_data_read_miss_to_pmem_latency"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_PMEM_LATENCY_UNIT "ns"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_PMEM_LATENCY_EVENT_COUNT 3U
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_PMEM_LATENCY_EVENT0 "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_PMEM_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_PMEM_LATENCY_EVENT1 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_PMEM_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_PMEM_LATENCY_EVENT2 "UNC_CHA_CLOCKTICKS"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_PMEM_LATENCY_EVENT2_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_llc_demand_data_read_miss_to_pmem_latency_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_CONST, 3U, 0.0},
+	{PMU_REGS_OP_CONST, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_llc_demand_data_read_miss_to_pmem_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_llc_demand_data_read_miss_to_pmem_latency_steps, 13U, counts, PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_PMEM_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * llc_demand_data_read_miss_to_dram_latency (ns, level 1, per socket): 1000000000 * (a / b) /
+ * (c / (CHAS_PER_SOCKET * SOCKET_COUNT)) * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR (CHA); [2] UNC_CHA_CLOCKTICKS (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_NAME "llc_demand_data_read_miss_to_dram_latency"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_UNIT "ns"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_EVENT_COUNT 3U
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_EVENT0 "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_EVENT1 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_EVENT2 "UNC_CHA_CLOCKTICKS"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_EVENT2_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_llc_demand_data_read_miss_to_dram_latency_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_CONST, 3U, 0.0},
+	{PMU_REGS_OP_CONST, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_llc_demand_data_read_miss_to_dram_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_llc_demand_data_read_miss_to_dram_latency_steps, 13U, counts, PMU_ICE_LAKE_SP_METRIC_LLC_DEMAND_DATA_READ_MISS_TO_DRAM_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
  * itlb_2nd_level_mpi (per instruction, level 1, per CPU): a / b
  *
  * Events: [0] ITLB_MISSES.WALK_COMPLETED (CORE); [1] INST_RETIRED.ANY_P (CORE).
@@ -8595,7 +8859,9 @@ static inline int pmu_ice_lake_sp_metric_l2_demand_code_mpi(const double *counts
 #define PMU_ICE_LAKE_SP_METRIC_ITLB_2ND_LEVEL_MPI_UNIT "per instruction"
 #define PMU_ICE_LAKE_SP_METRIC_ITLB_2ND_LEVEL_MPI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_ITLB_2ND_LEVEL_MPI_EVENT0 "ITLB_MISSES.WALK_COMPLETED"
+#define PMU_ICE_LAKE_SP_METRIC_ITLB_2ND_LEVEL_MPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_ITLB_2ND_LEVEL_MPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_ITLB_2ND_LEVEL_MPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_itlb_2nd_level_mpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8615,7 +8881,9 @@ static inline int pmu_ice_lake_sp_metric_itlb_2nd_level_mpi(const double *counts
 #define PMU_ICE_LAKE_SP_METRIC_ITLB_2ND_LEVEL_LARGE_PAGE_MPI_UNIT "per instruction"
 #define PMU_ICE_LAKE_SP_METRIC_ITLB_2ND_LEVEL_LARGE_PAGE_MPI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_ITLB_2ND_LEVEL_LARGE_PAGE_MPI_EVENT0 "ITLB_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_ICE_LAKE_SP_METRIC_ITLB_2ND_LEVEL_LARGE_PAGE_MPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_ITLB_2ND_LEVEL_LARGE_PAGE_MPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_ITLB_2ND_LEVEL_LARGE_PAGE_MPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_itlb_2nd_level_large_page_mpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8635,7 +8903,9 @@ static inline int pmu_ice_lake_sp_metric_itlb_2nd_level_large_page_mpi(const dou
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_LOAD_MPI_UNIT "per instruction"
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_LOAD_MPI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_LOAD_MPI_EVENT0 "DTLB_LOAD_MISSES.WALK_COMPLETED"
+#define PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_LOAD_MPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_LOAD_MPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_LOAD_MPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_dtlb_2nd_level_load_mpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8655,7 +8925,9 @@ static inline int pmu_ice_lake_sp_metric_dtlb_2nd_level_load_mpi(const double *c
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_2MB_LARGE_PAGE_LOAD_MPI_UNIT "per instruction"
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_2MB_LARGE_PAGE_LOAD_MPI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_2MB_LARGE_PAGE_LOAD_MPI_EVENT0 "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_2MB_LARGE_PAGE_LOAD_MPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_2MB_LARGE_PAGE_LOAD_MPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_2MB_LARGE_PAGE_LOAD_MPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_dtlb_2nd_level_2mb_large_page_load_mpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8675,7 +8947,9 @@ static inline int pmu_ice_lake_sp_metric_dtlb_2nd_level_2mb_large_page_load_mpi(
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_STORE_MPI_UNIT "per instruction"
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_STORE_MPI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_STORE_MPI_EVENT0 "DTLB_STORE_MISSES.WALK_COMPLETED"
+#define PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_STORE_MPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_STORE_MPI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_STORE_MPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_dtlb_2nd_level_store_mpi_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8684,6 +8958,84 @@ static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_dtlb_2nd_level_s
 static inline int pmu_ice_lake_sp_metric_dtlb_2nd_level_store_mpi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
 {
 	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_dtlb_2nd_level_store_mpi_steps, 3U, counts, PMU_ICE_LAKE_SP_METRIC_DTLB_2ND_LEVEL_STORE_MPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * numa_reads_addressed_to_local_dram (percent, level 1, per socket): 100 * (a + b) / (a + b +
+ * c + d)
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL (CHA); [2] UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE
+ * (CHA); [3] UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_NAME "numa_reads_addressed_to_local_dram"
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT_COUNT 4U
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT0 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL"
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT1 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL"
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT2 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE"
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT3 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE"
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT3_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_numa_reads_addressed_to_local_dram_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_numa_reads_addressed_to_local_dram(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_numa_reads_addressed_to_local_dram_steps, 13U, counts, PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_LOCAL_DRAM_EVENT_COUNT, c, value);
+}
+
+/*
+ * numa_reads_addressed_to_remote_dram (percent, level 1, per socket): 100 * (c + d) / (a + b +
+ * c + d)
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL (CHA); [2] UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE
+ * (CHA); [3] UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_NAME "numa_reads_addressed_to_remote_dram"
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT_COUNT 4U
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT0 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL"
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT1 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL"
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT2 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE"
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT3 "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE"
+#define PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT3_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_numa_reads_addressed_to_remote_dram_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_numa_reads_addressed_to_remote_dram(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_numa_reads_addressed_to_remote_dram_steps, 13U, counts, PMU_ICE_LAKE_SP_METRIC_NUMA_READS_ADDRESSED_TO_REMOTE_DRAM_EVENT_COUNT, c, value);
 }
 
 /*
@@ -8696,6 +9048,7 @@ static inline int pmu_ice_lake_sp_metric_dtlb_2nd_level_store_mpi(const double *
 #define PMU_ICE_LAKE_SP_METRIC_UNCORE_FREQUENCY_UNIT "GHz"
 #define PMU_ICE_LAKE_SP_METRIC_UNCORE_FREQUENCY_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_UNCORE_FREQUENCY_EVENT0 "UNC_CHA_CLOCKTICKS"
+#define PMU_ICE_LAKE_SP_METRIC_UNCORE_FREQUENCY_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_uncore_frequency_steps[9] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_CONST, 3U, 0.0},
@@ -8722,6 +9075,7 @@ static inline int pmu_ice_lake_sp_metric_uncore_frequency(const double *counts, 
 #define PMU_ICE_LAKE_SP_METRIC_UPI_DATA_TRANSMIT_BW_UNIT "MB/sec"
 #define PMU_ICE_LAKE_SP_METRIC_UPI_DATA_TRANSMIT_BW_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_UPI_DATA_TRANSMIT_BW_EVENT0 "UNC_UPI_TxL_FLITS.ALL_DATA"
+#define PMU_ICE_LAKE_SP_METRIC_UPI_DATA_TRANSMIT_BW_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_upi_data_transmit_bw_steps[9] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 64.0},
@@ -8748,6 +9102,7 @@ static inline int pmu_ice_lake_sp_metric_upi_data_transmit_bw(const double *coun
 #define PMU_ICE_LAKE_SP_METRIC_MEMORY_BANDWIDTH_READ_UNIT "MB/sec"
 #define PMU_ICE_LAKE_SP_METRIC_MEMORY_BANDWIDTH_READ_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_MEMORY_BANDWIDTH_READ_EVENT0 "UNC_M_CAS_COUNT.RD"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BANDWIDTH_READ_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_memory_bandwidth_read_steps[7] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 64.0},
@@ -8772,6 +9127,7 @@ static inline int pmu_ice_lake_sp_metric_memory_bandwidth_read(const double *cou
 #define PMU_ICE_LAKE_SP_METRIC_MEMORY_BANDWIDTH_WRITE_UNIT "MB/sec"
 #define PMU_ICE_LAKE_SP_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT0 "UNC_M_CAS_COUNT.WR"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_memory_bandwidth_write_steps[7] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 64.0},
@@ -8796,7 +9152,9 @@ static inline int pmu_ice_lake_sp_metric_memory_bandwidth_write(const double *co
 #define PMU_ICE_LAKE_SP_METRIC_MEMORY_BANDWIDTH_TOTAL_UNIT "MB/sec"
 #define PMU_ICE_LAKE_SP_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT0 "UNC_M_CAS_COUNT.RD"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT1 "UNC_M_CAS_COUNT.WR"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_memory_bandwidth_total_steps[9] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8824,8 +9182,11 @@ static inline int pmu_ice_lake_sp_metric_memory_bandwidth_total(const double *co
 #define PMU_ICE_LAKE_SP_METRIC_MEMORY_EXTRA_WRITE_BW_DUE_TO_DIRECTORY_UPDATES_UNIT "MB/sec"
 #define PMU_ICE_LAKE_SP_METRIC_MEMORY_EXTRA_WRITE_BW_DUE_TO_DIRECTORY_UPDATES_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_MEMORY_EXTRA_WRITE_BW_DUE_TO_DIRECTORY_UPDATES_EVENT0 "UNC_CHA_DIR_UPDATE.HA"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_EXTRA_WRITE_BW_DUE_TO_DIRECTORY_UPDATES_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_MEMORY_EXTRA_WRITE_BW_DUE_TO_DIRECTORY_UPDATES_EVENT1 "UNC_CHA_DIR_UPDATE.TOR"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_EXTRA_WRITE_BW_DUE_TO_DIRECTORY_UPDATES_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_MEMORY_EXTRA_WRITE_BW_DUE_TO_DIRECTORY_UPDATES_EVENT2 "UNC_M2M_DIRECTORY_UPDATE.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_EXTRA_WRITE_BW_DUE_TO_DIRECTORY_UPDATES_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_memory_extra_write_bw_due_to_directory_updates_steps[11] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8854,6 +9215,7 @@ static inline int pmu_ice_lake_sp_metric_memory_extra_write_bw_due_to_directory_
 #define PMU_ICE_LAKE_SP_METRIC_PMEM_MEMORY_BANDWIDTH_READ_UNIT "MB/sec"
 #define PMU_ICE_LAKE_SP_METRIC_PMEM_MEMORY_BANDWIDTH_READ_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_PMEM_MEMORY_BANDWIDTH_READ_EVENT0 "UNC_M_PMM_RPQ_INSERTS"
+#define PMU_ICE_LAKE_SP_METRIC_PMEM_MEMORY_BANDWIDTH_READ_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_pmem_memory_bandwidth_read_steps[7] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 64.0},
@@ -8878,6 +9240,7 @@ static inline int pmu_ice_lake_sp_metric_pmem_memory_bandwidth_read(const double
 #define PMU_ICE_LAKE_SP_METRIC_PMEM_MEMORY_BANDWIDTH_WRITE_UNIT "MB/sec"
 #define PMU_ICE_LAKE_SP_METRIC_PMEM_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_PMEM_MEMORY_BANDWIDTH_WRITE_EVENT0 "UNC_M_PMM_WPQ_INSERTS"
+#define PMU_ICE_LAKE_SP_METRIC_PMEM_MEMORY_BANDWIDTH_WRITE_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_pmem_memory_bandwidth_write_steps[7] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 64.0},
@@ -8902,7 +9265,9 @@ static inline int pmu_ice_lake_sp_metric_pmem_memory_bandwidth_write(const doubl
 #define PMU_ICE_LAKE_SP_METRIC_PMEM_MEMORY_BANDWIDTH_TOTAL_UNIT "MB/sec"
 #define PMU_ICE_LAKE_SP_METRIC_PMEM_MEMORY_BANDWIDTH_TOTAL_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_PMEM_MEMORY_BANDWIDTH_TOTAL_EVENT0 "UNC_M_PMM_RPQ_INSERTS"
+#define PMU_ICE_LAKE_SP_METRIC_PMEM_MEMORY_BANDWIDTH_TOTAL_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PMEM_MEMORY_BANDWIDTH_TOTAL_EVENT1 "UNC_M_PMM_WPQ_INSERTS"
+#define PMU_ICE_LAKE_SP_METRIC_PMEM_MEMORY_BANDWIDTH_TOTAL_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_pmem_memory_bandwidth_total_steps[9] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8920,6 +9285,158 @@ static inline int pmu_ice_lake_sp_metric_pmem_memory_bandwidth_total(const doubl
 }
 
 /*
+ * io_bandwidth_read (MB/sec, level 1, per socket): (a + b) * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_NAME "io_bandwidth_read"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_UNIT "MB/sec"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT_COUNT 2U
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT0 "UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT1 "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_io_bandwidth_read_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_io_bandwidth_read(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_io_bandwidth_read_steps, 9U, counts, PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_bandwidth_write (MB/sec, level 1, per socket): (a + b + c + d) * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_HIT_ITOM (CHA); [1] UNC_CHA_TOR_INSERTS.IO_MISS_ITOM
+ * (CHA); [2] UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR (CHA); [3]
+ * UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_NAME "io_bandwidth_write"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_UNIT "MB/sec"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT_COUNT 4U
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT0 "UNC_CHA_TOR_INSERTS.IO_HIT_ITOM"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT1 "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT2 "UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT3 "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT3_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_io_bandwidth_write_steps[13] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_io_bandwidth_write(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_io_bandwidth_write_steps, 13U, counts, PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_read_l3_miss (percent, level 1, per socket): 100 * a / b
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR (CHA); [1] UNC_CHA_TOR_INSERTS.IO_PCIRDCUR
+ * (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_IO_READ_L3_MISS_NAME "io_read_l3_miss"
+#define PMU_ICE_LAKE_SP_METRIC_IO_READ_L3_MISS_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_IO_READ_L3_MISS_EVENT_COUNT 2U
+#define PMU_ICE_LAKE_SP_METRIC_IO_READ_L3_MISS_EVENT0 "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR"
+#define PMU_ICE_LAKE_SP_METRIC_IO_READ_L3_MISS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_IO_READ_L3_MISS_EVENT1 "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR"
+#define PMU_ICE_LAKE_SP_METRIC_IO_READ_L3_MISS_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_io_read_l3_miss_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_io_read_l3_miss(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_io_read_l3_miss_steps, 5U, counts, PMU_ICE_LAKE_SP_METRIC_IO_READ_L3_MISS_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_partial_write_l3_miss (percent, level 1, per socket): 100 * ((b + d) / (a + c))
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR (CHA); [2] UNC_CHA_TOR_INSERTS.IO_RFO (CHA); [3]
+ * UNC_CHA_TOR_INSERTS.IO_MISS_RFO (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_IO_PARTIAL_WRITE_L3_MISS_NAME "io_partial_write_l3_miss"
+#define PMU_ICE_LAKE_SP_METRIC_IO_PARTIAL_WRITE_L3_MISS_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT_COUNT 4U
+#define PMU_ICE_LAKE_SP_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT0 "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR"
+#define PMU_ICE_LAKE_SP_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT1 "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR"
+#define PMU_ICE_LAKE_SP_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT2 "UNC_CHA_TOR_INSERTS.IO_RFO"
+#define PMU_ICE_LAKE_SP_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT3 "UNC_CHA_TOR_INSERTS.IO_MISS_RFO"
+#define PMU_ICE_LAKE_SP_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT3_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_io_partial_write_l3_miss_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_io_partial_write_l3_miss(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_io_partial_write_l3_miss_steps, 9U, counts, PMU_ICE_LAKE_SP_METRIC_IO_PARTIAL_WRITE_L3_MISS_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_full_write_l3_miss (percent, level 1, per socket): 100 * (b / a)
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_ITOM (CHA); [1] UNC_CHA_TOR_INSERTS.IO_MISS_ITOM (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_IO_FULL_WRITE_L3_MISS_NAME "io_full_write_l3_miss"
+#define PMU_ICE_LAKE_SP_METRIC_IO_FULL_WRITE_L3_MISS_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_IO_FULL_WRITE_L3_MISS_EVENT_COUNT 2U
+#define PMU_ICE_LAKE_SP_METRIC_IO_FULL_WRITE_L3_MISS_EVENT0 "UNC_CHA_TOR_INSERTS.IO_ITOM"
+#define PMU_ICE_LAKE_SP_METRIC_IO_FULL_WRITE_L3_MISS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_IO_FULL_WRITE_L3_MISS_EVENT1 "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM"
+#define PMU_ICE_LAKE_SP_METRIC_IO_FULL_WRITE_L3_MISS_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_io_full_write_l3_miss_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_io_full_write_l3_miss(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_io_full_write_l3_miss_steps, 5U, counts, PMU_ICE_LAKE_SP_METRIC_IO_FULL_WRITE_L3_MISS_EVENT_COUNT, c, value);
+}
+
+/*
  * percent_uops_delivered_from_decoded_icache (percent, level 1, per CPU): 100 * (a / (a + b +
  * c + d))
  *
@@ -8930,9 +9447,13 @@ static inline int pmu_ice_lake_sp_metric_pmem_memory_bandwidth_total(const doubl
 #define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT_COUNT 4U
 #define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT1 "IDQ.MITE_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT2 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT3 "LSD.UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_DECODED_ICACHE_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_percent_uops_delivered_from_decoded_icache_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -8962,9 +9483,13 @@ static inline int pmu_ice_lake_sp_metric_percent_uops_delivered_from_decoded_ica
 #define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT_COUNT 4U
 #define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT1 "IDQ.MITE_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT2 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT3 "LSD.UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_LEGACY_DECODE_PIPELINE_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_percent_uops_delivered_from_legacy_decode_pipeline_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -8994,9 +9519,13 @@ static inline int pmu_ice_lake_sp_metric_percent_uops_delivered_from_legacy_deco
 #define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT_COUNT 4U
 #define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT1 "IDQ.MITE_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT2 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT3 "LSD.UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_PERCENT_UOPS_DELIVERED_FROM_MICROCODE_SEQUENCER_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_percent_uops_delivered_from_microcode_sequencer_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 2U, 0.0},
@@ -9016,6 +9545,116 @@ static inline int pmu_ice_lake_sp_metric_percent_uops_delivered_from_microcode_s
 }
 
 /*
+ * io_bandwidth_read_local (MB/sec, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_LOCAL_NAME "io_bandwidth_read_local"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_LOCAL_UNIT "MB/sec"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_LOCAL_EVENT_COUNT 1U
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_LOCAL_EVENT0 "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_LOCAL_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_io_bandwidth_read_local_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_io_bandwidth_read_local(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_io_bandwidth_read_local_steps, 7U, counts, PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_LOCAL_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_bandwidth_read_remote (MB/sec, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_REMOTE_NAME "io_bandwidth_read_remote"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_REMOTE_UNIT "MB/sec"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_REMOTE_EVENT_COUNT 1U
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_REMOTE_EVENT0 "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_REMOTE_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_io_bandwidth_read_remote_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_io_bandwidth_read_remote(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_io_bandwidth_read_remote_steps, 7U, counts, PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_REMOTE_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_bandwidth_write_local (MB/sec, level 1, per socket): (a + b) * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_LOCAL_NAME "io_bandwidth_write_local"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_LOCAL_UNIT "MB/sec"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_LOCAL_EVENT_COUNT 2U
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_LOCAL_EVENT0 "UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_LOCAL_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_LOCAL_EVENT1 "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_LOCAL_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_io_bandwidth_write_local_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_io_bandwidth_write_local(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_io_bandwidth_write_local_steps, 9U, counts, PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_LOCAL_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_bandwidth_write_remote (MB/sec, level 1, per socket): (a + b) * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_REMOTE_NAME "io_bandwidth_write_remote"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_REMOTE_UNIT "MB/sec"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_REMOTE_EVENT_COUNT 2U
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_REMOTE_EVENT0 "UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_REMOTE_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_REMOTE_EVENT1 "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_REMOTE_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_io_bandwidth_write_remote_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_io_bandwidth_write_remote(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_io_bandwidth_write_remote_steps, 9U, counts, PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_REMOTE_EVENT_COUNT, c, value);
+}
+
+/*
  * llc_miss_local_memory_bandwidth_read (MB/sec, level 1, per socket): a * 64 / 1000000 /
  * DURATIONTIMEINSECONDS
  *
@@ -9025,6 +9664,7 @@ static inline int pmu_ice_lake_sp_metric_percent_uops_delivered_from_microcode_s
 #define PMU_ICE_LAKE_SP_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_READ_UNIT "MB/sec"
 #define PMU_ICE_LAKE_SP_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_READ_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_READ_EVENT0 "UNC_CHA_REQUESTS.READS_LOCAL"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_READ_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_llc_miss_local_memory_bandwidth_read_steps[7] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 64.0},
@@ -9049,6 +9689,7 @@ static inline int pmu_ice_lake_sp_metric_llc_miss_local_memory_bandwidth_read(co
 #define PMU_ICE_LAKE_SP_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_WRITE_UNIT "MB/sec"
 #define PMU_ICE_LAKE_SP_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_WRITE_EVENT0 "UNC_CHA_REQUESTS.WRITES_LOCAL"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_MISS_LOCAL_MEMORY_BANDWIDTH_WRITE_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_llc_miss_local_memory_bandwidth_write_steps[7] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 64.0},
@@ -9073,6 +9714,7 @@ static inline int pmu_ice_lake_sp_metric_llc_miss_local_memory_bandwidth_write(c
 #define PMU_ICE_LAKE_SP_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_READ_UNIT "MB/sec"
 #define PMU_ICE_LAKE_SP_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_READ_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_READ_EVENT0 "UNC_CHA_REQUESTS.READS_REMOTE"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_READ_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_llc_miss_remote_memory_bandwidth_read_steps[7] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 64.0},
@@ -9097,6 +9739,7 @@ static inline int pmu_ice_lake_sp_metric_llc_miss_remote_memory_bandwidth_read(c
 #define PMU_ICE_LAKE_SP_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_WRITE_UNIT "MB/sec"
 #define PMU_ICE_LAKE_SP_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_WRITE_EVENT0 "UNC_CHA_REQUESTS.WRITES_REMOTE"
+#define PMU_ICE_LAKE_SP_METRIC_LLC_MISS_REMOTE_MEMORY_BANDWIDTH_WRITE_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_llc_miss_remote_memory_bandwidth_write_steps[7] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 64.0},
@@ -9121,6 +9764,7 @@ static inline int pmu_ice_lake_sp_metric_llc_miss_remote_memory_bandwidth_write(
 #define PMU_ICE_LAKE_SP_METRIC_UPI_DATA_RECEIVE_BW_UNIT "MB/sec"
 #define PMU_ICE_LAKE_SP_METRIC_UPI_DATA_RECEIVE_BW_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_UPI_DATA_RECEIVE_BW_EVENT0 "UNC_UPI_RxL_FLITS.ALL_DATA"
+#define PMU_ICE_LAKE_SP_METRIC_UPI_DATA_RECEIVE_BW_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_upi_data_receive_bw_steps[9] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 64.0},
@@ -9138,6 +9782,1379 @@ static inline int pmu_ice_lake_sp_metric_upi_data_receive_bw(const double *count
 }
 
 /*
+ * io_bandwidth_read_l3_miss (MB/sec, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_L3_MISS_NAME "io_bandwidth_read_l3_miss"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_L3_MISS_UNIT "MB/sec"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_L3_MISS_EVENT_COUNT 1U
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_L3_MISS_EVENT0 "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_L3_MISS_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_io_bandwidth_read_l3_miss_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_io_bandwidth_read_l3_miss(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_io_bandwidth_read_l3_miss_steps, 7U, counts, PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_READ_L3_MISS_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_bandwidth_write_l3_miss (MB/sec, level 1, per socket): (a + b) * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_MISS_ITOM (CHA); [1]
+ * UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_L3_MISS_NAME "io_bandwidth_write_l3_miss"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_L3_MISS_UNIT "MB/sec"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_L3_MISS_EVENT_COUNT 2U
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_L3_MISS_EVENT0 "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_L3_MISS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_L3_MISS_EVENT1 "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR"
+#define PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_L3_MISS_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_io_bandwidth_write_l3_miss_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_io_bandwidth_write_l3_miss(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_io_bandwidth_write_l3_miss_steps, 9U, counts, PMU_ICE_LAKE_SP_METRIC_IO_BANDWIDTH_WRITE_L3_MISS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Bottleneck_Mispredictions (a ratio, level 1, per CPU): 100 * (1 - 10 * (a / b * c / d) *
+ * max(e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) +
+ * i / (g + h + i + j)), 0) * (1 - e / (l - f)), 0.0001) / (e / (e + f) * max(1 - (g / (g + h +
+ * i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0))) * (e / (e +
+ * f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h +
+ * i + j)), 0) + (5 * m - k) / d * (e / (e + f) * n / o) / (p / o + q / o + (n / o + 10 * r /
+ * o) + 3 * s / o + t / o + u / o))
+ *
+ * Events: [0] UOPS_RETIRED.SLOTS (CORE); [1] UOPS_ISSUED.ANY (CORE); [2] IDQ.MS_UOPS (CORE);
+ * [3] TOPDOWN.SLOTS (CORE, fixed counter 3); [4] BR_MISP_RETIRED.ALL_BRANCHES (CORE); [5]
+ * MACHINE_CLEARS.COUNT (CORE); [6] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte
+ * 2); [7] PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [8]
+ * PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [9] PERF_METRICS.BACKEND_BOUND
+ * (CORE, IA32_PERF_METRICS byte 3); [10] INT_MISC.UOP_DROPPING (CORE); [11]
+ * INT_MISC.CLEARS_COUNT (CORE); [12] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE);
+ * [13] INT_MISC.CLEAR_RESTEER_CYCLES (CORE); [14] CPU_CLK_UNHALTED.THREAD_P (CORE); [15]
+ * ICACHE_DATA.STALLS (CORE); [16] ICACHE_TAG.STALLS (CORE); [17] BACLEARS.ANY (CORE); [18]
+ * IDQ.MS_SWITCHES (CORE); [19] DECODE.LCP (CORE); [20] DSB2MITE_SWITCHES.PENALTY_CYCLES
+ * (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_NAME "Bottleneck_Mispredictions"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT_COUNT 21U
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT0 "UOPS_RETIRED.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT1 "UOPS_ISSUED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT2 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT3 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT3_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT4 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT5 "MACHINE_CLEARS.COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT6 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT6_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT6_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT7 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT7_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT7_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT8 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT8_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT8_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT9 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT9_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT9_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT10 "INT_MISC.UOP_DROPPING"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT10_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT11 "INT_MISC.CLEARS_COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT11_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT12 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT12_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT13 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT13_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT14 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT14_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT15 "ICACHE_DATA.STALLS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT15_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT16 "ICACHE_TAG.STALLS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT16_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT17 "BACLEARS.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT17_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT18 "IDQ.MS_SWITCHES"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT18_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT19 "DECODE.LCP"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT19_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT20 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT20_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_bottleneck_mispredictions_steps[223] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0001},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 3.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 19U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 20U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_bottleneck_mispredictions(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_bottleneck_mispredictions_steps, 223U, counts, PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_MISPREDICTIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Bottleneck_Big_Code (a ratio, level 1, per CPU): 100 * ((5 * a - b) / c) * (d / e + f / e +
+ * 10 * g / e) / (f / e + d / e + (h / e + 10 * g / e) + 3 * i / e + j / e + k / e)
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE); [1]
+ * INT_MISC.UOP_DROPPING (CORE); [2] TOPDOWN.SLOTS (CORE, fixed counter 3); [3]
+ * ICACHE_TAG.STALLS (CORE); [4] CPU_CLK_UNHALTED.THREAD_P (CORE); [5] ICACHE_DATA.STALLS
+ * (CORE); [6] BACLEARS.ANY (CORE); [7] INT_MISC.CLEAR_RESTEER_CYCLES (CORE); [8]
+ * IDQ.MS_SWITCHES (CORE); [9] DECODE.LCP (CORE); [10] DSB2MITE_SWITCHES.PENALTY_CYCLES (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_NAME "Bottleneck_Big_Code"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT_COUNT 11U
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT1 "INT_MISC.UOP_DROPPING"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT2 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT2_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT3 "ICACHE_TAG.STALLS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT3_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT5 "ICACHE_DATA.STALLS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT6 "BACLEARS.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT7 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT7_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT8 "IDQ.MS_SWITCHES"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT9 "DECODE.LCP"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT9_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT10 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT10_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_bottleneck_big_code_steps[55] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 3.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_bottleneck_big_code(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_bottleneck_big_code_steps, 55U, counts, PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BIG_CODE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Bottleneck_Instruction_Fetch_BW (a ratio, level 1, per CPU): 100 * (a / (a + b + c + d) - e
+ * / f - (1 - 10 * (g / h * i / f) * max(j / (j + k) * max(1 - (a / (a + b + c + d) - e / f +
+ * (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0) * (1 - j / (l - k)), 0.0001) /
+ * (j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c
+ * / (a + b + c + d)), 0))) * ((5 * m - e) / f) * (j / (j + k) * n / o) / (p / o + q / o + (n /
+ * o + 10 * r / o) + 3 * s / o + t / o + u / o) - g / h * i / f / (g / h * i / f + c / (a + b +
+ * c + d) * (v - w) / x - g / h * i / f + g / h * i / f) * (34 * y / f / (g / h * i / f)) * ((5
+ * * m - e) / f * (3 * s / o + (n / o + 10 * r / o) * ((1 - j / (j + k)) * n / o + 10 * (g / h
+ * * i / f) * max(j / (j + k) * max(1 - (a / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5
+ * * l / f) + c / (a + b + c + d)), 0) * (1 - j / (l - k)), 0.0001) / (j / (j + k) * max(1 - (a
+ * / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * l / f) + c / (a + b + c + d)), 0)) *
+ * (j / (j + k) * n / o)) / (j / (j + k) * n / o + (1 - j / (j + k)) * n / o + 10 * r / o)) /
+ * (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o) + z / (a_a if
+ * HYPERTHREADING_ON else o) / 3.3)) - 100 * ((5 * m - e) / f) * (q / o + p / o + 10 * r / o) /
+ * (p / o + q / o + (n / o + 10 * r / o) + 3 * s / o + t / o + u / o)
+ *
+ * Events: [0] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [1]
+ * CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [2] PERF_METRICS.BAD_SPECULATION (CORE,
+ * IA32_PERF_METRICS byte 1); [3] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [4]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [5] INT_MISC.UOP_DROPPING
+ * (CORE); [6] TOPDOWN.SLOTS (CORE, fixed counter 3); [7] UOPS_RETIRED.SLOTS (CORE); [8]
+ * UOPS_ISSUED.ANY (CORE); [9] IDQ.MS_UOPS (CORE); [10] BR_MISP_RETIRED.ALL_BRANCHES (CORE);
+ * [11] MACHINE_CLEARS.COUNT (CORE); [12] INT_MISC.CLEARS_COUNT (CORE); [13]
+ * IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE); [14] INT_MISC.CLEAR_RESTEER_CYCLES
+ * (CORE); [15] CPU_CLK_UNHALTED.THREAD_P (CORE); [16] ICACHE_DATA.STALLS (CORE); [17]
+ * ICACHE_TAG.STALLS (CORE); [18] BACLEARS.ANY (CORE); [19] IDQ.MS_SWITCHES (CORE); [20]
+ * DECODE.LCP (CORE); [21] DSB2MITE_SWITCHES.PENALTY_CYCLES (CORE); [22] UOPS_DECODED.DEC0
+ * (CORE); [23] UOPS_DECODED.DEC0 (CORE, threshold 1); [24] IDQ.MITE_UOPS (CORE); [25]
+ * ASSISTS.ANY (CORE); [26] IDQ.MS_UOPS (CORE, threshold 1).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_NAME "Bottleneck_Instruction_Fetch_BW"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT_COUNT 27U
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT0 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT0_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT3 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT3_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT4 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT4_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT5 "INT_MISC.UOP_DROPPING"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT6 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT6_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT7 "UOPS_RETIRED.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT7_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT8 "UOPS_ISSUED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT9 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT9_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT10 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT10_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT11 "MACHINE_CLEARS.COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT11_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT12 "INT_MISC.CLEARS_COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT12_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT13 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT13_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT14 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT14_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT15 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT15_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT16 "ICACHE_DATA.STALLS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT16_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT17 "ICACHE_TAG.STALLS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT17_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT18 "BACLEARS.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT18_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT19 "IDQ.MS_SWITCHES"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT19_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT20 "DECODE.LCP"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT20_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT21 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT21_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT22 "UOPS_DECODED.DEC0"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT22_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT23 "UOPS_DECODED.DEC0"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT23_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT24 "IDQ.MITE_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT24_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT25 "ASSISTS.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT25_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT26 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT26_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_bottleneck_instruction_fetch_bw_steps[540] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0001},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 3.0},
+	{PMU_REGS_OP_EVENT, 19U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 20U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 22U, 0.0},
+	{PMU_REGS_OP_EVENT, 23U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 24U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 34.0},
+	{PMU_REGS_OP_EVENT, 25U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 3.0},
+	{PMU_REGS_OP_EVENT, 19U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0001},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 3.0},
+	{PMU_REGS_OP_EVENT, 19U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 20U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 26U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 3.3},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 3.0},
+	{PMU_REGS_OP_EVENT, 19U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 20U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 21U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_bottleneck_instruction_fetch_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_bottleneck_instruction_fetch_bw_steps, 540U, counts, PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_INSTRUCTION_FETCH_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * Bottleneck_Branching_Overhead (a ratio, level 1, per CPU): 100 * ((a + 2 * b + c) / d)
+ *
+ * Events: [0] BR_INST_RETIRED.ALL_BRANCHES (CORE); [1] BR_INST_RETIRED.NEAR_CALL (CORE); [2]
+ * INST_RETIRED.NOP (CORE); [3] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_NAME "Bottleneck_Branching_Overhead"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT_COUNT 4U
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT0 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT1 "BR_INST_RETIRED.NEAR_CALL"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT2 "INST_RETIRED.NOP"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT3 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT3_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_bottleneck_branching_overhead_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_bottleneck_branching_overhead(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_bottleneck_branching_overhead_steps, 11U, counts, PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_BRANCHING_OVERHEAD_EVENT_COUNT, c, value);
+}
+
+/*
+ * Bottleneck_Useful_Work (a ratio, level 1, per CPU): 100 * (a / (b + c + a + d) - (e + 2 * f
+ * + g) / h - i / j * k / h / (i / j * k / h + a / (b + c + a + d) * (l - m) / n - i / j * k /
+ * h + i / j * k / h) * (34 * o / h / (i / j * k / h)) * (i / j * k / h + a / (b + c + a + d) *
+ * (l - m) / n))
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4]
+ * BR_INST_RETIRED.ALL_BRANCHES (CORE); [5] BR_INST_RETIRED.NEAR_CALL (CORE); [6]
+ * INST_RETIRED.NOP (CORE); [7] TOPDOWN.SLOTS (CORE, fixed counter 3); [8] UOPS_RETIRED.SLOTS
+ * (CORE); [9] UOPS_ISSUED.ANY (CORE); [10] IDQ.MS_UOPS (CORE); [11] UOPS_DECODED.DEC0 (CORE);
+ * [12] UOPS_DECODED.DEC0 (CORE, threshold 1); [13] IDQ.MITE_UOPS (CORE); [14] ASSISTS.ANY
+ * (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_NAME "Bottleneck_Useful_Work"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT_COUNT 15U
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT4 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT5 "BR_INST_RETIRED.NEAR_CALL"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT6 "INST_RETIRED.NOP"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT7 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT7_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT8 "UOPS_RETIRED.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT9 "UOPS_ISSUED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT9_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT10 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT10_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT11 "UOPS_DECODED.DEC0"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT11_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT12 "UOPS_DECODED.DEC0"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT12_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT13 "IDQ.MITE_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT13_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT14 "ASSISTS.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT14_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_bottleneck_useful_work_steps[107] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 34.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_bottleneck_useful_work(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_bottleneck_useful_work_steps, 107U, counts, PMU_ICE_LAKE_SP_METRIC_BOTTLENECK_USEFUL_WORK_EVENT_COUNT, c, value);
+}
+
+/*
+ * Frontend_Bound (percent, level 1, per CPU): 100 * (a / (a + b + c + d) - e / f)
+ *
+ * Events: [0] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [1]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [2] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [3] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3); [4] INT_MISC.UOP_DROPPING (CORE); [5] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_NAME "Frontend_Bound"
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_EVENT_COUNT 6U
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_EVENT0 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_EVENT0_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_EVENT1 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_EVENT1_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_EVENT2 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_EVENT2_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_EVENT4 "INT_MISC.UOP_DROPPING"
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_EVENT5 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_EVENT5_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_frontend_bound_steps[15] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_frontend_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_frontend_bound_steps, 15U, counts, PMU_ICE_LAKE_SP_METRIC_FRONTEND_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * Fetch_Latency (percent, level 2, per CPU): 100 * ((5 * a - b) / c)
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE); [1]
+ * INT_MISC.UOP_DROPPING (CORE); [2] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_LATENCY_NAME "Fetch_Latency"
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_LATENCY_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_LATENCY_EVENT_COUNT 3U
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_LATENCY_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_LATENCY_EVENT1 "INT_MISC.UOP_DROPPING"
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_LATENCY_EVENT2 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_LATENCY_EVENT2_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_fetch_latency_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_fetch_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_fetch_latency_steps, 9U, counts, PMU_ICE_LAKE_SP_METRIC_FETCH_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
  * ICache_Misses (percent, level 3, per CPU): 100 * (a / b)
  *
  * Events: [0] ICACHE_DATA.STALLS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
@@ -9146,7 +11163,9 @@ static inline int pmu_ice_lake_sp_metric_upi_data_receive_bw(const double *count
 #define PMU_ICE_LAKE_SP_METRIC_ICACHE_MISSES_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_ICACHE_MISSES_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_ICACHE_MISSES_EVENT0 "ICACHE_DATA.STALLS"
+#define PMU_ICE_LAKE_SP_METRIC_ICACHE_MISSES_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_ICACHE_MISSES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_ICACHE_MISSES_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_icache_misses_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9169,8 +11188,11 @@ static inline int pmu_ice_lake_sp_metric_icache_misses(const double *counts, con
 #define PMU_ICE_LAKE_SP_METRIC_CODE_L2_HIT_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_CODE_L2_HIT_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_CODE_L2_HIT_EVENT0 "ICACHE_DATA.STALLS"
+#define PMU_ICE_LAKE_SP_METRIC_CODE_L2_HIT_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_CODE_L2_HIT_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_CODE_L2_HIT_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_CODE_L2_HIT_EVENT2 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD"
+#define PMU_ICE_LAKE_SP_METRIC_CODE_L2_HIT_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_code_l2_hit_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 0.0},
@@ -9199,7 +11221,9 @@ static inline int pmu_ice_lake_sp_metric_code_l2_hit(const double *counts, const
 #define PMU_ICE_LAKE_SP_METRIC_CODE_L2_MISS_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_CODE_L2_MISS_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_CODE_L2_MISS_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD"
+#define PMU_ICE_LAKE_SP_METRIC_CODE_L2_MISS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_CODE_L2_MISS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_CODE_L2_MISS_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_code_l2_miss_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9221,7 +11245,9 @@ static inline int pmu_ice_lake_sp_metric_code_l2_miss(const double *counts, cons
 #define PMU_ICE_LAKE_SP_METRIC_ITLB_MISSES_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_ITLB_MISSES_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_ITLB_MISSES_EVENT0 "ICACHE_TAG.STALLS"
+#define PMU_ICE_LAKE_SP_METRIC_ITLB_MISSES_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_ITLB_MISSES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_ITLB_MISSES_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_itlb_misses_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9244,8 +11270,11 @@ static inline int pmu_ice_lake_sp_metric_itlb_misses(const double *counts, const
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_HIT_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_HIT_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_HIT_EVENT0 "ICACHE_TAG.STALLS"
+#define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_HIT_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_HIT_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_HIT_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_HIT_EVENT2 "ITLB_MISSES.WALK_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_HIT_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_code_stlb_hit_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 0.0},
@@ -9273,7 +11302,9 @@ static inline int pmu_ice_lake_sp_metric_code_stlb_hit(const double *counts, con
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_EVENT0 "ITLB_MISSES.WALK_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_code_stlb_miss_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9296,9 +11327,13 @@ static inline int pmu_ice_lake_sp_metric_code_stlb_miss(const double *counts, co
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_4K_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_4K_EVENT_COUNT 4U
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_4K_EVENT0 "ITLB_MISSES.WALK_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_4K_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_4K_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_4K_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_4K_EVENT2 "ITLB_MISSES.WALK_COMPLETED_4K"
+#define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_4K_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_4K_EVENT3 "ITLB_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_4K_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_code_stlb_miss_4k_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9327,9 +11362,13 @@ static inline int pmu_ice_lake_sp_metric_code_stlb_miss_4k(const double *counts,
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_2M_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_2M_EVENT_COUNT 4U
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_2M_EVENT0 "ITLB_MISSES.WALK_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_2M_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_2M_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_2M_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_2M_EVENT2 "ITLB_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_2M_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_2M_EVENT3 "ITLB_MISSES.WALK_COMPLETED_4K"
+#define PMU_ICE_LAKE_SP_METRIC_CODE_STLB_MISS_2M_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_code_stlb_miss_2m_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9358,8 +11397,11 @@ static inline int pmu_ice_lake_sp_metric_code_stlb_miss_2m(const double *counts,
 #define PMU_ICE_LAKE_SP_METRIC_BRANCH_RESTEERS_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_BRANCH_RESTEERS_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_BRANCH_RESTEERS_EVENT0 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_RESTEERS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_BRANCH_RESTEERS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_RESTEERS_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_BRANCH_RESTEERS_EVENT2 "BACLEARS.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_RESTEERS_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_branch_resteers_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9388,9 +11430,13 @@ static inline int pmu_ice_lake_sp_metric_branch_resteers(const double *counts, c
 #define PMU_ICE_LAKE_SP_METRIC_MISPREDICTS_RESTEERS_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_MISPREDICTS_RESTEERS_EVENT_COUNT 4U
 #define PMU_ICE_LAKE_SP_METRIC_MISPREDICTS_RESTEERS_EVENT0 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_MISPREDICTS_RESTEERS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_MISPREDICTS_RESTEERS_EVENT1 "MACHINE_CLEARS.COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_MISPREDICTS_RESTEERS_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_MISPREDICTS_RESTEERS_EVENT2 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_MISPREDICTS_RESTEERS_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_MISPREDICTS_RESTEERS_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_MISPREDICTS_RESTEERS_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_mispredicts_resteers_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9419,9 +11465,13 @@ static inline int pmu_ice_lake_sp_metric_mispredicts_resteers(const double *coun
 #define PMU_ICE_LAKE_SP_METRIC_CLEARS_RESTEERS_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_CLEARS_RESTEERS_EVENT_COUNT 4U
 #define PMU_ICE_LAKE_SP_METRIC_CLEARS_RESTEERS_EVENT0 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_CLEARS_RESTEERS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_CLEARS_RESTEERS_EVENT1 "MACHINE_CLEARS.COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_CLEARS_RESTEERS_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_CLEARS_RESTEERS_EVENT2 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_CLEARS_RESTEERS_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_CLEARS_RESTEERS_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_CLEARS_RESTEERS_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_clears_resteers_steps[13] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 1.0},
@@ -9451,7 +11501,9 @@ static inline int pmu_ice_lake_sp_metric_clears_resteers(const double *counts, c
 #define PMU_ICE_LAKE_SP_METRIC_UNKNOWN_BRANCHES_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_UNKNOWN_BRANCHES_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_UNKNOWN_BRANCHES_EVENT0 "BACLEARS.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_UNKNOWN_BRANCHES_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_UNKNOWN_BRANCHES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_UNKNOWN_BRANCHES_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_unknown_branches_steps[7] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 10.0},
@@ -9475,7 +11527,9 @@ static inline int pmu_ice_lake_sp_metric_unknown_branches(const double *counts, 
 #define PMU_ICE_LAKE_SP_METRIC_MS_SWITCHES_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_MS_SWITCHES_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_MS_SWITCHES_EVENT0 "IDQ.MS_SWITCHES"
+#define PMU_ICE_LAKE_SP_METRIC_MS_SWITCHES_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_MS_SWITCHES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_MS_SWITCHES_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_ms_switches_steps[7] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 3.0},
@@ -9499,7 +11553,9 @@ static inline int pmu_ice_lake_sp_metric_ms_switches(const double *counts, const
 #define PMU_ICE_LAKE_SP_METRIC_LCP_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_LCP_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_LCP_EVENT0 "DECODE.LCP"
+#define PMU_ICE_LAKE_SP_METRIC_LCP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LCP_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_LCP_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_lcp_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9521,7 +11577,9 @@ static inline int pmu_ice_lake_sp_metric_lcp(const double *counts, const struct 
 #define PMU_ICE_LAKE_SP_METRIC_DSB_SWITCHES_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_DSB_SWITCHES_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_DSB_SWITCHES_EVENT0 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_DSB_SWITCHES_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_DSB_SWITCHES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_DSB_SWITCHES_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_dsb_switches_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9535,6 +11593,69 @@ static inline int pmu_ice_lake_sp_metric_dsb_switches(const double *counts, cons
 }
 
 /*
+ * Fetch_Bandwidth (percent, level 2, per CPU): 100 * max(0, a / (a + b + c + d) - e / f - (5 *
+ * g - e) / f)
+ *
+ * Events: [0] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [1]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [2] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [3] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3); [4] INT_MISC.UOP_DROPPING (CORE); [5] TOPDOWN.SLOTS (CORE, fixed counter 3); [6]
+ * IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_NAME "Fetch_Bandwidth"
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT_COUNT 7U
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT0 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT0_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT1 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT1_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT2 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT2_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT4 "INT_MISC.UOP_DROPPING"
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT5 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT5_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT6 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT6_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_fetch_bandwidth_steps[25] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_fetch_bandwidth(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_fetch_bandwidth_steps, 25U, counts, PMU_ICE_LAKE_SP_METRIC_FETCH_BANDWIDTH_EVENT_COUNT, c, value);
+}
+
+/*
  * MITE (percent, level 3, per CPU): 100 * ((a - b) / (c if HYPERTHREADING_ON else d) / 2)
  *
  * Events: [0] IDQ.MITE_CYCLES_ANY (CORE); [1] IDQ.MITE_CYCLES_OK (CORE); [2]
@@ -9544,9 +11665,13 @@ static inline int pmu_ice_lake_sp_metric_dsb_switches(const double *counts, cons
 #define PMU_ICE_LAKE_SP_METRIC_MITE_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_MITE_EVENT_COUNT 4U
 #define PMU_ICE_LAKE_SP_METRIC_MITE_EVENT0 "IDQ.MITE_CYCLES_ANY"
+#define PMU_ICE_LAKE_SP_METRIC_MITE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_MITE_EVENT1 "IDQ.MITE_CYCLES_OK"
+#define PMU_ICE_LAKE_SP_METRIC_MITE_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_MITE_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_MITE_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_MITE_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_MITE_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_mite_steps[12] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9577,9 +11702,13 @@ static inline int pmu_ice_lake_sp_metric_mite(const double *counts, const struct
 #define PMU_ICE_LAKE_SP_METRIC_DECODER0_ALONE_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_DECODER0_ALONE_EVENT_COUNT 4U
 #define PMU_ICE_LAKE_SP_METRIC_DECODER0_ALONE_EVENT0 "INST_DECODED.DECODERS"
+#define PMU_ICE_LAKE_SP_METRIC_DECODER0_ALONE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_DECODER0_ALONE_EVENT1 "INST_DECODED.DECODERS"
+#define PMU_ICE_LAKE_SP_METRIC_DECODER0_ALONE_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_DECODER0_ALONE_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_DECODER0_ALONE_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_DECODER0_ALONE_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_DECODER0_ALONE_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_decoder0_alone_steps[12] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9609,8 +11738,11 @@ static inline int pmu_ice_lake_sp_metric_decoder0_alone(const double *counts, co
 #define PMU_ICE_LAKE_SP_METRIC_MITE_4WIDE_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_MITE_4WIDE_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_MITE_4WIDE_EVENT0 "IDQ.MITE_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_MITE_4WIDE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_MITE_4WIDE_EVENT1 "IDQ.MITE_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_MITE_4WIDE_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_MITE_4WIDE_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_MITE_4WIDE_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_mite_4wide_steps[7] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9635,9 +11767,13 @@ static inline int pmu_ice_lake_sp_metric_mite_4wide(const double *counts, const 
 #define PMU_ICE_LAKE_SP_METRIC_DSB_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_DSB_EVENT_COUNT 4U
 #define PMU_ICE_LAKE_SP_METRIC_DSB_EVENT0 "IDQ.DSB_CYCLES_ANY"
+#define PMU_ICE_LAKE_SP_METRIC_DSB_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_DSB_EVENT1 "IDQ.DSB_CYCLES_OK"
+#define PMU_ICE_LAKE_SP_METRIC_DSB_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_DSB_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_DSB_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_DSB_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_DSB_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_dsb_steps[12] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9667,8 +11803,11 @@ static inline int pmu_ice_lake_sp_metric_dsb(const double *counts, const struct 
 #define PMU_ICE_LAKE_SP_METRIC_MS_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_MS_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_MS_EVENT0 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_MS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_MS_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_MS_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_MS_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_MS_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_ms_steps[10] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9687,6 +11826,720 @@ static inline int pmu_ice_lake_sp_metric_ms(const double *counts, const struct p
 }
 
 /*
+ * Bad_Speculation (percent, level 1, per CPU): 100 * max(1 - (a / (a + b + c + d) - e / f + (d
+ * / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0)
+ *
+ * Events: [0] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [1]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [2] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [3] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3); [4] INT_MISC.UOP_DROPPING (CORE); [5] TOPDOWN.SLOTS (CORE, fixed counter 3); [6]
+ * INT_MISC.CLEARS_COUNT (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_NAME "Bad_Speculation"
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT_COUNT 7U
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT0 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT0_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT1 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT1_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT2 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT2_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT4 "INT_MISC.UOP_DROPPING"
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT5 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT5_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT6 "INT_MISC.CLEARS_COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT6_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_bad_speculation_steps[45] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_bad_speculation(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_bad_speculation_steps, 45U, counts, PMU_ICE_LAKE_SP_METRIC_BAD_SPECULATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * Branch_Mispredicts (percent, level 2, per CPU): 100 * (a / (a + b) * max(1 - (c / (c + d + e
+ * + f) - g / h + (f / (c + d + e + f) + 5 * i / h) + e / (c + d + e + f)), 0))
+ *
+ * Events: [0] BR_MISP_RETIRED.ALL_BRANCHES (CORE); [1] MACHINE_CLEARS.COUNT (CORE); [2]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [3]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [4] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [5] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3); [6] INT_MISC.UOP_DROPPING (CORE); [7] TOPDOWN.SLOTS (CORE, fixed counter 3); [8]
+ * INT_MISC.CLEARS_COUNT (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_NAME "Branch_Mispredicts"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT_COUNT 9U
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT0 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT1 "MACHINE_CLEARS.COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT2 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT2_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT3 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT3_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT4 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT4_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT5 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT5_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT5_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT6 "INT_MISC.UOP_DROPPING"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT7 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT7_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT8 "INT_MISC.CLEARS_COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT8_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_branch_mispredicts_steps[51] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_branch_mispredicts(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_branch_mispredicts_steps, 51U, counts, PMU_ICE_LAKE_SP_METRIC_BRANCH_MISPREDICTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Other_Mispredicts (percent, level 3, per CPU): 100 * max(a / (a + b) * max(1 - (c / (c + d +
+ * e + f) - g / h + (f / (c + d + e + f) + 5 * i / h) + e / (c + d + e + f)), 0) * (1 - a / (i
+ * - b)), 0.0001)
+ *
+ * Events: [0] BR_MISP_RETIRED.ALL_BRANCHES (CORE); [1] MACHINE_CLEARS.COUNT (CORE); [2]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [3]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [4] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [5] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3); [6] INT_MISC.UOP_DROPPING (CORE); [7] TOPDOWN.SLOTS (CORE, fixed counter 3); [8]
+ * INT_MISC.CLEARS_COUNT (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_NAME "Other_Mispredicts"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT_COUNT 9U
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT0 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT1 "MACHINE_CLEARS.COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT2 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT2_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT3 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT3_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT4 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT4_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT5 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT5_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT5_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT6 "INT_MISC.UOP_DROPPING"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT7 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT7_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT8 "INT_MISC.CLEARS_COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT8_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_other_mispredicts_steps[61] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0001},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_other_mispredicts(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_other_mispredicts_steps, 61U, counts, PMU_ICE_LAKE_SP_METRIC_OTHER_MISPREDICTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Machine_Clears (percent, level 2, per CPU): 100 * max(0, max(1 - (a / (a + b + c + d) - e /
+ * f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0) - h / (h + i) * max(1 - (a
+ * / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0))
+ *
+ * Events: [0] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [1]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [2] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [3] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3); [4] INT_MISC.UOP_DROPPING (CORE); [5] TOPDOWN.SLOTS (CORE, fixed counter 3); [6]
+ * INT_MISC.CLEARS_COUNT (CORE); [7] BR_MISP_RETIRED.ALL_BRANCHES (CORE); [8]
+ * MACHINE_CLEARS.COUNT (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_NAME "Machine_Clears"
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT_COUNT 9U
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT0 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT0_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT1 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT1_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT2 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT2_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT4 "INT_MISC.UOP_DROPPING"
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT5 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT5_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT6 "INT_MISC.CLEARS_COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT7 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT7_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT8 "MACHINE_CLEARS.COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT8_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_machine_clears_steps[97] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_machine_clears(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_machine_clears_steps, 97U, counts, PMU_ICE_LAKE_SP_METRIC_MACHINE_CLEARS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Other_Nukes (percent, level 3, per CPU): 100 * max(max(0, max(1 - (a / (a + b + c + d) - e /
+ * f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0) - h / (h + i) * max(1 - (a
+ * / (a + b + c + d) - e / f + (d / (a + b + c + d) + 5 * g / f) + c / (a + b + c + d)), 0)) *
+ * (1 - j / i), 0.0001)
+ *
+ * Events: [0] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [1]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [2] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [3] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3); [4] INT_MISC.UOP_DROPPING (CORE); [5] TOPDOWN.SLOTS (CORE, fixed counter 3); [6]
+ * INT_MISC.CLEARS_COUNT (CORE); [7] BR_MISP_RETIRED.ALL_BRANCHES (CORE); [8]
+ * MACHINE_CLEARS.COUNT (CORE); [9] MACHINE_CLEARS.MEMORY_ORDERING (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_NAME "Other_Nukes"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT_COUNT 10U
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT0 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT0_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT1 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT1_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT2 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT2_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT4 "INT_MISC.UOP_DROPPING"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT5 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT5_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT6 "INT_MISC.CLEARS_COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT7 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT7_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT8 "MACHINE_CLEARS.COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT9 "MACHINE_CLEARS.MEMORY_ORDERING"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT9_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_other_nukes_steps[105] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0001},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_other_nukes(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_other_nukes_steps, 105U, counts, PMU_ICE_LAKE_SP_METRIC_OTHER_NUKES_EVENT_COUNT, c, value);
+}
+
+/*
+ * Backend_Bound (percent, level 1, per CPU): 100 * (a / (b + c + d + a) + 5 * e / f)
+ *
+ * Events: [0] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [4] INT_MISC.CLEARS_COUNT (CORE); [5] TOPDOWN.SLOTS (CORE,
+ * fixed counter 3).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_NAME "Backend_Bound"
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_EVENT_COUNT 6U
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_EVENT0 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_EVENT0_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_EVENT3 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_EVENT3_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_EVENT4 "INT_MISC.CLEARS_COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_EVENT5 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_EVENT5_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_backend_bound_steps[17] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_backend_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_backend_bound_steps, 17U, counts, PMU_ICE_LAKE_SP_METRIC_BACKEND_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * Memory_Bound (percent, level 2, per CPU): 100 * ((a + b) / (c + (d + e / (f + g + e + h) *
+ * i) + b) * (h / (f + g + e + h) + 5 * j / k))
+ *
+ * Events: [0] CYCLE_ACTIVITY.STALLS_MEM_ANY (CORE); [1] EXE_ACTIVITY.BOUND_ON_STORES (CORE);
+ * [2] CYCLE_ACTIVITY.STALLS_TOTAL (CORE); [3] EXE_ACTIVITY.1_PORTS_UTIL (CORE); [4]
+ * PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [5] PERF_METRICS.FRONTEND_BOUND
+ * (CORE, IA32_PERF_METRICS byte 2); [6] PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS
+ * byte 1); [7] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [8]
+ * EXE_ACTIVITY.2_PORTS_UTIL (CORE); [9] INT_MISC.CLEARS_COUNT (CORE); [10] TOPDOWN.SLOTS
+ * (CORE, fixed counter 3).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_NAME "Memory_Bound"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT_COUNT 11U
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT0 "CYCLE_ACTIVITY.STALLS_MEM_ANY"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT1 "EXE_ACTIVITY.BOUND_ON_STORES"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT2 "CYCLE_ACTIVITY.STALLS_TOTAL"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT3 "EXE_ACTIVITY.1_PORTS_UTIL"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT3_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT4 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT4_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT5 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT5_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT5_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT6 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT6_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT6_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT7 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT7_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT7_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT8 "EXE_ACTIVITY.2_PORTS_UTIL"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT9 "INT_MISC.CLEARS_COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT9_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT10 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT10_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_memory_bound_steps[39] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_memory_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_memory_bound_steps, 39U, counts, PMU_ICE_LAKE_SP_METRIC_MEMORY_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
  * L1_Bound (percent, level 3, per CPU): 100 * max((a - b) / c, 0)
  *
  * Events: [0] CYCLE_ACTIVITY.STALLS_MEM_ANY (CORE); [1] CYCLE_ACTIVITY.STALLS_L1D_MISS (CORE);
@@ -9696,8 +12549,11 @@ static inline int pmu_ice_lake_sp_metric_ms(const double *counts, const struct p
 #define PMU_ICE_LAKE_SP_METRIC_L1_BOUND_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_L1_BOUND_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_L1_BOUND_EVENT0 "CYCLE_ACTIVITY.STALLS_MEM_ANY"
+#define PMU_ICE_LAKE_SP_METRIC_L1_BOUND_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L1_BOUND_EVENT1 "CYCLE_ACTIVITY.STALLS_L1D_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_L1_BOUND_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L1_BOUND_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_L1_BOUND_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_l1_bound_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9725,10 +12581,15 @@ static inline int pmu_ice_lake_sp_metric_l1_bound(const double *counts, const st
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_LOAD_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_LOAD_EVENT_COUNT 5U
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_LOAD_EVENT0 "DTLB_LOAD_MISSES.STLB_HIT"
+#define PMU_ICE_LAKE_SP_METRIC_DTLB_LOAD_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_LOAD_EVENT1 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_DTLB_LOAD_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_LOAD_EVENT2 "CYCLE_ACTIVITY.CYCLES_MEM_ANY"
+#define PMU_ICE_LAKE_SP_METRIC_DTLB_LOAD_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_LOAD_EVENT3 "CYCLE_ACTIVITY.CYCLES_L1D_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_DTLB_LOAD_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_LOAD_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_DTLB_LOAD_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_dtlb_load_steps[15] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 7.0},
@@ -9762,10 +12623,15 @@ static inline int pmu_ice_lake_sp_metric_dtlb_load(const double *counts, const s
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_HIT_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_HIT_EVENT_COUNT 5U
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_HIT_EVENT0 "DTLB_LOAD_MISSES.STLB_HIT"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_HIT_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_HIT_EVENT1 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_HIT_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_HIT_EVENT2 "CYCLE_ACTIVITY.CYCLES_MEM_ANY"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_HIT_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_HIT_EVENT3 "CYCLE_ACTIVITY.CYCLES_L1D_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_HIT_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_HIT_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_HIT_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_load_stlb_hit_steps[19] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 7.0},
@@ -9801,7 +12667,9 @@ static inline int pmu_ice_lake_sp_metric_load_stlb_hit(const double *counts, con
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_EVENT0 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_load_stlb_miss_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9825,10 +12693,15 @@ static inline int pmu_ice_lake_sp_metric_load_stlb_miss(const double *counts, co
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_4K_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_4K_EVENT_COUNT 5U
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_4K_EVENT0 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_4K_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_4K_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_4K_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_4K_EVENT2 "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_4K_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_4K_EVENT3 "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_4K_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_4K_EVENT4 "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_4K_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_load_stlb_miss_4k_steps[13] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9860,10 +12733,15 @@ static inline int pmu_ice_lake_sp_metric_load_stlb_miss_4k(const double *counts,
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_2M_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_2M_EVENT_COUNT 5U
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_2M_EVENT0 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_2M_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_2M_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_2M_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_2M_EVENT2 "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_2M_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_2M_EVENT3 "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_2M_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_2M_EVENT4 "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_2M_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_load_stlb_miss_2m_steps[13] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9895,10 +12773,15 @@ static inline int pmu_ice_lake_sp_metric_load_stlb_miss_2m(const double *counts,
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_1G_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_1G_EVENT_COUNT 5U
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_1G_EVENT0 "DTLB_LOAD_MISSES.WALK_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_1G_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_1G_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_1G_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_1G_EVENT2 "DTLB_LOAD_MISSES.WALK_COMPLETED_1G"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_1G_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_1G_EVENT3 "DTLB_LOAD_MISSES.WALK_COMPLETED_4K"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_1G_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_1G_EVENT4 "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_STLB_MISS_1G_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_load_stlb_miss_1g_steps[13] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -9928,7 +12811,9 @@ static inline int pmu_ice_lake_sp_metric_load_stlb_miss_1g(const double *counts,
 #define PMU_ICE_LAKE_SP_METRIC_STORE_FWD_BLK_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_STORE_FWD_BLK_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_STORE_FWD_BLK_EVENT0 "LD_BLOCKS.STORE_FORWARD"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_FWD_BLK_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_FWD_BLK_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_FWD_BLK_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_store_fwd_blk_steps[7] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 13.0},
@@ -9955,11 +12840,17 @@ static inline int pmu_ice_lake_sp_metric_store_fwd_blk(const double *counts, con
 #define PMU_ICE_LAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT_COUNT 6U
 #define PMU_ICE_LAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT0 "MEM_INST_RETIRED.ALL_LOADS"
+#define PMU_ICE_LAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT1 "MEM_LOAD_RETIRED.FB_HIT"
+#define PMU_ICE_LAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT2 "MEM_LOAD_RETIRED.L1_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT3 "CYCLE_ACTIVITY.CYCLES_MEM_ANY"
+#define PMU_ICE_LAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT4 "CYCLE_ACTIVITY.CYCLES_L1D_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT5 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_L1_LATENCY_DEPENDENCY_EVENT5_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_l1_latency_dependency_steps[21] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 2.0},
@@ -10001,11 +12892,17 @@ static inline int pmu_ice_lake_sp_metric_l1_latency_dependency(const double *cou
 #define PMU_ICE_LAKE_SP_METRIC_LOCK_LATENCY_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_LOCK_LATENCY_EVENT_COUNT 6U
 #define PMU_ICE_LAKE_SP_METRIC_LOCK_LATENCY_EVENT0 "MEM_INST_RETIRED.LOCK_LOADS"
+#define PMU_ICE_LAKE_SP_METRIC_LOCK_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOCK_LATENCY_EVENT1 "L2_RQSTS.ALL_RFO"
+#define PMU_ICE_LAKE_SP_METRIC_LOCK_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOCK_LATENCY_EVENT2 "MEM_INST_RETIRED.ALL_STORES"
+#define PMU_ICE_LAKE_SP_METRIC_LOCK_LATENCY_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOCK_LATENCY_EVENT3 "L2_RQSTS.RFO_HIT"
+#define PMU_ICE_LAKE_SP_METRIC_LOCK_LATENCY_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOCK_LATENCY_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_LOCK_LATENCY_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOCK_LATENCY_EVENT5 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO"
+#define PMU_ICE_LAKE_SP_METRIC_LOCK_LATENCY_EVENT5_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_lock_latency_steps[23] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 16.0},
@@ -10047,10 +12944,15 @@ static inline int pmu_ice_lake_sp_metric_lock_latency(const double *counts, cons
 #define PMU_ICE_LAKE_SP_METRIC_SPLIT_LOADS_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_SPLIT_LOADS_EVENT_COUNT 5U
 #define PMU_ICE_LAKE_SP_METRIC_SPLIT_LOADS_EVENT0 "L1D_PEND_MISS.PENDING"
+#define PMU_ICE_LAKE_SP_METRIC_SPLIT_LOADS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_SPLIT_LOADS_EVENT1 "MEM_LOAD_RETIRED.L1_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_SPLIT_LOADS_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_SPLIT_LOADS_EVENT2 "MEM_LOAD_RETIRED.FB_HIT"
+#define PMU_ICE_LAKE_SP_METRIC_SPLIT_LOADS_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_SPLIT_LOADS_EVENT3 "LD_BLOCKS.NO_SR"
+#define PMU_ICE_LAKE_SP_METRIC_SPLIT_LOADS_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_SPLIT_LOADS_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_SPLIT_LOADS_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_split_loads_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10078,7 +12980,9 @@ static inline int pmu_ice_lake_sp_metric_split_loads(const double *counts, const
 #define PMU_ICE_LAKE_SP_METRIC_4K_ALIASING_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_4K_ALIASING_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_4K_ALIASING_EVENT0 "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS"
+#define PMU_ICE_LAKE_SP_METRIC_4K_ALIASING_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_4K_ALIASING_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_4K_ALIASING_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_4k_aliasing_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10100,7 +13004,9 @@ static inline int pmu_ice_lake_sp_metric_4k_aliasing(const double *counts, const
 #define PMU_ICE_LAKE_SP_METRIC_FB_FULL_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_FB_FULL_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_FB_FULL_EVENT0 "L1D_PEND_MISS.FB_FULL"
+#define PMU_ICE_LAKE_SP_METRIC_FB_FULL_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_FB_FULL_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_FB_FULL_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_fb_full_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10126,12 +13032,19 @@ static inline int pmu_ice_lake_sp_metric_fb_full(const double *counts, const str
 #define PMU_ICE_LAKE_SP_METRIC_L2_BOUND_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_L2_BOUND_EVENT_COUNT 7U
 #define PMU_ICE_LAKE_SP_METRIC_L2_BOUND_EVENT0 "MEM_LOAD_RETIRED.L2_HIT"
+#define PMU_ICE_LAKE_SP_METRIC_L2_BOUND_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L2_BOUND_EVENT1 "MEM_LOAD_RETIRED.FB_HIT"
+#define PMU_ICE_LAKE_SP_METRIC_L2_BOUND_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L2_BOUND_EVENT2 "MEM_LOAD_RETIRED.L1_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_L2_BOUND_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L2_BOUND_EVENT3 "L1D_PEND_MISS.FB_FULL_PERIODS"
+#define PMU_ICE_LAKE_SP_METRIC_L2_BOUND_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L2_BOUND_EVENT4 "CYCLE_ACTIVITY.STALLS_L1D_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_L2_BOUND_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L2_BOUND_EVENT5 "CYCLE_ACTIVITY.STALLS_L2_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_L2_BOUND_EVENT5_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L2_BOUND_EVENT6 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_L2_BOUND_EVENT6_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_l2_bound_steps[25] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10174,8 +13087,11 @@ static inline int pmu_ice_lake_sp_metric_l2_bound(const double *counts, const st
 #define PMU_ICE_LAKE_SP_METRIC_L3_BOUND_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_L3_BOUND_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_L3_BOUND_EVENT0 "CYCLE_ACTIVITY.STALLS_L2_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_L3_BOUND_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L3_BOUND_EVENT1 "CYCLE_ACTIVITY.STALLS_L3_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_L3_BOUND_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L3_BOUND_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_L3_BOUND_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_l3_bound_steps[7] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10199,7 +13115,9 @@ static inline int pmu_ice_lake_sp_metric_l3_bound(const double *counts, const st
 #define PMU_ICE_LAKE_SP_METRIC_SQ_FULL_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_SQ_FULL_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_SQ_FULL_EVENT0 "L1D_PEND_MISS.L2_STALL"
+#define PMU_ICE_LAKE_SP_METRIC_SQ_FULL_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_SQ_FULL_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_SQ_FULL_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_sq_full_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10225,13 +13143,21 @@ static inline int pmu_ice_lake_sp_metric_sq_full(const double *counts, const str
 #define PMU_ICE_LAKE_SP_METRIC_L3_MISS_BOUND_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_L3_MISS_BOUND_EVENT_COUNT 8U
 #define PMU_ICE_LAKE_SP_METRIC_L3_MISS_BOUND_EVENT0 "CYCLE_ACTIVITY.STALLS_L3_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_L3_MISS_BOUND_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L3_MISS_BOUND_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_L3_MISS_BOUND_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L3_MISS_BOUND_EVENT2 "CYCLE_ACTIVITY.STALLS_L1D_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_L3_MISS_BOUND_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L3_MISS_BOUND_EVENT3 "CYCLE_ACTIVITY.STALLS_L2_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_L3_MISS_BOUND_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L3_MISS_BOUND_EVENT4 "MEM_LOAD_RETIRED.L2_HIT"
+#define PMU_ICE_LAKE_SP_METRIC_L3_MISS_BOUND_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L3_MISS_BOUND_EVENT5 "MEM_LOAD_RETIRED.FB_HIT"
+#define PMU_ICE_LAKE_SP_METRIC_L3_MISS_BOUND_EVENT5_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L3_MISS_BOUND_EVENT6 "MEM_LOAD_RETIRED.L1_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_L3_MISS_BOUND_EVENT6_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_L3_MISS_BOUND_EVENT7 "L1D_PEND_MISS.FB_FULL_PERIODS"
+#define PMU_ICE_LAKE_SP_METRIC_L3_MISS_BOUND_EVENT7_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_l3_miss_bound_steps[35] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10284,7 +13210,9 @@ static inline int pmu_ice_lake_sp_metric_l3_miss_bound(const double *counts, con
 #define PMU_ICE_LAKE_SP_METRIC_MEM_BANDWIDTH_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_MEM_BANDWIDTH_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_MEM_BANDWIDTH_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_MEM_BANDWIDTH_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_MEM_BANDWIDTH_EVENT1 "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD"
+#define PMU_ICE_LAKE_SP_METRIC_MEM_BANDWIDTH_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_mem_bandwidth_steps[7] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10310,8 +13238,11 @@ static inline int pmu_ice_lake_sp_metric_mem_bandwidth(const double *counts, con
 #define PMU_ICE_LAKE_SP_METRIC_MEM_LATENCY_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_MEM_LATENCY_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_MEM_LATENCY_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_MEM_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_MEM_LATENCY_EVENT1 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD"
+#define PMU_ICE_LAKE_SP_METRIC_MEM_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_MEM_LATENCY_EVENT2 "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD"
+#define PMU_ICE_LAKE_SP_METRIC_MEM_LATENCY_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_mem_latency_steps[13] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10341,7 +13272,9 @@ static inline int pmu_ice_lake_sp_metric_mem_latency(const double *counts, const
 #define PMU_ICE_LAKE_SP_METRIC_STORE_BOUND_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_STORE_BOUND_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_STORE_BOUND_EVENT0 "EXE_ACTIVITY.BOUND_ON_STORES"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_BOUND_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_BOUND_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_BOUND_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_store_bound_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10366,10 +13299,15 @@ static inline int pmu_ice_lake_sp_metric_store_bound(const double *counts, const
 #define PMU_ICE_LAKE_SP_METRIC_STORE_LATENCY_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_STORE_LATENCY_EVENT_COUNT 5U
 #define PMU_ICE_LAKE_SP_METRIC_STORE_LATENCY_EVENT0 "L2_RQSTS.RFO_HIT"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_LATENCY_EVENT1 "MEM_INST_RETIRED.LOCK_LOADS"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_LATENCY_EVENT2 "MEM_INST_RETIRED.ALL_STORES"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_LATENCY_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_LATENCY_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_LATENCY_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_LATENCY_EVENT4 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_LATENCY_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_store_latency_steps[23] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10410,8 +13348,11 @@ static inline int pmu_ice_lake_sp_metric_store_latency(const double *counts, con
 #define PMU_ICE_LAKE_SP_METRIC_SPLIT_STORES_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_SPLIT_STORES_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_SPLIT_STORES_EVENT0 "MEM_INST_RETIRED.SPLIT_STORES"
+#define PMU_ICE_LAKE_SP_METRIC_SPLIT_STORES_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_SPLIT_STORES_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_SPLIT_STORES_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_SPLIT_STORES_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_SPLIT_STORES_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_split_stores_steps[8] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10439,9 +13380,13 @@ static inline int pmu_ice_lake_sp_metric_split_stores(const double *counts, cons
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_STORE_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_STORE_EVENT_COUNT 4U
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_STORE_EVENT0 "DTLB_STORE_MISSES.STLB_HIT"
+#define PMU_ICE_LAKE_SP_METRIC_DTLB_STORE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_STORE_EVENT1 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_DTLB_STORE_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_STORE_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_DTLB_STORE_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_DTLB_STORE_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_DTLB_STORE_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_dtlb_store_steps[12] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 7.0},
@@ -10473,9 +13418,13 @@ static inline int pmu_ice_lake_sp_metric_dtlb_store(const double *counts, const 
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_HIT_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_HIT_EVENT_COUNT 4U
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_HIT_EVENT0 "DTLB_STORE_MISSES.STLB_HIT"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_HIT_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_HIT_EVENT1 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_HIT_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_HIT_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_HIT_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_HIT_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_HIT_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_store_stlb_hit_steps[19] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 7.0},
@@ -10512,8 +13461,11 @@ static inline int pmu_ice_lake_sp_metric_store_stlb_hit(const double *counts, co
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_EVENT0 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_store_stlb_miss_steps[8] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10542,11 +13494,17 @@ static inline int pmu_ice_lake_sp_metric_store_stlb_miss(const double *counts, c
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_4K_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT_COUNT 6U
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT0 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT3 "DTLB_STORE_MISSES.WALK_COMPLETED_4K"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT4 "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT5 "DTLB_STORE_MISSES.WALK_COMPLETED_1G"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_4K_EVENT5_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_store_stlb_miss_4k_steps[16] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10582,11 +13540,17 @@ static inline int pmu_ice_lake_sp_metric_store_stlb_miss_4k(const double *counts
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_2M_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT_COUNT 6U
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT0 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT3 "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT4 "DTLB_STORE_MISSES.WALK_COMPLETED_4K"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT5 "DTLB_STORE_MISSES.WALK_COMPLETED_1G"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_2M_EVENT5_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_store_stlb_miss_2m_steps[16] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10623,11 +13587,17 @@ static inline int pmu_ice_lake_sp_metric_store_stlb_miss_2m(const double *counts
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_1G_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT_COUNT 6U
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT0 "DTLB_STORE_MISSES.WALK_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT3 "DTLB_STORE_MISSES.WALK_COMPLETED_1G"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT4 "DTLB_STORE_MISSES.WALK_COMPLETED_4K"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT5 "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_STLB_MISS_1G_EVENT5_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_store_stlb_miss_1g_steps[16] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10652,6 +13622,111 @@ static inline int pmu_ice_lake_sp_metric_store_stlb_miss_1g(const double *counts
 }
 
 /*
+ * Core_Bound (percent, level 2, per CPU): 100 * max(0, a / (b + c + d + a) + 5 * e / f - (g +
+ * h) / (i + (j + d / (b + c + d + a) * k) + h) * (a / (b + c + d + a) + 5 * e / f))
+ *
+ * Events: [0] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [4] INT_MISC.CLEARS_COUNT (CORE); [5] TOPDOWN.SLOTS (CORE,
+ * fixed counter 3); [6] CYCLE_ACTIVITY.STALLS_MEM_ANY (CORE); [7] EXE_ACTIVITY.BOUND_ON_STORES
+ * (CORE); [8] CYCLE_ACTIVITY.STALLS_TOTAL (CORE); [9] EXE_ACTIVITY.1_PORTS_UTIL (CORE); [10]
+ * EXE_ACTIVITY.2_PORTS_UTIL (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_NAME "Core_Bound"
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT_COUNT 11U
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT0 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT0_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT3 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT3_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT4 "INT_MISC.CLEARS_COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT5 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT5_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT6 "CYCLE_ACTIVITY.STALLS_MEM_ANY"
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT7 "EXE_ACTIVITY.BOUND_ON_STORES"
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT7_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT8 "CYCLE_ACTIVITY.STALLS_TOTAL"
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT9 "EXE_ACTIVITY.1_PORTS_UTIL"
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT9_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT10 "EXE_ACTIVITY.2_PORTS_UTIL"
+#define PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT10_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_core_bound_steps[57] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_core_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_core_bound_steps, 57U, counts, PMU_ICE_LAKE_SP_METRIC_CORE_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
  * Divider (percent, level 3, per CPU): 100 * (a / b)
  *
  * Events: [0] ARITH.DIVIDER_ACTIVE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
@@ -10660,7 +13735,9 @@ static inline int pmu_ice_lake_sp_metric_store_stlb_miss_1g(const double *counts
 #define PMU_ICE_LAKE_SP_METRIC_DIVIDER_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_DIVIDER_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_DIVIDER_EVENT0 "ARITH.DIVIDER_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_DIVIDER_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_DIVIDER_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_DIVIDER_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_divider_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10682,7 +13759,9 @@ static inline int pmu_ice_lake_sp_metric_divider(const double *counts, const str
 #define PMU_ICE_LAKE_SP_METRIC_FP_DIVIDER_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_FP_DIVIDER_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_FP_DIVIDER_EVENT0 "ARITH.FP_DIVIDER_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_FP_DIVIDER_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_FP_DIVIDER_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_FP_DIVIDER_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_fp_divider_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10705,8 +13784,11 @@ static inline int pmu_ice_lake_sp_metric_fp_divider(const double *counts, const 
 #define PMU_ICE_LAKE_SP_METRIC_INT_DIVIDER_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_INT_DIVIDER_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_INT_DIVIDER_EVENT0 "ARITH.DIVIDER_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_INT_DIVIDER_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INT_DIVIDER_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_INT_DIVIDER_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INT_DIVIDER_EVENT2 "ARITH.FP_DIVIDER_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_INT_DIVIDER_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_int_divider_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10732,7 +13814,9 @@ static inline int pmu_ice_lake_sp_metric_int_divider(const double *counts, const
 #define PMU_ICE_LAKE_SP_METRIC_SERIALIZING_OPERATION_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_SERIALIZING_OPERATION_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_SERIALIZING_OPERATION_EVENT0 "RESOURCE_STALLS.SCOREBOARD"
+#define PMU_ICE_LAKE_SP_METRIC_SERIALIZING_OPERATION_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_SERIALIZING_OPERATION_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_SERIALIZING_OPERATION_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_serializing_operation_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10754,7 +13838,9 @@ static inline int pmu_ice_lake_sp_metric_serializing_operation(const double *cou
 #define PMU_ICE_LAKE_SP_METRIC_SLOW_PAUSE_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_SLOW_PAUSE_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_SLOW_PAUSE_EVENT0 "MISC_RETIRED.PAUSE_INST"
+#define PMU_ICE_LAKE_SP_METRIC_SLOW_PAUSE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_SLOW_PAUSE_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_SLOW_PAUSE_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_slow_pause_steps[7] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_NUM, 0U, 37.0},
@@ -10778,7 +13864,9 @@ static inline int pmu_ice_lake_sp_metric_slow_pause(const double *counts, const 
 #define PMU_ICE_LAKE_SP_METRIC_MIXING_VECTORS_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_MIXING_VECTORS_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_MIXING_VECTORS_EVENT0 "UOPS_ISSUED.VECTOR_WIDTH_MISMATCH"
+#define PMU_ICE_LAKE_SP_METRIC_MIXING_VECTORS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_MIXING_VECTORS_EVENT1 "UOPS_ISSUED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_MIXING_VECTORS_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_mixing_vectors_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10800,7 +13888,9 @@ static inline int pmu_ice_lake_sp_metric_mixing_vectors(const double *counts, co
 #define PMU_ICE_LAKE_SP_METRIC_PORTS_UTILIZED_1_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_PORTS_UTILIZED_1_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_PORTS_UTILIZED_1_EVENT0 "EXE_ACTIVITY.1_PORTS_UTIL"
+#define PMU_ICE_LAKE_SP_METRIC_PORTS_UTILIZED_1_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PORTS_UTILIZED_1_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_PORTS_UTILIZED_1_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_ports_utilized_1_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10822,7 +13912,9 @@ static inline int pmu_ice_lake_sp_metric_ports_utilized_1(const double *counts, 
 #define PMU_ICE_LAKE_SP_METRIC_PORTS_UTILIZED_2_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_PORTS_UTILIZED_2_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_PORTS_UTILIZED_2_EVENT0 "EXE_ACTIVITY.2_PORTS_UTIL"
+#define PMU_ICE_LAKE_SP_METRIC_PORTS_UTILIZED_2_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PORTS_UTILIZED_2_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_PORTS_UTILIZED_2_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_ports_utilized_2_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10844,7 +13936,9 @@ static inline int pmu_ice_lake_sp_metric_ports_utilized_2(const double *counts, 
 #define PMU_ICE_LAKE_SP_METRIC_PORTS_UTILIZED_3M_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_PORTS_UTILIZED_3M_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_PORTS_UTILIZED_3M_EVENT0 "UOPS_EXECUTED.CYCLES_GE_3"
+#define PMU_ICE_LAKE_SP_METRIC_PORTS_UTILIZED_3M_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PORTS_UTILIZED_3M_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_PORTS_UTILIZED_3M_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_ports_utilized_3m_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10869,11 +13963,17 @@ static inline int pmu_ice_lake_sp_metric_ports_utilized_3m(const double *counts,
 #define PMU_ICE_LAKE_SP_METRIC_ALU_OP_UTILIZATION_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT_COUNT 6U
 #define PMU_ICE_LAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT0 "UOPS_DISPATCHED.PORT_0"
+#define PMU_ICE_LAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT1 "UOPS_DISPATCHED.PORT_1"
+#define PMU_ICE_LAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT2 "UOPS_DISPATCHED.PORT_5"
+#define PMU_ICE_LAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT3 "UOPS_DISPATCHED.PORT_6"
+#define PMU_ICE_LAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT4 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT5 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_ALU_OP_UTILIZATION_EVENT5_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_alu_op_utilization_steps[16] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10907,8 +14007,11 @@ static inline int pmu_ice_lake_sp_metric_alu_op_utilization(const double *counts
 #define PMU_ICE_LAKE_SP_METRIC_PORT_0_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_PORT_0_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_PORT_0_EVENT0 "UOPS_DISPATCHED.PORT_0"
+#define PMU_ICE_LAKE_SP_METRIC_PORT_0_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PORT_0_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_PORT_0_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PORT_0_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_PORT_0_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_port_0_steps[8] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10934,8 +14037,11 @@ static inline int pmu_ice_lake_sp_metric_port_0(const double *counts, const stru
 #define PMU_ICE_LAKE_SP_METRIC_PORT_1_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_PORT_1_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_PORT_1_EVENT0 "UOPS_DISPATCHED.PORT_1"
+#define PMU_ICE_LAKE_SP_METRIC_PORT_1_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PORT_1_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_PORT_1_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PORT_1_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_PORT_1_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_port_1_steps[8] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10961,8 +14067,11 @@ static inline int pmu_ice_lake_sp_metric_port_1(const double *counts, const stru
 #define PMU_ICE_LAKE_SP_METRIC_PORT_5_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_PORT_5_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_PORT_5_EVENT0 "UOPS_DISPATCHED.PORT_5"
+#define PMU_ICE_LAKE_SP_METRIC_PORT_5_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PORT_5_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_PORT_5_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PORT_5_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_PORT_5_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_port_5_steps[8] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -10988,8 +14097,11 @@ static inline int pmu_ice_lake_sp_metric_port_5(const double *counts, const stru
 #define PMU_ICE_LAKE_SP_METRIC_PORT_6_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_PORT_6_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_PORT_6_EVENT0 "UOPS_DISPATCHED.PORT_6"
+#define PMU_ICE_LAKE_SP_METRIC_PORT_6_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PORT_6_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_PORT_6_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_PORT_6_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_PORT_6_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_port_6_steps[8] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11016,8 +14128,11 @@ static inline int pmu_ice_lake_sp_metric_port_6(const double *counts, const stru
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_OP_UTILIZATION_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_OP_UTILIZATION_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_OP_UTILIZATION_EVENT0 "UOPS_DISPATCHED.PORT_2_3"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_OP_UTILIZATION_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_OP_UTILIZATION_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_OP_UTILIZATION_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_LOAD_OP_UTILIZATION_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_LOAD_OP_UTILIZATION_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_load_op_utilization_steps[10] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11046,9 +14161,13 @@ static inline int pmu_ice_lake_sp_metric_load_op_utilization(const double *count
 #define PMU_ICE_LAKE_SP_METRIC_STORE_OP_UTILIZATION_UNIT "percent"
 #define PMU_ICE_LAKE_SP_METRIC_STORE_OP_UTILIZATION_EVENT_COUNT 4U
 #define PMU_ICE_LAKE_SP_METRIC_STORE_OP_UTILIZATION_EVENT0 "UOPS_DISPATCHED.PORT_4_9"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_OP_UTILIZATION_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_OP_UTILIZATION_EVENT1 "UOPS_DISPATCHED.PORT_7_8"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_OP_UTILIZATION_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_OP_UTILIZATION_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_OP_UTILIZATION_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_STORE_OP_UTILIZATION_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_STORE_OP_UTILIZATION_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_store_op_utilization_steps[12] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11069,6 +14188,1347 @@ static inline int pmu_ice_lake_sp_metric_store_op_utilization(const double *coun
 }
 
 /*
+ * Retiring (percent, level 1, per CPU): 100 * (a / (b + c + a + d))
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_RETIRING_NAME "Retiring"
+#define PMU_ICE_LAKE_SP_METRIC_RETIRING_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_RETIRING_EVENT_COUNT 4U
+#define PMU_ICE_LAKE_SP_METRIC_RETIRING_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_RETIRING_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_RETIRING_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_RETIRING_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_RETIRING_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_RETIRING_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_RETIRING_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_RETIRING_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_RETIRING_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_RETIRING_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_RETIRING_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_RETIRING_EVENT3_PERF_METRICS_BYTE 3U
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_retiring_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_retiring(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_retiring_steps, 11U, counts, PMU_ICE_LAKE_SP_METRIC_RETIRING_EVENT_COUNT, c, value);
+}
+
+/*
+ * Light_Operations (percent, level 2, per CPU): 100 * max(0, a / (b + c + a + d) - (e / f * g
+ * / h + a / (b + c + a + d) * (i - j) / k))
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4] UOPS_RETIRED.SLOTS (CORE);
+ * [5] UOPS_ISSUED.ANY (CORE); [6] IDQ.MS_UOPS (CORE); [7] TOPDOWN.SLOTS (CORE, fixed counter
+ * 3); [8] UOPS_DECODED.DEC0 (CORE); [9] UOPS_DECODED.DEC0 (CORE, threshold 1); [10]
+ * IDQ.MITE_UOPS (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_NAME "Light_Operations"
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT_COUNT 11U
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT4 "UOPS_RETIRED.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT5 "UOPS_ISSUED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT6 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT7 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT7_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT8 "UOPS_DECODED.DEC0"
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT9 "UOPS_DECODED.DEC0"
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT9_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT10 "IDQ.MITE_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT10_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_light_operations_steps[37] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_light_operations(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_light_operations_steps, 37U, counts, PMU_ICE_LAKE_SP_METRIC_LIGHT_OPERATIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Arith (percent, level 3, per CPU): 100 * (a / (b + c + a + d) * e / f + g / (a / (b + c +
+ * a + d) * h) + i / (a / (b + c + a + d) * h))
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4] UOPS_EXECUTED.X87 (CORE);
+ * [5] UOPS_EXECUTED.THREAD (CORE); [6] FP_ARITH_INST_RETIRED.SCALAR (CORE); [7] TOPDOWN.SLOTS
+ * (CORE, fixed counter 3); [8] FP_ARITH_INST_RETIRED.VECTOR (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_NAME "FP_Arith"
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT_COUNT 9U
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT4 "UOPS_EXECUTED.X87"
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT5 "UOPS_EXECUTED.THREAD"
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT6 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT7 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT7_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT8 "FP_ARITH_INST_RETIRED.VECTOR"
+#define PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT8_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_fp_arith_steps[43] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_fp_arith(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_fp_arith_steps, 43U, counts, PMU_ICE_LAKE_SP_METRIC_FP_ARITH_EVENT_COUNT, c, value);
+}
+
+/*
+ * X87_Use (percent, level 4, per CPU): 100 * (a / (b + c + a + d) * e / f)
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4] UOPS_EXECUTED.X87 (CORE);
+ * [5] UOPS_EXECUTED.THREAD (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_NAME "X87_Use"
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_EVENT_COUNT 6U
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_EVENT4 "UOPS_EXECUTED.X87"
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_EVENT5 "UOPS_EXECUTED.THREAD"
+#define PMU_ICE_LAKE_SP_METRIC_X87_USE_EVENT5_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_x87_use_steps[15] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_x87_use(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_x87_use_steps, 15U, counts, PMU_ICE_LAKE_SP_METRIC_X87_USE_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Scalar (percent, level 4, per CPU): 100 * (a / (b / (c + d + b + e) * f))
+ *
+ * Events: [0] FP_ARITH_INST_RETIRED.SCALAR (CORE); [1] PERF_METRICS.RETIRING (CORE,
+ * IA32_PERF_METRICS byte 0); [2] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2);
+ * [3] PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [4]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [5] TOPDOWN.SLOTS (CORE, fixed
+ * counter 3).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_NAME "FP_Scalar"
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_EVENT_COUNT 6U
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_EVENT0 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_EVENT1 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_EVENT1_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_EVENT2 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_EVENT2_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_EVENT3 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_EVENT3_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_EVENT4 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_EVENT4_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_EVENT5 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_EVENT5_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_fp_scalar_steps[15] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_fp_scalar(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_fp_scalar_steps, 15U, counts, PMU_ICE_LAKE_SP_METRIC_FP_SCALAR_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Vector (percent, level 4, per CPU): 100 * (a / (b / (c + d + b + e) * f))
+ *
+ * Events: [0] FP_ARITH_INST_RETIRED.VECTOR (CORE); [1] PERF_METRICS.RETIRING (CORE,
+ * IA32_PERF_METRICS byte 0); [2] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2);
+ * [3] PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [4]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [5] TOPDOWN.SLOTS (CORE, fixed
+ * counter 3).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_NAME "FP_Vector"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_EVENT_COUNT 6U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_EVENT0 "FP_ARITH_INST_RETIRED.VECTOR"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_EVENT1 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_EVENT1_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_EVENT2 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_EVENT2_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_EVENT3 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_EVENT3_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_EVENT4 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_EVENT4_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_EVENT5 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_EVENT5_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_fp_vector_steps[15] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_fp_vector(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_fp_vector_steps, 15U, counts, PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Vector_128b (percent, level 5, per CPU): 100 * ((a + b) / (c / (d + e + c + f) * g))
+ *
+ * Events: [0] FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE (CORE); [1]
+ * FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE (CORE); [2] PERF_METRICS.RETIRING (CORE,
+ * IA32_PERF_METRICS byte 0); [3] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2);
+ * [4] PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [5]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [6] TOPDOWN.SLOTS (CORE, fixed
+ * counter 3).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_NAME "FP_Vector_128b"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT_COUNT 7U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT0 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT1 "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT2 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT2_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT3 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT3_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT4 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT4_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT5 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT5_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT5_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT6 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT6_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_fp_vector_128b_steps[17] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_fp_vector_128b(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_fp_vector_128b_steps, 17U, counts, PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_128B_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Vector_256b (percent, level 5, per CPU): 100 * ((a + b) / (c / (d + e + c + f) * g))
+ *
+ * Events: [0] FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE (CORE); [1]
+ * FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE (CORE); [2] PERF_METRICS.RETIRING (CORE,
+ * IA32_PERF_METRICS byte 0); [3] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2);
+ * [4] PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [5]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [6] TOPDOWN.SLOTS (CORE, fixed
+ * counter 3).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_NAME "FP_Vector_256b"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT_COUNT 7U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT0 "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT1 "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT2 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT2_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT3 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT3_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT4 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT4_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT5 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT5_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT5_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT6 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT6_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_fp_vector_256b_steps[17] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_fp_vector_256b(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_fp_vector_256b_steps, 17U, counts, PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_256B_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Vector_512b (percent, level 5, per CPU): 100 * ((a + b) / (c / (d + e + c + f) * g))
+ *
+ * Events: [0] FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE (CORE); [1]
+ * FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE (CORE); [2] PERF_METRICS.RETIRING (CORE,
+ * IA32_PERF_METRICS byte 0); [3] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2);
+ * [4] PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [5]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [6] TOPDOWN.SLOTS (CORE, fixed
+ * counter 3).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_NAME "FP_Vector_512b"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT_COUNT 7U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT0 "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT1 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT2 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT2_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT3 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT3_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT4 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT4_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT5 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT5_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT5_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT6 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT6_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_fp_vector_512b_steps[17] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_fp_vector_512b(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_fp_vector_512b_steps, 17U, counts, PMU_ICE_LAKE_SP_METRIC_FP_VECTOR_512B_EVENT_COUNT, c, value);
+}
+
+/*
+ * Memory_Operations (percent, level 3, per CPU): 100 * (max(0, a / (b + c + a + d) - (e / f *
+ * g / h + a / (b + c + a + d) * (i - j) / k)) * l / m)
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4] UOPS_RETIRED.SLOTS (CORE);
+ * [5] UOPS_ISSUED.ANY (CORE); [6] IDQ.MS_UOPS (CORE); [7] TOPDOWN.SLOTS (CORE, fixed counter
+ * 3); [8] UOPS_DECODED.DEC0 (CORE); [9] UOPS_DECODED.DEC0 (CORE, threshold 1); [10]
+ * IDQ.MITE_UOPS (CORE); [11] MEM_INST_RETIRED.ANY (CORE); [12] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_NAME "Memory_Operations"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT_COUNT 13U
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT4 "UOPS_RETIRED.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT5 "UOPS_ISSUED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT6 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT7 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT7_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT8 "UOPS_DECODED.DEC0"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT9 "UOPS_DECODED.DEC0"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT9_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT10 "IDQ.MITE_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT10_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT11 "MEM_INST_RETIRED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT11_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT12 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT12_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_memory_operations_steps[41] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_memory_operations(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_memory_operations_steps, 41U, counts, PMU_ICE_LAKE_SP_METRIC_MEMORY_OPERATIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Branch_Instructions (percent, level 3, per CPU): 100 * (max(0, a / (b + c + a + d) - (e / f
+ * * g / h + a / (b + c + a + d) * (i - j) / k)) * l / (a / (b + c + a + d) * h))
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4] UOPS_RETIRED.SLOTS (CORE);
+ * [5] UOPS_ISSUED.ANY (CORE); [6] IDQ.MS_UOPS (CORE); [7] TOPDOWN.SLOTS (CORE, fixed counter
+ * 3); [8] UOPS_DECODED.DEC0 (CORE); [9] UOPS_DECODED.DEC0 (CORE, threshold 1); [10]
+ * IDQ.MITE_UOPS (CORE); [11] BR_INST_RETIRED.ALL_BRANCHES (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_NAME "Branch_Instructions"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT_COUNT 12U
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT4 "UOPS_RETIRED.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT5 "UOPS_ISSUED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT6 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT7 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT7_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT8 "UOPS_DECODED.DEC0"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT9 "UOPS_DECODED.DEC0"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT9_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT10 "IDQ.MITE_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT10_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT11 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT11_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_branch_instructions_steps[51] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_branch_instructions(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_branch_instructions_steps, 51U, counts, PMU_ICE_LAKE_SP_METRIC_BRANCH_INSTRUCTIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Other_Light_Ops (percent, level 3, per CPU): 100 * max(0, max(0, a / (b + c + a + d) - (e /
+ * f * g / h + a / (b + c + a + d) * (i - j) / k)) - (a / (b + c + a + d) * l / m + n / (a / (b
+ * + c + a + d) * h) + o / (a / (b + c + a + d) * h) + max(0, a / (b + c + a + d) - (e / f * g
+ * / h + a / (b + c + a + d) * (i - j) / k)) * p / q + max(0, a / (b + c + a + d) - (e / f * g
+ * / h + a / (b + c + a + d) * (i - j) / k)) * r / (a / (b + c + a + d) * h)))
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4] UOPS_RETIRED.SLOTS (CORE);
+ * [5] UOPS_ISSUED.ANY (CORE); [6] IDQ.MS_UOPS (CORE); [7] TOPDOWN.SLOTS (CORE, fixed counter
+ * 3); [8] UOPS_DECODED.DEC0 (CORE); [9] UOPS_DECODED.DEC0 (CORE, threshold 1); [10]
+ * IDQ.MITE_UOPS (CORE); [11] UOPS_EXECUTED.X87 (CORE); [12] UOPS_EXECUTED.THREAD (CORE); [13]
+ * FP_ARITH_INST_RETIRED.SCALAR (CORE); [14] FP_ARITH_INST_RETIRED.VECTOR (CORE); [15]
+ * MEM_INST_RETIRED.ANY (CORE); [16] INST_RETIRED.ANY_P (CORE); [17]
+ * BR_INST_RETIRED.ALL_BRANCHES (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_NAME "Other_Light_Ops"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT_COUNT 18U
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT4 "UOPS_RETIRED.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT5 "UOPS_ISSUED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT6 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT7 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT7_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT8 "UOPS_DECODED.DEC0"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT9 "UOPS_DECODED.DEC0"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT9_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT10 "IDQ.MITE_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT10_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT11 "UOPS_EXECUTED.X87"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT11_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT12 "UOPS_EXECUTED.THREAD"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT12_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT13 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT13_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT14 "FP_ARITH_INST_RETIRED.VECTOR"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT14_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT15 "MEM_INST_RETIRED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT15_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT16 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT16_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT17 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT17_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_other_light_ops_steps[171] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_other_light_ops(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_other_light_ops_steps, 171U, counts, PMU_ICE_LAKE_SP_METRIC_OTHER_LIGHT_OPS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Nop_Instructions (percent, level 4, per CPU): 100 * (max(0, a / (b + c + a + d) - (e / f * g
+ * / h + a / (b + c + a + d) * (i - j) / k)) * l / (a / (b + c + a + d) * h))
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4] UOPS_RETIRED.SLOTS (CORE);
+ * [5] UOPS_ISSUED.ANY (CORE); [6] IDQ.MS_UOPS (CORE); [7] TOPDOWN.SLOTS (CORE, fixed counter
+ * 3); [8] UOPS_DECODED.DEC0 (CORE); [9] UOPS_DECODED.DEC0 (CORE, threshold 1); [10]
+ * IDQ.MITE_UOPS (CORE); [11] INST_RETIRED.NOP (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_NAME "Nop_Instructions"
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT_COUNT 12U
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT4 "UOPS_RETIRED.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT5 "UOPS_ISSUED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT6 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT7 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT7_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT8 "UOPS_DECODED.DEC0"
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT9 "UOPS_DECODED.DEC0"
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT9_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT10 "IDQ.MITE_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT10_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT11 "INST_RETIRED.NOP"
+#define PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT11_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_nop_instructions_steps[51] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_nop_instructions(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_nop_instructions_steps, 51U, counts, PMU_ICE_LAKE_SP_METRIC_NOP_INSTRUCTIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Heavy_Operations (percent, level 2, per CPU): 100 * (a / b * c / d + e / (f + g + e + h) *
+ * (i - j) / k)
+ *
+ * Events: [0] UOPS_RETIRED.SLOTS (CORE); [1] UOPS_ISSUED.ANY (CORE); [2] IDQ.MS_UOPS (CORE);
+ * [3] TOPDOWN.SLOTS (CORE, fixed counter 3); [4] PERF_METRICS.RETIRING (CORE,
+ * IA32_PERF_METRICS byte 0); [5] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2);
+ * [6] PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [7]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [8] UOPS_DECODED.DEC0 (CORE);
+ * [9] UOPS_DECODED.DEC0 (CORE, threshold 1); [10] IDQ.MITE_UOPS (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_NAME "Heavy_Operations"
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT_COUNT 11U
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT0 "UOPS_RETIRED.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT1 "UOPS_ISSUED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT2 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT3 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT3_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT4 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT4_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT5 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT5_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT5_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT6 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT6_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT6_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT7 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT7_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT7_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT8 "UOPS_DECODED.DEC0"
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT9 "UOPS_DECODED.DEC0"
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT9_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT10 "IDQ.MITE_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT10_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_heavy_operations_steps[25] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_heavy_operations(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_heavy_operations_steps, 25U, counts, PMU_ICE_LAKE_SP_METRIC_HEAVY_OPERATIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Few_Uops_Instructions (percent, level 3, per CPU): 100 * (a / b * c / d + e / (f + g + e +
+ * h) * (i - j) / k - a / b * c / d)
+ *
+ * Events: [0] UOPS_RETIRED.SLOTS (CORE); [1] UOPS_ISSUED.ANY (CORE); [2] IDQ.MS_UOPS (CORE);
+ * [3] TOPDOWN.SLOTS (CORE, fixed counter 3); [4] PERF_METRICS.RETIRING (CORE,
+ * IA32_PERF_METRICS byte 0); [5] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2);
+ * [6] PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [7]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [8] UOPS_DECODED.DEC0 (CORE);
+ * [9] UOPS_DECODED.DEC0 (CORE, threshold 1); [10] IDQ.MITE_UOPS (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_NAME "Few_Uops_Instructions"
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT_COUNT 11U
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT0 "UOPS_RETIRED.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT1 "UOPS_ISSUED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT2 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT3 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT3_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT4 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT4_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT4_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT5 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT5_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT5_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT6 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT6_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT6_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT7 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT7_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT7_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT8 "UOPS_DECODED.DEC0"
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT9 "UOPS_DECODED.DEC0"
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT9_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT10 "IDQ.MITE_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT10_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_few_uops_instructions_steps[33] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_few_uops_instructions(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_few_uops_instructions_steps, 33U, counts, PMU_ICE_LAKE_SP_METRIC_FEW_UOPS_INSTRUCTIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Microcode_Sequencer (percent, level 3, per CPU): 100 * (a / b * c / d)
+ *
+ * Events: [0] UOPS_RETIRED.SLOTS (CORE); [1] UOPS_ISSUED.ANY (CORE); [2] IDQ.MS_UOPS (CORE);
+ * [3] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_MICROCODE_SEQUENCER_NAME "Microcode_Sequencer"
+#define PMU_ICE_LAKE_SP_METRIC_MICROCODE_SEQUENCER_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_MICROCODE_SEQUENCER_EVENT_COUNT 4U
+#define PMU_ICE_LAKE_SP_METRIC_MICROCODE_SEQUENCER_EVENT0 "UOPS_RETIRED.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_MICROCODE_SEQUENCER_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MICROCODE_SEQUENCER_EVENT1 "UOPS_ISSUED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_MICROCODE_SEQUENCER_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MICROCODE_SEQUENCER_EVENT2 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_MICROCODE_SEQUENCER_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_MICROCODE_SEQUENCER_EVENT3 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_MICROCODE_SEQUENCER_EVENT3_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_microcode_sequencer_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_microcode_sequencer(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_microcode_sequencer_steps, 9U, counts, PMU_ICE_LAKE_SP_METRIC_MICROCODE_SEQUENCER_EVENT_COUNT, c, value);
+}
+
+/*
+ * Assists (percent, level 4, per CPU): 100 * (34 * a / b)
+ *
+ * Events: [0] ASSISTS.ANY (CORE); [1] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_ASSISTS_NAME "Assists"
+#define PMU_ICE_LAKE_SP_METRIC_ASSISTS_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_ASSISTS_EVENT_COUNT 2U
+#define PMU_ICE_LAKE_SP_METRIC_ASSISTS_EVENT0 "ASSISTS.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_ASSISTS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_ASSISTS_EVENT1 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_ASSISTS_EVENT1_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_assists_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 34.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_assists(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_assists_steps, 7U, counts, PMU_ICE_LAKE_SP_METRIC_ASSISTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * FP_Assists (percent, level 5, per CPU): 100 * (34 * a / b)
+ *
+ * Events: [0] ASSISTS.FP (CORE); [1] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_FP_ASSISTS_NAME "FP_Assists"
+#define PMU_ICE_LAKE_SP_METRIC_FP_ASSISTS_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_FP_ASSISTS_EVENT_COUNT 2U
+#define PMU_ICE_LAKE_SP_METRIC_FP_ASSISTS_EVENT0 "ASSISTS.FP"
+#define PMU_ICE_LAKE_SP_METRIC_FP_ASSISTS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_FP_ASSISTS_EVENT1 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_FP_ASSISTS_EVENT1_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_fp_assists_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 34.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_fp_assists(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_fp_assists_steps, 7U, counts, PMU_ICE_LAKE_SP_METRIC_FP_ASSISTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * CISC (percent, level 4, per CPU): 100 * max(0, a / b * c / d - 34 * e / d)
+ *
+ * Events: [0] UOPS_RETIRED.SLOTS (CORE); [1] UOPS_ISSUED.ANY (CORE); [2] IDQ.MS_UOPS (CORE);
+ * [3] TOPDOWN.SLOTS (CORE, fixed counter 3); [4] ASSISTS.ANY (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_CISC_NAME "CISC"
+#define PMU_ICE_LAKE_SP_METRIC_CISC_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_CISC_EVENT_COUNT 5U
+#define PMU_ICE_LAKE_SP_METRIC_CISC_EVENT0 "UOPS_RETIRED.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_CISC_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_CISC_EVENT1 "UOPS_ISSUED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_CISC_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_CISC_EVENT2 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_CISC_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_CISC_EVENT3 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_CISC_EVENT3_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_CISC_EVENT4 "ASSISTS.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_CISC_EVENT4_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_cisc_steps[17] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 34.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_cisc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_cisc_steps, 17U, counts, PMU_ICE_LAKE_SP_METRIC_CISC_EVENT_COUNT, c, value);
+}
+
+/*
  * Info_Thread_IPC (a ratio, level 1, per CPU): a / b
  *
  * Events: [0] INST_RETIRED.ANY_P (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
@@ -11077,7 +15537,9 @@ static inline int pmu_ice_lake_sp_metric_store_op_utilization(const double *coun
 #define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_IPC_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_IPC_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_IPC_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_IPC_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_IPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_IPC_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_thread_ipc_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11089,6 +15551,102 @@ static inline int pmu_ice_lake_sp_metric_info_thread_ipc(const double *counts, c
 }
 
 /*
+ * Info_Thread_UopPI (a ratio, level 1, per CPU): a / (b + c + a + d) * e / f
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4] TOPDOWN.SLOTS (CORE, fixed
+ * counter 3); [5] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_NAME "Info_Thread_UopPI"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT_COUNT 6U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT4 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT4_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT5 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT5_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_thread_uoppi_steps[13] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_info_thread_uoppi(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_info_thread_uoppi_steps, 13U, counts, PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UOPPI_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_UpTB (a ratio, level 1, per CPU): a / (b + c + a + d) * e / f
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4] TOPDOWN.SLOTS (CORE, fixed
+ * counter 3); [5] BR_INST_RETIRED.NEAR_TAKEN (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_NAME "Info_Thread_UpTB"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT_COUNT 6U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT4 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT4_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT5 "BR_INST_RETIRED.NEAR_TAKEN"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT5_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_thread_uptb_steps[13] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_info_thread_uptb(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_info_thread_uptb_steps, 13U, counts, PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_UPTB_EVENT_COUNT, c, value);
+}
+
+/*
  * Info_Thread_CPI (per instruction, level 1, per CPU): 1 / (a / b)
  *
  * Events: [0] INST_RETIRED.ANY_P (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
@@ -11097,7 +15655,9 @@ static inline int pmu_ice_lake_sp_metric_info_thread_ipc(const double *counts, c
 #define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_CPI_UNIT "per instruction"
 #define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_CPI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_CPI_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_CPI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_CPI_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_CPI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_thread_cpi_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11119,12 +15679,31 @@ static inline int pmu_ice_lake_sp_metric_info_thread_cpi(const double *counts, c
 #define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_CLKS_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_CLKS_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_CLKS_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_CLKS_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_thread_clks_steps[1] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0}
 };
 static inline int pmu_ice_lake_sp_metric_info_thread_clks(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
 {
 	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_info_thread_clks_steps, 1U, counts, PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_CLKS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Thread_SLOTS (a ratio, level 1, per CPU): a
+ *
+ * Events: [0] TOPDOWN.SLOTS (CORE, fixed counter 3).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_SLOTS_NAME "Info_Thread_SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_SLOTS_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_SLOTS_EVENT_COUNT 1U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_SLOTS_EVENT0 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_SLOTS_EVENT0_READ PMU_REGS_READ_SLOTS
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_thread_slots_steps[1] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_info_thread_slots(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_info_thread_slots_steps, 1U, counts, PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_SLOTS_EVENT_COUNT, c, value);
 }
 
 /*
@@ -11136,7 +15715,9 @@ static inline int pmu_ice_lake_sp_metric_info_thread_clks(const double *counts, 
 #define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_EVENT0 "UOPS_EXECUTED.THREAD"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_EVENT1 "UOPS_ISSUED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_THREAD_EXECUTE_PER_ISSUE_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_thread_execute_per_issue_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11157,8 +15738,11 @@ static inline int pmu_ice_lake_sp_metric_info_thread_execute_per_issue(const dou
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_COREIPC_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_COREIPC_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_COREIPC_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_COREIPC_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_COREIPC_EVENT1 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_COREIPC_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_COREIPC_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_COREIPC_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_core_coreipc_steps[6] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_CONST, 5U, 0.0},
@@ -11185,12 +15769,19 @@ static inline int pmu_ice_lake_sp_metric_info_core_coreipc(const double *counts,
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FLOPC_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT_COUNT 7U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT0 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT1 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT2 "FP_ARITH_INST_RETIRED.4_FLOPS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT3 "FP_ARITH_INST_RETIRED.8_FLOPS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT4 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT5 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT5_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT6 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FLOPC_EVENT6_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_core_flopc_steps[22] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 2.0},
@@ -11231,9 +15822,13 @@ static inline int pmu_ice_lake_sp_metric_info_core_flopc(const double *counts, c
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT_COUNT 4U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT0 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT1 "FP_ARITH_INST_RETIRED.VECTOR"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT2 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT3 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_FP_ARITH_UTILIZATION_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_core_fp_arith_utilization_steps[10] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11260,7 +15855,9 @@ static inline int pmu_ice_lake_sp_metric_info_core_fp_arith_utilization(const do
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_ILP_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_ILP_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_ILP_EVENT0 "UOPS_EXECUTED.THREAD"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_ILP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_ILP_EVENT1 "UOPS_EXECUTED.THREAD"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_ILP_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_core_ilp_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11280,7 +15877,9 @@ static inline int pmu_ice_lake_sp_metric_info_core_ilp(const double *counts, con
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_EPC_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_EPC_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_EPC_EVENT0 "UOPS_EXECUTED.THREAD"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_EPC_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_EPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_EPC_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_core_epc_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11300,7 +15899,9 @@ static inline int pmu_ice_lake_sp_metric_info_core_epc(const double *counts, con
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_CORE_CLKS_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_CORE_CLKS_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_CORE_CLKS_EVENT0 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_CORE_CLKS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_CORE_CLKS_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_CORE_CORE_CLKS_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_core_core_clks_steps[4] = {
 	{PMU_REGS_OP_CONST, 5U, 0.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11321,7 +15922,9 @@ static inline int pmu_ice_lake_sp_metric_info_core_core_clks(const double *count
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPLOAD_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPLOAD_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPLOAD_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPLOAD_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPLOAD_EVENT1 "MEM_INST_RETIRED.ALL_LOADS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPLOAD_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_inst_mix_ipload_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11341,7 +15944,9 @@ static inline int pmu_ice_lake_sp_metric_info_inst_mix_ipload(const double *coun
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPSTORE_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPSTORE_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPSTORE_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPSTORE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPSTORE_EVENT1 "MEM_INST_RETIRED.ALL_STORES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPSTORE_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_inst_mix_ipstore_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11361,7 +15966,9 @@ static inline int pmu_ice_lake_sp_metric_info_inst_mix_ipstore(const double *cou
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPBRANCH_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPBRANCH_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPBRANCH_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPBRANCH_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPBRANCH_EVENT1 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPBRANCH_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_inst_mix_ipbranch_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11381,7 +15988,9 @@ static inline int pmu_ice_lake_sp_metric_info_inst_mix_ipbranch(const double *co
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPCALL_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPCALL_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPCALL_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPCALL_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPCALL_EVENT1 "BR_INST_RETIRED.NEAR_CALL"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPCALL_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_inst_mix_ipcall_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11401,7 +16010,9 @@ static inline int pmu_ice_lake_sp_metric_info_inst_mix_ipcall(const double *coun
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPTB_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPTB_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPTB_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPTB_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPTB_EVENT1 "BR_INST_RETIRED.NEAR_TAKEN"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPTB_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_inst_mix_iptb_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11421,7 +16032,9 @@ static inline int pmu_ice_lake_sp_metric_info_inst_mix_iptb(const double *counts
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_BPTKBRANCH_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT0 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT1 "BR_INST_RETIRED.NEAR_TAKEN"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_BPTKBRANCH_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_inst_mix_bptkbranch_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11444,11 +16057,17 @@ static inline int pmu_ice_lake_sp_metric_info_inst_mix_bptkbranch(const double *
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT_COUNT 6U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT1 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT2 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT3 "FP_ARITH_INST_RETIRED.4_FLOPS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT4 "FP_ARITH_INST_RETIRED.8_FLOPS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT5 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPFLOP_EVENT5_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_inst_mix_ipflop_steps[19] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11485,8 +16104,11 @@ static inline int pmu_ice_lake_sp_metric_info_inst_mix_ipflop(const double *coun
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_EVENT1 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_EVENT2 "FP_ARITH_INST_RETIRED.VECTOR"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_inst_mix_iparith_steps[5] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11508,7 +16130,9 @@ static inline int pmu_ice_lake_sp_metric_info_inst_mix_iparith(const double *cou
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_EVENT1 "FP_ARITH_INST_RETIRED.SCALAR_SINGLE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_SP_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_inst_mix_iparith_scalar_sp_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11528,7 +16152,9 @@ static inline int pmu_ice_lake_sp_metric_info_inst_mix_iparith_scalar_sp(const d
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_EVENT1 "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_SCALAR_DP_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_inst_mix_iparith_scalar_dp_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11549,8 +16175,11 @@ static inline int pmu_ice_lake_sp_metric_info_inst_mix_iparith_scalar_dp(const d
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX128_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT1 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT2 "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX128_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_inst_mix_iparith_avx128_steps[5] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11573,8 +16202,11 @@ static inline int pmu_ice_lake_sp_metric_info_inst_mix_iparith_avx128(const doub
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX256_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT1 "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT2 "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX256_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_inst_mix_iparith_avx256_steps[5] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11597,8 +16229,11 @@ static inline int pmu_ice_lake_sp_metric_info_inst_mix_iparith_avx256(const doub
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX512_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT1 "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT2 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPARITH_AVX512_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_inst_mix_iparith_avx512_steps[5] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11620,7 +16255,9 @@ static inline int pmu_ice_lake_sp_metric_info_inst_mix_iparith_avx512(const doub
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPPAUSE_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPPAUSE_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPPAUSE_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPPAUSE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPPAUSE_EVENT1 "MISC_RETIRED.PAUSE_INST"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPPAUSE_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_inst_mix_ippause_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11640,7 +16277,9 @@ static inline int pmu_ice_lake_sp_metric_info_inst_mix_ippause(const double *cou
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPSWPF_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPSWPF_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPSWPF_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPSWPF_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPSWPF_EVENT1 "SW_PREFETCH_ACCESS.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_IPSWPF_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_inst_mix_ipswpf_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11660,12 +16299,61 @@ static inline int pmu_ice_lake_sp_metric_info_inst_mix_ipswpf(const double *coun
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_INSTRUCTIONS_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_INSTRUCTIONS_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_INSTRUCTIONS_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_INSTRUCTIONS_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_inst_mix_instructions_steps[1] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0}
 };
 static inline int pmu_ice_lake_sp_metric_info_inst_mix_instructions(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
 {
 	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_info_inst_mix_instructions_steps, 1U, counts, PMU_ICE_LAKE_SP_METRIC_INFO_INST_MIX_INSTRUCTIONS_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Pipeline_Retire (a ratio, level 1, per CPU): a / (b + c + a + d) * e / f
+ *
+ * Events: [0] PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [1]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [2]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [3]
+ * PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS byte 3); [4] TOPDOWN.SLOTS (CORE, fixed
+ * counter 3); [5] UOPS_RETIRED.SLOTS (CORE, threshold 1).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_NAME "Info_Pipeline_Retire"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT_COUNT 6U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT0 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT0_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT1 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT1_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT2 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT2_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT4 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT4_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT5 "UOPS_RETIRED.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT5_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_pipeline_retire_steps[13] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_info_pipeline_retire(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_info_pipeline_retire_steps, 13U, counts, PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_RETIRE_EVENT_COUNT, c, value);
 }
 
 /*
@@ -11677,7 +16365,9 @@ static inline int pmu_ice_lake_sp_metric_info_inst_mix_instructions(const double
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_IPASSIST_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_IPASSIST_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_IPASSIST_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_IPASSIST_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_IPASSIST_EVENT1 "ASSISTS.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_IPASSIST_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_pipeline_ipassist_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11698,8 +16388,11 @@ static inline int pmu_ice_lake_sp_metric_info_pipeline_ipassist(const double *co
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_EXECUTE_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_EXECUTE_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_EXECUTE_EVENT0 "UOPS_EXECUTED.THREAD"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_EXECUTE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_EXECUTE_EVENT1 "UOPS_EXECUTED.CORE_CYCLES_GE_1"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_EXECUTE_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_EXECUTE_EVENT2 "UOPS_EXECUTED.THREAD"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_EXECUTE_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_pipeline_execute_steps[8] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_CONST, 5U, 0.0},
@@ -11724,7 +16417,9 @@ static inline int pmu_ice_lake_sp_metric_info_pipeline_execute(const double *cou
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_FETCH_DSB_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_FETCH_DSB_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_FETCH_DSB_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_FETCH_DSB_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_FETCH_DSB_EVENT1 "IDQ.DSB_CYCLES_ANY"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_FETCH_DSB_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_pipeline_fetch_dsb_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11744,7 +16439,9 @@ static inline int pmu_ice_lake_sp_metric_info_pipeline_fetch_dsb(const double *c
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_FETCH_MITE_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_FETCH_MITE_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_FETCH_MITE_EVENT0 "IDQ.MITE_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_FETCH_MITE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_FETCH_MITE_EVENT1 "IDQ.MITE_CYCLES_ANY"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_FETCH_MITE_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_pipeline_fetch_mite_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11764,7 +16461,9 @@ static inline int pmu_ice_lake_sp_metric_info_pipeline_fetch_mite(const double *
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_FETCH_MS_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_FETCH_MS_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_FETCH_MS_EVENT0 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_FETCH_MS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_FETCH_MS_EVENT1 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_PIPELINE_FETCH_MS_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_pipeline_fetch_ms_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11784,7 +16483,9 @@ static inline int pmu_ice_lake_sp_metric_info_pipeline_fetch_ms(const double *co
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_FETCH_UPC_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_FETCH_UPC_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_FETCH_UPC_EVENT0 "UOPS_ISSUED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_FETCH_UPC_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_FETCH_UPC_EVENT1 "UOPS_ISSUED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_FETCH_UPC_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_frontend_fetch_upc_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11804,8 +16505,11 @@ static inline int pmu_ice_lake_sp_metric_info_frontend_fetch_upc(const double *c
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_DSB_COVERAGE_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT0 "IDQ.DSB_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT1 "IDQ.MITE_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT2 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_DSB_COVERAGE_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_frontend_dsb_coverage_steps[7] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11830,7 +16534,9 @@ static inline int pmu_ice_lake_sp_metric_info_frontend_dsb_coverage(const double
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_EVENT0 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_EVENT1 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_DSB_SWITCH_COST_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_frontend_dsb_switch_cost_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11850,7 +16556,9 @@ static inline int pmu_ice_lake_sp_metric_info_frontend_dsb_switch_cost(const dou
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_TBPC_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_TBPC_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_TBPC_EVENT0 "BR_INST_RETIRED.NEAR_TAKEN"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_TBPC_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_TBPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_TBPC_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_frontend_tbpc_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11871,7 +16579,9 @@ static inline int pmu_ice_lake_sp_metric_info_frontend_tbpc(const double *counts
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_EVENT0 "ICACHE_16B.IFDATA_STALL"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_EVENT1 "ICACHE_16B.IFDATA_STALL"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_ICACHE_MISS_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_frontend_icache_miss_latency_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11891,7 +16601,9 @@ static inline int pmu_ice_lake_sp_metric_info_frontend_icache_miss_latency(const
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT1 "BACLEARS.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_frontend_ipunknown_branch_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11911,7 +16623,9 @@ static inline int pmu_ice_lake_sp_metric_info_frontend_ipunknown_branch(const do
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_EVENT0 "L2_RQSTS.CODE_RD_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_ALL_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_frontend_l2mpki_code_all_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -11925,6 +16639,450 @@ static inline int pmu_ice_lake_sp_metric_info_frontend_l2mpki_code_all(const dou
 }
 
 /*
+ * Info_Botlnk_L2_DSB_Misses (a ratio, level 1, per CPU): 100 * ((5 * a - b) / c * (d / e) / (f
+ * / e + g / e + (h / e + 10 * i / e) + 3 * j / e + k / e + d / e) + max(0, l / (l + m + n + o)
+ * - b / c - (5 * a - b) / c) * ((p - q) / (r if HYPERTHREADING_ON else e) / 2) / ((p - q) / (r
+ * if HYPERTHREADING_ON else e) / 2 + (s - t) / (r if HYPERTHREADING_ON else e) / 2 + u / (r if
+ * HYPERTHREADING_ON else e) / 3.3))
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE); [1]
+ * INT_MISC.UOP_DROPPING (CORE); [2] TOPDOWN.SLOTS (CORE, fixed counter 3); [3]
+ * DSB2MITE_SWITCHES.PENALTY_CYCLES (CORE); [4] CPU_CLK_UNHALTED.THREAD_P (CORE); [5]
+ * ICACHE_DATA.STALLS (CORE); [6] ICACHE_TAG.STALLS (CORE); [7] INT_MISC.CLEAR_RESTEER_CYCLES
+ * (CORE); [8] BACLEARS.ANY (CORE); [9] IDQ.MS_SWITCHES (CORE); [10] DECODE.LCP (CORE); [11]
+ * PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [12]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [13] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [14] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3); [15] IDQ.MITE_CYCLES_ANY (CORE); [16] IDQ.MITE_CYCLES_OK (CORE); [17]
+ * CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [18] IDQ.DSB_CYCLES_ANY (CORE); [19] IDQ.DSB_CYCLES_OK
+ * (CORE); [20] IDQ.MS_UOPS (CORE, threshold 1).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_NAME "Info_Botlnk_L2_DSB_Misses"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT_COUNT 21U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT1 "INT_MISC.UOP_DROPPING"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT2 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT2_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT3 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT3_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT5 "ICACHE_DATA.STALLS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT6 "ICACHE_TAG.STALLS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT7 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT7_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT8 "BACLEARS.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT9 "IDQ.MS_SWITCHES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT9_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT10 "DECODE.LCP"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT10_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT11 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT11_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT11_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT12 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT12_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT12_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT13 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT13_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT13_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT14 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT14_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT14_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT15 "IDQ.MITE_CYCLES_ANY"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT15_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT16 "IDQ.MITE_CYCLES_OK"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT16_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT17 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT17_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT18 "IDQ.DSB_CYCLES_ANY"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT18_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT19 "IDQ.DSB_CYCLES_OK"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT19_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT20 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT20_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_botlnk_l2_dsb_misses_steps[111] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 3.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_EVENT, 19U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 20U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 3.3},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_info_botlnk_l2_dsb_misses(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_info_botlnk_l2_dsb_misses_steps, 111U, counts, PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_MISSES_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Botlnk_L2_DSB_Bandwidth (a ratio, level 1, per CPU): 100 * ((a / (a + b + c + d) - e /
+ * f) * (max(0, a / (a + b + c + d) - e / f - (5 * g - e) / f) / ((5 * g - e) / f + max(0, a /
+ * (a + b + c + d) - e / f - (5 * g - e) / f))) * ((h - i) / (j if HYPERTHREADING_ON else k) /
+ * 2 / ((l - m) / (j if HYPERTHREADING_ON else k) / 2 + (h - i) / (j if HYPERTHREADING_ON else
+ * k) / 2 + n / (j if HYPERTHREADING_ON else k) / 3.3)))
+ *
+ * Events: [0] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte 2); [1]
+ * PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [2] PERF_METRICS.RETIRING
+ * (CORE, IA32_PERF_METRICS byte 0); [3] PERF_METRICS.BACKEND_BOUND (CORE, IA32_PERF_METRICS
+ * byte 3); [4] INT_MISC.UOP_DROPPING (CORE); [5] TOPDOWN.SLOTS (CORE, fixed counter 3); [6]
+ * IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE); [7] IDQ.DSB_CYCLES_ANY (CORE); [8]
+ * IDQ.DSB_CYCLES_OK (CORE); [9] CPU_CLK_UNHALTED.DISTRIBUTED (CORE); [10]
+ * CPU_CLK_UNHALTED.THREAD_P (CORE); [11] IDQ.MITE_CYCLES_ANY (CORE); [12] IDQ.MITE_CYCLES_OK
+ * (CORE); [13] IDQ.MS_UOPS (CORE, threshold 1).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_NAME "Info_Botlnk_L2_DSB_Bandwidth"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT_COUNT 14U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT0 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT0_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT0_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT1 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT1_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT1_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT2 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT2_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT2_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT3 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT3_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT3_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT4 "INT_MISC.UOP_DROPPING"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT5 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT5_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT6 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT7 "IDQ.DSB_CYCLES_ANY"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT7_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT8 "IDQ.DSB_CYCLES_OK"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT9 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT9_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT10 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT10_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT11 "IDQ.MITE_CYCLES_ANY"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT11_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT12 "IDQ.MITE_CYCLES_OK"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT12_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT13 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT13_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_botlnk_l2_dsb_bandwidth_steps[113] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 2.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_CONST, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_SELECT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 3.3},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_info_botlnk_l2_dsb_bandwidth(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_info_botlnk_l2_dsb_bandwidth_steps, 113U, counts, PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_DSB_BANDWIDTH_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Botlnk_L2_IC_Misses (a ratio, level 1, per CPU): 100 * ((5 * a - b) / c * (d / e) / (d
+ * / e + f / e + (g / e + 10 * h / e) + 3 * i / e + j / e + k / e))
+ *
+ * Events: [0] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE); [1]
+ * INT_MISC.UOP_DROPPING (CORE); [2] TOPDOWN.SLOTS (CORE, fixed counter 3); [3]
+ * ICACHE_DATA.STALLS (CORE); [4] CPU_CLK_UNHALTED.THREAD_P (CORE); [5] ICACHE_TAG.STALLS
+ * (CORE); [6] INT_MISC.CLEAR_RESTEER_CYCLES (CORE); [7] BACLEARS.ANY (CORE); [8]
+ * IDQ.MS_SWITCHES (CORE); [9] DECODE.LCP (CORE); [10] DSB2MITE_SWITCHES.PENALTY_CYCLES (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_NAME "Info_Botlnk_L2_IC_Misses"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT_COUNT 11U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT0 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT1 "INT_MISC.UOP_DROPPING"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT2 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT2_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT3 "ICACHE_DATA.STALLS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT3_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT5 "ICACHE_TAG.STALLS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT6 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT7 "BACLEARS.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT7_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT8 "IDQ.MS_SWITCHES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT8_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT9 "DECODE.LCP"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT9_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT10 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT10_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_botlnk_l2_ic_misses_steps[45] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 3.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_info_botlnk_l2_ic_misses(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_info_botlnk_l2_ic_misses_steps, 45U, counts, PMU_ICE_LAKE_SP_METRIC_INFO_BOTLNK_L2_IC_MISSES_EVENT_COUNT, c, value);
+}
+
+/*
  * Info_Bad_Spec_IpMispredict (a ratio, level 1, per CPU): a / b
  *
  * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BR_MISP_RETIRED.ALL_BRANCHES (CORE).
@@ -11933,7 +17091,9 @@ static inline int pmu_ice_lake_sp_metric_info_frontend_l2mpki_code_all(const dou
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISPREDICT_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT1 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISPREDICT_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_bad_spec_ipmispredict_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11953,7 +17113,9 @@ static inline int pmu_ice_lake_sp_metric_info_bad_spec_ipmispredict(const double
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_COND_NTAKEN_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_COND_NTAKEN_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_COND_NTAKEN_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_COND_NTAKEN_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_COND_NTAKEN_EVENT1 "BR_MISP_RETIRED.COND_NTAKEN"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_COND_NTAKEN_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_bad_spec_ipmisp_cond_ntaken_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11973,7 +17135,9 @@ static inline int pmu_ice_lake_sp_metric_info_bad_spec_ipmisp_cond_ntaken(const 
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_COND_TAKEN_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_COND_TAKEN_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_COND_TAKEN_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_COND_TAKEN_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_COND_TAKEN_EVENT1 "BR_MISP_RETIRED.COND_TAKEN"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_COND_TAKEN_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_bad_spec_ipmisp_cond_taken_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -11993,7 +17157,9 @@ static inline int pmu_ice_lake_sp_metric_info_bad_spec_ipmisp_cond_taken(const d
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_RET_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_RET_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_RET_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_RET_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_RET_EVENT1 "BR_MISP_RETIRED.RET"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_RET_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_bad_spec_ipmisp_ret_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12013,7 +17179,9 @@ static inline int pmu_ice_lake_sp_metric_info_bad_spec_ipmisp_ret(const double *
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT1 "BR_MISP_RETIRED.INDIRECT"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_bad_spec_ipmisp_indirect_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12022,6 +17190,314 @@ static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_bad_spec_ip
 static inline int pmu_ice_lake_sp_metric_info_bad_spec_ipmisp_indirect(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
 {
 	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_info_bad_spec_ipmisp_indirect_steps, 3U, counts, PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_IPMISP_INDIRECT_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Bad_Spec_Branch_Misprediction_Cost (a ratio, level 1, per CPU): 100 * (1 - 10 * (a / b
+ * * c / d) * max(e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5
+ * * l / d) + i / (g + h + i + j)), 0) * (1 - e / (l - f)), 0.0001) / (e / (e + f) * max(1 - (g
+ * / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i / (g + h + i + j)), 0))) *
+ * (e / (e + f) * max(1 - (g / (g + h + i + j) - k / d + (j / (g + h + i + j) + 5 * l / d) + i
+ * / (g + h + i + j)), 0) + (5 * m - k) / d * (e / (e + f) * n / o) / (p / o + q / o + (n / o +
+ * 10 * r / o) + 3 * s / o + t / o + u / o)) * d / 5 / e / 100
+ *
+ * Events: [0] UOPS_RETIRED.SLOTS (CORE); [1] UOPS_ISSUED.ANY (CORE); [2] IDQ.MS_UOPS (CORE);
+ * [3] TOPDOWN.SLOTS (CORE, fixed counter 3); [4] BR_MISP_RETIRED.ALL_BRANCHES (CORE); [5]
+ * MACHINE_CLEARS.COUNT (CORE); [6] PERF_METRICS.FRONTEND_BOUND (CORE, IA32_PERF_METRICS byte
+ * 2); [7] PERF_METRICS.BAD_SPECULATION (CORE, IA32_PERF_METRICS byte 1); [8]
+ * PERF_METRICS.RETIRING (CORE, IA32_PERF_METRICS byte 0); [9] PERF_METRICS.BACKEND_BOUND
+ * (CORE, IA32_PERF_METRICS byte 3); [10] INT_MISC.UOP_DROPPING (CORE); [11]
+ * INT_MISC.CLEARS_COUNT (CORE); [12] IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE (CORE);
+ * [13] INT_MISC.CLEAR_RESTEER_CYCLES (CORE); [14] CPU_CLK_UNHALTED.THREAD_P (CORE); [15]
+ * ICACHE_DATA.STALLS (CORE); [16] ICACHE_TAG.STALLS (CORE); [17] BACLEARS.ANY (CORE); [18]
+ * IDQ.MS_SWITCHES (CORE); [19] DECODE.LCP (CORE); [20] DSB2MITE_SWITCHES.PENALTY_CYCLES
+ * (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_NAME "Info_Bad_Spec_Branch_Misprediction_Cost"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT_COUNT 21U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT0 "UOPS_RETIRED.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT1 "UOPS_ISSUED.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT2 "IDQ.MS_UOPS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT3 "TOPDOWN.SLOTS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT3_READ PMU_REGS_READ_SLOTS
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT4 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT5 "MACHINE_CLEARS.COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT6 "PERF_METRICS.FRONTEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT6_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT6_PERF_METRICS_BYTE 2U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT7 "PERF_METRICS.BAD_SPECULATION"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT7_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT7_PERF_METRICS_BYTE 1U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT8 "PERF_METRICS.RETIRING"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT8_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT8_PERF_METRICS_BYTE 0U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT9 "PERF_METRICS.BACKEND_BOUND"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT9_READ PMU_REGS_READ_SLOTS_SHARE
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT9_PERF_METRICS_BYTE 3U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT10 "INT_MISC.UOP_DROPPING"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT10_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT11 "INT_MISC.CLEARS_COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT11_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT12 "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT12_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT13 "INT_MISC.CLEAR_RESTEER_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT13_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT14 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT14_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT15 "ICACHE_DATA.STALLS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT15_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT16 "ICACHE_TAG.STALLS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT16_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT17 "BACLEARS.ANY"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT17_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT18 "IDQ.MS_SWITCHES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT18_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT19 "DECODE.LCP"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT19_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT20 "DSB2MITE_SWITCHES.PENALTY_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT20_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_bad_spec_branch_misprediction_cost_steps[231] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0001},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 11U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 8U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 9U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 0.0},
+	{PMU_REGS_OP_MAX, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_EVENT, 12U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 10U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 15U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 16U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 13U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 10.0},
+	{PMU_REGS_OP_EVENT, 17U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 3.0},
+	{PMU_REGS_OP_EVENT, 18U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 19U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 20U, 0.0},
+	{PMU_REGS_OP_EVENT, 14U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 5.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_info_bad_spec_branch_misprediction_cost(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_info_bad_spec_branch_misprediction_cost_steps, 231U, counts, PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_BRANCH_MISPREDICTION_COST_EVENT_COUNT, c, value);
 }
 
 /*
@@ -12034,8 +17510,11 @@ static inline int pmu_ice_lake_sp_metric_info_bad_spec_ipmisp_indirect(const dou
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT0 "INT_MISC.CLEARS_COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT1 "BR_MISP_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT2 "MACHINE_CLEARS.COUNT"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BAD_SPEC_SPEC_CLEARS_RATIO_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_bad_spec_spec_clears_ratio_steps[5] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12057,7 +17536,9 @@ static inline int pmu_ice_lake_sp_metric_info_bad_spec_spec_clears_ratio(const d
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_COND_NT_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_COND_NT_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_COND_NT_EVENT0 "BR_INST_RETIRED.COND_NTAKEN"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_COND_NT_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_COND_NT_EVENT1 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_COND_NT_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_branches_cond_nt_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12077,7 +17558,9 @@ static inline int pmu_ice_lake_sp_metric_info_branches_cond_nt(const double *cou
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_COND_TK_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_COND_TK_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_COND_TK_EVENT0 "BR_INST_RETIRED.COND_TAKEN"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_COND_TK_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_COND_TK_EVENT1 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_COND_TK_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_branches_cond_tk_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12098,8 +17581,11 @@ static inline int pmu_ice_lake_sp_metric_info_branches_cond_tk(const double *cou
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_CALLRET_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_CALLRET_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_CALLRET_EVENT0 "BR_INST_RETIRED.NEAR_CALL"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_CALLRET_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_CALLRET_EVENT1 "BR_INST_RETIRED.NEAR_RETURN"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_CALLRET_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_CALLRET_EVENT2 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_CALLRET_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_branches_callret_steps[5] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12122,9 +17608,13 @@ static inline int pmu_ice_lake_sp_metric_info_branches_callret(const double *cou
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_JUMP_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_JUMP_EVENT_COUNT 4U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_JUMP_EVENT0 "BR_INST_RETIRED.NEAR_TAKEN"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_JUMP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_JUMP_EVENT1 "BR_INST_RETIRED.COND_TAKEN"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_JUMP_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_JUMP_EVENT2 "BR_INST_RETIRED.NEAR_CALL"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_JUMP_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_JUMP_EVENT3 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_JUMP_EVENT3_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_branches_jump_steps[9] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12153,11 +17643,17 @@ static inline int pmu_ice_lake_sp_metric_info_branches_jump(const double *counts
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_OTHER_BRANCHES_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT_COUNT 6U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT0 "BR_INST_RETIRED.COND_NTAKEN"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT1 "BR_INST_RETIRED.ALL_BRANCHES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT2 "BR_INST_RETIRED.COND_TAKEN"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT3 "BR_INST_RETIRED.NEAR_CALL"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT4 "BR_INST_RETIRED.NEAR_RETURN"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT4_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT5 "BR_INST_RETIRED.NEAR_TAKEN"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_BRANCHES_OTHER_BRANCHES_EVENT5_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_branches_other_branches_steps[25] = {
 	{PMU_REGS_OP_NUM, 0U, 1.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12200,8 +17696,11 @@ static inline int pmu_ice_lake_sp_metric_info_branches_other_branches(const doub
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT0 "L1D_PEND_MISS.PENDING"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT1 "MEM_LOAD_RETIRED.L1_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT2 "MEM_LOAD_RETIRED.FB_HIT"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LOAD_MISS_REAL_LATENCY_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_load_miss_real_latency_steps[5] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12223,7 +17722,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_load_miss_real_latency(cons
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_MLP_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_MLP_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_MLP_EVENT0 "L1D_PEND_MISS.PENDING"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_MLP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_MLP_EVENT1 "L1D_PEND_MISS.PENDING_CYCLES"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_MLP_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_mlp_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12243,7 +17744,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_mlp(const double *counts, c
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L1MPKI_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L1MPKI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L1MPKI_EVENT0 "MEM_LOAD_RETIRED.L1_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L1MPKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L1MPKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L1MPKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_l1mpki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12265,7 +17768,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_l1mpki(const double *counts
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_EVENT0 "MEM_LOAD_RETIRED.L2_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_l2mpki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12287,7 +17792,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_l2mpki(const double *counts
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L3MPKI_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L3MPKI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L3MPKI_EVENT0 "MEM_LOAD_RETIRED.L3_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L3MPKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L3MPKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L3MPKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_l3mpki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12309,7 +17816,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_l3mpki(const double *counts
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_FB_HPKI_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_FB_HPKI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_FB_HPKI_EVENT0 "MEM_LOAD_RETIRED.FB_HIT"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_FB_HPKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_FB_HPKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_FB_HPKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_fb_hpki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12331,7 +17840,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_fb_hpki(const double *count
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L1MPKI_LOAD_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L1MPKI_LOAD_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L1MPKI_LOAD_EVENT0 "L2_RQSTS.ALL_DEMAND_DATA_RD"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L1MPKI_LOAD_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L1MPKI_LOAD_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L1MPKI_LOAD_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_l1mpki_load_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12355,10 +17866,15 @@ static inline int pmu_ice_lake_sp_metric_info_memory_l1mpki_load(const double *c
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_ALL_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT_COUNT 5U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT0 "OFFCORE_REQUESTS.ALL_DATA_RD"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT1 "OFFCORE_REQUESTS.DEMAND_DATA_RD"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT2 "L2_RQSTS.ALL_DEMAND_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT3 "L2_RQSTS.SWPF_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT4 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_ALL_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_l2mpki_all_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12386,7 +17902,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_l2mpki_all(const double *co
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_LOAD_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_LOAD_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_LOAD_EVENT0 "L2_RQSTS.DEMAND_DATA_RD_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_LOAD_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_LOAD_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_LOAD_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_l2mpki_load_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12408,7 +17926,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_l2mpki_load(const double *c
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_RFO_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT0 "L2_RQSTS.RFO_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2MPKI_RFO_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_l2mpki_rfo_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12430,7 +17950,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_l2mpki_rfo(const double *co
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2HPKI_LOAD_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2HPKI_LOAD_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2HPKI_LOAD_EVENT0 "L2_RQSTS.DEMAND_DATA_RD_HIT"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2HPKI_LOAD_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2HPKI_LOAD_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2HPKI_LOAD_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_l2hpki_load_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12453,6 +17975,7 @@ static inline int pmu_ice_lake_sp_metric_info_memory_l2hpki_load(const double *c
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_EVENT0 "L1D.REPLACEMENT"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L1D_CACHE_FILL_BW_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_l1d_cache_fill_bw_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 64.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12479,6 +18002,7 @@ static inline int pmu_ice_lake_sp_metric_info_memory_l1d_cache_fill_bw(const dou
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_EVENT0 "L2_LINES_IN.ALL"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L2_CACHE_FILL_BW_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_l2_cache_fill_bw_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 64.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12505,6 +18029,7 @@ static inline int pmu_ice_lake_sp_metric_info_memory_l2_cache_fill_bw(const doub
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_EVENT0 "LONGEST_LAT_CACHE.MISS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L3_CACHE_FILL_BW_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_l3_cache_fill_bw_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 64.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12531,6 +18056,7 @@ static inline int pmu_ice_lake_sp_metric_info_memory_l3_cache_fill_bw(const doub
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L3_CACHE_ACCESS_BW_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L3_CACHE_ACCESS_BW_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L3_CACHE_ACCESS_BW_EVENT0 "OFFCORE_REQUESTS.ALL_REQUESTS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_L3_CACHE_ACCESS_BW_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_l3_cache_access_bw_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 64.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12559,10 +18085,15 @@ static inline int pmu_ice_lake_sp_metric_info_memory_l3_cache_access_bw(const do
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT_COUNT 5U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT0 "ITLB_MISSES.WALK_PENDING"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT1 "DTLB_LOAD_MISSES.WALK_PENDING"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT2 "DTLB_STORE_MISSES.WALK_PENDING"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT3 "CPU_CLK_UNHALTED.DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT4 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_PAGE_WALKS_UTILIZATION_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_tlb_page_walks_utilization_steps[12] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12591,7 +18122,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_tlb_page_walks_utilization(
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_EVENT0 "ITLB_MISSES.WALK_COMPLETED"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_CODE_STLB_MPKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_tlb_code_stlb_mpki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12613,7 +18146,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_tlb_code_stlb_mpki(const do
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_EVENT0 "DTLB_LOAD_MISSES.WALK_COMPLETED"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_LOAD_STLB_MPKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_tlb_load_stlb_mpki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12635,7 +18170,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_tlb_load_stlb_mpki(const do
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_EVENT0 "DTLB_STORE_MISSES.WALK_COMPLETED"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_TLB_STORE_STLB_MPKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_tlb_store_stlb_mpki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12658,6 +18195,7 @@ static inline int pmu_ice_lake_sp_metric_info_memory_tlb_store_stlb_mpki(const d
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_EVENT0 "L1D.REPLACEMENT"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L1D_CACHE_FILL_BW_2T_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_core_l1d_cache_fill_bw_2t_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 64.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12684,6 +18222,7 @@ static inline int pmu_ice_lake_sp_metric_info_memory_core_l1d_cache_fill_bw_2t(c
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_EVENT0 "L2_LINES_IN.ALL"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L2_CACHE_FILL_BW_2T_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_core_l2_cache_fill_bw_2t_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 64.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12710,6 +18249,7 @@ static inline int pmu_ice_lake_sp_metric_info_memory_core_l2_cache_fill_bw_2t(co
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_EVENT0 "LONGEST_LAT_CACHE.MISS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L3_CACHE_FILL_BW_2T_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_core_l3_cache_fill_bw_2t_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 64.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12736,6 +18276,7 @@ static inline int pmu_ice_lake_sp_metric_info_memory_core_l3_cache_fill_bw_2t(co
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L3_CACHE_ACCESS_BW_2T_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L3_CACHE_ACCESS_BW_2T_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L3_CACHE_ACCESS_BW_2T_EVENT0 "OFFCORE_REQUESTS.ALL_REQUESTS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L3_CACHE_ACCESS_BW_2T_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_core_l3_cache_access_bw_2t_steps[9] = {
 	{PMU_REGS_OP_NUM, 0U, 64.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12761,7 +18302,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_core_l3_cache_access_bw_2t(
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_EVENT0 "L2_LINES_OUT.SILENT"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_SILENT_PKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_core_l2_evictions_silent_pki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12783,7 +18326,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_core_l2_evictions_silent_pk
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_EVENT0 "L2_LINES_OUT.NON_SILENT"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_CORE_L2_EVICTIONS_NONSILENT_PKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_core_l2_evictions_nonsilent_pki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12806,8 +18351,11 @@ static inline int pmu_ice_lake_sp_metric_info_memory_core_l2_evictions_nonsilent
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT_COUNT 3U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT0 "L2_LINES_OUT.USELESS_HWPF"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT1 "L2_LINES_OUT.SILENT"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT2 "L2_LINES_OUT.NON_SILENT"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_PREFETCHES_USELESS_HWPF_EVENT2_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_prefetches_useless_hwpf_steps[5] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12830,7 +18378,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_prefetches_useless_hwpf(con
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT1 "OFFCORE_REQUESTS.DEMAND_DATA_RD"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MISS_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_latency_load_l2_miss_latency_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12851,7 +18401,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_latency_load_l2_miss_latenc
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT1 "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LATENCY_LOAD_L2_MLP_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_latency_load_l2_mlp_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12872,7 +18424,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_latency_load_l2_mlp(const d
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT0 "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT1 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_LATENCY_DATA_L2_MLP_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_latency_data_l2_mlp_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12892,7 +18446,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_latency_data_l2_mlp(const d
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_EVENT0 "MEM_LOAD_MISC_RETIRED.UC"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_MIX_UC_LOAD_PKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_mix_uc_load_pki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12914,7 +18470,9 @@ static inline int pmu_ice_lake_sp_metric_info_memory_mix_uc_load_pki(const doubl
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_MIX_BUS_LOCK_PKI_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_MIX_BUS_LOCK_PKI_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_MIX_BUS_LOCK_PKI_EVENT0 "SQ_MISC.BUS_LOCK"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_MIX_BUS_LOCK_PKI_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_MIX_BUS_LOCK_PKI_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_MEMORY_MIX_BUS_LOCK_PKI_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_memory_mix_bus_lock_pki_steps[5] = {
 	{PMU_REGS_OP_NUM, 0U, 1000.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12940,10 +18498,15 @@ static inline int pmu_ice_lake_sp_metric_info_memory_mix_bus_lock_pki(const doub
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_EVENT_COUNT 5U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_EVENT0 "FP_ARITH_INST_RETIRED.SCALAR"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_EVENT1 "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_EVENT1_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_EVENT2 "FP_ARITH_INST_RETIRED.4_FLOPS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_EVENT2_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_EVENT3 "FP_ARITH_INST_RETIRED.8_FLOPS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_EVENT3_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_EVENT4 "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_GFLOPS_EVENT4_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_system_gflops_steps[23] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 2.0},
@@ -12984,7 +18547,9 @@ static inline int pmu_ice_lake_sp_metric_info_system_gflops(const double *counts
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT0 "UNC_M_CAS_COUNT.RD"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT1 "UNC_M_CAS_COUNT.WR"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_system_dram_bw_use_steps[11] = {
 	{PMU_REGS_OP_NUM, 0U, 64.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -13001,6 +18566,74 @@ static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_system_dram
 static inline int pmu_ice_lake_sp_metric_info_system_dram_bw_use(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
 {
 	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_info_system_dram_bw_use_steps, 11U, counts, PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_IO_Read_BW (a ratio, level 1, per socket): a * 64 / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_PCIRDCUR (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_NAME "Info_System_IO_Read_BW"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT_COUNT 1U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT0 "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_system_io_read_bw_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_info_system_io_read_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_info_system_io_read_bw_steps, 9U, counts, PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_IO_Write_BW (a ratio, level 1, per socket): (a + b + c + d) * 64 / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] UNC_CHA_TOR_INSERTS.IO_HIT_ITOM (CHA); [1] UNC_CHA_TOR_INSERTS.IO_MISS_ITOM
+ * (CHA); [2] UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR (CHA); [3]
+ * UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR (CHA).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_NAME "Info_System_IO_Write_BW"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT_COUNT 4U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT0 "UNC_CHA_TOR_INSERTS.IO_HIT_ITOM"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT1 "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT2 "UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT3 "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT3_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_system_io_write_bw_steps[15] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_info_system_io_write_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_info_system_io_write_bw_steps, 15U, counts, PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT_COUNT, c, value);
 }
 
 /*
@@ -13030,7 +18663,9 @@ static inline int pmu_ice_lake_sp_metric_info_system_time(const double *counts, 
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_MUX_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_MUX_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_MUX_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_MUX_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_MUX_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_MUX_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_system_mux_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -13052,7 +18687,9 @@ static inline int pmu_ice_lake_sp_metric_info_system_mux(const double *counts, c
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_UNIT ""
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT0 "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT1 "CPU_CLK_UNHALTED.REF_DISTRIBUTED"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_SMT_2T_UTILIZATION_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_system_smt_2t_utilization_steps[8] = {
 	{PMU_REGS_OP_CONST, 5U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 1.0},

@@ -5570,7 +5570,9 @@ static inline uint64_t pmu_xeon_7500_w_msr_pmon_fixed_ctr_event_count_set(uint64
 /*
  * Derived metrics of Intel Xeon Processor 7500 Series (Nehalem-EX) uncore (2 metrics, from the
  * spec's xeon-7500/metrics/). For each: _NAME, _UNIT, _EVENT_COUNT and _EVENTn (the event
- * names, in the order the counts are given), the formula's steps, and a function: pass the
+ * names, in the order the counts are given) with _EVENTn_READ (PMU_REGS_READ_COUNTED: a
+ * counter's count; _SLOTS and _SLOTS_SHARE: pmu_regs_topdown_count of the top-down registers,
+ * the byte in _EVENTn_PERF_METRICS_BYTE), the formula's steps, and a function: pass the
  * events' counts over an interval and the constants (duration_seconds the interval's length;
  * NaN where unknown, see pmu_regs_metric_unknown); it returns 1 and sets *value, or 0 when the
  * metric is n/a.
@@ -5585,7 +5587,9 @@ static inline uint64_t pmu_xeon_7500_w_msr_pmon_fixed_ctr_event_count_set(uint64
 #define PMU_XEON_7500_METRIC_LLC_HIT_RATE_UNIT "percent"
 #define PMU_XEON_7500_METRIC_LLC_HIT_RATE_EVENT_COUNT 2U
 #define PMU_XEON_7500_METRIC_LLC_HIT_RATE_EVENT0 "LONGEST_LAT_CACHE.REFERENCE"
+#define PMU_XEON_7500_METRIC_LLC_HIT_RATE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_XEON_7500_METRIC_LLC_HIT_RATE_EVENT1 "LONGEST_LAT_CACHE.MISS"
+#define PMU_XEON_7500_METRIC_LLC_HIT_RATE_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_xeon_7500_metric_llc_hit_rate_steps[7] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -5609,7 +5613,9 @@ static inline int pmu_xeon_7500_metric_llc_hit_rate(const double *counts, const 
 #define PMU_XEON_7500_METRIC_IPC_UNIT "instructions per cycle"
 #define PMU_XEON_7500_METRIC_IPC_EVENT_COUNT 2U
 #define PMU_XEON_7500_METRIC_IPC_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_XEON_7500_METRIC_IPC_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_XEON_7500_METRIC_IPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_7500_METRIC_IPC_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_xeon_7500_metric_ipc_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},

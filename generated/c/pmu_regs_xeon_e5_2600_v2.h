@@ -12161,10 +12161,12 @@ static inline uint32_t pmu_xeon_e5_2600_v2_u_pci_gidnidmap_node_id0_get(uint32_t
 /*
  * Derived metrics of Intel Xeon Processor E5-2600 v2 Product Family (Ivy Bridge-EP, IvyTown)
  * uncore (5 metrics, from the spec's xeon-e5-2600-v2/metrics/). For each: _NAME, _UNIT,
- * _EVENT_COUNT and _EVENTn (the event names, in the order the counts are given), the formula's
- * steps, and a function: pass the events' counts over an interval and the constants
- * (duration_seconds the interval's length; NaN where unknown, see pmu_regs_metric_unknown); it
- * returns 1 and sets *value, or 0 when the metric is n/a.
+ * _EVENT_COUNT and _EVENTn (the event names, in the order the counts are given) with
+ * _EVENTn_READ (PMU_REGS_READ_COUNTED: a counter's count; _SLOTS and _SLOTS_SHARE:
+ * pmu_regs_topdown_count of the top-down registers, the byte in _EVENTn_PERF_METRICS_BYTE),
+ * the formula's steps, and a function: pass the events' counts over an interval and the
+ * constants (duration_seconds the interval's length; NaN where unknown, see
+ * pmu_regs_metric_unknown); it returns 1 and sets *value, or 0 when the metric is n/a.
  */
 
 /*
@@ -12176,7 +12178,9 @@ static inline uint32_t pmu_xeon_e5_2600_v2_u_pci_gidnidmap_node_id0_get(uint32_t
 #define PMU_XEON_E5_2600_V2_METRIC_LLC_HIT_RATE_UNIT "percent"
 #define PMU_XEON_E5_2600_V2_METRIC_LLC_HIT_RATE_EVENT_COUNT 2U
 #define PMU_XEON_E5_2600_V2_METRIC_LLC_HIT_RATE_EVENT0 "LONGEST_LAT_CACHE.REFERENCE"
+#define PMU_XEON_E5_2600_V2_METRIC_LLC_HIT_RATE_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_XEON_E5_2600_V2_METRIC_LLC_HIT_RATE_EVENT1 "LONGEST_LAT_CACHE.MISS"
+#define PMU_XEON_E5_2600_V2_METRIC_LLC_HIT_RATE_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v2_metric_llc_hit_rate_steps[7] = {
 	{PMU_REGS_OP_NUM, 0U, 100.0},
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
@@ -12200,7 +12204,9 @@ static inline int pmu_xeon_e5_2600_v2_metric_llc_hit_rate(const double *counts, 
 #define PMU_XEON_E5_2600_V2_METRIC_IPC_UNIT "instructions per cycle"
 #define PMU_XEON_E5_2600_V2_METRIC_IPC_EVENT_COUNT 2U
 #define PMU_XEON_E5_2600_V2_METRIC_IPC_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_XEON_E5_2600_V2_METRIC_IPC_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_XEON_E5_2600_V2_METRIC_IPC_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V2_METRIC_IPC_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v2_metric_ipc_steps[3] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},
@@ -12221,6 +12227,7 @@ static inline int pmu_xeon_e5_2600_v2_metric_ipc(const double *counts, const str
 #define PMU_XEON_E5_2600_V2_METRIC_MEMORY_BANDWIDTH_READ_UNIT "MB/sec"
 #define PMU_XEON_E5_2600_V2_METRIC_MEMORY_BANDWIDTH_READ_EVENT_COUNT 1U
 #define PMU_XEON_E5_2600_V2_METRIC_MEMORY_BANDWIDTH_READ_EVENT0 "UNC_M_CAS_COUNT.RD"
+#define PMU_XEON_E5_2600_V2_METRIC_MEMORY_BANDWIDTH_READ_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v2_metric_memory_bandwidth_read_steps[7] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 64.0},
@@ -12245,6 +12252,7 @@ static inline int pmu_xeon_e5_2600_v2_metric_memory_bandwidth_read(const double 
 #define PMU_XEON_E5_2600_V2_METRIC_MEMORY_BANDWIDTH_WRITE_UNIT "MB/sec"
 #define PMU_XEON_E5_2600_V2_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT 1U
 #define PMU_XEON_E5_2600_V2_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT0 "UNC_M_CAS_COUNT.WR"
+#define PMU_XEON_E5_2600_V2_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT0_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v2_metric_memory_bandwidth_write_steps[7] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 64.0},
@@ -12269,7 +12277,9 @@ static inline int pmu_xeon_e5_2600_v2_metric_memory_bandwidth_write(const double
 #define PMU_XEON_E5_2600_V2_METRIC_MEMORY_BANDWIDTH_TOTAL_UNIT "MB/sec"
 #define PMU_XEON_E5_2600_V2_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT_COUNT 2U
 #define PMU_XEON_E5_2600_V2_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT0 "UNC_M_CAS_COUNT.RD"
+#define PMU_XEON_E5_2600_V2_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT0_READ PMU_REGS_READ_COUNTED
 #define PMU_XEON_E5_2600_V2_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT1 "UNC_M_CAS_COUNT.WR"
+#define PMU_XEON_E5_2600_V2_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT1_READ PMU_REGS_READ_COUNTED
 static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v2_metric_memory_bandwidth_total_steps[9] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_EVENT, 1U, 0.0},

@@ -601,6 +601,10 @@ pub struct ProcessorInfo {
     /// The processor's own event list for its core PMU (`processors.xml`'s `core-pmu`: the
     /// architectural CORE unit), if the spec has one.
     pub core_events: Option<&'static crate::core_events::CoreEventsInfo>,
+    /// How many top-down shares its core's IA32_PERF_METRICS (MSR 0x329) reports next to
+    /// fixed counter 3, TOPDOWN.SLOTS (`processors.xml`'s `topdown-metrics`): 4 on Ice
+    /// Lake-SP, 8 from Sapphire Rapids; 0 where the core has neither register.
+    pub topdown_metrics: u8,
 }
 
 #[cfg(feature = "metadata")]

@@ -18,11 +18,12 @@
 //! # Ok::<(), pmu_runtime::UsageError>(())
 //! ```
 
-use pmu_regs::metrics::{for_processor, Constants, MetricInfo, MetricScope, Op};
+use pmu_regs::metrics::{for_processor, Constants, MetricInfo, MetricRead, MetricScope, Op};
 use pmu_regs::PROCESSORS;
 
 use crate::boxes::Boxes;
 use crate::error::UsageError;
+use crate::session::TopdownSample;
 
 /// The metrics of `processor` that `selectors` name (a metric's name, or a category or group
 /// that selects several, like `perf stat -M`), each once, in spec order.
@@ -105,9 +106,13 @@ pub struct Plan {
     pub metrics: Vec<&'static MetricInfo>,
     /// The unit that counts every event (`IMC`, `CORE`).
     pub unit: &'static str,
-    /// The events, each once.
+    /// The counted events, each once.
     pub events: Vec<PlannedEvent>,
-    /// For each metric, the index in [`Plan::events`] of each of its events.
+    /// The events read from the top-down registers (`TOPDOWN.SLOTS`, `PERF_METRICS.*`),
+    /// each once: a session with [`crate::session::Options::topdown`] reads them.
+    pub topdown: Vec<MetricRead>,
+    /// For each metric, the index of each of its events in the counts [`Plan::evaluate`]
+    /// takes: [`Plan::events`], then [`Plan::topdown`] (`usize::MAX`: not needed).
     pub inputs: Vec<Vec<usize>>,
 }
 
@@ -136,7 +141,10 @@ impl Plan {
             }
         };
         let mut events: Vec<PlannedEvent> = Vec::new();
-        let mut inputs = Vec::new();
+        let mut topdown: Vec<MetricRead> = Vec::new();
+        let mut inputs: Vec<Vec<usize>> = Vec::new();
+        // Placeholders for the top-down inputs until the counted events are all known.
+        const TOPDOWN: usize = usize::MAX / 2;
         for m in metrics {
             let mut idx = Vec::new();
             let needed = needed_events(m.ops, constants);
@@ -155,28 +163,32 @@ impl Plan {
                         ),
                     });
                 }
+                if e.read != MetricRead::Counted {
+                    // Read from the top-down registers: numbered after the counted events.
+                    idx.push(TOPDOWN + index_of(&mut topdown, e.read));
+                    continue;
+                }
                 let planned = PlannedEvent {
                     name: e.name,
                     threshold: e.threshold,
                     invert: e.invert,
                     edge: e.edge,
                 };
-                let i = match events.iter().position(|p| *p == planned) {
-                    Some(i) => i,
-                    None => {
-                        events.push(planned);
-                        events.len() - 1
-                    }
-                };
-                idx.push(i);
+                idx.push(index_of(&mut events, planned));
             }
             inputs.push(idx);
+        }
+        for i in inputs.iter_mut().flatten() {
+            if (TOPDOWN..usize::MAX).contains(i) {
+                *i = *i - TOPDOWN + events.len();
+            }
         }
         Ok(Plan {
             processor: info.id,
             metrics: metrics.to_vec(),
             unit,
             events,
+            topdown,
             inputs,
         })
     }
@@ -198,6 +210,24 @@ impl Plan {
         } else {
             own
         }
+    }
+
+    /// The values of [`Plan::topdown`] from an interval's samples (those of one socket, say):
+    /// each CPU's slots, or its slots x the category's byte / 0xFF, summed over the CPUs.
+    /// Nothing sampled: each missing, so its metrics are n/a.
+    pub fn topdown_counts(&self, samples: &[TopdownSample]) -> Vec<(u64, Option<f64>)> {
+        self.topdown
+            .iter()
+            .map(|r| {
+                if samples.is_empty() {
+                    return (0, Some(0.0));
+                }
+                let sum = samples.iter().fold(0u64, |acc, s| {
+                    acc.saturating_add(r.topdown_value(s.slots, s.perf_metrics).unwrap_or(0))
+                });
+                (sum, None)
+            })
+            .collect()
     }
 
     /// Whether every metric is per CPU.
@@ -232,6 +262,17 @@ impl Plan {
                 m.evaluate(&values, constants)
             })
             .collect()
+    }
+}
+
+/// Where `item` is in `list`, added at the end if it is not there yet.
+fn index_of<T: PartialEq>(list: &mut Vec<T>, item: T) -> usize {
+    match list.iter().position(|x| *x == item) {
+        Some(i) => i,
+        None => {
+            list.push(item);
+            list.len() - 1
+        }
     }
 }
 

@@ -329,6 +329,7 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
         units: units.leak(),
         global,
         core_events: None,
+        topdown_metrics: 0,
     })
 }
 

@@ -11,6 +11,7 @@
 
 use serde::Serialize;
 
+use crate::model::metric::MetricRead;
 use crate::model::pmu as mp;
 use crate::model::{self, Access, SourceOrigin, Space};
 
@@ -33,8 +34,9 @@ pub fn schema() -> String {
 /// Version of the JSON format; raised on any change that can break a consumer (3: fields gained
 /// `ranges`, and a split field's `lsb`/`msb` are its lowest range; 4: processors gained
 /// `metrics`; 5: the `mmio` space and `units[].mmio_window`; 6: counters gained
-/// `perf_event`, and a free-running counter's count field is `ro-v`).
-pub const FORMAT_VERSION: u32 = 6;
+/// `perf_event`, and a free-running counter's count field is `ro-v`; 7: metric events gained
+/// `read` and `perf_metrics_byte`, for the top-down registers).
+pub const FORMAT_VERSION: u32 = 7;
 
 #[derive(Serialize)]
 struct Model<'a> {
@@ -86,6 +88,11 @@ struct MetricEvent<'a> {
     threshold: u8,
     invert: bool,
     edge: bool,
+    /// `counted`, `slots` (fixed counter 3) or `slots-share` (a byte of IA32_PERF_METRICS).
+    read: &'static str,
+    /// The IA32_PERF_METRICS byte of a `slots-share` event.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    perf_metrics_byte: Option<u8>,
 }
 
 fn metric(m: &crate::model::metric::Metric) -> Metric<'_> {
@@ -109,6 +116,15 @@ fn metric(m: &crate::model::metric::Metric) -> Metric<'_> {
                 threshold: e.settings.threshold,
                 invert: e.settings.invert,
                 edge: e.settings.edge,
+                read: match e.read {
+                    MetricRead::Counted => "counted",
+                    MetricRead::Slots => "slots",
+                    MetricRead::SlotsShare(_) => "slots-share",
+                },
+                perf_metrics_byte: match e.read {
+                    MetricRead::SlotsShare(n) => Some(n),
+                    _ => None,
+                },
             })
             .collect(),
         formula: &m.formula,

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::events::METADATA;
 use super::rust::lit;
 use crate::model::formula::Op;
-use crate::model::metric::{Metric, MetricScope};
+use crate::model::metric::{Metric, MetricRead, MetricScope};
 use crate::model::{Processor, Spec};
 
 const METRICS: &str = include_str!("../../templates/metrics.rs");
@@ -47,7 +47,7 @@ pub fn processor_module(p: &Processor) -> Option<String> {
         .iter()
         .any(|m| m.expr.postfix().iter().any(|op| matches!(op, Op::Const(_))));
     let mut out = format!(
-        "{}//! Derived metrics of {} ({} metrics), from the spec's `{}/metrics/`.\n\nuse crate::metrics::{{{}MetricEvent, MetricInfo, MetricScope, Op}};\n\n/// Every metric of the processor, in spec order.\npub static METRICS: &[MetricInfo] = &[\n",
+        "{}//! Derived metrics of {} ({} metrics), from the spec's `{}/metrics/`.\n\nuse crate::metrics::{{{}MetricEvent, MetricInfo, MetricRead, MetricScope, Op}};\n\n/// Every metric of the processor, in spec order.\npub static METRICS: &[MetricInfo] = &[\n",
         super::rust::HEADER,
         p.name,
         p.metrics.len(),
@@ -87,13 +87,14 @@ fn metric_literal(m: &Metric, out: &mut String) {
         let s = e.settings;
         let _ = writeln!(
             out,
-            "            MetricEvent {{ alias: {}, name: {}, unit: {}, threshold: {}, invert: {}, edge: {} }},",
+            "            MetricEvent {{ alias: {}, name: {}, unit: {}, threshold: {}, invert: {}, edge: {}, read: MetricRead::{} }},",
             lit(&e.alias),
             lit(&e.name),
             lit(&e.unit),
             s.threshold,
             s.invert,
-            s.edge
+            s.edge,
+            read_literal(e.read)
         );
     }
     let ops: Vec<String> = m.expr.postfix().into_iter().map(op_literal).collect();
@@ -103,6 +104,15 @@ fn metric_literal(m: &Metric, out: &mut String) {
         lit(&m.formula),
         ops.join(", ")
     );
+}
+
+/// A `MetricRead` variant as Rust.
+fn read_literal(r: MetricRead) -> String {
+    match r {
+        MetricRead::Counted => "Counted".into(),
+        MetricRead::Slots => "Slots".into(),
+        MetricRead::SlotsShare(n) => format!("SlotsShare({n})"),
+    }
 }
 
 /// An `Op` as Rust.

@@ -287,6 +287,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         .then(|| format_ident!("metrics"))
         .into_iter()
         .collect();
+    let topdown_metrics = proc.topdown_metrics;
     let core_events = match &proc.core_events {
         Some(_) => quote!(Some(&core::EVENTS)),
         None => quote!(None),
@@ -312,6 +313,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
             units: &[#(&#mods2::UNIT),*],
             global: #global,
             core_events: #core_events,
+            topdown_metrics: #topdown_metrics,
         };
     }
 }

@@ -23,6 +23,48 @@ impl MetricScope {
     }
 }
 
+/// How a metric event's value is obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricRead {
+    /// Counted by a general-purpose (or uncore) counter.
+    Counted,
+    /// `TOPDOWN.SLOTS`: fixed counter 3's count over the interval.
+    Slots,
+    /// `PERF_METRICS.<CATEGORY>`: the slots of one top-down category, from byte `n` of
+    /// IA32_PERF_METRICS (slots x byte / 0xFF, as Linux's icl_get_metrics_event_value).
+    SlotsShare(u8),
+}
+
+/// The top-down categories of IA32_PERF_METRICS in byte order, as Intel's metric files name
+/// them after `PERF_METRICS.` (Linux perf_event.h: INTEL_TD_METRIC_RETIRING to _MEM_BOUND).
+pub const PERF_METRICS_CATEGORIES: [&str; 8] = [
+    "RETIRING",
+    "BAD_SPECULATION",
+    "FRONTEND_BOUND",
+    "BACKEND_BOUND",
+    "HEAVY_OPERATIONS",
+    "BRANCH_MISPREDICTS",
+    "FETCH_LATENCY",
+    "MEMORY_BOUND",
+];
+
+impl MetricRead {
+    /// The read an event name calls for: `TOPDOWN.SLOTS`, `PERF_METRICS.<CATEGORY>` (a
+    /// known category, else `None`), or counted.
+    pub fn from_event_name(name: &str) -> Option<MetricRead> {
+        if name == "TOPDOWN.SLOTS" {
+            return Some(MetricRead::Slots);
+        }
+        match name.strip_prefix("PERF_METRICS.") {
+            Some(cat) => PERF_METRICS_CATEGORIES
+                .iter()
+                .position(|c| *c == cat)
+                .map(|i| MetricRead::SlotsShare(i as u8)),
+            None => Some(MetricRead::Counted),
+        }
+    }
+}
+
 /// An event a metric reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MetricEvent {
@@ -35,6 +77,8 @@ pub struct MetricEvent {
     /// Settings the metric adds to the event (Intel's `:c1`, `:e1`, `:i1`), beyond the
     /// event's own.
     pub settings: EventSettings,
+    /// Counted, or read from the top-down registers.
+    pub read: MetricRead,
 }
 
 /// A validated metric.

@@ -68,6 +68,10 @@ pub struct Processor {
     pub core_events: Option<CoreEvents>,
     /// Derived metrics (`<proc>/metrics/*.xml`), in file order.
     pub metrics: Vec<metric::Metric>,
+    /// How many top-down shares the core's IA32_PERF_METRICS reports (`processors.xml`'s
+    /// `topdown-metrics`: 4 on Ice Lake, 8 from Sapphire Rapids), 0 when the core has neither
+    /// that register nor fixed counter 3 (TOPDOWN.SLOTS).
+    pub topdown_metrics: u8,
 }
 
 /// Another processor, named by its id and its Rust module.

@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::*;
 use crate::model::formula::{self, Constant, Leaf};
-use crate::model::metric::{Metric, MetricEvent, MetricScope};
+use crate::model::metric::{Metric, MetricEvent, MetricRead, MetricScope, PERF_METRICS_CATEGORIES};
 use crate::parse::metrics::{RawMetric, RawMetricEvent, RawMetrics};
 
 /// The deepest evaluation stack a formula may need: the generated evaluator's fixed stack.
@@ -230,6 +230,9 @@ impl Validator {
             ));
             return None;
         }
+        if let Some(found) = self.topdown_event(file, m, e, &processors[pi]) {
+            return found;
+        }
         let Some(found) = find_event(&processors[pi], &e.name) else {
             self.push(err(
                 format!(
@@ -266,9 +269,74 @@ impl Validator {
                 name: e.name.clone(),
                 unit: found.unit,
                 settings,
+                read: MetricRead::Counted,
             },
             found.core,
         ))
+    }
+
+    /// An event read from the top-down registers (`TOPDOWN.SLOTS`, `PERF_METRICS.*`):
+    /// `None` when `e` names another event; else the event, or `Some(None)` after an error
+    /// (a processor whose core lacks the registers, a share it does not report, an unknown
+    /// category, settings on such an event).
+    #[allow(clippy::option_option)]
+    fn topdown_event(
+        &mut self,
+        file: &SourceFile,
+        m: &RawMetric,
+        e: &RawMetricEvent,
+        p: &Processor,
+    ) -> Option<Option<(MetricEvent, bool)>> {
+        let topdown = e.name == "TOPDOWN.SLOTS" || e.name.starts_with("PERF_METRICS.");
+        if !topdown {
+            return None;
+        }
+        let err = |msg: String, help: String| {
+            file.error_at(e.at, format!("metric {}: {msg}", m.name))
+                .help(help)
+        };
+        let read = MetricRead::from_event_name(&e.name);
+        let reported = match read {
+            Some(MetricRead::SlotsShare(n)) => n < p.topdown_metrics,
+            _ => p.topdown_metrics > 0,
+        };
+        let problem = match read {
+            None => Some((
+                format!("`{}` is not a category of IA32_PERF_METRICS", e.name),
+                format!("the categories are PERF_METRICS.{{{}}}", PERF_METRICS_CATEGORIES.join(",")),
+            )),
+            Some(_) if p.topdown_metrics == 0 => Some((
+                format!("event `{}` is read from IA32_PERF_METRICS or fixed counter 3, which the core of {} lacks", e.name, p.id),
+                "only processors with topdown-metrics in processors.xml (Ice Lake-SP and later) have them; use general-counter events".into(),
+            )),
+            Some(_) if !reported => Some((
+                format!("event `{}` is a level-2 share, and the IA32_PERF_METRICS of {} reports only {} shares", e.name, p.id, p.topdown_metrics),
+                "level-2 shares come with Sapphire Rapids (topdown-metrics=\"8\")".into(),
+            )),
+            Some(_) if e.threshold.is_some() || e.invert.is_some() || e.edge.is_some() => Some((
+                format!("event `{}` is read from a register; it takes no threshold, invert or edge", e.name),
+                "remove the settings".into(),
+            )),
+            _ => None,
+        };
+        if let Some((msg, help)) = problem {
+            self.push(err(msg, help));
+            return Some(None);
+        }
+        let unit = p
+            .core_events
+            .as_ref()
+            .map_or("CORE".to_string(), |c| c.unit.clone());
+        Some(Some((
+            MetricEvent {
+                alias: e.alias.clone(),
+                name: e.name.clone(),
+                unit,
+                settings: EventSettings::default(),
+                read: read.unwrap_or(MetricRead::Counted),
+            },
+            true,
+        )))
     }
 
     /// The formula parsed with the metric's aliases and the constants; an error points at

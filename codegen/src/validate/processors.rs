@@ -106,6 +106,7 @@ impl Validator {
                 units_from: None,
                 core_events: None,
                 metrics: Vec::new(),
+                topdown_metrics: self.topdown_metrics(ctx, p),
             });
         }
         processors
@@ -196,6 +197,33 @@ impl Validator {
             ));
         }
         known
+    }
+
+    /// `topdown-metrics`: 4 or 8 shares in IA32_PERF_METRICS, only with a `core-pmu` (the
+    /// register belongs to the architectural core's unit).
+    fn topdown_metrics(&mut self, ctx: &Ctx, p: &RawProcessor) -> u8 {
+        let Some(v) = p.topdown_metrics.as_deref() else {
+            return 0;
+        };
+        match v.parse::<u8>() {
+            Ok(n @ (4 | 8)) if p.core_pmu.is_some() => n,
+            Ok(4 | 8) => {
+                self.push(ctx.error(
+                    p.at,
+                    format!("processor {}: topdown-metrics without a core-pmu", p.id),
+                    "IA32_PERF_METRICS and fixed counter 3 are registers of the architectural core: add core-pmu=\"architectural\"",
+                ));
+                0
+            }
+            _ => {
+                self.push(ctx.error(
+                    p.at,
+                    format!("processor {}: topdown-metrics=\"{v}\" is not 4 or 8", p.id),
+                    "4: Ice Lake's level-1 shares; 8: levels 1 and 2 (Sapphire Rapids and later)",
+                ));
+                0
+            }
+        }
     }
 
     /// `core-pmu`: the processor whose units are this one's core PMU. It must be another

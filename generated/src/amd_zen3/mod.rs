@@ -34,4 +34,5 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     units: &[&core::UNIT, &df::UNIT, &l3::UNIT],
     global: None,
     core_events: None,
+    topdown_metrics: 0u8,
 };

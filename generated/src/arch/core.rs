@@ -387,6 +387,41 @@ static IA32_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// Values of `IA32_FIXED_CTR_CTRL.en3` (bits 13:12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Ia32FixedCtrCtrlEn3 {
+    /// counter stopped
+    Disabled = 0,
+    /// count at ring 0 only
+    Os = 1,
+    /// count at rings above 0 only
+    Usr = 2,
+    /// count at every privilege level
+    All = 3,
+}
+
+impl Ia32FixedCtrCtrlEn3 {
+    /// The values with their names and meanings, for tools.
+    #[cfg(feature = "metadata")]
+    pub const VALUES: &'static [ValueInfo] = &[
+        ValueInfo { value: 0, name: "disabled", description: "counter stopped" },
+        ValueInfo { value: 1, name: "os", description: "count at ring 0 only" },
+        ValueInfo { value: 2, name: "usr", description: "count at rings above 0 only" },
+        ValueInfo { value: 3, name: "all", description: "count at every privilege level" },
+    ];
+
+    /// The variant for a field value.
+    pub const fn from_bits(v: u8) -> Self {
+        match v { 0 => Self::Disabled, 1 => Self::Os, 2 => Self::Usr, _ => Self::All }
+    }
+
+    /// The field value.
+    pub const fn bits(self) -> u8 {
+        self as u8
+    }
+}
+
 /// Values of `IA32_FIXED_CTR_CTRL.en2` (bits 9:8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -498,9 +533,11 @@ impl Ia32FixedCtrCtrlEn0 {
 /// `IA32_FIXED_CTR_CTRL`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
 /// sources: [`Ia32FixedCtrCtrlLayout`].
 ///
-/// **Blocks beyond counter 2** (info): Processors with a fourth fixed counter (Linux:
-/// MSR_CORE_PERF_FIXED_CTR3) use the next block, bits 15:12; this file describes three fixed
-/// counters, so those bits are reserved here. The AnyThread bits are deprecated where
+/// **The block of counter 3** (info): Processors with a fourth fixed counter (Linux:
+/// MSR_CORE_PERF_FIXED_CTR3, TOPDOWN.SLOTS) use the next block, bits 15:12, laid out as the others
+/// (Linux intel/core.c programs it as it programs fixed counters 0 to 2). They are described here
+/// without roles, because the fourth counter exists only on the processors processors.xml marks
+/// with topdown-metrics; on the others they are reserved. The AnyThread bits are deprecated where
 /// CPUID.0AH:EDX\[15\] = 1.
 pub type Ia32FixedCtrCtrl = Reg64<Ia32FixedCtrCtrlLayout>;
 
@@ -516,15 +553,21 @@ pub enum Ia32FixedCtrCtrlLayout {}
 impl Layout for Ia32FixedCtrCtrlLayout {
     const NAME: &'static str = "IA32_FIXED_CTR_CTRL";
     const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffffffffffff000;
+    const RESERVED_MASK: u64 = 0xffffffffffff0000;
     const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0xfff;
+    const WRITABLE_MASK: u64 = 0xffff;
     #[cfg(feature = "metadata")]
     const INFO: &'static RegisterInfo = &IA32_FIXED_CTR_CTRL_INFO;
     #[cfg(feature = "metadata")]
     const FIELDS: &'static [FieldInfo] = &[
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 12, msb: 63, access: Access::Rsv,
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 63, access: Access::Rsv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en3_pmi", ident: "en3_pmi", lsb: 15, msb: 15, access: Access::Rw,
+            description: "Raise a PMI when IA32_FIXED_CTR3 (TOPDOWN.SLOTS) overflows; only on processors with the fourth fixed counter (processors.xml's topdown-metrics), reserved on the others.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "any_thread3", ident: "any_thread3", lsb: 14, msb: 14, access: Access::Rw,
+            description: "AnyThread for IA32_FIXED_CTR3; only on processors with the fourth fixed counter.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en3", ident: "en3", lsb: 12, msb: 13, access: Access::Rw, values: Ia32FixedCtrCtrlEn3::VALUES,
+            description: "Privilege levels at which IA32_FIXED_CTR3 (TOPDOWN.SLOTS) counts; only on processors with the fourth fixed counter, reserved on the others.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en2_pmi", ident: "en2_pmi", lsb: 11, msb: 11, access: Access::Rw, role: Some(Role::OverflowEnable), counters: &[34],
             description: "Raise a PMI when IA32_FIXED_CTR2 overflows.", ..FieldInfo::EMPTY },
         FieldInfo { name: "any_thread2", ident: "any_thread2", lsb: 10, msb: 10, access: Access::Rw, role: Some(Role::AnyThread), counters: &[34],
@@ -547,6 +590,22 @@ impl Layout for Ia32FixedCtrCtrlLayout {
 }
 
 impl Ia32FixedCtrCtrl {
+    /// `en3_pmi` (bit 15, rw, reset 0x0): Raise a PMI when IA32_FIXED_CTR3 (TOPDOWN.SLOTS)
+    /// overflows; only on processors with the fourth fixed counter (processors.xml's
+    /// topdown-metrics), reserved on the others.
+    #[inline] pub const fn en3_pmi(self) -> bool { get_bits(self.raw64(), 15, 15) != 0 }
+    /// This value with `en3_pmi` (bit 15) set to `v`.
+    #[inline] pub const fn with_en3_pmi(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 15, v as u64)) }
+    /// `any_thread3` (bit 14, rw, reset 0x0): AnyThread for IA32_FIXED_CTR3; only on processors
+    /// with the fourth fixed counter.
+    #[inline] pub const fn any_thread3(self) -> bool { get_bits(self.raw64(), 14, 14) != 0 }
+    /// This value with `any_thread3` (bit 14) set to `v`.
+    #[inline] pub const fn with_any_thread3(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 14, 14, v as u64)) }
+    /// `en3` (bits 13:12, rw, reset 0x0): Privilege levels at which IA32_FIXED_CTR3 (TOPDOWN.SLOTS)
+    /// counts; only on processors with the fourth fixed counter, reserved on the others.
+    #[inline] pub const fn en3(self) -> Ia32FixedCtrCtrlEn3 { Ia32FixedCtrCtrlEn3::from_bits(get_bits(self.raw64(), 13, 12) as u8) }
+    /// This value with `en3` (bits 13:12) set to `v`.
+    #[inline] pub const fn with_en3(self, v: Ia32FixedCtrCtrlEn3) -> Self { self.with_raw64(set_bits(self.raw64(), 13, 12, v.bits() as u64)) }
     /// `en2_pmi` (bit 11, rw, reset 0x0): Raise a PMI when IA32_FIXED_CTR2 overflows.
     #[inline] pub const fn en2_pmi(self) -> bool { get_bits(self.raw64(), 11, 11) != 0 }
     /// This value with `en2_pmi` (bit 11) set to `v`.
@@ -603,7 +662,7 @@ static IA32_FIXED_CTR_CTRL_INFO: RegisterInfo = RegisterInfo {
     ]),
     fields: Ia32FixedCtrCtrlLayout::FIELDS,
     notes: &[
-        NoteInfo { kind: "info", title: "Blocks beyond counter 2", text: "Processors with a fourth fixed counter (Linux: MSR_CORE_PERF_FIXED_CTR3) use the next block, bits 15:12; this file describes three fixed counters, so those bits are reserved here. The AnyThread bits are deprecated where CPUID.0AH:EDX[15] = 1." },
+        NoteInfo { kind: "info", title: "The block of counter 3", text: "Processors with a fourth fixed counter (Linux: MSR_CORE_PERF_FIXED_CTR3, TOPDOWN.SLOTS) use the next block, bits 15:12, laid out as the others (Linux intel/core.c programs it as it programs fixed counters 0 to 2). They are described here without roles, because the fourth counter exists only on the processors processors.xml marks with topdown-metrics; on the others they are reserved. The AnyThread bits are deprecated where CPUID.0AH:EDX[15] = 1." },
     ],
 };
 
@@ -762,9 +821,9 @@ pub enum Ia32PerfGlobalCtrlLayout {}
 impl Layout for Ia32PerfGlobalCtrlLayout {
     const NAME: &'static str = "IA32_PERF_GLOBAL_CTRL";
     const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfffefff800000000;
+    const RESERVED_MASK: u64 = 0xfffefff000000000;
     const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x10007ffffffff;
+    const WRITABLE_MASK: u64 = 0x1000fffffffff;
     #[cfg(feature = "metadata")]
     const INFO: &'static RegisterInfo = &IA32_PERF_GLOBAL_CTRL_INFO;
     #[cfg(feature = "metadata")]
@@ -773,8 +832,10 @@ impl Layout for Ia32PerfGlobalCtrlLayout {
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en_perf_metrics", ident: "en_perf_metrics", lsb: 48, msb: 48, access: Access::Rw,
             description: "Enable the PERF_METRICS facility, on processors that report IA32_PERF_CAPABILITIES.PERF_METRICS (bit 15).", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 35, msb: 47, access: Access::Rsv,
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 36, msb: 47, access: Access::Rsv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "en_fixed_ctr3", ident: "en_fixed_ctr3", lsb: 35, msb: 35, access: Access::Rw,
+            description: "Enable IA32_FIXED_CTR3 (TOPDOWN.SLOTS), on processors with the fourth fixed counter (processors.xml's topdown-metrics); reserved on the others.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en_fixed_ctr2", ident: "en_fixed_ctr2", lsb: 34, msb: 34, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[34],
             description: "Enable IA32_FIXED_CTR2.", ..FieldInfo::EMPTY },
         FieldInfo { name: "en_fixed_ctr1", ident: "en_fixed_ctr1", lsb: 33, msb: 33, access: Access::Rw, role: Some(Role::CounterEnable), counters: &[33],
@@ -792,6 +853,12 @@ impl Ia32PerfGlobalCtrl {
     #[inline] pub const fn en_perf_metrics(self) -> bool { get_bits(self.raw64(), 48, 48) != 0 }
     /// This value with `en_perf_metrics` (bit 48) set to `v`.
     #[inline] pub const fn with_en_perf_metrics(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 48, 48, v as u64)) }
+    /// `en_fixed_ctr3` (bit 35, rw, reset 0x0): Enable IA32_FIXED_CTR3 (TOPDOWN.SLOTS), on
+    /// processors with the fourth fixed counter (processors.xml's topdown-metrics); reserved on the
+    /// others.
+    #[inline] pub const fn en_fixed_ctr3(self) -> bool { get_bits(self.raw64(), 35, 35) != 0 }
+    /// This value with `en_fixed_ctr3` (bit 35) set to `v`.
+    #[inline] pub const fn with_en_fixed_ctr3(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 35, 35, v as u64)) }
     /// `en_fixed_ctr2` (bit 34, rw, reset 0x0): Enable IA32_FIXED_CTR2.
     #[inline] pub const fn en_fixed_ctr2(self) -> bool { get_bits(self.raw64(), 34, 34) != 0 }
     /// This value with `en_fixed_ctr2` (bit 34) set to `v`.
@@ -1180,6 +1247,189 @@ static IA32_PERF_GLOBAL_INUSE_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// Fixed-function counter 3: TOPDOWN.SLOTS, the pipeline slots available to the logical processor
+/// (its issue width times the unhalted core cycles). Controlled by bits 15:12 of
+/// IA32_FIXED_CTR_CTRL and bit 35 of IA32_PERF_GLOBAL_CTRL. IA32_PERF_METRICS divides the slots it
+/// counts among the top-down categories; software starts both from zero (writing 0 to each) and
+/// reads both at the end of an interval.
+///
+/// `IA32_FIXED_CTR3`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
+/// sources: [`Ia32FixedCtr3Layout`].
+///
+/// **Address and use** (info): msr-index.h: MSR_CORE_PERF_FIXED_CTR3 = 0x30c. Linux
+/// (arch/x86/events/intel/core.c, icl_set_topdown_event_period) writes 0 to it and to
+/// MSR_PERF_METRICS before the first interval, because the metrics are derived from this counter.
+pub type Ia32FixedCtr3 = Reg64<Ia32FixedCtr3Layout>;
+
+/// The layout of [`Ia32FixedCtr3`] (`IA32_FIXED_CTR3`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/core.c (icl_set_topdown_event_period: fixed counter 3
+///   and MSR_PERF_METRICS written 0 to start; icl_get_metrics_event_value: a category's slots are
+///   slots x its 8-bit share / 0xff; intel_pmu_init: num_topdown_events 4 on Ice Lake, 8 on
+///   Sapphire Rapids and later; fixed counter 3's control block and global enable as counters 0
+///   to 2)
+pub enum Ia32FixedCtr3Layout {}
+
+impl Layout for Ia32FixedCtr3Layout {
+    const NAME: &'static str = "IA32_FIXED_CTR3";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &IA32_FIXED_CTR3_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "count", ident: "count", lsb: 0, msb: 63, access: Access::RwV,
+            description: "Slots counted since software last wrote the counter.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl Ia32FixedCtr3 {
+    /// `count` (bits 63:0, rw-v, reset 0x0): Slots counted since software last wrote the counter.
+    #[inline] pub const fn count(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+    /// This value with `count` (bits 63:0) set to `v`.
+    #[inline] pub const fn with_count(self, v: u64) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 0, v)) }
+}
+
+/// `IA32_FIXED_CTR3` of instance CPU.
+pub const IA32_FIXED_CTR3: Msr<Ia32FixedCtr3> = Msr::new(0x30C, "IA32_FIXED_CTR3");
+
+#[cfg(feature = "metadata")]
+static IA32_FIXED_CTR3_INFO: RegisterInfo = RegisterInfo {
+    processor: "architectural", unit: "CORE", name: Ia32FixedCtr3Layout::NAME, type_name: "Ia32FixedCtr3",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: Ia32FixedCtr3Layout::RESET, reserved_mask: Ia32FixedCtr3Layout::RESERVED_MASK, ignored_mask: Ia32FixedCtr3Layout::IGNORED_MASK, writable_mask: Ia32FixedCtr3Layout::WRITABLE_MASK,
+    description: "Fixed-function counter 3: TOPDOWN.SLOTS, the pipeline slots available to the logical processor (its issue width times the unhalted core cycles). Controlled by bits 15:12 of IA32_FIXED_CTR_CTRL and bit 35 of IA32_PERF_GLOBAL_CTRL. IA32_PERF_METRICS divides the slots it counts among the top-down categories; software starts both from zero (writing 0 to each) and reads both at the end of an interval.",
+    sources: &["Linux kernel, arch/x86/events/intel/core.c (icl_set_topdown_event_period: fixed counter 3 and MSR_PERF_METRICS written 0 to start; icl_get_metrics_event_value: a category's slots are slots x its 8-bit share / 0xff; intel_pmu_init: num_topdown_events 4 on Ice Lake, 8 on Sapphire Rapids and later; fixed counter 3's control block and global enable as counters 0 to 2)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IA32_FIXED_CTR3", instance: "CPU", index: 0, location: Location::Msr(0x30C), source: "linux-msr-index" },
+    ]),
+    fields: Ia32FixedCtr3Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Address and use", text: "msr-index.h: MSR_CORE_PERF_FIXED_CTR3 = 0x30c. Linux (arch/x86/events/intel/core.c, icl_set_topdown_event_period) writes 0 to it and to MSR_PERF_METRICS before the first interval, because the metrics are derived from this counter." },
+    ],
+};
+
+/// Top-down metrics: each byte is one category's share of the slots IA32_FIXED_CTR3 counted since
+/// both were last written, as a fraction of 0xFF. The level-1 shares (bytes 0 to 3) sum to 0xFF.
+/// The slots a category took over an interval are slots x share / 0xFF (Linux:
+/// icl_get_metrics_event_value). Processors with four top-down events (Ice Lake) report bytes 0 to
+/// 3; those with eight (Sapphire Rapids and later) also the level-2 shares, bytes 4 to 7. Software
+/// writes 0 to start an interval.
+///
+/// `IA32_PERF_METRICS`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
+/// sources: [`Ia32PerfMetricsLayout`].
+///
+/// **Sources** (info): msr-index.h: MSR_PERF_METRICS = 0x329. perf_event.h: the byte order
+/// (INTEL_TD_METRIC_RETIRING, BAD_SPEC, FE_BOUND, BE_BOUND, HEAVY_OPS, BR_MISPREDICT, FETCH_LAT,
+/// MEM_BOUND, one byte each from bit 0), the enable (IA32_PERF_GLOBAL_CTRL bit 48) and the overflow
+/// bit (IA32_PERF_GLOBAL_STATUS bit 48). intel/core.c: the share of 0xFF, num_topdown_events 4 on
+/// Ice Lake and 8 on Sapphire Rapids. The SDM excerpt we hold predates the register.
+pub type Ia32PerfMetrics = Reg64<Ia32PerfMetricsLayout>;
+
+/// The layout of [`Ia32PerfMetrics`] (`IA32_PERF_METRICS`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/core.c (icl_set_topdown_event_period: fixed counter 3
+///   and MSR_PERF_METRICS written 0 to start; icl_get_metrics_event_value: a category's slots are
+///   slots x its 8-bit share / 0xff; intel_pmu_init: num_topdown_events 4 on Ice Lake, 8 on
+///   Sapphire Rapids and later; fixed counter 3's control block and global enable as counters 0
+///   to 2)
+/// - Linux kernel, arch/x86/include/asm/perf_event.h
+pub enum Ia32PerfMetricsLayout {}
+
+impl Layout for Ia32PerfMetricsLayout {
+    const NAME: &'static str = "IA32_PERF_METRICS";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffffffffffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &IA32_PERF_METRICS_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "mem_bound", ident: "mem_bound", lsb: 56, msb: 63, access: Access::RwV,
+            description: "Memory bound (level 2, under backend bound): share of the slots, of 0xFF.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "fetch_lat", ident: "fetch_lat", lsb: 48, msb: 55, access: Access::RwV,
+            description: "Fetch latency (level 2, under frontend bound): share of the slots, of 0xFF.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "br_mispredict", ident: "br_mispredict", lsb: 40, msb: 47, access: Access::RwV,
+            description: "Branch mispredicts (level 2, under bad speculation): share of the slots, of 0xFF.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "heavy_ops", ident: "heavy_ops", lsb: 32, msb: 39, access: Access::RwV,
+            description: "Heavy operations (level 2, under retiring): share of the slots, of 0xFF.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "be_bound", ident: "be_bound", lsb: 24, msb: 31, access: Access::RwV,
+            description: "Backend bound (level 1): share of the slots, of 0xFF.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "fe_bound", ident: "fe_bound", lsb: 16, msb: 23, access: Access::RwV,
+            description: "Frontend bound (level 1): share of the slots, of 0xFF.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "bad_spec", ident: "bad_spec", lsb: 8, msb: 15, access: Access::RwV,
+            description: "Bad speculation (level 1): share of the slots, of 0xFF.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "retiring", ident: "retiring", lsb: 0, msb: 7, access: Access::RwV,
+            description: "Retiring (level 1): share of the slots, of 0xFF.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl Ia32PerfMetrics {
+    /// `mem_bound` (bits 63:56, rw-v, reset 0x0): Memory bound (level 2, under backend bound):
+    /// share of the slots, of 0xFF.
+    #[inline] pub const fn mem_bound(self) -> u8 { get_bits(self.raw64(), 63, 56) as u8 }
+    /// This value with `mem_bound` (bits 63:56) set to `v`.
+    #[inline] pub const fn with_mem_bound(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 63, 56, v as u64)) }
+    /// `fetch_lat` (bits 55:48, rw-v, reset 0x0): Fetch latency (level 2, under frontend bound):
+    /// share of the slots, of 0xFF.
+    #[inline] pub const fn fetch_lat(self) -> u8 { get_bits(self.raw64(), 55, 48) as u8 }
+    /// This value with `fetch_lat` (bits 55:48) set to `v`.
+    #[inline] pub const fn with_fetch_lat(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 55, 48, v as u64)) }
+    /// `br_mispredict` (bits 47:40, rw-v, reset 0x0): Branch mispredicts (level 2, under bad
+    /// speculation): share of the slots, of 0xFF.
+    #[inline] pub const fn br_mispredict(self) -> u8 { get_bits(self.raw64(), 47, 40) as u8 }
+    /// This value with `br_mispredict` (bits 47:40) set to `v`.
+    #[inline] pub const fn with_br_mispredict(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 47, 40, v as u64)) }
+    /// `heavy_ops` (bits 39:32, rw-v, reset 0x0): Heavy operations (level 2, under retiring): share
+    /// of the slots, of 0xFF.
+    #[inline] pub const fn heavy_ops(self) -> u8 { get_bits(self.raw64(), 39, 32) as u8 }
+    /// This value with `heavy_ops` (bits 39:32) set to `v`.
+    #[inline] pub const fn with_heavy_ops(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 39, 32, v as u64)) }
+    /// `be_bound` (bits 31:24, rw-v, reset 0x0): Backend bound (level 1): share of the slots, of
+    /// 0xFF.
+    #[inline] pub const fn be_bound(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// This value with `be_bound` (bits 31:24) set to `v`.
+    #[inline] pub const fn with_be_bound(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 24, v as u64)) }
+    /// `fe_bound` (bits 23:16, rw-v, reset 0x0): Frontend bound (level 1): share of the slots, of
+    /// 0xFF.
+    #[inline] pub const fn fe_bound(self) -> u8 { get_bits(self.raw64(), 23, 16) as u8 }
+    /// This value with `fe_bound` (bits 23:16) set to `v`.
+    #[inline] pub const fn with_fe_bound(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 23, 16, v as u64)) }
+    /// `bad_spec` (bits 15:8, rw-v, reset 0x0): Bad speculation (level 1): share of the slots, of
+    /// 0xFF.
+    #[inline] pub const fn bad_spec(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// This value with `bad_spec` (bits 15:8) set to `v`.
+    #[inline] pub const fn with_bad_spec(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 8, v as u64)) }
+    /// `retiring` (bits 7:0, rw-v, reset 0x0): Retiring (level 1): share of the slots, of 0xFF.
+    #[inline] pub const fn retiring(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+    /// This value with `retiring` (bits 7:0) set to `v`.
+    #[inline] pub const fn with_retiring(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 7, 0, v as u64)) }
+}
+
+/// `IA32_PERF_METRICS` of instance CPU.
+pub const IA32_PERF_METRICS: Msr<Ia32PerfMetrics> = Msr::new(0x329, "IA32_PERF_METRICS");
+
+#[cfg(feature = "metadata")]
+static IA32_PERF_METRICS_INFO: RegisterInfo = RegisterInfo {
+    processor: "architectural", unit: "CORE", name: Ia32PerfMetricsLayout::NAME, type_name: "Ia32PerfMetrics",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: Ia32PerfMetricsLayout::RESET, reserved_mask: Ia32PerfMetricsLayout::RESERVED_MASK, ignored_mask: Ia32PerfMetricsLayout::IGNORED_MASK, writable_mask: Ia32PerfMetricsLayout::WRITABLE_MASK,
+    description: "Top-down metrics: each byte is one category's share of the slots IA32_FIXED_CTR3 counted since both were last written, as a fraction of 0xFF. The level-1 shares (bytes 0 to 3) sum to 0xFF. The slots a category took over an interval are slots x share / 0xFF (Linux: icl_get_metrics_event_value). Processors with four top-down events (Ice Lake) report bytes 0 to 3; those with eight (Sapphire Rapids and later) also the level-2 shares, bytes 4 to 7. Software writes 0 to start an interval.",
+    sources: &["Linux kernel, arch/x86/events/intel/core.c (icl_set_topdown_event_period: fixed counter 3 and MSR_PERF_METRICS written 0 to start; icl_get_metrics_event_value: a category's slots are slots x its 8-bit share / 0xff; intel_pmu_init: num_topdown_events 4 on Ice Lake, 8 on Sapphire Rapids and later; fixed counter 3's control block and global enable as counters 0 to 2)", "Linux kernel, arch/x86/include/asm/perf_event.h"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "IA32_PERF_METRICS", instance: "CPU", index: 0, location: Location::Msr(0x329), source: "linux-msr-index" },
+    ]),
+    fields: Ia32PerfMetricsLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Sources", text: "msr-index.h: MSR_PERF_METRICS = 0x329. perf_event.h: the byte order (INTEL_TD_METRIC_RETIRING, BAD_SPEC, FE_BOUND, BE_BOUND, HEAVY_OPS, BR_MISPREDICT, FETCH_LAT, MEM_BOUND, one byte each from bit 0), the enable (IA32_PERF_GLOBAL_CTRL bit 48) and the overflow bit (IA32_PERF_GLOBAL_STATUS bit 48). intel/core.c: the share of 0xFF, num_topdown_events 4 on Ice Lake and 8 on Sapphire Rapids. The SDM excerpt we hold predates the register." },
+    ],
+};
+
 /// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.
 pub enum List {}
 
@@ -1255,6 +1505,8 @@ pub static UNIT: UnitInfo = UnitInfo {
         &IA32_PERF_GLOBAL_OVF_CTRL_INFO,
         &IA32_PERF_CAPABILITIES_INFO,
         &IA32_PERF_GLOBAL_INUSE_INFO,
+        &IA32_FIXED_CTR3_INFO,
+        &IA32_PERF_METRICS_INFO,
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::CORE),

@@ -25,4 +25,5 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     units: &[&core::UNIT],
     global: Some(&pmu::GLOBAL),
     core_events: None,
+    topdown_metrics: 0u8,
 };

@@ -2,7 +2,7 @@
 
 //! Derived metrics of Intel Xeon Scalable Processor, 2nd generation (Cascade Lake) uncore (220 metrics), from the spec's `cascade-lake/metrics/`.
 
-use crate::metrics::{Constant, MetricEvent, MetricInfo, MetricScope, Op};
+use crate::metrics::{Constant, MetricEvent, MetricInfo, MetricRead, MetricScope, Op};
 
 /// Every metric of the processor, in spec order.
 pub static METRICS: &[MetricInfo] = &[
@@ -17,8 +17,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "refs", name: "LONGEST_LAT_CACHE.REFERENCE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "misses", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "refs", name: "LONGEST_LAT_CACHE.REFERENCE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "misses", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (refs - misses) / refs",
@@ -35,8 +35,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -53,8 +53,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_INST_RETIRED.ALL_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_INST_RETIRED.ALL_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -71,8 +71,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_INST_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_INST_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -89,8 +89,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D.REPLACEMENT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D.REPLACEMENT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -107,8 +107,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_RETIRED.L1_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_RETIRED.L1_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -125,8 +125,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.ALL_CODE_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.ALL_CODE_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -143,8 +143,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -161,8 +161,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_LINES_IN.ALL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_LINES_IN.ALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -179,8 +179,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_RETIRED.L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_RETIRED.L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -197,8 +197,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.CODE_RD_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.CODE_RD_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -215,8 +215,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -233,8 +233,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -251,8 +251,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -269,8 +269,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -287,8 +287,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -305,7 +305,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_CHA_CLOCKTICKS", unit: "CHA", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_CHA_CLOCKTICKS", unit: "CHA", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (CHAS_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS",
@@ -322,7 +322,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_UPI_TxL_FLITS.ALL_DATA", unit: "UPI", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_UPI_TxL_FLITS.ALL_DATA", unit: "UPI", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS",
@@ -339,7 +339,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
@@ -356,7 +356,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
@@ -373,8 +373,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
@@ -391,7 +391,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_M_PMM_RPQ_INSERTS", unit: "IMC", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_M_PMM_RPQ_INSERTS", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
@@ -408,7 +408,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_M_PMM_WPQ_INSERTS", unit: "IMC", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_M_PMM_WPQ_INSERTS", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
@@ -425,8 +425,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_M_PMM_RPQ_INSERTS", unit: "IMC", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UNC_M_PMM_WPQ_INSERTS", unit: "IMC", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_M_PMM_RPQ_INSERTS", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UNC_M_PMM_WPQ_INSERTS", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
@@ -443,10 +443,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "LSD.UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "LSD.UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b + c + d))",
@@ -463,10 +463,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "LSD.UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "LSD.UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (b / (a + b + c + d))",
@@ -483,10 +483,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "LSD.UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "LSD.UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (c / (a + b + c + d))",
@@ -503,7 +503,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_CHA_REQUESTS.READS_LOCAL", unit: "CHA", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_CHA_REQUESTS.READS_LOCAL", unit: "CHA", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
@@ -520,7 +520,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_CHA_REQUESTS.WRITES_LOCAL", unit: "CHA", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_CHA_REQUESTS.WRITES_LOCAL", unit: "CHA", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
@@ -537,7 +537,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_CHA_REQUESTS.READS_REMOTE", unit: "CHA", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_CHA_REQUESTS.READS_REMOTE", unit: "CHA", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
@@ -554,7 +554,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_CHA_REQUESTS.WRITES_REMOTE", unit: "CHA", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_CHA_REQUESTS.WRITES_REMOTE", unit: "CHA", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
@@ -571,7 +571,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_UPI_RxL_FLITS.ALL_DATA", unit: "UPI", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_UPI_RxL_FLITS.ALL_DATA", unit: "UPI", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a * (64 / 9) / 1000000 / DURATIONTIMEINSECONDS",
@@ -588,25 +588,25 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "INT_MISC.CLEARS_COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "l", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "m", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "n", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 1, invert: false, edge: true },
-            MetricEvent { alias: "o", name: "ICACHE_TAG.STALLS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "p", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "q", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "r", name: "DECODE.LCP", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "s", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "INT_MISC.CLEARS_COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "l", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "m", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "n", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 1, invert: false, edge: true, read: MetricRead::Counted },
+            MetricEvent { alias: "o", name: "ICACHE_TAG.STALLS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "p", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "q", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "r", name: "DECODE.LCP", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "s", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - f / (j - g)), 0.0001) / (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))))) * (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) + 4 * k / (4 * (d / 2 if HYPERTHREADING_ON else e)) * (f / (f + g) * l / e) / ((m + 2 * n) / e + o / e + (l / e + 9 * p / e) + 2 * q / e + r / e + s / e))",
@@ -623,17 +623,17 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "ICACHE_TAG.STALLS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 1, invert: false, edge: true },
-            MetricEvent { alias: "g", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "DECODE.LCP", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "ICACHE_TAG.STALLS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 1, invert: false, edge: true, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "DECODE.LCP", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (d / c + (e + 2 * f) / c + 9 * g / c) / ((e + 2 * f) / c + d / c + (h / c + 9 * g / c) + 2 * i / c + j / c + k / c)",
@@ -650,30 +650,30 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "INT_MISC.CLEARS_COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "l", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "m", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "n", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "o", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 1, invert: false, edge: true },
-            MetricEvent { alias: "p", name: "ICACHE_TAG.STALLS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "q", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "r", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "s", name: "DECODE.LCP", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "t", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "u", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "v", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "w", name: "FP_ASSIST.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "x", name: "OTHER_ASSISTS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "INT_MISC.CLEARS_COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "l", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "m", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "n", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "o", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 1, invert: false, edge: true, read: MetricRead::Counted },
+            MetricEvent { alias: "p", name: "ICACHE_TAG.STALLS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "q", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "r", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "s", name: "DECODE.LCP", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "t", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "u", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "v", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "w", name: "FP_ASSIST.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "x", name: "OTHER_ASSISTS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (1 - 10 * (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * max(g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (1 - g / (k - h)), 0.0001) / (g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))))) * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (g / (g + h) * m / c) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c) - d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)) / ((d + u - v) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)) + d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (34 * (w + x) / (4 * (b / 2 if HYPERTHREADING_ON else c)) / (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (2 * r / c + (m / c + 9 * q / c) * ((1 - g / (g + h)) * m / c + g / (g + h) * m / c * (10 * (d / e * f / (4 * (b / 2 if HYPERTHREADING_ON else c))) * max(g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (1 - g / (k - h)), 0.0001) / (g / (g + h) * ((e - d + 4 * (i / 2 if HYPERTHREADING_ON else j)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))))) / (g / (g + h) * m / c + (1 - g / (g + h)) * m / c + 9 * q / c)) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c)) - 100 * (4 * l / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (p / c + (n + 2 * o) / c + 9 * q / c) / ((n + 2 * o) / c + p / c + (m / c + 9 * q / c) + 2 * r / c + s / c + t / c)",
@@ -690,24 +690,24 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "EXE_ACTIVITY.BOUND_ON_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "EXE_ACTIVITY.1_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "l", name: "EXE_ACTIVITY.2_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "m", name: "ARITH.DIVIDER_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "n", name: "PARTIAL_RAT_STALLS.SCOREBOARD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "o", name: "EXE_ACTIVITY.EXE_BOUND_0_PORTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "p", name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "q", name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "r", name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "EXE_ACTIVITY.BOUND_ON_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "EXE_ACTIVITY.1_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "l", name: "EXE_ACTIVITY.2_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "m", name: "ARITH.DIVIDER_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "n", name: "PARTIAL_RAT_STALLS.SCOREBOARD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "o", name: "EXE_ACTIVITY.EXE_BOUND_0_PORTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "p", name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "q", name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "r", name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (m / c) / (m / c + n / c + ((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c)) + (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * (((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) / (m / c + n / c + ((o / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if m < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c))) * ((p / 2 if HYPERTHREADING_ON else p) / (b / 2 if HYPERTHREADING_ON else c) / (o / c + ((q - r) / 2 if HYPERTHREADING_ON else j) / (b / 2 if HYPERTHREADING_ON else c) + ((r - p) / 2 if HYPERTHREADING_ON else l) / (b / 2 if HYPERTHREADING_ON else c) + (p / 2 if HYPERTHREADING_ON else p) / (b / 2 if HYPERTHREADING_ON else c))))",
@@ -724,40 +724,40 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "a_a", name: "EXE_ACTIVITY.BOUND_ON_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "a_b", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "a_c", name: "EXE_ACTIVITY.1_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "a_d", name: "EXE_ACTIVITY.2_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "a_e", name: "PARTIAL_RAT_STALLS.SCOREBOARD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "a_f", name: "RS_EVENTS.EMPTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "a_g", name: "EXE_ACTIVITY.EXE_BOUND_0_PORTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "a_h", name: "ARITH.DIVIDER_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "FP_ASSIST.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "OTHER_ASSISTS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "l", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "m", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "n", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "o", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "p", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "q", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "r", name: "INT_MISC.CLEARS_COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "s", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "t", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 1, invert: false, edge: true },
-            MetricEvent { alias: "u", name: "ICACHE_TAG.STALLS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "v", name: "DECODE.LCP", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "w", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "x", name: "MACHINE_CLEARS.MEMORY_ORDERING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "y", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "z", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "a_a", name: "EXE_ACTIVITY.BOUND_ON_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "a_b", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "a_c", name: "EXE_ACTIVITY.1_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "a_d", name: "EXE_ACTIVITY.2_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "a_e", name: "PARTIAL_RAT_STALLS.SCOREBOARD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "a_f", name: "RS_EVENTS.EMPTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "a_g", name: "EXE_ACTIVITY.EXE_BOUND_0_PORTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "a_h", name: "ARITH.DIVIDER_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "FP_ASSIST.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "OTHER_ASSISTS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "l", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "m", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "n", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "o", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "p", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "q", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "r", name: "INT_MISC.CLEARS_COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "s", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "t", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 1, invert: false, edge: true, read: MetricRead::Counted },
+            MetricEvent { alias: "u", name: "ICACHE_TAG.STALLS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "v", name: "DECODE.LCP", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "w", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "x", name: "MACHINE_CLEARS.MEMORY_ORDERING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "y", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "z", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) / ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (34 * (h + i) / (4 * (d / 2 if HYPERTHREADING_ON else e)) / (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (4 * j / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (2 * k / e + (l / e + 9 * m / e) * ((1 - n / (n + o)) * l / e + n / (n + o) * l / e * (10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - n / (r - o)), 0.0001) / (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))))) / (n / (n + o) * l / e + (1 - n / (n + o)) * l / e + 9 * m / e)) / ((s + 2 * t) / e + u / e + (l / e + 9 * m / e) + 2 * k / e + v / e + w / e) + 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - n / (r - o)), 0.0001) / (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) + ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * max(((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (1 - x / o), 0.0001) / max(((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - n / (n + o) * ((b - a + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (1 - x / o), 0.0001) + (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (z + a_a) / (a_b + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) + a_a) * (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * (a_e / e + (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (z + a_a) / (a_b + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) + a_a) * (1 - y / (4 * (d / 2 if HYPERTHREADING_ON else e)) - (b + 4 * (p / 2 if HYPERTHREADING_ON else q)) / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * a_f / e * (a_g / e)) / (a_h / e + a_e / e + ((a_g / e * e + (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d)) / e if a_h < a_b - z else (a_c + a / (4 * (d / 2 if HYPERTHREADING_ON else e)) * a_d) / e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) / ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) + a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (34 * (h + i) / (4 * (d / 2 if HYPERTHREADING_ON else e)) / (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))) * ((a + f - g) / (4 * (d / 2 if HYPERTHREADING_ON else e))))",
@@ -774,11 +774,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_CALL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "INST_RETIRED.NOP", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_CALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "INST_RETIRED.NOP", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + 2 * b + c) / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
@@ -795,18 +795,18 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "BR_INST_RETIRED.NEAR_CALL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "INST_RETIRED.NOP", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "FP_ASSIST.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "l", name: "OTHER_ASSISTS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "BR_INST_RETIRED.NEAR_CALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "INST_RETIRED.NOP", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "FP_ASSIST.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "l", name: "OTHER_ASSISTS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 2 * e + f) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)) / ((a + i - j) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)) + a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (34 * (k + l) / (4 * (b / 2 if HYPERTHREADING_ON else c)) / (a / g * h / (4 * (b / 2 if HYPERTHREADING_ON else c)))) * ((a + i - j) / (4 * (b / 2 if HYPERTHREADING_ON else c))))",
@@ -823,9 +823,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
@@ -842,9 +842,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Frontend_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
@@ -861,9 +861,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 1, invert: false, edge: true },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 1, invert: false, edge: true, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + 2 * b) / c)",
@@ -880,8 +880,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ICACHE_TAG.STALLS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ICACHE_TAG.STALLS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -898,9 +898,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("ITLB_Misses"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ICACHE_TAG.STALLS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "ITLB_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ICACHE_TAG.STALLS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "ITLB_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / b - c / b)",
@@ -917,8 +917,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("ITLB_Misses"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -935,10 +935,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Code_STLB_Miss"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "ITLB_MISSES.WALK_COMPLETED_4K", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "ITLB_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "ITLB_MISSES.WALK_COMPLETED_4K", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "ITLB_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (c + d))",
@@ -955,10 +955,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Code_STLB_Miss"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "ITLB_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "ITLB_MISSES.WALK_COMPLETED_4K", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "ITLB_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "ITLB_MISSES.WALK_COMPLETED_4K", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + c))",
@@ -975,9 +975,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b + 9 * c / b)",
@@ -994,10 +994,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Branch_Resteers"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b) * c / d)",
@@ -1014,10 +1014,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Branch_Resteers"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((1 - a / (a + b)) * c / d)",
@@ -1034,8 +1034,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Branch_Resteers"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (9 * a / b)",
@@ -1052,8 +1052,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (2 * a / b)",
@@ -1070,8 +1070,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DECODE.LCP", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DECODE.LCP", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -1088,8 +1088,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -1106,10 +1106,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Frontend_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
@@ -1126,10 +1126,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Bandwidth"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "IDQ.ALL_MITE_CYCLES_4_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "IDQ.ALL_MITE_CYCLES_4_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)",
@@ -1146,10 +1146,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("MITE"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_DECODED.DECODERS", unit: "CORE", threshold: 1, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_DECODED.DECODERS", unit: "CORE", threshold: 2, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_DECODED.DECODERS", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_DECODED.DECODERS", unit: "CORE", threshold: 2, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)",
@@ -1166,10 +1166,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Bandwidth"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.DSB_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "IDQ.DSB_CYCLES_OK", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.DSB_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "IDQ.DSB_CYCLES_OK", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)",
@@ -1186,12 +1186,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))",
@@ -1208,14 +1208,14 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Bad_Speculation"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))))",
@@ -1232,15 +1232,15 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Branch_Mispredicts"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "INT_MISC.CLEARS_COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "INT_MISC.CLEARS_COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * max(a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))) * (1 - a / (i - b)), 0.0001)",
@@ -1257,14 +1257,14 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Bad_Speculation"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f))))",
@@ -1281,15 +1281,15 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Machine_Clears"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "MACHINE_CLEARS.MEMORY_ORDERING", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "MACHINE_CLEARS.MEMORY_ORDERING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * max(((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))) * (1 - i / h), 0.0001)",
@@ -1306,12 +1306,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
@@ -1328,18 +1328,18 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Backend_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "EXE_ACTIVITY.BOUND_ON_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "EXE_ACTIVITY.1_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "EXE_ACTIVITY.2_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "l", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "EXE_ACTIVITY.BOUND_ON_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "EXE_ACTIVITY.1_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "EXE_ACTIVITY.2_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "l", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c + (d + e / (4 * (f / 2 if HYPERTHREADING_ON else g)) * h) + b) * (1 - i / (4 * (f / 2 if HYPERTHREADING_ON else g)) - (j + 4 * (k / 2 if HYPERTHREADING_ON else l)) / (4 * (f / 2 if HYPERTHREADING_ON else g))))",
@@ -1356,9 +1356,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Memory_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CYCLE_ACTIVITY.STALLS_L1D_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CYCLE_ACTIVITY.STALLS_L1D_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * max((a - b) / c, 0)",
@@ -1375,11 +1375,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.STLB_HIT", unit: "CORE", threshold: 1, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "DTLB_LOAD_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.CYCLES_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CYCLE_ACTIVITY.CYCLES_L1D_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.STLB_HIT", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "DTLB_LOAD_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.CYCLES_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CYCLE_ACTIVITY.CYCLES_L1D_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (min(9 * a + b, max(c - d, 0)) / e)",
@@ -1396,11 +1396,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("DTLB_Load"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.STLB_HIT", unit: "CORE", threshold: 1, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "DTLB_LOAD_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.CYCLES_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CYCLE_ACTIVITY.CYCLES_L1D_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.STLB_HIT", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "DTLB_LOAD_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.CYCLES_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CYCLE_ACTIVITY.CYCLES_L1D_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (min(9 * a + b, max(c - d, 0)) / e - b / e)",
@@ -1417,8 +1417,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("DTLB_Load"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -1435,11 +1435,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Load_STLB_Miss"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (c + d + e))",
@@ -1456,11 +1456,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Load_STLB_Miss"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + c + e))",
@@ -1477,11 +1477,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Load_STLB_Miss"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (d + e + c))",
@@ -1498,8 +1498,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "LD_BLOCKS.STORE_FORWARD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "LD_BLOCKS.STORE_FORWARD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (13 * a / b)",
@@ -1516,12 +1516,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_INST_RETIRED.ALL_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_RETIRED.FB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CYCLE_ACTIVITY.CYCLES_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CYCLE_ACTIVITY.CYCLES_L1D_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_INST_RETIRED.ALL_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_RETIRED.FB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CYCLE_ACTIVITY.CYCLES_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CYCLE_ACTIVITY.CYCLES_L1D_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (min(2 * (a - b - c) * 20 / 100, max(e - f, 0)) / g)",
@@ -1538,12 +1538,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_INST_RETIRED.LOCK_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "L2_RQSTS.ALL_RFO", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_INST_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "L2_RQSTS.RFO_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_INST_RETIRED.LOCK_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "L2_RQSTS.ALL_RFO", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_INST_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "L2_RQSTS.RFO_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((12 * max(0, a - b) + a / c * (11 * d + min(e, f))) / e)",
@@ -1560,11 +1560,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_RETIRED.FB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "LD_BLOCKS.NO_SR", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_RETIRED.FB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "LD_BLOCKS.NO_SR", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c) * d / e)",
@@ -1581,8 +1581,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -1599,11 +1599,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_RETIRED.FB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "L1D_PEND_MISS.FB_FULL", unit: "CORE", threshold: 1, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_RETIRED.FB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "L1D_PEND_MISS.FB_FULL", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c) * d / e)",
@@ -1620,13 +1620,13 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Memory_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_RETIRED.FB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "L1D_PEND_MISS.FB_FULL", unit: "CORE", threshold: 1, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CYCLE_ACTIVITY.STALLS_L1D_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CYCLE_ACTIVITY.STALLS_L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_RETIRED.FB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "L1D_PEND_MISS.FB_FULL", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CYCLE_ACTIVITY.STALLS_L1D_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CYCLE_ACTIVITY.STALLS_L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a * (1 + b / c) / (a * (1 + b / c) + d) * ((e - f) / g))",
@@ -1643,9 +1643,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Memory_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CYCLE_ACTIVITY.STALLS_L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CYCLE_ACTIVITY.STALLS_L3_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CYCLE_ACTIVITY.STALLS_L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CYCLE_ACTIVITY.STALLS_L3_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / c)",
@@ -1662,9 +1662,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L3_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_BUFFER.SQ_FULL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_BUFFER.SQ_FULL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1681,14 +1681,14 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Memory_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CYCLE_ACTIVITY.STALLS_L3_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.STALLS_L1D_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CYCLE_ACTIVITY.STALLS_L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "MEM_LOAD_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "MEM_LOAD_RETIRED.FB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "MEM_LOAD_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "L1D_PEND_MISS.FB_FULL", unit: "CORE", threshold: 1, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CYCLE_ACTIVITY.STALLS_L3_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.STALLS_L1D_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CYCLE_ACTIVITY.STALLS_L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "MEM_LOAD_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "MEM_LOAD_RETIRED.FB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "MEM_LOAD_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "L1D_PEND_MISS.FB_FULL", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b + (c - d) / b - e * (1 + f / g) / (e * (1 + f / g) + h) * ((c - d) / b))",
@@ -1705,8 +1705,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("DRAM_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", unit: "CORE", threshold: 4, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", unit: "CORE", threshold: 4, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (min(a, b) / a)",
@@ -1723,9 +1723,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("DRAM_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", unit: "CORE", threshold: 4, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", unit: "CORE", threshold: 4, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (min(a, b) / a - min(a, c) / a)",
@@ -1742,8 +1742,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Memory_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "EXE_ACTIVITY.BOUND_ON_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "EXE_ACTIVITY.BOUND_ON_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -1760,11 +1760,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Store_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.RFO_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_INST_RETIRED.LOCK_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_INST_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.RFO_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_INST_RETIRED.LOCK_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_INST_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a * 11 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)",
@@ -1781,9 +1781,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Store_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_INST_RETIRED.SPLIT_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_INST_RETIRED.SPLIT_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1800,10 +1800,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Store_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.STLB_HIT", unit: "CORE", threshold: 1, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "DTLB_STORE_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.STLB_HIT", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "DTLB_STORE_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((9 * a + b) / (c / 2 if HYPERTHREADING_ON else d))",
@@ -1820,10 +1820,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("DTLB_Store"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.STLB_HIT", unit: "CORE", threshold: 1, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "DTLB_STORE_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.STLB_HIT", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "DTLB_STORE_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((9 * a + b) / (c / 2 if HYPERTHREADING_ON else d) - b / (c / 2 if HYPERTHREADING_ON else d))",
@@ -1840,9 +1840,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("DTLB_Store"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1859,12 +1859,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Store_STLB_Miss"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "DTLB_STORE_MISSES.WALK_COMPLETED_4K", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "DTLB_STORE_MISSES.WALK_COMPLETED_1G", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "DTLB_STORE_MISSES.WALK_COMPLETED_4K", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "DTLB_STORE_MISSES.WALK_COMPLETED_1G", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (d + e + f))",
@@ -1881,12 +1881,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Store_STLB_Miss"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "DTLB_STORE_MISSES.WALK_COMPLETED_4K", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "DTLB_STORE_MISSES.WALK_COMPLETED_1G", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "DTLB_STORE_MISSES.WALK_COMPLETED_4K", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "DTLB_STORE_MISSES.WALK_COMPLETED_1G", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (e + d + f))",
@@ -1903,12 +1903,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Store_STLB_Miss"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "DTLB_STORE_MISSES.WALK_COMPLETED_1G", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "DTLB_STORE_MISSES.WALK_COMPLETED_4K", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.WALK_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "DTLB_STORE_MISSES.WALK_COMPLETED_1G", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "DTLB_STORE_MISSES.WALK_COMPLETED_4K", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c) * d / (e + f + d))",
@@ -1925,18 +1925,18 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Backend_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "EXE_ACTIVITY.BOUND_ON_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "EXE_ACTIVITY.1_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "l", name: "EXE_ACTIVITY.2_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "EXE_ACTIVITY.BOUND_ON_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "EXE_ACTIVITY.1_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "l", name: "EXE_ACTIVITY.2_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c))))",
@@ -1953,8 +1953,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Core_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ARITH.DIVIDER_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ARITH.DIVIDER_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -1971,8 +1971,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilized_0"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "PARTIAL_RAT_STALLS.SCOREBOARD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "PARTIAL_RAT_STALLS.SCOREBOARD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -1989,8 +1989,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Serializing_Operation"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ROB_MISC_EVENTS.PAUSE_INST", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ROB_MISC_EVENTS.PAUSE_INST", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (40 * a / b)",
@@ -2007,15 +2007,15 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Core_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "EXE_ACTIVITY.EXE_BOUND_0_PORTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "EXE_ACTIVITY.1_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "EXE_ACTIVITY.2_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "ARITH.DIVIDER_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "EXE_ACTIVITY.EXE_BOUND_0_PORTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "EXE_ACTIVITY.1_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "EXE_ACTIVITY.2_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "ARITH.DIVIDER_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / b * b + (c + d / (4 * (e / 2 if HYPERTHREADING_ON else b)) * f)) / b if g < h - i else (c + d / (4 * (e / 2 if HYPERTHREADING_ON else b)) * f) / b)",
@@ -2032,8 +2032,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "EXE_ACTIVITY.EXE_BOUND_0_PORTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "EXE_ACTIVITY.EXE_BOUND_0_PORTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -2050,8 +2050,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilized_0"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_ISSUED.VECTOR_WIDTH_MISMATCH", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_ISSUED.VECTOR_WIDTH_MISMATCH", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -2068,11 +2068,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "EXE_ACTIVITY.1_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "EXE_ACTIVITY.1_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (((a - b) / 2 if HYPERTHREADING_ON else c) / (d / 2 if HYPERTHREADING_ON else e))",
@@ -2089,11 +2089,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "EXE_ACTIVITY.2_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "EXE_ACTIVITY.2_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (((a - b) / 2 if HYPERTHREADING_ON else c) / (d / 2 if HYPERTHREADING_ON else e))",
@@ -2110,9 +2110,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))",
@@ -2129,12 +2129,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilized_3m"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_0", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_DISPATCHED_PORT.PORT_1", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_DISPATCHED_PORT.PORT_5", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_DISPATCHED_PORT.PORT_6", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_0", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_DISPATCHED_PORT.PORT_1", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_DISPATCHED_PORT.PORT_5", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_DISPATCHED_PORT.PORT_6", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c + d) / (4 * (e / 2 if HYPERTHREADING_ON else f)))",
@@ -2151,9 +2151,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("ALU_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_0", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_0", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -2170,9 +2170,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("ALU_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_1", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_1", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -2189,9 +2189,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("ALU_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_5", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_5", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -2208,9 +2208,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("ALU_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_6", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_6", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -2227,12 +2227,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilized_3m"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_2", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_DISPATCHED_PORT.PORT_3", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_DISPATCHED_PORT.PORT_7", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_DISPATCHED_PORT.PORT_4", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_2", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_DISPATCHED_PORT.PORT_3", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_DISPATCHED_PORT.PORT_7", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_DISPATCHED_PORT.PORT_4", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c - d) / (2 * (e / 2 if HYPERTHREADING_ON else f)))",
@@ -2249,9 +2249,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Load_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_2", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_2", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -2268,9 +2268,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Load_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_3", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_3", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -2287,9 +2287,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilized_3m"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_4", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_4", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -2306,9 +2306,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Store_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_4", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_4", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -2325,9 +2325,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Store_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_7", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_7", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -2344,9 +2344,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
@@ -2363,11 +2363,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Retiring"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
@@ -2384,11 +2384,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_EXECUTED.X87", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_EXECUTED.X87", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * d / e)",
@@ -2405,8 +2405,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -2423,9 +2423,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / c)",
@@ -2442,9 +2442,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / c)",
@@ -2461,9 +2461,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / c)",
@@ -2480,12 +2480,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Light_Operations"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "MEM_INST_RETIRED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "MEM_INST_RETIRED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * f / e)",
@@ -2502,11 +2502,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Light_Operations"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * d / a)",
@@ -2523,12 +2523,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Light_Operations"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * (f - d) / a)",
@@ -2545,12 +2545,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Light_Operations"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "INST_RETIRED.NOP", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "INST_RETIRED.NOP", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (a + d - e) / (4 * (b / 2 if HYPERTHREADING_ON else c))) * f / a)",
@@ -2567,11 +2567,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Retiring"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b - c) / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
@@ -2588,13 +2588,13 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Heavy_Operations"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.MACRO_FUSED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b - c) / (4 * (d / 2 if HYPERTHREADING_ON else e)) - a / f * g / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
@@ -2611,11 +2611,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Heavy_Operations"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
@@ -2632,10 +2632,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Microcode_Sequencer"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "FP_ASSIST.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "OTHER_ASSISTS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "FP_ASSIST.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "OTHER_ASSISTS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (34 * (a + b) / (4 * (c / 2 if HYPERTHREADING_ON else d)))",
@@ -2652,9 +2652,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Assists"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "FP_ASSIST.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "FP_ASSIST.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (34 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
@@ -2671,13 +2671,13 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Microcode_Sequencer"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "FP_ASSIST.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "OTHER_ASSISTS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "FP_ASSIST.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "OTHER_ASSISTS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) - 34 * (f + g) / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
@@ -2694,22 +2694,22 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "EXE_ACTIVITY.BOUND_ON_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "EXE_ACTIVITY.1_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "l", name: "EXE_ACTIVITY.2_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "m", name: "EXE_ACTIVITY.EXE_BOUND_0_PORTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "n", name: "ARITH.DIVIDER_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "o", name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "p", name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "EXE_ACTIVITY.BOUND_ON_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "EXE_ACTIVITY.1_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "l", name: "EXE_ACTIVITY.2_PORTS_UTIL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "m", name: "EXE_ACTIVITY.EXE_BOUND_0_PORTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "n", name: "ARITH.DIVIDER_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "o", name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "p", name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)))) / ((m / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if n < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) if 1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (g + h) / (i + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) + h) * (1 - a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - (d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (b / 2 if HYPERTHREADING_ON else c))) < ((m / c * c + (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l)) / c if n < i - g else (j + k / (4 * (b / 2 if HYPERTHREADING_ON else c)) * l) / c) else 1) if (1 - o / (p / 2) if HYPERTHREADING_ON else 0) > 0.5 else 0",
@@ -2726,8 +2726,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2744,8 +2744,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2762,8 +2762,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2780,8 +2780,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1 / (a / b)",
@@ -2798,7 +2798,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a",
@@ -2815,8 +2815,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "4 * (a / 2 if HYPERTHREADING_ON else b)",
@@ -2833,8 +2833,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2851,9 +2851,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b / 2 if HYPERTHREADING_ON else c)",
@@ -2870,13 +2870,13 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.4_FLOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "FP_ARITH_INST_RETIRED.8_FLOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.4_FLOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "FP_ARITH_INST_RETIRED.8_FLOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "(a + 2 * b + 4 * c + 8 * d + 16 * e) / (f / 2 if HYPERTHREADING_ON else g)",
@@ -2893,8 +2893,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 1, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2911,8 +2911,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2929,8 +2929,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / 2 if HYPERTHREADING_ON else b",
@@ -2947,8 +2947,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_INST_RETIRED.ALL_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_INST_RETIRED.ALL_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2965,8 +2965,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_INST_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_INST_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2983,8 +2983,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -3001,8 +3001,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_CALL", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_CALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -3019,8 +3019,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -3037,8 +3037,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -3055,12 +3055,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "FP_ARITH_INST_RETIRED.4_FLOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "FP_ARITH_INST_RETIRED.8_FLOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "FP_ARITH_INST_RETIRED.4_FLOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "FP_ARITH_INST_RETIRED.8_FLOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b + 2 * c + 4 * d + 8 * e + 16 * f)",
@@ -3077,8 +3077,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.SCALAR_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.SCALAR_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -3095,8 +3095,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -3113,9 +3113,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
@@ -3132,9 +3132,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
@@ -3151,9 +3151,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
@@ -3170,8 +3170,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "ROB_MISC_EVENTS.PAUSE_INST", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "ROB_MISC_EVENTS.PAUSE_INST", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -3188,8 +3188,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "SW_PREFETCH_ACCESS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "SW_PREFETCH_ACCESS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -3206,7 +3206,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a",
@@ -3223,8 +3223,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 1, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -3241,9 +3241,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ASSIST.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "OTHER_ASSISTS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ASSIST.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "OTHER_ASSISTS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
@@ -3260,9 +3260,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 1, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b / 2 if HYPERTHREADING_ON else c)",
@@ -3279,8 +3279,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "IDQ.DSB_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "IDQ.DSB_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -3297,8 +3297,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "IDQ.MITE_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "IDQ.MITE_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -3315,8 +3315,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 1, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -3333,9 +3333,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (a + b + c)",
@@ -3352,8 +3352,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "DSB2MITE_SWITCHES.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "DSB2MITE_SWITCHES.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -3370,8 +3370,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -3388,8 +3388,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 1, invert: false, edge: true },
+            MetricEvent { alias: "a", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 1, invert: false, edge: true, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b + 2",
@@ -3406,8 +3406,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -3424,8 +3424,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.CODE_RD_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.CODE_RD_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -3442,22 +3442,22 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 1, invert: false, edge: true },
-            MetricEvent { alias: "g", name: "ICACHE_TAG.STALLS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "DECODE.LCP", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "l", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "m", name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "n", name: "IDQ.ALL_MITE_CYCLES_4_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "o", name: "IDQ.DSB_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "p", name: "IDQ.DSB_CYCLES_OK", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 1, invert: false, edge: true, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "ICACHE_TAG.STALLS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "DECODE.LCP", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "l", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "m", name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "n", name: "IDQ.ALL_MITE_CYCLES_4_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "o", name: "IDQ.DSB_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "p", name: "IDQ.DSB_CYCLES_OK", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * (d / c) / ((e + 2 * f) / c + g / c + (h / c + 9 * i / c) + 2 * j / c + k / c + d / c) + (l / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c))) * ((m - n) / (b / 2 if HYPERTHREADING_ON else c) / 2) / ((m - n) / (b / 2 if HYPERTHREADING_ON else c) / 2 + (o - p) / (b / 2 if HYPERTHREADING_ON else c) / 2))",
@@ -3474,14 +3474,14 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "IDQ.DSB_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "IDQ.DSB_CYCLES_OK", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "IDQ.ALL_MITE_CYCLES_4_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "IDQ.DSB_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "IDQ.DSB_CYCLES_OK", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "IDQ.ALL_MITE_CYCLES_4_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * ((a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c))) / (4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c))))) * ((e - f) / (b / 2 if HYPERTHREADING_ON else c) / 2 / ((g - h) / (b / 2 if HYPERTHREADING_ON else c) / 2 + (e - f) / (b / 2 if HYPERTHREADING_ON else c) / 2)))",
@@ -3498,17 +3498,17 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 1, invert: false, edge: true },
-            MetricEvent { alias: "f", name: "ICACHE_TAG.STALLS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "DECODE.LCP", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 1, invert: false, edge: true, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "ICACHE_TAG.STALLS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "DECODE.LCP", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)) * ((d + 2 * e) / c) / ((d + 2 * e) / c + f / c + (g / c + 9 * h / c) + 2 * i / c + j / c + k / c))",
@@ -3525,8 +3525,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -3543,10 +3543,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "BR_MISP_EXEC.INDIRECT", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "BR_MISP_EXEC.INDIRECT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b / c * d)",
@@ -3563,25 +3563,25 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "INT_MISC.CLEARS_COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "l", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "m", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "n", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 1, invert: false, edge: true },
-            MetricEvent { alias: "o", name: "ICACHE_TAG.STALLS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "p", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "q", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "r", name: "DECODE.LCP", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "s", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "INT_MISC.CLEARS_COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "l", name: "INT_MISC.CLEAR_RESTEER_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "m", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "n", name: "ICACHE_16B.IFDATA_STALL", unit: "CORE", threshold: 1, invert: false, edge: true, read: MetricRead::Counted },
+            MetricEvent { alias: "o", name: "ICACHE_TAG.STALLS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "p", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "q", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "r", name: "DECODE.LCP", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "s", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - 10 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e))) * max(f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) * (1 - f / (j - g)), 0.0001) / (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))))) * (f / (f + g) * ((b - a + 4 * (h / 2 if HYPERTHREADING_ON else i)) / (4 * (d / 2 if HYPERTHREADING_ON else e))) + 4 * k / (4 * (d / 2 if HYPERTHREADING_ON else e)) * (f / (f + g) * l / e) / ((m + 2 * n) / e + o / e + (l / e + 9 * p / e) + 2 * q / e + r / e + s / e)) * (4 * (d / 2 if HYPERTHREADING_ON else e)) / 4 / f / 100",
@@ -3598,9 +3598,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INT_MISC.CLEARS_COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INT_MISC.CLEARS_COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
@@ -3617,8 +3617,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_INST_RETIRED.NOT_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_INST_RETIRED.NOT_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -3635,9 +3635,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_INST_RETIRED.CONDITIONAL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NOT_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_INST_RETIRED.CONDITIONAL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NOT_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "(a - b) / c",
@@ -3654,9 +3654,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_INST_RETIRED.NEAR_CALL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_RETURN", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_INST_RETIRED.NEAR_CALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_RETURN", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "(a + b) / c",
@@ -3673,11 +3673,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.COND", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "BR_INST_RETIRED.NOT_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "BR_INST_RETIRED.NEAR_CALL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.COND", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "BR_INST_RETIRED.NOT_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "BR_INST_RETIRED.NEAR_CALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "(a - (b - c) - 2 * d) / e",
@@ -3694,9 +3694,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_RETIRED.FB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_RETIRED.FB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
@@ -3713,8 +3713,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "L1D_PEND_MISS.PENDING_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "L1D_PEND_MISS.PENDING_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -3731,8 +3731,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -3749,8 +3749,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.ALL_DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.ALL_DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -3767,8 +3767,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_RETIRED.L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_RETIRED.L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -3785,8 +3785,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -3803,8 +3803,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.DEMAND_DATA_RD_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.DEMAND_DATA_RD_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -3821,8 +3821,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS.DEMAND_RFO", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS.DEMAND_RFO", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -3839,9 +3839,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.REFERENCES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "L2_RQSTS.MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.REFERENCES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "L2_RQSTS.MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * (a - b) / c",
@@ -3858,8 +3858,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.DEMAND_DATA_RD_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.DEMAND_DATA_RD_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -3876,8 +3876,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_RETIRED.L3_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_RETIRED.L3_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -3894,8 +3894,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_RETIRED.FB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_RETIRED.FB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -3912,7 +3912,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D.REPLACEMENT", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D.REPLACEMENT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -3929,7 +3929,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_LINES_IN.ALL", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_LINES_IN.ALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -3946,7 +3946,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -3963,7 +3963,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS.ALL_REQUESTS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS.ALL_REQUESTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -3980,12 +3980,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "DTLB_LOAD_MISSES.WALK_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "DTLB_STORE_MISSES.WALK_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "EPT.WALK_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "DTLB_LOAD_MISSES.WALK_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "DTLB_STORE_MISSES.WALK_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "EPT.WALK_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "(a + b + c + d) / (2 * (e / 2 if HYPERTHREADING_ON else f))",
@@ -4002,8 +4002,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -4020,8 +4020,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -4038,8 +4038,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -4056,7 +4056,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D.REPLACEMENT", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D.REPLACEMENT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -4073,7 +4073,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_LINES_IN.ALL", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_LINES_IN.ALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -4090,7 +4090,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -4107,7 +4107,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS.ALL_REQUESTS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS.ALL_REQUESTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -4124,8 +4124,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_LINES_OUT.SILENT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_LINES_OUT.SILENT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -4142,8 +4142,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_LINES_OUT.NON_SILENT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_LINES_OUT.NON_SILENT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -4160,8 +4160,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -4178,8 +4178,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -4196,8 +4196,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -4214,8 +4214,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_MISC_RETIRED.UC", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_MISC_RETIRED.UC", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -4232,11 +4232,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.4_FLOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "FP_ARITH_INST_RETIRED.8_FLOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.4_FLOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "FP_ARITH_INST_RETIRED.8_FLOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "(a + 2 * b + 4 * c + 8 * d + 16 * e) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -4253,9 +4253,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CORE_POWER.LVL0_TURBO_LICENSE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CORE_POWER.LVL0_TURBO_LICENSE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)",
@@ -4272,9 +4272,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CORE_POWER.LVL1_TURBO_LICENSE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CORE_POWER.LVL1_TURBO_LICENSE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)",
@@ -4291,9 +4291,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CORE_POWER.LVL2_TURBO_LICENSE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CORE_POWER.LVL2_TURBO_LICENSE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / 2 / (b / 2 if HYPERTHREADING_ON else c) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else c)",
@@ -4310,8 +4310,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1 - a / (b / 2) if HYPERTHREADING_ON else 0",
@@ -4328,8 +4328,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -4362,8 +4362,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",

@@ -23,4 +23,5 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     units: &[&dvsec::UNIT, &global::UNIT, &unit::UNIT],
     global: None,
     core_events: None,
+    topdown_metrics: 0u8,
 };

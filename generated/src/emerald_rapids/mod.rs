@@ -60,4 +60,5 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     ],
     global: None,
     core_events: Some(&core::EVENTS),
+    topdown_metrics: 8u8,
 };

@@ -54,4 +54,5 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     ],
     global: None,
     core_events: Some(&core::EVENTS),
+    topdown_metrics: 8u8,
 };

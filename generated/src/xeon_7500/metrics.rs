@@ -2,7 +2,7 @@
 
 //! Derived metrics of Intel Xeon Processor 7500 Series (Nehalem-EX) uncore (2 metrics), from the spec's `xeon-7500/metrics/`.
 
-use crate::metrics::{MetricEvent, MetricInfo, MetricScope, Op};
+use crate::metrics::{MetricEvent, MetricInfo, MetricRead, MetricScope, Op};
 
 /// Every metric of the processor, in spec order.
 pub static METRICS: &[MetricInfo] = &[
@@ -17,8 +17,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "refs", name: "LONGEST_LAT_CACHE.REFERENCE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "misses", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "refs", name: "LONGEST_LAT_CACHE.REFERENCE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "misses", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (refs - misses) / refs",
@@ -35,8 +35,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "inst", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "cycles", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "inst", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "cycles", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "inst / cycles",

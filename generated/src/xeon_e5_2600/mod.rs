@@ -57,4 +57,5 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     ],
     global: None,
     core_events: Some(&core::EVENTS),
+    topdown_metrics: 0u8,
 };

@@ -2,7 +2,7 @@
 
 //! Derived metrics of Intel Xeon Processor E5-2600 v2 Product Family (Ivy Bridge-EP, IvyTown) uncore (5 metrics), from the spec's `xeon-e5-2600-v2/metrics/`.
 
-use crate::metrics::{Constant, MetricEvent, MetricInfo, MetricScope, Op};
+use crate::metrics::{Constant, MetricEvent, MetricInfo, MetricRead, MetricScope, Op};
 
 /// Every metric of the processor, in spec order.
 pub static METRICS: &[MetricInfo] = &[
@@ -17,8 +17,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "refs", name: "LONGEST_LAT_CACHE.REFERENCE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "misses", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "refs", name: "LONGEST_LAT_CACHE.REFERENCE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "misses", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (refs - misses) / refs",
@@ -35,8 +35,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "inst", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "cycles", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "inst", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "cycles", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "inst / cycles",
@@ -53,7 +53,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "rd", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "rd", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "rd * 64 / 1000000 / DURATIONTIMEINSECONDS",
@@ -70,7 +70,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "wr", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "wr", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "wr * 64 / 1000000 / DURATIONTIMEINSECONDS",
@@ -87,8 +87,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "rd", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "wr", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "rd", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "wr", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "(rd + wr) * 64 / 1000000 / DURATIONTIMEINSECONDS",

@@ -2,7 +2,7 @@
 
 //! Derived metrics of Intel Xeon Processor E5-2600 v3 Product Family (Haswell-EP) uncore (129 metrics), from the spec's `xeon-e5-2600-v3/metrics/`.
 
-use crate::metrics::{Constant, MetricEvent, MetricInfo, MetricScope, Op};
+use crate::metrics::{Constant, MetricEvent, MetricInfo, MetricRead, MetricScope, Op};
 
 /// Every metric of the processor, in spec order.
 pub static METRICS: &[MetricInfo] = &[
@@ -17,8 +17,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "refs", name: "LONGEST_LAT_CACHE.REFERENCE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "misses", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "refs", name: "LONGEST_LAT_CACHE.REFERENCE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "misses", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (refs - misses) / refs",
@@ -35,8 +35,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -53,8 +53,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_UOPS_RETIRED.ALL_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_UOPS_RETIRED.ALL_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -71,8 +71,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_UOPS_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_UOPS_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -89,8 +89,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D.REPLACEMENT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D.REPLACEMENT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -107,8 +107,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L1_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L1_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -125,8 +125,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.ALL_CODE_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.ALL_CODE_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -143,8 +143,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -161,8 +161,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_LINES_IN.ALL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_LINES_IN.ALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -179,8 +179,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -197,8 +197,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.CODE_RD_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.CODE_RD_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -215,8 +215,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -233,8 +233,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -251,8 +251,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -269,8 +269,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -287,7 +287,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_C_CLOCKTICKS", unit: "CBO", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_C_CLOCKTICKS", unit: "CBO", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (CORES_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS",
@@ -304,7 +304,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_Q_TxL_FLITS_G0.DATA", unit: "QPI", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_Q_TxL_FLITS_G0.DATA", unit: "QPI", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a * 8 / 1000000 / DURATIONTIMEINSECONDS",
@@ -321,7 +321,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
@@ -338,7 +338,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
@@ -355,8 +355,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
@@ -373,8 +373,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -391,8 +391,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -409,8 +409,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -427,10 +427,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (d - a - b - c) / d",
@@ -447,9 +447,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
@@ -466,9 +466,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Frontend_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (4 * min(a, b) / (4 * (c / 2 if HYPERTHREADING_ON else a)))",
@@ -485,8 +485,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ICACHE.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ICACHE.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -503,9 +503,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ITLB_MISSES.STLB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "ITLB_MISSES.WALK_DURATION", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ITLB_MISSES.STLB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "ITLB_MISSES.WALK_DURATION", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((14 * a + b) / c)",
@@ -522,10 +522,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (12 * (a + b + c) / d)",
@@ -542,8 +542,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (2 * a / b)",
@@ -560,8 +560,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ILD_STALL.LCP", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ILD_STALL.LCP", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -578,8 +578,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -596,10 +596,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Frontend_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * min(c, d) / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
@@ -616,10 +616,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Bandwidth"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "IDQ.ALL_MITE_CYCLES_4_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "IDQ.ALL_MITE_CYCLES_4_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)",
@@ -636,10 +636,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Bandwidth"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.ALL_DSB_CYCLES_ANY_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "IDQ.ALL_DSB_CYCLES_4_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.ALL_DSB_CYCLES_ANY_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "IDQ.ALL_DSB_CYCLES_4_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)",
@@ -656,12 +656,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))",
@@ -678,14 +678,14 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Bad_Speculation"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))))",
@@ -702,14 +702,14 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Bad_Speculation"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f))))",
@@ -726,13 +726,13 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c))))",
@@ -749,22 +749,22 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Backend_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CYCLE_ACTIVITY.STALLS_LDM_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "RESOURCE_STALLS.SB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CYCLE_ACTIVITY.CYCLES_NO_EXECUTE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 1, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 3, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 2, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "RS_EVENTS.EMPTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "l", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "m", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "n", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "o", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "p", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CYCLE_ACTIVITY.STALLS_LDM_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "RESOURCE_STALLS.SB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CYCLE_ACTIVITY.CYCLES_NO_EXECUTE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 3, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 2, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "RS_EVENTS.EMPTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "l", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "m", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "n", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "o", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "p", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((min(a, b) + c) / (min(a, d) + (e - (f if g / a > 1.8 else h)) / 2 - (i if 4 * min(a, j) / (4 * (k / 2 if HYPERTHREADING_ON else a)) > 0.1 else 0) + c if HYPERTHREADING_ON else min(a, d) + e - (f if g / a > 1.8 else h) - (i if 4 * min(a, j) / (4 * (k / 2 if HYPERTHREADING_ON else a)) > 0.1 else 0) + c) * (1 - (l / (4 * (k / 2 if HYPERTHREADING_ON else a)) + (m - n + 4 * (o / 2 if HYPERTHREADING_ON else p)) / (4 * (k / 2 if HYPERTHREADING_ON else a)) + n / (4 * (k / 2 if HYPERTHREADING_ON else a)))))",
@@ -781,9 +781,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Memory_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CYCLE_ACTIVITY.STALLS_LDM_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.STALLS_L1D_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CYCLE_ACTIVITY.STALLS_LDM_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.STALLS_L1D_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * max((min(a, b) - c) / a, 0)",
@@ -800,9 +800,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.STLB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "DTLB_LOAD_MISSES.WALK_DURATION", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.STLB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "DTLB_LOAD_MISSES.WALK_DURATION", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((8 * a + b) / c)",
@@ -819,8 +819,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "LD_BLOCKS.STORE_FORWARD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "LD_BLOCKS.STORE_FORWARD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (13 * a / b)",
@@ -837,10 +837,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_UOPS_RETIRED.LOCK_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_UOPS_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_UOPS_RETIRED.LOCK_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_UOPS_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * min(c, d) / c)",
@@ -857,11 +857,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "LD_BLOCKS.NO_SR", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "LD_BLOCKS.NO_SR", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c) * d / e)",
@@ -878,8 +878,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -896,11 +896,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "L1D_PEND_MISS.REQUEST_FB_FULL", unit: "CORE", threshold: 1, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "L1D_PEND_MISS.REQUEST_FB_FULL", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c) * d / e)",
@@ -917,9 +917,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Memory_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CYCLE_ACTIVITY.STALLS_L1D_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CYCLE_ACTIVITY.STALLS_L2_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CYCLE_ACTIVITY.STALLS_L1D_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CYCLE_ACTIVITY.STALLS_L2_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / c)",
@@ -936,10 +936,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Memory_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L3_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.STALLS_L2_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L3_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.STALLS_L2_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + 7 * b) * c / d)",
@@ -956,17 +956,17 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L3_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((60 * (a * (1 + b / (c + d + e + a + f + g + h + i + j))) + 43 * (f * (1 + b / (c + d + e + a + f + g + h + i + j)))) / k)",
@@ -983,17 +983,17 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L3_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (43 * (a * (1 + b / (c + d + a + e + f + g + h + i + j))) / k)",
@@ -1010,17 +1010,17 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L3_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (41 * (a * (1 + b / (c + a + d + e + f + g + h + i + j))) / k)",
@@ -1037,9 +1037,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L3_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_BUFFER.SQ_FULL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_BUFFER.SQ_FULL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1056,10 +1056,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Memory_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L3_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.STALLS_L2_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L3_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.STALLS_L2_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((1 - a / (a + 7 * b)) * c / d)",
@@ -1076,8 +1076,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("DRAM_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", unit: "CORE", threshold: 6, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", unit: "CORE", threshold: 6, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (min(a, b) / a)",
@@ -1094,9 +1094,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("DRAM_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", unit: "CORE", threshold: 6, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", unit: "CORE", threshold: 6, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (min(a, b) / a - min(a, c) / a)",
@@ -1113,17 +1113,17 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("MEM_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (200 * (a * (1 + b / (c + d + e + f + g + a + h + i + j))) / k)",
@@ -1140,17 +1140,17 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("MEM_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (310 * (a * (1 + b / (c + d + e + f + g + h + a + i + j))) / k)",
@@ -1167,17 +1167,17 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("MEM_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((200 * (a * (1 + b / (c + d + e + f + g + h + i + a + j))) + 180 * (j * (1 + b / (c + d + e + f + g + h + i + a + j)))) / k)",
@@ -1194,8 +1194,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Memory_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "RESOURCE_STALLS.SB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "RESOURCE_STALLS.SB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -1212,11 +1212,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Store_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.RFO_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_UOPS_RETIRED.LOCK_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_UOPS_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.RFO_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_UOPS_RETIRED.LOCK_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_UOPS_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a * 9 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)",
@@ -1233,9 +1233,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Store_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_UOPS_RETIRED.SPLIT_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_UOPS_RETIRED.SPLIT_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (2 * a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1252,9 +1252,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Store_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.STLB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "DTLB_STORE_MISSES.WALK_DURATION", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.STLB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "DTLB_STORE_MISSES.WALK_DURATION", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((8 * a + b) / c)",
@@ -1271,22 +1271,22 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Backend_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "CYCLE_ACTIVITY.STALLS_LDM_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "RESOURCE_STALLS.SB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "CYCLE_ACTIVITY.CYCLES_NO_EXECUTE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 1, invert: false, edge: false },
-            MetricEvent { alias: "l", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 3, invert: false, edge: false },
-            MetricEvent { alias: "m", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "n", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 2, invert: false, edge: false },
-            MetricEvent { alias: "o", name: "RS_EVENTS.EMPTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "p", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "CYCLE_ACTIVITY.STALLS_LDM_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "RESOURCE_STALLS.SB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "CYCLE_ACTIVITY.CYCLES_NO_EXECUTE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "l", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 3, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "m", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "n", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 2, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "o", name: "RS_EVENTS.EMPTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "p", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c))) - (min(c, h) + i) / (min(c, j) + (k - (l if m / c > 1.8 else n)) / 2 - (o if 4 * min(c, p) / (4 * (b / 2 if HYPERTHREADING_ON else c)) > 0.1 else 0) + i if HYPERTHREADING_ON else min(c, j) + k - (l if m / c > 1.8 else n) - (o if 4 * min(c, p) / (4 * (b / 2 if HYPERTHREADING_ON else c)) > 0.1 else 0) + i) * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c)))))",
@@ -1303,9 +1303,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Core_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ARITH.DIVIDER_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ARITH.DIVIDER_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (10 * a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1322,17 +1322,17 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Core_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CYCLE_ACTIVITY.CYCLES_NO_EXECUTE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 1, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 3, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 2, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "RS_EVENTS.EMPTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "RESOURCE_STALLS.SB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "CYCLE_ACTIVITY.STALLS_LDM_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CYCLE_ACTIVITY.CYCLES_NO_EXECUTE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 3, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 2, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "RS_EVENTS.EMPTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "RESOURCE_STALLS.SB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "CYCLE_ACTIVITY.STALLS_LDM_PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (((min(a, b) + (c - (d if e / a > 1.8 else f)) / 2 - (g if 4 * min(a, h) / (4 * (i / 2 if HYPERTHREADING_ON else a)) > 0.1 else 0) + j if HYPERTHREADING_ON else min(a, b) + c - (d if e / a > 1.8 else f) - (g if 4 * min(a, h) / (4 * (i / 2 if HYPERTHREADING_ON else a)) > 0.1 else 0) + j) - j - min(a, k)) / a)",
@@ -1349,12 +1349,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 1, invert: true, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.CYCLES_NO_EXECUTE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "RS_EVENTS.EMPTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 1, invert: true, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.CYCLES_NO_EXECUTE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "RS_EVENTS.EMPTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / 2 if HYPERTHREADING_ON else min(b, c) - (d if 4 * min(b, e) / (4 * (f / 2 if HYPERTHREADING_ON else b)) > 0.1 else 0)) / (f / 2 if HYPERTHREADING_ON else b))",
@@ -1371,10 +1371,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 1, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 2, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 2, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (((a - b) / 2 if HYPERTHREADING_ON else a - b) / (c / 2 if HYPERTHREADING_ON else d))",
@@ -1391,10 +1391,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 2, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 3, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 2, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 3, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (((a - b) / 2 if HYPERTHREADING_ON else a - b) / (c / 2 if HYPERTHREADING_ON else d))",
@@ -1411,9 +1411,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 3, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 3, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1430,12 +1430,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilized_3m"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_0", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_DISPATCHED_PORT.PORT_1", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_DISPATCHED_PORT.PORT_5", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_DISPATCHED_PORT.PORT_6", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_0", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_DISPATCHED_PORT.PORT_1", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_DISPATCHED_PORT.PORT_5", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_DISPATCHED_PORT.PORT_6", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c + d) / (4 * (e / 2 if HYPERTHREADING_ON else f)))",
@@ -1452,9 +1452,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("ALU_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_0", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_0", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1471,9 +1471,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("ALU_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_1", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_1", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1490,9 +1490,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("ALU_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_5", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_5", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1509,9 +1509,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("ALU_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_6", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_6", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1528,12 +1528,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilized_3m"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_2", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_DISPATCHED_PORT.PORT_3", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_DISPATCHED_PORT.PORT_7", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_DISPATCHED_PORT.PORT_4", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_2", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_DISPATCHED_PORT.PORT_3", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_DISPATCHED_PORT.PORT_7", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_DISPATCHED_PORT.PORT_4", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c - d) / (2 * (e / 2 if HYPERTHREADING_ON else f)))",
@@ -1550,9 +1550,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Load_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_2", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_2", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1569,9 +1569,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Load_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_3", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_3", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1588,9 +1588,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilized_3m"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_4", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_4", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1607,9 +1607,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Store_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_4", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_4", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1626,9 +1626,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Store_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_7", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_7", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1645,9 +1645,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
@@ -1664,11 +1664,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Retiring"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / d * e / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
@@ -1685,11 +1685,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Retiring"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
@@ -1706,11 +1706,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Heavy_Operations"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
@@ -1727,9 +1727,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Microcode_Sequencer"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OTHER_ASSISTS.ANY_WB_ASSIST", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OTHER_ASSISTS.ANY_WB_ASSIST", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (66 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
@@ -1746,12 +1746,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Microcode_Sequencer"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "OTHER_ASSISTS.ANY_WB_ASSIST", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "OTHER_ASSISTS.ANY_WB_ASSIST", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) - 66 * f / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
@@ -1768,8 +1768,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -1786,8 +1786,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -1804,8 +1804,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -1822,8 +1822,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1 / (a / b)",
@@ -1840,7 +1840,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a",
@@ -1857,8 +1857,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "4 * (a / 2 if HYPERTHREADING_ON else b)",
@@ -1875,9 +1875,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b / 2 if HYPERTHREADING_ON else c)",
@@ -1894,8 +1894,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 1, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / 2 / (b / 2 if HYPERTHREADING_ON else b) if HYPERTHREADING_ON else a / (b / 2 if HYPERTHREADING_ON else b)",
@@ -1912,8 +1912,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / 2 if HYPERTHREADING_ON else b",
@@ -1930,8 +1930,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_UOPS_RETIRED.ALL_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_UOPS_RETIRED.ALL_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -1948,8 +1948,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_UOPS_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_UOPS_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -1966,8 +1966,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -1984,8 +1984,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_CALL", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_CALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2002,8 +2002,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2020,8 +2020,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2038,7 +2038,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a",
@@ -2055,8 +2055,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 1, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2073,10 +2073,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "LSD.UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "LSD.UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (a + b + c + d)",
@@ -2093,8 +2093,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2111,8 +2111,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2129,8 +2129,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2147,10 +2147,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "BR_MISP_EXEC.INDIRECT", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "BR_MISP_EXEC.INDIRECT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b / c * d)",
@@ -2167,9 +2167,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
@@ -2186,8 +2186,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "L1D_PEND_MISS.PENDING_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "L1D_PEND_MISS.PENDING_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2204,8 +2204,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -2222,8 +2222,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -2240,8 +2240,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS.DEMAND_RFO", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS.DEMAND_RFO", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -2258,8 +2258,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L3_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L3_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -2276,7 +2276,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D.REPLACEMENT", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D.REPLACEMENT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -2293,7 +2293,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_LINES_IN.ALL", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_LINES_IN.ALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -2310,7 +2310,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -2327,11 +2327,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_DURATION", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "DTLB_LOAD_MISSES.WALK_DURATION", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "DTLB_STORE_MISSES.WALK_DURATION", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_DURATION", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "DTLB_LOAD_MISSES.WALK_DURATION", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "DTLB_STORE_MISSES.WALK_DURATION", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "(a + b + c) / (d / 2 if HYPERTHREADING_ON else e)",
@@ -2348,7 +2348,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D.REPLACEMENT", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D.REPLACEMENT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -2365,7 +2365,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_LINES_IN.ALL", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_LINES_IN.ALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -2382,7 +2382,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -2399,8 +2399,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2417,8 +2417,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2435,8 +2435,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2453,8 +2453,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1 - a / (b / 2) if HYPERTHREADING_ON else 0",
@@ -2471,8 +2471,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -2505,8 +2505,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",

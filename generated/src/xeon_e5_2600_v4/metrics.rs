@@ -2,7 +2,7 @@
 
 //! Derived metrics of Intel Xeon Processor E5-2600 v4 Product Family (Broadwell-EP) uncore (153 metrics), from the spec's `xeon-e5-2600-v4/metrics/`.
 
-use crate::metrics::{Constant, MetricEvent, MetricInfo, MetricScope, Op};
+use crate::metrics::{Constant, MetricEvent, MetricInfo, MetricRead, MetricScope, Op};
 
 /// Every metric of the processor, in spec order.
 pub static METRICS: &[MetricInfo] = &[
@@ -17,8 +17,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "refs", name: "LONGEST_LAT_CACHE.REFERENCE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "misses", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "refs", name: "LONGEST_LAT_CACHE.REFERENCE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "misses", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (refs - misses) / refs",
@@ -35,8 +35,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -53,8 +53,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_UOPS_RETIRED.ALL_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_UOPS_RETIRED.ALL_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -71,8 +71,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_UOPS_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_UOPS_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -89,8 +89,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D.REPLACEMENT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D.REPLACEMENT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -107,8 +107,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L1_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L1_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -125,8 +125,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.ALL_CODE_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.ALL_CODE_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -143,8 +143,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -161,8 +161,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_LINES_IN.ALL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_LINES_IN.ALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -179,8 +179,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -197,8 +197,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.CODE_RD_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.CODE_RD_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -215,8 +215,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -233,8 +233,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_COMPLETED_2M_4M", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -251,8 +251,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -269,8 +269,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -287,7 +287,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_C_CLOCKTICKS", unit: "CBO", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_C_CLOCKTICKS", unit: "CBO", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (CORES_PER_SOCKET * SOCKET_COUNT) / 1000000000 / DURATIONTIMEINSECONDS",
@@ -304,7 +304,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_Q_TxL_FLITS_G0.DATA", unit: "QPI", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_Q_TxL_FLITS_G0.DATA", unit: "QPI", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a * 8 / 1000000 / DURATIONTIMEINSECONDS",
@@ -321,7 +321,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
@@ -338,7 +338,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a * 64 / 1000000 / DURATIONTIMEINSECONDS",
@@ -355,8 +355,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "(a + b) * 64 / 1000000 / DURATIONTIMEINSECONDS",
@@ -373,8 +373,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -391,8 +391,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -409,8 +409,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -427,8 +427,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "LSD.UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "LSD.UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -445,9 +445,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
@@ -464,9 +464,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Frontend_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (4 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
@@ -483,8 +483,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ICACHE.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ICACHE.IFDATA_STALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -501,10 +501,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ITLB_MISSES.STLB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "ITLB_MISSES.WALK_DURATION", unit: "CORE", threshold: 1, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "ITLB_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ITLB_MISSES.STLB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "ITLB_MISSES.WALK_DURATION", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "ITLB_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((14 * a + b + 7 * c) / d)",
@@ -521,10 +521,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (12 * (a + b + c) / d)",
@@ -541,10 +541,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Branch_Resteers"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a * (12 * (a + b + c) / d) / (a + b + c))",
@@ -561,10 +561,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Branch_Resteers"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a * (12 * (b + a + c) / d) / (b + a + c))",
@@ -581,10 +581,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Branch_Resteers"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (12 * (a + b + c) / d - a * (12 * (a + b + c) / d) / (a + b + c) - b * (12 * (a + b + c) / d) / (a + b + c))",
@@ -601,8 +601,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.MS_SWITCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (2 * a / b)",
@@ -619,8 +619,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ILD_STALL.LCP", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ILD_STALL.LCP", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -637,8 +637,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -655,10 +655,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Frontend_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - 4 * d / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
@@ -675,10 +675,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Bandwidth"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "IDQ.ALL_MITE_CYCLES_4_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "IDQ.ALL_MITE_CYCLES_4_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)",
@@ -695,10 +695,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Fetch_Bandwidth"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.ALL_DSB_CYCLES_ANY_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "IDQ.ALL_DSB_CYCLES_4_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.ALL_DSB_CYCLES_ANY_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "IDQ.ALL_DSB_CYCLES_4_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / (c / 2 if HYPERTHREADING_ON else d) / 2)",
@@ -715,12 +715,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)))",
@@ -737,14 +737,14 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Bad_Speculation"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + b) * ((c - d + 4 * (e / 2 if HYPERTHREADING_ON else f)) / (4 * (g / 2 if HYPERTHREADING_ON else h))))",
@@ -761,14 +761,14 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Bad_Speculation"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "MACHINE_CLEARS.COUNT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f)) - g / (g + h) * ((a - b + 4 * (c / 2 if HYPERTHREADING_ON else d)) / (4 * (e / 2 if HYPERTHREADING_ON else f))))",
@@ -785,13 +785,13 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c))))",
@@ -808,22 +808,22 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Backend_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "RESOURCE_STALLS.SB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "RS_EVENTS.EMPTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "l", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "m", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "n", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "o", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "p", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "RESOURCE_STALLS.SB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "RS_EVENTS.EMPTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "l", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "m", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "n", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "o", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "p", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / (c + d - (e if f / g > 1.8 else h) - (i if 4 * j / (4 * (k / 2 if HYPERTHREADING_ON else g)) > 0.1 else 0) + b) * (1 - (l / (4 * (k / 2 if HYPERTHREADING_ON else g)) + (m - n + 4 * (o / 2 if HYPERTHREADING_ON else p)) / (4 * (k / 2 if HYPERTHREADING_ON else g)) + n / (4 * (k / 2 if HYPERTHREADING_ON else g)))))",
@@ -840,9 +840,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Memory_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CYCLE_ACTIVITY.STALLS_L1D_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CYCLE_ACTIVITY.STALLS_L1D_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * max((a - b) / c, 0)",
@@ -859,10 +859,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.STLB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "DTLB_LOAD_MISSES.WALK_DURATION", unit: "CORE", threshold: 1, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "DTLB_LOAD_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_LOAD_MISSES.STLB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "DTLB_LOAD_MISSES.WALK_DURATION", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "DTLB_LOAD_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((8 * a + b + 7 * c) / d)",
@@ -879,8 +879,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "LD_BLOCKS.STORE_FORWARD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "LD_BLOCKS.STORE_FORWARD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (13 * a / b)",
@@ -897,10 +897,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_UOPS_RETIRED.LOCK_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_UOPS_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_UOPS_RETIRED.LOCK_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_UOPS_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * min(c, d) / c)",
@@ -917,11 +917,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "LD_BLOCKS.NO_SR", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "LD_BLOCKS.NO_SR", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c) * d / e)",
@@ -938,8 +938,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -956,11 +956,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L1_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "L1D_PEND_MISS.FB_FULL", unit: "CORE", threshold: 1, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "L1D_PEND_MISS.FB_FULL", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b + c) * d / e)",
@@ -977,9 +977,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Memory_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CYCLE_ACTIVITY.STALLS_L1D_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CYCLE_ACTIVITY.STALLS_L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CYCLE_ACTIVITY.STALLS_L1D_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CYCLE_ACTIVITY.STALLS_L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a - b) / c)",
@@ -996,10 +996,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Memory_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L3_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.STALLS_L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L3_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.STALLS_L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (a + 7 * b) * c / d)",
@@ -1016,17 +1016,17 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L3_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((60 * (a * (1 + b / (c + d + e + a + f + g + h + i + j))) + 43 * (f * (1 + b / (c + d + e + a + f + g + h + i + j)))) / k)",
@@ -1043,17 +1043,17 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L3_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (43 * (a * (1 + b / (c + d + a + e + f + g + h + i + j))) / k)",
@@ -1070,17 +1070,17 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L3_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (41 * (a * (1 + b / (c + a + d + e + f + g + h + i + j))) / k)",
@@ -1097,9 +1097,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("L3_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_BUFFER.SQ_FULL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_BUFFER.SQ_FULL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / 2 if HYPERTHREADING_ON else a) / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1116,10 +1116,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Memory_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L3_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.STALLS_L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L3_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CYCLE_ACTIVITY.STALLS_L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((1 - a / (a + 7 * b)) * c / d)",
@@ -1136,8 +1136,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("DRAM_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", unit: "CORE", threshold: 4, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", unit: "CORE", threshold: 4, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (min(a, b) / a)",
@@ -1154,9 +1154,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("DRAM_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", unit: "CORE", threshold: 4, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", unit: "CORE", threshold: 4, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (min(a, b) / a - min(a, c) / a)",
@@ -1173,17 +1173,17 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("MEM_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (200 * (a * (1 + b / (c + d + e + f + g + a + h + i + j))) / k)",
@@ -1200,17 +1200,17 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("MEM_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (310 * (a * (1 + b / (c + d + e + f + g + h + a + i + j))) / k)",
@@ -1227,17 +1227,17 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("MEM_Latency"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.L2_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "MEM_LOAD_UOPS_RETIRED.L3_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_HITM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "MEM_LOAD_UOPS_L3_HIT_RETIRED.XSNP_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.LOCAL_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((200 * (a * (1 + b / (c + d + e + f + g + h + i + a + j))) + 180 * (j * (1 + b / (c + d + e + f + g + h + i + a + j)))) / k)",
@@ -1254,8 +1254,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Memory_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "RESOURCE_STALLS.SB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "RESOURCE_STALLS.SB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -1272,11 +1272,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Store_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.RFO_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_UOPS_RETIRED.LOCK_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_UOPS_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.RFO_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_UOPS_RETIRED.LOCK_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_UOPS_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a * 9 * (1 - b / c) + (1 - b / c) * min(d, e)) / d)",
@@ -1293,9 +1293,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Store_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_UOPS_RETIRED.SPLIT_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_UOPS_RETIRED.SPLIT_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (2 * a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1312,10 +1312,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Store_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.STLB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "DTLB_STORE_MISSES.WALK_DURATION", unit: "CORE", threshold: 1, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "DTLB_STORE_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "DTLB_STORE_MISSES.STLB_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "DTLB_STORE_MISSES.WALK_DURATION", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "DTLB_STORE_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((8 * a + b + 7 * c) / d)",
@@ -1332,22 +1332,22 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Backend_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "RESOURCE_STALLS.SB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "l", name: "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "m", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "n", name: "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "o", name: "RS_EVENTS.EMPTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "p", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ_UOPS_NOT_DELIVERED.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "INT_MISC.RECOVERY_CYCLES_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "INT_MISC.RECOVERY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "RESOURCE_STALLS.SB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "l", name: "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "m", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "n", name: "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "o", name: "RS_EVENTS.EMPTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "p", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c))) - (h + i) / (j + k - (l if m / c > 1.8 else n) - (o if 4 * p / (4 * (b / 2 if HYPERTHREADING_ON else c)) > 0.1 else 0) + i) * (1 - (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) + (d - e + 4 * (f / 2 if HYPERTHREADING_ON else g)) / (4 * (b / 2 if HYPERTHREADING_ON else c)) + e / (4 * (b / 2 if HYPERTHREADING_ON else c)))))",
@@ -1364,9 +1364,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Core_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ARITH.FPU_DIV_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ARITH.FPU_DIV_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1383,17 +1383,17 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Core_Bound"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "RS_EVENTS.EMPTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "i", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "j", name: "RESOURCE_STALLS.SB", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "k", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "RS_EVENTS.EMPTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "i", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "j", name: "RESOURCE_STALLS.SB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "k", name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b - (c if d / e > 1.8 else f) - (g if 4 * h / (4 * (i / 2 if HYPERTHREADING_ON else e)) > 0.1 else 0) + j - j - k) / e)",
@@ -1410,12 +1410,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 1, invert: true, edge: false },
-            MetricEvent { alias: "b", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "RS_EVENTS.EMPTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 1, invert: true, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CYCLE_ACTIVITY.STALLS_TOTAL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "RS_EVENTS.EMPTY_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / 2 if HYPERTHREADING_ON else b - (c if 4 * d / (4 * (e / 2 if HYPERTHREADING_ON else f)) > 0.1 else 0)) / (e / 2 if HYPERTHREADING_ON else f))",
@@ -1432,12 +1432,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 1, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 2, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 2, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (((a - b) / 2 if HYPERTHREADING_ON else c - d) / (e / 2 if HYPERTHREADING_ON else f))",
@@ -1454,12 +1454,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 2, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 3, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 2, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 3, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (((a - b) / 2 if HYPERTHREADING_ON else c - d) / (e / 2 if HYPERTHREADING_ON else f))",
@@ -1476,10 +1476,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 3, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 3, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a / 2 if HYPERTHREADING_ON else b) / (c / 2 if HYPERTHREADING_ON else d))",
@@ -1496,12 +1496,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilized_3m"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_0", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_DISPATCHED_PORT.PORT_1", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_DISPATCHED_PORT.PORT_5", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_DISPATCHED_PORT.PORT_6", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_0", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_DISPATCHED_PORT.PORT_1", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_DISPATCHED_PORT.PORT_5", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_DISPATCHED_PORT.PORT_6", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c + d) / (4 * (e / 2 if HYPERTHREADING_ON else f)))",
@@ -1518,9 +1518,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("ALU_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_0", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_0", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1537,9 +1537,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("ALU_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_1", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_1", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1556,9 +1556,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("ALU_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_5", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_5", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1575,9 +1575,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("ALU_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_6", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_6", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1594,12 +1594,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilized_3m"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_2", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_DISPATCHED_PORT.PORT_3", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_DISPATCHED_PORT.PORT_7", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_DISPATCHED_PORT.PORT_4", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_2", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_DISPATCHED_PORT.PORT_3", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_DISPATCHED_PORT.PORT_7", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_DISPATCHED_PORT.PORT_4", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b + c - d) / (2 * (e / 2 if HYPERTHREADING_ON else f)))",
@@ -1616,9 +1616,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Load_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_2", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_2", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1635,9 +1635,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Load_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_3", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_3", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1654,9 +1654,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Ports_Utilized_3m"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_4", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_4", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1673,9 +1673,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Store_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_4", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_4", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1692,9 +1692,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Store_Op_Utilization"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_7", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_DISPATCHED_PORT.PORT_7", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (b / 2 if HYPERTHREADING_ON else c))",
@@ -1711,9 +1711,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
@@ -1730,11 +1730,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Retiring"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / (4 * (b / 2 if HYPERTHREADING_ON else c)) - a / d * e / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
@@ -1751,11 +1751,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Light_Operations"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.X87", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "FP_ARITH_INST_RETIRED.VECTOR", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.X87", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "FP_ARITH_INST_RETIRED.VECTOR", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a * (b / c) / b + d / b + e / b)",
@@ -1772,9 +1772,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("FP_Arith"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.X87", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.X87", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a * (b / c) / b)",
@@ -1791,8 +1791,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("FP_Arith"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -1809,8 +1809,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("FP_Arith"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.VECTOR", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.VECTOR", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b)",
@@ -1827,9 +1827,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("FP_Vector"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / c)",
@@ -1846,9 +1846,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("FP_Vector"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * ((a + b) / c)",
@@ -1865,11 +1865,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Retiring"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
@@ -1886,11 +1886,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Heavy_Operations"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
@@ -1907,9 +1907,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Microcode_Sequencer"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OTHER_ASSISTS.ANY_WB_ASSIST", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OTHER_ASSISTS.ANY_WB_ASSIST", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * (66 * a / (4 * (b / 2 if HYPERTHREADING_ON else c)))",
@@ -1926,12 +1926,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: Some("Microcode_Sequencer"),
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "OTHER_ASSISTS.ANY_WB_ASSIST", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "OTHER_ASSISTS.ANY_WB_ASSIST", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "100 * max(0, a / b * c / (4 * (d / 2 if HYPERTHREADING_ON else e)) - 66 * f / (4 * (d / 2 if HYPERTHREADING_ON else e)))",
@@ -1948,8 +1948,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -1966,8 +1966,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -1984,8 +1984,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2002,8 +2002,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1 / (a / b)",
@@ -2020,7 +2020,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a",
@@ -2037,8 +2037,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "4 * (a / 2 if HYPERTHREADING_ON else b)",
@@ -2055,8 +2055,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2073,9 +2073,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b / 2 if HYPERTHREADING_ON else c)",
@@ -2092,12 +2092,12 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.4_FLOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.4_FLOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "(a + 2 * b + 4 * c + 8 * d) / (e / 2 if HYPERTHREADING_ON else f)",
@@ -2114,10 +2114,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.VECTOR", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.VECTOR", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "(a + b) / (2 * (c / 2 if HYPERTHREADING_ON else d))",
@@ -2134,8 +2134,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 1, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2152,8 +2152,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / 2 if HYPERTHREADING_ON else b",
@@ -2170,8 +2170,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_UOPS_RETIRED.ALL_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_UOPS_RETIRED.ALL_LOADS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2188,8 +2188,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_UOPS_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_UOPS_RETIRED.ALL_STORES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2206,8 +2206,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2224,8 +2224,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_CALL", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_CALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2242,8 +2242,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2260,8 +2260,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_INST_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2278,11 +2278,11 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "FP_ARITH_INST_RETIRED.4_FLOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "FP_ARITH_INST_RETIRED.4_FLOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b + 2 * c + 4 * d + 8 * e)",
@@ -2299,9 +2299,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.VECTOR", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.VECTOR", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
@@ -2318,8 +2318,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.SCALAR_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.SCALAR_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2336,8 +2336,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2354,9 +2354,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
@@ -2373,9 +2373,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
@@ -2392,7 +2392,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a",
@@ -2409,8 +2409,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 1, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2427,9 +2427,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 1, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UOPS_EXECUTED.THREAD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_EXECUTED.CORE", unit: "CORE", threshold: 1, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b / 2 if HYPERTHREADING_ON else c)",
@@ -2446,10 +2446,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "LSD.UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "IDQ.DSB_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "LSD.UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "IDQ.MITE_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "IDQ.MS_UOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (a + b + c + d)",
@@ -2466,8 +2466,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "BR_INST_RETIRED.NEAR_TAKEN", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2484,8 +2484,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BACLEARS.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2502,8 +2502,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "BR_MISP_RETIRED.ALL_BRANCHES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2520,10 +2520,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "BR_MISP_EXEC.INDIRECT", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UOPS_RETIRED.RETIRE_SLOTS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "UOPS_ISSUED.ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "BR_MISP_EXEC.INDIRECT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b / c * d)",
@@ -2540,9 +2540,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "MEM_LOAD_UOPS_RETIRED.HIT_LFB", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / (b + c)",
@@ -2559,8 +2559,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "L1D_PEND_MISS.PENDING_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D_PEND_MISS.PENDING", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "L1D_PEND_MISS.PENDING_CYCLES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2577,8 +2577,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L1_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -2595,8 +2595,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L2_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -2613,8 +2613,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -2631,8 +2631,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.DEMAND_DATA_RD_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.DEMAND_DATA_RD_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -2649,8 +2649,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS.DEMAND_RFO", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS.DEMAND_RFO", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -2667,9 +2667,9 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.REFERENCES", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "L2_RQSTS.MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.REFERENCES", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "L2_RQSTS.MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * (a - b) / c",
@@ -2686,8 +2686,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_RQSTS.DEMAND_DATA_RD_HIT", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_RQSTS.DEMAND_DATA_RD_HIT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -2704,8 +2704,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L3_MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "MEM_LOAD_UOPS_RETIRED.L3_MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "INST_RETIRED.ANY_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1000 * a / b",
@@ -2722,7 +2722,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D.REPLACEMENT", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D.REPLACEMENT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -2739,7 +2739,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_LINES_IN.ALL", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_LINES_IN.ALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -2756,7 +2756,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -2773,14 +2773,14 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_DURATION", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "DTLB_LOAD_MISSES.WALK_DURATION", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "DTLB_STORE_MISSES.WALK_DURATION", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "DTLB_STORE_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "e", name: "DTLB_LOAD_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "f", name: "ITLB_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "h", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "ITLB_MISSES.WALK_DURATION", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "DTLB_LOAD_MISSES.WALK_DURATION", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "DTLB_STORE_MISSES.WALK_DURATION", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "DTLB_STORE_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "e", name: "DTLB_LOAD_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "f", name: "ITLB_MISSES.WALK_COMPLETED", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "g", name: "CPU_CLK_UNHALTED.THREAD_P_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "h", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "(a + b + c + 7 * (d + e + f)) / (2 * (g / 2 if HYPERTHREADING_ON else h))",
@@ -2797,7 +2797,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L1D.REPLACEMENT", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L1D.REPLACEMENT", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -2814,7 +2814,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "L2_LINES_IN.ALL", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "L2_LINES_IN.ALL", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -2831,7 +2831,7 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "LONGEST_LAT_CACHE.MISS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * a / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -2848,8 +2848,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2866,8 +2866,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2884,8 +2884,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",
@@ -2902,10 +2902,10 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.4_FLOPS", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "d", name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "FP_ARITH_INST_RETIRED.SCALAR", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "c", name: "FP_ARITH_INST_RETIRED.4_FLOPS", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "d", name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "(a + 2 * b + 4 * c + 8 * d) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -2922,8 +2922,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "1 - a / (b / 2) if HYPERTHREADING_ON else 0",
@@ -2940,8 +2940,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Socket,
         events: &[
-            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "UNC_M_CAS_COUNT.RD", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "UNC_M_CAS_COUNT.WR", unit: "IMC", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "64 * (a + b) / 1000000000 / (DURATIONTIMEINMILLISECONDS / 1000)",
@@ -2974,8 +2974,8 @@ pub static METRICS: &[MetricInfo] = &[
         parent: None,
         scope: MetricScope::Cpu,
         events: &[
-            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
-            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false },
+            MetricEvent { alias: "a", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
+            MetricEvent { alias: "b", name: "CPU_CLK_UNHALTED.THREAD_P", unit: "CORE", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
         formula: "a / b",

@@ -63,4 +63,5 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     ],
     global: Some(&pmu::GLOBAL),
     core_events: Some(&core::EVENTS),
+    topdown_metrics: 0u8,
 };

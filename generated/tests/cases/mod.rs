@@ -3775,6 +3775,9 @@ layout! {
 }
 layout! {
     ia32_fixed_ctr_ctrl: Ia32FixedCtrCtrl;
+    rw(en3_pmi, with_en3_pmi, val bool, 15, 1);
+    rw(any_thread3, with_any_thread3, val bool, 14, 1);
+    rw(en3, with_en3, named Ia32FixedCtrCtrlEn3, 12, 2);
     rw(en2_pmi, with_en2_pmi, val bool, 11, 1);
     rw(any_thread2, with_any_thread2, val bool, 10, 1);
     rw(en2, with_en2, named Ia32FixedCtrCtrlEn2, 8, 2);
@@ -3803,6 +3806,7 @@ layout! {
 layout! {
     ia32_perf_global_ctrl: Ia32PerfGlobalCtrl;
     rw(en_perf_metrics, with_en_perf_metrics, val bool, 48, 1);
+    rw(en_fixed_ctr3, with_en_fixed_ctr3, val bool, 35, 1);
     rw(en_fixed_ctr2, with_en_fixed_ctr2, val bool, 34, 1);
     rw(en_fixed_ctr1, with_en_fixed_ctr1, val bool, 33, 1);
     rw(en_fixed_ctr0, with_en_fixed_ctr0, val bool, 32, 1);
@@ -3843,6 +3847,21 @@ layout! {
     ro(fc1_in_use, val bool, 33, 1);
     ro(fc0_in_use, val bool, 32, 1);
     rep(perfevtsel_in_use, -, bool, 0, 1, 32);
+}
+layout! {
+    ia32_fixed_ctr3: Ia32FixedCtr3;
+    rw(count, with_count, val u64, 0, 64);
+}
+layout! {
+    ia32_perf_metrics: Ia32PerfMetrics;
+    rw(mem_bound, with_mem_bound, val u8, 56, 8);
+    rw(fetch_lat, with_fetch_lat, val u8, 48, 8);
+    rw(br_mispredict, with_br_mispredict, val u8, 40, 8);
+    rw(heavy_ops, with_heavy_ops, val u8, 32, 8);
+    rw(be_bound, with_be_bound, val u8, 24, 8);
+    rw(fe_bound, with_fe_bound, val u8, 16, 8);
+    rw(bad_spec, with_bad_spec, val u8, 8, 8);
+    rw(retiring, with_retiring, val u8, 0, 8);
 }
 }
 

@@ -17,6 +17,7 @@ use prometheus_client::registry::Registry;
 
 use crate::constants::PartConstants;
 use crate::metrics::Plan;
+use crate::session::TopdownSample;
 
 /// Where one of the exporter's series goes in a plan: its socket, and which of the plan's
 /// events ([`Plan::events`]) it counts.
@@ -82,10 +83,17 @@ struct Fed {
 
 impl Fed {
     /// Each socket's sums of the plan's events: (count, smallest running fraction); a sum
-    /// with a part that could not be read gets fraction 0, which makes it missing.
-    fn sums(&self, changes: &[Change]) -> Vec<SocketSums> {
-        let mut out: Vec<SocketSums> = self
-            .sockets
+    /// with a part that could not be read gets fraction 0, which makes it missing. The
+    /// top-down events ([`Plan::topdown`]) follow, from `topdown`'s samples of the socket.
+    fn sums(&self, changes: &[Change], topdown: &[TopdownSample]) -> Vec<SocketSums> {
+        let mut sockets = self.sockets.clone();
+        if !self.plan.topdown.is_empty() {
+            // A plan that reads only the top-down registers has no counted series.
+            sockets.extend(topdown.iter().map(|t| t.socket));
+            sockets.sort_unstable();
+            sockets.dedup();
+        }
+        let mut out: Vec<SocketSums> = sockets
             .iter()
             .map(|&s| (s, vec![(0, None); self.plan.events.len()]))
             .collect();
@@ -107,6 +115,14 @@ impl Fed {
                 }
                 None => slot.1 = Some(0.0),
             }
+        }
+        for (socket, sums) in &mut out {
+            let ours: Vec<TopdownSample> = topdown
+                .iter()
+                .filter(|t| t.socket == *socket)
+                .copied()
+                .collect();
+            sums.extend(self.plan.topdown_counts(&ours));
         }
         out
     }
@@ -175,15 +191,17 @@ impl MetricGauges {
         );
     }
 
-    /// Sets every gauge from one interval of `seconds`: `changes[i]` is series i's.
-    pub(super) fn update(&self, changes: &[Change], seconds: f64) {
+    /// Sets every gauge from one interval of `seconds`: `changes[i]` is series i's, and
+    /// `topdown` the top-down registers' samples over the interval (none: metrics that read
+    /// them are n/a).
+    pub(super) fn update(&self, changes: &[Change], topdown: &[TopdownSample], seconds: f64) {
         let constants = Constants {
             duration_seconds: (seconds > 0.0).then_some(seconds),
             ..self.constants
         };
         let mut last = Vec::new();
         for fed in &self.fed {
-            for (socket, counts) in fed.sums(changes) {
+            for (socket, counts) in fed.sums(changes, topdown) {
                 let values = fed.plan.evaluate(&counts, &constants);
                 for (m, v) in fed.plan.metrics.iter().zip(values) {
                     let labels = MetricLabels {

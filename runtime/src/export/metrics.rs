@@ -14,6 +14,7 @@ use prometheus_client::registry::Registry;
 
 use super::derived::{Change, MetricGauges};
 use crate::sampling::delta;
+use crate::session::TopdownSample;
 
 /// The labels that tell one counter's series from another's.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -243,6 +244,18 @@ impl Exporter {
 
     /// [`Self::record`], with the counters read at `now` (see [`Self::baseline_at`]).
     pub fn record_at(&self, readings: &[Option<Reading>], now: Instant) {
+        self.record_with_topdown(readings, &[], now);
+    }
+
+    /// [`Self::record_at`], with the top-down registers' samples over the interval
+    /// ([`crate::session::Session::read_topdown`]), which the derived metrics that read
+    /// `TOPDOWN.SLOTS` or `PERF_METRICS.*` take.
+    pub fn record_with_topdown(
+        &self,
+        readings: &[Option<Reading>],
+        topdown: &[TopdownSample],
+        now: Instant,
+    ) {
         let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
         let mut failed: Vec<BoxLabels> = Vec::new();
         let mut changes: Vec<Change> = vec![None; self.series.len()];
@@ -277,7 +290,7 @@ impl Exporter {
             self.read_errors.get_or_create(b).inc();
         }
         if let (Some(gauges), Some(before)) = (&self.derived, state.at) {
-            gauges.update(&changes, (now - before).as_secs_f64());
+            gauges.update(&changes, topdown, (now - before).as_secs_f64());
         }
         state.at = Some(now);
         self.intervals.inc();

@@ -41,6 +41,7 @@ mod backend;
 mod discovered;
 mod open;
 mod selection;
+mod topdown;
 pub mod turns;
 
 use std::time::{Duration, Instant};
@@ -56,7 +57,9 @@ use crate::sim::{Rate, StreamId};
 use turns::Turns;
 
 pub use backend::{Backend, BackendKind, PerfBackend, Route};
+pub use open::SLOTS_PER_EVENT;
 pub use selection::{find_box, BoxEvents, Counted, Selection, Sockets};
+pub use topdown::TopdownSample;
 
 /// The shortest and longest counting interval `watch` and `serve` accept, in seconds.
 pub const INTERVAL: (f64, f64) = (0.01, 86400.0);
@@ -152,6 +155,9 @@ pub struct Interval {
     pub seconds: f64,
     /// The counts.
     pub counts: Vec<Count>,
+    /// With [`Options::topdown`]: each counted CPU's fixed counter 3 and IA32_PERF_METRICS
+    /// over the interval; empty otherwise.
+    pub topdown: Vec<TopdownSample>,
 }
 
 /// The time a session's readings are taken at.
@@ -212,6 +218,11 @@ pub struct Options {
     /// Program boxes the part's discovery table does not list, disagrees with, or that
     /// cannot be read, as the spec says, instead of refusing them (`--allow-mismatch`).
     pub allow_mismatch: bool,
+    /// Also read the top-down registers (fixed counter 3 and IA32_PERF_METRICS, Ice Lake
+    /// and later) on every CPU whose core counters the selection programs: each interval's
+    /// [`Interval::topdown`]. On the simulator those CPUs then run TOPDOWN.SLOTS at
+    /// [`SLOTS_PER_EVENT`] times the pace's rate for the event after the selection's last.
+    pub topdown: bool,
 }
 
 impl Default for Options {
@@ -221,6 +232,7 @@ impl Default for Options {
             pace: Pace::default(),
             turn: TURN,
             allow_mismatch: false,
+            topdown: false,
         }
     }
 }
@@ -279,6 +291,8 @@ pub struct Session<'m> {
     turned_at: Duration,
     /// Whether the boxes counting in turns have begun.
     turns_begun: bool,
+    /// The top-down registers, with [`Options::topdown`].
+    topdown: Option<topdown::Topdown<'m>>,
 }
 
 impl<'m> Session<'m> {
@@ -399,11 +413,25 @@ impl<'m> Session<'m> {
             .collect())
     }
 
+    /// With [`Options::topdown`]: each counted CPU's fixed counter 3 and IA32_PERF_METRICS
+    /// since the last reading of them (or [`Self::start`], or the opening), both zeroed
+    /// again; empty without. [`Self::interval`] reads them itself; this is for callers that
+    /// read counters with [`Self::read`] (an exporter).
+    pub fn read_topdown(&mut self) -> Result<Vec<TopdownSample>> {
+        match &self.topdown {
+            Some(t) => t.read(),
+            None => Ok(Vec::new()),
+        }
+    }
+
     /// Takes the reading intervals are counted from. [`Self::interval`] takes it itself if
     /// it was not taken; take it first to report a failure before the first interval.
     pub fn start(&mut self) -> Result<()> {
         let (at, _) = self.tick()?;
         let readings = self.read_strict(at)?;
+        if let Some(t) = &self.topdown {
+            t.zero()?;
+        }
         self.last = Some((at, readings));
         self.totals = vec![0; self.series.len()];
         Ok(())
@@ -447,10 +475,12 @@ impl<'m> Session<'m> {
             })
             .collect();
         self.last = Some((at, now));
+        let topdown = self.read_topdown()?;
         Ok(Interval {
             time,
             seconds: (at - before).as_secs_f64(),
             counts,
+            topdown,
         })
     }
 
@@ -557,6 +587,12 @@ impl<'m> Session<'m> {
         self.streams.clear();
         self.perf.clear();
         let mut first = None;
+        // Opened after the boxes: put back first.
+        if let Some(mut t) = self.topdown.take() {
+            if let Err(e) = t.restore() {
+                first = Some(e);
+            }
+        }
         while let Some(g) = self.groups.pop() {
             if let Err(e) = g.counting.close() {
                 first.get_or_insert(e);

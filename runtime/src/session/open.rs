@@ -12,11 +12,15 @@ use crate::boxes::PmuBox;
 use crate::counters::Counting;
 use crate::error::{Result, UsageError};
 use crate::machine::Machine;
+use crate::ownership::Ownership;
 use crate::perf::counting::BoxGroup;
 use crate::perf::layer::PerfLayer;
 use crate::perf::session::Session as PerfSession;
 use crate::perf::{EventSpec, PerfEvent, Pmu};
-use crate::sim::{Stream, StreamTarget};
+use crate::sim::{Rate, Stream, StreamTarget};
+
+/// On the simulator, TOPDOWN.SLOTS runs this many times as fast as the pace's next event.
+pub const SLOTS_PER_EVENT: u64 = 1000;
 
 use super::backend::{perf_events, PerfPlan};
 use super::selection::{BoxEvents, Counted};
@@ -64,17 +68,53 @@ impl<'m> Session<'m> {
             totals: Vec::new(),
             turned_at: std::time::Duration::ZERO,
             turns_begun: false,
+            topdown: None,
         };
         let checked = Self::check(backend, selection, &options)?;
         if let Counted::Perf(specs) = &selection.counted {
+            if options.topdown {
+                return Err(UsageError::BadValue {
+                    text: "perf".into(),
+                    expected: "the registers backend: the top-down registers (fixed counter 3, \
+                               IA32_PERF_METRICS) are read through the MSRs, not perf"
+                        .into(),
+                }
+                .into());
+            }
             session.open_perf_events(backend, specs, selection)?;
             return Ok(session);
         }
         if let Err(e) = session.program(backend, selection, &checked) {
             return Err(session.undo(e));
         }
+        if options.topdown {
+            if let Err(e) = session.open_topdown() {
+                return Err(session.undo(e));
+            }
+        }
         session.run_workload();
         Ok(session)
+    }
+
+    /// Enables the top-down registers on every CPU whose core counters are programmed.
+    fn open_topdown(&mut self) -> Result<()> {
+        let cpus = topdown_cpus(
+            self.groups
+                .iter()
+                .map(|g| (g.counting.pmu_box(), g.cpu, g.socket)),
+        );
+        if cpus.is_empty() {
+            return Err(UsageError::BadValue {
+                text: "top-down".into(),
+                expected: "a selection that counts on the core (CORE): the top-down registers \
+                           are per CPU"
+                    .into(),
+            }
+            .into());
+        }
+        let force = self.machine.takes_over();
+        self.topdown = Some(super::topdown::Topdown::open(self.machine, &cpus, force)?);
+        Ok(())
     }
 
     /// Everything decided before the first write: the selection holds together, which boxes
@@ -165,6 +205,11 @@ impl<'m> Session<'m> {
             let on_part = self.counters_on_part(c.planned.pmu_box);
             let events = c.planned.events.len().min(on_part.unwrap_or(usize::MAX));
             c.counting.check_free(events)?;
+        }
+        if self.options.topdown {
+            // The top-down registers too, before the first write.
+            let cpus = topdown_cpus(claimed.iter().map(|c| (c.planned.pmu_box, c.cpu, c.socket)));
+            super::topdown::Topdown::check_all(self.machine, &cpus, self.machine.takes_over())?;
         }
         let kind = backend.register_kind();
         for c in claimed {
@@ -518,8 +563,37 @@ impl<'m> Session<'m> {
                 }));
             }
         }
+        // TOPDOWN.SLOTS on every CPU the top-down registers are read on: 1000 times the rate
+        // of the event after the selection's last, so the slots outnumber the counted
+        // events, as on hardware.
+        let after_last = self.groups.iter().map(|g| g.sels.len()).max().unwrap_or(0);
+        let r = self.options.pace.rate(after_last);
+        let slots_rate = Rate {
+            per_second: r.per_second.saturating_mul(SLOTS_PER_EVENT),
+            ramp: r.ramp.saturating_mul(SLOTS_PER_EVENT),
+        };
+        for (cpu, _) in self.topdown.iter().flat_map(|t| t.cpus()) {
+            streams.push(sim.start_stream(Stream {
+                target: StreamTarget::Core { cpu },
+                ev_sel: crate::sim::SLOTS_EVENT.0,
+                umask: Some(crate::sim::SLOTS_EVENT.1),
+                rate: slots_rate,
+            }));
+        }
         self.streams = streams;
     }
+}
+
+/// The (CPU, socket) pairs of the per-CPU boxes among `boxes` (box, CPU, socket), each once:
+/// where the top-down registers are read.
+fn topdown_cpus<'a>(boxes: impl Iterator<Item = (&'a PmuBox, u32, u32)>) -> Vec<(u32, u32)> {
+    let mut cpus: Vec<(u32, u32)> = boxes
+        .filter(|(b, _, _)| b.scope() == Scope::Cpu)
+        .map(|(_, cpu, socket)| (cpu, socket))
+        .collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    cpus
 }
 
 /// The series of event `i` of `selection` counted through perf, before it is opened: the

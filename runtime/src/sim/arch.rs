@@ -22,7 +22,53 @@ pub struct ArchConfig {
     pub fixed_width: u8,
     /// IA32_PERF_CAPABILITIES.FW_WRITE: IA32_A_PMCx exist.
     pub fw_write: bool,
+    /// Fixed counter 3 and IA32_PERF_METRICS (Ice Lake and later), and the workload's
+    /// top-down profile.
+    pub topdown: SimTopdown,
 }
+
+/// The top-down registers of a simulated core. Fixed counter 3 counts the slots injected as
+/// event 0x00, unit mask 0x04 (TOPDOWN.SLOTS's encoding in Intel's event lists) while its
+/// IA32_FIXED_CTR_CTRL block (bits 13:12) and IA32_PERF_GLOBAL_CTRL bit 35 are set.
+/// IA32_PERF_METRICS reads what software last wrote until slots are counted with bit 48
+/// also set; from then on it reads the workload's shares, `perf_metrics` (its level-1 bytes
+/// summing to 0xFF), of the bytes the core reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SimTopdown {
+    /// Shares IA32_PERF_METRICS reports (`processors.xml`'s `topdown-metrics`): 0 (the core
+    /// has neither register), 4 or 8.
+    pub shares: u8,
+    /// The workload's shares of the slots, one byte each (retiring, bad speculation,
+    /// frontend bound, backend bound, then the level-2 bytes).
+    pub perf_metrics: u64,
+}
+
+impl SimTopdown {
+    /// The demonstration workload's profile: retiring 0x66, bad speculation 0x1A, frontend
+    /// bound 0x33, backend bound 0x4C (sum 0xFF); heavy operations 0x22, branch mispredicts
+    /// 0x15, fetch latency 0x20, memory bound 0x30 (each within its level-1 parent).
+    pub const DEMO_PROFILE: u64 = 0x3020_1522_4C33_1A66;
+
+    /// A core reporting `shares` shares (0, 4 or 8) running the demonstration workload.
+    pub fn demo(shares: u8) -> Self {
+        SimTopdown {
+            shares,
+            perf_metrics: SimTopdown::DEMO_PROFILE,
+        }
+    }
+
+    /// The bytes the core reports: the low `shares` bytes.
+    fn reported(&self) -> u64 {
+        match self.shares {
+            0 => 0,
+            s if s >= 8 => u64::MAX,
+            s => (1u64 << (8 * u32::from(s))) - 1,
+        }
+    }
+}
+
+/// TOPDOWN.SLOTS's event select and unit mask in Intel's event lists ("Fixed counter 3").
+pub const SLOTS_EVENT: (u16, u16) = (0x00, 0x04);
 
 impl Default for ArchConfig {
     /// A Sandy Bridge-like core: version 3, 4 counters of 48 bits, 3 fixed, full-width writes.
@@ -34,6 +80,7 @@ impl Default for ArchConfig {
             fixed_counters: 3,
             fixed_width: 48,
             fw_write: true,
+            topdown: SimTopdown::default(),
         }
     }
 }
@@ -68,6 +115,8 @@ enum Kind {
     EvtSel(u32),
     FixedCtr(u32),
     FixedCtrl,
+    Slots,
+    PerfMetrics,
     GlobalStatus,
     GlobalCtrl,
     GlobalOvf,
@@ -83,6 +132,8 @@ fn kind(reg: &Reg) -> Option<Kind> {
         "Ia32PerfEvtSel" => Kind::EvtSel(n),
         "Ia32FixedCtr" => Kind::FixedCtr(n),
         "Ia32FixedCtrCtrl" => Kind::FixedCtrl,
+        "Ia32FixedCtr3" => Kind::Slots,
+        "Ia32PerfMetrics" => Kind::PerfMetrics,
         "Ia32PerfGlobalStatus" => Kind::GlobalStatus,
         "Ia32PerfGlobalCtrl" => Kind::GlobalCtrl,
         "Ia32PerfGlobalOvfCtrl" => Kind::GlobalOvf,
@@ -99,13 +150,24 @@ pub(crate) struct CpuState {
     regs: RegFile,
     gp: Vec<u64>,
     fixed: Vec<u64>,
+    /// Fixed counter 3.
+    slots: u64,
+    /// IA32_PERF_METRICS as last written, and whether slots have been counted into the
+    /// metrics since (then it reads the workload's shares).
+    perf_metrics: (u64, bool),
 }
 
 /// Bits of IA32_PERF_GLOBAL_CTRL/STATUS for counters this CPU lacks, which it refuses.
 fn absent_counter_bits(c: &ArchConfig) -> u64 {
     let gp = width_mask(c.gp_counters) ^ 0xFFFF_FFFF;
     let fixed = (width_mask(c.fixed_counters) ^ 0b111) << 32;
-    gp | fixed
+    // Fixed counter 3's enable and the PERF_METRICS enable.
+    let topdown = if c.topdown.shares == 0 {
+        1 << 35 | 1 << 48
+    } else {
+        0
+    };
+    gp | fixed | topdown
 }
 
 impl CpuState {
@@ -115,6 +177,8 @@ impl CpuState {
             regs: RegFile::default(),
             gp: vec![0; usize::from(config.gp_counters)],
             fixed: vec![0; usize::from(config.fixed_counters)],
+            slots: 0,
+            perf_metrics: (0, false),
         }
     }
 
@@ -127,6 +191,7 @@ impl CpuState {
             Kind::InUse => c.version >= 4,
             Kind::GlobalStatus | Kind::GlobalCtrl | Kind::GlobalOvf => c.version >= 2,
             Kind::FixedCtrl => c.fixed_counters > 0,
+            Kind::Slots | Kind::PerfMetrics => c.topdown.shares > 0,
             Kind::Capabilities => true,
         }
     }
@@ -140,6 +205,11 @@ impl CpuState {
         Some(match k {
             Kind::Pmc(n) | Kind::APmc(n) => self.gp[n as usize],
             Kind::FixedCtr(n) => self.fixed[n as usize],
+            Kind::Slots => self.slots,
+            Kind::PerfMetrics => match self.perf_metrics {
+                (_, true) => self.config.topdown.perf_metrics & self.config.topdown.reported(),
+                (written, false) => written,
+            },
             Kind::Capabilities => {
                 regs::set(reg.info, 0, "fw_write", u64::from(self.config.fw_write))
             }
@@ -211,6 +281,17 @@ impl CpuState {
                 self.fixed[n as usize] = raw;
                 true
             }
+            Kind::Slots => {
+                if raw & !width_mask(c.fixed_width) != 0 {
+                    return false;
+                }
+                self.slots = raw;
+                true
+            }
+            Kind::PerfMetrics => {
+                self.perf_metrics = (raw, false);
+                true
+            }
             Kind::Capabilities | Kind::InUse => false,
             Kind::GlobalCtrl | Kind::GlobalOvf if raw & absent_counter_bits(&c) != 0 => false,
             Kind::GlobalOvf => {
@@ -249,8 +330,11 @@ impl CpuState {
     }
 
     /// Counts `count` events with this event select and umask in every enabled counter that
-    /// selects them.
+    /// selects them (and TOPDOWN.SLOTS in fixed counter 3).
     pub fn inject(&mut self, cpu: u32, ev_sel: u16, umask: u16, count: u64, journal: &mut Journal) {
+        if (ev_sel, umask) == SLOTS_EVENT {
+            self.count_slots(count);
+        }
         let width = self.config.gp_width;
         for n in 0..u32::from(self.config.gp_counters) {
             let sel = self.evtsel(n);
@@ -274,6 +358,21 @@ impl CpuState {
             }
         }
         journal.seq.0 += count;
+    }
+
+    /// Counts `count` slots in fixed counter 3 if the core has it and it is enabled; with
+    /// PERF_METRICS enabled too, the metrics then read the workload's shares.
+    fn count_slots(&mut self, count: u64) {
+        let enabled = self.fixed_ctrl() >> 12 & 0b11 != 0 && self.global_enabled(35);
+        if self.config.topdown.shares == 0 || !enabled || count == 0 {
+            return;
+        }
+        let width = self.config.fixed_width;
+        // No PMI is modelled for fixed counter 3.
+        let _ = advance(&mut self.slots, width, count, 0);
+        if self.global_enabled(48) {
+            self.perf_metrics.1 = true;
+        }
     }
 
     /// Counts `count` events in fixed counter `i` if it is enabled.

@@ -42,7 +42,7 @@ use std::sync::{Mutex, MutexGuard, OnceLock};
 use pmu_regs::{BitRef, Location, ProcessorInfo};
 
 pub use crate::cpuid::Cpuid0A;
-pub use arch::ArchConfig;
+pub use arch::{ArchConfig, SimTopdown, SLOTS_EVENT};
 pub use uncore::{UncoreEvent, FIXED_EVENT};
 pub use workload::{Rate, Stream, StreamId, StreamTarget};
 
@@ -146,6 +146,10 @@ impl SimConfig {
     pub fn of(processor: &'static ProcessorInfo) -> Self {
         Self {
             processor,
+            arch: ArchConfig {
+                topdown: SimTopdown::demo(processor.topdown_metrics),
+                ..ArchConfig::default()
+            },
             ..Self::default()
         }
     }

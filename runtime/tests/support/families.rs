@@ -3,15 +3,16 @@
 //! rate into every counted box (`serve --sim --sim-rate R`).
 
 use pmu_runtime::boxes::Boxes;
+use pmu_runtime::sim::SimTopdown;
 
 /// Events per second the simulator injects into every counted event of every box.
 pub const RATE: f64 = 200_000.0;
 
 /// Each family's processor and the metrics served for it: memory read and write bandwidth,
-/// the LLC hit rate and top-down level 1 (`Frontend_Bound`) where the spec has them. Ice
-/// Lake-SP and Sapphire Rapids have no top-down level 1 yet (`TOPDOWN.SLOTS` and
-/// `PERF_METRICS` are not in the spec), Sapphire Rapids no memory bandwidth (its iMC is not).
-pub const FAMILIES: [(&str, &[&str]); 6] = [
+/// the LLC hit rate and top-down level 1 where the spec has them: `Frontend_Bound` from
+/// counted events up to Cascade Lake, `Retiring` from IA32_PERF_METRICS alone (no counted
+/// event) from Ice Lake-SP on.
+pub const FAMILIES: [(&str, &[&str]); 8] = [
     (
         "xeon-e5-2600-v3",
         &[
@@ -54,9 +55,12 @@ pub const FAMILIES: [(&str, &[&str]); 6] = [
             "memory_bandwidth_read",
             "memory_bandwidth_write",
             "llc_hit_rate",
+            "Retiring",
         ],
     ),
-    ("sapphire-rapids", &["llc_hit_rate"]),
+    ("sapphire-rapids", &["llc_hit_rate", "Retiring"]),
+    ("emerald-rapids", &["Retiring"]),
+    ("granite-rapids", &["Retiring"]),
 ];
 
 /// The iMC channels of one socket of `processor`.
@@ -82,6 +86,9 @@ pub fn channels(processor: &str) -> f64 {
 /// - Ratios of two events at the same rate in the same boxes over the same interval: their
 ///   counts are equal, so `llc_hit_rate` = 100 (refs - misses) / refs = 0 and, without SMT,
 ///   `Frontend_Bound` = 100 x not-delivered / (4 x cycles) = 25: exactly.
+/// - `Retiring` from IA32_PERF_METRICS: the simulated workload's retiring share of the four
+///   level-1 shares, which sum to 0xFF ([`SimTopdown::DEMO_PROFILE`]); each share's slots are
+///   rounded down (slots x share / 0xFF), which moves the ratio by about 1 / slots: 1e-6.
 pub fn expected(processor: &str, metric: &str) -> (f64, f64) {
     match metric {
         "memory_bandwidth_read" | "memory_bandwidth_write" => {
@@ -89,6 +96,10 @@ pub fn expected(processor: &str, metric: &str) -> (f64, f64) {
         }
         "llc_hit_rate" => (0.0, 0.0),
         "Frontend_Bound" => (25.0, 0.0),
+        "Retiring" => (
+            100.0 * (SimTopdown::DEMO_PROFILE & 0xFF) as f64 / 255.0,
+            1e-6,
+        ),
         other => panic!("no expectation for {other}"),
     }
 }

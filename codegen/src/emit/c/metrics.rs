@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::{names, Header};
 use crate::model::formula::{BinOp, Constant, Op};
-use crate::model::metric::{Metric, MetricScope};
+use crate::model::metric::{Metric, MetricRead, MetricScope};
 use crate::model::Processor;
 
 /// Every metric of `p`, after a comment on how to use them.
@@ -18,7 +18,9 @@ pub(super) fn emit(h: &mut Header, p: &Processor) {
     h.comment(&format!(
         "Derived metrics of {} ({} metrics, from the spec's {}/metrics/). For each: _NAME, \
          _UNIT, _EVENT_COUNT and _EVENTn (the event names, in the order the counts are \
-         given), the formula's steps, and a function: pass the events' counts over an \
+         given) with _EVENTn_READ (PMU_REGS_READ_COUNTED: a counter's count; _SLOTS and \
+         _SLOTS_SHARE: pmu_regs_topdown_count of the top-down registers, the byte in \
+         _EVENTn_PERF_METRICS_BYTE), the formula's steps, and a function: pass the events' counts over an \
          interval and the constants (duration_seconds the interval's length; NaN where \
          unknown, see pmu_regs_metric_unknown); it returns 1 and sets *value, or 0 when the \
          metric is n/a.",
@@ -56,7 +58,12 @@ fn metric(h: &mut Header, p: &Processor, m: &Metric) {
             } else {
                 format!(", {}", extra.join(", "))
             };
-            format!("[{i}] {} ({}{extra})", e.name, e.unit)
+            let read = match e.read {
+                MetricRead::Counted => String::new(),
+                MetricRead::Slots => ", fixed counter 3".to_string(),
+                MetricRead::SlotsShare(n) => format!(", IA32_PERF_METRICS byte {n}"),
+            };
+            format!("[{i}] {} ({}{extra}{read})", e.name, e.unit)
         })
         .collect();
     h.out.push('\n');
@@ -85,6 +92,21 @@ fn metric(h: &mut Header, p: &Processor, m: &Metric) {
     );
     for (i, e) in m.events.iter().enumerate() {
         h.define(&format!("{stem}_EVENT{i}"), &c_string(&e.name), &what);
+        // Where the count comes from: a counter, or the top-down registers (the count is
+        // then pmu_regs_topdown_count of fixed counter 3 and IA32_PERF_METRICS).
+        let (read, byte) = match e.read {
+            MetricRead::Counted => ("PMU_REGS_READ_COUNTED", None),
+            MetricRead::Slots => ("PMU_REGS_READ_SLOTS", None),
+            MetricRead::SlotsShare(n) => ("PMU_REGS_READ_SLOTS_SHARE", Some(n)),
+        };
+        h.define(&format!("{stem}_EVENT{i}_READ"), read, &what);
+        if let Some(n) = byte {
+            h.define(
+                &format!("{stem}_EVENT{i}_PERF_METRICS_BYTE"),
+                &format!("{n}U"),
+                &what,
+            );
+        }
     }
     let steps: Vec<String> = m.expr.postfix().into_iter().map(step).collect();
     let steps_name = format!("{function}_steps");

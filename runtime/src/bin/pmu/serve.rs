@@ -260,6 +260,12 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
         }
     }
     let processor = one_processor(&plans)?;
+    // Core events are the architectural processor's; the top-down registers are the metrics'
+    // processor's own (the simulator gives them to the cores of the processors that have them).
+    let processor = match metrics.as_ref().and_then(|m| m.topdown_processor()) {
+        Some(p) if processor.id == "architectural" => p,
+        _ => processor,
+    };
     let listener = TcpListener::bind(args.listen).map_err(|e| {
         Failure::operation(format!(
             "cannot listen on {}: {e}; choose another --listen address or port (0 picks a free one)",
@@ -280,8 +286,16 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
         ..Options::default()
     };
     let mut sessions: Vec<Session> = Vec::new();
-    for plan in &plans {
+    // The metrics' selections are the last: those whose metrics read the top-down registers
+    // open them too.
+    let topdown = metrics.as_ref().map_or(Vec::new(), |m| m.reads_topdown());
+    let first_metric = plans.len() - topdown.len();
+    for (i, plan) in plans.iter().enumerate() {
         let backend = args.place.backend(&machine, plan.selection().route());
+        let options = Options {
+            topdown: i >= first_metric && topdown[i - first_metric],
+            ..options
+        };
         match Session::open(&backend, plan.counting(), options) {
             Ok(s) => sessions.push(s),
             Err(e) => return close_all(sessions, Err(Failure::Runtime(e))),
@@ -396,6 +410,8 @@ fn serve(
     let exporter = Arc::new(exporter);
     let at = Instant::now();
     exporter.baseline_at(&read_all(sessions), at);
+    // The top-down registers count from here.
+    let _ = read_topdown(sessions);
 
     let stop = Arc::new(AtomicBool::new(false));
     {
@@ -467,6 +483,23 @@ fn read_all(sessions: &mut [Session]) -> Vec<Option<Reading>> {
         .collect()
 }
 
+/// Every session's top-down samples since the last reading (none where a session does not
+/// read the registers). A failed read is reported and gives no samples, so the metrics that
+/// read them are n/a for the interval, as for a box that could not be read.
+fn read_topdown(sessions: &mut [Session]) -> Vec<session::TopdownSample> {
+    let mut samples = Vec::new();
+    for s in sessions.iter_mut() {
+        match s.read_topdown() {
+            Ok(t) => samples.extend(t),
+            Err(e) => eprintln!(
+                "pmu serve: reading the top-down registers failed: {e}; the metrics that read \
+                 them are n/a for this interval"
+            ),
+        }
+    }
+    samples
+}
+
 /// Counts until `stop`: each interval, reads every counter and adds the deltas to the
 /// totals.
 fn count_loop(
@@ -486,7 +519,8 @@ fn count_loop(
         }
         // Stamped before the read, as the sessions' clock is read at its start.
         let at = Instant::now();
-        exporter.record_at(&read_all(sessions), at);
+        let readings = read_all(sessions);
+        exporter.record_with_topdown(&readings, &read_topdown(sessions), at);
     }
     Ok(())
 }

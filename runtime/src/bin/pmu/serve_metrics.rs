@@ -74,6 +74,21 @@ pub fn plan(
 }
 
 impl Served {
+    /// For each plan (each metric selection, in order), whether its metrics read the top-down
+    /// registers (fixed counter 3, IA32_PERF_METRICS).
+    pub fn reads_topdown(&self) -> Vec<bool> {
+        self.plans.iter().map(|p| !p.topdown.is_empty()).collect()
+    }
+
+    /// The processor whose top-down registers the metrics read, if any reads them.
+    pub fn topdown_processor(&self) -> Option<&'static pmu_regs::ProcessorInfo> {
+        let plan = self.plans.iter().find(|p| !p.topdown.is_empty())?;
+        pmu_regs::PROCESSORS
+            .iter()
+            .find(|p| p.id == plan.processor)
+            .copied()
+    }
+
     /// The gauges, fed by `series` (every session's, in the exporter's order); the last
     /// sessions are the plans', in order, their series in `ranges`.
     pub fn gauges(&self, series: &[SeriesInfo], ranges: &[std::ops::Range<usize>]) -> MetricGauges {

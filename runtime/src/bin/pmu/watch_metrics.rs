@@ -133,15 +133,19 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     let targets = selection.resolve()?;
     targets.check_reach(args.place.sim, args.place.root.as_deref())?;
     let format = MetricFormat::of(args, json_out)?;
-    let machine = args
-        .place
-        .machine_for(targets.processor())?
-        .taking_over(args.force);
+    // Core events are the architectural processor's; the top-down registers are the metric's
+    // processor's own (the simulator gives them to the cores of the processors that have them).
+    let on = match PROCESSORS.iter().find(|p| p.id == plan.processor) {
+        Some(p) if !plan.topdown.is_empty() => p,
+        _ => targets.processor(),
+    };
+    let machine = args.place.machine_for(on)?.taking_over(args.force);
     let backend = args.place.backend(&machine, targets.selection().route());
     let period = Duration::from_secs_f64(args.interval);
     let options = Options {
         clock: backend.clock(period),
         allow_mismatch: args.allow_mismatch,
+        topdown: !plan.topdown.is_empty(),
         ..Options::default()
     };
     let mut session = Session::open(&backend, targets.counting(), options)?;
@@ -198,6 +202,12 @@ type SocketCounts = (u32, Vec<(u64, Option<f64>)>);
 /// Each socket's summed counts of the plan's events: (socket, [(count, running fraction)]).
 fn per_socket(series: &[SeriesInfo], interval: &Interval, events: usize) -> Vec<SocketCounts> {
     let mut out: Vec<SocketCounts> = Vec::new();
+    // A socket whose metrics read only the top-down registers has no counted series.
+    for t in &interval.topdown {
+        if !out.iter().any(|(socket, _)| *socket == t.socket) {
+            out.push((t.socket, vec![(0, None); events]));
+        }
+    }
     for (s, c) in series.iter().zip(&interval.counts) {
         let at = match out.iter().position(|(socket, _)| *socket == s.socket) {
             Some(at) => at,
@@ -263,11 +273,12 @@ fn metric_loop(
         }
         // The share of the interval each metric's events ran, where they shared counters.
         let mut shares = String::new();
-        for (socket, counts) in per_socket(&series, &interval, plan.events.len()) {
+        for (socket, mut counts) in per_socket(&series, &interval, plan.events.len()) {
             let running = counts.iter().filter_map(|c| c.1).fold(1.0f64, f64::min);
             if counts.iter().any(|c| c.1.is_some()) {
                 shares.push_str(&running_share(format, socket, plan, running));
             }
+            counts.extend(topdown_counts(plan, &interval, socket));
             let values = plan.evaluate(&counts, &constants);
             for (m, v) in plan.metrics.iter().zip(values) {
                 text.push_str(&row(
@@ -293,6 +304,17 @@ fn metric_loop(
         }
     }
     Ok(())
+}
+
+/// The values of the plan's top-down events on `socket`, from its CPUs' registers.
+fn topdown_counts(plan: &Plan, interval: &Interval, socket: u32) -> Vec<(u64, Option<f64>)> {
+    let samples: Vec<_> = interval
+        .topdown
+        .iter()
+        .filter(|s| s.socket == socket)
+        .copied()
+        .collect();
+    plan.topdown_counts(&samples)
 }
 
 /// One metric's row in `format`.

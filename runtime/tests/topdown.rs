@@ -1,0 +1,150 @@
+//! The top-down registers (fixed counter 3, IA32_PERF_METRICS) on the simulator and in
+//! counting sessions: what a metric over them gives is the formula's value for the
+//! workload's shares, and every register is put back.
+
+use pmu_runtime::sim::{Sim, SimConfig, SimTopdown, SLOTS_EVENT};
+use pmu_runtime::MsrAccess;
+
+fn sim(id: &str) -> Sim {
+    let p = pmu_regs::PROCESSORS.iter().find(|p| p.id == id).unwrap();
+    Sim::new(SimConfig::of(p))
+}
+
+#[test]
+fn the_simulated_core_counts_slots_and_reports_the_workload_shares() {
+    let s = sim("ice-lake-sp");
+    // Fixed counter 3 and PERF_METRICS off: nothing counts.
+    s.inject_core(0, SLOTS_EVENT.0, SLOTS_EVENT.1, 1000)
+        .unwrap();
+    assert_eq!(s.read_msr(0, 0x30C).unwrap(), 0);
+    assert_eq!(s.read_msr(0, 0x329).unwrap(), 0);
+    s.write_msr(0, 0x38D, 0b11 << 12).unwrap();
+    s.write_msr(0, 0x38F, 1 << 35 | 1 << 48).unwrap();
+    s.inject_core(0, SLOTS_EVENT.0, SLOTS_EVENT.1, 1000)
+        .unwrap();
+    assert_eq!(s.read_msr(0, 0x30C).unwrap(), 1000);
+    // Ice Lake reports the four level-1 shares, which sum to 0xFF.
+    let pm = s.read_msr(0, 0x329).unwrap();
+    assert_eq!(pm, SimTopdown::DEMO_PROFILE & 0xFFFF_FFFF);
+    assert_eq!((0..4).map(|b| pm >> (8 * b) & 0xFF).sum::<u64>(), 0xFF);
+    // Zeroing starts a new interval: the metrics read 0 until slots count again.
+    s.write_msr(0, 0x329, 0).unwrap();
+    assert_eq!(s.read_msr(0, 0x329).unwrap(), 0);
+    // Sapphire Rapids reports eight; a core without the registers faults.
+    let spr = sim("sapphire-rapids");
+    spr.write_msr(0, 0x38D, 0b11 << 12).unwrap();
+    spr.write_msr(0, 0x38F, 1 << 35 | 1 << 48).unwrap();
+    spr.inject_core(0, SLOTS_EVENT.0, SLOTS_EVENT.1, 10)
+        .unwrap();
+    assert_eq!(spr.read_msr(0, 0x329).unwrap(), SimTopdown::DEMO_PROFILE);
+    let skx = sim("skylake-sp");
+    assert!(skx.read_msr(0, 0x329).is_err());
+    assert!(skx.read_msr(0, 0x30C).is_err());
+    assert!(skx.write_msr(0, 0x38F, 1 << 35).is_err());
+}
+
+mod session {
+    use std::time::Duration;
+
+    use pmu_runtime::boxes::Boxes;
+    use pmu_runtime::machine::{Machine, Where};
+    use pmu_runtime::sampling::uncore::EventSelect;
+    use pmu_runtime::session::{Backend, Clock, Options, Pace, Selection, Session};
+    use pmu_runtime::sim::SimTopdown;
+
+    const REGS: [&str; 4] = [
+        "IA32_FIXED_CTR_CTRL",
+        "IA32_PERF_GLOBAL_CTRL",
+        "IA32_FIXED_CTR3",
+        "IA32_PERF_METRICS",
+    ];
+
+    fn regs(machine: &Machine, cpu: u32) -> Vec<u64> {
+        let at = Where {
+            cpu: Some(cpu),
+            ..Where::default()
+        };
+        REGS.iter()
+            .map(|r| machine.read(&machine.resolve(r, &at).unwrap()).unwrap())
+            .collect()
+    }
+
+    fn write(machine: &Machine, cpu: u32, name: &str, v: u64) {
+        let at = Where {
+            cpu: Some(cpu),
+            ..Where::default()
+        };
+        machine
+            .write(&machine.resolve(name, &at).unwrap(), v)
+            .unwrap();
+    }
+
+    fn core_selection() -> Selection {
+        let boxes = Boxes::of(&pmu_regs::arch::PROCESSOR);
+        let core = boxes.boxes.iter().find(|b| b.unit.name == "CORE").unwrap();
+        Selection::of_boxes(
+            &[(boxes, core)],
+            &["ev_sel=0xc0"],
+            &[EventSelect::event(0xc0)],
+        )
+        .unwrap()
+    }
+
+    fn options(topdown: bool) -> Options {
+        Options {
+            clock: Clock::Steps(Duration::from_millis(10)),
+            pace: Pace::Steady(1000),
+            topdown,
+            ..Options::default()
+        }
+    }
+
+    #[test]
+    fn each_interval_reads_and_zeroes_both_and_closing_puts_back_what_was_there() {
+        let icx = pmu_regs::PROCESSORS
+            .iter()
+            .find(|p| p.id == "ice-lake-sp")
+            .unwrap();
+        let machine = Machine::simulating(icx);
+        // Values another user left: a count in fixed counter 3, some metrics.
+        write(&machine, 0, "IA32_FIXED_CTR3", 77);
+        write(&machine, 0, "IA32_PERF_METRICS", 0x1234);
+        let before = regs(&machine, 0);
+        let backend = Backend::Registers(&machine);
+        let mut session = Session::open(&backend, &core_selection(), options(true)).unwrap();
+        for _ in 0..2 {
+            let interval = session.interval().unwrap();
+            let t = &interval.topdown;
+            assert_eq!(t.len(), 1, "{t:?}");
+            // 1000 x 1000 slots per second (the steady pace, SLOTS_PER_EVENT) for 10 ms.
+            assert_eq!(t[0].slots, 10_000);
+            assert_eq!(t[0].perf_metrics, SimTopdown::DEMO_PROFILE & 0xFFFF_FFFF);
+        }
+        session.close().unwrap();
+        assert_eq!(regs(&machine, 0), before);
+    }
+
+    #[test]
+    fn fixed_counter_3_in_use_elsewhere_is_refused_before_anything_is_written() {
+        let icx = pmu_regs::PROCESSORS
+            .iter()
+            .find(|p| p.id == "ice-lake-sp")
+            .unwrap();
+        let machine = Machine::simulating(icx);
+        write(&machine, 0, "IA32_FIXED_CTR_CTRL", 0b11 << 12);
+        let before = regs(&machine, 0);
+        let backend = Backend::Registers(&machine);
+        let (_, writes) = machine.access_counts();
+        let Err(e) = Session::open(&backend, &core_selection(), options(true)) else {
+            panic!("fixed counter 3 taken from another user");
+        };
+        assert!(e.to_string().contains("--force"), "{e}");
+        // Refused before the first write: not even the core box was programmed.
+        assert_eq!(machine.access_counts().1, writes);
+        assert_eq!(regs(&machine, 0), before);
+        // A core without the registers: refused too, nothing left programmed.
+        let skx = Machine::simulating(&pmu_regs::skylake_sp::PROCESSOR);
+        let backend = Backend::Registers(&skx);
+        assert!(Session::open(&backend, &core_selection(), options(true)).is_err());
+    }
+}

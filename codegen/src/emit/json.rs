@@ -326,6 +326,7 @@ struct Event<'a> {
     umask_ext: u32,
     port_mask: u16,
     fc_mask: u8,
+    experimental: bool,
 }
 
 /// A unit's PMU structure (`<pmu>`): registers are named by their template name in the unit.
@@ -373,7 +374,6 @@ struct CounterPerf<'a> {
     scale: Option<&'a str>,
     unit: Option<&'a str>,
 }
-
 
 /// How software sees a counter's overflow, where it is not its box's status.
 #[derive(Serialize)]
@@ -709,6 +709,7 @@ fn event(e: &model::Event) -> Event<'_> {
         umask_ext: e.masks.umask_ext,
         port_mask: e.masks.port_mask,
         fc_mask: e.masks.fc_mask,
+        experimental: e.experimental,
     }
 }
 

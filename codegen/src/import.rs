@@ -485,16 +485,16 @@ fn read_records(
     };
     let mut ordered: Vec<&ListText> = lists.iter().collect();
     ordered.sort_by_key(|l| is_experimental_list(l.path));
-    let Some(first) = ordered.first().filter(|l| !is_experimental_list(l.path)) else {
+    if ordered.first().is_none_or(|l| is_experimental_list(l.path)) {
         return Err(input(
             lists.first().map_or("", |l| l.path),
             "an experimental list is imported together with its main list (an import rewrites the units' events files): pass both, e.g. import-perfmon X_uncore.json X_uncore_experimental.json".into(),
         ));
-    };
-    let (flavour, _) = parse_list(first.text).map_err(|m| input(first.path, m))?;
-    let (mut events, mut origins) = (Vec::new(), Vec::new());
+    }
+    let (mut flavour, mut events, mut origins) = (None, Vec::new(), Vec::new());
     for list in &ordered {
-        let (_, records) = parse_list(list.text).map_err(|m| input(list.path, m))?;
+        let (this, records) = parse_list(list.text).map_err(|m| input(list.path, m))?;
+        flavour.get_or_insert(this);
         let experimental = is_experimental_list(list.path);
         let name = Path::new(list.path)
             .file_name()
@@ -509,6 +509,7 @@ fn read_records(
             events.push(e);
         }
     }
+    let flavour = flavour.expect("a main list was read first");
     Ok((flavour, events, origins))
 }
 
@@ -516,7 +517,9 @@ fn read_records(
 /// onto its units: each unit's events file gets the main list's events, then the
 /// experimental list's, marked `experimental="1"`. A record of an experimental list whose
 /// name the main list has too is reported, not imported (the main list's is kept); a
-/// deprecated record's live twin is looked for in every list.
+/// deprecated record's live twin is looked for in the main lists, and for an experimental
+/// record in the experimental lists too ([`live_twin`]); a record whose constant name an
+/// imported record of its unit has and that counts the same is reported ([`another_name`]).
 pub fn plan_lists(
     lists: &[ListText],
     spec: &crate::model::Spec,
@@ -573,7 +576,11 @@ pub fn plan_lists(
             map_record(spec, processor, e, live_twin(i, &events)).and_then(|m| {
                 let key = (m.module.clone(), crate::naming::event_ident(&e.event_name));
                 match constants.get(&key) {
-                    Some(&first) => Err(constant_clash(e, &events[first])),
+                    Some(&first) if alias_key(e) == alias_key(&events[first]) => {
+                        Err(another_name(e, &events[first]))
+                    }
+                    // Two events whose constants clash: the validator refuses the import.
+                    Some(_) => Ok(m),
                     None => {
                         constants.insert(key, i);
                         Ok(m)
@@ -644,28 +651,20 @@ fn parse_list(text: &str) -> Result<(Flavour, Vec<PerfmonEvent>), String> {
     }
 }
 
-/// Why record `e` is not imported when an imported record of its unit, `first`, has the same
-/// constant name (Sapphire Rapids' experimental list has `UNC_M2M_IMC_WRITES.CH0.NI` and
-/// `UNC_M2M_IMC_WRITES.CH0_NI`, both live, counting the same).
-fn constant_clash(e: &PerfmonEvent, first: &PerfmonEvent) -> Refusal {
-    if alias_key(e) == alias_key(first) {
-        (
-            "another name of an imported event",
-            format!(
-                "counts the same as {}, imported, and its constant name would be the same",
-                first.event_name
-            ),
-        )
-    } else {
-        (
-            "constant name taken",
-            format!(
-                "its constant name {} is that of {}, imported, which counts something else",
-                crate::naming::event_ident(&e.event_name),
-                first.event_name
-            ),
-        )
-    }
+/// Why record `e` is not imported when an imported record of its unit, `first`, counts the
+/// same under a name with the same constant name (Sapphire Rapids' experimental list has
+/// `UNC_M2M_IMC_WRITES.CH0.NI` and `UNC_M2M_IMC_WRITES.CH0_NI`, both live). Records that
+/// count different things under clashing names are left to the validator, which refuses
+/// the import: one of them needs a name by hand.
+fn another_name(e: &PerfmonEvent, first: &PerfmonEvent) -> Refusal {
+    (
+        "another name of an imported event",
+        format!(
+            "counts the same as {}, imported, and its constant name {} would be the same",
+            first.event_name,
+            crate::naming::event_ident(&e.event_name)
+        ),
+    )
 }
 
 /// Why a record is not imported: its kind (for the report's counts) and the reason.

@@ -1003,7 +1003,10 @@ pub fn note_if_experimental(info: &RegisterInfo, name: &str, core: Option<&str>)
     let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
     if !said.contains(&e.name) {
         said.push(e.name);
-        eprintln!(
+        use std::io::Write;
+        // As `warn`: a closed stderr is no reason to fail.
+        let _ = writeln!(
+            std::io::stderr(),
             "note: {} is experimental: it comes from Intel's experimental event list, whose counts Intel has not validated",
             e.name
         );

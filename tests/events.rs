@@ -76,6 +76,78 @@ fn import_reports_skylake_sp_aliases_and_unrecordable_settings() {
     assert!(!cha.contains("UNC_C_"), "{cha}");
 }
 
+/// A main list and its experimental list imported together: the experimental list's events
+/// go into the same units' files after the main list's, marked `experimental="1"`; a record
+/// the main list has by name too, a deprecated alias of a record of either list, and records
+/// the spec cannot take are each reported with the reason; an experimental list alone is
+/// refused (it would replace the units' main events).
+#[test]
+fn an_experimental_list_is_merged_marked_and_every_other_record_reported() {
+    let spec = spec_copy();
+    let lists = [
+        fixture("skx_small.json"),
+        fixture("skx_small_experimental.json"),
+    ];
+    let report = codegen::import::import_perfmon_lists(&lists, spec.path(), "skylake-sp").unwrap();
+    let errors = report.errors.join("\n");
+    assert_eq!(report.imported.get("CHA"), Some(&3), "{errors}");
+    assert_eq!(report.imported.get("M2M"), Some(&1), "{errors}");
+    assert_eq!(report.experimental.get("CHA"), Some(&1));
+    assert_eq!(report.experimental.get("M2M"), Some(&1));
+    assert_eq!(report.experimental.get("IIO"), None);
+    for expected in [
+        "skx_small.json record 1 (UNC_C_CLOCKTICKS): Intel marks it deprecated",
+        "skx_small_experimental.json record 1 (UNC_H_BYPASS_CHA_IMC.TAKEN): Intel marks it deprecated; UNC_CHA_BYPASS_CHA_IMC.TAKEN counts the same",
+        "skx_small_experimental.json record 3 (UNC_CHA_CLOCKTICKS): the main list has an event of this name too",
+        "skx_small_experimental.json record 4 (UNC_H_CLOCKTICKS): Intel marks it deprecated; UNC_CHA_CLOCKTICKS counts the same",
+        "skx_small_experimental.json record 5 (UNC_M2HBM_CLOCKTICKS): the list's unit `M2HBM` has no counterpart",
+        "skx_small_experimental.json record 6 (UNC_CHA_TOR_INSERTS.IA_MISS_DRD): needs FILTER_VALUE 0x40433",
+    ] {
+        assert!(errors.contains(expected), "{expected}\n in\n{errors}");
+    }
+    assert_eq!(report.errors.len(), 8, "{errors}");
+    assert_eq!(
+        report
+            .not_imported
+            .get("experimental, in the main list too"),
+        Some(&1)
+    );
+    let cha = std::fs::read_to_string(spec.path().join("skylake-sp/events/cha.xml")).unwrap();
+    let lines: Vec<&str> = cha.lines().filter(|l| l.contains("<event ")).collect();
+    assert_eq!(lines.len(), 3, "{cha}");
+    // The main list's events first, unmarked; the experimental one after, marked.
+    assert!(!lines[0].contains("experimental") && !lines[1].contains("experimental"));
+    assert!(
+        lines[2].contains(r#"name="UNC_CHA_BYPASS_CHA_IMC.TAKEN" code="0x57" umask="0x1" counters="0,1,2,3" experimental="1"/>"#),
+        "{cha}"
+    );
+    assert!(report
+        .render()
+        .contains("CHA         3 events (1 experimental)"));
+
+    // The merged files validate, and the model carries the mark.
+    let model = codegen::load_spec(spec.path()).unwrap();
+    let unit = model
+        .processors
+        .iter()
+        .find(|p| p.id == "skylake-sp")
+        .and_then(|p| p.units.iter().find(|u| u.name == "M2M"))
+        .unwrap();
+    assert!(unit.events.iter().all(|e| e.experimental));
+
+    let err = codegen::import::import_perfmon_lists(
+        &[fixture("skx_small_experimental.json")],
+        spec.path(),
+        "skylake-sp",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("an experimental list is imported together with its main list"),
+        "{err}"
+    );
+}
+
 /// Ice Lake-SP's uncore list: a record's UMaskExt, PortMask and FCMask go into the event's
 /// `umask-ext`, `port-mask` and `fc-mask`, the fields with those roles; a mask the unit has no
 /// field for, or too wide for its field, and a free-running counter's record are reported

@@ -138,6 +138,10 @@ struct PerfmonEvent {
     slice_id: String,
     #[serde(rename = "ThreadMask", default)]
     thread_mask: String,
+    /// Whether the record comes from an experimental list (`*_experimental.json`; Intel's
+    /// records do not say so themselves).
+    #[serde(skip)]
+    experimental: bool,
 }
 
 impl PerfmonEvent {
@@ -175,14 +179,16 @@ fn alias_key(e: &PerfmonEvent) -> [String; 13] {
 /// The record that deprecated record `i` is an old name of: one that counts the same and is
 /// not deprecated, or else a later deprecated one (the list's newest name). Importing both
 /// would give one event two names (Sapphire Rapids' core list has RS_EMPTY.COUNT, deprecated,
-/// beside RS.EMPTY_COUNT).
+/// beside RS.EMPTY_COUNT). A main list's record is looked up in the main lists only.
 fn live_twin(i: usize, all: &[PerfmonEvent]) -> Option<&str> {
     let e = &all[i];
     if e.deprecated.trim() != "1" {
         return None;
     }
     let key = alias_key(e);
-    let same = |o: &&PerfmonEvent| alias_key(o) == key;
+    // A main list's record is an alias only of a main list's record: an experimental list's
+    // newer name does not take the place of a validated one.
+    let same = |o: &&PerfmonEvent| (e.experimental || !o.experimental) && alias_key(o) == key;
     all.iter()
         .filter(same)
         .find(|o| o.deprecated.trim() != "1")
@@ -351,6 +357,8 @@ fn settings_of(e: &PerfmonEvent) -> Result<crate::model::EventSettings, String> 
 pub struct Report {
     /// Events written, per unit (our unit name).
     pub imported: BTreeMap<String, usize>,
+    /// Of those, the events from an experimental list, per unit.
+    pub experimental: BTreeMap<String, usize>,
     /// Records that could not be mapped, with the reason.
     pub errors: Vec<String>,
     /// How many records were not imported, by kind of reason.
@@ -368,7 +376,14 @@ impl Report {
         }
         let _ = writeln!(s, "imported:");
         for (unit, n) in &self.imported {
-            let _ = writeln!(s, "  {unit:<8} {n:>4} events");
+            match self.experimental.get(unit) {
+                Some(x) => {
+                    let _ = writeln!(s, "  {unit:<8} {n:>4} events ({x} experimental)");
+                }
+                None => {
+                    let _ = writeln!(s, "  {unit:<8} {n:>4} events");
+                }
+            }
         }
         if !self.not_imported.is_empty() {
             let _ = writeln!(s, "not imported:");
@@ -427,6 +442,27 @@ pub struct Plan {
     pub files: Vec<(PathBuf, String)>,
 }
 
+/// One event list to import: its text, and its path (which names it in reports and errors,
+/// and says whether it is an experimental list: [`is_experimental_list`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ListText<'a> {
+    /// The JSON.
+    pub text: &'a str,
+    /// Where it was read from.
+    pub path: &'a str,
+}
+
+/// Whether `path` names one of Intel's experimental lists (`skylakex_uncore_experimental.json`):
+/// Intel publishes them beside the main lists for events it has not validated, and its
+/// records do not say so themselves.
+pub fn is_experimental_list(path: &str) -> bool {
+    Path::new(path).file_stem().is_some_and(|n| {
+        n.to_string_lossy()
+            .to_ascii_lowercase()
+            .ends_with("_experimental")
+    })
+}
+
 /// Maps Intel's event list `text` onto the units of `processor` in `spec`: pure, touches no
 /// file. `path` only names the input in errors.
 pub fn plan(
@@ -435,11 +471,71 @@ pub fn plan(
     spec: &crate::model::Spec,
     processor: &str,
 ) -> Result<Plan, ImportError> {
+    plan_lists(&[ListText { text, path }], spec, processor)
+}
+
+/// The records of `lists`, main lists first and experimental ones after (each marked), with
+/// where each came from ("list record N"), and the first list's flavour.
+fn read_records(
+    lists: &[ListText],
+) -> Result<(Flavour, Vec<PerfmonEvent>, Vec<String>), ImportError> {
+    let input = |path: &str, message: String| ImportError::Input {
+        path: path.to_string(),
+        message,
+    };
+    let mut ordered: Vec<&ListText> = lists.iter().collect();
+    ordered.sort_by_key(|l| is_experimental_list(l.path));
+    if ordered.first().is_none_or(|l| is_experimental_list(l.path)) {
+        return Err(input(
+            lists.first().map_or("", |l| l.path),
+            "an experimental list is imported together with its main list (an import rewrites the units' events files): pass both, e.g. import-perfmon X_uncore.json X_uncore_experimental.json".into(),
+        ));
+    }
+    let (mut flavour, mut events, mut origins) = (None, Vec::new(), Vec::new());
+    for list in &ordered {
+        let (this, records) = parse_list(list.text).map_err(|m| input(list.path, m))?;
+        flavour.get_or_insert(this);
+        let experimental = is_experimental_list(list.path);
+        let name = Path::new(list.path)
+            .file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned());
+        for (i, mut e) in records.into_iter().enumerate() {
+            e.experimental = experimental;
+            origins.push(if lists.len() > 1 {
+                format!("{name} record {}", i + 1)
+            } else {
+                format!("record {}", i + 1)
+            });
+            events.push(e);
+        }
+    }
+    let flavour = flavour.expect("a main list was read first");
+    Ok((flavour, events, origins))
+}
+
+/// Maps several lists of one processor at once (its main list and its experimental list)
+/// onto its units: each unit's events file gets the main list's events, then the
+/// experimental list's, marked `experimental="1"`. A record of an experimental list whose
+/// name the main list has too is reported, not imported (the main list's is kept); a
+/// deprecated record's live twin is looked for in the main lists, and for an experimental
+/// record in the experimental lists too ([`live_twin`]); a record whose constant name an
+/// imported record of its unit has and that counts the same is reported ([`another_name`]).
+pub fn plan_lists(
+    lists: &[ListText],
+    spec: &crate::model::Spec,
+    processor: &str,
+) -> Result<Plan, ImportError> {
+    let path = lists.first().map_or("", |l| l.path);
     let input = |message: String| ImportError::Input {
         path: path.to_string(),
         message,
     };
-    let (flavour, events) = parse_list(text).map_err(input)?;
+    let (flavour, events, origins) = read_records(lists)?;
+    let main_names: std::collections::HashSet<&str> = events
+        .iter()
+        .filter(|e| !e.experimental)
+        .map(|e| e.event_name.as_str())
+        .collect();
     let proc = spec
         .processors
         .iter()
@@ -457,9 +553,11 @@ pub fn plan(
     let mut report = Report::default();
     // unit module -> (unit name, XML lines)
     let mut files: BTreeMap<String, (String, Vec<String>)> = BTreeMap::new();
+    // (unit module, constant name) -> the record imported under it
+    let mut constants: BTreeMap<(String, String), usize> = BTreeMap::new();
     for (i, e) in events.iter().enumerate() {
         if e.event_code.trim().is_empty() && !e.metric_name.trim().is_empty() {
-            let record = format!("record {} ({})", i + 1, e.metric_name);
+            let record = format!("{} ({})", origins[i], e.metric_name);
             report.errors.push(format!(
                 "{record}: a metric (a formula over events), not an event; metrics are not imported by import-perfmon"
             ));
@@ -469,14 +567,40 @@ pub fn plan(
                 .or_default() += 1;
             continue;
         }
-        match map_record(spec, processor, e, live_twin(i, &events)) {
-            Ok(m) => files
-                .entry(m.module)
-                .or_insert_with(|| (m.unit, Vec::new()))
-                .1
-                .push(m.line),
+        let mapped = if e.experimental && main_names.contains(e.event_name.as_str()) {
+            Err((
+                "experimental, in the main list too",
+                "the main list has an event of this name too; the main list's is imported, not marked experimental".to_string(),
+            ))
+        } else {
+            map_record(spec, processor, e, live_twin(i, &events)).and_then(|m| {
+                let key = (m.module.clone(), crate::naming::event_ident(&e.event_name));
+                match constants.get(&key) {
+                    Some(&first) if alias_key(e) == alias_key(&events[first]) => {
+                        Err(another_name(e, &events[first]))
+                    }
+                    // Two events whose constants clash: the validator refuses the import.
+                    Some(_) => Ok(m),
+                    None => {
+                        constants.insert(key, i);
+                        Ok(m)
+                    }
+                }
+            })
+        };
+        match mapped {
+            Ok(m) => {
+                if e.experimental {
+                    *report.experimental.entry(m.unit.clone()).or_default() += 1;
+                }
+                files
+                    .entry(m.module)
+                    .or_insert_with(|| (m.unit, Vec::new()))
+                    .1
+                    .push(m.line)
+            }
             Err((kind, why)) => {
-                let record = format!("record {} ({})", i + 1, e.event_name);
+                let record = format!("{} ({})", origins[i], e.event_name);
                 report.errors.push(format!("{record}: {why}"));
                 *report.not_imported.entry(kind).or_default() += 1;
             }
@@ -525,6 +649,22 @@ fn parse_list(text: &str) -> Result<(Flavour, Vec<PerfmonEvent>), String> {
                 )
             }),
     }
+}
+
+/// Why record `e` is not imported when an imported record of its unit, `first`, counts the
+/// same under a name with the same constant name (Sapphire Rapids' experimental list has
+/// `UNC_M2M_IMC_WRITES.CH0.NI` and `UNC_M2M_IMC_WRITES.CH0_NI`, both live). Records that
+/// count different things under clashing names are left to the validator, which refuses
+/// the import: one of them needs a name by hand.
+fn another_name(e: &PerfmonEvent, first: &PerfmonEvent) -> Refusal {
+    (
+        "another name of an imported event",
+        format!(
+            "counts the same as {}, imported, and its constant name {} would be the same",
+            first.event_name,
+            crate::naming::event_ident(&e.event_name)
+        ),
+    )
 }
 
 /// Why a record is not imported: its kind (for the report's counts) and the reason.
@@ -708,6 +848,9 @@ fn event_line(
             let _ = write!(extra, " {}=\"{value:#x}\"", role.as_str());
         }
     }
+    if e.experimental {
+        extra.push_str(" experimental=\"1\"");
+    }
     format!(
         "  <event name=\"{}\" code=\"{}\" umask=\"{}\" counters=\"{}\"{ext}{filters}{extra}/>",
         xml_escape(&e.event_name),
@@ -763,12 +906,30 @@ pub fn import_perfmon(
     spec_dir: &Path,
     processor: &str,
 ) -> Result<Report, ImportError> {
-    let text = read_list(file).map_err(|message| ImportError::Input {
-        path: file.display().to_string(),
-        message,
-    })?;
+    import_perfmon_lists(&[file.to_path_buf()], spec_dir, processor)
+}
+
+/// Reads `files` (a main list, and its experimental list) and writes the event files of
+/// `processor` into `spec_dir`, every unit's events from all of them ([`plan_lists`]).
+pub fn import_perfmon_lists(
+    files: &[PathBuf],
+    spec_dir: &Path,
+    processor: &str,
+) -> Result<Report, ImportError> {
+    let mut texts = Vec::new();
+    for file in files {
+        let text = read_list(file).map_err(|message| ImportError::Input {
+            path: file.display().to_string(),
+            message,
+        })?;
+        texts.push((file.display().to_string(), text));
+    }
+    let lists: Vec<ListText> = texts
+        .iter()
+        .map(|(path, text)| ListText { text, path })
+        .collect();
     let spec = crate::load_spec(spec_dir)?;
-    let Plan { mut report, files } = plan(&text, &file.display().to_string(), &spec, processor)?;
+    let Plan { mut report, files } = plan_lists(&lists, &spec, processor)?;
 
     // Validate the spec with the new files, in memory, through the same path as generation,
     // before touching the real one.

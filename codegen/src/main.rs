@@ -29,8 +29,11 @@ enum Command {
     /// umasks, counters and filters only. Example:
     /// cargo run -p codegen -- import-perfmon ../shared/perfmon/Jaketown_uncore.json
     ImportPerfmon {
-        /// The perfmon JSON file.
-        file: PathBuf,
+        /// The perfmon JSON file; or a main list and its experimental list
+        /// (`X_uncore.json X_uncore_experimental.json`), imported together: the
+        /// experimental list's events are marked `experimental="1"`.
+        #[arg(required = true, num_args = 1..)]
+        files: Vec<PathBuf>,
         /// The processor the events belong to; by default the one whose perfmon name
         /// (processors.xml `<identity perfmon="..">`) prefixes the file name.
         #[arg(long)]
@@ -64,10 +67,10 @@ fn main() -> ExitCode {
     let args = Args::parse();
     match &args.command {
         Some(Command::ImportPerfmon {
-            file,
+            files,
             processor,
             skip_unmapped,
-        }) => import(&args, file, processor.as_deref(), *skip_unmapped),
+        }) => import(&args, files, processor.as_deref(), *skip_unmapped),
         Some(Command::ImportMetrics { file, processor }) => {
             import_metrics(&args, file, processor.as_deref())
         }
@@ -78,10 +81,15 @@ fn main() -> ExitCode {
 
 /// `import-perfmon`: the report, and failure when records were left out unless
 /// `--skip-unmapped` accepts that.
-fn import(args: &Args, file: &Path, processor: Option<&str>, skip_unmapped: bool) -> ExitCode {
+fn import(
+    args: &Args,
+    files: &[PathBuf],
+    processor: Option<&str>,
+    skip_unmapped: bool,
+) -> ExitCode {
     let processor = match processor {
         Some(p) => p.to_string(),
-        None => match codegen::import::processor_for_file(file, &args.spec) {
+        None => match codegen::import::processor_for_file(&files[0], &args.spec) {
             Ok(p) => p,
             Err(e) => {
                 eprintln!("{e}");
@@ -89,7 +97,7 @@ fn import(args: &Args, file: &Path, processor: Option<&str>, skip_unmapped: bool
             }
         },
     };
-    match codegen::import::import_perfmon(file, &args.spec, &processor) {
+    match codegen::import::import_perfmon_lists(files, &args.spec, &processor) {
         Ok(report) => {
             print!("{}", report.render());
             if report.errors.is_empty() || skip_unmapped {

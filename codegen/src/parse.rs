@@ -500,6 +500,10 @@ pub struct RawEvent {
     /// The value of the control's `fc-mask` role (Intel's FCMask).
     #[serde(rename = "@fc-mask")]
     pub fc_mask: Option<String>,
+    /// "1": the event comes from a list its vendor calls experimental (Intel's
+    /// `*_uncore_experimental.json`: not validated, counts may be wrong).
+    #[serde(rename = "@experimental")]
+    pub experimental: Option<String>,
 }
 
 /// Parsed `processors.xml` together with the text it came from.

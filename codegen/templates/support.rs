@@ -852,6 +852,10 @@ pub struct EventInfo {
     pub port_mask: u16,
     /// The value it puts in the control's `fc-mask` role (Intel's FCMask; 0: none).
     pub fc_mask: u8,
+    /// From a list its vendor calls experimental (Intel's `*_uncore_experimental.json`,
+    /// whose counts Intel has not validated). Such events are built only with the
+    /// `experimental-events` feature.
+    pub experimental: bool,
 }
 
 #[cfg(feature = "metadata")]

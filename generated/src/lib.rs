@@ -86,6 +86,7 @@
 //! | Feature | Module | Processor |
 //! |---|---|---|
 //! | `metadata` | | Field, value and event tables, descriptions, [`structure`], [`PROCESSORS`] |
+//! | `experimental-events` | | Events from the vendors' experimental lists (Intel's `*_uncore_experimental.json`, not validated by Intel); off by default |
 //! | `xeon-7500` | [`xeon_7500`] | Intel Xeon Processor 7500 Series (Nehalem-EX) uncore |
 //! | `xeon-e5-2600` | [`xeon_e5_2600`] | Intel Xeon Processor E5-2600 Product Family (Sandy Bridge-EP) uncore |
 //! | `xeon-e5-2600-v2` | [`xeon_e5_2600_v2`] | Intel Xeon Processor E5-2600 v2 Product Family (Ivy Bridge-EP, IvyTown) uncore |

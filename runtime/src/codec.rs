@@ -344,6 +344,16 @@ pub fn events_for(info: &RegisterInfo, core: Option<&str>) -> Vec<&'static pmu_r
     events
 }
 
+/// The event `event=NAME` names in `info` ([`events_for`]'s list, as `encode` finds it), if
+/// any: tools say so when it is experimental ([`pmu_regs::EventInfo::experimental`]).
+pub fn named_event(
+    info: &RegisterInfo,
+    name: &str,
+    core: Option<&str>,
+) -> Option<&'static pmu_regs::EventInfo> {
+    events_for(info, core).into_iter().find(|e| names(e, name))
+}
+
 /// Whether `e` is the event `name` names: Intel's name or the constant's, in any case
 /// (`UNC_H_REQUESTS.READS`, `requests_reads`).
 fn names(e: &pmu_regs::EventInfo, name: &str) -> bool {

@@ -880,3 +880,96 @@ fn uncore_masks_are_listed_encoded_decoded_and_never_dropped() {
         "{err}"
     );
 }
+
+/// Events from Intel's experimental lists: `list --events` marks them in its STATUS column
+/// (and `--json` with `experimental`), `encode` and `decode` name them as experimental and
+/// `encode` says so on stderr, keeping stdout the value alone with `-x`; `watch` counts them
+/// and says so once.
+#[test]
+fn experimental_events_are_marked_wherever_they_are_used() {
+    let event = "UNC_CHA_BYPASS_CHA_IMC.TAKEN";
+    let (code, out, err) = run(&[
+        "list",
+        "--events",
+        "--unit",
+        "CHA",
+        "--processor",
+        "skylake-sp",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.lines().next().unwrap().contains("STATUS"), "{out}");
+    let row = |name: &str| {
+        out.lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{name} in {out}"))
+            .to_string()
+    };
+    assert!(
+        row(event).trim_end().ends_with("experimental"),
+        "{}",
+        row(event)
+    );
+    assert!(!row("UNC_CHA_CLOCKTICKS").contains("experimental"));
+    let (code, out, _) = run(&[
+        "list",
+        "--events",
+        "--unit",
+        "CHA",
+        "--processor",
+        "skylake-sp",
+        "--json",
+    ]);
+    assert_eq!(code, 0);
+    let items: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let flag = |name: &str| {
+        items
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["name"] == name)
+            .map(|e| e["experimental"].clone())
+    };
+    assert_eq!(flag(event), Some(serde_json::json!(true)));
+    assert_eq!(flag("UNC_CHA_CLOCKTICKS"), Some(serde_json::json!(false)));
+
+    let word = format!("event={event}");
+    let (code, out, err) = run(&["encode", "skylake-sp:C0_MSR_PMON_CTL0", &word, "en=1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("C0_MSR_PMON_CTL0 = 0x00400157 "), "{out}");
+    assert!(
+        out.contains(&format!("event: {event} (experimental: ")),
+        "{out}"
+    );
+    assert!(
+        err.contains(&format!("note: {event} is experimental")),
+        "{err}"
+    );
+    let (code, out, err) = run(&["encode", "skylake-sp:C0_MSR_PMON_CTL0", &word, "-x"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "157");
+    assert!(err.contains("is experimental"), "{err}");
+    // A main-list event: no note.
+    let (code, _, err) = run(&[
+        "encode",
+        "skylake-sp:C0_MSR_PMON_CTL0",
+        "event=UNC_CHA_CLOCKTICKS",
+    ]);
+    assert_eq!(code, 0);
+    assert!(!err.contains("experimental"), "{err}");
+
+    let (code, out, err) = run(&[
+        "watch",
+        "--sim",
+        "--processor",
+        "skylake-sp",
+        "--unit",
+        "CHA0",
+        "--event",
+        &word,
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!out.is_empty());
+    assert_eq!(err.matches("is experimental").count(), 1, "{err}");
+}

@@ -159,6 +159,7 @@ fn list_events_json_is_in_the_model() {
         "umask_ext",
         "port_mask",
         "fc_mask",
+        "experimental",
     ];
     // Each processor's units' events, then its own core events (for its core PMU's unit).
     for p in model["processors"].as_array().unwrap() {

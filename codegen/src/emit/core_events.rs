@@ -102,12 +102,16 @@ fn event_const(row: usize, e: &Event) -> String {
         &mut out,
         "    ",
         &format!(
-            "`{}`: {}, counters {:#b}.",
+            "`{}`: {}, counters {:#b}.{}",
             e.name,
             said.join(", "),
-            e.counters
+            e.counters,
+            super::events::experimental_note(e)
         ),
     );
+    if e.experimental {
+        let _ = writeln!(out, "    {}", super::events::EXPERIMENTAL);
+    }
     let _ = write!(
         out,
         "    pub const {}: Event = Event {{ {}, row: {row}, ..Event::BASE }};",

@@ -17,12 +17,27 @@ use crate::validate::snake_case;
 /// `#[cfg(feature = "metadata")]`: what an item that only tools need is built behind.
 pub const METADATA: &str = "#[cfg(feature = \"metadata\")]";
 
+/// `#[cfg(feature = "experimental-events")]`: what an experimental event's constant and rows are
+/// built behind (Intel's experimental lists hold thousands of events; a crate user who does
+/// not want them does not compile them).
+pub const EXPERIMENTAL: &str = "#[cfg(feature = \"experimental-events\")]";
+
+/// What goes before an event's constant, `ALL` entry and table row: the experimental gate
+/// and a space, or nothing.
+pub fn gate(e: &Event) -> String {
+    if e.experimental {
+        format!("{EXPERIMENTAL} ")
+    } else {
+        String::new()
+    }
+}
+
 /// An event's facts as an `EventInfo` literal: the uncore units' and the core lists' events
 /// alike.
 pub fn event_info(e: &Event) -> String {
     let (s, m) = (e.settings, e.masks);
     format!(
-        "EventInfo {{ name: {}, code: {:#04x}, umask: {:#04x}, ext_sel: {}, counters: {:#b}, filters: {}, threshold: {}, invert: {}, edge: {}, any_thread: {}, umask_ext: {:#x}, port_mask: {:#x}, fc_mask: {:#x} }}",
+        "EventInfo {{ name: {}, code: {:#04x}, umask: {:#04x}, ext_sel: {}, counters: {:#b}, filters: {}, threshold: {}, invert: {}, edge: {}, any_thread: {}, umask_ext: {:#x}, port_mask: {:#x}, fc_mask: {:#x}, experimental: {} }}",
         lit(&e.name),
         e.code,
         e.umask,
@@ -35,21 +50,31 @@ pub fn event_info(e: &Event) -> String {
         s.any_thread,
         m.umask_ext,
         m.port_mask,
-        m.fc_mask
+        m.fc_mask,
+        e.experimental
     )
+}
+
+/// The sentence an experimental event's doc ends with (nothing for the others).
+pub fn experimental_note(e: &Event) -> &'static str {
+    if e.experimental {
+        " Experimental: from the vendor's experimental list, whose counts it has not validated."
+    } else {
+        ""
+    }
 }
 
 /// `Event::ALL`, and the metadata table `EVENT_INFOS` that the events' rows index.
 pub fn all_and_table(events: &[Event]) -> (String, String) {
     let all: Vec<String> = events
         .iter()
-        .map(|e| format!("Event::{}", e.ident))
+        .map(|e| format!("{}Event::{}", gate(e), e.ident))
         .collect();
     let mut table = format!(
         "/// The facts of `Event::ALL`, row for row.\n{METADATA}\nconst EVENT_INFOS: &[&EventInfo] = &[\n"
     );
     for e in events {
-        let _ = writeln!(table, "    &{},", event_info(e));
+        let _ = writeln!(table, "    {}&{},", gate(e), event_info(e));
     }
     table.push_str("];\n");
     (all.join(", "), table)
@@ -118,10 +143,17 @@ fn event_type_text(unit: &Unit, out: &mut String) {
             out,
             "    ",
             &format!(
-                "`{}`: event select {:#04x}, umask {:#04x}{set}, counters {:#b}.",
-                e.name, e.code, e.umask, e.counters
+                "`{}`: event select {:#04x}, umask {:#04x}{set}, counters {:#b}.{}",
+                e.name,
+                e.code,
+                e.umask,
+                e.counters,
+                experimental_note(e)
             ),
         );
+        if e.experimental {
+            let _ = writeln!(out, "    {EXPERIMENTAL}");
+        }
         let values: String = masks
             .iter()
             .map(|(role, name, ..)| format!("{name}: {:#x}, ", value(*role)))

@@ -350,6 +350,7 @@ struct Event<'a> {
     umask_ext: u32,
     port_mask: u16,
     fc_mask: u8,
+    experimental: bool,
 }
 
 /// A unit's PMU structure (`<pmu>`): registers are named by their template name in the unit.
@@ -736,6 +737,7 @@ fn event(e: &model::Event) -> Event<'_> {
         umask_ext: e.masks.umask_ext,
         port_mask: e.masks.port_mask,
         fc_mask: e.masks.fc_mask,
+        experimental: e.experimental,
     }
 }
 

@@ -381,6 +381,8 @@ pub fn cargo_features(spec: &Spec) -> String {
     let quoted: Vec<String> = features.iter().map(|f| format!("{f:?}")).collect();
     let _ = writeln!(s, "default = [\"metadata\", {}]", quoted.join(", "));
     s.push_str("metadata = []\n");
+    // Off by default: Intel's experimental lists add thousands of events (docs/events.md).
+    s.push_str("# Events from the vendors' experimental lists (`experimental = true`).\nexperimental-events = []\n");
     for p in &spec.processors {
         let Some(f) = processor_feature(p) else {
             continue;
@@ -403,6 +405,7 @@ pub fn features_doc(spec: &Spec) -> String {
         "//!\n//! # Features\n//!\n//! One cargo feature per processor, all on by default. A consumer that needs one processor\n//! names it alone and compiles only that one:\n//! `pmu-regs = { version = \"0.1\", default-features = false, features = [\"xeon-7500\"] }`\n//! (add `\"metadata\"` for the tables tools introspect). The architectural PMU (`arch`) is\n//! always built.\n//!\n//! | Feature | Module | Processor |\n//! |---|---|---|\n",
     );
     s.push_str("//! | `metadata` | | Field, value and event tables, descriptions, [`structure`], [`PROCESSORS`] |\n");
+    s.push_str("//! | `experimental-events` | | Events from the vendors' experimental lists (Intel's `*_uncore_experimental.json`, not validated by Intel); off by default |\n");
     for p in &spec.processors {
         let feature = processor_feature(p).map_or("(always)".to_string(), |f| format!("`{f}`"));
         let _ = writeln!(

@@ -217,6 +217,10 @@ pub struct Event {
     pub settings: EventSettings,
     /// The uncore masks it sets besides its select and umask. All zero for most events.
     pub masks: EventMasks,
+    /// From a list its vendor calls experimental (Intel's `*_uncore_experimental.json`):
+    /// the generated crate builds it only with the `experimental-events` feature, and tools
+    /// say so when it is used.
+    pub experimental: bool,
 }
 
 /// The values an uncore event puts in its control's mask fields, by the role of the field

@@ -232,6 +232,10 @@ impl Validator {
                 target.push(event);
             }
         }
+        // Experimental events after the others (a stable sort keeps each group's order): the
+        // generated tables build them behind a feature, and the others' rows stay the same
+        // with it or without.
+        target.sort_by_key(|e| e.experimental);
     }
 
     /// The unit an events file is for (its name, owning processor and capacity), from a
@@ -295,6 +299,17 @@ impl Validator {
                 return None;
             }
         };
+        let experimental = match e.experimental.as_deref() {
+            None | Some("0") => false,
+            Some("1") => true,
+            Some(other) => {
+                self.push(err(
+                    format!("experimental `{other}` is not 0 or 1"),
+                    "write experimental=\"1\" on an event from a list its vendor calls experimental, or leave it out",
+                ));
+                return None;
+            }
+        };
         let settings = match event_settings(e) {
             Ok(s) => s,
             Err(msg) => {
@@ -342,6 +357,7 @@ impl Validator {
             source: source.to_string(),
             settings: parsed.settings,
             masks: parsed.masks,
+            experimental,
         })
     }
 }

@@ -419,9 +419,693 @@ impl Event {
     /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS`: event select 0xd5, umask 0x0f, traffic-class
     /// mask 0x4, counters 0b1100.
     pub const COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS: Event = Event { code: 0xd5, umask: 0x0f, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 74 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.PORT0`: event select 0xc2, umask 0x04, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_INSERTS_PORT0: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 75 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.PORT1`: event select 0xc2, umask 0x04, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_INSERTS_PORT1: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 76 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.PORT2`: event select 0xc2, umask 0x04, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_INSERTS_PORT2: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 77 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.PORT3`: event select 0xc2, umask 0x04, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_INSERTS_PORT3: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 78 };
+    /// `UNC_IIO_LINK_NUM_CORR_ERR`: event select 0x0f, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LINK_NUM_CORR_ERR: Event = Event { code: 0x0f, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 79 };
+    /// `UNC_IIO_LINK_NUM_RETRIES`: event select 0x0e, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LINK_NUM_RETRIES: Event = Event { code: 0x0e, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 80 };
+    /// `UNC_IIO_MASK_MATCH`: event select 0x21, umask 0x00, counters 0b1111. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH: Event = Event { code: 0x21, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 81 };
+    /// `UNC_IIO_MASK_MATCH_AND.BUS0`: event select 0x02, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_AND_BUS0: Event = Event { code: 0x02, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 82 };
+    /// `UNC_IIO_MASK_MATCH_AND.BUS1`: event select 0x02, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_AND_BUS1: Event = Event { code: 0x02, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 83 };
+    /// `UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1`: event select 0x02, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_AND_BUS0_NOT_BUS1: Event = Event { code: 0x02, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 84 };
+    /// `UNC_IIO_MASK_MATCH_AND.BUS0_BUS1`: event select 0x02, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_AND_BUS0_BUS1: Event = Event { code: 0x02, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 85 };
+    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1`: event select 0x02, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_AND_NOT_BUS0_BUS1: Event = Event { code: 0x02, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 86 };
+    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1`: event select 0x02, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_AND_NOT_BUS0_NOT_BUS1: Event = Event { code: 0x02, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 87 };
+    /// `UNC_IIO_MASK_MATCH_OR.BUS0`: event select 0x03, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_OR_BUS0: Event = Event { code: 0x03, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 88 };
+    /// `UNC_IIO_MASK_MATCH_OR.BUS1`: event select 0x03, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_OR_BUS1: Event = Event { code: 0x03, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 89 };
+    /// `UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1`: event select 0x03, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_OR_BUS0_NOT_BUS1: Event = Event { code: 0x03, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 90 };
+    /// `UNC_IIO_MASK_MATCH_OR.BUS0_BUS1`: event select 0x03, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_OR_BUS0_BUS1: Event = Event { code: 0x03, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 91 };
+    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1`: event select 0x03, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_OR_NOT_BUS0_BUS1: Event = Event { code: 0x03, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 92 };
+    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1`: event select 0x03, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_OR_NOT_BUS0_NOT_BUS1: Event = Event { code: 0x03, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 93 };
+    /// `UNC_IIO_NOTHING`: event select 0x00, umask 0x00, counters 0b1111. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NOTHING: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 94 };
+    /// `UNC_IIO_SYMBOL_TIMES`: event select 0x82, umask 0x00, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SYMBOL_TIMES: Event = Event { code: 0x82, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 95 };
+    /// `UNC_IIO_VTD_ACCESS.L4_PAGE_HIT`: event select 0x41, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const VTD_ACCESS_L4_PAGE_HIT: Event = Event { code: 0x41, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 96 };
+    /// `UNC_IIO_VTD_ACCESS.CTXT_MISS`: event select 0x41, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const VTD_ACCESS_CTXT_MISS: Event = Event { code: 0x41, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 97 };
+    /// `UNC_IIO_VTD_ACCESS.L1_MISS`: event select 0x41, umask 0x04, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const VTD_ACCESS_L1_MISS: Event = Event { code: 0x41, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 98 };
+    /// `UNC_IIO_VTD_ACCESS.L2_MISS`: event select 0x41, umask 0x08, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const VTD_ACCESS_L2_MISS: Event = Event { code: 0x41, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 99 };
+    /// `UNC_IIO_VTD_ACCESS.L3_MISS`: event select 0x41, umask 0x10, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const VTD_ACCESS_L3_MISS: Event = Event { code: 0x41, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 100 };
+    /// `UNC_IIO_VTD_ACCESS.TLB_MISS`: event select 0x41, umask 0x20, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const VTD_ACCESS_TLB_MISS: Event = Event { code: 0x41, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 101 };
+    /// `UNC_IIO_VTD_ACCESS.TLB_FULL`: event select 0x41, umask 0x40, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const VTD_ACCESS_TLB_FULL: Event = Event { code: 0x41, umask: 0x40, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 102 };
+    /// `UNC_IIO_VTD_ACCESS.TLB1_MISS`: event select 0x41, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const VTD_ACCESS_TLB1_MISS: Event = Event { code: 0x41, umask: 0x80, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 103 };
+    /// `UNC_IIO_VTD_OCCUPANCY`: event select 0x40, umask 0x00, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const VTD_OCCUPANCY: Event = Event { code: 0x40, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 104 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART0`: event select 0xc0, umask 0x10, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART0: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 105 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART1`: event select 0xc0, umask 0x10, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART1: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 106 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART2`: event select 0xc0, umask 0x10, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART2: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 107 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART3`: event select 0xc0, umask 0x10, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART3: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 108 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART0`: event select 0xc0, umask 0x20, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART0: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 109 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART1`: event select 0xc0, umask 0x20, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART1: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 110 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART2`: event select 0xc0, umask 0x20, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART2: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 111 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART3`: event select 0xc0, umask 0x20, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART3: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 112 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART0`: event select 0xc0, umask 0x40, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART0: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 113 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART1`: event select 0xc0, umask 0x40, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART1: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 114 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART2`: event select 0xc0, umask 0x40, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART2: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 115 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART3`: event select 0xc0, umask 0x40, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART3: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 116 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART0`: event select 0xc0, umask 0x80, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_READ_PART0: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 117 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART1`: event select 0xc0, umask 0x80, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_READ_PART1: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 118 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART2`: event select 0xc0, umask 0x80, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_READ_PART2: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 119 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART3`: event select 0xc0, umask 0x80, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_READ_PART3: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 120 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.VTD0`: event select 0xc0, umask 0x40, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_READ_VTD0: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 121 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.VTD1`: event select 0xc0, umask 0x40, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_READ_VTD1: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 122 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.VTD0`: event select 0xc0, umask 0x10, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_VTD0: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 123 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.VTD1`: event select 0xc0, umask 0x10, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_VTD1: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 124 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.VTD0`: event select 0xc0, umask 0x80, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_READ_VTD0: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 125 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.VTD1`: event select 0xc0, umask 0x80, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_READ_VTD1: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 126 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.VTD0`: event select 0xc0, umask 0x20, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_WRITE_VTD0: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 127 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.VTD1`: event select 0xc0, umask 0x20, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_WRITE_VTD1: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 128 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.VTD0`: event select 0xc0, umask 0x04, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_MEM_READ_VTD0: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 129 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.VTD1`: event select 0xc0, umask 0x04, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_MEM_READ_VTD1: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 130 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.VTD0`: event select 0xc0, umask 0x01, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_VTD0: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 131 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.VTD1`: event select 0xc0, umask 0x01, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_VTD1: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 132 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.VTD0`: event select 0xc0, umask 0x08, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_READ_VTD0: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 133 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.VTD1`: event select 0xc0, umask 0x08, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_READ_VTD1: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 134 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.VTD0`: event select 0xc0, umask 0x02, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_VTD0: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 135 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.VTD1`: event select 0xc0, umask 0x02, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_VTD1: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 136 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART0`: event select 0x83, umask 0x10, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART0: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 137 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART1`: event select 0x83, umask 0x10, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART1: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 138 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART2`: event select 0x83, umask 0x10, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART2: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 139 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART3`: event select 0x83, umask 0x10, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART3: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 140 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART0`: event select 0x83, umask 0x20, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMICCMP_PART0: Event = Event { code: 0x83, umask: 0x20, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 141 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART1`: event select 0x83, umask 0x20, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMICCMP_PART1: Event = Event { code: 0x83, umask: 0x20, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 142 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART2`: event select 0x83, umask 0x20, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMICCMP_PART2: Event = Event { code: 0x83, umask: 0x20, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 143 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART3`: event select 0x83, umask 0x20, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMICCMP_PART3: Event = Event { code: 0x83, umask: 0x20, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 144 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART0`: event select 0x83, umask 0x40, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MSG_PART0: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 145 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART1`: event select 0x83, umask 0x40, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MSG_PART1: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 146 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART2`: event select 0x83, umask 0x40, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MSG_PART2: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 147 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART3`: event select 0x83, umask 0x40, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MSG_PART3: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 148 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.VTD0`: event select 0x83, umask 0x10, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMIC_VTD0: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 149 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.VTD1`: event select 0x83, umask 0x10, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMIC_VTD1: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 150 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.VTD0`: event select 0x83, umask 0x04, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MEM_READ_VTD0: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 151 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.VTD1`: event select 0x83, umask 0x04, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MEM_READ_VTD1: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 152 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.VTD0`: event select 0x83, umask 0x01, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_VTD0: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 153 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.VTD1`: event select 0x83, umask 0x01, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_VTD1: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 154 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.VTD0`: event select 0x83, umask 0x40, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MSG_VTD0: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 155 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.VTD1`: event select 0x83, umask 0x40, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MSG_VTD1: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 156 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.VTD0`: event select 0x83, umask 0x08, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_VTD0: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 157 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.VTD1`: event select 0x83, umask 0x08, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_VTD1: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 158 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.VTD0`: event select 0x83, umask 0x02, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_VTD0: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 159 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.VTD1`: event select 0x83, umask 0x02, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_VTD1: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 160 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART0`: event select 0xc1, umask 0x10, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART0: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 161 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART1`: event select 0xc1, umask 0x10, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART1: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 162 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART2`: event select 0xc1, umask 0x10, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART2: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 163 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART3`: event select 0xc1, umask 0x10, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART3: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 164 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART0`: event select 0xc1, umask 0x20, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART0: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 165 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART1`: event select 0xc1, umask 0x20, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART1: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 166 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART2`: event select 0xc1, umask 0x20, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART2: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 167 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART3`: event select 0xc1, umask 0x20, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART3: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 168 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART0`: event select 0xc1, umask 0x40, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART0: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 169 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART1`: event select 0xc1, umask 0x40, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART1: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 170 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART2`: event select 0xc1, umask 0x40, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART2: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 171 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART3`: event select 0xc1, umask 0x40, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART3: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 172 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART0`: event select 0xc1, umask 0x80, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_READ_PART0: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 173 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART1`: event select 0xc1, umask 0x80, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_READ_PART1: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 174 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART2`: event select 0xc1, umask 0x80, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_READ_PART2: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 175 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART3`: event select 0xc1, umask 0x80, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_READ_PART3: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 176 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.VTD0`: event select 0xc1, umask 0x40, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_READ_VTD0: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 177 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.VTD1`: event select 0xc1, umask 0x40, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_READ_VTD1: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 178 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.VTD0`: event select 0xc1, umask 0x10, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_VTD0: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 179 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.VTD0`: event select 0xc1, umask 0x80, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_READ_VTD0: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 180 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.VTD1`: event select 0xc1, umask 0x80, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_READ_VTD1: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 181 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.VTD0`: event select 0xc1, umask 0x20, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_WRITE_VTD0: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 182 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.VTD1`: event select 0xc1, umask 0x20, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_WRITE_VTD1: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 183 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.VTD0`: event select 0xc1, umask 0x04, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_MEM_READ_VTD0: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 184 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.VTD1`: event select 0xc1, umask 0x04, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_MEM_READ_VTD1: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 185 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.VTD0`: event select 0xc1, umask 0x01, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_VTD0: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 186 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.VTD1`: event select 0xc1, umask 0x01, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_VTD1: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 187 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.VTD0`: event select 0xc1, umask 0x08, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_READ_VTD0: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 188 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.VTD1`: event select 0xc1, umask 0x08, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_READ_VTD1: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 189 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.VTD0`: event select 0xc1, umask 0x02, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_VTD0: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 190 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.VTD1`: event select 0xc1, umask 0x02, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_VTD1: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 191 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.VTD1`: event select 0xc1, umask 0x10, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_VTD1: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 192 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.VTD0`: event select 0x84, umask 0x01, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_VTD0: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 193 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.VTD1`: event select 0x84, umask 0x01, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_VTD1: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 194 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.VTD0`: event select 0x84, umask 0x02, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_VTD0: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 195 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.VTD1`: event select 0x84, umask 0x02, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_VTD1: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 196 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.VTD0`: event select 0x84, umask 0x04, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MEM_READ_VTD0: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 197 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.VTD1`: event select 0x84, umask 0x04, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MEM_READ_VTD1: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 198 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.VTD0`: event select 0x84, umask 0x08, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_VTD0: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 199 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.VTD1`: event select 0x84, umask 0x08, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_VTD1: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 200 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART0`: event select 0x84, umask 0x10, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART0: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 201 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART1`: event select 0x84, umask 0x10, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART1: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 202 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART2`: event select 0x84, umask 0x10, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART2: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 203 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART3`: event select 0x84, umask 0x10, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART3: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 204 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.VTD0`: event select 0x84, umask 0x10, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMIC_VTD0: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 205 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.VTD1`: event select 0x84, umask 0x10, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMIC_VTD1: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 206 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART0`: event select 0x84, umask 0x20, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMICCMP_PART0: Event = Event { code: 0x84, umask: 0x20, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 207 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART1`: event select 0x84, umask 0x20, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMICCMP_PART1: Event = Event { code: 0x84, umask: 0x20, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 208 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART2`: event select 0x84, umask 0x20, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMICCMP_PART2: Event = Event { code: 0x84, umask: 0x20, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 209 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART3`: event select 0x84, umask 0x20, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMICCMP_PART3: Event = Event { code: 0x84, umask: 0x20, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 210 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART0`: event select 0x84, umask 0x40, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MSG_PART0: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 211 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART1`: event select 0x84, umask 0x40, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MSG_PART1: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 212 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART2`: event select 0x84, umask 0x40, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MSG_PART2: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 213 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART3`: event select 0x84, umask 0x40, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MSG_PART3: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 214 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.VTD0`: event select 0x84, umask 0x40, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MSG_VTD0: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 215 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.VTD1`: event select 0x84, umask 0x40, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MSG_VTD1: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 216 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART0, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART1, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART2, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART3, Event::DATA_REQ_BY_CPU_PEER_WRITE_PART0, Event::DATA_REQ_BY_CPU_PEER_WRITE_PART1, Event::DATA_REQ_BY_CPU_PEER_WRITE_PART2, Event::DATA_REQ_BY_CPU_PEER_WRITE_PART3, Event::DATA_REQ_BY_CPU_MEM_READ_PART0, Event::DATA_REQ_BY_CPU_MEM_READ_PART1, Event::DATA_REQ_BY_CPU_MEM_READ_PART2, Event::DATA_REQ_BY_CPU_MEM_READ_PART3, Event::DATA_REQ_BY_CPU_PEER_READ_PART0, Event::DATA_REQ_BY_CPU_PEER_READ_PART1, Event::DATA_REQ_BY_CPU_PEER_READ_PART2, Event::DATA_REQ_BY_CPU_PEER_READ_PART3, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART0, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART1, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART2, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART3, Event::DATA_REQ_OF_CPU_PEER_WRITE_PART0, Event::DATA_REQ_OF_CPU_PEER_WRITE_PART1, Event::DATA_REQ_OF_CPU_PEER_WRITE_PART2, Event::DATA_REQ_OF_CPU_PEER_WRITE_PART3, Event::DATA_REQ_OF_CPU_MEM_READ_PART0, Event::DATA_REQ_OF_CPU_MEM_READ_PART1, Event::DATA_REQ_OF_CPU_MEM_READ_PART2, Event::DATA_REQ_OF_CPU_MEM_READ_PART3, Event::DATA_REQ_OF_CPU_PEER_READ_PART0, Event::DATA_REQ_OF_CPU_PEER_READ_PART1, Event::DATA_REQ_OF_CPU_PEER_READ_PART2, Event::DATA_REQ_OF_CPU_PEER_READ_PART3, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART0, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART1, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART2, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART3, Event::TXN_REQ_BY_CPU_PEER_WRITE_PART0, Event::TXN_REQ_BY_CPU_PEER_WRITE_PART1, Event::TXN_REQ_BY_CPU_PEER_WRITE_PART2, Event::TXN_REQ_BY_CPU_PEER_WRITE_PART3, Event::TXN_REQ_BY_CPU_MEM_READ_PART0, Event::TXN_REQ_BY_CPU_MEM_READ_PART1, Event::TXN_REQ_BY_CPU_MEM_READ_PART2, Event::TXN_REQ_BY_CPU_MEM_READ_PART3, Event::TXN_REQ_BY_CPU_PEER_READ_PART0, Event::TXN_REQ_BY_CPU_PEER_READ_PART1, Event::TXN_REQ_BY_CPU_PEER_READ_PART2, Event::TXN_REQ_BY_CPU_PEER_READ_PART3, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART0, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART1, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART2, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART3, Event::TXN_REQ_OF_CPU_PEER_WRITE_PART0, Event::TXN_REQ_OF_CPU_PEER_WRITE_PART1, Event::TXN_REQ_OF_CPU_PEER_WRITE_PART2, Event::TXN_REQ_OF_CPU_PEER_WRITE_PART3, Event::TXN_REQ_OF_CPU_MEM_READ_PART0, Event::TXN_REQ_OF_CPU_MEM_READ_PART1, Event::TXN_REQ_OF_CPU_MEM_READ_PART2, Event::TXN_REQ_OF_CPU_MEM_READ_PART3, Event::TXN_REQ_OF_CPU_PEER_READ_PART0, Event::TXN_REQ_OF_CPU_PEER_READ_PART1, Event::TXN_REQ_OF_CPU_PEER_READ_PART2, Event::TXN_REQ_OF_CPU_PEER_READ_PART3, Event::COMP_BUF_INSERTS_CMPD_PART0, Event::COMP_BUF_INSERTS_CMPD_PART1, Event::COMP_BUF_INSERTS_CMPD_PART2, Event::COMP_BUF_INSERTS_CMPD_PART3, Event::COMP_BUF_OCCUPANCY_CMPD_PART0, Event::COMP_BUF_OCCUPANCY_CMPD_PART1, Event::COMP_BUF_OCCUPANCY_CMPD_PART2, Event::COMP_BUF_OCCUPANCY_CMPD_PART3, Event::COMP_BUF_INSERTS_CMPD_ALL_PARTS, Event::COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS];
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART0, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART1, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART2, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART3, Event::DATA_REQ_BY_CPU_PEER_WRITE_PART0, Event::DATA_REQ_BY_CPU_PEER_WRITE_PART1, Event::DATA_REQ_BY_CPU_PEER_WRITE_PART2, Event::DATA_REQ_BY_CPU_PEER_WRITE_PART3, Event::DATA_REQ_BY_CPU_MEM_READ_PART0, Event::DATA_REQ_BY_CPU_MEM_READ_PART1, Event::DATA_REQ_BY_CPU_MEM_READ_PART2, Event::DATA_REQ_BY_CPU_MEM_READ_PART3, Event::DATA_REQ_BY_CPU_PEER_READ_PART0, Event::DATA_REQ_BY_CPU_PEER_READ_PART1, Event::DATA_REQ_BY_CPU_PEER_READ_PART2, Event::DATA_REQ_BY_CPU_PEER_READ_PART3, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART0, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART1, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART2, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART3, Event::DATA_REQ_OF_CPU_PEER_WRITE_PART0, Event::DATA_REQ_OF_CPU_PEER_WRITE_PART1, Event::DATA_REQ_OF_CPU_PEER_WRITE_PART2, Event::DATA_REQ_OF_CPU_PEER_WRITE_PART3, Event::DATA_REQ_OF_CPU_MEM_READ_PART0, Event::DATA_REQ_OF_CPU_MEM_READ_PART1, Event::DATA_REQ_OF_CPU_MEM_READ_PART2, Event::DATA_REQ_OF_CPU_MEM_READ_PART3, Event::DATA_REQ_OF_CPU_PEER_READ_PART0, Event::DATA_REQ_OF_CPU_PEER_READ_PART1, Event::DATA_REQ_OF_CPU_PEER_READ_PART2, Event::DATA_REQ_OF_CPU_PEER_READ_PART3, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART0, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART1, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART2, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART3, Event::TXN_REQ_BY_CPU_PEER_WRITE_PART0, Event::TXN_REQ_BY_CPU_PEER_WRITE_PART1, Event::TXN_REQ_BY_CPU_PEER_WRITE_PART2, Event::TXN_REQ_BY_CPU_PEER_WRITE_PART3, Event::TXN_REQ_BY_CPU_MEM_READ_PART0, Event::TXN_REQ_BY_CPU_MEM_READ_PART1, Event::TXN_REQ_BY_CPU_MEM_READ_PART2, Event::TXN_REQ_BY_CPU_MEM_READ_PART3, Event::TXN_REQ_BY_CPU_PEER_READ_PART0, Event::TXN_REQ_BY_CPU_PEER_READ_PART1, Event::TXN_REQ_BY_CPU_PEER_READ_PART2, Event::TXN_REQ_BY_CPU_PEER_READ_PART3, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART0, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART1, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART2, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART3, Event::TXN_REQ_OF_CPU_PEER_WRITE_PART0, Event::TXN_REQ_OF_CPU_PEER_WRITE_PART1, Event::TXN_REQ_OF_CPU_PEER_WRITE_PART2, Event::TXN_REQ_OF_CPU_PEER_WRITE_PART3, Event::TXN_REQ_OF_CPU_MEM_READ_PART0, Event::TXN_REQ_OF_CPU_MEM_READ_PART1, Event::TXN_REQ_OF_CPU_MEM_READ_PART2, Event::TXN_REQ_OF_CPU_MEM_READ_PART3, Event::TXN_REQ_OF_CPU_PEER_READ_PART0, Event::TXN_REQ_OF_CPU_PEER_READ_PART1, Event::TXN_REQ_OF_CPU_PEER_READ_PART2, Event::TXN_REQ_OF_CPU_PEER_READ_PART3, Event::COMP_BUF_INSERTS_CMPD_PART0, Event::COMP_BUF_INSERTS_CMPD_PART1, Event::COMP_BUF_INSERTS_CMPD_PART2, Event::COMP_BUF_INSERTS_CMPD_PART3, Event::COMP_BUF_OCCUPANCY_CMPD_PART0, Event::COMP_BUF_OCCUPANCY_CMPD_PART1, Event::COMP_BUF_OCCUPANCY_CMPD_PART2, Event::COMP_BUF_OCCUPANCY_CMPD_PART3, Event::COMP_BUF_INSERTS_CMPD_ALL_PARTS, Event::COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS, #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_PORT0, #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_PORT1, #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_PORT2, #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_PORT3, #[cfg(feature = "experimental-events")] Event::LINK_NUM_CORR_ERR, #[cfg(feature = "experimental-events")] Event::LINK_NUM_RETRIES, #[cfg(feature = "experimental-events")] Event::MASK_MATCH, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_BUS0, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_BUS1, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_BUS0_NOT_BUS1, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_BUS0_BUS1, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_NOT_BUS0_BUS1, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_NOT_BUS0_NOT_BUS1, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_BUS0, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_BUS1, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_BUS0_NOT_BUS1, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_BUS0_BUS1, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_NOT_BUS0_BUS1, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_NOT_BUS0_NOT_BUS1, #[cfg(feature = "experimental-events")] Event::NOTHING, #[cfg(feature = "experimental-events")] Event::SYMBOL_TIMES, #[cfg(feature = "experimental-events")] Event::VTD_ACCESS_L4_PAGE_HIT, #[cfg(feature = "experimental-events")] Event::VTD_ACCESS_CTXT_MISS, #[cfg(feature = "experimental-events")] Event::VTD_ACCESS_L1_MISS, #[cfg(feature = "experimental-events")] Event::VTD_ACCESS_L2_MISS, #[cfg(feature = "experimental-events")] Event::VTD_ACCESS_L3_MISS, #[cfg(feature = "experimental-events")] Event::VTD_ACCESS_TLB_MISS, #[cfg(feature = "experimental-events")] Event::VTD_ACCESS_TLB_FULL, #[cfg(feature = "experimental-events")] Event::VTD_ACCESS_TLB1_MISS, #[cfg(feature = "experimental-events")] Event::VTD_OCCUPANCY, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_VTD0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_VTD1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_VTD0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_VTD1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_VTD0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_VTD1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_VTD0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_VTD1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_READ_VTD0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_READ_VTD1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_WRITE_VTD0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_WRITE_VTD1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_VTD0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_VTD1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_VTD0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_VTD1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMICCMP_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMICCMP_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMICCMP_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMICCMP_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_VTD0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_VTD1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MEM_READ_VTD0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MEM_READ_VTD1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MEM_WRITE_VTD0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MEM_WRITE_VTD1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_VTD0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_VTD1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_VTD0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_VTD1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_VTD0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_VTD1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_VTD0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_VTD1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_VTD0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_VTD0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_VTD1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_VTD0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_VTD1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_MEM_READ_VTD0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_MEM_READ_VTD1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_MEM_WRITE_VTD0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_MEM_WRITE_VTD1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_VTD0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_VTD1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_VTD0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_VTD1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_VTD1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MEM_WRITE_VTD0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MEM_WRITE_VTD1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_VTD0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_VTD1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MEM_READ_VTD0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MEM_READ_VTD1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_VTD0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_VTD1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_VTD0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_VTD1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMICCMP_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMICCMP_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMICCMP_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMICCMP_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_VTD0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_VTD1];
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -455,81 +1139,223 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_IIO_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART0", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART1", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART2", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART3", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART0", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART1", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART2", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART3", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART0", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART1", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART2", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART3", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART0", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART1", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART2", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART3", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART0", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART1", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART2", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART3", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART0", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART1", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART2", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART3", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART0", code: 0xd5, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART1", code: 0xd5, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART2", code: 0xd5, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART3", code: 0xd5, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xf, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS", code: 0xd5, umask: 0x0f, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART0", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART1", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART2", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART3", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART0", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART1", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART2", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART3", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART0", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART1", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART2", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART3", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART0", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART1", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART2", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART3", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART0", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART1", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART2", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART3", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART0", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART1", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART2", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART3", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART0", code: 0xd5, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART1", code: 0xd5, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART2", code: 0xd5, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART3", code: 0xd5, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xf, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS", code: 0xd5, umask: 0x0f, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4, experimental: false },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.PORT0", code: 0xc2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.PORT1", code: 0xc2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.PORT2", code: 0xc2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.PORT3", code: 0xc2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_LINK_NUM_CORR_ERR", code: 0x0f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_LINK_NUM_RETRIES", code: 0x0e, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.BUS0", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.BUS1", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1", code: 0x02, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.BUS0_BUS1", code: 0x02, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1", code: 0x02, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1", code: 0x02, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.BUS0", code: 0x03, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.BUS1", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1", code: 0x03, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.BUS0_BUS1", code: 0x03, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1", code: 0x03, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1", code: 0x03, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NOTHING", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_SYMBOL_TIMES", code: 0x82, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_VTD_ACCESS.L4_PAGE_HIT", code: 0x41, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_VTD_ACCESS.CTXT_MISS", code: 0x41, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_VTD_ACCESS.L1_MISS", code: 0x41, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_VTD_ACCESS.L2_MISS", code: 0x41, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_VTD_ACCESS.L3_MISS", code: 0x41, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_VTD_ACCESS.TLB_MISS", code: 0x41, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_VTD_ACCESS.TLB_FULL", code: 0x41, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_VTD_ACCESS.TLB1_MISS", code: 0x41, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_VTD_OCCUPANCY", code: 0x40, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART0", code: 0xc0, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART1", code: 0xc0, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART2", code: 0xc0, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART3", code: 0xc0, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART0", code: 0xc0, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART1", code: 0xc0, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART2", code: 0xc0, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART3", code: 0xc0, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART0", code: 0xc0, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART1", code: 0xc0, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART2", code: 0xc0, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART3", code: 0xc0, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART0", code: 0xc0, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART1", code: 0xc0, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART2", code: 0xc0, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART3", code: 0xc0, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.VTD0", code: 0xc0, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.VTD1", code: 0xc0, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.VTD0", code: 0xc0, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.VTD1", code: 0xc0, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.VTD0", code: 0xc0, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.VTD1", code: 0xc0, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.VTD0", code: 0xc0, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.VTD1", code: 0xc0, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.VTD0", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.VTD1", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.VTD0", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.VTD1", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.VTD0", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.VTD1", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.VTD0", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.VTD1", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART0", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART1", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART2", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART3", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART0", code: 0x83, umask: 0x20, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART1", code: 0x83, umask: 0x20, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART2", code: 0x83, umask: 0x20, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMICCMP.PART3", code: 0x83, umask: 0x20, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART0", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART1", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART2", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART3", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.VTD0", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.VTD1", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.VTD0", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.VTD1", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.VTD0", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.VTD1", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.VTD0", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.VTD1", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.VTD0", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.VTD1", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.VTD0", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.VTD1", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART0", code: 0xc1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART1", code: 0xc1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART2", code: 0xc1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART3", code: 0xc1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART0", code: 0xc1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART1", code: 0xc1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART2", code: 0xc1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART3", code: 0xc1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART0", code: 0xc1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART1", code: 0xc1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART2", code: 0xc1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART3", code: 0xc1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART0", code: 0xc1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART1", code: 0xc1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART2", code: 0xc1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART3", code: 0xc1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.VTD0", code: 0xc1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.VTD1", code: 0xc1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.VTD0", code: 0xc1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.VTD0", code: 0xc1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.VTD1", code: 0xc1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.VTD0", code: 0xc1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.VTD1", code: 0xc1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.VTD0", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.VTD1", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.VTD0", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.VTD1", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.VTD0", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.VTD1", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.VTD0", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.VTD1", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.VTD1", code: 0xc1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "fc, chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.VTD0", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.VTD1", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.VTD0", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.VTD1", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.VTD0", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.VTD1", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.VTD0", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.VTD1", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART0", code: 0x84, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART1", code: 0x84, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART2", code: 0x84, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART3", code: 0x84, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.VTD0", code: 0x84, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.VTD1", code: 0x84, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART0", code: 0x84, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART1", code: 0x84, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART2", code: 0x84, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMICCMP.PART3", code: 0x84, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART0", code: 0x84, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART1", code: 0x84, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART2", code: 0x84, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART3", code: 0x84, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.VTD0", code: 0x84, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.VTD1", code: 0x84, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "chnl", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
 ];
 
 

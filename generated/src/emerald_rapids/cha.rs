@@ -1318,9 +1318,2614 @@ impl Event {
     /// `UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL`: event select 0x35, umask 0x04, unit-mask
     /// extension 0xcd42ff, counters 0b1111.
     pub const TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xcd42ff, row: 127 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_EXP_LOCAL`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x20c81682, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_CXL_EXP_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x20c81682, row: 128 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_EXP_LOCAL`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x20c80682, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_RFO_CXL_EXP_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x20c80682, row: 129 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_EXP_LOCAL`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x20c81682, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_CXL_EXP_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x20c81682, row: 130 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_EXP_LOCAL`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x20c80682, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_CXL_EXP_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x20c80682, row: 131 };
+    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDCUR_CXL_EXP_LOCAL`: event select 0x36, umask 0x40,
+    /// unit-mask extension 0x20e80682, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_RRQ_MISS_RDCUR_CXL_EXP_LOCAL: Event = Event { code: 0x36, umask: 0x40, ext_sel: false, umask_ext: 0x20e80682, row: 132 };
+    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDCODE_CXL_EXP_LOCAL`: event select 0x36, umask 0x40,
+    /// unit-mask extension 0x20e80e82, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_RRQ_MISS_RDCODE_CXL_EXP_LOCAL: Event = Event { code: 0x36, umask: 0x40, ext_sel: false, umask_ext: 0x20e80e82, row: 133 };
+    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDDATA_CXL_EXP_LOCAL`: event select 0x36, umask 0x40,
+    /// unit-mask extension 0x20e81682, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_RRQ_MISS_RDDATA_CXL_EXP_LOCAL: Event = Event { code: 0x36, umask: 0x40, ext_sel: false, umask_ext: 0x20e81682, row: 134 };
+    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL`: event select 0x36, umask 0x40,
+    /// unit-mask extension 0x20e82682, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL: Event = Event { code: 0x36, umask: 0x40, ext_sel: false, umask_ext: 0x20e82682, row: 135 };
+    /// `UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_INVXTOM_CXL_EXP_LOCAL`: event select 0x36, umask 0x40,
+    /// unit-mask extension 0x20e87e82, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_RRQ_MISS_INVXTOM_CXL_EXP_LOCAL: Event = Event { code: 0x36, umask: 0x40, ext_sel: false, umask_ext: 0x20e87e82, row: 136 };
+    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_RDCUR_CXL_EXP_LOCAL`: event select 0x35, umask 0x40, unit-mask
+    /// extension 0x20e80682, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_RRQ_MISS_RDCUR_CXL_EXP_LOCAL: Event = Event { code: 0x35, umask: 0x40, ext_sel: false, umask_ext: 0x20e80682, row: 137 };
+    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_RDCODE_CXL_EXP_LOCAL`: event select 0x35, umask 0x40,
+    /// unit-mask extension 0x20e80e82, counters 0b1111. Experimental: from the vendor's
+    /// experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_RRQ_MISS_RDCODE_CXL_EXP_LOCAL: Event = Event { code: 0x35, umask: 0x40, ext_sel: false, umask_ext: 0x20e80e82, row: 138 };
+    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_RDDATA_CXL_EXP_LOCAL`: event select 0x35, umask 0x40,
+    /// unit-mask extension 0x20e81682, counters 0b1111. Experimental: from the vendor's
+    /// experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_RRQ_MISS_RDDATA_CXL_EXP_LOCAL: Event = Event { code: 0x35, umask: 0x40, ext_sel: false, umask_ext: 0x20e81682, row: 139 };
+    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL`: event select 0x35, umask 0x40,
+    /// unit-mask extension 0x20e82682, counters 0b1111. Experimental: from the vendor's
+    /// experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL: Event = Event { code: 0x35, umask: 0x40, ext_sel: false, umask_ext: 0x20e82682, row: 140 };
+    /// `UNC_CHA_TOR_INSERTS.RRQ_MISS_INVXTOM_CXL_EXP_LOCAL`: event select 0x35, umask 0x40,
+    /// unit-mask extension 0x20e87e82, counters 0b1111. Experimental: from the vendor's
+    /// experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_RRQ_MISS_INVXTOM_CXL_EXP_LOCAL: Event = Event { code: 0x35, umask: 0x40, ext_sel: false, umask_ext: 0x20e87e82, row: 141 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL`: event select 0x35, umask 0x01,
+    /// unit-mask extension 0x20ccd682, counters 0b1111. Experimental: from the vendor's
+    /// experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x20ccd682, row: 142 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL`: event select 0x35, umask 0x01,
+    /// unit-mask extension 0x20c88682, counters 0b1111. Experimental: from the vendor's
+    /// experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x20c88682, row: 143 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL`: event select 0x36, umask 0x01,
+    /// unit-mask extension 0x20ccd682, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x20ccd682, row: 144 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL`: event select 0x36, umask 0x01,
+    /// unit-mask extension 0x20c88682, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x20c88682, row: 145 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_EXP_LOCAL`: event select 0x35, umask 0x01,
+    /// unit-mask extension 0x20ccc682, counters 0b1111. Experimental: from the vendor's
+    /// experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF_CXL_EXP_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x20ccc682, row: 146 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_EXP_LOCAL`: event select 0x36, umask 0x01,
+    /// unit-mask extension 0x20ccc682, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_EXP_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x20ccc682, row: 147 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_EXP_LOCAL`: event select 0x35, umask 0x01,
+    /// unit-mask extension 0x20c89682, counters 0b1111. Experimental: from the vendor's
+    /// experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_CXL_EXP_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x20c89682, row: 148 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_EXP_LOCAL`: event select 0x36, umask 0x01,
+    /// unit-mask extension 0x20c89682, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_EXP_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x20c89682, row: 149 };
+    /// `UNC_CHA_REQUESTS.INVITOE`: event select 0x50, umask 0x30, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REQUESTS_INVITOE: Event = Event { code: 0x50, umask: 0x30, ext_sel: false, umask_ext: 0x0, row: 150 };
+    /// `UNC_CHA_SNOOPS_SENT.ALL`: event select 0x51, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOPS_SENT_ALL: Event = Event { code: 0x51, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 151 };
+    /// `UNC_CHA_SNOOPS_SENT.LOCAL`: event select 0x51, umask 0x04, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOPS_SENT_LOCAL: Event = Event { code: 0x51, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 152 };
+    /// `UNC_CHA_SNOOPS_SENT.REMOTE`: event select 0x51, umask 0x08, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOPS_SENT_REMOTE: Event = Event { code: 0x51, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 153 };
+    /// `UNC_CHA_SNOOPS_SENT.BCST_LOCAL`: event select 0x51, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOPS_SENT_BCST_LOCAL: Event = Event { code: 0x51, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 154 };
+    /// `UNC_CHA_SNOOPS_SENT.BCST_REMOTE`: event select 0x51, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOPS_SENT_BCST_REMOTE: Event = Event { code: 0x51, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 155 };
+    /// `UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL`: event select 0x51, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOPS_SENT_DIRECT_LOCAL: Event = Event { code: 0x51, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 156 };
+    /// `UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE`: event select 0x51, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOPS_SENT_DIRECT_REMOTE: Event = Event { code: 0x51, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 157 };
+    /// `UNC_CHA_DIR_LOOKUP.NO_SNP`: event select 0x53, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIR_LOOKUP_NO_SNP: Event = Event { code: 0x53, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 158 };
+    /// `UNC_CHA_DIR_LOOKUP.SNP`: event select 0x53, umask 0x01, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIR_LOOKUP_SNP: Event = Event { code: 0x53, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 159 };
+    /// `UNC_CHA_OSB.LOCAL_INVITOE`: event select 0x55, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const OSB_LOCAL_INVITOE: Event = Event { code: 0x55, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 160 };
+    /// `UNC_CHA_OSB.LOCAL_READ`: event select 0x55, umask 0x02, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const OSB_LOCAL_READ: Event = Event { code: 0x55, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 161 };
+    /// `UNC_CHA_OSB.REMOTE_READ`: event select 0x55, umask 0x04, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const OSB_REMOTE_READ: Event = Event { code: 0x55, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 162 };
+    /// `UNC_CHA_OSB.REMOTE_READINVITOE`: event select 0x55, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const OSB_REMOTE_READINVITOE: Event = Event { code: 0x55, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 163 };
+    /// `UNC_CHA_OSB.RFO_HITS_SNP_BCAST`: event select 0x55, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const OSB_RFO_HITS_SNP_BCAST: Event = Event { code: 0x55, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 164 };
+    /// `UNC_CHA_OSB.OFF_PWRHEURISTIC`: event select 0x55, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const OSB_OFF_PWRHEURISTIC: Event = Event { code: 0x55, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 165 };
+    /// `UNC_CHA_WB_PUSH_MTOI.LLC`: event select 0x56, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const WB_PUSH_MTOI_LLC: Event = Event { code: 0x56, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 166 };
+    /// `UNC_CHA_WB_PUSH_MTOI.MEM`: event select 0x56, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const WB_PUSH_MTOI_MEM: Event = Event { code: 0x56, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 167 };
+    /// `UNC_CHA_BYPASS_CHA_IMC.TAKEN`: event select 0x57, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const BYPASS_CHA_IMC_TAKEN: Event = Event { code: 0x57, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 168 };
+    /// `UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE`: event select 0x57, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const BYPASS_CHA_IMC_INTERMEDIATE: Event = Event { code: 0x57, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 169 };
+    /// `UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN`: event select 0x57, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const BYPASS_CHA_IMC_NOT_TAKEN: Event = Event { code: 0x57, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 170 };
+    /// `UNC_CHA_READ_NO_CREDITS.MC0`: event select 0x58, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const READ_NO_CREDITS_MC0: Event = Event { code: 0x58, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 171 };
+    /// `UNC_CHA_READ_NO_CREDITS.MC1`: event select 0x58, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const READ_NO_CREDITS_MC1: Event = Event { code: 0x58, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 172 };
+    /// `UNC_CHA_READ_NO_CREDITS.MC2`: event select 0x58, umask 0x04, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const READ_NO_CREDITS_MC2: Event = Event { code: 0x58, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 173 };
+    /// `UNC_CHA_READ_NO_CREDITS.MC3`: event select 0x58, umask 0x08, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const READ_NO_CREDITS_MC3: Event = Event { code: 0x58, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 174 };
+    /// `UNC_CHA_READ_NO_CREDITS.MC4`: event select 0x58, umask 0x10, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const READ_NO_CREDITS_MC4: Event = Event { code: 0x58, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 175 };
+    /// `UNC_CHA_READ_NO_CREDITS.MC5`: event select 0x58, umask 0x20, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const READ_NO_CREDITS_MC5: Event = Event { code: 0x58, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 176 };
+    /// `UNC_CHA_IMC_READS_COUNT.PRIORITY`: event select 0x59, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IMC_READS_COUNT_PRIORITY: Event = Event { code: 0x59, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 177 };
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC0`: event select 0x5a, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const WRITE_NO_CREDITS_MC0: Event = Event { code: 0x5a, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 178 };
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC1`: event select 0x5a, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const WRITE_NO_CREDITS_MC1: Event = Event { code: 0x5a, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 179 };
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC2`: event select 0x5a, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const WRITE_NO_CREDITS_MC2: Event = Event { code: 0x5a, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 180 };
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC3`: event select 0x5a, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const WRITE_NO_CREDITS_MC3: Event = Event { code: 0x5a, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 181 };
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC4`: event select 0x5a, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const WRITE_NO_CREDITS_MC4: Event = Event { code: 0x5a, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 182 };
+    /// `UNC_CHA_WRITE_NO_CREDITS.MC5`: event select 0x5a, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const WRITE_NO_CREDITS_MC5: Event = Event { code: 0x5a, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 183 };
+    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL`: event select 0x5b, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IMC_WRITES_COUNT_PARTIAL: Event = Event { code: 0x5b, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 184 };
+    /// `UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY`: event select 0x5b, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IMC_WRITES_COUNT_FULL_PRIORITY: Event = Event { code: 0x5b, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 185 };
+    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY`: event select 0x5b, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IMC_WRITES_COUNT_PARTIAL_PRIORITY: Event = Event { code: 0x5b, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 186 };
+    /// `UNC_CHA_SNOOP_RESP.RSPI`: event select 0x5c, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_RSPI: Event = Event { code: 0x5c, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 187 };
+    /// `UNC_CHA_SNOOP_RESP.RSPIFWD`: event select 0x5c, umask 0x04, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_RSPIFWD: Event = Event { code: 0x5c, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 188 };
+    /// `UNC_CHA_SNOOP_RESP.RSPS`: event select 0x5c, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_RSPS: Event = Event { code: 0x5c, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 189 };
+    /// `UNC_CHA_SNOOP_RESP.RSPSFWD`: event select 0x5c, umask 0x08, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_RSPSFWD: Event = Event { code: 0x5c, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 190 };
+    /// `UNC_CHA_SNOOP_RESP.RSPWB`: event select 0x5c, umask 0x10, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_RSPWB: Event = Event { code: 0x5c, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 191 };
+    /// `UNC_CHA_SNOOP_RESP.RSPFWDWB`: event select 0x5c, umask 0x20, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_RSPFWDWB: Event = Event { code: 0x5c, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 192 };
+    /// `UNC_CHA_SNOOP_RESP.RSPCNFLCT`: event select 0x5c, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_RSPCNFLCT: Event = Event { code: 0x5c, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 193 };
+    /// `UNC_CHA_SNOOP_RESP.RSPFWD`: event select 0x5c, umask 0x80, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_RSPFWD: Event = Event { code: 0x5c, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 194 };
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPI`: event select 0x5d, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_LOCAL_RSPI: Event = Event { code: 0x5d, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 195 };
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPS`: event select 0x5d, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_LOCAL_RSPS: Event = Event { code: 0x5d, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 196 };
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD`: event select 0x5d, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_LOCAL_RSPIFWD: Event = Event { code: 0x5d, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 197 };
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD`: event select 0x5d, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_LOCAL_RSPSFWD: Event = Event { code: 0x5d, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 198 };
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPWB`: event select 0x5d, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_LOCAL_RSPWB: Event = Event { code: 0x5d, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 199 };
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWDWB`: event select 0x5d, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_LOCAL_RSPFWDWB: Event = Event { code: 0x5d, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 200 };
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT`: event select 0x5d, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_LOCAL_RSPCNFLCT: Event = Event { code: 0x5d, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 201 };
+    /// `UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD`: event select 0x5d, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_LOCAL_RSPFWD: Event = Event { code: 0x5d, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 202 };
+    /// `UNC_CHA_HITME_LOOKUP.READ`: event select 0x5e, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const HITME_LOOKUP_READ: Event = Event { code: 0x5e, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 203 };
+    /// `UNC_CHA_HITME_LOOKUP.WRITE`: event select 0x5e, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const HITME_LOOKUP_WRITE: Event = Event { code: 0x5e, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 204 };
+    /// `UNC_CHA_HITME_HIT.EX_RDS`: event select 0x5f, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const HITME_HIT_EX_RDS: Event = Event { code: 0x5f, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 205 };
+    /// `UNC_CHA_HITME_HIT.SHARED_OWNREQ`: event select 0x5f, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const HITME_HIT_SHARED_OWNREQ: Event = Event { code: 0x5f, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 206 };
+    /// `UNC_CHA_HITME_HIT.WBMTOE`: event select 0x5f, umask 0x08, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const HITME_HIT_WBMTOE: Event = Event { code: 0x5f, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 207 };
+    /// `UNC_CHA_HITME_HIT.WBMTOI_OR_S`: event select 0x5f, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const HITME_HIT_WBMTOI_OR_S: Event = Event { code: 0x5f, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 208 };
+    /// `UNC_CHA_HITME_MISS.SHARED_RDINVOWN`: event select 0x60, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const HITME_MISS_SHARED_RDINVOWN: Event = Event { code: 0x60, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 209 };
+    /// `UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN`: event select 0x60, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const HITME_MISS_NOTSHARED_RDINVOWN: Event = Event { code: 0x60, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 210 };
+    /// `UNC_CHA_HITME_MISS.READ_OR_INV`: event select 0x60, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const HITME_MISS_READ_OR_INV: Event = Event { code: 0x60, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 211 };
+    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC`: event select 0x61, umask 0x01, counters
+    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const HITME_UPDATE_DEALLOCATE_RSPFWDI_LOC: Event = Event { code: 0x61, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 212 };
+    /// `UNC_CHA_HITME_UPDATE.RSPFWDI_REM`: event select 0x61, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const HITME_UPDATE_RSPFWDI_REM: Event = Event { code: 0x61, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 213 };
+    /// `UNC_CHA_HITME_UPDATE.SHARED`: event select 0x61, umask 0x04, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const HITME_UPDATE_SHARED: Event = Event { code: 0x61, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 214 };
+    /// `UNC_CHA_HITME_UPDATE.RDINVOWN`: event select 0x61, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const HITME_UPDATE_RDINVOWN: Event = Event { code: 0x61, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 215 };
+    /// `UNC_CHA_HITME_UPDATE.DEALLOCATE`: event select 0x61, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const HITME_UPDATE_DEALLOCATE: Event = Event { code: 0x61, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 216 };
+    /// `UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPIFWDM`: event select 0x6b, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RSP_MISC_MTOI_RSPIFWDM: Event = Event { code: 0x6b, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 217 };
+    /// `UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPDATAM`: event select 0x6b, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RSP_MISC_MTOI_RSPDATAM: Event = Event { code: 0x6b, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 218 };
+    /// `UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITSF`: event select 0x6b, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RSP_MISC_RSPIFWDMPTL_HITSF: Event = Event { code: 0x6b, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 219 };
+    /// `UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITLLC`: event select 0x6b, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RSP_MISC_RSPIFWDMPTL_HITLLC: Event = Event { code: 0x6b, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 220 };
+    /// `UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITSF`: event select 0x6b, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RSP_MISC_PULLDATAPTL_HITSF: Event = Event { code: 0x6b, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 221 };
+    /// `UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITLLC`: event select 0x6b, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RSP_MISC_PULLDATAPTL_HITLLC: Event = Event { code: 0x6b, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 222 };
+    /// `UNC_CHA_DIRECT_GO_OPC.EXTCMP`: event select 0x6d, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECT_GO_OPC_EXTCMP: Event = Event { code: 0x6d, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 223 };
+    /// `UNC_CHA_DIRECT_GO_OPC.PULL`: event select 0x6d, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECT_GO_OPC_PULL: Event = Event { code: 0x6d, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 224 };
+    /// `UNC_CHA_DIRECT_GO_OPC.GO`: event select 0x6d, umask 0x04, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECT_GO_OPC_GO: Event = Event { code: 0x6d, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 225 };
+    /// `UNC_CHA_DIRECT_GO_OPC.GO_PULL`: event select 0x6d, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECT_GO_OPC_GO_PULL: Event = Event { code: 0x6d, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 226 };
+    /// `UNC_CHA_DIRECT_GO_OPC.FAST_GO`: event select 0x6d, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECT_GO_OPC_FAST_GO: Event = Event { code: 0x6d, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 227 };
+    /// `UNC_CHA_DIRECT_GO_OPC.FAST_GO_PULL`: event select 0x6d, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECT_GO_OPC_FAST_GO_PULL: Event = Event { code: 0x6d, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 228 };
+    /// `UNC_CHA_DIRECT_GO_OPC.NOP`: event select 0x6d, umask 0x40, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECT_GO_OPC_NOP: Event = Event { code: 0x6d, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 229 };
+    /// `UNC_CHA_DIRECT_GO_OPC.IDLE_DUE_SUPPRESS`: event select 0x6d, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECT_GO_OPC_IDLE_DUE_SUPPRESS: Event = Event { code: 0x6d, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 230 };
+    /// `UNC_CHA_DIRECT_GO.HA_TOR_DEALLOC`: event select 0x6e, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECT_GO_HA_TOR_DEALLOC: Event = Event { code: 0x6e, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 231 };
+    /// `UNC_CHA_DIRECT_GO.HA_SUPPRESS_NO_D2C`: event select 0x6e, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECT_GO_HA_SUPPRESS_NO_D2C: Event = Event { code: 0x6e, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 232 };
+    /// `UNC_CHA_DIRECT_GO.HA_SUPPRESS_DRD`: event select 0x6e, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECT_GO_HA_SUPPRESS_DRD: Event = Event { code: 0x6e, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 233 };
+    /// `UNC_CHA_XPT_PREF.SENT0`: event select 0x6f, umask 0x01, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const XPT_PREF_SENT0: Event = Event { code: 0x6f, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 234 };
+    /// `UNC_CHA_XPT_PREF.DROP0_NOCRD`: event select 0x6f, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const XPT_PREF_DROP0_NOCRD: Event = Event { code: 0x6f, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 235 };
+    /// `UNC_CHA_XPT_PREF.DROP0_CONFLICT`: event select 0x6f, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const XPT_PREF_DROP0_CONFLICT: Event = Event { code: 0x6f, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 236 };
+    /// `UNC_CHA_XPT_PREF.SENT1`: event select 0x6f, umask 0x10, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const XPT_PREF_SENT1: Event = Event { code: 0x6f, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 237 };
+    /// `UNC_CHA_XPT_PREF.DROP1_NOCRD`: event select 0x6f, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const XPT_PREF_DROP1_NOCRD: Event = Event { code: 0x6f, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 238 };
+    /// `UNC_CHA_XPT_PREF.DROP1_CONFLICT`: event select 0x6f, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const XPT_PREF_DROP1_CONFLICT: Event = Event { code: 0x6f, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 239 };
+    /// `UNC_CHA_DISTRESS_ASSERTED.DPT_NONLOCAL`: event select 0xaf, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DISTRESS_ASSERTED_DPT_NONLOCAL: Event = Event { code: 0xaf, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 240 };
+    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP`: event select 0xba, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const EGRESS_ORDERING_IV_SNOOPGO_UP: Event = Event { code: 0xba, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 241 };
+    /// `UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN`: event select 0xba, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const EGRESS_ORDERING_IV_SNOOPGO_DN: Event = Event { code: 0xba, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 242 };
+    /// `UNC_CHA_RxC_OCCUPANCY.IPQ`: event select 0x11, umask 0x04, counters 0b1. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OCCUPANCY_IPQ: Event = Event { code: 0x11, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 243 };
+    /// `UNC_CHA_RxC_OCCUPANCY.RRQ`: event select 0x11, umask 0x40, counters 0b1. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OCCUPANCY_RRQ: Event = Event { code: 0x11, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 244 };
+    /// `UNC_CHA_RxC_OCCUPANCY.WBQ`: event select 0x11, umask 0x80, counters 0b1. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OCCUPANCY_WBQ: Event = Event { code: 0x11, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 245 };
+    /// `UNC_CHA_RxC_INSERTS.IRQ`: event select 0x13, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_INSERTS_IRQ: Event = Event { code: 0x13, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 246 };
+    /// `UNC_CHA_RxC_INSERTS.IRQ_REJ`: event select 0x13, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_INSERTS_IRQ_REJ: Event = Event { code: 0x13, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 247 };
+    /// `UNC_CHA_RxC_INSERTS.IPQ`: event select 0x13, umask 0x04, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_INSERTS_IPQ: Event = Event { code: 0x13, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 248 };
+    /// `UNC_CHA_RxC_INSERTS.PRQ`: event select 0x13, umask 0x10, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_INSERTS_PRQ: Event = Event { code: 0x13, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 249 };
+    /// `UNC_CHA_RxC_INSERTS.PRQ_REJ`: event select 0x13, umask 0x20, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_INSERTS_PRQ_REJ: Event = Event { code: 0x13, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 250 };
+    /// `UNC_CHA_RxC_INSERTS.RRQ`: event select 0x13, umask 0x40, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_INSERTS_RRQ: Event = Event { code: 0x13, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 251 };
+    /// `UNC_CHA_RxC_INSERTS.WBQ`: event select 0x13, umask 0x80, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_INSERTS_WBQ: Event = Event { code: 0x13, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 252 };
+    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0`: event select 0x18, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IRQ0_REJECT_AD_REQ_VN0: Event = Event { code: 0x18, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 253 };
+    /// `UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0`: event select 0x18, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IRQ0_REJECT_AD_RSP_VN0: Event = Event { code: 0x18, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 254 };
+    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0`: event select 0x18, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IRQ0_REJECT_BL_RSP_VN0: Event = Event { code: 0x18, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 255 };
+    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0`: event select 0x18, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IRQ0_REJECT_BL_WB_VN0: Event = Event { code: 0x18, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 256 };
+    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0`: event select 0x18, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IRQ0_REJECT_BL_NCB_VN0: Event = Event { code: 0x18, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 257 };
+    /// `UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0`: event select 0x18, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IRQ0_REJECT_BL_NCS_VN0: Event = Event { code: 0x18, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 258 };
+    /// `UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI`: event select 0x18, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IRQ0_REJECT_AK_NON_UPI: Event = Event { code: 0x18, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 259 };
+    /// `UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI`: event select 0x18, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IRQ0_REJECT_IV_NON_UPI: Event = Event { code: 0x18, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 260 };
+    /// `UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH`: event select 0x19, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IRQ1_REJECT_PA_MATCH: Event = Event { code: 0x19, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 261 };
+    /// `UNC_CHA_RxC_IRQ1_REJECT.ANY0`: event select 0x19, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IRQ1_REJECT_ANY0: Event = Event { code: 0x19, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 262 };
+    /// `UNC_CHA_RxC_IRQ1_REJECT.HA`: event select 0x19, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IRQ1_REJECT_HA: Event = Event { code: 0x19, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 263 };
+    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM`: event select 0x19, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IRQ1_REJECT_LLC_VICTIM: Event = Event { code: 0x19, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 264 };
+    /// `UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM`: event select 0x19, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IRQ1_REJECT_SF_VICTIM: Event = Event { code: 0x19, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 265 };
+    /// `UNC_CHA_RxC_IRQ1_REJECT.VICTIM`: event select 0x19, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IRQ1_REJECT_VICTIM: Event = Event { code: 0x19, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 266 };
+    /// `UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY`: event select 0x19, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IRQ1_REJECT_LLC_OR_SF_WAY: Event = Event { code: 0x19, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 267 };
+    /// `UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP`: event select 0x19, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IRQ1_REJECT_ALLOW_SNP: Event = Event { code: 0x19, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 268 };
+    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0`: event select 0x20, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_PRQ0_REJECT_AD_REQ_VN0: Event = Event { code: 0x20, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 269 };
+    /// `UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0`: event select 0x20, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_PRQ0_REJECT_AD_RSP_VN0: Event = Event { code: 0x20, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 270 };
+    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0`: event select 0x20, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_PRQ0_REJECT_BL_RSP_VN0: Event = Event { code: 0x20, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 271 };
+    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0`: event select 0x20, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_PRQ0_REJECT_BL_WB_VN0: Event = Event { code: 0x20, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 272 };
+    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0`: event select 0x20, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_PRQ0_REJECT_BL_NCB_VN0: Event = Event { code: 0x20, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 273 };
+    /// `UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0`: event select 0x20, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_PRQ0_REJECT_BL_NCS_VN0: Event = Event { code: 0x20, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 274 };
+    /// `UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI`: event select 0x20, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_PRQ0_REJECT_AK_NON_UPI: Event = Event { code: 0x20, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 275 };
+    /// `UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI`: event select 0x20, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_PRQ0_REJECT_IV_NON_UPI: Event = Event { code: 0x20, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 276 };
+    /// `UNC_CHA_RxC_PRQ1_REJECT.ANY0`: event select 0x21, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_PRQ1_REJECT_ANY0: Event = Event { code: 0x21, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 277 };
+    /// `UNC_CHA_RxC_PRQ1_REJECT.HA`: event select 0x21, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_PRQ1_REJECT_HA: Event = Event { code: 0x21, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 278 };
+    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM`: event select 0x21, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_PRQ1_REJECT_LLC_VICTIM: Event = Event { code: 0x21, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 279 };
+    /// `UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM`: event select 0x21, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_PRQ1_REJECT_SF_VICTIM: Event = Event { code: 0x21, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 280 };
+    /// `UNC_CHA_RxC_PRQ1_REJECT.VICTIM`: event select 0x21, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_PRQ1_REJECT_VICTIM: Event = Event { code: 0x21, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 281 };
+    /// `UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY`: event select 0x21, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_PRQ1_REJECT_LLC_OR_SF_WAY: Event = Event { code: 0x21, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 282 };
+    /// `UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP`: event select 0x21, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_PRQ1_REJECT_ALLOW_SNP: Event = Event { code: 0x21, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 283 };
+    /// `UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH`: event select 0x21, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_PRQ1_REJECT_PA_MATCH: Event = Event { code: 0x21, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 284 };
+    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0`: event select 0x22, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IPQ0_REJECT_AD_REQ_VN0: Event = Event { code: 0x22, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 285 };
+    /// `UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0`: event select 0x22, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IPQ0_REJECT_AD_RSP_VN0: Event = Event { code: 0x22, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 286 };
+    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0`: event select 0x22, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IPQ0_REJECT_BL_RSP_VN0: Event = Event { code: 0x22, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 287 };
+    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0`: event select 0x22, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IPQ0_REJECT_BL_WB_VN0: Event = Event { code: 0x22, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 288 };
+    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0`: event select 0x22, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IPQ0_REJECT_BL_NCB_VN0: Event = Event { code: 0x22, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 289 };
+    /// `UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0`: event select 0x22, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IPQ0_REJECT_BL_NCS_VN0: Event = Event { code: 0x22, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 290 };
+    /// `UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI`: event select 0x22, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IPQ0_REJECT_AK_NON_UPI: Event = Event { code: 0x22, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 291 };
+    /// `UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI`: event select 0x22, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IPQ0_REJECT_IV_NON_UPI: Event = Event { code: 0x22, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 292 };
+    /// `UNC_CHA_RxC_IPQ1_REJECT.ANY0`: event select 0x23, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IPQ1_REJECT_ANY0: Event = Event { code: 0x23, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 293 };
+    /// `UNC_CHA_RxC_IPQ1_REJECT.HA`: event select 0x23, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IPQ1_REJECT_HA: Event = Event { code: 0x23, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 294 };
+    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM`: event select 0x23, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IPQ1_REJECT_LLC_VICTIM: Event = Event { code: 0x23, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 295 };
+    /// `UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM`: event select 0x23, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IPQ1_REJECT_SF_VICTIM: Event = Event { code: 0x23, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 296 };
+    /// `UNC_CHA_RxC_IPQ1_REJECT.VICTIM`: event select 0x23, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IPQ1_REJECT_VICTIM: Event = Event { code: 0x23, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 297 };
+    /// `UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY`: event select 0x23, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IPQ1_REJECT_LLC_OR_SF_WAY: Event = Event { code: 0x23, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 298 };
+    /// `UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP`: event select 0x23, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IPQ1_REJECT_ALLOW_SNP: Event = Event { code: 0x23, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 299 };
+    /// `UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH`: event select 0x23, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_IPQ1_REJECT_PA_MATCH: Event = Event { code: 0x23, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 300 };
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0`: event select 0x24, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ0_REJECT_AD_REQ_VN0: Event = Event { code: 0x24, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 301 };
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0`: event select 0x24, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ0_REJECT_AD_RSP_VN0: Event = Event { code: 0x24, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 302 };
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0`: event select 0x24, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ0_REJECT_BL_RSP_VN0: Event = Event { code: 0x24, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 303 };
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0`: event select 0x24, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ0_REJECT_BL_WB_VN0: Event = Event { code: 0x24, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 304 };
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0`: event select 0x24, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ0_REJECT_BL_NCB_VN0: Event = Event { code: 0x24, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 305 };
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0`: event select 0x24, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ0_REJECT_BL_NCS_VN0: Event = Event { code: 0x24, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 306 };
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI`: event select 0x24, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ0_REJECT_AK_NON_UPI: Event = Event { code: 0x24, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 307 };
+    /// `UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI`: event select 0x24, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ0_REJECT_IV_NON_UPI: Event = Event { code: 0x24, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 308 };
+    /// `UNC_CHA_RxC_ISMQ1_REJECT.ANY0`: event select 0x25, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ1_REJECT_ANY0: Event = Event { code: 0x25, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 309 };
+    /// `UNC_CHA_RxC_ISMQ1_REJECT.HA`: event select 0x25, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ1_REJECT_HA: Event = Event { code: 0x25, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 310 };
+    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0`: event select 0x26, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_RRQ0_REJECT_AD_REQ_VN0: Event = Event { code: 0x26, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 311 };
+    /// `UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0`: event select 0x26, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_RRQ0_REJECT_AD_RSP_VN0: Event = Event { code: 0x26, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 312 };
+    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0`: event select 0x26, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_RRQ0_REJECT_BL_RSP_VN0: Event = Event { code: 0x26, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 313 };
+    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0`: event select 0x26, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_RRQ0_REJECT_BL_WB_VN0: Event = Event { code: 0x26, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 314 };
+    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0`: event select 0x26, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_RRQ0_REJECT_BL_NCB_VN0: Event = Event { code: 0x26, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 315 };
+    /// `UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0`: event select 0x26, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_RRQ0_REJECT_BL_NCS_VN0: Event = Event { code: 0x26, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 316 };
+    /// `UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI`: event select 0x26, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_RRQ0_REJECT_AK_NON_UPI: Event = Event { code: 0x26, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 317 };
+    /// `UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI`: event select 0x26, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_RRQ0_REJECT_IV_NON_UPI: Event = Event { code: 0x26, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 318 };
+    /// `UNC_CHA_RxC_RRQ1_REJECT.ANY0`: event select 0x27, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_RRQ1_REJECT_ANY0: Event = Event { code: 0x27, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 319 };
+    /// `UNC_CHA_RxC_RRQ1_REJECT.HA`: event select 0x27, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_RRQ1_REJECT_HA: Event = Event { code: 0x27, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 320 };
+    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM`: event select 0x27, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_RRQ1_REJECT_LLC_VICTIM: Event = Event { code: 0x27, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 321 };
+    /// `UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM`: event select 0x27, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_RRQ1_REJECT_SF_VICTIM: Event = Event { code: 0x27, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 322 };
+    /// `UNC_CHA_RxC_RRQ1_REJECT.VICTIM`: event select 0x27, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_RRQ1_REJECT_VICTIM: Event = Event { code: 0x27, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 323 };
+    /// `UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY`: event select 0x27, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_RRQ1_REJECT_LLC_OR_SF_WAY: Event = Event { code: 0x27, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 324 };
+    /// `UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP`: event select 0x27, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_RRQ1_REJECT_ALLOW_SNP: Event = Event { code: 0x27, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 325 };
+    /// `UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH`: event select 0x27, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_RRQ1_REJECT_PA_MATCH: Event = Event { code: 0x27, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 326 };
+    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0`: event select 0x28, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_WBQ0_REJECT_AD_REQ_VN0: Event = Event { code: 0x28, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 327 };
+    /// `UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0`: event select 0x28, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_WBQ0_REJECT_AD_RSP_VN0: Event = Event { code: 0x28, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 328 };
+    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0`: event select 0x28, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_WBQ0_REJECT_BL_RSP_VN0: Event = Event { code: 0x28, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 329 };
+    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0`: event select 0x28, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_WBQ0_REJECT_BL_WB_VN0: Event = Event { code: 0x28, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 330 };
+    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0`: event select 0x28, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_WBQ0_REJECT_BL_NCB_VN0: Event = Event { code: 0x28, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 331 };
+    /// `UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0`: event select 0x28, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_WBQ0_REJECT_BL_NCS_VN0: Event = Event { code: 0x28, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 332 };
+    /// `UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI`: event select 0x28, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_WBQ0_REJECT_AK_NON_UPI: Event = Event { code: 0x28, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 333 };
+    /// `UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI`: event select 0x28, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_WBQ0_REJECT_IV_NON_UPI: Event = Event { code: 0x28, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 334 };
+    /// `UNC_CHA_RxC_WBQ1_REJECT.ANY0`: event select 0x29, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_WBQ1_REJECT_ANY0: Event = Event { code: 0x29, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 335 };
+    /// `UNC_CHA_RxC_WBQ1_REJECT.HA`: event select 0x29, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_WBQ1_REJECT_HA: Event = Event { code: 0x29, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 336 };
+    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM`: event select 0x29, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_WBQ1_REJECT_LLC_VICTIM: Event = Event { code: 0x29, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 337 };
+    /// `UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM`: event select 0x29, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_WBQ1_REJECT_SF_VICTIM: Event = Event { code: 0x29, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 338 };
+    /// `UNC_CHA_RxC_WBQ1_REJECT.VICTIM`: event select 0x29, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_WBQ1_REJECT_VICTIM: Event = Event { code: 0x29, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 339 };
+    /// `UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY`: event select 0x29, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_WBQ1_REJECT_LLC_OR_SF_WAY: Event = Event { code: 0x29, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 340 };
+    /// `UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP`: event select 0x29, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_WBQ1_REJECT_ALLOW_SNP: Event = Event { code: 0x29, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 341 };
+    /// `UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH`: event select 0x29, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_WBQ1_REJECT_PA_MATCH: Event = Event { code: 0x29, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 342 };
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0`: event select 0x2a, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_REQ_Q0_RETRY_AD_REQ_VN0: Event = Event { code: 0x2a, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 343 };
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0`: event select 0x2a, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_REQ_Q0_RETRY_AD_RSP_VN0: Event = Event { code: 0x2a, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 344 };
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0`: event select 0x2a, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_REQ_Q0_RETRY_BL_RSP_VN0: Event = Event { code: 0x2a, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 345 };
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0`: event select 0x2a, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_REQ_Q0_RETRY_BL_WB_VN0: Event = Event { code: 0x2a, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 346 };
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0`: event select 0x2a, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_REQ_Q0_RETRY_BL_NCB_VN0: Event = Event { code: 0x2a, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 347 };
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0`: event select 0x2a, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_REQ_Q0_RETRY_BL_NCS_VN0: Event = Event { code: 0x2a, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 348 };
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI`: event select 0x2a, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_REQ_Q0_RETRY_AK_NON_UPI: Event = Event { code: 0x2a, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 349 };
+    /// `UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI`: event select 0x2a, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_REQ_Q0_RETRY_IV_NON_UPI: Event = Event { code: 0x2a, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 350 };
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ANY0`: event select 0x2b, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_REQ_Q1_RETRY_ANY0: Event = Event { code: 0x2b, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 351 };
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.HA`: event select 0x2b, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_REQ_Q1_RETRY_HA: Event = Event { code: 0x2b, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 352 };
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM`: event select 0x2b, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_REQ_Q1_RETRY_LLC_VICTIM: Event = Event { code: 0x2b, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 353 };
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM`: event select 0x2b, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_REQ_Q1_RETRY_SF_VICTIM: Event = Event { code: 0x2b, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 354 };
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM`: event select 0x2b, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_REQ_Q1_RETRY_VICTIM: Event = Event { code: 0x2b, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 355 };
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY`: event select 0x2b, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_REQ_Q1_RETRY_LLC_OR_SF_WAY: Event = Event { code: 0x2b, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 356 };
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP`: event select 0x2b, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_REQ_Q1_RETRY_ALLOW_SNP: Event = Event { code: 0x2b, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 357 };
+    /// `UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH`: event select 0x2b, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_REQ_Q1_RETRY_PA_MATCH: Event = Event { code: 0x2b, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 358 };
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0`: event select 0x2c, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ0_RETRY_AD_REQ_VN0: Event = Event { code: 0x2c, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 359 };
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0`: event select 0x2c, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ0_RETRY_AD_RSP_VN0: Event = Event { code: 0x2c, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 360 };
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0`: event select 0x2c, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ0_RETRY_BL_RSP_VN0: Event = Event { code: 0x2c, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 361 };
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0`: event select 0x2c, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ0_RETRY_BL_WB_VN0: Event = Event { code: 0x2c, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 362 };
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0`: event select 0x2c, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ0_RETRY_BL_NCB_VN0: Event = Event { code: 0x2c, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 363 };
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0`: event select 0x2c, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ0_RETRY_BL_NCS_VN0: Event = Event { code: 0x2c, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 364 };
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI`: event select 0x2c, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ0_RETRY_AK_NON_UPI: Event = Event { code: 0x2c, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 365 };
+    /// `UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI`: event select 0x2c, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ0_RETRY_IV_NON_UPI: Event = Event { code: 0x2c, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 366 };
+    /// `UNC_CHA_RxC_ISMQ1_RETRY.ANY0`: event select 0x2d, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ1_RETRY_ANY0: Event = Event { code: 0x2d, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 367 };
+    /// `UNC_CHA_RxC_ISMQ1_RETRY.HA`: event select 0x2d, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_ISMQ1_RETRY_HA: Event = Event { code: 0x2d, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 368 };
+    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0`: event select 0x2e, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OTHER0_RETRY_AD_REQ_VN0: Event = Event { code: 0x2e, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 369 };
+    /// `UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0`: event select 0x2e, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OTHER0_RETRY_AD_RSP_VN0: Event = Event { code: 0x2e, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 370 };
+    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0`: event select 0x2e, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OTHER0_RETRY_BL_RSP_VN0: Event = Event { code: 0x2e, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 371 };
+    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0`: event select 0x2e, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OTHER0_RETRY_BL_WB_VN0: Event = Event { code: 0x2e, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 372 };
+    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0`: event select 0x2e, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OTHER0_RETRY_BL_NCB_VN0: Event = Event { code: 0x2e, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 373 };
+    /// `UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0`: event select 0x2e, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OTHER0_RETRY_BL_NCS_VN0: Event = Event { code: 0x2e, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 374 };
+    /// `UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI`: event select 0x2e, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OTHER0_RETRY_AK_NON_UPI: Event = Event { code: 0x2e, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 375 };
+    /// `UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI`: event select 0x2e, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OTHER0_RETRY_IV_NON_UPI: Event = Event { code: 0x2e, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 376 };
+    /// `UNC_CHA_RxC_OTHER1_RETRY.ANY0`: event select 0x2f, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OTHER1_RETRY_ANY0: Event = Event { code: 0x2f, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 377 };
+    /// `UNC_CHA_RxC_OTHER1_RETRY.HA`: event select 0x2f, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OTHER1_RETRY_HA: Event = Event { code: 0x2f, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 378 };
+    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM`: event select 0x2f, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OTHER1_RETRY_LLC_VICTIM: Event = Event { code: 0x2f, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 379 };
+    /// `UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM`: event select 0x2f, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OTHER1_RETRY_SF_VICTIM: Event = Event { code: 0x2f, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 380 };
+    /// `UNC_CHA_RxC_OTHER1_RETRY.VICTIM`: event select 0x2f, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OTHER1_RETRY_VICTIM: Event = Event { code: 0x2f, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 381 };
+    /// `UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY`: event select 0x2f, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OTHER1_RETRY_LLC_OR_SF_WAY: Event = Event { code: 0x2f, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 382 };
+    /// `UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP`: event select 0x2f, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OTHER1_RETRY_ALLOW_SNP: Event = Event { code: 0x2f, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 383 };
+    /// `UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH`: event select 0x2f, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OTHER1_RETRY_PA_MATCH: Event = Event { code: 0x2f, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 384 };
+    /// `UNC_CHA_CORE_SNP.REMOTE_ONE`: event select 0x33, umask 0x11, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CORE_SNP_REMOTE_ONE: Event = Event { code: 0x33, umask: 0x11, ext_sel: false, umask_ext: 0x0, row: 385 };
+    /// `UNC_CHA_CORE_SNP.EXT_ONE`: event select 0x33, umask 0x21, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CORE_SNP_EXT_ONE: Event = Event { code: 0x33, umask: 0x21, ext_sel: false, umask_ext: 0x0, row: 386 };
+    /// `UNC_CHA_CORE_SNP.CORE_ONE`: event select 0x33, umask 0x41, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CORE_SNP_CORE_ONE: Event = Event { code: 0x33, umask: 0x41, ext_sel: false, umask_ext: 0x0, row: 387 };
+    /// `UNC_CHA_CORE_SNP.EVICT_ONE`: event select 0x33, umask 0x81, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CORE_SNP_EVICT_ONE: Event = Event { code: 0x33, umask: 0x81, ext_sel: false, umask_ext: 0x0, row: 388 };
+    /// `UNC_CHA_CORE_SNP.ANY_ONE`: event select 0x33, umask 0xf1, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CORE_SNP_ANY_ONE: Event = Event { code: 0x33, umask: 0xf1, ext_sel: false, umask_ext: 0x0, row: 389 };
+    /// `UNC_CHA_CORE_SNP.REMOTE_GTONE`: event select 0x33, umask 0x12, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CORE_SNP_REMOTE_GTONE: Event = Event { code: 0x33, umask: 0x12, ext_sel: false, umask_ext: 0x0, row: 390 };
+    /// `UNC_CHA_CORE_SNP.EXT_GTONE`: event select 0x33, umask 0x22, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CORE_SNP_EXT_GTONE: Event = Event { code: 0x33, umask: 0x22, ext_sel: false, umask_ext: 0x0, row: 391 };
+    /// `UNC_CHA_CORE_SNP.CORE_GTONE`: event select 0x33, umask 0x42, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CORE_SNP_CORE_GTONE: Event = Event { code: 0x33, umask: 0x42, ext_sel: false, umask_ext: 0x0, row: 392 };
+    /// `UNC_CHA_CORE_SNP.EVICT_GTONE`: event select 0x33, umask 0x82, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CORE_SNP_EVICT_GTONE: Event = Event { code: 0x33, umask: 0x82, ext_sel: false, umask_ext: 0x0, row: 393 };
+    /// `UNC_CHA_CORE_SNP.ANY_GTONE`: event select 0x33, umask 0xf2, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CORE_SNP_ANY_GTONE: Event = Event { code: 0x33, umask: 0xf2, ext_sel: false, umask_ext: 0x0, row: 394 };
+    /// `UNC_CHA_LLC_LOOKUP.I`: event select 0x34, umask 0x01, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_I: Event = Event { code: 0x34, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 395 };
+    /// `UNC_CHA_LLC_LOOKUP.SF_S`: event select 0x34, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_SF_S: Event = Event { code: 0x34, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 396 };
+    /// `UNC_CHA_LLC_LOOKUP.SF_E`: event select 0x34, umask 0x04, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_SF_E: Event = Event { code: 0x34, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 397 };
+    /// `UNC_CHA_LLC_LOOKUP.SF_H`: event select 0x34, umask 0x08, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_SF_H: Event = Event { code: 0x34, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 398 };
+    /// `UNC_CHA_LLC_LOOKUP.S`: event select 0x34, umask 0x10, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_S: Event = Event { code: 0x34, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 399 };
+    /// `UNC_CHA_LLC_LOOKUP.E`: event select 0x34, umask 0x20, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_E: Event = Event { code: 0x34, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 400 };
+    /// `UNC_CHA_LLC_LOOKUP.M`: event select 0x34, umask 0x40, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_M: Event = Event { code: 0x34, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 401 };
+    /// `UNC_CHA_LLC_LOOKUP.F`: event select 0x34, umask 0x80, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_F: Event = Event { code: 0x34, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 402 };
+    /// `UNC_CHA_LLC_LOOKUP.RFO`: event select 0x34, umask 0xff, unit-mask extension 0x1bc8,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1bc8, row: 403 };
+    /// `UNC_CHA_LLC_LOOKUP.ALL`: event select 0x34, umask 0xff, unit-mask extension 0x1fff,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_ALL: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1fff, row: 404 };
+    /// `UNC_CHA_LLC_LOOKUP.DATA_RD`: event select 0x34, umask 0xff, unit-mask extension 0x1bc1,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1bc1, row: 405 };
+    /// `UNC_CHA_LLC_LOOKUP.FLUSH_INV`: event select 0x34, umask 0xff, unit-mask extension 0x1a44,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_FLUSH_INV: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1a44, row: 406 };
+    /// `UNC_CHA_LLC_LOOKUP.CODE`: event select 0x34, umask 0xff, unit-mask extension 0x1bd0,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1bd0, row: 407 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS`: event select 0x34, umask 0xff, unit-mask
+    /// extension 0xbdf, counters 0b1111. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCALLY_HOMED_ADDRESS: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0xbdf, row: 408 };
+    /// `UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS`: event select 0x34, umask 0xff, unit-mask
+    /// extension 0x15df, counters 0b1111. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_REMOTELY_HOMED_ADDRESS: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x15df, row: 409 };
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_OTHER`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1a02, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_REMOTE_OTHER: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1a02, row: 410 };
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_FLUSH_INV`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1a04, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_REMOTE_FLUSH_INV: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1a04, row: 411 };
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1a01, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_REMOTE_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1a01, row: 412 };
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_RFO`: event select 0x34, umask 0xff, unit-mask extension 0x1a08,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_REMOTE_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1a08, row: 413 };
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_CODE`: event select 0x34, umask 0xff, unit-mask extension 0x1a10,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_REMOTE_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1a10, row: 414 };
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNP`: event select 0x34, umask 0xff, unit-mask extension 0x1c19,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_REMOTE_SNP: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1c19, row: 415 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_FLUSH_INV`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1844, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_FLUSH_INV: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1844, row: 416 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x19c1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x19c1, row: 417 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_RFO`: event select 0x34, umask 0xff, unit-mask extension 0x19c8,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x19c8, row: 418 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_CODE`: event select 0x34, umask 0xff, unit-mask extension 0x19d0,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x19d0, row: 419 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1841, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_DMND_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1841, row: 420 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1848, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_DMND_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1848, row: 421 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1850, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_DMND_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1850, row: 422 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1981, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_PF_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1981, row: 423 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1908, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_PF_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1908, row: 424 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1910, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_PF_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1910, row: 425 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x189d, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_LLC_PF: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x189d, row: 426 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF`: event select 0x34, umask 0xff, unit-mask extension 0x199d,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_PF: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x199d, row: 427 };
+    /// `UNC_CHA_TOR_INSERTS.SNPS_FROM_REM`: event select 0x35, umask 0x08, unit-mask extension
+    /// 0xc001ff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_SNPS_FROM_REM: Event = Event { code: 0x35, umask: 0x08, ext_sel: false, umask_ext: 0xc001ff, row: 428 };
+    /// `UNC_CHA_TOR_INSERTS.ALL`: event select 0x35, umask 0xff, unit-mask extension 0xc001ff,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_ALL: Event = Event { code: 0x35, umask: 0xff, ext_sel: false, umask_ext: 0xc001ff, row: 429 };
+    /// `UNC_CHA_TOR_INSERTS.IRQ_IA`: event select 0x35, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IRQ_IA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 430 };
+    /// `UNC_CHA_TOR_INSERTS.EVICT`: event select 0x35, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_EVICT: Event = Event { code: 0x35, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 431 };
+    /// `UNC_CHA_TOR_INSERTS.PRQ_IOSF`: event select 0x35, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_PRQ_IOSF: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 432 };
+    /// `UNC_CHA_TOR_INSERTS.IPQ`: event select 0x35, umask 0x08, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IPQ: Event = Event { code: 0x35, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 433 };
+    /// `UNC_CHA_TOR_INSERTS.IRQ_NON_IA`: event select 0x35, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IRQ_NON_IA: Event = Event { code: 0x35, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 434 };
+    /// `UNC_CHA_TOR_INSERTS.PRQ_NON_IOSF`: event select 0x35, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_PRQ_NON_IOSF: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 435 };
+    /// `UNC_CHA_TOR_INSERTS.RRQ`: event select 0x35, umask 0x40, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_RRQ: Event = Event { code: 0x35, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 436 };
+    /// `UNC_CHA_TOR_INSERTS.WBQ`: event select 0x35, umask 0x80, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_WBQ: Event = Event { code: 0x35, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 437 };
+    /// `UNC_CHA_TOR_INSERTS.LOC_IO`: event select 0x35, umask 0x04, unit-mask extension 0xc000ff,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_LOC_IO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc000ff, row: 438 };
+    /// `UNC_CHA_TOR_INSERTS.LOC_IA`: event select 0x35, umask 0x01, unit-mask extension 0xc000ff,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_LOC_IA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc000ff, row: 439 };
+    /// `UNC_CHA_TOR_INSERTS.LOC_ALL`: event select 0x35, umask 0x05, unit-mask extension 0xc000ff,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_LOC_ALL: Event = Event { code: 0x35, umask: 0x05, ext_sel: false, umask_ext: 0xc000ff, row: 440 };
+    /// `UNC_CHA_TOR_INSERTS.REM_SNPS`: event select 0x35, umask 0x08, unit-mask extension 0xc001ff,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_REM_SNPS: Event = Event { code: 0x35, umask: 0x08, ext_sel: false, umask_ext: 0xc001ff, row: 441 };
+    /// `UNC_CHA_TOR_INSERTS.REM_ALL`: event select 0x35, umask 0xc8, unit-mask extension 0xc001ff,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_REM_ALL: Event = Event { code: 0x35, umask: 0xc8, ext_sel: false, umask_ext: 0xc001ff, row: 442 };
+    /// `UNC_CHA_TOR_INSERTS.HIT`: event select 0x35, umask 0x00, unit-mask extension 0x1, counters
+    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_HIT: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x1, row: 443 };
+    /// `UNC_CHA_TOR_INSERTS.MISS`: event select 0x35, umask 0x00, unit-mask extension 0x2, counters
+    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_MISS: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x2, row: 444 };
+    /// `UNC_CHA_TOR_INSERTS.MMCFG`: event select 0x35, umask 0x00, unit-mask extension 0x20,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_MMCFG: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x20, row: 445 };
+    /// `UNC_CHA_TOR_INSERTS.MMIO`: event select 0x35, umask 0x00, unit-mask extension 0x40,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_MMIO: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x40, row: 446 };
+    /// `UNC_CHA_TOR_INSERTS.LOCAL_TGT`: event select 0x35, umask 0x00, unit-mask extension 0x80,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_LOCAL_TGT: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x80, row: 447 };
+    /// `UNC_CHA_TOR_INSERTS.REMOTE_TGT`: event select 0x35, umask 0x00, unit-mask extension 0x100,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_REMOTE_TGT: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x100, row: 448 };
+    /// `UNC_CHA_TOR_INSERTS.MATCH_OPC`: event select 0x35, umask 0x00, unit-mask extension 0x200,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_MATCH_OPC: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x200, row: 449 };
+    /// `UNC_CHA_TOR_INSERTS.PREMORPH_OPC`: event select 0x35, umask 0x00, unit-mask extension
+    /// 0x400, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_PREMORPH_OPC: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x400, row: 450 };
+    /// `UNC_CHA_TOR_INSERTS.NEARMEM`: event select 0x35, umask 0x00, unit-mask extension 0x400000,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_NEARMEM: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x400000, row: 451 };
+    /// `UNC_CHA_TOR_INSERTS.NOT_NEARMEM`: event select 0x35, umask 0x00, unit-mask extension
+    /// 0x800000, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_NOT_NEARMEM: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x800000, row: 452 };
+    /// `UNC_CHA_TOR_INSERTS.NONCOH`: event select 0x35, umask 0x00, unit-mask extension 0x1000000,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_NONCOH: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x1000000, row: 453 };
+    /// `UNC_CHA_TOR_INSERTS.ISOC`: event select 0x35, umask 0x00, unit-mask extension 0x2000000,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_ISOC: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x2000000, row: 454 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc827fd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_HIT_DRD_OPT: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc827fd, row: 455 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8a7fd, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_HIT_DRD_OPT_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8a7fd, row: 456 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc827fe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_OPT: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc827fe, row: 457 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8a7fe, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_OPT_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8a7fe, row: 458 };
+    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc827ff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_DRD_OPT: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc827ff, row: 459 };
+    /// `UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc8a7ff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_DRD_OPT_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8a7ff, row: 460 };
+    /// `UNC_CHA_TOR_INSERTS.IA_CRD_PREF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc88fff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_CRD_PREF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88fff, row: 461 };
+    /// `UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc8d7ff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_CLFLUSHOPT: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8d7ff, row: 462 };
+    /// `UNC_CHA_TOR_INSERTS.IA_ITOM`: event select 0x35, umask 0x01, unit-mask extension 0xcc47ff,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_ITOM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc47ff, row: 463 };
+    /// `UNC_CHA_TOR_OCCUPANCY.SNPS_FROM_REM`: event select 0x36, umask 0x08, unit-mask extension
+    /// 0xc001ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_SNPS_FROM_REM: Event = Event { code: 0x36, umask: 0x08, ext_sel: false, umask_ext: 0xc001ff, row: 464 };
+    /// `UNC_CHA_TOR_OCCUPANCY.ALL`: event select 0x36, umask 0xff, unit-mask extension 0xc001ff,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_ALL: Event = Event { code: 0x36, umask: 0xff, ext_sel: false, umask_ext: 0xc001ff, row: 465 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xc803fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_MISS_RFO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc803fe, row: 466 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IRQ_IA`: event select 0x36, umask 0x01, counters 0b1. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IRQ_IA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 467 };
+    /// `UNC_CHA_TOR_OCCUPANCY.EVICT`: event select 0x36, umask 0x02, counters 0b1. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_EVICT: Event = Event { code: 0x36, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 468 };
+    /// `UNC_CHA_TOR_OCCUPANCY.PRQ`: event select 0x36, umask 0x04, counters 0b1. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_PRQ: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 469 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IPQ`: event select 0x36, umask 0x08, counters 0b1. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IPQ: Event = Event { code: 0x36, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 470 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IRQ_NON_IA`: event select 0x36, umask 0x10, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IRQ_NON_IA: Event = Event { code: 0x36, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 471 };
+    /// `UNC_CHA_TOR_OCCUPANCY.PRQ_NON_IOSF`: event select 0x36, umask 0x20, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_PRQ_NON_IOSF: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 472 };
+    /// `UNC_CHA_TOR_OCCUPANCY.RRQ`: event select 0x36, umask 0x40, counters 0b1. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_RRQ: Event = Event { code: 0x36, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 473 };
+    /// `UNC_CHA_TOR_OCCUPANCY.WBQ`: event select 0x36, umask 0x80, counters 0b1. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_WBQ: Event = Event { code: 0x36, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 474 };
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IO`: event select 0x36, umask 0x04, unit-mask extension 0xc000ff,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_LOC_IO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc000ff, row: 475 };
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IA`: event select 0x36, umask 0x01, unit-mask extension 0xc000ff,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_LOC_IA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc000ff, row: 476 };
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_ALL`: event select 0x36, umask 0x05, unit-mask extension
+    /// 0xc000ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_LOC_ALL: Event = Event { code: 0x36, umask: 0x05, ext_sel: false, umask_ext: 0xc000ff, row: 477 };
+    /// `UNC_CHA_TOR_OCCUPANCY.REM_SNPS`: event select 0x36, umask 0x08, unit-mask extension
+    /// 0xc001ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_REM_SNPS: Event = Event { code: 0x36, umask: 0x08, ext_sel: false, umask_ext: 0xc001ff, row: 478 };
+    /// `UNC_CHA_TOR_OCCUPANCY.REM_ALL`: event select 0x36, umask 0xc8, unit-mask extension
+    /// 0xc001ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_REM_ALL: Event = Event { code: 0x36, umask: 0xc8, ext_sel: false, umask_ext: 0xc001ff, row: 479 };
+    /// `UNC_CHA_TOR_OCCUPANCY.HIT`: event select 0x36, umask 0x00, unit-mask extension 0x1,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_HIT: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x1, row: 480 };
+    /// `UNC_CHA_TOR_OCCUPANCY.MISS`: event select 0x36, umask 0x00, unit-mask extension 0x2,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_MISS: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x2, row: 481 };
+    /// `UNC_CHA_TOR_OCCUPANCY.MMCFG`: event select 0x36, umask 0x00, unit-mask extension 0x20,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_MMCFG: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x20, row: 482 };
+    /// `UNC_CHA_TOR_OCCUPANCY.MMIO`: event select 0x36, umask 0x00, unit-mask extension 0x40,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_MMIO: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x40, row: 483 };
+    /// `UNC_CHA_TOR_OCCUPANCY.LOCAL_TGT`: event select 0x36, umask 0x00, unit-mask extension 0x80,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_LOCAL_TGT: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x80, row: 484 };
+    /// `UNC_CHA_TOR_OCCUPANCY.REMOTE_TGT`: event select 0x36, umask 0x00, unit-mask extension
+    /// 0x100, counters 0b1. Experimental: from the vendor's experimental list, whose counts it has
+    /// not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_REMOTE_TGT: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x100, row: 485 };
+    /// `UNC_CHA_TOR_OCCUPANCY.MATCH_OPC`: event select 0x36, umask 0x00, unit-mask extension 0x200,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_MATCH_OPC: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x200, row: 486 };
+    /// `UNC_CHA_TOR_OCCUPANCY.PREMORPH_OPC`: event select 0x36, umask 0x00, unit-mask extension
+    /// 0x400, counters 0b1. Experimental: from the vendor's experimental list, whose counts it has
+    /// not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_PREMORPH_OPC: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x400, row: 487 };
+    /// `UNC_CHA_TOR_OCCUPANCY.NEARMEM`: event select 0x36, umask 0x00, unit-mask extension
+    /// 0x400000, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_NEARMEM: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x400000, row: 488 };
+    /// `UNC_CHA_TOR_OCCUPANCY.NOT_NEARMEM`: event select 0x36, umask 0x00, unit-mask extension
+    /// 0x800000, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_NOT_NEARMEM: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x800000, row: 489 };
+    /// `UNC_CHA_TOR_OCCUPANCY.NONCOH`: event select 0x36, umask 0x00, unit-mask extension
+    /// 0x1000000, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_NONCOH: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x1000000, row: 490 };
+    /// `UNC_CHA_TOR_OCCUPANCY.ISOC`: event select 0x36, umask 0x00, unit-mask extension 0x2000000,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_ISOC: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x2000000, row: 491 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc827fd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_HIT_DRD_OPT: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc827fd, row: 492 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8a7fd, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_HIT_DRD_OPT_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8a7fd, row: 493 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc88ffe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88ffe, row: 494 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc827fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc827fe, row: 495 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8a7fe, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8a7fe, row: 496 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xc803fd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_HIT_RFO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc803fd, row: 497 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_RFO`: event select 0x36, umask 0x04, unit-mask extension 0xc803ff,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_RFO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc803ff, row: 498 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc827ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_DRD_OPT: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc827ff, row: 499 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc8a7ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_DRD_OPT_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8a7ff, row: 500 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc88fff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_CRD_PREF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88fff, row: 501 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc896fe, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc896fe, row: 502 };
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ALL`: event select 0x37, umask 0x0f, unit-mask extension 0x20,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_LOCAL_ALL: Event = Event { code: 0x37, umask: 0x0f, ext_sel: false, umask_ext: 0x20, row: 503 };
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ALL`: event select 0x37, umask 0x0f, unit-mask extension 0x80,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_REMOTE_ALL: Event = Event { code: 0x37, umask: 0x0f, ext_sel: false, umask_ext: 0x80, row: 504 };
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_E`: event select 0x37, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_TOTAL_E: Event = Event { code: 0x37, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 505 };
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_M`: event select 0x37, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_TOTAL_M: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 506 };
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_S`: event select 0x37, umask 0x04, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_TOTAL_S: Event = Event { code: 0x37, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 507 };
+    /// `UNC_CHA_LLC_VICTIMS.M_STATE`: event select 0x37, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_M_STATE: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 508 };
+    /// `UNC_CHA_LLC_VICTIMS.E_STATE`: event select 0x37, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_E_STATE: Event = Event { code: 0x37, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 509 };
+    /// `UNC_CHA_LLC_VICTIMS.S_STATE`: event select 0x37, umask 0x04, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_S_STATE: Event = Event { code: 0x37, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 510 };
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ONLY`: event select 0x37, umask 0x00, unit-mask extension 0x20,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_LOCAL_ONLY: Event = Event { code: 0x37, umask: 0x00, ext_sel: false, umask_ext: 0x20, row: 511 };
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ONLY`: event select 0x37, umask 0x00, unit-mask extension 0x80,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_REMOTE_ONLY: Event = Event { code: 0x37, umask: 0x00, ext_sel: false, umask_ext: 0x80, row: 512 };
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_M`: event select 0x37, umask 0x01, unit-mask extension 0x20,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_LOCAL_M: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, umask_ext: 0x20, row: 513 };
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_E`: event select 0x37, umask 0x02, unit-mask extension 0x20,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_LOCAL_E: Event = Event { code: 0x37, umask: 0x02, ext_sel: false, umask_ext: 0x20, row: 514 };
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_S`: event select 0x37, umask 0x04, unit-mask extension 0x20,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_LOCAL_S: Event = Event { code: 0x37, umask: 0x04, ext_sel: false, umask_ext: 0x20, row: 515 };
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_M`: event select 0x37, umask 0x01, unit-mask extension 0x80,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_REMOTE_M: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, umask_ext: 0x80, row: 516 };
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_E`: event select 0x37, umask 0x02, unit-mask extension 0x80,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_REMOTE_E: Event = Event { code: 0x37, umask: 0x02, ext_sel: false, umask_ext: 0x80, row: 517 };
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_S`: event select 0x37, umask 0x04, unit-mask extension 0x80,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_REMOTE_S: Event = Event { code: 0x37, umask: 0x04, ext_sel: false, umask_ext: 0x80, row: 518 };
+    /// `UNC_CHA_MISC.RFO_HIT_S`: event select 0x39, umask 0x08, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC_RFO_HIT_S: Event = Event { code: 0x39, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 519 };
+    /// `UNC_CHA_MISC.RSPI_WAS_FSE`: event select 0x39, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC_RSPI_WAS_FSE: Event = Event { code: 0x39, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 520 };
+    /// `UNC_CHA_MISC.WC_ALIASING`: event select 0x39, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC_WC_ALIASING: Event = Event { code: 0x39, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 521 };
+    /// `UNC_CHA_MISC.CV0_PREF_VIC`: event select 0x39, umask 0x10, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC_CV0_PREF_VIC: Event = Event { code: 0x39, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 522 };
+    /// `UNC_CHA_MISC.CV0_PREF_MISS`: event select 0x39, umask 0x20, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC_CV0_PREF_MISS: Event = Event { code: 0x39, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 523 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc837fe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRDPTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc837fe, row: 524 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc837fd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_HIT_DRDPTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc837fd, row: 525 };
+    /// `UNC_CHA_TOR_INSERTS.IA_DRDPTE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc837ff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_DRDPTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc837ff, row: 526 };
+    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcc3fff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_WBEFTOE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc3fff, row: 527 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcccffd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_HIT_LLCPREFCODE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcccffd, row: 528 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xccd7fd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_HIT_LLCPREFDATA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xccd7fd, row: 529 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xcccffe, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_LLCPREFCODE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcccffe, row: 530 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xcccffd, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFCODE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcccffd, row: 531 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xccd7fd, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_HIT_LLCPREFDATA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xccd7fd, row: 532 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xcccffe, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFCODE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcccffe, row: 533 };
+    /// `UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcccfff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_LLCPREFCODE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcccfff, row: 534 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xcccfff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_LLCPREFCODE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcccfff, row: 535 };
+    /// `UNC_CHA_PMM_QOS.SLOW_INSERT`: event select 0x66, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMM_QOS_SLOW_INSERT: Event = Event { code: 0x66, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 536 };
+    /// `UNC_CHA_PMM_QOS.DDR4_FAST_INSERT`: event select 0x66, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMM_QOS_DDR4_FAST_INSERT: Event = Event { code: 0x66, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 537 };
+    /// `UNC_CHA_PMM_QOS.THROTTLE`: event select 0x66, umask 0x04, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMM_QOS_THROTTLE: Event = Event { code: 0x66, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 538 };
+    /// `UNC_CHA_PMM_QOS.REJ_IRQ`: event select 0x66, umask 0x08, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMM_QOS_REJ_IRQ: Event = Event { code: 0x66, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 539 };
+    /// `UNC_CHA_PMM_QOS.THROTTLE_PRQ`: event select 0x66, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMM_QOS_THROTTLE_PRQ: Event = Event { code: 0x66, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 540 };
+    /// `UNC_CHA_PMM_QOS.THROTTLE_IRQ`: event select 0x66, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMM_QOS_THROTTLE_IRQ: Event = Event { code: 0x66, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 541 };
+    /// `UNC_CHA_PMM_QOS.SLOWTORQ_SKIP`: event select 0x66, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMM_QOS_SLOWTORQ_SKIP: Event = Event { code: 0x66, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 542 };
+    /// `UNC_CHA_PMM_QOS_OCCUPANCY.DDR_SLOW_FIFO`: event select 0x67, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMM_QOS_OCCUPANCY_DDR_SLOW_FIFO: Event = Event { code: 0x67, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 543 };
+    /// `UNC_CHA_PMM_QOS_OCCUPANCY.DDR_FAST_FIFO`: event select 0x67, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMM_QOS_OCCUPANCY_DDR_FAST_FIFO: Event = Event { code: 0x67, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 544 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_F`: event select 0x34, umask 0x00, unit-mask extension 0x800,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x800, row: 545 };
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_F`: event select 0x34, umask 0x00, unit-mask extension 0x1000,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_REMOTE_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x1000, row: 546 };
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNOOP_F`: event select 0x34, umask 0x00, unit-mask extension
+    /// 0x400, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_REMOTE_SNOOP_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x400, row: 547 };
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_F`: event select 0x34, umask 0x00, unit-mask extension 0x1,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_DATA_READ_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x1, row: 548 };
+    /// `UNC_CHA_LLC_LOOKUP.ANY_F`: event select 0x34, umask 0x00, unit-mask extension 0x20,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_ANY_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x20, row: 549 };
+    /// `UNC_CHA_LLC_LOOKUP.OTHER_REQ_F`: event select 0x34, umask 0x00, unit-mask extension 0x2,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_OTHER_REQ_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x2, row: 550 };
+    /// `UNC_CHA_LLC_LOOKUP.FLUSH_OR_INV_F`: event select 0x34, umask 0x00, unit-mask extension 0x4,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_FLUSH_OR_INV_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x4, row: 551 };
+    /// `UNC_CHA_LLC_LOOKUP.CODE_READ_F`: event select 0x34, umask 0x00, unit-mask extension 0x10,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_CODE_READ_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x10, row: 552 };
+    /// `UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL_F`: event select 0x34, umask 0x00, unit-mask extension
+    /// 0x80, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LLCPREF_LOCAL_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x80, row: 553 };
+    /// `UNC_CHA_LLC_LOOKUP.PREF_OR_DMND_REMOTE_F`: event select 0x34, umask 0x00, unit-mask
+    /// extension 0x200, counters 0b1111. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_PREF_OR_DMND_REMOTE_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x200, row: 554 };
+    /// `UNC_CHA_LLC_LOOKUP.RFO_F`: event select 0x34, umask 0x00, unit-mask extension 0x8, counters
+    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_RFO_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x8, row: 555 };
+    /// `UNC_CHA_LLC_LOOKUP.MISS_ALL`: event select 0x34, umask 0x01, unit-mask extension 0x1fe0,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_MISS_ALL: Event = Event { code: 0x34, umask: 0x01, ext_sel: false, umask_ext: 0x1fe0, row: 556 };
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_ALL`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1fc1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_DATA_READ_ALL: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1fc1, row: 557 };
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_MISS`: event select 0x34, umask 0x01, unit-mask extension
+    /// 0x1fc1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_DATA_READ_MISS: Event = Event { code: 0x34, umask: 0x01, ext_sel: false, umask_ext: 0x1fc1, row: 558 };
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x841, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_DATA_READ_LOCAL: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x841, row: 559 };
+    /// `UNC_CHA_LLC_LOOKUP.WRITE_LOCAL`: event select 0x34, umask 0xff, unit-mask extension 0x842,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_WRITE_LOCAL: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x842, row: 560 };
+    /// `UNC_CHA_LLC_LOOKUP.RFO_LOCAL`: event select 0x34, umask 0xff, unit-mask extension 0x9c8,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_RFO_LOCAL: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x9c8, row: 561 };
+    /// `UNC_CHA_LLC_LOOKUP.WRITE_REMOTE`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x17c2, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_WRITE_REMOTE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x17c2, row: 562 };
+    /// `UNC_CHA_LLC_LOOKUP.ALL_REMOTE`: event select 0x34, umask 0xff, unit-mask extension 0x17e0,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_ALL_REMOTE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x17e0, row: 563 };
+    /// `UNC_CHA_LLC_VICTIMS.IO`: event select 0x37, umask 0x10, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_IO: Event = Event { code: 0x37, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 564 };
+    /// `UNC_CHA_LLC_VICTIMS.IA`: event select 0x37, umask 0x20, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_IA: Event = Event { code: 0x37, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 565 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8978a, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8978a, row: 566 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8968a, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8968a, row: 567 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8970a, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8970a, row: 568 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc89786, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc89786, row: 569 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc89686, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc89686, row: 570 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc89706, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc89706, row: 571 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc80efe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_CRD_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80efe, row: 572 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc80f7e, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_CRD_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc80f7e, row: 573 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc88efe, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88efe, row: 574 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc88f7e, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc88f7e, row: 575 };
+    /// `UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcd47ff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_ITOMCACHENEAR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcd47ff, row: 576 };
+    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOI`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcc27ff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_WBMTOI: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc27ff, row: 577 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_ITOM`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcc47fd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_HIT_ITOM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc47fd, row: 578 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_ITOM`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcc47fe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_ITOM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc47fe, row: 579 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc877de, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_UCRDF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc877de, row: 580 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WIL`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc87fde, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_WIL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc87fde, row: 581 };
+    /// `UNC_CHA_TOR_INSERTS.IA_WCILF`: event select 0x35, umask 0x01, unit-mask extension 0xc867ff,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_WCILF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc867ff, row: 582 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc867fe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_WCILF: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc867fe, row: 583 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc8678a, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_WCILF_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8678a, row: 584 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8668a, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8668a, row: 585 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8670a, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8670a, row: 586 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc86786, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_WCILF_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86786, row: 587 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc86686, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86686, row: 588 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc86706, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86706, row: 589 };
+    /// `UNC_CHA_TOR_INSERTS.IA_WCIL`: event select 0x35, umask 0x01, unit-mask extension 0xc86fff,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_WCIL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86fff, row: 590 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc86ffe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_WCIL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86ffe, row: 591 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc86f8a, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_WCIL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86f8a, row: 592 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc86e8a, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86e8a, row: 593 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc86f0a, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86f0a, row: 594 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc86f86, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_WCIL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86f86, row: 595 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc86e86, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86e86, row: 596 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc86f06, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86f06, row: 597 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8978a, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8978a, row: 598 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8968a, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8968a, row: 599 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM`: event select 0x36, umask 0x01,
+    /// unit-mask extension 0xc8970a, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8970a, row: 600 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc89786, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc89786, row: 601 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc89686, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc89686, row: 602 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR`: event select 0x36, umask 0x01,
+    /// unit-mask extension 0xc89706, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc89706, row: 603 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc80efe, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80efe, row: 604 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc80f7e, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc80f7e, row: 605 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc88efe, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88efe, row: 606 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc88f7e, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc88f7e, row: 607 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc8d7ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_CLFLUSHOPT: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8d7ff, row: 608 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xcd47ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_ITOMCACHENEAR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcd47ff, row: 609 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xcc27ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_WBMTOI: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc27ff, row: 610 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_ITOM`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xcc47ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_ITOM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc47ff, row: 611 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xcc47fd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_HIT_ITOM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc47fd, row: 612 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xcc47fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_ITOM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xcc47fe, row: 613 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc877de, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_UCRDF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc877de, row: 614 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc87fde, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_WIL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc87fde, row: 615 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCILF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc867ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_WCILF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc867ff, row: 616 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc867fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_WCILF: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc867fe, row: 617 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8678a, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_WCILF_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8678a, row: 618 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8668a, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8668a, row: 619 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8670a, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8670a, row: 620 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc86786, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_WCILF_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86786, row: 621 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc86686, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86686, row: 622 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc86706, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86706, row: 623 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_WCIL`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc86fff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_WCIL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86fff, row: 624 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc86ffe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_WCIL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86ffe, row: 625 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc86f8a, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_WCIL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86f8a, row: 626 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc86e8a, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86e8a, row: 627 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc86f0a, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86f0a, row: 628 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc86f86, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_WCIL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86f86, row: 629 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc86e86, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86e86, row: 630 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc86f06, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86f06, row: 631 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xcc23ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_WBMTOI: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc23ff, row: 632 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xc8c3ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_CLFLUSH: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8c3ff, row: 633 };
+    /// `UNC_CHA_TOR_OCCUPANCY.PMM`: event select 0x36, umask 0x00, unit-mask extension 0x8,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_PMM: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x8, row: 634 };
+    /// `UNC_CHA_TOR_INSERTS.PMM`: event select 0x35, umask 0x00, unit-mask extension 0x8, counters
+    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_PMM: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x8, row: 635 };
+    /// `UNC_CHA_TOR_OCCUPANCY.DDR`: event select 0x36, umask 0x00, unit-mask extension 0x4,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_DDR: Event = Event { code: 0x36, umask: 0x00, ext_sel: false, umask_ext: 0x4, row: 636 };
+    /// `UNC_CHA_TOR_INSERTS.DDR`: event select 0x35, umask 0x00, unit-mask extension 0x4, counters
+    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_DDR: Event = Event { code: 0x35, umask: 0x00, ext_sel: false, umask_ext: 0x4, row: 637 };
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWRNI`: event select 0x70, umask 0x04, counters
+    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMM_MEMMODE_NM_SETCONFLICTS2_MEMWRNI: Event = Event { code: 0x70, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 638 };
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWR`: event select 0x70, umask 0x02, counters
+    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMM_MEMMODE_NM_SETCONFLICTS2_MEMWR: Event = Event { code: 0x70, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 639 };
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.IODC`: event select 0x70, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMM_MEMMODE_NM_SETCONFLICTS2_IODC: Event = Event { code: 0x70, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 640 };
+    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.SETCONFLICT`: event select 0x65, umask 0x04, counters
+    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMM_MEMMODE_NM_INVITOX_SETCONFLICT: Event = Event { code: 0x65, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 641 };
+    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.REMOTE`: event select 0x65, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMM_MEMMODE_NM_INVITOX_REMOTE: Event = Event { code: 0x65, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 642 };
+    /// `UNC_CHA_PMM_MEMMODE_NM_INVITOX.LOCAL`: event select 0x65, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMM_MEMMODE_NM_INVITOX_LOCAL: Event = Event { code: 0x65, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 643 };
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC`: event select 0x64, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMM_MEMMODE_NM_SETCONFLICTS_LLC: Event = Event { code: 0x64, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 644 };
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR`: event select 0x64, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMM_MEMMODE_NM_SETCONFLICTS_TOR: Event = Event { code: 0x64, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 645 };
+    /// `UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF`: event select 0x64, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMM_MEMMODE_NM_SETCONFLICTS_SF: Event = Event { code: 0x64, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 646 };
+    /// `UNC_CHA_TOR_INSERTS.IA_WBMTOE`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcc2fff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_WBMTOE: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc2fff, row: 647 };
+    /// `UNC_CHA_TOR_INSERTS.IA_WBEFTOI`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcc37ff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_WBEFTOI: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc37ff, row: 648 };
+    /// `UNC_CHA_TOR_INSERTS.IA_WBSTOI`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xcc67ff, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_WBSTOI: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xcc67ff, row: 649 };
+    /// `UNC_CHA_LLC_VICTIMS.IO_MESF`: event select 0x37, umask 0x1f, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_IO_MESF: Event = Event { code: 0x37, umask: 0x1f, ext_sel: false, umask_ext: 0x0, row: 650 };
+    /// `UNC_CHA_LLC_VICTIMS.IO_E`: event select 0x37, umask 0x12, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_IO_E: Event = Event { code: 0x37, umask: 0x12, ext_sel: false, umask_ext: 0x0, row: 651 };
+    /// `UNC_CHA_LLC_VICTIMS.IO_FS`: event select 0x37, umask 0x1c, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_IO_FS: Event = Event { code: 0x37, umask: 0x1c, ext_sel: false, umask_ext: 0x0, row: 652 };
+    /// `UNC_CHA_LLC_VICTIMS.IO_M`: event select 0x37, umask 0x11, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_IO_M: Event = Event { code: 0x37, umask: 0x11, ext_sel: false, umask_ext: 0x0, row: 653 };
+    /// `UNC_CHA_LLC_LOOKUP.COREPREF_OR_DMND_LOCAL_F`: event select 0x34, umask 0x00, unit-mask
+    /// extension 0x40, counters 0b1111. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_COREPREF_OR_DMND_LOCAL_F: Event = Event { code: 0x34, umask: 0x00, ext_sel: false, umask_ext: 0x40, row: 654 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc837ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_DRDPTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc837ff, row: 655 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc837fd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_HIT_DRDPTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc837fd, row: 656 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc837fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRDPTE: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc837fe, row: 657 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xcd43ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_ITOMCACHENEAR: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd43ff, row: 658 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x10c80782, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c80782, row: 659 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x10c81782, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c81782, row: 660 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10c81782, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c81782, row: 661 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10c80782, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_RFO_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c80782, row: 662 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10c88782, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c88782, row: 663 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10ccc782, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10ccc782, row: 664 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10c89782, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c89782, row: 665 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10ccd782, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10ccd782, row: 666 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x10c89782, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c89782, row: 667 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC`: event select 0x36, umask 0x01,
+    /// unit-mask extension 0x10ccd782, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10ccd782, row: 668 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x10c88782, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c88782, row: 669 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x10ccc782, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10ccc782, row: 670 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0x10c00182, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c00182, row: 671 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0x10c00181, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_HIT_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c00181, row: 672 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0x10c00182, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c00182, row: 673 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0x10c00181, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_HIT_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c00181, row: 674 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFOMORPH_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x10c80382, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_RFOMORPH_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c80382, row: 675 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRDMORPH_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x10c80b82, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_CRDMORPH_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c80b82, row: 676 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDMORPH_CXL_ACC`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x10c81382, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRDMORPH_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c81382, row: 677 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE_CXL_ACC`: event select 0x36, umask 0x01,
+    /// unit-mask extension 0x10cccf82, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFCODE_CXL_ACC: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10cccf82, row: 678 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFOMORPH_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10c80382, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_RFOMORPH_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c80382, row: 679 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CRDMORPH_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10c80b82, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_CRDMORPH_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c80b82, row: 680 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRDMORPH_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10c81382, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRDMORPH_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c81382, row: 681 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE_CXL_ACC`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10cccf82, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_LLCPREFCODE_CXL_ACC: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10cccf82, row: 682 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC_LOCAL`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10c81682, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c81682, row: 683 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC_LOCAL`: event select 0x35, umask 0x01,
+    /// unit-mask extension 0x10c89682, counters 0b1111. Experimental: from the vendor's
+    /// experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c89682, row: 684 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_CXL_ACC_LOCAL`: event select 0x35, umask 0x01,
+    /// unit-mask extension 0x10c82682, counters 0b1111. Experimental: from the vendor's
+    /// experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_OPT_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c82682, row: 685 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL`: event select 0x35, umask 0x01,
+    /// unit-mask extension 0x10c8a682, counters 0b1111. Experimental: from the vendor's
+    /// experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c8a682, row: 686 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL`: event select 0x35, umask 0x01,
+    /// unit-mask extension 0x10ccd682, counters 0b1111. Experimental: from the vendor's
+    /// experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10ccd682, row: 687 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC_LOCAL`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10c80682, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_RFO_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c80682, row: 688 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC_LOCAL`: event select 0x35, umask 0x01,
+    /// unit-mask extension 0x10ccc682, counters 0b1111. Experimental: from the vendor's
+    /// experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10ccc682, row: 689 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL`: event select 0x35, umask 0x01,
+    /// unit-mask extension 0x10c88682, counters 0b1111. Experimental: from the vendor's
+    /// experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c88682, row: 690 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC_LOCAL`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10c00082, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c00082, row: 691 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC_LOCAL`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0x10c00081, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_HIT_CXL_ACC_LOCAL: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0x10c00081, row: 692 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC_LOCAL`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x10c81682, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c81682, row: 693 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC_LOCAL`: event select 0x36, umask 0x01,
+    /// unit-mask extension 0x10c89682, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c89682, row: 694 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_CXL_ACC_LOCAL`: event select 0x36, umask 0x01,
+    /// unit-mask extension 0x10c82682, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c82682, row: 695 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL`: event select 0x36, umask 0x01,
+    /// unit-mask extension 0x10c8a682, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c8a682, row: 696 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL`: event select 0x36, umask 0x01,
+    /// unit-mask extension 0x10ccd682, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10ccd682, row: 697 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC_LOCAL`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x10c80682, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c80682, row: 698 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC_LOCAL`: event select 0x36, umask 0x01,
+    /// unit-mask extension 0x10ccc682, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10ccc682, row: 699 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL`: event select 0x36, umask 0x01,
+    /// unit-mask extension 0x10c88682, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c88682, row: 700 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC_LOCAL`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x10c00082, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c00082, row: 701 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC_LOCAL`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0x10c00081, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_HIT_CXL_ACC_LOCAL: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0x10c00081, row: 702 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE`: event select 0x36, umask 0x04, unit-mask
+    /// extension 0xc8f37e, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_REMOTE: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f37e, row: 703 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL`: event select 0x36, umask 0x04, unit-mask
+    /// extension 0xc8f2fe, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_LOCAL: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f2fe, row: 704 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE`: event select 0x36, umask 0x04, unit-mask
+    /// extension 0xcc437e, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_MISS_ITOM_REMOTE: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc437e, row: 705 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL`: event select 0x36, umask 0x04, unit-mask
+    /// extension 0xcc42fe, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_MISS_ITOM_LOCAL: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc42fe, row: 706 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE`: event select 0x36, umask 0x04,
+    /// unit-mask extension 0xcd437e, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_REMOTE: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd437e, row: 707 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL`: event select 0x36, umask 0x04,
+    /// unit-mask extension 0xcd42fe, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_LOCAL: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd42fe, row: 708 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::REQUESTS_INVITOE_LOCAL, Event::REQUESTS_INVITOE_REMOTE, Event::REQUESTS_READS_LOCAL, Event::REQUESTS_READS_REMOTE, Event::REQUESTS_WRITES_LOCAL, Event::REQUESTS_WRITES_REMOTE, Event::REQUESTS_READS, Event::REQUESTS_WRITES, Event::DIR_UPDATE_HA, Event::DIR_UPDATE_TOR, Event::IMC_READS_COUNT_NORMAL, Event::IMC_WRITES_COUNT_FULL, Event::CMS_CLOCKTICKS, Event::CLOCKTICKS, Event::TOR_INSERTS_IA, Event::TOR_INSERTS_IA_HIT, Event::TOR_INSERTS_IA_HIT_CRD, Event::TOR_INSERTS_IA_HIT_DRD, Event::TOR_INSERTS_IA_HIT_LLCPREFRFO, Event::TOR_INSERTS_IA_HIT_RFO, Event::TOR_INSERTS_IA_MISS, Event::TOR_INSERTS_IA_MISS_CRD, Event::TOR_INSERTS_IA_MISS_DRD, Event::TOR_INSERTS_IA_MISS_LLCPREFRFO, Event::TOR_INSERTS_IA_MISS_RFO, Event::TOR_INSERTS_IO, Event::TOR_INSERTS_IO_HIT, Event::TOR_INSERTS_IO_MISS, Event::TOR_INSERTS_IO_MISS_ITOM, Event::TOR_INSERTS_IO_MISS_RFO, Event::TOR_INSERTS_IA_HIT_CRD_PREF, Event::TOR_INSERTS_IA_HIT_DRD_PREF, Event::TOR_INSERTS_IA_HIT_RFO_PREF, Event::TOR_INSERTS_IA_MISS_CRD_PREF, Event::TOR_INSERTS_IA_MISS_DRD_PREF, Event::TOR_INSERTS_IA_MISS_RFO_PREF, Event::TOR_INSERTS_IO_HIT_ITOM, Event::TOR_INSERTS_IO_HIT_RFO, Event::TOR_INSERTS_IO_RFO, Event::TOR_INSERTS_IO_ITOM, Event::TOR_INSERTS_IA_RFO_PREF, Event::TOR_INSERTS_IA_RFO, Event::TOR_INSERTS_IA_LLCPREFRFO, Event::TOR_INSERTS_IA_DRD, Event::TOR_INSERTS_IA_DRD_PREF, Event::TOR_INSERTS_IA_CRD, Event::TOR_INSERTS_IA_MISS_DRD_LOCAL, Event::TOR_INSERTS_IA_MISS_DRD_REMOTE, Event::TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL, Event::TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE, Event::TOR_INSERTS_IA_MISS_RFO_LOCAL, Event::TOR_INSERTS_IA_MISS_RFO_REMOTE, Event::TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL, Event::TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE, Event::TOR_INSERTS_IA_CLFLUSH, Event::TOR_INSERTS_IA_SPECITOM, Event::TOR_OCCUPANCY_IA, Event::TOR_OCCUPANCY_IA_HIT, Event::TOR_OCCUPANCY_IA_HIT_CRD, Event::TOR_OCCUPANCY_IA_HIT_DRD, Event::TOR_OCCUPANCY_IA_HIT_LLCPREFRFO, Event::TOR_OCCUPANCY_IA_HIT_RFO, Event::TOR_OCCUPANCY_IA_MISS, Event::TOR_OCCUPANCY_IA_MISS_CRD, Event::TOR_OCCUPANCY_IA_MISS_DRD, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFRFO, Event::TOR_OCCUPANCY_IA_MISS_RFO, Event::TOR_OCCUPANCY_IO, Event::TOR_OCCUPANCY_IO_HIT, Event::TOR_OCCUPANCY_IO_MISS, Event::TOR_OCCUPANCY_IO_MISS_ITOM, Event::TOR_OCCUPANCY_IA_HIT_CRD_PREF, Event::TOR_OCCUPANCY_IA_HIT_DRD_PREF, Event::TOR_OCCUPANCY_IA_HIT_RFO_PREF, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF, Event::TOR_OCCUPANCY_IO_HIT_ITOM, Event::TOR_OCCUPANCY_IO_ITOM, Event::TOR_OCCUPANCY_IA_RFO, Event::TOR_OCCUPANCY_IA_RFO_PREF, Event::TOR_OCCUPANCY_IA_LLCPREFRFO, Event::TOR_OCCUPANCY_IA_DRD, Event::TOR_OCCUPANCY_IA_CRD, Event::TOR_OCCUPANCY_IA_DRD_PREF, Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_RFO_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_RFO_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE, Event::TOR_INSERTS_IA_MISS_DRD_PMM, Event::TOR_INSERTS_IA_MISS_DRD_DDR, Event::TOR_INSERTS_IO_HIT_ITOMCACHENEAR, Event::TOR_INSERTS_IO_MISS_ITOMCACHENEAR, Event::TOR_OCCUPANCY_IA_MISS_DRD_DDR, Event::TOR_OCCUPANCY_IA_MISS_DRD_PMM, Event::TOR_INSERTS_IO_HIT_PCIRDCUR, Event::TOR_INSERTS_IO_MISS_PCIRDCUR, Event::TOR_INSERTS_IO_PCIRDCUR, Event::TOR_OCCUPANCY_IO_HIT_PCIRDCUR, Event::TOR_OCCUPANCY_IO_MISS_PCIRDCUR, Event::TOR_OCCUPANCY_IO_PCIRDCUR, Event::TOR_INSERTS_IA_LLCPREFDATA, Event::TOR_INSERTS_IA_MISS_LLCPREFDATA, Event::TOR_OCCUPANCY_IA_LLCPREFDATA, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFDATA, Event::TOR_INSERTS_IO_ITOMCACHENEAR, Event::TOR_INSERTS_IA_MISS_DRD_LOCAL_PMM, Event::TOR_INSERTS_IA_MISS_DRD_REMOTE_PMM, Event::TOR_INSERTS_IA_MISS_DRD_LOCAL_DDR, Event::TOR_INSERTS_IA_MISS_DRD_REMOTE_DDR, Event::TOR_INSERTS_IO_WBMTOI, Event::TOR_INSERTS_IO_CLFLUSH, Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_PMM, Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_PMM, Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR, Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR, Event::TOR_OCCUPANCY_IA_CLFLUSH, Event::TOR_OCCUPANCY_IA_SPECITOM, Event::TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR, Event::TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR, Event::TOR_INSERTS_IO_PCIRDCUR_LOCAL, Event::TOR_INSERTS_IO_PCIRDCUR_REMOTE, Event::TOR_INSERTS_IO_ITOM_REMOTE, Event::TOR_INSERTS_IO_ITOM_LOCAL, Event::TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE, Event::TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL];
+    pub const ALL: &'static [Event] = &[Event::REQUESTS_INVITOE_LOCAL, Event::REQUESTS_INVITOE_REMOTE, Event::REQUESTS_READS_LOCAL, Event::REQUESTS_READS_REMOTE, Event::REQUESTS_WRITES_LOCAL, Event::REQUESTS_WRITES_REMOTE, Event::REQUESTS_READS, Event::REQUESTS_WRITES, Event::DIR_UPDATE_HA, Event::DIR_UPDATE_TOR, Event::IMC_READS_COUNT_NORMAL, Event::IMC_WRITES_COUNT_FULL, Event::CMS_CLOCKTICKS, Event::CLOCKTICKS, Event::TOR_INSERTS_IA, Event::TOR_INSERTS_IA_HIT, Event::TOR_INSERTS_IA_HIT_CRD, Event::TOR_INSERTS_IA_HIT_DRD, Event::TOR_INSERTS_IA_HIT_LLCPREFRFO, Event::TOR_INSERTS_IA_HIT_RFO, Event::TOR_INSERTS_IA_MISS, Event::TOR_INSERTS_IA_MISS_CRD, Event::TOR_INSERTS_IA_MISS_DRD, Event::TOR_INSERTS_IA_MISS_LLCPREFRFO, Event::TOR_INSERTS_IA_MISS_RFO, Event::TOR_INSERTS_IO, Event::TOR_INSERTS_IO_HIT, Event::TOR_INSERTS_IO_MISS, Event::TOR_INSERTS_IO_MISS_ITOM, Event::TOR_INSERTS_IO_MISS_RFO, Event::TOR_INSERTS_IA_HIT_CRD_PREF, Event::TOR_INSERTS_IA_HIT_DRD_PREF, Event::TOR_INSERTS_IA_HIT_RFO_PREF, Event::TOR_INSERTS_IA_MISS_CRD_PREF, Event::TOR_INSERTS_IA_MISS_DRD_PREF, Event::TOR_INSERTS_IA_MISS_RFO_PREF, Event::TOR_INSERTS_IO_HIT_ITOM, Event::TOR_INSERTS_IO_HIT_RFO, Event::TOR_INSERTS_IO_RFO, Event::TOR_INSERTS_IO_ITOM, Event::TOR_INSERTS_IA_RFO_PREF, Event::TOR_INSERTS_IA_RFO, Event::TOR_INSERTS_IA_LLCPREFRFO, Event::TOR_INSERTS_IA_DRD, Event::TOR_INSERTS_IA_DRD_PREF, Event::TOR_INSERTS_IA_CRD, Event::TOR_INSERTS_IA_MISS_DRD_LOCAL, Event::TOR_INSERTS_IA_MISS_DRD_REMOTE, Event::TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL, Event::TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE, Event::TOR_INSERTS_IA_MISS_RFO_LOCAL, Event::TOR_INSERTS_IA_MISS_RFO_REMOTE, Event::TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL, Event::TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE, Event::TOR_INSERTS_IA_CLFLUSH, Event::TOR_INSERTS_IA_SPECITOM, Event::TOR_OCCUPANCY_IA, Event::TOR_OCCUPANCY_IA_HIT, Event::TOR_OCCUPANCY_IA_HIT_CRD, Event::TOR_OCCUPANCY_IA_HIT_DRD, Event::TOR_OCCUPANCY_IA_HIT_LLCPREFRFO, Event::TOR_OCCUPANCY_IA_HIT_RFO, Event::TOR_OCCUPANCY_IA_MISS, Event::TOR_OCCUPANCY_IA_MISS_CRD, Event::TOR_OCCUPANCY_IA_MISS_DRD, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFRFO, Event::TOR_OCCUPANCY_IA_MISS_RFO, Event::TOR_OCCUPANCY_IO, Event::TOR_OCCUPANCY_IO_HIT, Event::TOR_OCCUPANCY_IO_MISS, Event::TOR_OCCUPANCY_IO_MISS_ITOM, Event::TOR_OCCUPANCY_IA_HIT_CRD_PREF, Event::TOR_OCCUPANCY_IA_HIT_DRD_PREF, Event::TOR_OCCUPANCY_IA_HIT_RFO_PREF, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF, Event::TOR_OCCUPANCY_IO_HIT_ITOM, Event::TOR_OCCUPANCY_IO_ITOM, Event::TOR_OCCUPANCY_IA_RFO, Event::TOR_OCCUPANCY_IA_RFO_PREF, Event::TOR_OCCUPANCY_IA_LLCPREFRFO, Event::TOR_OCCUPANCY_IA_DRD, Event::TOR_OCCUPANCY_IA_CRD, Event::TOR_OCCUPANCY_IA_DRD_PREF, Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_RFO_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_RFO_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE, Event::TOR_INSERTS_IA_MISS_DRD_PMM, Event::TOR_INSERTS_IA_MISS_DRD_DDR, Event::TOR_INSERTS_IO_HIT_ITOMCACHENEAR, Event::TOR_INSERTS_IO_MISS_ITOMCACHENEAR, Event::TOR_OCCUPANCY_IA_MISS_DRD_DDR, Event::TOR_OCCUPANCY_IA_MISS_DRD_PMM, Event::TOR_INSERTS_IO_HIT_PCIRDCUR, Event::TOR_INSERTS_IO_MISS_PCIRDCUR, Event::TOR_INSERTS_IO_PCIRDCUR, Event::TOR_OCCUPANCY_IO_HIT_PCIRDCUR, Event::TOR_OCCUPANCY_IO_MISS_PCIRDCUR, Event::TOR_OCCUPANCY_IO_PCIRDCUR, Event::TOR_INSERTS_IA_LLCPREFDATA, Event::TOR_INSERTS_IA_MISS_LLCPREFDATA, Event::TOR_OCCUPANCY_IA_LLCPREFDATA, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFDATA, Event::TOR_INSERTS_IO_ITOMCACHENEAR, Event::TOR_INSERTS_IA_MISS_DRD_LOCAL_PMM, Event::TOR_INSERTS_IA_MISS_DRD_REMOTE_PMM, Event::TOR_INSERTS_IA_MISS_DRD_LOCAL_DDR, Event::TOR_INSERTS_IA_MISS_DRD_REMOTE_DDR, Event::TOR_INSERTS_IO_WBMTOI, Event::TOR_INSERTS_IO_CLFLUSH, Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_PMM, Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_PMM, Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR, Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR, Event::TOR_OCCUPANCY_IA_CLFLUSH, Event::TOR_OCCUPANCY_IA_SPECITOM, Event::TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR, Event::TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR, Event::TOR_INSERTS_IO_PCIRDCUR_LOCAL, Event::TOR_INSERTS_IO_PCIRDCUR_REMOTE, Event::TOR_INSERTS_IO_ITOM_REMOTE, Event::TOR_INSERTS_IO_ITOM_LOCAL, Event::TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE, Event::TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_RFO_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_RFO_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_RRQ_MISS_RDCUR_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_RRQ_MISS_RDCODE_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_RRQ_MISS_RDDATA_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_RRQ_MISS_INVXTOM_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_RRQ_MISS_RDCUR_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_RRQ_MISS_RDCODE_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_RRQ_MISS_RDDATA_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_RRQ_MISS_INVXTOM_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_RFO_PREF_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_EXP_LOCAL, #[cfg(feature = "experimental-events")] Event::REQUESTS_INVITOE, #[cfg(feature = "experimental-events")] Event::SNOOPS_SENT_ALL, #[cfg(feature = "experimental-events")] Event::SNOOPS_SENT_LOCAL, #[cfg(feature = "experimental-events")] Event::SNOOPS_SENT_REMOTE, #[cfg(feature = "experimental-events")] Event::SNOOPS_SENT_BCST_LOCAL, #[cfg(feature = "experimental-events")] Event::SNOOPS_SENT_BCST_REMOTE, #[cfg(feature = "experimental-events")] Event::SNOOPS_SENT_DIRECT_LOCAL, #[cfg(feature = "experimental-events")] Event::SNOOPS_SENT_DIRECT_REMOTE, #[cfg(feature = "experimental-events")] Event::DIR_LOOKUP_NO_SNP, #[cfg(feature = "experimental-events")] Event::DIR_LOOKUP_SNP, #[cfg(feature = "experimental-events")] Event::OSB_LOCAL_INVITOE, #[cfg(feature = "experimental-events")] Event::OSB_LOCAL_READ, #[cfg(feature = "experimental-events")] Event::OSB_REMOTE_READ, #[cfg(feature = "experimental-events")] Event::OSB_REMOTE_READINVITOE, #[cfg(feature = "experimental-events")] Event::OSB_RFO_HITS_SNP_BCAST, #[cfg(feature = "experimental-events")] Event::OSB_OFF_PWRHEURISTIC, #[cfg(feature = "experimental-events")] Event::WB_PUSH_MTOI_LLC, #[cfg(feature = "experimental-events")] Event::WB_PUSH_MTOI_MEM, #[cfg(feature = "experimental-events")] Event::BYPASS_CHA_IMC_TAKEN, #[cfg(feature = "experimental-events")] Event::BYPASS_CHA_IMC_INTERMEDIATE, #[cfg(feature = "experimental-events")] Event::BYPASS_CHA_IMC_NOT_TAKEN, #[cfg(feature = "experimental-events")] Event::READ_NO_CREDITS_MC0, #[cfg(feature = "experimental-events")] Event::READ_NO_CREDITS_MC1, #[cfg(feature = "experimental-events")] Event::READ_NO_CREDITS_MC2, #[cfg(feature = "experimental-events")] Event::READ_NO_CREDITS_MC3, #[cfg(feature = "experimental-events")] Event::READ_NO_CREDITS_MC4, #[cfg(feature = "experimental-events")] Event::READ_NO_CREDITS_MC5, #[cfg(feature = "experimental-events")] Event::IMC_READS_COUNT_PRIORITY, #[cfg(feature = "experimental-events")] Event::WRITE_NO_CREDITS_MC0, #[cfg(feature = "experimental-events")] Event::WRITE_NO_CREDITS_MC1, #[cfg(feature = "experimental-events")] Event::WRITE_NO_CREDITS_MC2, #[cfg(feature = "experimental-events")] Event::WRITE_NO_CREDITS_MC3, #[cfg(feature = "experimental-events")] Event::WRITE_NO_CREDITS_MC4, #[cfg(feature = "experimental-events")] Event::WRITE_NO_CREDITS_MC5, #[cfg(feature = "experimental-events")] Event::IMC_WRITES_COUNT_PARTIAL, #[cfg(feature = "experimental-events")] Event::IMC_WRITES_COUNT_FULL_PRIORITY, #[cfg(feature = "experimental-events")] Event::IMC_WRITES_COUNT_PARTIAL_PRIORITY, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_RSPI, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_RSPIFWD, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_RSPS, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_RSPSFWD, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_RSPWB, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_RSPFWDWB, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_RSPCNFLCT, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_RSPFWD, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_LOCAL_RSPI, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_LOCAL_RSPS, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_LOCAL_RSPIFWD, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_LOCAL_RSPSFWD, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_LOCAL_RSPWB, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_LOCAL_RSPFWDWB, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_LOCAL_RSPCNFLCT, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_LOCAL_RSPFWD, #[cfg(feature = "experimental-events")] Event::HITME_LOOKUP_READ, #[cfg(feature = "experimental-events")] Event::HITME_LOOKUP_WRITE, #[cfg(feature = "experimental-events")] Event::HITME_HIT_EX_RDS, #[cfg(feature = "experimental-events")] Event::HITME_HIT_SHARED_OWNREQ, #[cfg(feature = "experimental-events")] Event::HITME_HIT_WBMTOE, #[cfg(feature = "experimental-events")] Event::HITME_HIT_WBMTOI_OR_S, #[cfg(feature = "experimental-events")] Event::HITME_MISS_SHARED_RDINVOWN, #[cfg(feature = "experimental-events")] Event::HITME_MISS_NOTSHARED_RDINVOWN, #[cfg(feature = "experimental-events")] Event::HITME_MISS_READ_OR_INV, #[cfg(feature = "experimental-events")] Event::HITME_UPDATE_DEALLOCATE_RSPFWDI_LOC, #[cfg(feature = "experimental-events")] Event::HITME_UPDATE_RSPFWDI_REM, #[cfg(feature = "experimental-events")] Event::HITME_UPDATE_SHARED, #[cfg(feature = "experimental-events")] Event::HITME_UPDATE_RDINVOWN, #[cfg(feature = "experimental-events")] Event::HITME_UPDATE_DEALLOCATE, #[cfg(feature = "experimental-events")] Event::SNOOP_RSP_MISC_MTOI_RSPIFWDM, #[cfg(feature = "experimental-events")] Event::SNOOP_RSP_MISC_MTOI_RSPDATAM, #[cfg(feature = "experimental-events")] Event::SNOOP_RSP_MISC_RSPIFWDMPTL_HITSF, #[cfg(feature = "experimental-events")] Event::SNOOP_RSP_MISC_RSPIFWDMPTL_HITLLC, #[cfg(feature = "experimental-events")] Event::SNOOP_RSP_MISC_PULLDATAPTL_HITSF, #[cfg(feature = "experimental-events")] Event::SNOOP_RSP_MISC_PULLDATAPTL_HITLLC, #[cfg(feature = "experimental-events")] Event::DIRECT_GO_OPC_EXTCMP, #[cfg(feature = "experimental-events")] Event::DIRECT_GO_OPC_PULL, #[cfg(feature = "experimental-events")] Event::DIRECT_GO_OPC_GO, #[cfg(feature = "experimental-events")] Event::DIRECT_GO_OPC_GO_PULL, #[cfg(feature = "experimental-events")] Event::DIRECT_GO_OPC_FAST_GO, #[cfg(feature = "experimental-events")] Event::DIRECT_GO_OPC_FAST_GO_PULL, #[cfg(feature = "experimental-events")] Event::DIRECT_GO_OPC_NOP, #[cfg(feature = "experimental-events")] Event::DIRECT_GO_OPC_IDLE_DUE_SUPPRESS, #[cfg(feature = "experimental-events")] Event::DIRECT_GO_HA_TOR_DEALLOC, #[cfg(feature = "experimental-events")] Event::DIRECT_GO_HA_SUPPRESS_NO_D2C, #[cfg(feature = "experimental-events")] Event::DIRECT_GO_HA_SUPPRESS_DRD, #[cfg(feature = "experimental-events")] Event::XPT_PREF_SENT0, #[cfg(feature = "experimental-events")] Event::XPT_PREF_DROP0_NOCRD, #[cfg(feature = "experimental-events")] Event::XPT_PREF_DROP0_CONFLICT, #[cfg(feature = "experimental-events")] Event::XPT_PREF_SENT1, #[cfg(feature = "experimental-events")] Event::XPT_PREF_DROP1_NOCRD, #[cfg(feature = "experimental-events")] Event::XPT_PREF_DROP1_CONFLICT, #[cfg(feature = "experimental-events")] Event::DISTRESS_ASSERTED_DPT_NONLOCAL, #[cfg(feature = "experimental-events")] Event::EGRESS_ORDERING_IV_SNOOPGO_UP, #[cfg(feature = "experimental-events")] Event::EGRESS_ORDERING_IV_SNOOPGO_DN, #[cfg(feature = "experimental-events")] Event::RXC_OCCUPANCY_IPQ, #[cfg(feature = "experimental-events")] Event::RXC_OCCUPANCY_RRQ, #[cfg(feature = "experimental-events")] Event::RXC_OCCUPANCY_WBQ, #[cfg(feature = "experimental-events")] Event::RXC_INSERTS_IRQ, #[cfg(feature = "experimental-events")] Event::RXC_INSERTS_IRQ_REJ, #[cfg(feature = "experimental-events")] Event::RXC_INSERTS_IPQ, #[cfg(feature = "experimental-events")] Event::RXC_INSERTS_PRQ, #[cfg(feature = "experimental-events")] Event::RXC_INSERTS_PRQ_REJ, #[cfg(feature = "experimental-events")] Event::RXC_INSERTS_RRQ, #[cfg(feature = "experimental-events")] Event::RXC_INSERTS_WBQ, #[cfg(feature = "experimental-events")] Event::RXC_IRQ0_REJECT_AD_REQ_VN0, #[cfg(feature = "experimental-events")] Event::RXC_IRQ0_REJECT_AD_RSP_VN0, #[cfg(feature = "experimental-events")] Event::RXC_IRQ0_REJECT_BL_RSP_VN0, #[cfg(feature = "experimental-events")] Event::RXC_IRQ0_REJECT_BL_WB_VN0, #[cfg(feature = "experimental-events")] Event::RXC_IRQ0_REJECT_BL_NCB_VN0, #[cfg(feature = "experimental-events")] Event::RXC_IRQ0_REJECT_BL_NCS_VN0, #[cfg(feature = "experimental-events")] Event::RXC_IRQ0_REJECT_AK_NON_UPI, #[cfg(feature = "experimental-events")] Event::RXC_IRQ0_REJECT_IV_NON_UPI, #[cfg(feature = "experimental-events")] Event::RXC_IRQ1_REJECT_PA_MATCH, #[cfg(feature = "experimental-events")] Event::RXC_IRQ1_REJECT_ANY0, #[cfg(feature = "experimental-events")] Event::RXC_IRQ1_REJECT_HA, #[cfg(feature = "experimental-events")] Event::RXC_IRQ1_REJECT_LLC_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_IRQ1_REJECT_SF_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_IRQ1_REJECT_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_IRQ1_REJECT_LLC_OR_SF_WAY, #[cfg(feature = "experimental-events")] Event::RXC_IRQ1_REJECT_ALLOW_SNP, #[cfg(feature = "experimental-events")] Event::RXC_PRQ0_REJECT_AD_REQ_VN0, #[cfg(feature = "experimental-events")] Event::RXC_PRQ0_REJECT_AD_RSP_VN0, #[cfg(feature = "experimental-events")] Event::RXC_PRQ0_REJECT_BL_RSP_VN0, #[cfg(feature = "experimental-events")] Event::RXC_PRQ0_REJECT_BL_WB_VN0, #[cfg(feature = "experimental-events")] Event::RXC_PRQ0_REJECT_BL_NCB_VN0, #[cfg(feature = "experimental-events")] Event::RXC_PRQ0_REJECT_BL_NCS_VN0, #[cfg(feature = "experimental-events")] Event::RXC_PRQ0_REJECT_AK_NON_UPI, #[cfg(feature = "experimental-events")] Event::RXC_PRQ0_REJECT_IV_NON_UPI, #[cfg(feature = "experimental-events")] Event::RXC_PRQ1_REJECT_ANY0, #[cfg(feature = "experimental-events")] Event::RXC_PRQ1_REJECT_HA, #[cfg(feature = "experimental-events")] Event::RXC_PRQ1_REJECT_LLC_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_PRQ1_REJECT_SF_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_PRQ1_REJECT_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_PRQ1_REJECT_LLC_OR_SF_WAY, #[cfg(feature = "experimental-events")] Event::RXC_PRQ1_REJECT_ALLOW_SNP, #[cfg(feature = "experimental-events")] Event::RXC_PRQ1_REJECT_PA_MATCH, #[cfg(feature = "experimental-events")] Event::RXC_IPQ0_REJECT_AD_REQ_VN0, #[cfg(feature = "experimental-events")] Event::RXC_IPQ0_REJECT_AD_RSP_VN0, #[cfg(feature = "experimental-events")] Event::RXC_IPQ0_REJECT_BL_RSP_VN0, #[cfg(feature = "experimental-events")] Event::RXC_IPQ0_REJECT_BL_WB_VN0, #[cfg(feature = "experimental-events")] Event::RXC_IPQ0_REJECT_BL_NCB_VN0, #[cfg(feature = "experimental-events")] Event::RXC_IPQ0_REJECT_BL_NCS_VN0, #[cfg(feature = "experimental-events")] Event::RXC_IPQ0_REJECT_AK_NON_UPI, #[cfg(feature = "experimental-events")] Event::RXC_IPQ0_REJECT_IV_NON_UPI, #[cfg(feature = "experimental-events")] Event::RXC_IPQ1_REJECT_ANY0, #[cfg(feature = "experimental-events")] Event::RXC_IPQ1_REJECT_HA, #[cfg(feature = "experimental-events")] Event::RXC_IPQ1_REJECT_LLC_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_IPQ1_REJECT_SF_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_IPQ1_REJECT_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_IPQ1_REJECT_LLC_OR_SF_WAY, #[cfg(feature = "experimental-events")] Event::RXC_IPQ1_REJECT_ALLOW_SNP, #[cfg(feature = "experimental-events")] Event::RXC_IPQ1_REJECT_PA_MATCH, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_REJECT_AD_REQ_VN0, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_REJECT_AD_RSP_VN0, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_REJECT_BL_RSP_VN0, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_REJECT_BL_WB_VN0, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_REJECT_BL_NCB_VN0, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_REJECT_BL_NCS_VN0, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_REJECT_AK_NON_UPI, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_REJECT_IV_NON_UPI, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ1_REJECT_ANY0, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ1_REJECT_HA, #[cfg(feature = "experimental-events")] Event::RXC_RRQ0_REJECT_AD_REQ_VN0, #[cfg(feature = "experimental-events")] Event::RXC_RRQ0_REJECT_AD_RSP_VN0, #[cfg(feature = "experimental-events")] Event::RXC_RRQ0_REJECT_BL_RSP_VN0, #[cfg(feature = "experimental-events")] Event::RXC_RRQ0_REJECT_BL_WB_VN0, #[cfg(feature = "experimental-events")] Event::RXC_RRQ0_REJECT_BL_NCB_VN0, #[cfg(feature = "experimental-events")] Event::RXC_RRQ0_REJECT_BL_NCS_VN0, #[cfg(feature = "experimental-events")] Event::RXC_RRQ0_REJECT_AK_NON_UPI, #[cfg(feature = "experimental-events")] Event::RXC_RRQ0_REJECT_IV_NON_UPI, #[cfg(feature = "experimental-events")] Event::RXC_RRQ1_REJECT_ANY0, #[cfg(feature = "experimental-events")] Event::RXC_RRQ1_REJECT_HA, #[cfg(feature = "experimental-events")] Event::RXC_RRQ1_REJECT_LLC_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_RRQ1_REJECT_SF_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_RRQ1_REJECT_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_RRQ1_REJECT_LLC_OR_SF_WAY, #[cfg(feature = "experimental-events")] Event::RXC_RRQ1_REJECT_ALLOW_SNP, #[cfg(feature = "experimental-events")] Event::RXC_RRQ1_REJECT_PA_MATCH, #[cfg(feature = "experimental-events")] Event::RXC_WBQ0_REJECT_AD_REQ_VN0, #[cfg(feature = "experimental-events")] Event::RXC_WBQ0_REJECT_AD_RSP_VN0, #[cfg(feature = "experimental-events")] Event::RXC_WBQ0_REJECT_BL_RSP_VN0, #[cfg(feature = "experimental-events")] Event::RXC_WBQ0_REJECT_BL_WB_VN0, #[cfg(feature = "experimental-events")] Event::RXC_WBQ0_REJECT_BL_NCB_VN0, #[cfg(feature = "experimental-events")] Event::RXC_WBQ0_REJECT_BL_NCS_VN0, #[cfg(feature = "experimental-events")] Event::RXC_WBQ0_REJECT_AK_NON_UPI, #[cfg(feature = "experimental-events")] Event::RXC_WBQ0_REJECT_IV_NON_UPI, #[cfg(feature = "experimental-events")] Event::RXC_WBQ1_REJECT_ANY0, #[cfg(feature = "experimental-events")] Event::RXC_WBQ1_REJECT_HA, #[cfg(feature = "experimental-events")] Event::RXC_WBQ1_REJECT_LLC_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_WBQ1_REJECT_SF_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_WBQ1_REJECT_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_WBQ1_REJECT_LLC_OR_SF_WAY, #[cfg(feature = "experimental-events")] Event::RXC_WBQ1_REJECT_ALLOW_SNP, #[cfg(feature = "experimental-events")] Event::RXC_WBQ1_REJECT_PA_MATCH, #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q0_RETRY_AD_REQ_VN0, #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q0_RETRY_AD_RSP_VN0, #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q0_RETRY_BL_RSP_VN0, #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q0_RETRY_BL_WB_VN0, #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q0_RETRY_BL_NCB_VN0, #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q0_RETRY_BL_NCS_VN0, #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q0_RETRY_AK_NON_UPI, #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q0_RETRY_IV_NON_UPI, #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q1_RETRY_ANY0, #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q1_RETRY_HA, #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q1_RETRY_LLC_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q1_RETRY_SF_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q1_RETRY_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q1_RETRY_LLC_OR_SF_WAY, #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q1_RETRY_ALLOW_SNP, #[cfg(feature = "experimental-events")] Event::RXC_REQ_Q1_RETRY_PA_MATCH, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_RETRY_AD_REQ_VN0, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_RETRY_AD_RSP_VN0, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_RETRY_BL_RSP_VN0, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_RETRY_BL_WB_VN0, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_RETRY_BL_NCB_VN0, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_RETRY_BL_NCS_VN0, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_RETRY_AK_NON_UPI, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ0_RETRY_IV_NON_UPI, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ1_RETRY_ANY0, #[cfg(feature = "experimental-events")] Event::RXC_ISMQ1_RETRY_HA, #[cfg(feature = "experimental-events")] Event::RXC_OTHER0_RETRY_AD_REQ_VN0, #[cfg(feature = "experimental-events")] Event::RXC_OTHER0_RETRY_AD_RSP_VN0, #[cfg(feature = "experimental-events")] Event::RXC_OTHER0_RETRY_BL_RSP_VN0, #[cfg(feature = "experimental-events")] Event::RXC_OTHER0_RETRY_BL_WB_VN0, #[cfg(feature = "experimental-events")] Event::RXC_OTHER0_RETRY_BL_NCB_VN0, #[cfg(feature = "experimental-events")] Event::RXC_OTHER0_RETRY_BL_NCS_VN0, #[cfg(feature = "experimental-events")] Event::RXC_OTHER0_RETRY_AK_NON_UPI, #[cfg(feature = "experimental-events")] Event::RXC_OTHER0_RETRY_IV_NON_UPI, #[cfg(feature = "experimental-events")] Event::RXC_OTHER1_RETRY_ANY0, #[cfg(feature = "experimental-events")] Event::RXC_OTHER1_RETRY_HA, #[cfg(feature = "experimental-events")] Event::RXC_OTHER1_RETRY_LLC_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_OTHER1_RETRY_SF_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_OTHER1_RETRY_VICTIM, #[cfg(feature = "experimental-events")] Event::RXC_OTHER1_RETRY_LLC_OR_SF_WAY, #[cfg(feature = "experimental-events")] Event::RXC_OTHER1_RETRY_ALLOW_SNP, #[cfg(feature = "experimental-events")] Event::RXC_OTHER1_RETRY_PA_MATCH, #[cfg(feature = "experimental-events")] Event::CORE_SNP_REMOTE_ONE, #[cfg(feature = "experimental-events")] Event::CORE_SNP_EXT_ONE, #[cfg(feature = "experimental-events")] Event::CORE_SNP_CORE_ONE, #[cfg(feature = "experimental-events")] Event::CORE_SNP_EVICT_ONE, #[cfg(feature = "experimental-events")] Event::CORE_SNP_ANY_ONE, #[cfg(feature = "experimental-events")] Event::CORE_SNP_REMOTE_GTONE, #[cfg(feature = "experimental-events")] Event::CORE_SNP_EXT_GTONE, #[cfg(feature = "experimental-events")] Event::CORE_SNP_CORE_GTONE, #[cfg(feature = "experimental-events")] Event::CORE_SNP_EVICT_GTONE, #[cfg(feature = "experimental-events")] Event::CORE_SNP_ANY_GTONE, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_I, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_SF_S, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_SF_E, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_SF_H, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_S, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_E, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_M, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_F, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_RFO, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_ALL, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_DATA_RD, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_FLUSH_INV, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_CODE, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCALLY_HOMED_ADDRESS, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTELY_HOMED_ADDRESS, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_OTHER, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_FLUSH_INV, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_DATA_RD, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_RFO, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_CODE, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_SNP, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_FLUSH_INV, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_DATA_RD, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_RFO, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_CODE, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_DMND_DATA_RD, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_DMND_RFO, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_DMND_CODE, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_PF_DATA_RD, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_PF_RFO, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_PF_CODE, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_LLC_PF, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_PF, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_SNPS_FROM_REM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_ALL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IRQ_IA, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_EVICT, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_PRQ_IOSF, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IPQ, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IRQ_NON_IA, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_PRQ_NON_IOSF, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_RRQ, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_WBQ, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_LOC_IO, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_LOC_IA, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_LOC_ALL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_REM_SNPS, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_REM_ALL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_HIT, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_MISS, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_MMCFG, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_MMIO, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_LOCAL_TGT, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_REMOTE_TGT, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_MATCH_OPC, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_PREMORPH_OPC, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_NEARMEM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_NOT_NEARMEM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_NONCOH, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_ISOC, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_HIT_DRD_OPT, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_HIT_DRD_OPT_PREF, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_OPT, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_OPT_PREF, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_DRD_OPT, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_DRD_OPT_PREF, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_CRD_PREF, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_CLFLUSHOPT, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_ITOM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_SNPS_FROM_REM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_ALL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_RFO, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IRQ_IA, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_EVICT, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_PRQ, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IPQ, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IRQ_NON_IA, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_PRQ_NON_IOSF, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_RRQ, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_WBQ, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_LOC_IO, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_LOC_IA, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_LOC_ALL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_REM_SNPS, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_REM_ALL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_HIT, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_MISS, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_MMCFG, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_MMIO, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_LOCAL_TGT, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_REMOTE_TGT, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_MATCH_OPC, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_PREMORPH_OPC, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_NEARMEM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_NOT_NEARMEM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_NONCOH, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_ISOC, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_HIT_DRD_OPT, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_HIT_DRD_OPT_PREF, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_CRD_PREF, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_OPT, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_HIT_RFO, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_RFO, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_DRD_OPT, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_DRD_OPT_PREF, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_CRD_PREF, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_ALL, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_REMOTE_ALL, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_TOTAL_E, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_TOTAL_M, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_TOTAL_S, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_M_STATE, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_E_STATE, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_S_STATE, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_ONLY, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_REMOTE_ONLY, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_M, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_E, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_S, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_REMOTE_M, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_REMOTE_E, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_REMOTE_S, #[cfg(feature = "experimental-events")] Event::MISC_RFO_HIT_S, #[cfg(feature = "experimental-events")] Event::MISC_RSPI_WAS_FSE, #[cfg(feature = "experimental-events")] Event::MISC_WC_ALIASING, #[cfg(feature = "experimental-events")] Event::MISC_CV0_PREF_VIC, #[cfg(feature = "experimental-events")] Event::MISC_CV0_PREF_MISS, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRDPTE, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_HIT_DRDPTE, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_DRDPTE, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_WBEFTOE, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_HIT_LLCPREFCODE, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_HIT_LLCPREFDATA, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LLCPREFCODE, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_HIT_LLCPREFCODE, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_HIT_LLCPREFDATA, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LLCPREFCODE, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_LLCPREFCODE, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_LLCPREFCODE, #[cfg(feature = "experimental-events")] Event::PMM_QOS_SLOW_INSERT, #[cfg(feature = "experimental-events")] Event::PMM_QOS_DDR4_FAST_INSERT, #[cfg(feature = "experimental-events")] Event::PMM_QOS_THROTTLE, #[cfg(feature = "experimental-events")] Event::PMM_QOS_REJ_IRQ, #[cfg(feature = "experimental-events")] Event::PMM_QOS_THROTTLE_PRQ, #[cfg(feature = "experimental-events")] Event::PMM_QOS_THROTTLE_IRQ, #[cfg(feature = "experimental-events")] Event::PMM_QOS_SLOWTORQ_SKIP, #[cfg(feature = "experimental-events")] Event::PMM_QOS_OCCUPANCY_DDR_SLOW_FIFO, #[cfg(feature = "experimental-events")] Event::PMM_QOS_OCCUPANCY_DDR_FAST_FIFO, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_F, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_F, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_SNOOP_F, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_DATA_READ_F, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_ANY_F, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_OTHER_REQ_F, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_FLUSH_OR_INV_F, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_CODE_READ_F, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LLCPREF_LOCAL_F, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_PREF_OR_DMND_REMOTE_F, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_RFO_F, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_MISS_ALL, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_DATA_READ_ALL, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_DATA_READ_MISS, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_DATA_READ_LOCAL, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_WRITE_LOCAL, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_RFO_LOCAL, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_WRITE_REMOTE, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_ALL_REMOTE, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_IO, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_IA, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_DDR, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_DDR, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_DDR, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_CRD_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_CRD_REMOTE, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_ITOMCACHENEAR, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_WBMTOI, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_HIT_ITOM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_ITOM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_UCRDF, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_WIL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_WCILF, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_WCILF, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_WCILF_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_WCILF_DDR, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_WCIL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_WCIL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_WCIL_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_WCIL_DDR, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_DDR, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_DDR, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_DDR, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_CRD_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_CRD_REMOTE, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_CLFLUSHOPT, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_ITOMCACHENEAR, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_WBMTOI, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_ITOM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_HIT_ITOM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_ITOM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_UCRDF, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_WIL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_WCILF, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_WCILF, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_WCILF_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_WCILF_DDR, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_WCIL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_WCIL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_WCIL_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_WCIL_DDR, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_WBMTOI, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_CLFLUSH, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_DDR, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_DDR, #[cfg(feature = "experimental-events")] Event::PMM_MEMMODE_NM_SETCONFLICTS2_MEMWRNI, #[cfg(feature = "experimental-events")] Event::PMM_MEMMODE_NM_SETCONFLICTS2_MEMWR, #[cfg(feature = "experimental-events")] Event::PMM_MEMMODE_NM_SETCONFLICTS2_IODC, #[cfg(feature = "experimental-events")] Event::PMM_MEMMODE_NM_INVITOX_SETCONFLICT, #[cfg(feature = "experimental-events")] Event::PMM_MEMMODE_NM_INVITOX_REMOTE, #[cfg(feature = "experimental-events")] Event::PMM_MEMMODE_NM_INVITOX_LOCAL, #[cfg(feature = "experimental-events")] Event::PMM_MEMMODE_NM_SETCONFLICTS_LLC, #[cfg(feature = "experimental-events")] Event::PMM_MEMMODE_NM_SETCONFLICTS_TOR, #[cfg(feature = "experimental-events")] Event::PMM_MEMMODE_NM_SETCONFLICTS_SF, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_WBMTOE, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_WBEFTOI, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_WBSTOI, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_IO_MESF, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_IO_E, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_IO_FS, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_IO_M, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_COREPREF_OR_DMND_LOCAL_F, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_DRDPTE, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_HIT_DRDPTE, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRDPTE, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_ITOMCACHENEAR, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_RFO_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_HIT_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_HIT_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_RFOMORPH_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_CRDMORPH_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRDMORPH_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LLCPREFCODE_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_RFOMORPH_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_CRDMORPH_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRDMORPH_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LLCPREFCODE_CXL_ACC, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_OPT_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_RFO_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_HIT_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_OPT_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_HIT_CXL_ACC_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_PCIRDCUR_REMOTE, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_PCIRDCUR_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_ITOM_REMOTE, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_ITOM_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_REMOTE, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_LOCAL];
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -1354,134 +3959,715 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_LOCAL", code: 0x50, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_REMOTE", code: 0x50, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_REQUESTS.READS_LOCAL", code: 0x50, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_REQUESTS.READS_REMOTE", code: 0x50, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES_LOCAL", code: 0x50, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES_REMOTE", code: 0x50, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_REQUESTS.READS", code: 0x50, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES", code: 0x50, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_DIR_UPDATE.HA", code: 0x54, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_DIR_UPDATE.TOR", code: 0x54, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_IMC_READS_COUNT.NORMAL", code: 0x59, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.FULL", code: 0x5b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_CMS_CLOCKTICKS", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_RFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_RFO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_ITOM", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_RFO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_RFO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_RFO_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_RFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80fff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc816fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8177e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc896fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8977e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc806fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8077e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc886fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8877e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CLFLUSH", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c7ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_SPECITOM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc57ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_ITOM", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_RFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80fff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc816fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8177e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8977e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc806fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8077e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc886fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8877e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8178a, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81786, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81786, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8178a, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8168a, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8170a, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81686, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81706, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_WBMTOI", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc23ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_CLFLUSH", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c3ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8168a, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8170a, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81686, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81706, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c7ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc57ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f2ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f37f, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc437f, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc42ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd437f, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd42ff, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_LOCAL", code: 0x50, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_REMOTE", code: 0x50, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.READS_LOCAL", code: 0x50, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.READS_REMOTE", code: 0x50, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES_LOCAL", code: 0x50, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES_REMOTE", code: 0x50, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.READS", code: 0x50, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES", code: 0x50, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_DIR_UPDATE.HA", code: 0x54, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_DIR_UPDATE.TOR", code: 0x54, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_IMC_READS_COUNT.NORMAL", code: 0x59, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.FULL", code: 0x5b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_CMS_CLOCKTICKS", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_RFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_RFO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_ITOM", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_RFO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_RFO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_RFO_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_RFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80fff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc816fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8177e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc896fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8977e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc806fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8077e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc886fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8877e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CLFLUSH", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c7ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_SPECITOM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc57ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_ITOM", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_RFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80fff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc816fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8177e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8977e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc806fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8077e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc886fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8877e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8178a, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81786, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81786, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8178a, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8168a, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8170a, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81686, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81706, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_WBMTOI", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc23ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_CLFLUSH", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c3ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8168a, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8170a, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81686, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81706, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c7ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc57ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f2ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f37f, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc437f, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc42ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd437f, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd42ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_EXP_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20c81682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_EXP_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20c80682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_EXP_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20c81682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_EXP_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20c80682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDCUR_CXL_EXP_LOCAL", code: 0x36, umask: 0x40, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20e80682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDCODE_CXL_EXP_LOCAL", code: 0x36, umask: 0x40, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20e80e82, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDDATA_CXL_EXP_LOCAL", code: 0x36, umask: 0x40, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20e81682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL", code: 0x36, umask: 0x40, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20e82682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.RRQ_MISS_INVXTOM_CXL_EXP_LOCAL", code: 0x36, umask: 0x40, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20e87e82, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.RRQ_MISS_RDCUR_CXL_EXP_LOCAL", code: 0x35, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20e80682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.RRQ_MISS_RDCODE_CXL_EXP_LOCAL", code: 0x35, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20e80e82, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.RRQ_MISS_RDDATA_CXL_EXP_LOCAL", code: 0x35, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20e81682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.RRQ_MISS_RDINVOWN_OPT_CXL_EXP_LOCAL", code: 0x35, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20e82682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.RRQ_MISS_INVXTOM_CXL_EXP_LOCAL", code: 0x35, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20e87e82, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20ccd682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20c88682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_EXP_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20ccd682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_EXP_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20c88682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_EXP_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20ccc682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_EXP_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20ccc682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_EXP_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20c89682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_EXP_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20c89682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE", code: 0x50, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOPS_SENT.ALL", code: 0x51, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOPS_SENT.LOCAL", code: 0x51, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOPS_SENT.REMOTE", code: 0x51, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOPS_SENT.BCST_LOCAL", code: 0x51, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOPS_SENT.BCST_REMOTE", code: 0x51, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOPS_SENT.DIRECT_LOCAL", code: 0x51, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOPS_SENT.DIRECT_REMOTE", code: 0x51, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIR_LOOKUP.NO_SNP", code: 0x53, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIR_LOOKUP.SNP", code: 0x53, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.LOCAL_INVITOE", code: 0x55, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.LOCAL_READ", code: 0x55, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.REMOTE_READ", code: 0x55, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.REMOTE_READINVITOE", code: 0x55, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.RFO_HITS_SNP_BCAST", code: 0x55, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.OFF_PWRHEURISTIC", code: 0x55, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_WB_PUSH_MTOI.LLC", code: 0x56, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_WB_PUSH_MTOI.MEM", code: 0x56, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_BYPASS_CHA_IMC.TAKEN", code: 0x57, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_BYPASS_CHA_IMC.INTERMEDIATE", code: 0x57, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_BYPASS_CHA_IMC.NOT_TAKEN", code: 0x57, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_READ_NO_CREDITS.MC0", code: 0x58, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_READ_NO_CREDITS.MC1", code: 0x58, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_READ_NO_CREDITS.MC2", code: 0x58, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_READ_NO_CREDITS.MC3", code: 0x58, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_READ_NO_CREDITS.MC4", code: 0x58, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_READ_NO_CREDITS.MC5", code: 0x58, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_IMC_READS_COUNT.PRIORITY", code: 0x59, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_WRITE_NO_CREDITS.MC0", code: 0x5a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_WRITE_NO_CREDITS.MC1", code: 0x5a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_WRITE_NO_CREDITS.MC2", code: 0x5a, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_WRITE_NO_CREDITS.MC3", code: 0x5a, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_WRITE_NO_CREDITS.MC4", code: 0x5a, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_WRITE_NO_CREDITS.MC5", code: 0x5a, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.PARTIAL", code: 0x5b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY", code: 0x5b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY", code: 0x5b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPI", code: 0x5c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPIFWD", code: 0x5c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPS", code: 0x5c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPSFWD", code: 0x5c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPWB", code: 0x5c, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPFWDWB", code: 0x5c, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPCNFLCT", code: 0x5c, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP.RSPFWD", code: 0x5c, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP_LOCAL.RSPI", code: 0x5d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP_LOCAL.RSPS", code: 0x5d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP_LOCAL.RSPIFWD", code: 0x5d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP_LOCAL.RSPSFWD", code: 0x5d, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP_LOCAL.RSPWB", code: 0x5d, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP_LOCAL.RSPFWDWB", code: 0x5d, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP_LOCAL.RSPCNFLCT", code: 0x5d, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RESP_LOCAL.RSPFWD", code: 0x5d, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_LOOKUP.READ", code: 0x5e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_LOOKUP.WRITE", code: 0x5e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_HIT.EX_RDS", code: 0x5f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_HIT.SHARED_OWNREQ", code: 0x5f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_HIT.WBMTOE", code: 0x5f, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_HIT.WBMTOI_OR_S", code: 0x5f, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_MISS.SHARED_RDINVOWN", code: 0x60, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_MISS.NOTSHARED_RDINVOWN", code: 0x60, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_MISS.READ_OR_INV", code: 0x60, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_UPDATE.DEALLOCATE_RSPFWDI_LOC", code: 0x61, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_UPDATE.RSPFWDI_REM", code: 0x61, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_UPDATE.SHARED", code: 0x61, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_UPDATE.RDINVOWN", code: 0x61, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_HITME_UPDATE.DEALLOCATE", code: 0x61, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPIFWDM", code: 0x6b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RSP_MISC.MTOI_RSPDATAM", code: 0x6b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITSF", code: 0x6b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RSP_MISC.RSPIFWDMPTL_HITLLC", code: 0x6b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITSF", code: 0x6b, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SNOOP_RSP_MISC.PULLDATAPTL_HITLLC", code: 0x6b, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO_OPC.EXTCMP", code: 0x6d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO_OPC.PULL", code: 0x6d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO_OPC.GO", code: 0x6d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO_OPC.GO_PULL", code: 0x6d, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO_OPC.FAST_GO", code: 0x6d, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO_OPC.FAST_GO_PULL", code: 0x6d, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO_OPC.NOP", code: 0x6d, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO_OPC.IDLE_DUE_SUPPRESS", code: 0x6d, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO.HA_TOR_DEALLOC", code: 0x6e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO.HA_SUPPRESS_NO_D2C", code: 0x6e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIRECT_GO.HA_SUPPRESS_DRD", code: 0x6e, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_XPT_PREF.SENT0", code: 0x6f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_XPT_PREF.DROP0_NOCRD", code: 0x6f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_XPT_PREF.DROP0_CONFLICT", code: 0x6f, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_XPT_PREF.SENT1", code: 0x6f, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_XPT_PREF.DROP1_NOCRD", code: 0x6f, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_XPT_PREF.DROP1_CONFLICT", code: 0x6f, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DISTRESS_ASSERTED.DPT_NONLOCAL", code: 0xaf, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_UP", code: 0xba, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_EGRESS_ORDERING.IV_SNOOPGO_DN", code: 0xba, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OCCUPANCY.IPQ", code: 0x11, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OCCUPANCY.RRQ", code: 0x11, umask: 0x40, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OCCUPANCY.WBQ", code: 0x11, umask: 0x80, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_INSERTS.IRQ", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_INSERTS.IRQ_REJ", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_INSERTS.IPQ", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_INSERTS.PRQ", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_INSERTS.PRQ_REJ", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_INSERTS.RRQ", code: 0x13, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_INSERTS.WBQ", code: 0x13, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ0_REJECT.AD_REQ_VN0", code: 0x18, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ0_REJECT.AD_RSP_VN0", code: 0x18, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ0_REJECT.BL_RSP_VN0", code: 0x18, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ0_REJECT.BL_WB_VN0", code: 0x18, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ0_REJECT.BL_NCB_VN0", code: 0x18, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ0_REJECT.BL_NCS_VN0", code: 0x18, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ0_REJECT.AK_NON_UPI", code: 0x18, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ0_REJECT.IV_NON_UPI", code: 0x18, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ1_REJECT.PA_MATCH", code: 0x19, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ1_REJECT.ANY0", code: 0x19, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ1_REJECT.HA", code: 0x19, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ1_REJECT.LLC_VICTIM", code: 0x19, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ1_REJECT.SF_VICTIM", code: 0x19, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ1_REJECT.VICTIM", code: 0x19, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ1_REJECT.LLC_OR_SF_WAY", code: 0x19, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IRQ1_REJECT.ALLOW_SNP", code: 0x19, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ0_REJECT.AD_REQ_VN0", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ0_REJECT.AD_RSP_VN0", code: 0x20, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ0_REJECT.BL_RSP_VN0", code: 0x20, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ0_REJECT.BL_WB_VN0", code: 0x20, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ0_REJECT.BL_NCB_VN0", code: 0x20, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ0_REJECT.BL_NCS_VN0", code: 0x20, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ0_REJECT.AK_NON_UPI", code: 0x20, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ0_REJECT.IV_NON_UPI", code: 0x20, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ1_REJECT.ANY0", code: 0x21, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ1_REJECT.HA", code: 0x21, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ1_REJECT.LLC_VICTIM", code: 0x21, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ1_REJECT.SF_VICTIM", code: 0x21, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ1_REJECT.VICTIM", code: 0x21, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ1_REJECT.LLC_OR_SF_WAY", code: 0x21, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ1_REJECT.ALLOW_SNP", code: 0x21, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_PRQ1_REJECT.PA_MATCH", code: 0x21, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ0_REJECT.AD_REQ_VN0", code: 0x22, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ0_REJECT.AD_RSP_VN0", code: 0x22, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ0_REJECT.BL_RSP_VN0", code: 0x22, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ0_REJECT.BL_WB_VN0", code: 0x22, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ0_REJECT.BL_NCB_VN0", code: 0x22, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ0_REJECT.BL_NCS_VN0", code: 0x22, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ0_REJECT.AK_NON_UPI", code: 0x22, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ0_REJECT.IV_NON_UPI", code: 0x22, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ1_REJECT.ANY0", code: 0x23, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ1_REJECT.HA", code: 0x23, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ1_REJECT.LLC_VICTIM", code: 0x23, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ1_REJECT.SF_VICTIM", code: 0x23, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ1_REJECT.VICTIM", code: 0x23, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ1_REJECT.LLC_OR_SF_WAY", code: 0x23, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ1_REJECT.ALLOW_SNP", code: 0x23, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_IPQ1_REJECT.PA_MATCH", code: 0x23, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_REJECT.AD_REQ_VN0", code: 0x24, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_REJECT.AD_RSP_VN0", code: 0x24, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_REJECT.BL_RSP_VN0", code: 0x24, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_REJECT.BL_WB_VN0", code: 0x24, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_REJECT.BL_NCB_VN0", code: 0x24, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_REJECT.BL_NCS_VN0", code: 0x24, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_REJECT.AK_NON_UPI", code: 0x24, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_REJECT.IV_NON_UPI", code: 0x24, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ1_REJECT.ANY0", code: 0x25, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ1_REJECT.HA", code: 0x25, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ0_REJECT.AD_REQ_VN0", code: 0x26, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ0_REJECT.AD_RSP_VN0", code: 0x26, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ0_REJECT.BL_RSP_VN0", code: 0x26, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ0_REJECT.BL_WB_VN0", code: 0x26, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ0_REJECT.BL_NCB_VN0", code: 0x26, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ0_REJECT.BL_NCS_VN0", code: 0x26, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ0_REJECT.AK_NON_UPI", code: 0x26, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ0_REJECT.IV_NON_UPI", code: 0x26, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ1_REJECT.ANY0", code: 0x27, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ1_REJECT.HA", code: 0x27, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ1_REJECT.LLC_VICTIM", code: 0x27, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ1_REJECT.SF_VICTIM", code: 0x27, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ1_REJECT.VICTIM", code: 0x27, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ1_REJECT.LLC_OR_SF_WAY", code: 0x27, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ1_REJECT.ALLOW_SNP", code: 0x27, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_RRQ1_REJECT.PA_MATCH", code: 0x27, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ0_REJECT.AD_REQ_VN0", code: 0x28, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ0_REJECT.AD_RSP_VN0", code: 0x28, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ0_REJECT.BL_RSP_VN0", code: 0x28, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ0_REJECT.BL_WB_VN0", code: 0x28, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ0_REJECT.BL_NCB_VN0", code: 0x28, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ0_REJECT.BL_NCS_VN0", code: 0x28, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ0_REJECT.AK_NON_UPI", code: 0x28, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ0_REJECT.IV_NON_UPI", code: 0x28, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ1_REJECT.ANY0", code: 0x29, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ1_REJECT.HA", code: 0x29, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ1_REJECT.LLC_VICTIM", code: 0x29, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ1_REJECT.SF_VICTIM", code: 0x29, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ1_REJECT.VICTIM", code: 0x29, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ1_REJECT.LLC_OR_SF_WAY", code: 0x29, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ1_REJECT.ALLOW_SNP", code: 0x29, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_WBQ1_REJECT.PA_MATCH", code: 0x29, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q0_RETRY.AD_REQ_VN0", code: 0x2a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q0_RETRY.AD_RSP_VN0", code: 0x2a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q0_RETRY.BL_RSP_VN0", code: 0x2a, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q0_RETRY.BL_WB_VN0", code: 0x2a, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCB_VN0", code: 0x2a, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q0_RETRY.BL_NCS_VN0", code: 0x2a, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q0_RETRY.AK_NON_UPI", code: 0x2a, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q0_RETRY.IV_NON_UPI", code: 0x2a, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q1_RETRY.ANY0", code: 0x2b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q1_RETRY.HA", code: 0x2b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q1_RETRY.LLC_VICTIM", code: 0x2b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q1_RETRY.SF_VICTIM", code: 0x2b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q1_RETRY.VICTIM", code: 0x2b, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q1_RETRY.LLC_OR_SF_WAY", code: 0x2b, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q1_RETRY.ALLOW_SNP", code: 0x2b, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_REQ_Q1_RETRY.PA_MATCH", code: 0x2b, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_RETRY.AD_REQ_VN0", code: 0x2c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_RETRY.AD_RSP_VN0", code: 0x2c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_RETRY.BL_RSP_VN0", code: 0x2c, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_RETRY.BL_WB_VN0", code: 0x2c, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_RETRY.BL_NCB_VN0", code: 0x2c, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_RETRY.BL_NCS_VN0", code: 0x2c, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_RETRY.AK_NON_UPI", code: 0x2c, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ0_RETRY.IV_NON_UPI", code: 0x2c, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ1_RETRY.ANY0", code: 0x2d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_ISMQ1_RETRY.HA", code: 0x2d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER0_RETRY.AD_REQ_VN0", code: 0x2e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER0_RETRY.AD_RSP_VN0", code: 0x2e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER0_RETRY.BL_RSP_VN0", code: 0x2e, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER0_RETRY.BL_WB_VN0", code: 0x2e, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER0_RETRY.BL_NCB_VN0", code: 0x2e, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER0_RETRY.BL_NCS_VN0", code: 0x2e, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER0_RETRY.AK_NON_UPI", code: 0x2e, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER0_RETRY.IV_NON_UPI", code: 0x2e, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER1_RETRY.ANY0", code: 0x2f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER1_RETRY.HA", code: 0x2f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER1_RETRY.LLC_VICTIM", code: 0x2f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER1_RETRY.SF_VICTIM", code: 0x2f, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER1_RETRY.VICTIM", code: 0x2f, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER1_RETRY.LLC_OR_SF_WAY", code: 0x2f, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER1_RETRY.ALLOW_SNP", code: 0x2f, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OTHER1_RETRY.PA_MATCH", code: 0x2f, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.REMOTE_ONE", code: 0x33, umask: 0x11, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.EXT_ONE", code: 0x33, umask: 0x21, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.CORE_ONE", code: 0x33, umask: 0x41, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.EVICT_ONE", code: 0x33, umask: 0x81, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.ANY_ONE", code: 0x33, umask: 0xf1, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.REMOTE_GTONE", code: 0x33, umask: 0x12, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.EXT_GTONE", code: 0x33, umask: 0x22, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.CORE_GTONE", code: 0x33, umask: 0x42, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.EVICT_GTONE", code: 0x33, umask: 0x82, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_CORE_SNP.ANY_GTONE", code: 0x33, umask: 0xf2, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.I", code: 0x34, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.SF_S", code: 0x34, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.SF_E", code: 0x34, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.SF_H", code: 0x34, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.S", code: 0x34, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.E", code: 0x34, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.M", code: 0x34, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.F", code: 0x34, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.RFO", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1bc8, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.ALL", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1fff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.DATA_RD", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1bc1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.FLUSH_INV", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1a44, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.CODE", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1bd0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xbdf, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x15df, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_OTHER", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1a02, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_FLUSH_INV", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1a04, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1a01, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_RFO", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1a08, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_CODE", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1a10, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_SNP", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1c19, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_FLUSH_INV", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1844, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x19c1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_RFO", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x19c8, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_CODE", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x19d0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1841, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1848, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1850, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1981, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1908, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1910, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x189d, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_PF", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x199d, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.SNPS_FROM_REM", code: 0x35, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.ALL", code: 0x35, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IRQ_IA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.EVICT", code: 0x35, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.PRQ_IOSF", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IPQ", code: 0x35, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IRQ_NON_IA", code: 0x35, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.PRQ_NON_IOSF", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.RRQ", code: 0x35, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.WBQ", code: 0x35, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.LOC_IO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc000ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.LOC_IA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc000ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.LOC_ALL", code: 0x35, umask: 0x05, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc000ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.REM_SNPS", code: 0x35, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.REM_ALL", code: 0x35, umask: 0xc8, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.HIT", code: 0x35, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.MISS", code: 0x35, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x2, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.MMCFG", code: 0x35, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.MMIO", code: 0x35, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x40, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.LOCAL_TGT", code: 0x35, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x80, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.REMOTE_TGT", code: 0x35, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x100, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.MATCH_OPC", code: 0x35, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x200, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.PREMORPH_OPC", code: 0x35, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x400, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.NEARMEM", code: 0x35, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x400000, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.NOT_NEARMEM", code: 0x35, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x800000, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.NONCOH", code: 0x35, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1000000, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.ISOC", code: 0x35, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x2000000, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc827fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD_OPT_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8a7fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc827fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8a7fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD_OPT", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc827ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD_OPT_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8a7ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88fff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CLFLUSHOPT", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8d7ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_ITOM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.SNPS_FROM_REM", code: 0x36, umask: 0x08, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.ALL", code: 0x36, umask: 0xff, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IRQ_IA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.EVICT", code: 0x36, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.PRQ", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IPQ", code: 0x36, umask: 0x08, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IRQ_NON_IA", code: 0x36, umask: 0x10, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.PRQ_NON_IOSF", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.RRQ", code: 0x36, umask: 0x40, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.WBQ", code: 0x36, umask: 0x80, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.LOC_IO", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc000ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.LOC_IA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc000ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.LOC_ALL", code: 0x36, umask: 0x05, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc000ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.REM_SNPS", code: 0x36, umask: 0x08, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.REM_ALL", code: 0x36, umask: 0xc8, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.HIT", code: 0x36, umask: 0x00, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.MISS", code: 0x36, umask: 0x00, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x2, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.MMCFG", code: 0x36, umask: 0x00, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.MMIO", code: 0x36, umask: 0x00, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x40, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.LOCAL_TGT", code: 0x36, umask: 0x00, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x80, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.REMOTE_TGT", code: 0x36, umask: 0x00, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x100, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.MATCH_OPC", code: 0x36, umask: 0x00, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x200, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.PREMORPH_OPC", code: 0x36, umask: 0x00, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x400, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.NEARMEM", code: 0x36, umask: 0x00, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x400000, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.NOT_NEARMEM", code: 0x36, umask: 0x00, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x800000, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.NONCOH", code: 0x36, umask: 0x00, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1000000, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.ISOC", code: 0x36, umask: 0x00, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x2000000, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc827fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_OPT_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8a7fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc827fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8a7fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_RFO", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc827ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD_OPT_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8a7ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88fff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc896fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_ALL", code: 0x37, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.REMOTE_ALL", code: 0x37, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x80, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.TOTAL_E", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.TOTAL_M", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.TOTAL_S", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.M_STATE", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.E_STATE", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.S_STATE", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_ONLY", code: 0x37, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.REMOTE_ONLY", code: 0x37, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x80, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_M", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_E", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_S", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.REMOTE_M", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x80, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.REMOTE_E", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x80, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.REMOTE_S", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x80, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_MISC.RFO_HIT_S", code: 0x39, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_MISC.RSPI_WAS_FSE", code: 0x39, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_MISC.WC_ALIASING", code: 0x39, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_MISC.CV0_PREF_VIC", code: 0x39, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_MISC.CV0_PREF_MISS", code: 0x39, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRDPTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBEFTOE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc3fff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccffd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccffe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccffd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccffe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccfff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccfff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_QOS.SLOW_INSERT", code: 0x66, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_QOS.DDR4_FAST_INSERT", code: 0x66, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_QOS.THROTTLE", code: 0x66, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_QOS.REJ_IRQ", code: 0x66, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_QOS.THROTTLE_PRQ", code: 0x66, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_QOS.THROTTLE_IRQ", code: 0x66, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_QOS.SLOWTORQ_SKIP", code: 0x66, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_QOS_OCCUPANCY.DDR_SLOW_FIFO", code: 0x67, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_QOS_OCCUPANCY.DDR_FAST_FIFO", code: 0x67, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_F", code: 0x34, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x800, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_F", code: 0x34, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1000, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_SNOOP_F", code: 0x34, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x400, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.DATA_READ_F", code: 0x34, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.ANY_F", code: 0x34, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.OTHER_REQ_F", code: 0x34, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x2, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.FLUSH_OR_INV_F", code: 0x34, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x4, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.CODE_READ_F", code: 0x34, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LLCPREF_LOCAL_F", code: 0x34, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x80, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.PREF_OR_DMND_REMOTE_F", code: 0x34, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x200, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.RFO_F", code: 0x34, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x8, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.MISS_ALL", code: 0x34, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1fe0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.DATA_READ_ALL", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1fc1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.DATA_READ_MISS", code: 0x34, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1fc1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x841, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.WRITE_LOCAL", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x842, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.RFO_LOCAL", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x9c8, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.WRITE_REMOTE", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x17c2, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.ALL_REMOTE", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x17e0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.IO", code: 0x37, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.IA", code: 0x37, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8978a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8968a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8970a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89786, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89686, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89706, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80efe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80f7e, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88efe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88f7e, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd47ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBMTOI", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc27ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_ITOM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_ITOM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc877de, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WIL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc87fde, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WCILF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc867ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCILF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc867fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8678a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8668a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8670a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86786, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86686, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86706, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WCIL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86fff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCIL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86ffe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f8a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86e8a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f0a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f86, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86e86, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f06, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8978a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8968a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8970a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89786, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89686, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89706, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80efe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80f7e, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88efe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88f7e, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSHOPT", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8d7ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd47ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc27ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_ITOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc877de, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc87fde, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_WCILF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc867ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc867fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8678a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8668a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8670a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86786, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86686, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86706, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_WCIL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86fff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86ffe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f8a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86e8a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f0a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f86, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86e86, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f06, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc23ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c3ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.PMM", code: 0x36, umask: 0x00, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x8, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.PMM", code: 0x35, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x8, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.DDR", code: 0x36, umask: 0x00, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x4, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.DDR", code: 0x35, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x4, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWRNI", code: 0x70, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.MEMWR", code: 0x70, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS2.IODC", code: 0x70, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_MEMMODE_NM_INVITOX.SETCONFLICT", code: 0x65, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_MEMMODE_NM_INVITOX.REMOTE", code: 0x65, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_MEMMODE_NM_INVITOX.LOCAL", code: 0x65, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.LLC", code: 0x64, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.TOR", code: 0x64, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_PMM_MEMMODE_NM_SETCONFLICTS.SF", code: 0x64, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBMTOE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc2fff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBEFTOI", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc37ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBSTOI", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc67ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.IO_MESF", code: 0x37, umask: 0x1f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.IO_E", code: 0x37, umask: 0x12, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.IO_FS", code: 0x37, umask: 0x1c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.IO_M", code: 0x37, umask: 0x11, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.COREPREF_OR_DMND_LOCAL_F", code: 0x34, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x40, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c80782, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c81782, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c81782, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c80782, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c88782, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccc782, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c89782, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccd782, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c89782, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccd782, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c88782, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccc782, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00182, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00181, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00182, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00181, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFOMORPH_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c80382, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRDMORPH_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c80b82, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDMORPH_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c81382, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10cccf82, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFOMORPH_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c80382, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRDMORPH_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c80b82, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRDMORPH_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c81382, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10cccf82, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c81682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c89682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c82682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c8a682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccd682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c80682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccc682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c88682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00082, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00081, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c81682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c89682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c82682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_OPT_PREF_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c8a682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccd682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c80682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccc682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c88682, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00082, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00081, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f37e, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f2fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc437e, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc42fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd437e, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd42fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
 ];
 
 

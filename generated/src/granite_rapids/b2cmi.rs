@@ -602,9 +602,211 @@ impl Event {
     pub const DIRECT2CORE_NOT_TAKEN_DIRSTATE: Event = Event { code: 0x17, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 31 };
     /// `UNC_B2CMI_TAG_HIT.ALL`: event select 0x1f, umask 0x0f, counters 0b1111.
     pub const TAG_HIT_ALL: Event = Event { code: 0x1f, umask: 0x0f, ext_sel: false, umask_ext: 0x0, row: 32 };
+    /// `UNC_B2CMI_IMC_READS.TO_DDR_AS_MEM`: event select 0x24, umask 0x08, unit-mask extension 0x1,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IMC_READS_TO_DDR_AS_MEM: Event = Event { code: 0x24, umask: 0x08, ext_sel: false, umask_ext: 0x1, row: 33 };
+    /// `UNC_B2CMI_IMC_READS.TO_DDR_AS_CACHE`: event select 0x24, umask 0x10, unit-mask extension
+    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
+    /// not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IMC_READS_TO_DDR_AS_CACHE: Event = Event { code: 0x24, umask: 0x10, ext_sel: false, umask_ext: 0x1, row: 34 };
+    /// `UNC_B2CMI_IMC_WRITES.TO_DDR_AS_MEM`: event select 0x25, umask 0x20, unit-mask extension
+    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
+    /// not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IMC_WRITES_TO_DDR_AS_MEM: Event = Event { code: 0x25, umask: 0x20, ext_sel: false, umask_ext: 0x1, row: 35 };
+    /// `UNC_B2CMI_IMC_WRITES.TO_DDR_AS_CACHE`: event select 0x25, umask 0x40, unit-mask extension
+    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
+    /// not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IMC_WRITES_TO_DDR_AS_CACHE: Event = Event { code: 0x25, umask: 0x40, ext_sel: false, umask_ext: 0x1, row: 36 };
+    /// `UNC_B2CMI_IMC_WRITES.NI`: event select 0x25, umask 0x00, unit-mask extension 0x3, counters
+    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IMC_WRITES_NI: Event = Event { code: 0x25, umask: 0x00, ext_sel: false, umask_ext: 0x3, row: 37 };
+    /// `UNC_B2CMI_IMC_WRITES.NI_MISS`: event select 0x25, umask 0x00, unit-mask extension 0x5,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IMC_WRITES_NI_MISS: Event = Event { code: 0x25, umask: 0x00, ext_sel: false, umask_ext: 0x5, row: 38 };
+    /// `UNC_B2CMI_WR_TRACKER_INSERTS.CH0`: event select 0x40, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const WR_TRACKER_INSERTS_CH0: Event = Event { code: 0x40, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 39 };
+    /// `UNC_B2CMI_TAG_MISS.RD_CLEAN`: event select 0x4b, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TAG_MISS_RD_CLEAN: Event = Event { code: 0x4b, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 40 };
+    /// `UNC_B2CMI_TAG_MISS.RD_DIRTY`: event select 0x4b, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TAG_MISS_RD_DIRTY: Event = Event { code: 0x4b, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 41 };
+    /// `UNC_B2CMI_TAG_MISS.WR_CLEAN`: event select 0x4b, umask 0x04, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TAG_MISS_WR_CLEAN: Event = Event { code: 0x4b, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 42 };
+    /// `UNC_B2CMI_TAG_MISS.WR_DIRTY`: event select 0x4b, umask 0x08, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TAG_MISS_WR_DIRTY: Event = Event { code: 0x4b, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 43 };
+    /// `UNC_B2CMI_TAG_MISS.RD_2WAY`: event select 0x4b, umask 0x10, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TAG_MISS_RD_2WAY: Event = Event { code: 0x4b, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 44 };
+    /// `UNC_B2CMI_TAG_MISS.WR_2WAY`: event select 0x4b, umask 0x20, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TAG_MISS_WR_2WAY: Event = Event { code: 0x4b, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 45 };
+    /// `UNC_B2CMI_PREFCAM_OCCUPANCY.CH0`: event select 0x54, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PREFCAM_OCCUPANCY_CH0: Event = Event { code: 0x54, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 46 };
+    /// `UNC_B2CMI_PREFCAM_INSERTS.CH0_XPT`: event select 0x56, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PREFCAM_INSERTS_CH0_XPT: Event = Event { code: 0x56, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 47 };
+    /// `UNC_B2CMI_PREFCAM_INSERTS.CH0_UPI`: event select 0x56, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PREFCAM_INSERTS_CH0_UPI: Event = Event { code: 0x56, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 48 };
+    /// `UNC_B2CMI_TAG_HIT.WR_CLEAN`: event select 0x1f, umask 0x04, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TAG_HIT_WR_CLEAN: Event = Event { code: 0x1f, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 49 };
+    /// `UNC_B2CMI_TAG_HIT.WR_DIRTY`: event select 0x1f, umask 0x08, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TAG_HIT_WR_DIRTY: Event = Event { code: 0x1f, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 50 };
+    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY_I`: event select 0x1d, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_HIT_DIRTY_I: Event = Event { code: 0x1d, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 51 };
+    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY_S`: event select 0x1d, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_HIT_DIRTY_S: Event = Event { code: 0x1d, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 52 };
+    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY_A`: event select 0x1d, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_HIT_DIRTY_A: Event = Event { code: 0x1d, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 53 };
+    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN_I`: event select 0x1d, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_HIT_CLEAN_I: Event = Event { code: 0x1d, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 54 };
+    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN_S`: event select 0x1d, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_HIT_CLEAN_S: Event = Event { code: 0x1d, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 55 };
+    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN_A`: event select 0x1d, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_HIT_CLEAN_A: Event = Event { code: 0x1d, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 56 };
+    /// `UNC_B2CMI_DIRECTORY_HIT.DIRTY`: event select 0x1d, umask 0x07, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_HIT_DIRTY: Event = Event { code: 0x1d, umask: 0x07, ext_sel: false, umask_ext: 0x0, row: 57 };
+    /// `UNC_B2CMI_DIRECTORY_HIT.CLEAN`: event select 0x1d, umask 0x38, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_HIT_CLEAN: Event = Event { code: 0x1d, umask: 0x38, ext_sel: false, umask_ext: 0x0, row: 58 };
+    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY_I`: event select 0x1e, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_MISS_DIRTY_I: Event = Event { code: 0x1e, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 59 };
+    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY_S`: event select 0x1e, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_MISS_DIRTY_S: Event = Event { code: 0x1e, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 60 };
+    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY_A`: event select 0x1e, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_MISS_DIRTY_A: Event = Event { code: 0x1e, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 61 };
+    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN_I`: event select 0x1e, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_MISS_CLEAN_I: Event = Event { code: 0x1e, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 62 };
+    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN_S`: event select 0x1e, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_MISS_CLEAN_S: Event = Event { code: 0x1e, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 63 };
+    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN_A`: event select 0x1e, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_MISS_CLEAN_A: Event = Event { code: 0x1e, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 64 };
+    /// `UNC_B2CMI_DIRECTORY_MISS.DIRTY`: event select 0x1e, umask 0x07, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_MISS_DIRTY: Event = Event { code: 0x1e, umask: 0x07, ext_sel: false, umask_ext: 0x0, row: 65 };
+    /// `UNC_B2CMI_DIRECTORY_MISS.CLEAN`: event select 0x1e, umask 0x38, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_MISS_CLEAN: Event = Event { code: 0x1e, umask: 0x38, ext_sel: false, umask_ext: 0x0, row: 66 };
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_ANY`: event select 0x21, umask 0x01, unit-mask extension
+    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
+    /// not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_UPDATE_HIT_ANY: Event = Event { code: 0x21, umask: 0x01, ext_sel: false, umask_ext: 0x1, row: 67 };
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2S`: event select 0x21, umask 0x42, unit-mask extension
+    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
+    /// not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_UPDATE_HIT_X2S: Event = Event { code: 0x21, umask: 0x42, ext_sel: false, umask_ext: 0x1, row: 68 };
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2A`: event select 0x21, umask 0x14, unit-mask extension
+    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
+    /// not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_UPDATE_HIT_X2A: Event = Event { code: 0x21, umask: 0x14, ext_sel: false, umask_ext: 0x1, row: 69 };
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2I`: event select 0x21, umask 0x28, unit-mask extension
+    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
+    /// not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_UPDATE_HIT_X2I: Event = Event { code: 0x21, umask: 0x28, ext_sel: false, umask_ext: 0x1, row: 70 };
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2S`: event select 0x21, umask 0x42, unit-mask extension
+    /// 0x2, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
+    /// not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_UPDATE_MISS_X2S: Event = Event { code: 0x21, umask: 0x42, ext_sel: false, umask_ext: 0x2, row: 71 };
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2A`: event select 0x21, umask 0x14, unit-mask extension
+    /// 0x2, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
+    /// not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_UPDATE_MISS_X2A: Event = Event { code: 0x21, umask: 0x14, ext_sel: false, umask_ext: 0x2, row: 72 };
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2I`: event select 0x21, umask 0x28, unit-mask extension
+    /// 0x2, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
+    /// not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_UPDATE_MISS_X2I: Event = Event { code: 0x21, umask: 0x28, ext_sel: false, umask_ext: 0x2, row: 73 };
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.X2S`: event select 0x21, umask 0x42, unit-mask extension 0x3,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_UPDATE_X2S: Event = Event { code: 0x21, umask: 0x42, ext_sel: false, umask_ext: 0x3, row: 74 };
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.X2A`: event select 0x21, umask 0x14, unit-mask extension 0x3,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_UPDATE_X2A: Event = Event { code: 0x21, umask: 0x14, ext_sel: false, umask_ext: 0x3, row: 75 };
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.X2I`: event select 0x21, umask 0x28, unit-mask extension 0x3,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_UPDATE_X2I: Event = Event { code: 0x21, umask: 0x28, ext_sel: false, umask_ext: 0x3, row: 76 };
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.S2I`: event select 0x21, umask 0x08, unit-mask extension 0x3,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_UPDATE_S2I: Event = Event { code: 0x21, umask: 0x08, ext_sel: false, umask_ext: 0x3, row: 77 };
+    /// `UNC_B2CMI_DIRECTORY_UPDATE.S2A`: event select 0x21, umask 0x10, unit-mask extension 0x3,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIRECTORY_UPDATE_S2A: Event = Event { code: 0x21, umask: 0x10, ext_sel: false, umask_ext: 0x3, row: 78 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::IMC_READS_NORMAL, Event::IMC_READS_ALL, Event::IMC_WRITES_FULL, Event::IMC_WRITES_PARTIAL, Event::IMC_WRITES_ALL, Event::TRACKER_OCCUPANCY_CH0, Event::TAG_MISS_CLEAN, Event::TAG_MISS_DIRTY, Event::PREFCAM_INSERTS_UPI_ALLCH, Event::PREFCAM_INSERTS_XPT_ALLCH, Event::TAG_HIT_RD_CLEAN, Event::TAG_HIT_RD_DIRTY, Event::DIRECTORY_UPDATE_ANY, Event::DIRECTORY_UPDATE_I2S, Event::DIRECTORY_UPDATE_I2A, Event::DIRECTORY_UPDATE_A2I, Event::DIRECTORY_UPDATE_A2S, Event::DIRECTORY_LOOKUP_ANY, Event::DIRECTORY_LOOKUP_STATE_I, Event::DIRECTORY_LOOKUP_STATE_S, Event::DIRECTORY_LOOKUP_STATE_A, Event::DIRECT2UPI_NOT_TAKEN_DIRSTATE_EGRESS, Event::DIRECT2UPI_NOT_TAKEN_CREDITS_EGRESS, Event::DIRECT2CORE_TXN_OVERRIDE, Event::TRACKER_INSERTS_CH0, Event::DIRECT2UPI_TAKEN, Event::DIRECT2UPI_NOT_TAKEN_DIRSTATE, Event::DIRECT2UPI_NOT_TAKEN_CREDITS, Event::DIRECT2UPI_TXN_OVERRIDE, Event::DIRECT2CORE_TAKEN, Event::DIRECT2CORE_NOT_TAKEN_DIRSTATE, Event::TAG_HIT_ALL];
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::IMC_READS_NORMAL, Event::IMC_READS_ALL, Event::IMC_WRITES_FULL, Event::IMC_WRITES_PARTIAL, Event::IMC_WRITES_ALL, Event::TRACKER_OCCUPANCY_CH0, Event::TAG_MISS_CLEAN, Event::TAG_MISS_DIRTY, Event::PREFCAM_INSERTS_UPI_ALLCH, Event::PREFCAM_INSERTS_XPT_ALLCH, Event::TAG_HIT_RD_CLEAN, Event::TAG_HIT_RD_DIRTY, Event::DIRECTORY_UPDATE_ANY, Event::DIRECTORY_UPDATE_I2S, Event::DIRECTORY_UPDATE_I2A, Event::DIRECTORY_UPDATE_A2I, Event::DIRECTORY_UPDATE_A2S, Event::DIRECTORY_LOOKUP_ANY, Event::DIRECTORY_LOOKUP_STATE_I, Event::DIRECTORY_LOOKUP_STATE_S, Event::DIRECTORY_LOOKUP_STATE_A, Event::DIRECT2UPI_NOT_TAKEN_DIRSTATE_EGRESS, Event::DIRECT2UPI_NOT_TAKEN_CREDITS_EGRESS, Event::DIRECT2CORE_TXN_OVERRIDE, Event::TRACKER_INSERTS_CH0, Event::DIRECT2UPI_TAKEN, Event::DIRECT2UPI_NOT_TAKEN_DIRSTATE, Event::DIRECT2UPI_NOT_TAKEN_CREDITS, Event::DIRECT2UPI_TXN_OVERRIDE, Event::DIRECT2CORE_TAKEN, Event::DIRECT2CORE_NOT_TAKEN_DIRSTATE, Event::TAG_HIT_ALL, #[cfg(feature = "experimental-events")] Event::IMC_READS_TO_DDR_AS_MEM, #[cfg(feature = "experimental-events")] Event::IMC_READS_TO_DDR_AS_CACHE, #[cfg(feature = "experimental-events")] Event::IMC_WRITES_TO_DDR_AS_MEM, #[cfg(feature = "experimental-events")] Event::IMC_WRITES_TO_DDR_AS_CACHE, #[cfg(feature = "experimental-events")] Event::IMC_WRITES_NI, #[cfg(feature = "experimental-events")] Event::IMC_WRITES_NI_MISS, #[cfg(feature = "experimental-events")] Event::WR_TRACKER_INSERTS_CH0, #[cfg(feature = "experimental-events")] Event::TAG_MISS_RD_CLEAN, #[cfg(feature = "experimental-events")] Event::TAG_MISS_RD_DIRTY, #[cfg(feature = "experimental-events")] Event::TAG_MISS_WR_CLEAN, #[cfg(feature = "experimental-events")] Event::TAG_MISS_WR_DIRTY, #[cfg(feature = "experimental-events")] Event::TAG_MISS_RD_2WAY, #[cfg(feature = "experimental-events")] Event::TAG_MISS_WR_2WAY, #[cfg(feature = "experimental-events")] Event::PREFCAM_OCCUPANCY_CH0, #[cfg(feature = "experimental-events")] Event::PREFCAM_INSERTS_CH0_XPT, #[cfg(feature = "experimental-events")] Event::PREFCAM_INSERTS_CH0_UPI, #[cfg(feature = "experimental-events")] Event::TAG_HIT_WR_CLEAN, #[cfg(feature = "experimental-events")] Event::TAG_HIT_WR_DIRTY, #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY_I, #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY_S, #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY_A, #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN_I, #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN_S, #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN_A, #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY, #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN, #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY_I, #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY_S, #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY_A, #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN_I, #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN_S, #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN_A, #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY, #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_HIT_ANY, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_HIT_X2S, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_HIT_X2A, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_HIT_X2I, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_MISS_X2S, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_MISS_X2A, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_MISS_X2I, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_X2S, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_X2A, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_X2I, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_S2I, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_S2A];
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -638,39 +840,85 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_B2CMI_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_IMC_READS.NORMAL", code: 0x24, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_IMC_READS.ALL", code: 0x24, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_IMC_WRITES.FULL", code: 0x25, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_IMC_WRITES.PARTIAL", code: 0x25, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_IMC_WRITES.ALL", code: 0x25, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_TRACKER_OCCUPANCY.CH0", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_TAG_MISS.CLEAN", code: 0x4b, umask: 0x05, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_TAG_MISS.DIRTY", code: 0x4b, umask: 0x0a, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_PREFCAM_INSERTS.UPI_ALLCH", code: 0x56, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_PREFCAM_INSERTS.XPT_ALLCH", code: 0x56, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_TAG_HIT.RD_CLEAN", code: 0x1f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_TAG_HIT.RD_DIRTY", code: 0x1f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.ANY", code: 0x21, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.I2S", code: 0x21, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.I2A", code: 0x21, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.A2I", code: 0x21, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.A2S", code: 0x21, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_DIRECTORY_LOOKUP.ANY", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_DIRECTORY_LOOKUP.STATE_I", code: 0x20, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_DIRECTORY_LOOKUP.STATE_S", code: 0x20, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_DIRECTORY_LOOKUP.STATE_A", code: 0x20, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE.EGRESS", code: 0x1a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS.EGRESS", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_DIRECT2CORE_TXN_OVERRIDE", code: 0x18, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_TRACKER_INSERTS.CH0", code: 0x32, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_TAKEN", code: 0x19, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE", code: 0x1a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_TXN_OVERRIDE", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_DIRECT2CORE_TAKEN", code: 0x16, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_DIRECT2CORE_NOT_TAKEN_DIRSTATE", code: 0x17, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_B2CMI_TAG_HIT.ALL", code: 0x1f, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_B2CMI_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_IMC_READS.NORMAL", code: 0x24, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_IMC_READS.ALL", code: 0x24, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_IMC_WRITES.FULL", code: 0x25, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_IMC_WRITES.PARTIAL", code: 0x25, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_IMC_WRITES.ALL", code: 0x25, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_TRACKER_OCCUPANCY.CH0", code: 0x33, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_TAG_MISS.CLEAN", code: 0x4b, umask: 0x05, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_TAG_MISS.DIRTY", code: 0x4b, umask: 0x0a, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_PREFCAM_INSERTS.UPI_ALLCH", code: 0x56, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_PREFCAM_INSERTS.XPT_ALLCH", code: 0x56, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_TAG_HIT.RD_CLEAN", code: 0x1f, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_TAG_HIT.RD_DIRTY", code: 0x1f, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.ANY", code: 0x21, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.I2S", code: 0x21, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.I2A", code: 0x21, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.A2I", code: 0x21, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.A2S", code: 0x21, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_DIRECTORY_LOOKUP.ANY", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_DIRECTORY_LOOKUP.STATE_I", code: 0x20, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_DIRECTORY_LOOKUP.STATE_S", code: 0x20, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_DIRECTORY_LOOKUP.STATE_A", code: 0x20, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE.EGRESS", code: 0x1a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS.EGRESS", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_DIRECT2CORE_TXN_OVERRIDE", code: 0x18, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_TRACKER_INSERTS.CH0", code: 0x32, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_TAKEN", code: 0x19, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_DIRSTATE", code: 0x1a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_NOT_TAKEN_CREDITS", code: 0x1b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_DIRECT2UPI_TXN_OVERRIDE", code: 0x1c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_DIRECT2CORE_TAKEN", code: 0x16, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_DIRECT2CORE_NOT_TAKEN_DIRSTATE", code: 0x17, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_B2CMI_TAG_HIT.ALL", code: 0x1f, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_IMC_READS.TO_DDR_AS_MEM", code: 0x24, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_IMC_READS.TO_DDR_AS_CACHE", code: 0x24, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_IMC_WRITES.TO_DDR_AS_MEM", code: 0x25, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_IMC_WRITES.TO_DDR_AS_CACHE", code: 0x25, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_IMC_WRITES.NI", code: 0x25, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_IMC_WRITES.NI_MISS", code: 0x25, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x5, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_WR_TRACKER_INSERTS.CH0", code: 0x40, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_MISS.RD_CLEAN", code: 0x4b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_MISS.RD_DIRTY", code: 0x4b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_MISS.WR_CLEAN", code: 0x4b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_MISS.WR_DIRTY", code: 0x4b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_MISS.RD_2WAY", code: 0x4b, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_MISS.WR_2WAY", code: 0x4b, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_PREFCAM_OCCUPANCY.CH0", code: 0x54, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_PREFCAM_INSERTS.CH0_XPT", code: 0x56, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_PREFCAM_INSERTS.CH0_UPI", code: 0x56, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_HIT.WR_CLEAN", code: 0x1f, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_TAG_HIT.WR_DIRTY", code: 0x1f, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_HIT.DIRTY_I", code: 0x1d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_HIT.DIRTY_S", code: 0x1d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_HIT.DIRTY_A", code: 0x1d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_HIT.CLEAN_I", code: 0x1d, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_HIT.CLEAN_S", code: 0x1d, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_HIT.CLEAN_A", code: 0x1d, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_HIT.DIRTY", code: 0x1d, umask: 0x07, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_HIT.CLEAN", code: 0x1d, umask: 0x38, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_MISS.DIRTY_I", code: 0x1e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_MISS.DIRTY_S", code: 0x1e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_MISS.DIRTY_A", code: 0x1e, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_MISS.CLEAN_I", code: 0x1e, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_MISS.CLEAN_S", code: 0x1e, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_MISS.CLEAN_A", code: 0x1e, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_MISS.DIRTY", code: 0x1e, umask: 0x07, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_MISS.CLEAN", code: 0x1e, umask: 0x38, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.HIT_ANY", code: 0x21, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2S", code: 0x21, umask: 0x42, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2A", code: 0x21, umask: 0x14, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.HIT_X2I", code: 0x21, umask: 0x28, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2S", code: 0x21, umask: 0x42, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x2, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2A", code: 0x21, umask: 0x14, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x2, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.MISS_X2I", code: 0x21, umask: 0x28, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x2, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.X2S", code: 0x21, umask: 0x42, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.X2A", code: 0x21, umask: 0x14, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.X2I", code: 0x21, umask: 0x28, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.S2I", code: 0x21, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_B2CMI_DIRECTORY_UPDATE.S2A", code: 0x21, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x3, port_mask: 0x0, fc_mask: 0x0, experimental: true },
 ];
 
 

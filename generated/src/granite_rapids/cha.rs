@@ -3283,9 +3283,771 @@ impl Event {
     /// `UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE`: event select 0x35, umask 0x04, unit-mask extension
     /// 0xc8f37f, counters 0b1111.
     pub const TOR_INSERTS_IO_PCIRDCUR_REMOTE: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc8f37f, row: 206 };
+    /// `UNC_CHA_RxC_OCCUPANCY.IRQ`: event select 0x11, umask 0x01, counters 0b1. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_OCCUPANCY_IRQ: Event = Event { code: 0x11, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 207 };
+    /// `UNC_CHA_RxC_INSERTS.IRQ`: event select 0x13, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RXC_INSERTS_IRQ: Event = Event { code: 0x13, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 208 };
+    /// `UNC_CHA_LLC_LOOKUP.RFO`: event select 0x34, umask 0xff, unit-mask extension 0x1bc8,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1bc8, row: 209 };
+    /// `UNC_CHA_LLC_LOOKUP.DATA_RD`: event select 0x34, umask 0xff, unit-mask extension 0x1bc1,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1bc1, row: 210 };
+    /// `UNC_CHA_LLC_LOOKUP.CODE`: event select 0x34, umask 0xff, unit-mask extension 0x1bd0,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1bd0, row: 211 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS`: event select 0x34, umask 0xff, unit-mask
+    /// extension 0xbdf, counters 0b1111. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCALLY_HOMED_ADDRESS: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0xbdf, row: 212 };
+    /// `UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS`: event select 0x34, umask 0xff, unit-mask
+    /// extension 0x15df, counters 0b1111. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_REMOTELY_HOMED_ADDRESS: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x15df, row: 213 };
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1a01, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_REMOTE_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1a01, row: 214 };
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_RFO`: event select 0x34, umask 0xff, unit-mask extension 0x1a08,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_REMOTE_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1a08, row: 215 };
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_CODE`: event select 0x34, umask 0xff, unit-mask extension 0x1a10,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_REMOTE_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1a10, row: 216 };
+    /// `UNC_CHA_LLC_LOOKUP.REMOTE_SNP`: event select 0x34, umask 0xff, unit-mask extension 0x1c19,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_REMOTE_SNP: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1c19, row: 217 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x19c1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x19c1, row: 218 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_RFO`: event select 0x34, umask 0xff, unit-mask extension 0x19c8,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x19c8, row: 219 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_CODE`: event select 0x34, umask 0xff, unit-mask extension 0x19d0,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x19d0, row: 220 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1841, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_DMND_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1841, row: 221 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1848, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_DMND_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1848, row: 222 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1850, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_DMND_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1850, row: 223 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1981, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_PF_DATA_RD: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1981, row: 224 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1908, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_PF_RFO: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1908, row: 225 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1910, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_PF_CODE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1910, row: 226 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x189d, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_LLC_PF: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x189d, row: 227 };
+    /// `UNC_CHA_LLC_LOOKUP.LOCAL_PF`: event select 0x34, umask 0xff, unit-mask extension 0x199d,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_LOCAL_PF: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x199d, row: 228 };
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_ALL`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x1fc1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_DATA_READ_ALL: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x1fc1, row: 229 };
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_MISS`: event select 0x34, umask 0x01, unit-mask extension
+    /// 0x1fc1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_DATA_READ_MISS: Event = Event { code: 0x34, umask: 0x01, ext_sel: false, umask_ext: 0x1fc1, row: 230 };
+    /// `UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x841, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_DATA_READ_LOCAL: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x841, row: 231 };
+    /// `UNC_CHA_LLC_LOOKUP.WRITE_LOCAL`: event select 0x34, umask 0xff, unit-mask extension 0x842,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_WRITE_LOCAL: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x842, row: 232 };
+    /// `UNC_CHA_LLC_LOOKUP.RFO_LOCAL`: event select 0x34, umask 0xff, unit-mask extension 0x9c8,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_RFO_LOCAL: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x9c8, row: 233 };
+    /// `UNC_CHA_LLC_LOOKUP.WRITE_REMOTE`: event select 0x34, umask 0xff, unit-mask extension
+    /// 0x17c2, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_WRITE_REMOTE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x17c2, row: 234 };
+    /// `UNC_CHA_LLC_LOOKUP.ALL_REMOTE`: event select 0x34, umask 0xff, unit-mask extension 0x17e0,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_LOOKUP_ALL_REMOTE: Event = Event { code: 0x34, umask: 0xff, ext_sel: false, umask_ext: 0x17e0, row: 235 };
+    /// `UNC_CHA_TOR_INSERTS.ALL`: event select 0x35, umask 0xff, unit-mask extension 0xc001ff,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_ALL: Event = Event { code: 0x35, umask: 0xff, ext_sel: false, umask_ext: 0xc001ff, row: 236 };
+    /// `UNC_CHA_TOR_INSERTS.IA`: event select 0x35, umask 0x01, unit-mask extension 0xc001ff,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc001ff, row: 237 };
+    /// `UNC_CHA_TOR_INSERTS.IA_HIT`: event select 0x35, umask 0x01, unit-mask extension 0xc001fd,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_HIT: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc001fd, row: 238 };
+    /// `UNC_CHA_TOR_INSERTS.IO`: event select 0x35, umask 0x04, unit-mask extension 0xc001ff,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc001ff, row: 239 };
+    /// `UNC_CHA_TOR_INSERTS.IO_HIT`: event select 0x35, umask 0x04, unit-mask extension 0xc001fd,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IO_HIT: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc001fd, row: 240 };
+    /// `UNC_CHA_TOR_INSERTS.IO_MISS`: event select 0x35, umask 0x04, unit-mask extension 0xc001fe,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IO_MISS: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc001fe, row: 241 };
+    /// `UNC_CHA_TOR_INSERTS.LOC_IO`: event select 0x35, umask 0x04, unit-mask extension 0xc000ff,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_LOC_IO: Event = Event { code: 0x35, umask: 0x04, ext_sel: false, umask_ext: 0xc000ff, row: 242 };
+    /// `UNC_CHA_TOR_INSERTS.LOC_IA`: event select 0x35, umask 0x01, unit-mask extension 0xc000ff,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_LOC_IA: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc000ff, row: 243 };
+    /// `UNC_CHA_TOR_INSERTS.LOC_ALL`: event select 0x35, umask 0x05, unit-mask extension 0xc000ff,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_LOC_ALL: Event = Event { code: 0x35, umask: 0x05, ext_sel: false, umask_ext: 0xc000ff, row: 244 };
+    /// `UNC_CHA_TOR_INSERTS.REM_SNPS`: event select 0x35, umask 0x08, unit-mask extension 0xc001ff,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_REM_SNPS: Event = Event { code: 0x35, umask: 0x08, ext_sel: false, umask_ext: 0xc001ff, row: 245 };
+    /// `UNC_CHA_TOR_INSERTS.REM_ALL`: event select 0x35, umask 0xc8, unit-mask extension 0xc001ff,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_REM_ALL: Event = Event { code: 0x35, umask: 0xc8, ext_sel: false, umask_ext: 0xc001ff, row: 246 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc8178a, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8178a, row: 247 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8168a, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_LOCAL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8168a, row: 248 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8170a, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_REMOTE_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8170a, row: 249 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8978a, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8978a, row: 250 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8968a, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8968a, row: 251 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8970a, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8970a, row: 252 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc8678a, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_WCILF_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8678a, row: 253 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8668a, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8668a, row: 254 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc8670a, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc8670a, row: 255 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM`: event select 0x35, umask 0x01, unit-mask extension
+    /// 0xc86f8a, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_WCIL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86f8a, row: 256 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc86e8a, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86e8a, row: 257 };
+    /// `UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM`: event select 0x35, umask 0x01, unit-mask
+    /// extension 0xc86f0a, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM: Event = Event { code: 0x35, umask: 0x01, ext_sel: false, umask_ext: 0xc86f0a, row: 258 };
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCUR`: event select 0x35, umask 0x20, unit-mask extension
+    /// 0x78c8effd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_CXL_HIT_FSRDCUR: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c8effd, row: 259 };
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCURPTL`: event select 0x35, umask 0x20, unit-mask extension
+    /// 0x78c9effd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_CXL_HIT_FSRDCURPTL: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c9effd, row: 260 };
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_MEMPUSHWR`: event select 0x35, umask 0x20, unit-mask extension
+    /// 0x78cc6ffd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_CXL_HIT_MEMPUSHWR: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78cc6ffd, row: 261 };
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_ITOM`: event select 0x35, umask 0x20, unit-mask extension
+    /// 0x78cc47fd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_CXL_HIT_ITOM: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78cc47fd, row: 262 };
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_ITOMWR`: event select 0x35, umask 0x20, unit-mask extension
+    /// 0x78cc4ffd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_CXL_HIT_ITOMWR: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78cc4ffd, row: 263 };
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_CLFLUSH`: event select 0x35, umask 0x20, unit-mask extension
+    /// 0x78c8c7fd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_CXL_HIT_CLFLUSH: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c8c7fd, row: 264 };
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_WIL`: event select 0x35, umask 0x20, unit-mask extension
+    /// 0x78c87ffd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_CXL_HIT_WIL: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c87ffd, row: 265 };
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_WCILF`: event select 0x35, umask 0x20, unit-mask extension
+    /// 0x78c867fd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_CXL_HIT_WCILF: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c867fd, row: 266 };
+    /// `UNC_CHA_TOR_INSERTS.CXL_HIT_WCIL`: event select 0x35, umask 0x20, unit-mask extension
+    /// 0x78c86ffd, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_CXL_HIT_WCIL: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c86ffd, row: 267 };
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCUR`: event select 0x35, umask 0x20, unit-mask extension
+    /// 0x78c8effe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_CXL_MISS_FSRDCUR: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c8effe, row: 268 };
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCURPTL`: event select 0x35, umask 0x20, unit-mask
+    /// extension 0x78c9effe, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_CXL_MISS_FSRDCURPTL: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c9effe, row: 269 };
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_MEMPUSHWR`: event select 0x35, umask 0x20, unit-mask extension
+    /// 0x78cc6ffe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_CXL_MISS_MEMPUSHWR: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78cc6ffe, row: 270 };
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_ITOM`: event select 0x35, umask 0x20, unit-mask extension
+    /// 0x78cc47fe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_CXL_MISS_ITOM: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78cc47fe, row: 271 };
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_ITOMWR`: event select 0x35, umask 0x20, unit-mask extension
+    /// 0x78cc4ffe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_CXL_MISS_ITOMWR: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78cc4ffe, row: 272 };
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_CLFLUSH`: event select 0x35, umask 0x20, unit-mask extension
+    /// 0x78c8c7fe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_CXL_MISS_CLFLUSH: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c8c7fe, row: 273 };
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_WIL`: event select 0x35, umask 0x20, unit-mask extension
+    /// 0x78c87ffe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_CXL_MISS_WIL: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c87ffe, row: 274 };
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_WCILF`: event select 0x35, umask 0x20, unit-mask extension
+    /// 0x78c867fe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_CXL_MISS_WCILF: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c867fe, row: 275 };
+    /// `UNC_CHA_TOR_INSERTS.CXL_MISS_WCIL`: event select 0x35, umask 0x20, unit-mask extension
+    /// 0x78c86ffe, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_INSERTS_CXL_MISS_WCIL: Event = Event { code: 0x35, umask: 0x20, ext_sel: false, umask_ext: 0x78c86ffe, row: 276 };
+    /// `UNC_CHA_TOR_OCCUPANCY.ALL`: event select 0x36, umask 0xff, unit-mask extension 0xc001ff,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_ALL: Event = Event { code: 0x36, umask: 0xff, ext_sel: false, umask_ext: 0xc001ff, row: 277 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA`: event select 0x36, umask 0x01, unit-mask extension 0xc001ff,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc001ff, row: 278 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_HIT`: event select 0x36, umask 0x01, unit-mask extension 0xc001fd,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_HIT: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc001fd, row: 279 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc001fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc001fe, row: 280 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO`: event select 0x36, umask 0x04, unit-mask extension 0xc001ff,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc001ff, row: 281 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_HIT`: event select 0x36, umask 0x04, unit-mask extension 0xc001fd,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_HIT: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc001fd, row: 282 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS`: event select 0x36, umask 0x04, unit-mask extension
+    /// 0xc001fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_MISS: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc001fe, row: 283 };
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IO`: event select 0x36, umask 0x04, unit-mask extension 0xc000ff,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_LOC_IO: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc000ff, row: 284 };
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_IA`: event select 0x36, umask 0x01, unit-mask extension 0xc000ff,
+    /// counters 0b1. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_LOC_IA: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc000ff, row: 285 };
+    /// `UNC_CHA_TOR_OCCUPANCY.LOC_ALL`: event select 0x36, umask 0x05, unit-mask extension
+    /// 0xc000ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_LOC_ALL: Event = Event { code: 0x36, umask: 0x05, ext_sel: false, umask_ext: 0xc000ff, row: 286 };
+    /// `UNC_CHA_TOR_OCCUPANCY.REM_SNPS`: event select 0x36, umask 0x08, unit-mask extension
+    /// 0xc001ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_REM_SNPS: Event = Event { code: 0x36, umask: 0x08, ext_sel: false, umask_ext: 0xc001ff, row: 287 };
+    /// `UNC_CHA_TOR_OCCUPANCY.REM_ALL`: event select 0x36, umask 0xc8, unit-mask extension
+    /// 0xc001ff, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_REM_ALL: Event = Event { code: 0x36, umask: 0xc8, ext_sel: false, umask_ext: 0xc001ff, row: 288 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc8178a, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8178a, row: 289 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8168a, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8168a, row: 290 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8170a, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8170a, row: 291 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8978a, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8978a, row: 292 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8968a, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8968a, row: 293 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM`: event select 0x36, umask 0x01,
+    /// unit-mask extension 0xc8970a, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8970a, row: 294 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8678a, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_WCILF_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8678a, row: 295 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8668a, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8668a, row: 296 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc8670a, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc8670a, row: 297 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM`: event select 0x36, umask 0x01, unit-mask extension
+    /// 0xc86f8a, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_WCIL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86f8a, row: 298 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc86e8a, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86e8a, row: 299 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM`: event select 0x36, umask 0x01, unit-mask
+    /// extension 0xc86f0a, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM: Event = Event { code: 0x36, umask: 0x01, ext_sel: false, umask_ext: 0xc86f0a, row: 300 };
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCUR`: event select 0x36, umask 0x20, unit-mask extension
+    /// 0x78c8effd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_CXL_HIT_FSRDCUR: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c8effd, row: 301 };
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCURPTL`: event select 0x36, umask 0x20, unit-mask
+    /// extension 0x78c9effd, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_CXL_HIT_FSRDCURPTL: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c9effd, row: 302 };
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_MEMPUSHWR`: event select 0x36, umask 0x20, unit-mask
+    /// extension 0x78cc6ffd, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_CXL_HIT_MEMPUSHWR: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78cc6ffd, row: 303 };
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOM`: event select 0x36, umask 0x20, unit-mask extension
+    /// 0x78cc47fd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_CXL_HIT_ITOM: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78cc47fd, row: 304 };
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOMWR`: event select 0x36, umask 0x20, unit-mask extension
+    /// 0x78cc4ffd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_CXL_HIT_ITOMWR: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78cc4ffd, row: 305 };
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_CLFLUSH`: event select 0x36, umask 0x20, unit-mask extension
+    /// 0x78c8c7fd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_CXL_HIT_CLFLUSH: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c8c7fd, row: 306 };
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WIL`: event select 0x36, umask 0x20, unit-mask extension
+    /// 0x78c87ffd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_CXL_HIT_WIL: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c87ffd, row: 307 };
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCILF`: event select 0x36, umask 0x20, unit-mask extension
+    /// 0x78c867fd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_CXL_HIT_WCILF: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c867fd, row: 308 };
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCIL`: event select 0x36, umask 0x20, unit-mask extension
+    /// 0x78c86ffd, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_CXL_HIT_WCIL: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c86ffd, row: 309 };
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCUR`: event select 0x36, umask 0x20, unit-mask extension
+    /// 0x78c8effe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_CXL_MISS_FSRDCUR: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c8effe, row: 310 };
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCURPTL`: event select 0x36, umask 0x20, unit-mask
+    /// extension 0x78c9effe, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_CXL_MISS_FSRDCURPTL: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c9effe, row: 311 };
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_MEMPUSHWR`: event select 0x36, umask 0x20, unit-mask
+    /// extension 0x78cc6ffe, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_CXL_MISS_MEMPUSHWR: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78cc6ffe, row: 312 };
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOM`: event select 0x36, umask 0x20, unit-mask extension
+    /// 0x78cc47fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_CXL_MISS_ITOM: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78cc47fe, row: 313 };
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOMWR`: event select 0x36, umask 0x20, unit-mask extension
+    /// 0x78cc4ffe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_CXL_MISS_ITOMWR: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78cc4ffe, row: 314 };
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_CLFLUSH`: event select 0x36, umask 0x20, unit-mask extension
+    /// 0x78c8c7fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_CXL_MISS_CLFLUSH: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c8c7fe, row: 315 };
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WIL`: event select 0x36, umask 0x20, unit-mask extension
+    /// 0x78c87ffe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_CXL_MISS_WIL: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c87ffe, row: 316 };
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCILF`: event select 0x36, umask 0x20, unit-mask extension
+    /// 0x78c867fe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_CXL_MISS_WCILF: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c867fe, row: 317 };
+    /// `UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCIL`: event select 0x36, umask 0x20, unit-mask extension
+    /// 0x78c86ffe, counters 0b1. Experimental: from the vendor's experimental list, whose counts it
+    /// has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_CXL_MISS_WCIL: Event = Event { code: 0x36, umask: 0x20, ext_sel: false, umask_ext: 0x78c86ffe, row: 318 };
+    /// `UNC_CHA_LLC_VICTIMS.IO`: event select 0x37, umask 0x10, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_IO: Event = Event { code: 0x37, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 319 };
+    /// `UNC_CHA_LLC_VICTIMS.IA`: event select 0x37, umask 0x20, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_IA: Event = Event { code: 0x37, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 320 };
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_ALL`: event select 0x37, umask 0x0f, unit-mask extension 0x20,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_LOCAL_ALL: Event = Event { code: 0x37, umask: 0x0f, ext_sel: false, umask_ext: 0x20, row: 321 };
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_ALL`: event select 0x37, umask 0x0f, unit-mask extension 0x80,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_REMOTE_ALL: Event = Event { code: 0x37, umask: 0x0f, ext_sel: false, umask_ext: 0x80, row: 322 };
+    /// `UNC_CHA_LLC_VICTIMS.ALL`: event select 0x37, umask 0x0f, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_ALL: Event = Event { code: 0x37, umask: 0x0f, ext_sel: false, umask_ext: 0x0, row: 323 };
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_M`: event select 0x37, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_TOTAL_M: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 324 };
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_E`: event select 0x37, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_TOTAL_E: Event = Event { code: 0x37, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 325 };
+    /// `UNC_CHA_LLC_VICTIMS.TOTAL_S`: event select 0x37, umask 0x04, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_TOTAL_S: Event = Event { code: 0x37, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 326 };
+    /// `UNC_CHA_SF_EVICTION.E_STATE`: event select 0x3d, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SF_EVICTION_E_STATE: Event = Event { code: 0x3d, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 327 };
+    /// `UNC_CHA_SF_EVICTION.S_STATE`: event select 0x3d, umask 0x04, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SF_EVICTION_S_STATE: Event = Event { code: 0x3d, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 328 };
+    /// `UNC_CHA_DIR_LOOKUP.NO_SNP`: event select 0x53, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIR_LOOKUP_NO_SNP: Event = Event { code: 0x53, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 329 };
+    /// `UNC_CHA_DIR_LOOKUP.SNP`: event select 0x53, umask 0x01, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIR_LOOKUP_SNP: Event = Event { code: 0x53, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 330 };
+    /// `UNC_CHA_DIR_UPDATE.HA`: event select 0x54, umask 0x01, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIR_UPDATE_HA: Event = Event { code: 0x54, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 331 };
+    /// `UNC_CHA_DIR_UPDATE.TOR`: event select 0x54, umask 0x02, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DIR_UPDATE_TOR: Event = Event { code: 0x54, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 332 };
+    /// `UNC_CHA_OSB.LOCAL_INVITOE`: event select 0x55, umask 0x01, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const OSB_LOCAL_INVITOE: Event = Event { code: 0x55, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 333 };
+    /// `UNC_CHA_OSB.LOCAL_READ`: event select 0x55, umask 0x02, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const OSB_LOCAL_READ: Event = Event { code: 0x55, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 334 };
+    /// `UNC_CHA_OSB.REMOTE_READ`: event select 0x55, umask 0x04, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const OSB_REMOTE_READ: Event = Event { code: 0x55, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 335 };
+    /// `UNC_CHA_OSB.OFF_PWRHEURISTIC`: event select 0x55, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const OSB_OFF_PWRHEURISTIC: Event = Event { code: 0x55, umask: 0x20, ext_sel: false, umask_ext: 0x0, row: 336 };
+    /// `UNC_CHA_IMC_WRITES_COUNT.FULL`: event select 0x5b, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IMC_WRITES_COUNT_FULL: Event = Event { code: 0x5b, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 337 };
+    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL`: event select 0x5b, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IMC_WRITES_COUNT_PARTIAL: Event = Event { code: 0x5b, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 338 };
+    /// `UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY`: event select 0x5b, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IMC_WRITES_COUNT_FULL_PRIORITY: Event = Event { code: 0x5b, umask: 0x04, ext_sel: false, umask_ext: 0x0, row: 339 };
+    /// `UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY`: event select 0x5b, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IMC_WRITES_COUNT_PARTIAL_PRIORITY: Event = Event { code: 0x5b, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 340 };
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_M`: event select 0x37, umask 0x01, unit-mask extension 0x20,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_LOCAL_M: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, umask_ext: 0x20, row: 341 };
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_E`: event select 0x37, umask 0x02, unit-mask extension 0x20,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_LOCAL_E: Event = Event { code: 0x37, umask: 0x02, ext_sel: false, umask_ext: 0x20, row: 342 };
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_S`: event select 0x37, umask 0x04, unit-mask extension 0x20,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_LOCAL_S: Event = Event { code: 0x37, umask: 0x04, ext_sel: false, umask_ext: 0x20, row: 343 };
+    /// `UNC_CHA_LLC_VICTIMS.LOCAL_F`: event select 0x37, umask 0x08, unit-mask extension 0x20,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_LOCAL_F: Event = Event { code: 0x37, umask: 0x08, ext_sel: false, umask_ext: 0x20, row: 344 };
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_M`: event select 0x37, umask 0x01, unit-mask extension 0x80,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_REMOTE_M: Event = Event { code: 0x37, umask: 0x01, ext_sel: false, umask_ext: 0x80, row: 345 };
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_E`: event select 0x37, umask 0x02, unit-mask extension 0x80,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_REMOTE_E: Event = Event { code: 0x37, umask: 0x02, ext_sel: false, umask_ext: 0x80, row: 346 };
+    /// `UNC_CHA_LLC_VICTIMS.REMOTE_S`: event select 0x37, umask 0x04, unit-mask extension 0x80,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const LLC_VICTIMS_REMOTE_S: Event = Event { code: 0x37, umask: 0x04, ext_sel: false, umask_ext: 0x80, row: 347 };
+    /// `UNC_CHA_REMOTE_SF.HIT_SHARED`: event select 0x69, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REMOTE_SF_HIT_SHARED: Event = Event { code: 0x69, umask: 0x01, ext_sel: false, umask_ext: 0x0, row: 348 };
+    /// `UNC_CHA_REMOTE_SF.HIT_EXCLUSIVE`: event select 0x69, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REMOTE_SF_HIT_EXCLUSIVE: Event = Event { code: 0x69, umask: 0x02, ext_sel: false, umask_ext: 0x0, row: 349 };
+    /// `UNC_CHA_REMOTE_SF.ALLOC_SHARED`: event select 0x69, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REMOTE_SF_ALLOC_SHARED: Event = Event { code: 0x69, umask: 0x08, ext_sel: false, umask_ext: 0x0, row: 350 };
+    /// `UNC_CHA_REMOTE_SF.ALLOC_EXCLUSIVE`: event select 0x69, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REMOTE_SF_ALLOC_EXCLUSIVE: Event = Event { code: 0x69, umask: 0x10, ext_sel: false, umask_ext: 0x0, row: 351 };
+    /// `UNC_CHA_REMOTE_SF.DEALLOC_EVCTCLN`: event select 0x69, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REMOTE_SF_DEALLOC_EVCTCLN: Event = Event { code: 0x69, umask: 0x40, ext_sel: false, umask_ext: 0x0, row: 352 };
+    /// `UNC_CHA_REMOTE_SF.UPDATE_SHARED`: event select 0x69, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REMOTE_SF_UPDATE_SHARED: Event = Event { code: 0x69, umask: 0x80, ext_sel: false, umask_ext: 0x0, row: 353 };
+    /// `UNC_CHA_REMOTE_SF.UPDATE_EXCLUSIVE`: event select 0x69, umask 0x00, unit-mask extension
+    /// 0x1, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
+    /// not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REMOTE_SF_UPDATE_EXCLUSIVE: Event = Event { code: 0x69, umask: 0x00, ext_sel: false, umask_ext: 0x1, row: 354 };
+    /// `UNC_CHA_REMOTE_SF.VICTIM_SHARED`: event select 0x69, umask 0x00, unit-mask extension 0x2,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REMOTE_SF_VICTIM_SHARED: Event = Event { code: 0x69, umask: 0x00, ext_sel: false, umask_ext: 0x2, row: 355 };
+    /// `UNC_CHA_REMOTE_SF.VICTIM_EXCLUSIVE`: event select 0x69, umask 0x00, unit-mask extension
+    /// 0x4, counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has
+    /// not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REMOTE_SF_VICTIM_EXCLUSIVE: Event = Event { code: 0x69, umask: 0x00, ext_sel: false, umask_ext: 0x4, row: 356 };
+    /// `UNC_CHA_REMOTE_SF.INCLUSIVE_ONLY`: event select 0x69, umask 0x00, unit-mask extension 0x20,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REMOTE_SF_INCLUSIVE_ONLY: Event = Event { code: 0x69, umask: 0x00, ext_sel: false, umask_ext: 0x20, row: 357 };
+    /// `UNC_CHA_REMOTE_SF.DIRBACKED_ONLY`: event select 0x69, umask 0x00, unit-mask extension 0x40,
+    /// counters 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REMOTE_SF_DIRBACKED_ONLY: Event = Event { code: 0x69, umask: 0x00, ext_sel: false, umask_ext: 0x40, row: 358 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE`: event select 0x36, umask 0x04, unit-mask
+    /// extension 0xc8f37e, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_REMOTE: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f37e, row: 359 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL`: event select 0x36, umask 0x04, unit-mask
+    /// extension 0xc8f2fe, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_MISS_PCIRDCUR_LOCAL: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xc8f2fe, row: 360 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE`: event select 0x36, umask 0x04, unit-mask
+    /// extension 0xcc437e, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_MISS_ITOM_REMOTE: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc437e, row: 361 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL`: event select 0x36, umask 0x04, unit-mask
+    /// extension 0xcc42fe, counters 0b1. Experimental: from the vendor's experimental list, whose
+    /// counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_MISS_ITOM_LOCAL: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcc42fe, row: 362 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE`: event select 0x36, umask 0x04,
+    /// unit-mask extension 0xcd437e, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_REMOTE: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd437e, row: 363 };
+    /// `UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL`: event select 0x36, umask 0x04,
+    /// unit-mask extension 0xcd42fe, counters 0b1. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_LOCAL: Event = Event { code: 0x36, umask: 0x04, ext_sel: false, umask_ext: 0xcd42fe, row: 364 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::TOR_INSERTS_IA_HIT_CRD, Event::TOR_INSERTS_IA_HIT_DRD, Event::TOR_INSERTS_IA_HIT_LLCPREFRFO, Event::TOR_INSERTS_IA_HIT_RFO, Event::TOR_INSERTS_IA_MISS, Event::TOR_INSERTS_IA_MISS_CRD, Event::TOR_INSERTS_IA_MISS_DRD, Event::TOR_INSERTS_IA_MISS_LLCPREFRFO, Event::TOR_INSERTS_IA_MISS_RFO, Event::TOR_INSERTS_IO_MISS_ITOM, Event::TOR_INSERTS_IO_MISS_RFO, Event::TOR_INSERTS_IA_HIT_CRD_PREF, Event::TOR_INSERTS_IA_HIT_DRD_PREF, Event::TOR_INSERTS_IA_HIT_RFO_PREF, Event::TOR_INSERTS_IA_MISS_CRD_PREF, Event::TOR_INSERTS_IA_MISS_DRD_PREF, Event::TOR_INSERTS_IA_MISS_RFO_PREF, Event::TOR_INSERTS_IO_HIT_ITOM, Event::TOR_INSERTS_IO_HIT_RFO, Event::TOR_INSERTS_IO_RFO, Event::TOR_INSERTS_IO_ITOM, Event::TOR_INSERTS_IA_RFO_PREF, Event::TOR_INSERTS_IA_RFO, Event::TOR_INSERTS_IA_LLCPREFRFO, Event::TOR_INSERTS_IA_DRD, Event::TOR_INSERTS_IA_DRD_PREF, Event::TOR_INSERTS_IA_CRD_PREF, Event::TOR_INSERTS_IA_CRD, Event::TOR_INSERTS_IA_MISS_DRD_LOCAL, Event::TOR_INSERTS_IA_MISS_DRD_REMOTE, Event::TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL, Event::TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE, Event::TOR_INSERTS_IA_MISS_RFO_LOCAL, Event::TOR_INSERTS_IA_MISS_RFO_REMOTE, Event::TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL, Event::TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE, Event::TOR_INSERTS_IA_CLFLUSH, Event::TOR_INSERTS_IA_ITOM, Event::TOR_INSERTS_IA_SPECITOM, Event::TOR_INSERTS_IA_MISS_DRD_DDR, Event::TOR_INSERTS_IO_HIT_ITOMCACHENEAR, Event::TOR_INSERTS_IO_MISS_ITOMCACHENEAR, Event::TOR_INSERTS_IA_MISS_DRDPTE, Event::TOR_INSERTS_IA_HIT_DRDPTE, Event::TOR_INSERTS_IA_DRDPTE, Event::TOR_INSERTS_IA_WBEFTOE, Event::TOR_INSERTS_IO_HIT_PCIRDCUR, Event::TOR_INSERTS_IO_MISS_PCIRDCUR, Event::TOR_INSERTS_IO_PCIRDCUR, Event::TOR_INSERTS_IA_HIT_LLCPREFCODE, Event::TOR_INSERTS_IA_HIT_LLCPREFDATA, Event::TOR_INSERTS_IA_LLCPREFDATA, Event::TOR_INSERTS_IA_MISS_LLCPREFCODE, Event::TOR_INSERTS_IA_MISS_LLCPREFDATA, Event::TOR_INSERTS_IA_LLCPREFCODE, Event::TOR_INSERTS_IO_ITOMCACHENEAR, Event::TOR_INSERTS_IA_MISS_DRD_LOCAL_DDR, Event::TOR_INSERTS_IA_MISS_DRD_REMOTE_DDR, Event::TOR_INSERTS_IA_MISS_DRD_PREF_DDR, Event::TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_DDR, Event::TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_DDR, Event::TOR_INSERTS_IA_MISS_CRD_LOCAL, Event::TOR_INSERTS_IA_MISS_CRD_REMOTE, Event::TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL, Event::TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE, Event::TOR_INSERTS_IA_ITOMCACHENEAR, Event::TOR_INSERTS_IA_WBMTOI, Event::TOR_INSERTS_IA_HIT_ITOM, Event::TOR_INSERTS_IA_MISS_ITOM, Event::TOR_INSERTS_IA_MISS_UCRDF, Event::TOR_INSERTS_IA_MISS_WIL, Event::TOR_INSERTS_IA_WCILF, Event::TOR_INSERTS_IA_MISS_WCILF, Event::TOR_INSERTS_IA_MISS_WCILF_DDR, Event::TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR, Event::TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR, Event::TOR_INSERTS_IA_WCIL, Event::TOR_INSERTS_IA_MISS_WCIL, Event::TOR_INSERTS_IA_MISS_WCIL_DDR, Event::TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR, Event::TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR, Event::TOR_INSERTS_IO_WBMTOI, Event::TOR_INSERTS_IO_CLFLUSH, Event::TOR_INSERTS_IA_WBMTOE, Event::TOR_INSERTS_IA_WBEFTOI, Event::TOR_INSERTS_IA_WBSTOI, Event::TOR_INSERTS_IA_MISS_DRD_CXL_ACC, Event::TOR_INSERTS_IA_MISS_RFO_CXL_ACC, Event::TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC, Event::TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC, Event::TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC, Event::TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC, Event::TOR_INSERTS_IA_MISS_CXL_ACC, Event::TOR_INSERTS_IA_HIT_CXL_ACC, Event::TOR_OCCUPANCY_IA_HIT_CRD, Event::TOR_OCCUPANCY_IA_HIT_DRD, Event::TOR_OCCUPANCY_IA_HIT_LLCPREFRFO, Event::TOR_OCCUPANCY_IA_HIT_RFO, Event::TOR_OCCUPANCY_IA_MISS_CRD, Event::TOR_OCCUPANCY_IA_MISS_DRD, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFRFO, Event::TOR_OCCUPANCY_IA_MISS_RFO, Event::TOR_OCCUPANCY_IO_MISS_RFO, Event::TOR_OCCUPANCY_IO_MISS_ITOM, Event::TOR_OCCUPANCY_IA_HIT_CRD_PREF, Event::TOR_OCCUPANCY_IA_HIT_DRD_PREF, Event::TOR_OCCUPANCY_IA_HIT_RFO_PREF, Event::TOR_OCCUPANCY_IA_MISS_CRD_PREF, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF, Event::TOR_OCCUPANCY_IO_HIT_ITOM, Event::TOR_OCCUPANCY_IO_HIT_RFO, Event::TOR_OCCUPANCY_IO_RFO, Event::TOR_OCCUPANCY_IO_ITOM, Event::TOR_OCCUPANCY_IA_RFO, Event::TOR_OCCUPANCY_IA_RFO_PREF, Event::TOR_OCCUPANCY_IA_LLCPREFRFO, Event::TOR_OCCUPANCY_IA_DRD, Event::TOR_OCCUPANCY_IA_CRD, Event::TOR_OCCUPANCY_IA_CRD_PREF, Event::TOR_OCCUPANCY_IA_DRD_PREF, Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_RFO_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_RFO_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_DRD_DDR, Event::TOR_OCCUPANCY_IO_HIT_PCIRDCUR, Event::TOR_OCCUPANCY_IO_MISS_PCIRDCUR, Event::TOR_OCCUPANCY_IO_PCIRDCUR, Event::TOR_OCCUPANCY_IA_HIT_LLCPREFCODE, Event::TOR_OCCUPANCY_IA_HIT_LLCPREFDATA, Event::TOR_OCCUPANCY_IA_LLCPREFDATA, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFCODE, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFDATA, Event::TOR_OCCUPANCY_IA_LLCPREFCODE, Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR, Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_DDR, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_DDR, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_DDR, Event::TOR_OCCUPANCY_IA_MISS_CRD_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_CRD_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE, Event::TOR_OCCUPANCY_IA_CLFLUSH, Event::TOR_OCCUPANCY_IA_ITOMCACHENEAR, Event::TOR_OCCUPANCY_IA_SPECITOM, Event::TOR_OCCUPANCY_IA_WBMTOI, Event::TOR_OCCUPANCY_IA_ITOM, Event::TOR_OCCUPANCY_IA_HIT_ITOM, Event::TOR_OCCUPANCY_IA_MISS_ITOM, Event::TOR_OCCUPANCY_IA_MISS_UCRDF, Event::TOR_OCCUPANCY_IA_MISS_WIL, Event::TOR_OCCUPANCY_IA_WCILF, Event::TOR_OCCUPANCY_IA_MISS_WCILF, Event::TOR_OCCUPANCY_IA_MISS_WCILF_DDR, Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR, Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR, Event::TOR_OCCUPANCY_IA_WCIL, Event::TOR_OCCUPANCY_IA_MISS_WCIL, Event::TOR_OCCUPANCY_IA_MISS_WCIL_DDR, Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR, Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR, Event::TOR_OCCUPANCY_IO_WBMTOI, Event::TOR_OCCUPANCY_IO_CLFLUSH, Event::TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR, Event::TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR, Event::TOR_OCCUPANCY_IA_DRDPTE, Event::TOR_OCCUPANCY_IA_HIT_DRDPTE, Event::TOR_OCCUPANCY_IA_MISS_DRDPTE, Event::TOR_OCCUPANCY_IO_ITOMCACHENEAR, Event::TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC, Event::TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC, Event::TOR_OCCUPANCY_IA_MISS_CXL_ACC, Event::TOR_OCCUPANCY_IA_HIT_CXL_ACC, Event::MISC_RFO_HIT_S, Event::SF_EVICTION_M_STATE, Event::REQUESTS_READS_LOCAL, Event::REQUESTS_READS_REMOTE, Event::REQUESTS_WRITES_LOCAL, Event::REQUESTS_WRITES_REMOTE, Event::REQUESTS_INVITOE_LOCAL, Event::REQUESTS_INVITOE_REMOTE, Event::REQUESTS_INVITOE, Event::REQUESTS_READS, Event::REQUESTS_WRITES, Event::OSB_RFO_HITS_SNP_BCAST, Event::DISTRESS_ASSERTED_DPT_IRQ, Event::DISTRESS_ASSERTED_DPT_TOR, Event::DISTRESS_ASSERTED_DPT_ANY, Event::TOR_INSERTS_LLC_OR_SF_EVICTIONS, Event::REMOTE_SF_MISS, Event::TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL, Event::TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE, Event::TOR_INSERTS_IO_ITOM_LOCAL, Event::TOR_INSERTS_IO_ITOM_REMOTE, Event::TOR_INSERTS_IO_PCIRDCUR_LOCAL, Event::TOR_INSERTS_IO_PCIRDCUR_REMOTE];
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::TOR_INSERTS_IA_HIT_CRD, Event::TOR_INSERTS_IA_HIT_DRD, Event::TOR_INSERTS_IA_HIT_LLCPREFRFO, Event::TOR_INSERTS_IA_HIT_RFO, Event::TOR_INSERTS_IA_MISS, Event::TOR_INSERTS_IA_MISS_CRD, Event::TOR_INSERTS_IA_MISS_DRD, Event::TOR_INSERTS_IA_MISS_LLCPREFRFO, Event::TOR_INSERTS_IA_MISS_RFO, Event::TOR_INSERTS_IO_MISS_ITOM, Event::TOR_INSERTS_IO_MISS_RFO, Event::TOR_INSERTS_IA_HIT_CRD_PREF, Event::TOR_INSERTS_IA_HIT_DRD_PREF, Event::TOR_INSERTS_IA_HIT_RFO_PREF, Event::TOR_INSERTS_IA_MISS_CRD_PREF, Event::TOR_INSERTS_IA_MISS_DRD_PREF, Event::TOR_INSERTS_IA_MISS_RFO_PREF, Event::TOR_INSERTS_IO_HIT_ITOM, Event::TOR_INSERTS_IO_HIT_RFO, Event::TOR_INSERTS_IO_RFO, Event::TOR_INSERTS_IO_ITOM, Event::TOR_INSERTS_IA_RFO_PREF, Event::TOR_INSERTS_IA_RFO, Event::TOR_INSERTS_IA_LLCPREFRFO, Event::TOR_INSERTS_IA_DRD, Event::TOR_INSERTS_IA_DRD_PREF, Event::TOR_INSERTS_IA_CRD_PREF, Event::TOR_INSERTS_IA_CRD, Event::TOR_INSERTS_IA_MISS_DRD_LOCAL, Event::TOR_INSERTS_IA_MISS_DRD_REMOTE, Event::TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL, Event::TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE, Event::TOR_INSERTS_IA_MISS_RFO_LOCAL, Event::TOR_INSERTS_IA_MISS_RFO_REMOTE, Event::TOR_INSERTS_IA_MISS_RFO_PREF_LOCAL, Event::TOR_INSERTS_IA_MISS_RFO_PREF_REMOTE, Event::TOR_INSERTS_IA_CLFLUSH, Event::TOR_INSERTS_IA_ITOM, Event::TOR_INSERTS_IA_SPECITOM, Event::TOR_INSERTS_IA_MISS_DRD_DDR, Event::TOR_INSERTS_IO_HIT_ITOMCACHENEAR, Event::TOR_INSERTS_IO_MISS_ITOMCACHENEAR, Event::TOR_INSERTS_IA_MISS_DRDPTE, Event::TOR_INSERTS_IA_HIT_DRDPTE, Event::TOR_INSERTS_IA_DRDPTE, Event::TOR_INSERTS_IA_WBEFTOE, Event::TOR_INSERTS_IO_HIT_PCIRDCUR, Event::TOR_INSERTS_IO_MISS_PCIRDCUR, Event::TOR_INSERTS_IO_PCIRDCUR, Event::TOR_INSERTS_IA_HIT_LLCPREFCODE, Event::TOR_INSERTS_IA_HIT_LLCPREFDATA, Event::TOR_INSERTS_IA_LLCPREFDATA, Event::TOR_INSERTS_IA_MISS_LLCPREFCODE, Event::TOR_INSERTS_IA_MISS_LLCPREFDATA, Event::TOR_INSERTS_IA_LLCPREFCODE, Event::TOR_INSERTS_IO_ITOMCACHENEAR, Event::TOR_INSERTS_IA_MISS_DRD_LOCAL_DDR, Event::TOR_INSERTS_IA_MISS_DRD_REMOTE_DDR, Event::TOR_INSERTS_IA_MISS_DRD_PREF_DDR, Event::TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_DDR, Event::TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_DDR, Event::TOR_INSERTS_IA_MISS_CRD_LOCAL, Event::TOR_INSERTS_IA_MISS_CRD_REMOTE, Event::TOR_INSERTS_IA_MISS_CRD_PREF_LOCAL, Event::TOR_INSERTS_IA_MISS_CRD_PREF_REMOTE, Event::TOR_INSERTS_IA_ITOMCACHENEAR, Event::TOR_INSERTS_IA_WBMTOI, Event::TOR_INSERTS_IA_HIT_ITOM, Event::TOR_INSERTS_IA_MISS_ITOM, Event::TOR_INSERTS_IA_MISS_UCRDF, Event::TOR_INSERTS_IA_MISS_WIL, Event::TOR_INSERTS_IA_WCILF, Event::TOR_INSERTS_IA_MISS_WCILF, Event::TOR_INSERTS_IA_MISS_WCILF_DDR, Event::TOR_INSERTS_IA_MISS_LOCAL_WCILF_DDR, Event::TOR_INSERTS_IA_MISS_REMOTE_WCILF_DDR, Event::TOR_INSERTS_IA_WCIL, Event::TOR_INSERTS_IA_MISS_WCIL, Event::TOR_INSERTS_IA_MISS_WCIL_DDR, Event::TOR_INSERTS_IA_MISS_LOCAL_WCIL_DDR, Event::TOR_INSERTS_IA_MISS_REMOTE_WCIL_DDR, Event::TOR_INSERTS_IO_WBMTOI, Event::TOR_INSERTS_IO_CLFLUSH, Event::TOR_INSERTS_IA_WBMTOE, Event::TOR_INSERTS_IA_WBEFTOI, Event::TOR_INSERTS_IA_WBSTOI, Event::TOR_INSERTS_IA_MISS_DRD_CXL_ACC, Event::TOR_INSERTS_IA_MISS_RFO_CXL_ACC, Event::TOR_INSERTS_IA_MISS_LLCPREFRFO_CXL_ACC, Event::TOR_INSERTS_IA_MISS_RFO_PREF_CXL_ACC, Event::TOR_INSERTS_IA_MISS_DRD_PREF_CXL_ACC, Event::TOR_INSERTS_IA_MISS_LLCPREFDATA_CXL_ACC, Event::TOR_INSERTS_IA_MISS_CXL_ACC, Event::TOR_INSERTS_IA_HIT_CXL_ACC, Event::TOR_OCCUPANCY_IA_HIT_CRD, Event::TOR_OCCUPANCY_IA_HIT_DRD, Event::TOR_OCCUPANCY_IA_HIT_LLCPREFRFO, Event::TOR_OCCUPANCY_IA_HIT_RFO, Event::TOR_OCCUPANCY_IA_MISS_CRD, Event::TOR_OCCUPANCY_IA_MISS_DRD, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFRFO, Event::TOR_OCCUPANCY_IA_MISS_RFO, Event::TOR_OCCUPANCY_IO_MISS_RFO, Event::TOR_OCCUPANCY_IO_MISS_ITOM, Event::TOR_OCCUPANCY_IA_HIT_CRD_PREF, Event::TOR_OCCUPANCY_IA_HIT_DRD_PREF, Event::TOR_OCCUPANCY_IA_HIT_RFO_PREF, Event::TOR_OCCUPANCY_IA_MISS_CRD_PREF, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF, Event::TOR_OCCUPANCY_IO_HIT_ITOM, Event::TOR_OCCUPANCY_IO_HIT_RFO, Event::TOR_OCCUPANCY_IO_RFO, Event::TOR_OCCUPANCY_IO_ITOM, Event::TOR_OCCUPANCY_IA_RFO, Event::TOR_OCCUPANCY_IA_RFO_PREF, Event::TOR_OCCUPANCY_IA_LLCPREFRFO, Event::TOR_OCCUPANCY_IA_DRD, Event::TOR_OCCUPANCY_IA_CRD, Event::TOR_OCCUPANCY_IA_CRD_PREF, Event::TOR_OCCUPANCY_IA_DRD_PREF, Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_RFO_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_RFO_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_DRD_DDR, Event::TOR_OCCUPANCY_IO_HIT_PCIRDCUR, Event::TOR_OCCUPANCY_IO_MISS_PCIRDCUR, Event::TOR_OCCUPANCY_IO_PCIRDCUR, Event::TOR_OCCUPANCY_IA_HIT_LLCPREFCODE, Event::TOR_OCCUPANCY_IA_HIT_LLCPREFDATA, Event::TOR_OCCUPANCY_IA_LLCPREFDATA, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFCODE, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFDATA, Event::TOR_OCCUPANCY_IA_LLCPREFCODE, Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_DDR, Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_DDR, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_DDR, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_DDR, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_DDR, Event::TOR_OCCUPANCY_IA_MISS_CRD_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_CRD_REMOTE, Event::TOR_OCCUPANCY_IA_MISS_CRD_PREF_LOCAL, Event::TOR_OCCUPANCY_IA_MISS_CRD_PREF_REMOTE, Event::TOR_OCCUPANCY_IA_CLFLUSH, Event::TOR_OCCUPANCY_IA_ITOMCACHENEAR, Event::TOR_OCCUPANCY_IA_SPECITOM, Event::TOR_OCCUPANCY_IA_WBMTOI, Event::TOR_OCCUPANCY_IA_ITOM, Event::TOR_OCCUPANCY_IA_HIT_ITOM, Event::TOR_OCCUPANCY_IA_MISS_ITOM, Event::TOR_OCCUPANCY_IA_MISS_UCRDF, Event::TOR_OCCUPANCY_IA_MISS_WIL, Event::TOR_OCCUPANCY_IA_WCILF, Event::TOR_OCCUPANCY_IA_MISS_WCILF, Event::TOR_OCCUPANCY_IA_MISS_WCILF_DDR, Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_DDR, Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_DDR, Event::TOR_OCCUPANCY_IA_WCIL, Event::TOR_OCCUPANCY_IA_MISS_WCIL, Event::TOR_OCCUPANCY_IA_MISS_WCIL_DDR, Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_DDR, Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_DDR, Event::TOR_OCCUPANCY_IO_WBMTOI, Event::TOR_OCCUPANCY_IO_CLFLUSH, Event::TOR_OCCUPANCY_IO_HIT_ITOMCACHENEAR, Event::TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR, Event::TOR_OCCUPANCY_IA_DRDPTE, Event::TOR_OCCUPANCY_IA_HIT_DRDPTE, Event::TOR_OCCUPANCY_IA_MISS_DRDPTE, Event::TOR_OCCUPANCY_IO_ITOMCACHENEAR, Event::TOR_OCCUPANCY_IA_MISS_RFO_CXL_ACC, Event::TOR_OCCUPANCY_IA_MISS_DRD_CXL_ACC, Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_CXL_ACC, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFDATA_CXL_ACC, Event::TOR_OCCUPANCY_IA_MISS_LLCPREFRFO_CXL_ACC, Event::TOR_OCCUPANCY_IA_MISS_RFO_PREF_CXL_ACC, Event::TOR_OCCUPANCY_IA_MISS_CXL_ACC, Event::TOR_OCCUPANCY_IA_HIT_CXL_ACC, Event::MISC_RFO_HIT_S, Event::SF_EVICTION_M_STATE, Event::REQUESTS_READS_LOCAL, Event::REQUESTS_READS_REMOTE, Event::REQUESTS_WRITES_LOCAL, Event::REQUESTS_WRITES_REMOTE, Event::REQUESTS_INVITOE_LOCAL, Event::REQUESTS_INVITOE_REMOTE, Event::REQUESTS_INVITOE, Event::REQUESTS_READS, Event::REQUESTS_WRITES, Event::OSB_RFO_HITS_SNP_BCAST, Event::DISTRESS_ASSERTED_DPT_IRQ, Event::DISTRESS_ASSERTED_DPT_TOR, Event::DISTRESS_ASSERTED_DPT_ANY, Event::TOR_INSERTS_LLC_OR_SF_EVICTIONS, Event::REMOTE_SF_MISS, Event::TOR_INSERTS_IO_ITOMCACHENEAR_LOCAL, Event::TOR_INSERTS_IO_ITOMCACHENEAR_REMOTE, Event::TOR_INSERTS_IO_ITOM_LOCAL, Event::TOR_INSERTS_IO_ITOM_REMOTE, Event::TOR_INSERTS_IO_PCIRDCUR_LOCAL, Event::TOR_INSERTS_IO_PCIRDCUR_REMOTE, #[cfg(feature = "experimental-events")] Event::RXC_OCCUPANCY_IRQ, #[cfg(feature = "experimental-events")] Event::RXC_INSERTS_IRQ, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_RFO, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_DATA_RD, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_CODE, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCALLY_HOMED_ADDRESS, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTELY_HOMED_ADDRESS, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_DATA_RD, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_RFO, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_CODE, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_REMOTE_SNP, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_DATA_RD, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_RFO, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_CODE, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_DMND_DATA_RD, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_DMND_RFO, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_DMND_CODE, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_PF_DATA_RD, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_PF_RFO, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_PF_CODE, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_LLC_PF, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_LOCAL_PF, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_DATA_READ_ALL, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_DATA_READ_MISS, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_DATA_READ_LOCAL, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_WRITE_LOCAL, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_RFO_LOCAL, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_WRITE_REMOTE, #[cfg(feature = "experimental-events")] Event::LLC_LOOKUP_ALL_REMOTE, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_ALL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_HIT, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IO, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IO_HIT, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IO_MISS, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_LOC_IO, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_LOC_IA, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_LOC_ALL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_REM_SNPS, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_REM_ALL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_LOCAL_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_REMOTE_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_LOCAL_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_DRD_PREF_REMOTE_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_WCILF_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LOCAL_WCILF_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_REMOTE_WCILF_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_WCIL_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_LOCAL_WCIL_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_IA_MISS_REMOTE_WCIL_PMM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_HIT_FSRDCUR, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_HIT_FSRDCURPTL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_HIT_MEMPUSHWR, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_HIT_ITOM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_HIT_ITOMWR, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_HIT_CLFLUSH, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_HIT_WIL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_HIT_WCILF, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_HIT_WCIL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_MISS_FSRDCUR, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_MISS_FSRDCURPTL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_MISS_MEMPUSHWR, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_MISS_ITOM, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_MISS_ITOMWR, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_MISS_CLFLUSH, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_MISS_WIL, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_MISS_WCILF, #[cfg(feature = "experimental-events")] Event::TOR_INSERTS_CXL_MISS_WCIL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_ALL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_HIT, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_HIT, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_LOC_IO, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_LOC_IA, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_LOC_ALL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_REM_SNPS, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_REM_ALL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_LOCAL_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_REMOTE_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_LOCAL_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_DRD_PREF_REMOTE_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_WCILF_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCILF_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCILF_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_WCIL_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_LOCAL_WCIL_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IA_MISS_REMOTE_WCIL_PMM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_HIT_FSRDCUR, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_HIT_FSRDCURPTL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_HIT_MEMPUSHWR, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_HIT_ITOM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_HIT_ITOMWR, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_HIT_CLFLUSH, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_HIT_WIL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_HIT_WCILF, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_HIT_WCIL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_MISS_FSRDCUR, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_MISS_FSRDCURPTL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_MISS_MEMPUSHWR, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_MISS_ITOM, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_MISS_ITOMWR, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_MISS_CLFLUSH, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_MISS_WIL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_MISS_WCILF, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_CXL_MISS_WCIL, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_IO, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_IA, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_ALL, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_REMOTE_ALL, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_ALL, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_TOTAL_M, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_TOTAL_E, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_TOTAL_S, #[cfg(feature = "experimental-events")] Event::SF_EVICTION_E_STATE, #[cfg(feature = "experimental-events")] Event::SF_EVICTION_S_STATE, #[cfg(feature = "experimental-events")] Event::DIR_LOOKUP_NO_SNP, #[cfg(feature = "experimental-events")] Event::DIR_LOOKUP_SNP, #[cfg(feature = "experimental-events")] Event::DIR_UPDATE_HA, #[cfg(feature = "experimental-events")] Event::DIR_UPDATE_TOR, #[cfg(feature = "experimental-events")] Event::OSB_LOCAL_INVITOE, #[cfg(feature = "experimental-events")] Event::OSB_LOCAL_READ, #[cfg(feature = "experimental-events")] Event::OSB_REMOTE_READ, #[cfg(feature = "experimental-events")] Event::OSB_OFF_PWRHEURISTIC, #[cfg(feature = "experimental-events")] Event::IMC_WRITES_COUNT_FULL, #[cfg(feature = "experimental-events")] Event::IMC_WRITES_COUNT_PARTIAL, #[cfg(feature = "experimental-events")] Event::IMC_WRITES_COUNT_FULL_PRIORITY, #[cfg(feature = "experimental-events")] Event::IMC_WRITES_COUNT_PARTIAL_PRIORITY, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_M, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_E, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_S, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_LOCAL_F, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_REMOTE_M, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_REMOTE_E, #[cfg(feature = "experimental-events")] Event::LLC_VICTIMS_REMOTE_S, #[cfg(feature = "experimental-events")] Event::REMOTE_SF_HIT_SHARED, #[cfg(feature = "experimental-events")] Event::REMOTE_SF_HIT_EXCLUSIVE, #[cfg(feature = "experimental-events")] Event::REMOTE_SF_ALLOC_SHARED, #[cfg(feature = "experimental-events")] Event::REMOTE_SF_ALLOC_EXCLUSIVE, #[cfg(feature = "experimental-events")] Event::REMOTE_SF_DEALLOC_EVCTCLN, #[cfg(feature = "experimental-events")] Event::REMOTE_SF_UPDATE_SHARED, #[cfg(feature = "experimental-events")] Event::REMOTE_SF_UPDATE_EXCLUSIVE, #[cfg(feature = "experimental-events")] Event::REMOTE_SF_VICTIM_SHARED, #[cfg(feature = "experimental-events")] Event::REMOTE_SF_VICTIM_EXCLUSIVE, #[cfg(feature = "experimental-events")] Event::REMOTE_SF_INCLUSIVE_ONLY, #[cfg(feature = "experimental-events")] Event::REMOTE_SF_DIRBACKED_ONLY, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_PCIRDCUR_REMOTE, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_PCIRDCUR_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_ITOM_REMOTE, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_ITOM_LOCAL, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_REMOTE, #[cfg(feature = "experimental-events")] Event::TOR_OCCUPANCY_IO_MISS_ITOMCACHENEAR_LOCAL];
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -3319,213 +4081,371 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_CHA_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_RFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_RFO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_ITOM", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_RFO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_RFO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_RFO_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_RFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88fff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80fff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc816fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8177e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc896fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8977e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc806fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8077e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc886fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8877e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CLFLUSH", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c7ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_ITOM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_SPECITOM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc57ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81786, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRDPTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBEFTOE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc3fff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccffd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccffe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccfff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81686, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81706, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89786, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89686, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89706, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80efe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80f7e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88efe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88f7e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd47ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBMTOI", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc27ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_ITOM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_ITOM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc877de, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WIL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc87fde, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WCILF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc867ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCILF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc867fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86786, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86686, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86706, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WCIL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86fff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCIL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86ffe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f86, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86e86, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f06, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_WBMTOI", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc23ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_CLFLUSH", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c3ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBMTOE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc2fff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBEFTOI", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc37ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBSTOI", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc67ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c81782, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c80782, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c88782, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccc782, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c89782, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccd782, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00182, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00181, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_RFO", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_ITOM", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_RFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80fff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88fff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc816fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8177e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc896fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8977e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc806fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8077e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc886fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8877e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81786, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccffd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccffe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccfff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81686, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81706, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89786, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89686, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89706, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80efe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80f7e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88efe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88f7e, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c7ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd47ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc57ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc27ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_ITOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc877de, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc87fde, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_WCILF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc867ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc867fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86786, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86686, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86706, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_WCIL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86fff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86ffe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f86, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86e86, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f06, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc23ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c3ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837fd, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837fe, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c80782, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c81782, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c89782, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccd782, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c88782, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccc782, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00182, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00181, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_MISC.RFO_HIT_S", code: 0x39, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_SF_EVICTION.M_STATE", code: 0x3d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_REQUESTS.READS_LOCAL", code: 0x50, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_REQUESTS.READS_REMOTE", code: 0x50, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES_LOCAL", code: 0x50, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES_REMOTE", code: 0x50, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_LOCAL", code: 0x50, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_REMOTE", code: 0x50, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE", code: 0x50, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_REQUESTS.READS", code: 0x50, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES", code: 0x50, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_OSB.RFO_HITS_SNP_BCAST", code: 0x55, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_DISTRESS_ASSERTED.DPT_IRQ", code: 0x59, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_DISTRESS_ASSERTED.DPT_TOR", code: 0x59, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_DISTRESS_ASSERTED.DPT_ANY", code: 0x59, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.LLC_OR_SF_EVICTIONS", code: 0x35, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_REMOTE_SF.MISS", code: 0x69, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd42ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd437f, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc42ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc437f, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f2ff, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f37f, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_CHA_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFRFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_RFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_ITOM", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_RFO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_RFO_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_ITOM", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_RFO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_RFO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_RFO_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_RFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFRFO", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CRD_PREF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88fff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CRD", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80fff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc816fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8177e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc896fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8977e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc806fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8077e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc886fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8877e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_CLFLUSH", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c7ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_ITOM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_SPECITOM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc57ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81786, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_ITOMCACHENEAR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRDPTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_DRDPTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_DRDPTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBEFTOE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc3fff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT_PCIRDCUR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS_PCIRDCUR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFCODE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccffd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_LLCPREFDATA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFDATA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFCODE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccffe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_LLCPREFCODE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccfff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81686, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81706, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89786, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89686, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89706, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80efe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80f7e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_LOCAL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88efe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CRD_PREF_REMOTE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88f7e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_ITOMCACHENEAR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd47ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBMTOI", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc27ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_ITOM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_ITOM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_UCRDF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc877de, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WIL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc87fde, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WCILF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc867ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCILF", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc867fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86786, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86686, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86706, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WCIL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86fff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCIL", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86ffe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f86, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86e86, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_DDR", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f06, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_WBMTOI", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc23ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_CLFLUSH", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c3ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBMTOE", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc2fff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBEFTOI", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc37ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_WBSTOI", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc67ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c81782, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c80782, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFRFO_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c88782, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_RFO_PREF_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccc782, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c89782, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LLCPREFDATA_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccd782, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00182, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT_CXL_ACC", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00181, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFRFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80ffe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_RFO", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_RFO_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88ffe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOM", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_RFO", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_RFO", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc803ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_ITOM", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc43ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_RFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc807ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_RFO_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc887ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFRFO", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccc7ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc817ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CRD", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80fff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88fff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRD_PREF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc897ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc816fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8177e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc896fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8977e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc806fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8077e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc886fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8877e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81786, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_PCIRDCUR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_PCIRDCUR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f3ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFCODE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccffd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_LLCPREFDATA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFDATA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFCODE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccffe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xccd7fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_LLCPREFCODE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcccfff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81686, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc81706, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89786, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89686, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc89706, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80efe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc80f7e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_LOCAL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88efe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CRD_PREF_REMOTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc88f7e, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_CLFLUSH", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c7ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_ITOMCACHENEAR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd47ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_SPECITOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc57ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_WBMTOI", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc27ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_ITOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_ITOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_ITOM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc47fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_UCRDF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc877de, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WIL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc87fde, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_WCILF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc867ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc867fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86786, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86686, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86706, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_WCIL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86fff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86ffe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f86, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86e86, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_DDR", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f06, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_WBMTOI", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc23ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_CLFLUSH", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8c3ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT_ITOMCACHENEAR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_DRDPTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_DRDPTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837fd, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRDPTE", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc837fe, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_ITOMCACHENEAR", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd43ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c80782, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c81782, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c89782, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFDATA_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccd782, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LLCPREFRFO_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c88782, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_RFO_PREF_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10ccc782, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00182, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT_CXL_ACC", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x10c00181, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_MISC.RFO_HIT_S", code: 0x39, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_SF_EVICTION.M_STATE", code: 0x3d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.READS_LOCAL", code: 0x50, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.READS_REMOTE", code: 0x50, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES_LOCAL", code: 0x50, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES_REMOTE", code: 0x50, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_LOCAL", code: 0x50, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_REMOTE", code: 0x50, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE", code: 0x50, umask: 0x30, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.READS", code: 0x50, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_REQUESTS.WRITES", code: 0x50, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_OSB.RFO_HITS_SNP_BCAST", code: 0x55, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_DISTRESS_ASSERTED.DPT_IRQ", code: 0x59, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_DISTRESS_ASSERTED.DPT_TOR", code: 0x59, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_DISTRESS_ASSERTED.DPT_ANY", code: 0x59, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.LLC_OR_SF_EVICTIONS", code: 0x35, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_REMOTE_SF.MISS", code: 0x69, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_LOCAL", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd42ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR_REMOTE", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd437f, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM_LOCAL", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc42ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_ITOM_REMOTE", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc437f, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_LOCAL", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f2ff, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR_REMOTE", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f37f, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_OCCUPANCY.IRQ", code: 0x11, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_RxC_INSERTS.IRQ", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.RFO", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1bc8, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.DATA_RD", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1bc1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.CODE", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1bd0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCALLY_HOMED_ADDRESS", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xbdf, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTELY_HOMED_ADDRESS", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x15df, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_DATA_RD", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1a01, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_RFO", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1a08, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_CODE", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1a10, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.REMOTE_SNP", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1c19, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_DATA_RD", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x19c1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_RFO", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x19c8, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_CODE", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x19d0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_DMND_DATA_RD", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1841, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_DMND_RFO", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1848, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_DMND_CODE", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1850, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_PF_DATA_RD", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1981, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_PF_RFO", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1908, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_PF_CODE", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1910, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_LLC_PF", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x189d, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.LOCAL_PF", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x199d, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.DATA_READ_ALL", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1fc1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.DATA_READ_MISS", code: 0x34, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1fc1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.DATA_READ_LOCAL", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x841, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.WRITE_LOCAL", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x842, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.RFO_LOCAL", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x9c8, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.WRITE_REMOTE", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x17c2, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_LOOKUP.ALL_REMOTE", code: 0x34, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x17e0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.ALL", code: 0x35, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_HIT", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_MISS", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.LOC_IO", code: 0x35, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc000ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.LOC_IA", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc000ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.LOC_ALL", code: 0x35, umask: 0x05, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc000ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.REM_SNPS", code: 0x35, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.REM_ALL", code: 0x35, umask: 0xc8, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8178a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_LOCAL_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8168a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_REMOTE_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8170a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8978a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_LOCAL_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8968a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_DRD_PREF_REMOTE_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8970a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCILF_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8678a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCILF_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8668a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCILF_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8670a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_WCIL_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f8a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_LOCAL_WCIL_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86e8a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.IA_MISS_REMOTE_WCIL_PMM", code: 0x35, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f0a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCUR", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c8effd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_HIT_FSRDCURPTL", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c9effd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_HIT_MEMPUSHWR", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78cc6ffd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_HIT_ITOM", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78cc47fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_HIT_ITOMWR", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78cc4ffd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_HIT_CLFLUSH", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c8c7fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_HIT_WIL", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c87ffd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_HIT_WCILF", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c867fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_HIT_WCIL", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c86ffd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCUR", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c8effe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_MISS_FSRDCURPTL", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c9effe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_MISS_MEMPUSHWR", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78cc6ffe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_MISS_ITOM", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78cc47fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_MISS_ITOMWR", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78cc4ffe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_MISS_CLFLUSH", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c8c7fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_MISS_WIL", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c87ffe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_MISS_WCILF", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c867fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_INSERTS.CXL_MISS_WCIL", code: 0x35, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c86ffe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.ALL", code: 0x36, umask: 0xff, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_HIT", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_HIT", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.LOC_IO", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc000ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.LOC_IA", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc000ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.LOC_ALL", code: 0x36, umask: 0x05, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc000ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.REM_SNPS", code: 0x36, umask: 0x08, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.REM_ALL", code: 0x36, umask: 0xc8, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc001ff, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8178a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_LOCAL_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8168a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_REMOTE_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8170a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8978a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_LOCAL_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8968a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD_PREF_REMOTE_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8970a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCILF_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8678a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCILF_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8668a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCILF_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8670a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_WCIL_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f8a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_LOCAL_WCIL_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86e8a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IA_MISS_REMOTE_WCIL_PMM", code: 0x36, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc86f0a, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCUR", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c8effd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_HIT_FSRDCURPTL", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c9effd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_HIT_MEMPUSHWR", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78cc6ffd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOM", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78cc47fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_HIT_ITOMWR", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78cc4ffd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_HIT_CLFLUSH", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c8c7fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WIL", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c87ffd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCILF", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c867fd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_HIT_WCIL", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c86ffd, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCUR", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c8effe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_MISS_FSRDCURPTL", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c9effe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_MISS_MEMPUSHWR", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78cc6ffe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOM", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78cc47fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_MISS_ITOMWR", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78cc4ffe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_MISS_CLFLUSH", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c8c7fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WIL", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c87ffe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCILF", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c867fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.CXL_MISS_WCIL", code: 0x36, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x78c86ffe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.IO", code: 0x37, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.IA", code: 0x37, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_ALL", code: 0x37, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.REMOTE_ALL", code: 0x37, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x80, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.ALL", code: 0x37, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.TOTAL_M", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.TOTAL_E", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.TOTAL_S", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SF_EVICTION.E_STATE", code: 0x3d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_SF_EVICTION.S_STATE", code: 0x3d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIR_LOOKUP.NO_SNP", code: 0x53, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIR_LOOKUP.SNP", code: 0x53, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIR_UPDATE.HA", code: 0x54, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_DIR_UPDATE.TOR", code: 0x54, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.LOCAL_INVITOE", code: 0x55, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.LOCAL_READ", code: 0x55, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.REMOTE_READ", code: 0x55, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_OSB.OFF_PWRHEURISTIC", code: 0x55, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.FULL", code: 0x5b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.PARTIAL", code: 0x5b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.FULL_PRIORITY", code: 0x5b, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_IMC_WRITES_COUNT.PARTIAL_PRIORITY", code: 0x5b, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_M", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_E", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_S", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.LOCAL_F", code: 0x37, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.REMOTE_M", code: 0x37, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x80, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.REMOTE_E", code: 0x37, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x80, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_LLC_VICTIMS.REMOTE_S", code: 0x37, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x80, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.HIT_SHARED", code: 0x69, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.HIT_EXCLUSIVE", code: 0x69, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.ALLOC_SHARED", code: 0x69, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.ALLOC_EXCLUSIVE", code: 0x69, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.DEALLOC_EVCTCLN", code: 0x69, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.UPDATE_SHARED", code: 0x69, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.UPDATE_EXCLUSIVE", code: 0x69, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.VICTIM_SHARED", code: 0x69, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x2, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.VICTIM_EXCLUSIVE", code: 0x69, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x4, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.INCLUSIVE_ONLY", code: 0x69, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x20, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_REMOTE_SF.DIRBACKED_ONLY", code: 0x69, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x40, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_REMOTE", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f37e, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_PCIRDCUR_LOCAL", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xc8f2fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_REMOTE", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc437e, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOM_LOCAL", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcc42fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_REMOTE", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd437e, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_CHA_TOR_OCCUPANCY.IO_MISS_ITOMCACHENEAR_LOCAL", code: 0x36, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0xcd42fe, port_mask: 0x0, fc_mask: 0x0, experimental: true },
 ];
 
 

@@ -784,9 +784,459 @@ impl Event {
     /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED`: event select 0x8e, umask 0x04, port mask 0xff,
     /// traffic-class mask 0x1, counters 0b1111.
     pub const NUM_REQ_OF_CPU_BY_TGT_UBOX_POSTED: Event = Event { code: 0x8e, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x1, row: 65 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0`: event select 0x83, umask 0x02, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART0: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 66 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART0`: event select 0x83, umask 0x08, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART0: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 67 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0`: event select 0x84, umask 0x02, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART0: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 68 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART0`: event select 0x84, umask 0x08, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART0: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 69 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0`: event select 0xc0, umask 0x04, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART0: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 70 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.ALL_PARTS`: event select 0xc0, umask 0x01, port mask
+    /// 0xff, traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_ALL_PARTS: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 71 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.ALL_PARTS`: event select 0xc0, umask 0x04, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_MEM_READ_ALL_PARTS: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 72 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0`: event select 0xc2, umask 0x04, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_INSERTS_CMPD_PART0: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 73 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1`: event select 0xc2, umask 0x04, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_INSERTS_CMPD_PART1: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 74 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2`: event select 0xc2, umask 0x04, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_INSERTS_CMPD_PART2: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 75 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3`: event select 0xc2, umask 0x04, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_INSERTS_CMPD_PART3: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 76 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4`: event select 0xc2, umask 0x04, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_INSERTS_CMPD_PART4: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 77 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5`: event select 0xc2, umask 0x04, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_INSERTS_CMPD_PART5: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 78 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6`: event select 0xc2, umask 0x04, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_INSERTS_CMPD_PART6: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 79 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7`: event select 0xc2, umask 0x04, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_INSERTS_CMPD_PART7: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 80 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS`: event select 0xc2, umask 0x04, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_INSERTS_CMPD_ALL_PARTS: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 81 };
+    /// `UNC_IIO_IOMMU0.4K_HITS`: event select 0x40, umask 0x04, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU0_4K_HITS: Event = Event { code: 0x40, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 82 };
+    /// `UNC_IIO_IOMMU0.2M_HITS`: event select 0x40, umask 0x08, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU0_2M_HITS: Event = Event { code: 0x40, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 83 };
+    /// `UNC_IIO_IOMMU0.1G_HITS`: event select 0x40, umask 0x10, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU0_1G_HITS: Event = Event { code: 0x40, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 84 };
+    /// `UNC_IIO_IOMMU0.CTXT_CACHE_LOOKUPS`: event select 0x40, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU0_CTXT_CACHE_LOOKUPS: Event = Event { code: 0x40, umask: 0x40, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 85 };
+    /// `UNC_IIO_IOMMU0.CTXT_CACHE_HITS`: event select 0x40, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU0_CTXT_CACHE_HITS: Event = Event { code: 0x40, umask: 0x80, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 86 };
+    /// `UNC_IIO_IOMMU1.NUM_MEM_ACCESSES`: event select 0x41, umask 0xc0, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU1_NUM_MEM_ACCESSES: Event = Event { code: 0x41, umask: 0xc0, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 87 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART0`: event select 0xd5, umask 0x01, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART0: Event = Event { code: 0xd5, umask: 0x01, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 88 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART1`: event select 0xd5, umask 0x02, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART1: Event = Event { code: 0xd5, umask: 0x02, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 89 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART2`: event select 0xd5, umask 0x04, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART2: Event = Event { code: 0xd5, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 90 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART3`: event select 0xd5, umask 0x08, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART3: Event = Event { code: 0xd5, umask: 0x08, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 91 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART4`: event select 0xd5, umask 0x10, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART4: Event = Event { code: 0xd5, umask: 0x10, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 92 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART5`: event select 0xd5, umask 0x20, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART5: Event = Event { code: 0xd5, umask: 0x20, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 93 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART6`: event select 0xd5, umask 0x40, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART6: Event = Event { code: 0xd5, umask: 0x40, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 94 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART7`: event select 0xd5, umask 0x80, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_OCCUPANCY_CMPD_PART7: Event = Event { code: 0xd5, umask: 0x80, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 95 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS`: event select 0xd5, umask 0xff, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS: Event = Event { code: 0xd5, umask: 0xff, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 96 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1`: event select 0x83, umask 0x02, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART1: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 97 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART1`: event select 0x83, umask 0x08, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART1: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 98 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2`: event select 0x83, umask 0x02, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART2: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 99 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART2`: event select 0x83, umask 0x08, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART2: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 100 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3`: event select 0x83, umask 0x02, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART3: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 101 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART3`: event select 0x83, umask 0x08, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART3: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 102 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART4`: event select 0x83, umask 0x02, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART4: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 103 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART4`: event select 0x83, umask 0x08, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART4: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 104 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART5`: event select 0x83, umask 0x02, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART5: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 105 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART5`: event select 0x83, umask 0x08, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART5: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 106 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART6`: event select 0x83, umask 0x02, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART6: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 107 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART6`: event select 0x83, umask 0x08, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART6: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 108 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART7`: event select 0x83, umask 0x02, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART7: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 109 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART7`: event select 0x83, umask 0x08, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART7: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 110 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.ALL_PARTS`: event select 0x83, umask 0x02, port mask
+    /// 0xff, traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_ALL_PARTS: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 111 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1`: event select 0x84, umask 0x02, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART1: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 112 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART1`: event select 0x84, umask 0x08, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART1: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 113 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2`: event select 0x84, umask 0x02, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART2: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 114 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART2`: event select 0x84, umask 0x08, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART2: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 115 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3`: event select 0x84, umask 0x02, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART3: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 116 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART3`: event select 0x84, umask 0x08, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART3: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 117 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART4`: event select 0x84, umask 0x02, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART4: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 118 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART4`: event select 0x84, umask 0x08, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART4: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 119 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART5`: event select 0x84, umask 0x02, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART5: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 120 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART5`: event select 0x84, umask 0x08, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART5: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 121 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART6`: event select 0x84, umask 0x02, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART6: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 122 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART6`: event select 0x84, umask 0x08, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART6: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 123 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART7`: event select 0x84, umask 0x02, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART7: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 124 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART7`: event select 0x84, umask 0x08, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART7: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 125 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1`: event select 0xc0, umask 0x04, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART1: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 126 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2`: event select 0xc0, umask 0x04, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART2: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 127 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3`: event select 0xc0, umask 0x04, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART3: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 128 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART4`: event select 0xc0, umask 0x04, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART4: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 129 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART5`: event select 0xc0, umask 0x04, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART5: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 130 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART6`: event select 0xc0, umask 0x04, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART6: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 131 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART7`: event select 0xc0, umask 0x04, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_MEM_READ_PART7: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 132 };
+    /// `UNC_IIO_IOMMU0.FIRST_LOOKUPS`: event select 0x40, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU0_FIRST_LOOKUPS: Event = Event { code: 0x40, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 133 };
+    /// `UNC_IIO_IOMMU0.ALL_LOOKUPS`: event select 0x40, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU0_ALL_LOOKUPS: Event = Event { code: 0x40, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 134 };
+    /// `UNC_IIO_IOMMU0.MISSES`: event select 0x40, umask 0x20, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU0_MISSES: Event = Event { code: 0x40, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 135 };
+    /// `UNC_IIO_IOMMU1.SLPWC_CACHE_LOOKUPS`: event select 0x41, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU1_SLPWC_CACHE_LOOKUPS: Event = Event { code: 0x41, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 136 };
+    /// `UNC_IIO_IOMMU1.SLPWC_2M_HITS`: event select 0x41, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU1_SLPWC_2M_HITS: Event = Event { code: 0x41, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 137 };
+    /// `UNC_IIO_IOMMU1.SLPWC_1G_HITS`: event select 0x41, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU1_SLPWC_1G_HITS: Event = Event { code: 0x41, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 138 };
+    /// `UNC_IIO_IOMMU1.SLPWC_512G_HITS`: event select 0x41, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU1_SLPWC_512G_HITS: Event = Event { code: 0x41, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 139 };
+    /// `UNC_IIO_IOMMU1.SLPWC_256T_HITS`: event select 0x41, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU1_SLPWC_256T_HITS: Event = Event { code: 0x41, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 140 };
+    /// `UNC_IIO_IOMMU1.SLPWC_CACHE_FILLS`: event select 0x41, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU1_SLPWC_CACHE_FILLS: Event = Event { code: 0x41, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 141 };
+    /// `UNC_IIO_IOMMU1.NUM_MEM_ACCESSES_LOW`: event select 0x41, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU1_NUM_MEM_ACCESSES_LOW: Event = Event { code: 0x41, umask: 0x40, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 142 };
+    /// `UNC_IIO_IOMMU1.NUM_MEM_ACCESSES_HIGH`: event select 0x41, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU1_NUM_MEM_ACCESSES_HIGH: Event = Event { code: 0x41, umask: 0x80, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 143 };
+    /// `UNC_IIO_IOMMU3.CYC_PWT_FULL`: event select 0x43, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU3_CYC_PWT_FULL: Event = Event { code: 0x43, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 144 };
+    /// `UNC_IIO_IOMMU3.NUM_INVAL_IOTLB`: event select 0x43, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU3_NUM_INVAL_IOTLB: Event = Event { code: 0x43, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 145 };
+    /// `UNC_IIO_IOMMU3.NUM_INVAL_CTXT_CACHE`: event select 0x43, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU3_NUM_INVAL_CTXT_CACHE: Event = Event { code: 0x43, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 146 };
+    /// `UNC_IIO_IOMMU3.NUM_INVAL_PASID_CACHE`: event select 0x43, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU3_NUM_INVAL_PASID_CACHE: Event = Event { code: 0x43, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 147 };
+    /// `UNC_IIO_IOMMU3.NUM_INVAL_INT_CACHE`: event select 0x43, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU3_NUM_INVAL_INT_CACHE: Event = Event { code: 0x43, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 148 };
+    /// `UNC_IIO_IOMMU3.INT_CACHE_LOOKUPS`: event select 0x43, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU3_INT_CACHE_LOOKUPS: Event = Event { code: 0x43, umask: 0x40, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 149 };
+    /// `UNC_IIO_IOMMU3.INT_CACHE_HITS`: event select 0x43, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU3_INT_CACHE_HITS: Event = Event { code: 0x43, umask: 0x80, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 150 };
+    /// `UNC_IIO_PWT_OCCUPANCY`: event select 0x42, umask 0x00, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PWT_OCCUPANCY: Event = Event { code: 0x42, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 151 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MSGB`: event select 0x8e, umask 0x01, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_OF_CPU_BY_TGT_MSGB: Event = Event { code: 0x8e, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 152 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MCAST`: event select 0x8e, umask 0x02, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_OF_CPU_BY_TGT_MCAST: Event = Event { code: 0x8e, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 153 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX`: event select 0x8e, umask 0x04, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_OF_CPU_BY_TGT_UBOX: Event = Event { code: 0x8e, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 154 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MEM`: event select 0x8e, umask 0x08, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_OF_CPU_BY_TGT_MEM: Event = Event { code: 0x8e, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 155 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.REM_P2P`: event select 0x8e, umask 0x10, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_OF_CPU_BY_TGT_REM_P2P: Event = Event { code: 0x8e, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 156 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.LOC_P2P`: event select 0x8e, umask 0x20, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_OF_CPU_BY_TGT_LOC_P2P: Event = Event { code: 0x8e, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 157 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.CONFINED_P2P`: event select 0x8e, umask 0x40, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_OF_CPU_BY_TGT_CONFINED_P2P: Event = Event { code: 0x8e, umask: 0x40, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 158 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.ABORT`: event select 0x8e, umask 0x80, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_OF_CPU_BY_TGT_ABORT: Event = Event { code: 0x8e, umask: 0x80, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 159 };
+    /// `UNC_IIO_NUM_OUTSTANDING_REQ_FROM_CPU.TO_IO`: event select 0xc5, umask 0x08, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_OUTSTANDING_REQ_FROM_CPU_TO_IO: Event = Event { code: 0xc5, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 160 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART0, Event::DATA_REQ_OF_CPU_MEM_READ_PART0, Event::DATA_REQ_OF_CPU_MEM_READ_ALL_PARTS, Event::DATA_REQ_OF_CPU_MEM_WRITE_ALL_PARTS, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART0, Event::TXN_REQ_OF_CPU_MEM_READ_PART0, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART0, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART0, Event::TXN_REQ_BY_CPU_MEM_READ_PART0, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART1, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART2, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART3, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART4, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART5, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART6, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART7, Event::DATA_REQ_OF_CPU_MEM_READ_PART1, Event::DATA_REQ_OF_CPU_MEM_READ_PART2, Event::DATA_REQ_OF_CPU_MEM_READ_PART3, Event::DATA_REQ_OF_CPU_MEM_READ_PART4, Event::DATA_REQ_OF_CPU_MEM_READ_PART5, Event::DATA_REQ_OF_CPU_MEM_READ_PART6, Event::DATA_REQ_OF_CPU_MEM_READ_PART7, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART1, Event::TXN_REQ_OF_CPU_MEM_READ_PART1, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART2, Event::TXN_REQ_OF_CPU_MEM_READ_PART2, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART3, Event::TXN_REQ_OF_CPU_MEM_READ_PART3, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART4, Event::TXN_REQ_OF_CPU_MEM_READ_PART4, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART5, Event::TXN_REQ_OF_CPU_MEM_READ_PART5, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART6, Event::TXN_REQ_OF_CPU_MEM_READ_PART6, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART7, Event::TXN_REQ_OF_CPU_MEM_READ_PART7, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART1, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART2, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART3, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART4, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART5, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART6, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART7, Event::DATA_REQ_BY_CPU_PEER_WRITE_ALL_PARTS, Event::DATA_REQ_BY_CPU_PEER_READ_ALL_PARTS, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART1, Event::TXN_REQ_BY_CPU_MEM_READ_PART1, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART2, Event::TXN_REQ_BY_CPU_MEM_READ_PART2, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART3, Event::TXN_REQ_BY_CPU_MEM_READ_PART3, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART4, Event::TXN_REQ_BY_CPU_MEM_READ_PART4, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART5, Event::TXN_REQ_BY_CPU_MEM_READ_PART5, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART6, Event::TXN_REQ_BY_CPU_MEM_READ_PART6, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART7, Event::TXN_REQ_BY_CPU_MEM_READ_PART7, Event::TXN_REQ_BY_CPU_MEM_WRITE_ALL_PARTS, Event::TXN_REQ_BY_CPU_PEER_WRITE_ALL_PARTS, Event::TXN_REQ_BY_CPU_MEM_READ_ALL_PARTS, Event::TXN_REQ_BY_CPU_PEER_READ_ALL_PARTS, Event::NUM_REQ_OF_CPU_BY_TGT_UBOX_POSTED];
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART0, Event::DATA_REQ_OF_CPU_MEM_READ_PART0, Event::DATA_REQ_OF_CPU_MEM_READ_ALL_PARTS, Event::DATA_REQ_OF_CPU_MEM_WRITE_ALL_PARTS, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART0, Event::TXN_REQ_OF_CPU_MEM_READ_PART0, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART0, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART0, Event::TXN_REQ_BY_CPU_MEM_READ_PART0, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART1, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART2, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART3, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART4, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART5, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART6, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART7, Event::DATA_REQ_OF_CPU_MEM_READ_PART1, Event::DATA_REQ_OF_CPU_MEM_READ_PART2, Event::DATA_REQ_OF_CPU_MEM_READ_PART3, Event::DATA_REQ_OF_CPU_MEM_READ_PART4, Event::DATA_REQ_OF_CPU_MEM_READ_PART5, Event::DATA_REQ_OF_CPU_MEM_READ_PART6, Event::DATA_REQ_OF_CPU_MEM_READ_PART7, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART1, Event::TXN_REQ_OF_CPU_MEM_READ_PART1, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART2, Event::TXN_REQ_OF_CPU_MEM_READ_PART2, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART3, Event::TXN_REQ_OF_CPU_MEM_READ_PART3, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART4, Event::TXN_REQ_OF_CPU_MEM_READ_PART4, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART5, Event::TXN_REQ_OF_CPU_MEM_READ_PART5, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART6, Event::TXN_REQ_OF_CPU_MEM_READ_PART6, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART7, Event::TXN_REQ_OF_CPU_MEM_READ_PART7, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART1, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART2, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART3, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART4, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART5, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART6, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART7, Event::DATA_REQ_BY_CPU_PEER_WRITE_ALL_PARTS, Event::DATA_REQ_BY_CPU_PEER_READ_ALL_PARTS, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART1, Event::TXN_REQ_BY_CPU_MEM_READ_PART1, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART2, Event::TXN_REQ_BY_CPU_MEM_READ_PART2, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART3, Event::TXN_REQ_BY_CPU_MEM_READ_PART3, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART4, Event::TXN_REQ_BY_CPU_MEM_READ_PART4, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART5, Event::TXN_REQ_BY_CPU_MEM_READ_PART5, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART6, Event::TXN_REQ_BY_CPU_MEM_READ_PART6, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART7, Event::TXN_REQ_BY_CPU_MEM_READ_PART7, Event::TXN_REQ_BY_CPU_MEM_WRITE_ALL_PARTS, Event::TXN_REQ_BY_CPU_PEER_WRITE_ALL_PARTS, Event::TXN_REQ_BY_CPU_MEM_READ_ALL_PARTS, Event::TXN_REQ_BY_CPU_PEER_READ_ALL_PARTS, Event::NUM_REQ_OF_CPU_BY_TGT_UBOX_POSTED, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_READ_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_WRITE_ALL_PARTS, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_READ_ALL_PARTS, #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_PART0, #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_PART1, #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_PART2, #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_PART3, #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_PART4, #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_PART5, #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_PART6, #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_PART7, #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_ALL_PARTS, #[cfg(feature = "experimental-events")] Event::IOMMU0_4K_HITS, #[cfg(feature = "experimental-events")] Event::IOMMU0_2M_HITS, #[cfg(feature = "experimental-events")] Event::IOMMU0_1G_HITS, #[cfg(feature = "experimental-events")] Event::IOMMU0_CTXT_CACHE_LOOKUPS, #[cfg(feature = "experimental-events")] Event::IOMMU0_CTXT_CACHE_HITS, #[cfg(feature = "experimental-events")] Event::IOMMU1_NUM_MEM_ACCESSES, #[cfg(feature = "experimental-events")] Event::COMP_BUF_OCCUPANCY_CMPD_PART0, #[cfg(feature = "experimental-events")] Event::COMP_BUF_OCCUPANCY_CMPD_PART1, #[cfg(feature = "experimental-events")] Event::COMP_BUF_OCCUPANCY_CMPD_PART2, #[cfg(feature = "experimental-events")] Event::COMP_BUF_OCCUPANCY_CMPD_PART3, #[cfg(feature = "experimental-events")] Event::COMP_BUF_OCCUPANCY_CMPD_PART4, #[cfg(feature = "experimental-events")] Event::COMP_BUF_OCCUPANCY_CMPD_PART5, #[cfg(feature = "experimental-events")] Event::COMP_BUF_OCCUPANCY_CMPD_PART6, #[cfg(feature = "experimental-events")] Event::COMP_BUF_OCCUPANCY_CMPD_PART7, #[cfg(feature = "experimental-events")] Event::COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART4, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART4, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART5, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART5, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART6, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART6, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART7, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART7, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_ALL_PARTS, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART4, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART4, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART5, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART5, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART6, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART6, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART7, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART7, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_READ_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_READ_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_READ_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_READ_PART4, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_READ_PART5, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_READ_PART6, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_READ_PART7, #[cfg(feature = "experimental-events")] Event::IOMMU0_FIRST_LOOKUPS, #[cfg(feature = "experimental-events")] Event::IOMMU0_ALL_LOOKUPS, #[cfg(feature = "experimental-events")] Event::IOMMU0_MISSES, #[cfg(feature = "experimental-events")] Event::IOMMU1_SLPWC_CACHE_LOOKUPS, #[cfg(feature = "experimental-events")] Event::IOMMU1_SLPWC_2M_HITS, #[cfg(feature = "experimental-events")] Event::IOMMU1_SLPWC_1G_HITS, #[cfg(feature = "experimental-events")] Event::IOMMU1_SLPWC_512G_HITS, #[cfg(feature = "experimental-events")] Event::IOMMU1_SLPWC_256T_HITS, #[cfg(feature = "experimental-events")] Event::IOMMU1_SLPWC_CACHE_FILLS, #[cfg(feature = "experimental-events")] Event::IOMMU1_NUM_MEM_ACCESSES_LOW, #[cfg(feature = "experimental-events")] Event::IOMMU1_NUM_MEM_ACCESSES_HIGH, #[cfg(feature = "experimental-events")] Event::IOMMU3_CYC_PWT_FULL, #[cfg(feature = "experimental-events")] Event::IOMMU3_NUM_INVAL_IOTLB, #[cfg(feature = "experimental-events")] Event::IOMMU3_NUM_INVAL_CTXT_CACHE, #[cfg(feature = "experimental-events")] Event::IOMMU3_NUM_INVAL_PASID_CACHE, #[cfg(feature = "experimental-events")] Event::IOMMU3_NUM_INVAL_INT_CACHE, #[cfg(feature = "experimental-events")] Event::IOMMU3_INT_CACHE_LOOKUPS, #[cfg(feature = "experimental-events")] Event::IOMMU3_INT_CACHE_HITS, #[cfg(feature = "experimental-events")] Event::PWT_OCCUPANCY, #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_MSGB, #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_MCAST, #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_UBOX, #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_MEM, #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_REM_P2P, #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_LOC_P2P, #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_CONFINED_P2P, #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_ABORT, #[cfg(feature = "experimental-events")] Event::NUM_OUTSTANDING_REQ_FROM_CPU_TO_IO];
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -820,72 +1270,167 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_IIO_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.ALL_PARTS", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.ALL_PARTS", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.ALL_PARTS", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.ALL_PARTS", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.ALL_PARTS", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.ALL_PARTS", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED", code: 0x8e, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x1 },
+    &EventInfo { name: "UNC_IIO_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.ALL_PARTS", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.ALL_PARTS", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.ALL_PARTS", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.ALL_PARTS", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.ALL_PARTS", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.ALL_PARTS", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.ALL_PARTS", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.ALL_PARTS", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX_POSTED", code: 0x8e, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x1, experimental: false },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART0", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART0", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.ALL_PARTS", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.ALL_PARTS", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0", code: 0xc2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1", code: 0xc2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2", code: 0xc2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3", code: 0xc2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4", code: 0xc2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5", code: 0xc2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6", code: 0xc2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7", code: 0xc2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS", code: 0xc2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.4K_HITS", code: 0x40, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.2M_HITS", code: 0x40, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.1G_HITS", code: 0x40, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.CTXT_CACHE_LOOKUPS", code: 0x40, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.CTXT_CACHE_HITS", code: 0x40, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.NUM_MEM_ACCESSES", code: 0x41, umask: 0xc0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART0", code: 0xd5, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART1", code: 0xd5, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART2", code: 0xd5, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART3", code: 0xd5, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART4", code: 0xd5, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART5", code: 0xd5, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART6", code: 0xd5, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART7", code: 0xd5, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS", code: 0xd5, umask: 0xff, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART1", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART2", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART3", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART4", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART4", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART5", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART5", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART6", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART6", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART7", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART7", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.ALL_PARTS", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART1", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART2", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART3", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART4", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART4", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART5", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART5", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART6", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART6", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART7", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART7", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART4", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART5", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART6", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART7", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.FIRST_LOOKUPS", code: 0x40, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.ALL_LOOKUPS", code: 0x40, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.MISSES", code: 0x40, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.SLPWC_CACHE_LOOKUPS", code: 0x41, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.SLPWC_2M_HITS", code: 0x41, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.SLPWC_1G_HITS", code: 0x41, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.SLPWC_512G_HITS", code: 0x41, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.SLPWC_256T_HITS", code: 0x41, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.SLPWC_CACHE_FILLS", code: 0x41, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.NUM_MEM_ACCESSES_LOW", code: 0x41, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.NUM_MEM_ACCESSES_HIGH", code: 0x41, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.CYC_PWT_FULL", code: 0x43, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.NUM_INVAL_IOTLB", code: 0x43, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.NUM_INVAL_CTXT_CACHE", code: 0x43, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.NUM_INVAL_PASID_CACHE", code: 0x43, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.NUM_INVAL_INT_CACHE", code: 0x43, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.INT_CACHE_LOOKUPS", code: 0x43, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.INT_CACHE_HITS", code: 0x43, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_PWT_OCCUPANCY", code: 0x42, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MSGB", code: 0x8e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MCAST", code: 0x8e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX", code: 0x8e, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MEM", code: 0x8e, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.REM_P2P", code: 0x8e, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.LOC_P2P", code: 0x8e, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.CONFINED_P2P", code: 0x8e, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.ABORT", code: 0x8e, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_OUTSTANDING_REQ_FROM_CPU.TO_IO", code: 0xc5, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
 ];
 
 

@@ -804,9 +804,219 @@ impl Event {
     pub const CAS_COUNT_SCH1_RD_NON_UNDERFILL: Event = Event { code: 0x06, umask: 0xc3, ext_sel: false, row: 40 };
     /// `UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL_ALL`: event select 0x06, umask 0xcc, counters 0b1111.
     pub const CAS_COUNT_SCH1_RD_UNDERFILL_ALL: Event = Event { code: 0x06, umask: 0xcc, ext_sel: false, row: 41 };
+    /// `UNC_M_HCLOCKTICKS`: event select 0x01, umask 0x00, counters 0b1111. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const HCLOCKTICKS: Event = Event { code: 0x01, umask: 0x00, ext_sel: false, row: 42 };
+    /// `UNC_M_ACT_COUNT.RD`: event select 0x02, umask 0xf1, counters 0b1111. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const ACT_COUNT_RD: Event = Event { code: 0x02, umask: 0xf1, ext_sel: false, row: 43 };
+    /// `UNC_M_ACT_COUNT.WR`: event select 0x02, umask 0xf2, counters 0b1111. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const ACT_COUNT_WR: Event = Event { code: 0x02, umask: 0xf2, ext_sel: false, row: 44 };
+    /// `UNC_M_ACT_COUNT.UFILL`: event select 0x02, umask 0xf4, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const ACT_COUNT_UFILL: Event = Event { code: 0x02, umask: 0xf4, ext_sel: false, row: 45 };
+    /// `UNC_M_PRE_COUNT.RD`: event select 0x03, umask 0xf1, counters 0b1111. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PRE_COUNT_RD: Event = Event { code: 0x03, umask: 0xf1, ext_sel: false, row: 46 };
+    /// `UNC_M_PRE_COUNT.WR`: event select 0x03, umask 0xf2, counters 0b1111. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PRE_COUNT_WR: Event = Event { code: 0x03, umask: 0xf2, ext_sel: false, row: 47 };
+    /// `UNC_M_PRE_COUNT.UFILL`: event select 0x03, umask 0xf4, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PRE_COUNT_UFILL: Event = Event { code: 0x03, umask: 0xf4, ext_sel: false, row: 48 };
+    /// `UNC_M_CAS_COUNT_SCH0.WR_PRE`: event select 0x05, umask 0xe0, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CAS_COUNT_SCH0_WR_PRE: Event = Event { code: 0x05, umask: 0xe0, ext_sel: false, row: 49 };
+    /// `UNC_M_CAS_COUNT_SCH0.WR_NONPRE`: event select 0x05, umask 0xd0, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CAS_COUNT_SCH0_WR_NONPRE: Event = Event { code: 0x05, umask: 0xd0, ext_sel: false, row: 50 };
+    /// `UNC_M_CAS_COUNT_SCH1.WR_PRE`: event select 0x06, umask 0xe0, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CAS_COUNT_SCH1_WR_PRE: Event = Event { code: 0x06, umask: 0xe0, ext_sel: false, row: 51 };
+    /// `UNC_M_CAS_COUNT_SCH1.WR_NONPRE`: event select 0x06, umask 0xd0, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CAS_COUNT_SCH1_WR_NONPRE: Event = Event { code: 0x06, umask: 0xd0, ext_sel: false, row: 52 };
+    /// `UNC_M_RPQ_INSERTS.PCH0`: event select 0x10, umask 0x50, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RPQ_INSERTS_PCH0: Event = Event { code: 0x10, umask: 0x50, ext_sel: false, row: 53 };
+    /// `UNC_M_RPQ_INSERTS.PCH1`: event select 0x10, umask 0xa0, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RPQ_INSERTS_PCH1: Event = Event { code: 0x10, umask: 0xa0, ext_sel: false, row: 54 };
+    /// `UNC_M_WPQ_INSERTS.PCH0`: event select 0x22, umask 0x50, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const WPQ_INSERTS_PCH0: Event = Event { code: 0x22, umask: 0x50, ext_sel: false, row: 55 };
+    /// `UNC_M_WPQ_INSERTS.PCH1`: event select 0x22, umask 0xa0, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const WPQ_INSERTS_PCH1: Event = Event { code: 0x22, umask: 0xa0, ext_sel: false, row: 56 };
+    /// `UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT0`: event select 0x46, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const POWER_THROTTLE_CYCLES_BW_SLOT0: Event = Event { code: 0x46, umask: 0x01, ext_sel: false, row: 57 };
+    /// `UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT1`: event select 0x46, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const POWER_THROTTLE_CYCLES_BW_SLOT1: Event = Event { code: 0x46, umask: 0x02, ext_sel: false, row: 58 };
+    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK0`: event select 0x47, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const POWERDOWN_CYCLES_SCH0_RANK0: Event = Event { code: 0x47, umask: 0x01, ext_sel: false, row: 59 };
+    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK1`: event select 0x47, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const POWERDOWN_CYCLES_SCH0_RANK1: Event = Event { code: 0x47, umask: 0x02, ext_sel: false, row: 60 };
+    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK2`: event select 0x47, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const POWERDOWN_CYCLES_SCH0_RANK2: Event = Event { code: 0x47, umask: 0x04, ext_sel: false, row: 61 };
+    /// `UNC_M_POWERDOWN_CYCLES.SCH0_RANK3`: event select 0x47, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const POWERDOWN_CYCLES_SCH0_RANK3: Event = Event { code: 0x47, umask: 0x08, ext_sel: false, row: 62 };
+    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK0`: event select 0x47, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const POWERDOWN_CYCLES_SCH1_RANK0: Event = Event { code: 0x47, umask: 0x10, ext_sel: false, row: 63 };
+    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK1`: event select 0x47, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const POWERDOWN_CYCLES_SCH1_RANK1: Event = Event { code: 0x47, umask: 0x20, ext_sel: false, row: 64 };
+    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK2`: event select 0x47, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const POWERDOWN_CYCLES_SCH1_RANK2: Event = Event { code: 0x47, umask: 0x40, ext_sel: false, row: 65 };
+    /// `UNC_M_POWERDOWN_CYCLES.SCH1_RANK3`: event select 0x47, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const POWERDOWN_CYCLES_SCH1_RANK3: Event = Event { code: 0x47, umask: 0x80, ext_sel: false, row: 66 };
+    /// `UNC_M_POWER_CHANNEL_PPD_CYCLES`: event select 0x88, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const POWER_CHANNEL_PPD_CYCLES: Event = Event { code: 0x88, umask: 0x00, ext_sel: false, row: 67 };
+    /// `UNC_M_SELF_REFRESH.ENTER_SUCCESS_CYCLES`: event select 0x43, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SELF_REFRESH_ENTER_SUCCESS_CYCLES: Event = Event { code: 0x43, umask: 0x01, ext_sel: false, row: 68 };
+    /// `UNC_M_MNTCMD_REFRATE.REFAB1X`: event select 0x72, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MNTCMD_REFRATE_REFAB1X: Event = Event { code: 0x72, umask: 0x01, ext_sel: false, row: 69 };
+    /// `UNC_M_MNTCMD_REFRATE.REFSB1X`: event select 0x72, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MNTCMD_REFRATE_REFSB1X: Event = Event { code: 0x72, umask: 0x02, ext_sel: false, row: 70 };
+    /// `UNC_M_MNTCMD_REFRATE.REFAB2X`: event select 0x72, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MNTCMD_REFRATE_REFAB2X: Event = Event { code: 0x72, umask: 0x04, ext_sel: false, row: 71 };
+    /// `UNC_M_POWER_THROTTLE_CYCLES.RAPLBLK`: event select 0x46, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const POWER_THROTTLE_CYCLES_RAPLBLK: Event = Event { code: 0x46, umask: 0x04, ext_sel: false, row: 72 };
+    /// `UNC_M_POWER_THROTTLE_CYCLES.MR4BLKEN`: event select 0x46, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const POWER_THROTTLE_CYCLES_MR4BLKEN: Event = Event { code: 0x46, umask: 0x08, ext_sel: false, row: 73 };
+    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT0`: event select 0x89, umask 0x01, counters
+    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const POWER_CRITICAL_THROTTLE_CYCLES_SLOT0: Event = Event { code: 0x89, umask: 0x01, ext_sel: false, row: 74 };
+    /// `UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT1`: event select 0x89, umask 0x02, counters
+    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const POWER_CRITICAL_THROTTLE_CYCLES_SLOT1: Event = Event { code: 0x89, umask: 0x02, ext_sel: false, row: 75 };
+    /// `UNC_M_THROTTLE_LOW_CYCLES.SLOT0`: event select 0x8b, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const THROTTLE_LOW_CYCLES_SLOT0: Event = Event { code: 0x8b, umask: 0x01, ext_sel: false, row: 76 };
+    /// `UNC_M_THROTTLE_LOW_CYCLES.SLOT1`: event select 0x8b, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const THROTTLE_LOW_CYCLES_SLOT1: Event = Event { code: 0x8b, umask: 0x02, ext_sel: false, row: 77 };
+    /// `UNC_M_THROTTLE_MID_CYCLES.SLOT0`: event select 0x8c, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const THROTTLE_MID_CYCLES_SLOT0: Event = Event { code: 0x8c, umask: 0x01, ext_sel: false, row: 78 };
+    /// `UNC_M_THROTTLE_MID_CYCLES.SLOT1`: event select 0x8c, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const THROTTLE_MID_CYCLES_SLOT1: Event = Event { code: 0x8c, umask: 0x02, ext_sel: false, row: 79 };
+    /// `UNC_M_THROTTLE_HIGH_CYCLES.SLOT0`: event select 0x8d, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const THROTTLE_HIGH_CYCLES_SLOT0: Event = Event { code: 0x8d, umask: 0x01, ext_sel: false, row: 80 };
+    /// `UNC_M_THROTTLE_HIGH_CYCLES.SLOT1`: event select 0x8d, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const THROTTLE_HIGH_CYCLES_SLOT1: Event = Event { code: 0x8d, umask: 0x02, ext_sel: false, row: 81 };
+    /// `UNC_M_THROTTLE_CRIT_CYCLES.SLOT0`: event select 0x8e, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const THROTTLE_CRIT_CYCLES_SLOT0: Event = Event { code: 0x8e, umask: 0x01, ext_sel: false, row: 82 };
+    /// `UNC_M_THROTTLE_CRIT_CYCLES.SLOT1`: event select 0x8e, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const THROTTLE_CRIT_CYCLES_SLOT1: Event = Event { code: 0x8e, umask: 0x02, ext_sel: false, row: 83 };
+    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM0`: event select 0xa6, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PDC_MR4ACTIVE_CYCLES_SCH0_DIMM0: Event = Event { code: 0xa6, umask: 0x01, ext_sel: false, row: 84 };
+    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM1`: event select 0xa6, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PDC_MR4ACTIVE_CYCLES_SCH0_DIMM1: Event = Event { code: 0xa6, umask: 0x02, ext_sel: false, row: 85 };
+    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM0`: event select 0xa6, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PDC_MR4ACTIVE_CYCLES_SCH1_DIMM0: Event = Event { code: 0xa6, umask: 0x04, ext_sel: false, row: 86 };
+    /// `UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM1`: event select 0xa6, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PDC_MR4ACTIVE_CYCLES_SCH1_DIMM1: Event = Event { code: 0xa6, umask: 0x08, ext_sel: false, row: 87 };
+    /// `UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM0`: event select 0xa7, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MR4_2XREF_CYCLES_SCH0_DIMM0: Event = Event { code: 0xa7, umask: 0x01, ext_sel: false, row: 88 };
+    /// `UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM1`: event select 0xa7, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MR4_2XREF_CYCLES_SCH0_DIMM1: Event = Event { code: 0xa7, umask: 0x02, ext_sel: false, row: 89 };
+    /// `UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM0`: event select 0xa7, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MR4_2XREF_CYCLES_SCH1_DIMM0: Event = Event { code: 0xa7, umask: 0x04, ext_sel: false, row: 90 };
+    /// `UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM1`: event select 0xa7, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MR4_2XREF_CYCLES_SCH1_DIMM1: Event = Event { code: 0xa7, umask: 0x08, ext_sel: false, row: 91 };
+    /// `UNC_M_SELF_REFRESH.ENTER_SUCCESS`: event select 0x43, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SELF_REFRESH_ENTER_SUCCESS: Event = Event { code: 0x43, umask: 0x02, ext_sel: false, row: 92 };
+    /// `UNC_M_MNTCMD_REFRATE.REFSB2X`: event select 0x72, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MNTCMD_REFRATE_REFSB2X: Event = Event { code: 0x72, umask: 0x08, ext_sel: false, row: 93 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::ACT_COUNT_ALL, Event::PRE_COUNT_PGT, Event::CAS_COUNT_SCH0_RD_REG, Event::CAS_COUNT_SCH0_RD_PRE_REG, Event::CAS_COUNT_SCH0_RD_UNDERFILL, Event::CAS_COUNT_SCH0_RD_PRE_UNDERFILL, Event::CAS_COUNT_SCH0_RD, Event::CAS_COUNT_SCH0_WR, Event::CAS_COUNT_SCH0_ALL, Event::CAS_COUNT_SCH1_RD_REG, Event::CAS_COUNT_SCH1_RD_PRE_REG, Event::CAS_COUNT_SCH1_RD_UNDERFILL, Event::CAS_COUNT_SCH1_RD_PRE_UNDERFILL, Event::CAS_COUNT_SCH1_RD, Event::CAS_COUNT_SCH1_WR, Event::CAS_COUNT_SCH1_ALL, Event::RDB_INSERTS_SCH0, Event::RDB_INSERTS_SCH1, Event::RDB_OCCUPANCY_SCH0, Event::RDB_OCCUPANCY_SCH1, Event::RPQ_OCCUPANCY_SCH0_PCH0, Event::RPQ_OCCUPANCY_SCH0_PCH1, Event::RPQ_OCCUPANCY_SCH1_PCH0, Event::RPQ_OCCUPANCY_SCH1_PCH1, Event::WPQ_OCCUPANCY_SCH0_PCH0, Event::WPQ_OCCUPANCY_SCH0_PCH1, Event::WPQ_OCCUPANCY_SCH1_PCH0, Event::WPQ_OCCUPANCY_SCH1_PCH1, Event::PRE_COUNT_ALL, Event::RPQ_INSERTS_SCH0_PCH0, Event::RPQ_INSERTS_SCH0_PCH1, Event::RPQ_INSERTS_SCH1_PCH0, Event::RPQ_INSERTS_SCH1_PCH1, Event::WPQ_INSERTS_SCH0_PCH0, Event::WPQ_INSERTS_SCH0_PCH1, Event::WPQ_INSERTS_SCH1_PCH0, Event::WPQ_INSERTS_SCH1_PCH1, Event::CAS_COUNT_SCH0_RD_NON_UNDERFILL, Event::CAS_COUNT_SCH0_RD_UNDERFILL_ALL, Event::CAS_COUNT_SCH1_RD_NON_UNDERFILL, Event::CAS_COUNT_SCH1_RD_UNDERFILL_ALL];
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::ACT_COUNT_ALL, Event::PRE_COUNT_PGT, Event::CAS_COUNT_SCH0_RD_REG, Event::CAS_COUNT_SCH0_RD_PRE_REG, Event::CAS_COUNT_SCH0_RD_UNDERFILL, Event::CAS_COUNT_SCH0_RD_PRE_UNDERFILL, Event::CAS_COUNT_SCH0_RD, Event::CAS_COUNT_SCH0_WR, Event::CAS_COUNT_SCH0_ALL, Event::CAS_COUNT_SCH1_RD_REG, Event::CAS_COUNT_SCH1_RD_PRE_REG, Event::CAS_COUNT_SCH1_RD_UNDERFILL, Event::CAS_COUNT_SCH1_RD_PRE_UNDERFILL, Event::CAS_COUNT_SCH1_RD, Event::CAS_COUNT_SCH1_WR, Event::CAS_COUNT_SCH1_ALL, Event::RDB_INSERTS_SCH0, Event::RDB_INSERTS_SCH1, Event::RDB_OCCUPANCY_SCH0, Event::RDB_OCCUPANCY_SCH1, Event::RPQ_OCCUPANCY_SCH0_PCH0, Event::RPQ_OCCUPANCY_SCH0_PCH1, Event::RPQ_OCCUPANCY_SCH1_PCH0, Event::RPQ_OCCUPANCY_SCH1_PCH1, Event::WPQ_OCCUPANCY_SCH0_PCH0, Event::WPQ_OCCUPANCY_SCH0_PCH1, Event::WPQ_OCCUPANCY_SCH1_PCH0, Event::WPQ_OCCUPANCY_SCH1_PCH1, Event::PRE_COUNT_ALL, Event::RPQ_INSERTS_SCH0_PCH0, Event::RPQ_INSERTS_SCH0_PCH1, Event::RPQ_INSERTS_SCH1_PCH0, Event::RPQ_INSERTS_SCH1_PCH1, Event::WPQ_INSERTS_SCH0_PCH0, Event::WPQ_INSERTS_SCH0_PCH1, Event::WPQ_INSERTS_SCH1_PCH0, Event::WPQ_INSERTS_SCH1_PCH1, Event::CAS_COUNT_SCH0_RD_NON_UNDERFILL, Event::CAS_COUNT_SCH0_RD_UNDERFILL_ALL, Event::CAS_COUNT_SCH1_RD_NON_UNDERFILL, Event::CAS_COUNT_SCH1_RD_UNDERFILL_ALL, #[cfg(feature = "experimental-events")] Event::HCLOCKTICKS, #[cfg(feature = "experimental-events")] Event::ACT_COUNT_RD, #[cfg(feature = "experimental-events")] Event::ACT_COUNT_WR, #[cfg(feature = "experimental-events")] Event::ACT_COUNT_UFILL, #[cfg(feature = "experimental-events")] Event::PRE_COUNT_RD, #[cfg(feature = "experimental-events")] Event::PRE_COUNT_WR, #[cfg(feature = "experimental-events")] Event::PRE_COUNT_UFILL, #[cfg(feature = "experimental-events")] Event::CAS_COUNT_SCH0_WR_PRE, #[cfg(feature = "experimental-events")] Event::CAS_COUNT_SCH0_WR_NONPRE, #[cfg(feature = "experimental-events")] Event::CAS_COUNT_SCH1_WR_PRE, #[cfg(feature = "experimental-events")] Event::CAS_COUNT_SCH1_WR_NONPRE, #[cfg(feature = "experimental-events")] Event::RPQ_INSERTS_PCH0, #[cfg(feature = "experimental-events")] Event::RPQ_INSERTS_PCH1, #[cfg(feature = "experimental-events")] Event::WPQ_INSERTS_PCH0, #[cfg(feature = "experimental-events")] Event::WPQ_INSERTS_PCH1, #[cfg(feature = "experimental-events")] Event::POWER_THROTTLE_CYCLES_BW_SLOT0, #[cfg(feature = "experimental-events")] Event::POWER_THROTTLE_CYCLES_BW_SLOT1, #[cfg(feature = "experimental-events")] Event::POWERDOWN_CYCLES_SCH0_RANK0, #[cfg(feature = "experimental-events")] Event::POWERDOWN_CYCLES_SCH0_RANK1, #[cfg(feature = "experimental-events")] Event::POWERDOWN_CYCLES_SCH0_RANK2, #[cfg(feature = "experimental-events")] Event::POWERDOWN_CYCLES_SCH0_RANK3, #[cfg(feature = "experimental-events")] Event::POWERDOWN_CYCLES_SCH1_RANK0, #[cfg(feature = "experimental-events")] Event::POWERDOWN_CYCLES_SCH1_RANK1, #[cfg(feature = "experimental-events")] Event::POWERDOWN_CYCLES_SCH1_RANK2, #[cfg(feature = "experimental-events")] Event::POWERDOWN_CYCLES_SCH1_RANK3, #[cfg(feature = "experimental-events")] Event::POWER_CHANNEL_PPD_CYCLES, #[cfg(feature = "experimental-events")] Event::SELF_REFRESH_ENTER_SUCCESS_CYCLES, #[cfg(feature = "experimental-events")] Event::MNTCMD_REFRATE_REFAB1X, #[cfg(feature = "experimental-events")] Event::MNTCMD_REFRATE_REFSB1X, #[cfg(feature = "experimental-events")] Event::MNTCMD_REFRATE_REFAB2X, #[cfg(feature = "experimental-events")] Event::POWER_THROTTLE_CYCLES_RAPLBLK, #[cfg(feature = "experimental-events")] Event::POWER_THROTTLE_CYCLES_MR4BLKEN, #[cfg(feature = "experimental-events")] Event::POWER_CRITICAL_THROTTLE_CYCLES_SLOT0, #[cfg(feature = "experimental-events")] Event::POWER_CRITICAL_THROTTLE_CYCLES_SLOT1, #[cfg(feature = "experimental-events")] Event::THROTTLE_LOW_CYCLES_SLOT0, #[cfg(feature = "experimental-events")] Event::THROTTLE_LOW_CYCLES_SLOT1, #[cfg(feature = "experimental-events")] Event::THROTTLE_MID_CYCLES_SLOT0, #[cfg(feature = "experimental-events")] Event::THROTTLE_MID_CYCLES_SLOT1, #[cfg(feature = "experimental-events")] Event::THROTTLE_HIGH_CYCLES_SLOT0, #[cfg(feature = "experimental-events")] Event::THROTTLE_HIGH_CYCLES_SLOT1, #[cfg(feature = "experimental-events")] Event::THROTTLE_CRIT_CYCLES_SLOT0, #[cfg(feature = "experimental-events")] Event::THROTTLE_CRIT_CYCLES_SLOT1, #[cfg(feature = "experimental-events")] Event::PDC_MR4ACTIVE_CYCLES_SCH0_DIMM0, #[cfg(feature = "experimental-events")] Event::PDC_MR4ACTIVE_CYCLES_SCH0_DIMM1, #[cfg(feature = "experimental-events")] Event::PDC_MR4ACTIVE_CYCLES_SCH1_DIMM0, #[cfg(feature = "experimental-events")] Event::PDC_MR4ACTIVE_CYCLES_SCH1_DIMM1, #[cfg(feature = "experimental-events")] Event::MR4_2XREF_CYCLES_SCH0_DIMM0, #[cfg(feature = "experimental-events")] Event::MR4_2XREF_CYCLES_SCH0_DIMM1, #[cfg(feature = "experimental-events")] Event::MR4_2XREF_CYCLES_SCH1_DIMM0, #[cfg(feature = "experimental-events")] Event::MR4_2XREF_CYCLES_SCH1_DIMM1, #[cfg(feature = "experimental-events")] Event::SELF_REFRESH_ENTER_SUCCESS, #[cfg(feature = "experimental-events")] Event::MNTCMD_REFRATE_REFSB2X];
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -840,48 +1050,100 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_M_CLOCKTICKS", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_ACT_COUNT.ALL", code: 0x02, umask: 0xf7, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_PRE_COUNT.PGT", code: 0x03, umask: 0xf8, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_REG", code: 0x05, umask: 0xc1, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_PRE_REG", code: 0x05, umask: 0xc2, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL", code: 0x05, umask: 0xc4, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_PRE_UNDERFILL", code: 0x05, umask: 0xc8, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD", code: 0x05, umask: 0xcf, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.WR", code: 0x05, umask: 0xf0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.ALL", code: 0x05, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_REG", code: 0x06, umask: 0xc1, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_PRE_REG", code: 0x06, umask: 0xc2, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL", code: 0x06, umask: 0xc4, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_PRE_UNDERFILL", code: 0x06, umask: 0xc8, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD", code: 0x06, umask: 0xcf, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.WR", code: 0x06, umask: 0xf0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.ALL", code: 0x06, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_RDB_INSERTS.SCH0", code: 0x17, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_RDB_INSERTS.SCH1", code: 0x17, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_RDB_OCCUPANCY_SCH0", code: 0x1a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_RDB_OCCUPANCY_SCH1", code: 0x1b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_SCH0_PCH0", code: 0x80, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_SCH0_PCH1", code: 0x81, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_SCH1_PCH0", code: 0x82, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_SCH1_PCH1", code: 0x83, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_SCH0_PCH0", code: 0x84, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_SCH0_PCH1", code: 0x85, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_SCH1_PCH0", code: 0x86, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_SCH1_PCH1", code: 0x87, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_PRE_COUNT.ALL", code: 0x03, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_RPQ_INSERTS.SCH0_PCH0", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_RPQ_INSERTS.SCH0_PCH1", code: 0x10, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_RPQ_INSERTS.SCH1_PCH0", code: 0x10, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_RPQ_INSERTS.SCH1_PCH1", code: 0x10, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_WPQ_INSERTS.SCH0_PCH0", code: 0x22, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_WPQ_INSERTS.SCH0_PCH1", code: 0x22, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_WPQ_INSERTS.SCH1_PCH0", code: 0x22, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_WPQ_INSERTS.SCH1_PCH1", code: 0x22, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_NON_UNDERFILL", code: 0x05, umask: 0xc3, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL_ALL", code: 0x05, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_NON_UNDERFILL", code: 0x06, umask: 0xc3, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL_ALL", code: 0x06, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_CLOCKTICKS", code: 0x01, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_ACT_COUNT.ALL", code: 0x02, umask: 0xf7, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_PRE_COUNT.PGT", code: 0x03, umask: 0xf8, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_REG", code: 0x05, umask: 0xc1, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_PRE_REG", code: 0x05, umask: 0xc2, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL", code: 0x05, umask: 0xc4, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_PRE_UNDERFILL", code: 0x05, umask: 0xc8, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD", code: 0x05, umask: 0xcf, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.WR", code: 0x05, umask: 0xf0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.ALL", code: 0x05, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_REG", code: 0x06, umask: 0xc1, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_PRE_REG", code: 0x06, umask: 0xc2, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL", code: 0x06, umask: 0xc4, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_PRE_UNDERFILL", code: 0x06, umask: 0xc8, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD", code: 0x06, umask: 0xcf, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.WR", code: 0x06, umask: 0xf0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.ALL", code: 0x06, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_RDB_INSERTS.SCH0", code: 0x17, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_RDB_INSERTS.SCH1", code: 0x17, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_RDB_OCCUPANCY_SCH0", code: 0x1a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_RDB_OCCUPANCY_SCH1", code: 0x1b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_SCH0_PCH0", code: 0x80, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_SCH0_PCH1", code: 0x81, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_SCH1_PCH0", code: 0x82, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY_SCH1_PCH1", code: 0x83, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_SCH0_PCH0", code: 0x84, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_SCH0_PCH1", code: 0x85, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_SCH1_PCH0", code: 0x86, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY_SCH1_PCH1", code: 0x87, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_PRE_COUNT.ALL", code: 0x03, umask: 0xff, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_RPQ_INSERTS.SCH0_PCH0", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_RPQ_INSERTS.SCH0_PCH1", code: 0x10, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_RPQ_INSERTS.SCH1_PCH0", code: 0x10, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_RPQ_INSERTS.SCH1_PCH1", code: 0x10, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_WPQ_INSERTS.SCH0_PCH0", code: 0x22, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_WPQ_INSERTS.SCH0_PCH1", code: 0x22, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_WPQ_INSERTS.SCH1_PCH0", code: 0x22, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_WPQ_INSERTS.SCH1_PCH1", code: 0x22, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_NON_UNDERFILL", code: 0x05, umask: 0xc3, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.RD_UNDERFILL_ALL", code: 0x05, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_NON_UNDERFILL", code: 0x06, umask: 0xc3, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.RD_UNDERFILL_ALL", code: 0x06, umask: 0xcc, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_HCLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_ACT_COUNT.RD", code: 0x02, umask: 0xf1, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_ACT_COUNT.WR", code: 0x02, umask: 0xf2, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_ACT_COUNT.UFILL", code: 0x02, umask: 0xf4, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PRE_COUNT.RD", code: 0x03, umask: 0xf1, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PRE_COUNT.WR", code: 0x03, umask: 0xf2, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PRE_COUNT.UFILL", code: 0x03, umask: 0xf4, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.WR_PRE", code: 0x05, umask: 0xe0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_COUNT_SCH0.WR_NONPRE", code: 0x05, umask: 0xd0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.WR_PRE", code: 0x06, umask: 0xe0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_CAS_COUNT_SCH1.WR_NONPRE", code: 0x06, umask: 0xd0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_RPQ_INSERTS.PCH0", code: 0x10, umask: 0x50, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_RPQ_INSERTS.PCH1", code: 0x10, umask: 0xa0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_WPQ_INSERTS.PCH0", code: 0x22, umask: 0x50, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_WPQ_INSERTS.PCH1", code: 0x22, umask: 0xa0, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT0", code: 0x46, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.BW_SLOT1", code: 0x46, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWERDOWN_CYCLES.SCH0_RANK0", code: 0x47, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWERDOWN_CYCLES.SCH0_RANK1", code: 0x47, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWERDOWN_CYCLES.SCH0_RANK2", code: 0x47, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWERDOWN_CYCLES.SCH0_RANK3", code: 0x47, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWERDOWN_CYCLES.SCH1_RANK0", code: 0x47, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWERDOWN_CYCLES.SCH1_RANK1", code: 0x47, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWERDOWN_CYCLES.SCH1_RANK2", code: 0x47, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWERDOWN_CYCLES.SCH1_RANK3", code: 0x47, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_CHANNEL_PPD_CYCLES", code: 0x88, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SELF_REFRESH.ENTER_SUCCESS_CYCLES", code: 0x43, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_MNTCMD_REFRATE.REFAB1X", code: 0x72, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_MNTCMD_REFRATE.REFSB1X", code: 0x72, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_MNTCMD_REFRATE.REFAB2X", code: 0x72, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.RAPLBLK", code: 0x46, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_THROTTLE_CYCLES.MR4BLKEN", code: 0x46, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT0", code: 0x89, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_POWER_CRITICAL_THROTTLE_CYCLES.SLOT1", code: 0x89, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_THROTTLE_LOW_CYCLES.SLOT0", code: 0x8b, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_THROTTLE_LOW_CYCLES.SLOT1", code: 0x8b, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_THROTTLE_MID_CYCLES.SLOT0", code: 0x8c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_THROTTLE_MID_CYCLES.SLOT1", code: 0x8c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_THROTTLE_HIGH_CYCLES.SLOT0", code: 0x8d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_THROTTLE_HIGH_CYCLES.SLOT1", code: 0x8d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_THROTTLE_CRIT_CYCLES.SLOT0", code: 0x8e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_THROTTLE_CRIT_CYCLES.SLOT1", code: 0x8e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM0", code: 0xa6, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PDC_MR4ACTIVE_CYCLES.SCH0_DIMM1", code: 0xa6, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM0", code: 0xa6, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_PDC_MR4ACTIVE_CYCLES.SCH1_DIMM1", code: 0xa6, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM0", code: 0xa7, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_MR4_2XREF_CYCLES.SCH0_DIMM1", code: 0xa7, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM0", code: 0xa7, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_MR4_2XREF_CYCLES.SCH1_DIMM1", code: 0xa7, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_SELF_REFRESH.ENTER_SUCCESS", code: 0x43, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M_MNTCMD_REFRATE.REFSB2X", code: 0x72, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
 ];
 
 

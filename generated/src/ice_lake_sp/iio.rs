@@ -839,9 +839,1506 @@ impl Event {
     /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS`: event select 0xd5, umask 0xff, traffic-class
     /// mask 0x4, counters 0b1100.
     pub const COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS: Event = Event { code: 0xd5, umask: 0xff, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 99 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0`: event select 0x83, umask 0x02, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART0: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 100 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1`: event select 0x83, umask 0x02, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART1: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 101 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2`: event select 0x83, umask 0x02, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART2: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 102 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3`: event select 0x83, umask 0x02, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART3: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 103 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART0`: event select 0x83, umask 0x08, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART0: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 104 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART1`: event select 0x83, umask 0x08, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART1: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 105 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART2`: event select 0x83, umask 0x08, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART2: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 106 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART3`: event select 0x83, umask 0x08, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART3: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 107 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART0`: event select 0xc0, umask 0x02, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART0: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 108 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART1`: event select 0xc0, umask 0x02, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART1: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 109 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART2`: event select 0xc0, umask 0x02, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART2: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 110 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART3`: event select 0xc0, umask 0x02, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART3: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 111 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART0`: event select 0xc0, umask 0x08, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART0: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 112 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART1`: event select 0xc0, umask 0x08, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART1: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 113 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART2`: event select 0xc0, umask 0x08, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART2: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 114 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART3`: event select 0xc0, umask 0x08, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART3: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 115 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART4`: event select 0xc0, umask 0x02, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART4: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 116 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART5`: event select 0xc0, umask 0x02, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART5: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 117 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART6`: event select 0xc0, umask 0x02, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART6: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 118 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART7`: event select 0xc0, umask 0x02, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_PART7: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 119 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART4`: event select 0xc0, umask 0x08, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART4: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 120 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART5`: event select 0xc0, umask 0x08, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART5: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 121 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART6`: event select 0xc0, umask 0x08, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART6: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 122 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART7`: event select 0xc0, umask 0x08, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_READ_PART7: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 123 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART0`: event select 0xc0, umask 0x10, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART0: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 124 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART1`: event select 0xc0, umask 0x10, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART1: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 125 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART2`: event select 0xc0, umask 0x10, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART2: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 126 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART3`: event select 0xc0, umask 0x10, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART3: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 127 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART4`: event select 0xc0, umask 0x10, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART4: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 128 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART5`: event select 0xc0, umask 0x10, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART5: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 129 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART6`: event select 0xc0, umask 0x10, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART6: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 130 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART7`: event select 0xc0, umask 0x10, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_PART7: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 131 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART0`: event select 0xc0, umask 0x20, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART0: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 132 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART1`: event select 0xc0, umask 0x20, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART1: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 133 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART2`: event select 0xc0, umask 0x20, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART2: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 134 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART3`: event select 0xc0, umask 0x20, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART3: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 135 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART4`: event select 0xc0, umask 0x20, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART4: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 136 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART5`: event select 0xc0, umask 0x20, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART5: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 137 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART6`: event select 0xc0, umask 0x20, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART6: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 138 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART7`: event select 0xc0, umask 0x20, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_WRITE_PART7: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 139 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART0`: event select 0xc0, umask 0x40, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART0: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 140 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART1`: event select 0xc0, umask 0x40, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART1: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 141 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART2`: event select 0xc0, umask 0x40, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART2: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 142 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART3`: event select 0xc0, umask 0x40, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART3: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 143 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART4`: event select 0xc0, umask 0x40, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART4: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 144 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART5`: event select 0xc0, umask 0x40, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART5: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 145 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART6`: event select 0xc0, umask 0x40, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART6: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 146 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART7`: event select 0xc0, umask 0x40, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_READ_PART7: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 147 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART0`: event select 0xc0, umask 0x80, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_READ_PART0: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 148 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART1`: event select 0xc0, umask 0x80, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_READ_PART1: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 149 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART2`: event select 0xc0, umask 0x80, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_READ_PART2: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 150 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART3`: event select 0xc0, umask 0x80, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_READ_PART3: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 151 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART4`: event select 0xc0, umask 0x80, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_READ_PART4: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 152 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART5`: event select 0xc0, umask 0x80, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_READ_PART5: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 153 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART6`: event select 0xc0, umask 0x80, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_READ_PART6: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 154 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART7`: event select 0xc0, umask 0x80, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_READ_PART7: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 155 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART4`: event select 0x83, umask 0x02, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART4: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 156 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART5`: event select 0x83, umask 0x02, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART5: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 157 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART6`: event select 0x83, umask 0x02, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART6: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 158 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART7`: event select 0x83, umask 0x02, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_PART7: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 159 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART4`: event select 0x83, umask 0x08, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART4: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 160 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART5`: event select 0x83, umask 0x08, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART5: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 161 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART6`: event select 0x83, umask 0x08, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART6: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 162 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART7`: event select 0x83, umask 0x08, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_PART7: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 163 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART0`: event select 0x83, umask 0x10, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART0: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 164 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART1`: event select 0x83, umask 0x10, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART1: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 165 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART2`: event select 0x83, umask 0x10, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART2: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 166 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART3`: event select 0x83, umask 0x10, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART3: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 167 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART4`: event select 0x83, umask 0x10, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART4: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 168 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART5`: event select 0x83, umask 0x10, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART5: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 169 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART6`: event select 0x83, umask 0x10, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART6: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 170 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART7`: event select 0x83, umask 0x10, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMIC_PART7: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 171 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART0`: event select 0x83, umask 0x40, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MSG_PART0: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 172 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART1`: event select 0x83, umask 0x40, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MSG_PART1: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 173 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART2`: event select 0x83, umask 0x40, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MSG_PART2: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 174 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART3`: event select 0x83, umask 0x40, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MSG_PART3: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 175 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART4`: event select 0x83, umask 0x40, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MSG_PART4: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 176 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART5`: event select 0x83, umask 0x40, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MSG_PART5: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 177 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART6`: event select 0x83, umask 0x40, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MSG_PART6: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 178 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.PART7`: event select 0x83, umask 0x40, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MSG_PART7: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 179 };
+    /// `UNC_IIO_IOMMU0.FIRST_LOOKUPS`: event select 0x40, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU0_FIRST_LOOKUPS: Event = Event { code: 0x40, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 180 };
+    /// `UNC_IIO_IOMMU0.ALL_LOOKUPS`: event select 0x40, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU0_ALL_LOOKUPS: Event = Event { code: 0x40, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 181 };
+    /// `UNC_IIO_IOMMU0.4K_HITS`: event select 0x40, umask 0x04, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU0_4K_HITS: Event = Event { code: 0x40, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 182 };
+    /// `UNC_IIO_IOMMU0.2M_HITS`: event select 0x40, umask 0x08, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU0_2M_HITS: Event = Event { code: 0x40, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 183 };
+    /// `UNC_IIO_IOMMU0.1G_HITS`: event select 0x40, umask 0x10, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU0_1G_HITS: Event = Event { code: 0x40, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 184 };
+    /// `UNC_IIO_IOMMU0.MISSES`: event select 0x40, umask 0x20, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU0_MISSES: Event = Event { code: 0x40, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 185 };
+    /// `UNC_IIO_IOMMU0.CTXT_CACHE_LOOKUPS`: event select 0x40, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU0_CTXT_CACHE_LOOKUPS: Event = Event { code: 0x40, umask: 0x40, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 186 };
+    /// `UNC_IIO_IOMMU0.CTXT_CACHE_HITS`: event select 0x40, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU0_CTXT_CACHE_HITS: Event = Event { code: 0x40, umask: 0x80, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 187 };
+    /// `UNC_IIO_IOMMU1.PWT_CACHE_LOOKUPS`: event select 0x41, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU1_PWT_CACHE_LOOKUPS: Event = Event { code: 0x41, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 188 };
+    /// `UNC_IIO_IOMMU1.NUM_MEM_ACCESSES`: event select 0x41, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU1_NUM_MEM_ACCESSES: Event = Event { code: 0x41, umask: 0x40, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 189 };
+    /// `UNC_IIO_IOMMU1.CYC_PWT_FULL`: event select 0x41, umask 0x80, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU1_CYC_PWT_FULL: Event = Event { code: 0x41, umask: 0x80, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 190 };
+    /// `UNC_IIO_IOMMU3.INT_CACHE_LOOKUPS`: event select 0x43, umask 0x40, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU3_INT_CACHE_LOOKUPS: Event = Event { code: 0x43, umask: 0x40, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 191 };
+    /// `UNC_IIO_IOMMU3.INT_CACHE_HITS`: event select 0x43, umask 0x80, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU3_INT_CACHE_HITS: Event = Event { code: 0x43, umask: 0x80, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 192 };
+    /// `UNC_IIO_MASK_MATCH_AND.BUS0`: event select 0x02, umask 0x01, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_AND_BUS0: Event = Event { code: 0x02, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 193 };
+    /// `UNC_IIO_MASK_MATCH_AND.BUS1`: event select 0x02, umask 0x02, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_AND_BUS1: Event = Event { code: 0x02, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 194 };
+    /// `UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1`: event select 0x02, umask 0x04, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_AND_BUS0_NOT_BUS1: Event = Event { code: 0x02, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 195 };
+    /// `UNC_IIO_MASK_MATCH_AND.BUS0_BUS1`: event select 0x02, umask 0x08, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_AND_BUS0_BUS1: Event = Event { code: 0x02, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 196 };
+    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1`: event select 0x02, umask 0x10, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_AND_NOT_BUS0_BUS1: Event = Event { code: 0x02, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 197 };
+    /// `UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1`: event select 0x02, umask 0x20, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_AND_NOT_BUS0_NOT_BUS1: Event = Event { code: 0x02, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 198 };
+    /// `UNC_IIO_MASK_MATCH_OR.BUS0`: event select 0x03, umask 0x01, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_OR_BUS0: Event = Event { code: 0x03, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 199 };
+    /// `UNC_IIO_MASK_MATCH_OR.BUS1`: event select 0x03, umask 0x02, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_OR_BUS1: Event = Event { code: 0x03, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 200 };
+    /// `UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1`: event select 0x03, umask 0x04, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_OR_BUS0_NOT_BUS1: Event = Event { code: 0x03, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 201 };
+    /// `UNC_IIO_MASK_MATCH_OR.BUS0_BUS1`: event select 0x03, umask 0x08, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_OR_BUS0_BUS1: Event = Event { code: 0x03, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 202 };
+    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1`: event select 0x03, umask 0x10, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_OR_NOT_BUS0_BUS1: Event = Event { code: 0x03, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 203 };
+    /// `UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1`: event select 0x03, umask 0x20, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MASK_MATCH_OR_NOT_BUS0_NOT_BUS1: Event = Event { code: 0x03, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 204 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU.ALL.DROP`: event select 0x85, umask 0x02, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_OF_CPU_ALL_DROP: Event = Event { code: 0x85, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 205 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART0`: event select 0xc1, umask 0x02, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART0: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 206 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART1`: event select 0xc1, umask 0x02, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART1: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 207 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART2`: event select 0xc1, umask 0x02, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART2: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 208 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART3`: event select 0xc1, umask 0x02, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART3: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 209 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART4`: event select 0xc1, umask 0x02, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART4: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 210 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART5`: event select 0xc1, umask 0x02, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART5: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 211 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART6`: event select 0xc1, umask 0x02, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART6: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 212 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART7`: event select 0xc1, umask 0x02, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_PART7: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 213 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART0`: event select 0xc1, umask 0x08, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_READ_PART0: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 214 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART1`: event select 0xc1, umask 0x08, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_READ_PART1: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 215 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART2`: event select 0xc1, umask 0x08, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_READ_PART2: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 216 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART3`: event select 0xc1, umask 0x08, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_READ_PART3: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 217 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART4`: event select 0xc1, umask 0x08, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_READ_PART4: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 218 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART5`: event select 0xc1, umask 0x08, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_READ_PART5: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 219 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART6`: event select 0xc1, umask 0x08, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_READ_PART6: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 220 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART7`: event select 0xc1, umask 0x08, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_READ_PART7: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 221 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART0`: event select 0xc1, umask 0x10, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART0: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 222 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART1`: event select 0xc1, umask 0x10, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART1: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 223 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART2`: event select 0xc1, umask 0x10, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART2: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 224 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART3`: event select 0xc1, umask 0x10, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART3: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 225 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART4`: event select 0xc1, umask 0x10, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART4: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 226 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART5`: event select 0xc1, umask 0x10, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART5: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 227 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART6`: event select 0xc1, umask 0x10, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART6: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 228 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART7`: event select 0xc1, umask 0x10, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_PART7: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 229 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART0`: event select 0xc1, umask 0x20, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART0: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 230 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART1`: event select 0xc1, umask 0x20, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART1: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 231 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART2`: event select 0xc1, umask 0x20, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART2: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 232 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART3`: event select 0xc1, umask 0x20, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART3: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 233 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART4`: event select 0xc1, umask 0x20, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART4: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 234 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART5`: event select 0xc1, umask 0x20, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART5: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 235 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART6`: event select 0xc1, umask 0x20, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART6: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 236 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART7`: event select 0xc1, umask 0x20, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_WRITE_PART7: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 237 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART0`: event select 0xc1, umask 0x40, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART0: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 238 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART1`: event select 0xc1, umask 0x40, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART1: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 239 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART2`: event select 0xc1, umask 0x40, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART2: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 240 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART3`: event select 0xc1, umask 0x40, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART3: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 241 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART4`: event select 0xc1, umask 0x40, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART4: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 242 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART5`: event select 0xc1, umask 0x40, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART5: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 243 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART6`: event select 0xc1, umask 0x40, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART6: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 244 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART7`: event select 0xc1, umask 0x40, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_READ_PART7: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 245 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART0`: event select 0xc1, umask 0x80, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_READ_PART0: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 246 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART1`: event select 0xc1, umask 0x80, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_READ_PART1: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 247 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART2`: event select 0xc1, umask 0x80, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_READ_PART2: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 248 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART3`: event select 0xc1, umask 0x80, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_READ_PART3: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 249 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART4`: event select 0xc1, umask 0x80, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_READ_PART4: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 250 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART5`: event select 0xc1, umask 0x80, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_READ_PART5: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 251 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART6`: event select 0xc1, umask 0x80, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_READ_PART6: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 252 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART7`: event select 0xc1, umask 0x80, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_READ_PART7: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 253 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0`: event select 0x84, umask 0x02, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART0: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 254 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1`: event select 0x84, umask 0x02, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART1: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 255 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2`: event select 0x84, umask 0x02, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART2: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 256 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3`: event select 0x84, umask 0x02, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART3: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 257 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART4`: event select 0x84, umask 0x02, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART4: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 258 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART5`: event select 0x84, umask 0x02, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART5: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 259 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART6`: event select 0x84, umask 0x02, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART6: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 260 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART7`: event select 0x84, umask 0x02, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_PART7: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 261 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART0`: event select 0x84, umask 0x08, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART0: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 262 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART1`: event select 0x84, umask 0x08, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART1: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 263 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART2`: event select 0x84, umask 0x08, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART2: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 264 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART3`: event select 0x84, umask 0x08, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART3: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 265 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART4`: event select 0x84, umask 0x08, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART4: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 266 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART5`: event select 0x84, umask 0x08, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART5: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 267 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART6`: event select 0x84, umask 0x08, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART6: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 268 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART7`: event select 0x84, umask 0x08, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_PART7: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 269 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART0`: event select 0x84, umask 0x10, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART0: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 270 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART1`: event select 0x84, umask 0x10, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART1: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 271 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART2`: event select 0x84, umask 0x10, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART2: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 272 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART3`: event select 0x84, umask 0x10, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART3: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 273 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART4`: event select 0x84, umask 0x10, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART4: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 274 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART5`: event select 0x84, umask 0x10, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART5: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 275 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART6`: event select 0x84, umask 0x10, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART6: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 276 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART7`: event select 0x84, umask 0x10, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMIC_PART7: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 277 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART0`: event select 0x84, umask 0x40, port mask 0x1,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MSG_PART0: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x1, fc_mask: 0x7, row: 278 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART1`: event select 0x84, umask 0x40, port mask 0x2,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MSG_PART1: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x2, fc_mask: 0x7, row: 279 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART2`: event select 0x84, umask 0x40, port mask 0x4,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MSG_PART2: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x4, fc_mask: 0x7, row: 280 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART3`: event select 0x84, umask 0x40, port mask 0x8,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MSG_PART3: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x8, fc_mask: 0x7, row: 281 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART4`: event select 0x84, umask 0x40, port mask 0x10,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MSG_PART4: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x10, fc_mask: 0x7, row: 282 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART5`: event select 0x84, umask 0x40, port mask 0x20,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MSG_PART5: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x20, fc_mask: 0x7, row: 283 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART6`: event select 0x84, umask 0x40, port mask 0x40,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MSG_PART6: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x40, fc_mask: 0x7, row: 284 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.PART7`: event select 0x84, umask 0x40, port mask 0x80,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MSG_PART7: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x80, fc_mask: 0x7, row: 285 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU0`: event select 0xc0, umask 0x01, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_IOMMU0: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 286 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU1`: event select 0xc0, umask 0x01, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_MEM_WRITE_IOMMU1: Event = Event { code: 0xc0, umask: 0x01, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 287 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.IOMMU0`: event select 0xc0, umask 0x02, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_IOMMU0: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 288 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.IOMMU1`: event select 0xc0, umask 0x02, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_WRITE_IOMMU1: Event = Event { code: 0xc0, umask: 0x02, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 289 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.IOMMU0`: event select 0xc0, umask 0x04, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_MEM_READ_IOMMU0: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 290 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.IOMMU1`: event select 0xc0, umask 0x04, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_MEM_READ_IOMMU1: Event = Event { code: 0xc0, umask: 0x04, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 291 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.IOMMU0`: event select 0xc0, umask 0x08, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_READ_IOMMU0: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 292 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.IOMMU1`: event select 0xc0, umask 0x08, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_PEER_READ_IOMMU1: Event = Event { code: 0xc0, umask: 0x08, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 293 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.IOMMU0`: event select 0xc0, umask 0x10, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_IOMMU0: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 294 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.IOMMU1`: event select 0xc0, umask 0x10, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_WRITE_IOMMU1: Event = Event { code: 0xc0, umask: 0x10, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 295 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.IOMMU0`: event select 0xc0, umask 0x20, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_WRITE_IOMMU0: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 296 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.IOMMU1`: event select 0xc0, umask 0x20, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_WRITE_IOMMU1: Event = Event { code: 0xc0, umask: 0x20, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 297 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.IOMMU0`: event select 0xc0, umask 0x40, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_READ_IOMMU0: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 298 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.IOMMU1`: event select 0xc0, umask 0x40, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_CFG_READ_IOMMU1: Event = Event { code: 0xc0, umask: 0x40, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 299 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.IOMMU0`: event select 0xc0, umask 0x80, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_READ_IOMMU0: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 300 };
+    /// `UNC_IIO_DATA_REQ_BY_CPU.IO_READ.IOMMU1`: event select 0xc0, umask 0x80, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_BY_CPU_IO_READ_IOMMU1: Event = Event { code: 0xc0, umask: 0x80, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 301 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.IOMMU0`: event select 0x83, umask 0x01, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_IOMMU0: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 302 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.IOMMU1`: event select 0x83, umask 0x01, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MEM_WRITE_IOMMU1: Event = Event { code: 0x83, umask: 0x01, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 303 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.IOMMU0`: event select 0x83, umask 0x02, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_IOMMU0: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 304 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.IOMMU1`: event select 0x83, umask 0x02, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_WRITE_IOMMU1: Event = Event { code: 0x83, umask: 0x02, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 305 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.IOMMU0`: event select 0x83, umask 0x04, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MEM_READ_IOMMU0: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 306 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.IOMMU1`: event select 0x83, umask 0x04, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MEM_READ_IOMMU1: Event = Event { code: 0x83, umask: 0x04, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 307 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.IOMMU0`: event select 0x83, umask 0x08, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_IOMMU0: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 308 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.IOMMU1`: event select 0x83, umask 0x08, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_PEER_READ_IOMMU1: Event = Event { code: 0x83, umask: 0x08, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 309 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.IOMMU0`: event select 0x83, umask 0x10, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMIC_IOMMU0: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 310 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.IOMMU1`: event select 0x83, umask 0x10, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_ATOMIC_IOMMU1: Event = Event { code: 0x83, umask: 0x10, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 311 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.IOMMU0`: event select 0x83, umask 0x40, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MSG_IOMMU0: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 312 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.MSG.IOMMU1`: event select 0x83, umask 0x40, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_MSG_IOMMU1: Event = Event { code: 0x83, umask: 0x40, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 313 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.IOMMU0`: event select 0x83, umask 0x80, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_CMPD_IOMMU0: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 314 };
+    /// `UNC_IIO_DATA_REQ_OF_CPU.CMPD.IOMMU1`: event select 0x83, umask 0x80, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b11. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DATA_REQ_OF_CPU_CMPD_IOMMU1: Event = Event { code: 0x83, umask: 0x80, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 315 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.IOMMU0`: event select 0xc1, umask 0x01, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_IOMMU0: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 316 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.IOMMU1`: event select 0xc1, umask 0x01, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_MEM_WRITE_IOMMU1: Event = Event { code: 0xc1, umask: 0x01, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 317 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.IOMMU0`: event select 0xc1, umask 0x02, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_WRITE_IOMMU0: Event = Event { code: 0xc1, umask: 0x02, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 318 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.IOMMU0`: event select 0xc1, umask 0x04, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_MEM_READ_IOMMU0: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 319 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.IOMMU1`: event select 0xc1, umask 0x04, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_MEM_READ_IOMMU1: Event = Event { code: 0xc1, umask: 0x04, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 320 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.IOMMU0`: event select 0xc1, umask 0x08, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_READ_IOMMU0: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 321 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.IOMMU1`: event select 0xc1, umask 0x08, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_PEER_READ_IOMMU1: Event = Event { code: 0xc1, umask: 0x08, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 322 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.IOMMU0`: event select 0xc1, umask 0x10, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_IOMMU0: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 323 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.IOMMU1`: event select 0xc1, umask 0x10, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_WRITE_IOMMU1: Event = Event { code: 0xc1, umask: 0x10, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 324 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.IOMMU0`: event select 0xc1, umask 0x20, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_WRITE_IOMMU0: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 325 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.IOMMU1`: event select 0xc1, umask 0x20, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_WRITE_IOMMU1: Event = Event { code: 0xc1, umask: 0x20, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 326 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.IOMMU0`: event select 0xc1, umask 0x40, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_READ_IOMMU0: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 327 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.IOMMU1`: event select 0xc1, umask 0x40, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_CFG_READ_IOMMU1: Event = Event { code: 0xc1, umask: 0x40, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 328 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.IOMMU0`: event select 0xc1, umask 0x80, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_READ_IOMMU0: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 329 };
+    /// `UNC_IIO_TXN_REQ_BY_CPU.IO_READ.IOMMU1`: event select 0xc1, umask 0x80, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_BY_CPU_IO_READ_IOMMU1: Event = Event { code: 0xc1, umask: 0x80, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 330 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.IOMMU0`: event select 0x84, umask 0x01, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_IOMMU0: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 331 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.IOMMU1`: event select 0x84, umask 0x01, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MEM_WRITE_IOMMU1: Event = Event { code: 0x84, umask: 0x01, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 332 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.IOMMU0`: event select 0x84, umask 0x02, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_IOMMU0: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 333 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.IOMMU1`: event select 0x84, umask 0x02, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_WRITE_IOMMU1: Event = Event { code: 0x84, umask: 0x02, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 334 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.IOMMU0`: event select 0x84, umask 0x04, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MEM_READ_IOMMU0: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 335 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.IOMMU1`: event select 0x84, umask 0x04, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MEM_READ_IOMMU1: Event = Event { code: 0x84, umask: 0x04, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 336 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.IOMMU0`: event select 0x84, umask 0x08, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_IOMMU0: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 337 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.IOMMU1`: event select 0x84, umask 0x08, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_PEER_READ_IOMMU1: Event = Event { code: 0x84, umask: 0x08, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 338 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.IOMMU0`: event select 0x84, umask 0x10, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMIC_IOMMU0: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 339 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.IOMMU1`: event select 0x84, umask 0x10, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_ATOMIC_IOMMU1: Event = Event { code: 0x84, umask: 0x10, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 340 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.IOMMU0`: event select 0x84, umask 0x40, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MSG_IOMMU0: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 341 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.MSG.IOMMU1`: event select 0x84, umask 0x40, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_MSG_IOMMU1: Event = Event { code: 0x84, umask: 0x40, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 342 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.IOMMU0`: event select 0x84, umask 0x80, port mask 0x100,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_CMPD_IOMMU0: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x100, fc_mask: 0x7, row: 343 };
+    /// `UNC_IIO_TXN_REQ_OF_CPU.CMPD.IOMMU1`: event select 0x84, umask 0x80, port mask 0x200,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXN_REQ_OF_CPU_CMPD_IOMMU1: Event = Event { code: 0x84, umask: 0x80, ext_sel: false, port_mask: 0x200, fc_mask: 0x7, row: 344 };
+    /// `UNC_IIO_NOTHING`: event select 0x80, umask 0x00, counters 0b1111. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NOTHING: Event = Event { code: 0x80, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 345 };
+    /// `UNC_IIO_PWT_OCCUPANCY`: event select 0x42, umask 0x00, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PWT_OCCUPANCY: Event = Event { code: 0x42, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 346 };
+    /// `UNC_IIO_SYMBOL_TIMES`: event select 0x82, umask 0x00, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SYMBOL_TIMES: Event = Event { code: 0x82, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 347 };
+    /// `UNC_IIO_IOMMU1.PWC_4K_HITS`: event select 0x41, umask 0x02, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU1_PWC_4K_HITS: Event = Event { code: 0x41, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 348 };
+    /// `UNC_IIO_IOMMU1.PWC_2M_HITS`: event select 0x41, umask 0x04, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU1_PWC_2M_HITS: Event = Event { code: 0x41, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 349 };
+    /// `UNC_IIO_IOMMU1.PWC_1G_HITS`: event select 0x41, umask 0x08, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU1_PWC_1G_HITS: Event = Event { code: 0x41, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 350 };
+    /// `UNC_IIO_IOMMU1.PWC_512G_HITS`: event select 0x41, umask 0x10, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU1_PWC_512G_HITS: Event = Event { code: 0x41, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 351 };
+    /// `UNC_IIO_IOMMU1.PWC_CACHE_FILLS`: event select 0x41, umask 0x20, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU1_PWC_CACHE_FILLS: Event = Event { code: 0x41, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 352 };
+    /// `UNC_IIO_IOMMU3.NUM_INVAL_GBL`: event select 0x43, umask 0x01, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU3_NUM_INVAL_GBL: Event = Event { code: 0x43, umask: 0x01, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 353 };
+    /// `UNC_IIO_IOMMU3.NUM_INVAL_DOMAIN`: event select 0x43, umask 0x02, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU3_NUM_INVAL_DOMAIN: Event = Event { code: 0x43, umask: 0x02, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 354 };
+    /// `UNC_IIO_IOMMU3.NUM_INVAL_PAGE`: event select 0x43, umask 0x04, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU3_NUM_INVAL_PAGE: Event = Event { code: 0x43, umask: 0x04, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 355 };
+    /// `UNC_IIO_IOMMU3.NUM_CTXT_CACHE_INVAL_GBL`: event select 0x43, umask 0x08, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU3_NUM_CTXT_CACHE_INVAL_GBL: Event = Event { code: 0x43, umask: 0x08, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 356 };
+    /// `UNC_IIO_IOMMU3.NUM_CTXT_CACHE_INVAL_DOMAIN`: event select 0x43, umask 0x10, counters
+    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU3_NUM_CTXT_CACHE_INVAL_DOMAIN: Event = Event { code: 0x43, umask: 0x10, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 357 };
+    /// `UNC_IIO_IOMMU3.NUM_CTXT_CACHE_INVAL_DEVICE`: event select 0x43, umask 0x20, counters
+    /// 0b1111. Experimental: from the vendor's experimental list, whose counts it has not
+    /// validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IOMMU3_NUM_CTXT_CACHE_INVAL_DEVICE: Event = Event { code: 0x43, umask: 0x20, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 358 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MSGB`: event select 0x8e, umask 0x01, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_OF_CPU_BY_TGT_MSGB: Event = Event { code: 0x8e, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 359 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MCAST`: event select 0x8e, umask 0x02, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_OF_CPU_BY_TGT_MCAST: Event = Event { code: 0x8e, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 360 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX`: event select 0x8e, umask 0x04, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_OF_CPU_BY_TGT_UBOX: Event = Event { code: 0x8e, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 361 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MEM`: event select 0x8e, umask 0x08, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_OF_CPU_BY_TGT_MEM: Event = Event { code: 0x8e, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 362 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.REM_P2P`: event select 0x8e, umask 0x10, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_OF_CPU_BY_TGT_REM_P2P: Event = Event { code: 0x8e, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 363 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.LOC_P2P`: event select 0x8e, umask 0x20, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_OF_CPU_BY_TGT_LOC_P2P: Event = Event { code: 0x8e, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 364 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.CONFINED_P2P`: event select 0x8e, umask 0x40, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_OF_CPU_BY_TGT_CONFINED_P2P: Event = Event { code: 0x8e, umask: 0x40, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 365 };
+    /// `UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.ABORT`: event select 0x8e, umask 0x80, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_OF_CPU_BY_TGT_ABORT: Event = Event { code: 0x8e, umask: 0x80, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 366 };
+    /// `UNC_IIO_NUM_TGT_MATCHED_REQ_OF_CPU`: event select 0x8f, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_TGT_MATCHED_REQ_OF_CPU: Event = Event { code: 0x8f, umask: 0x00, ext_sel: false, port_mask: 0x0, fc_mask: 0x0, row: 367 };
+    /// `UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.IOMMU_REQ`: event select 0x88, umask 0x01, port mask
+    /// 0xff, traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_OUTSTANDING_REQ_OF_CPU_IOMMU_REQ: Event = Event { code: 0x88, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 368 };
+    /// `UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.IOMMU_HIT`: event select 0x88, umask 0x02, port mask
+    /// 0xff, traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_OUTSTANDING_REQ_OF_CPU_IOMMU_HIT: Event = Event { code: 0x88, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 369 };
+    /// `UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.REQ_OWN`: event select 0x88, umask 0x04, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_OUTSTANDING_REQ_OF_CPU_REQ_OWN: Event = Event { code: 0x88, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 370 };
+    /// `UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.FINAL_RD_WR`: event select 0x88, umask 0x08, port mask
+    /// 0xff, traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_OUTSTANDING_REQ_OF_CPU_FINAL_RD_WR: Event = Event { code: 0x88, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 371 };
+    /// `UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.WR`: event select 0x88, umask 0x10, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_OUTSTANDING_REQ_OF_CPU_WR: Event = Event { code: 0x88, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 372 };
+    /// `UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.DATA`: event select 0x88, umask 0x20, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_OUTSTANDING_REQ_OF_CPU_DATA: Event = Event { code: 0x88, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 373 };
+    /// `UNC_IIO_NUM_OUSTANDING_REQ_FROM_CPU.TO_IO`: event select 0xc5, umask 0x08, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1100. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_OUSTANDING_REQ_FROM_CPU_TO_IO: Event = Event { code: 0xc5, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 374 };
+    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.REQ_OWN`: event select 0x91, umask 0x04, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REQ_FROM_PCIE_CL_CMPL_REQ_OWN: Event = Event { code: 0x91, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 375 };
+    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.FINAL_RD_WR`: event select 0x91, umask 0x08, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REQ_FROM_PCIE_CL_CMPL_FINAL_RD_WR: Event = Event { code: 0x91, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 376 };
+    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.WR`: event select 0x91, umask 0x10, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REQ_FROM_PCIE_CL_CMPL_WR: Event = Event { code: 0x91, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 377 };
+    /// `UNC_IIO_REQ_FROM_PCIE_CL_CMPL.DATA`: event select 0x91, umask 0x20, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REQ_FROM_PCIE_CL_CMPL_DATA: Event = Event { code: 0x91, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 378 };
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_REQ`: event select 0x92, umask 0x01, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REQ_FROM_PCIE_CMPL_IOMMU_REQ: Event = Event { code: 0x92, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 379 };
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_HIT`: event select 0x92, umask 0x02, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REQ_FROM_PCIE_CMPL_IOMMU_HIT: Event = Event { code: 0x92, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 380 };
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.REQ_OWN`: event select 0x92, umask 0x04, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REQ_FROM_PCIE_CMPL_REQ_OWN: Event = Event { code: 0x92, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 381 };
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.FINAL_RD_WR`: event select 0x92, umask 0x08, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REQ_FROM_PCIE_CMPL_FINAL_RD_WR: Event = Event { code: 0x92, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 382 };
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.WR`: event select 0x92, umask 0x10, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REQ_FROM_PCIE_CMPL_WR: Event = Event { code: 0x92, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 383 };
+    /// `UNC_IIO_REQ_FROM_PCIE_CMPL.DATA`: event select 0x92, umask 0x20, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REQ_FROM_PCIE_CMPL_DATA: Event = Event { code: 0x92, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 384 };
+    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.REQ_OWN`: event select 0x90, umask 0x04, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REQ_FROM_PCIE_PASS_CMPL_REQ_OWN: Event = Event { code: 0x90, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 385 };
+    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.FINAL_RD_WR`: event select 0x90, umask 0x08, port mask
+    /// 0xff, traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental
+    /// list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REQ_FROM_PCIE_PASS_CMPL_FINAL_RD_WR: Event = Event { code: 0x90, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 386 };
+    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.WR`: event select 0x90, umask 0x10, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REQ_FROM_PCIE_PASS_CMPL_WR: Event = Event { code: 0x90, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 387 };
+    /// `UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.DATA`: event select 0x90, umask 0x20, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const REQ_FROM_PCIE_PASS_CMPL_DATA: Event = Event { code: 0x90, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 388 };
+    /// `UNC_IIO_INBOUND_ARB_REQ.IOMMU_REQ`: event select 0x86, umask 0x01, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const INBOUND_ARB_REQ_IOMMU_REQ: Event = Event { code: 0x86, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 389 };
+    /// `UNC_IIO_INBOUND_ARB_REQ.IOMMU_HIT`: event select 0x86, umask 0x02, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const INBOUND_ARB_REQ_IOMMU_HIT: Event = Event { code: 0x86, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 390 };
+    /// `UNC_IIO_INBOUND_ARB_REQ.REQ_OWN`: event select 0x86, umask 0x04, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const INBOUND_ARB_REQ_REQ_OWN: Event = Event { code: 0x86, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 391 };
+    /// `UNC_IIO_INBOUND_ARB_REQ.FINAL_RD_WR`: event select 0x86, umask 0x08, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const INBOUND_ARB_REQ_FINAL_RD_WR: Event = Event { code: 0x86, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 392 };
+    /// `UNC_IIO_INBOUND_ARB_REQ.WR`: event select 0x86, umask 0x10, port mask 0xff, traffic-class
+    /// mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const INBOUND_ARB_REQ_WR: Event = Event { code: 0x86, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 393 };
+    /// `UNC_IIO_INBOUND_ARB_REQ.DATA`: event select 0x86, umask 0x20, port mask 0xff, traffic-class
+    /// mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const INBOUND_ARB_REQ_DATA: Event = Event { code: 0x86, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 394 };
+    /// `UNC_IIO_INBOUND_ARB_WON.IOMMU_REQ`: event select 0x87, umask 0x01, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const INBOUND_ARB_WON_IOMMU_REQ: Event = Event { code: 0x87, umask: 0x01, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 395 };
+    /// `UNC_IIO_INBOUND_ARB_WON.IOMMU_HIT`: event select 0x87, umask 0x02, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const INBOUND_ARB_WON_IOMMU_HIT: Event = Event { code: 0x87, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 396 };
+    /// `UNC_IIO_INBOUND_ARB_WON.REQ_OWN`: event select 0x87, umask 0x04, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const INBOUND_ARB_WON_REQ_OWN: Event = Event { code: 0x87, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 397 };
+    /// `UNC_IIO_INBOUND_ARB_WON.FINAL_RD_WR`: event select 0x87, umask 0x08, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const INBOUND_ARB_WON_FINAL_RD_WR: Event = Event { code: 0x87, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 398 };
+    /// `UNC_IIO_INBOUND_ARB_WON.WR`: event select 0x87, umask 0x10, port mask 0xff, traffic-class
+    /// mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const INBOUND_ARB_WON_WR: Event = Event { code: 0x87, umask: 0x10, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 399 };
+    /// `UNC_IIO_INBOUND_ARB_WON.DATA`: event select 0x87, umask 0x20, port mask 0xff, traffic-class
+    /// mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const INBOUND_ARB_WON_DATA: Event = Event { code: 0x87, umask: 0x20, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 400 };
+    /// `UNC_IIO_OUTBOUND_CL_REQS_ISSUED.TO_IO`: event select 0xd0, umask 0x08, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const OUTBOUND_CL_REQS_ISSUED_TO_IO: Event = Event { code: 0xd0, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 401 };
+    /// `UNC_IIO_OUTBOUND_TLP_REQS_ISSUED.TO_IO`: event select 0xd1, umask 0x08, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const OUTBOUND_TLP_REQS_ISSUED_TO_IO: Event = Event { code: 0xd1, umask: 0x08, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 402 };
+    /// `UNC_IIO_NUM_REQ_FROM_CPU.ITC`: event select 0xc2, umask 0x02, port mask 0xff, traffic-class
+    /// mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list, whose counts
+    /// it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_FROM_CPU_ITC: Event = Event { code: 0xc2, umask: 0x02, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 403 };
+    /// `UNC_IIO_NUM_REQ_FROM_CPU.PREALLOC`: event select 0xc2, umask 0x04, port mask 0xff,
+    /// traffic-class mask 0x7, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const NUM_REQ_FROM_CPU_PREALLOC: Event = Event { code: 0xc2, umask: 0x04, ext_sel: false, port_mask: 0xff, fc_mask: 0x7, row: 404 };
+    /// `UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL`: event select 0xc2, umask 0x03, port mask 0xff,
+    /// traffic-class mask 0x4, counters 0b1111. Experimental: from the vendor's experimental list,
+    /// whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_INSERTS_CMPD_ALL: Event = Event { code: 0xc2, umask: 0x03, ext_sel: false, port_mask: 0xff, fc_mask: 0x4, row: 405 };
+    /// `UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL`: event select 0xd5, umask 0xff, traffic-class mask
+    /// 0x4, counters 0b1100. Experimental: from the vendor's experimental list, whose counts it has
+    /// not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COMP_BUF_OCCUPANCY_CMPD_ALL: Event = Event { code: 0xd5, umask: 0xff, ext_sel: false, port_mask: 0x0, fc_mask: 0x4, row: 406 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART0, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART1, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART2, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART3, Event::DATA_REQ_OF_CPU_MEM_READ_PART0, Event::DATA_REQ_OF_CPU_MEM_READ_PART1, Event::DATA_REQ_OF_CPU_MEM_READ_PART2, Event::DATA_REQ_OF_CPU_MEM_READ_PART3, Event::DATA_REQ_OF_CPU_CMPD_PART0, Event::DATA_REQ_OF_CPU_CMPD_PART1, Event::DATA_REQ_OF_CPU_CMPD_PART2, Event::DATA_REQ_OF_CPU_CMPD_PART3, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART0, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART1, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART2, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART3, Event::DATA_REQ_BY_CPU_MEM_READ_PART0, Event::DATA_REQ_BY_CPU_MEM_READ_PART1, Event::DATA_REQ_BY_CPU_MEM_READ_PART2, Event::DATA_REQ_BY_CPU_MEM_READ_PART3, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART0, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART1, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART2, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART3, Event::TXN_REQ_OF_CPU_MEM_READ_PART0, Event::TXN_REQ_OF_CPU_MEM_READ_PART1, Event::TXN_REQ_OF_CPU_MEM_READ_PART2, Event::TXN_REQ_OF_CPU_MEM_READ_PART3, Event::TXN_REQ_OF_CPU_CMPD_PART0, Event::TXN_REQ_OF_CPU_CMPD_PART1, Event::TXN_REQ_OF_CPU_CMPD_PART2, Event::TXN_REQ_OF_CPU_CMPD_PART3, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART0, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART1, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART2, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART3, Event::TXN_REQ_BY_CPU_MEM_READ_PART0, Event::TXN_REQ_BY_CPU_MEM_READ_PART1, Event::TXN_REQ_BY_CPU_MEM_READ_PART2, Event::TXN_REQ_BY_CPU_MEM_READ_PART3, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART4, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART5, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART6, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART7, Event::DATA_REQ_BY_CPU_MEM_READ_PART4, Event::DATA_REQ_BY_CPU_MEM_READ_PART5, Event::DATA_REQ_BY_CPU_MEM_READ_PART6, Event::DATA_REQ_BY_CPU_MEM_READ_PART7, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART4, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART5, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART6, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART7, Event::DATA_REQ_OF_CPU_MEM_READ_PART4, Event::DATA_REQ_OF_CPU_MEM_READ_PART5, Event::DATA_REQ_OF_CPU_MEM_READ_PART6, Event::DATA_REQ_OF_CPU_MEM_READ_PART7, Event::DATA_REQ_OF_CPU_CMPD_PART4, Event::DATA_REQ_OF_CPU_CMPD_PART5, Event::DATA_REQ_OF_CPU_CMPD_PART6, Event::DATA_REQ_OF_CPU_CMPD_PART7, Event::NUM_REQ_OF_CPU_COMMIT_ALL, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART4, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART5, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART6, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART7, Event::TXN_REQ_BY_CPU_MEM_READ_PART4, Event::TXN_REQ_BY_CPU_MEM_READ_PART5, Event::TXN_REQ_BY_CPU_MEM_READ_PART6, Event::TXN_REQ_BY_CPU_MEM_READ_PART7, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART4, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART5, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART6, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART7, Event::TXN_REQ_OF_CPU_MEM_READ_PART4, Event::TXN_REQ_OF_CPU_MEM_READ_PART5, Event::TXN_REQ_OF_CPU_MEM_READ_PART6, Event::TXN_REQ_OF_CPU_MEM_READ_PART7, Event::TXN_REQ_OF_CPU_CMPD_PART4, Event::TXN_REQ_OF_CPU_CMPD_PART5, Event::TXN_REQ_OF_CPU_CMPD_PART6, Event::TXN_REQ_OF_CPU_CMPD_PART7, Event::COMP_BUF_INSERTS_CMPD_PART0, Event::COMP_BUF_INSERTS_CMPD_PART1, Event::COMP_BUF_INSERTS_CMPD_PART2, Event::COMP_BUF_INSERTS_CMPD_PART3, Event::COMP_BUF_INSERTS_CMPD_PART4, Event::COMP_BUF_INSERTS_CMPD_PART5, Event::COMP_BUF_INSERTS_CMPD_PART6, Event::COMP_BUF_INSERTS_CMPD_PART7, Event::COMP_BUF_OCCUPANCY_CMPD_PART0, Event::COMP_BUF_OCCUPANCY_CMPD_PART7, Event::COMP_BUF_OCCUPANCY_CMPD_PART6, Event::COMP_BUF_OCCUPANCY_CMPD_PART5, Event::COMP_BUF_OCCUPANCY_CMPD_PART4, Event::COMP_BUF_OCCUPANCY_CMPD_PART3, Event::COMP_BUF_OCCUPANCY_CMPD_PART2, Event::COMP_BUF_OCCUPANCY_CMPD_PART1, Event::COMP_BUF_INSERTS_CMPD_ALL_PARTS, Event::COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS];
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART0, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART1, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART2, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART3, Event::DATA_REQ_OF_CPU_MEM_READ_PART0, Event::DATA_REQ_OF_CPU_MEM_READ_PART1, Event::DATA_REQ_OF_CPU_MEM_READ_PART2, Event::DATA_REQ_OF_CPU_MEM_READ_PART3, Event::DATA_REQ_OF_CPU_CMPD_PART0, Event::DATA_REQ_OF_CPU_CMPD_PART1, Event::DATA_REQ_OF_CPU_CMPD_PART2, Event::DATA_REQ_OF_CPU_CMPD_PART3, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART0, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART1, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART2, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART3, Event::DATA_REQ_BY_CPU_MEM_READ_PART0, Event::DATA_REQ_BY_CPU_MEM_READ_PART1, Event::DATA_REQ_BY_CPU_MEM_READ_PART2, Event::DATA_REQ_BY_CPU_MEM_READ_PART3, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART0, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART1, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART2, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART3, Event::TXN_REQ_OF_CPU_MEM_READ_PART0, Event::TXN_REQ_OF_CPU_MEM_READ_PART1, Event::TXN_REQ_OF_CPU_MEM_READ_PART2, Event::TXN_REQ_OF_CPU_MEM_READ_PART3, Event::TXN_REQ_OF_CPU_CMPD_PART0, Event::TXN_REQ_OF_CPU_CMPD_PART1, Event::TXN_REQ_OF_CPU_CMPD_PART2, Event::TXN_REQ_OF_CPU_CMPD_PART3, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART0, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART1, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART2, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART3, Event::TXN_REQ_BY_CPU_MEM_READ_PART0, Event::TXN_REQ_BY_CPU_MEM_READ_PART1, Event::TXN_REQ_BY_CPU_MEM_READ_PART2, Event::TXN_REQ_BY_CPU_MEM_READ_PART3, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART4, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART5, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART6, Event::DATA_REQ_BY_CPU_MEM_WRITE_PART7, Event::DATA_REQ_BY_CPU_MEM_READ_PART4, Event::DATA_REQ_BY_CPU_MEM_READ_PART5, Event::DATA_REQ_BY_CPU_MEM_READ_PART6, Event::DATA_REQ_BY_CPU_MEM_READ_PART7, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART4, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART5, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART6, Event::DATA_REQ_OF_CPU_MEM_WRITE_PART7, Event::DATA_REQ_OF_CPU_MEM_READ_PART4, Event::DATA_REQ_OF_CPU_MEM_READ_PART5, Event::DATA_REQ_OF_CPU_MEM_READ_PART6, Event::DATA_REQ_OF_CPU_MEM_READ_PART7, Event::DATA_REQ_OF_CPU_CMPD_PART4, Event::DATA_REQ_OF_CPU_CMPD_PART5, Event::DATA_REQ_OF_CPU_CMPD_PART6, Event::DATA_REQ_OF_CPU_CMPD_PART7, Event::NUM_REQ_OF_CPU_COMMIT_ALL, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART4, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART5, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART6, Event::TXN_REQ_BY_CPU_MEM_WRITE_PART7, Event::TXN_REQ_BY_CPU_MEM_READ_PART4, Event::TXN_REQ_BY_CPU_MEM_READ_PART5, Event::TXN_REQ_BY_CPU_MEM_READ_PART6, Event::TXN_REQ_BY_CPU_MEM_READ_PART7, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART4, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART5, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART6, Event::TXN_REQ_OF_CPU_MEM_WRITE_PART7, Event::TXN_REQ_OF_CPU_MEM_READ_PART4, Event::TXN_REQ_OF_CPU_MEM_READ_PART5, Event::TXN_REQ_OF_CPU_MEM_READ_PART6, Event::TXN_REQ_OF_CPU_MEM_READ_PART7, Event::TXN_REQ_OF_CPU_CMPD_PART4, Event::TXN_REQ_OF_CPU_CMPD_PART5, Event::TXN_REQ_OF_CPU_CMPD_PART6, Event::TXN_REQ_OF_CPU_CMPD_PART7, Event::COMP_BUF_INSERTS_CMPD_PART0, Event::COMP_BUF_INSERTS_CMPD_PART1, Event::COMP_BUF_INSERTS_CMPD_PART2, Event::COMP_BUF_INSERTS_CMPD_PART3, Event::COMP_BUF_INSERTS_CMPD_PART4, Event::COMP_BUF_INSERTS_CMPD_PART5, Event::COMP_BUF_INSERTS_CMPD_PART6, Event::COMP_BUF_INSERTS_CMPD_PART7, Event::COMP_BUF_OCCUPANCY_CMPD_PART0, Event::COMP_BUF_OCCUPANCY_CMPD_PART7, Event::COMP_BUF_OCCUPANCY_CMPD_PART6, Event::COMP_BUF_OCCUPANCY_CMPD_PART5, Event::COMP_BUF_OCCUPANCY_CMPD_PART4, Event::COMP_BUF_OCCUPANCY_CMPD_PART3, Event::COMP_BUF_OCCUPANCY_CMPD_PART2, Event::COMP_BUF_OCCUPANCY_CMPD_PART1, Event::COMP_BUF_INSERTS_CMPD_ALL_PARTS, Event::COMP_BUF_OCCUPANCY_CMPD_ALL_PARTS, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART4, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART5, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART6, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_PART7, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART4, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART5, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART6, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_PART7, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART4, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART5, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART6, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_PART7, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART4, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART5, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART6, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_PART7, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART4, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART5, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART6, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_PART7, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART4, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART5, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART6, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_PART7, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART4, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART5, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART6, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_PART7, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART4, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART5, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART6, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_PART7, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART4, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART5, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART6, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_PART7, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART2, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART3, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART4, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART5, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART6, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_PART7, #[cfg(feature = "experimental-events")] Event::IOMMU0_FIRST_LOOKUPS, #[cfg(feature = "experimental-events")] Event::IOMMU0_ALL_LOOKUPS, #[cfg(feature = "experimental-events")] Event::IOMMU0_4K_HITS, #[cfg(feature = "experimental-events")] Event::IOMMU0_2M_HITS, #[cfg(feature = "experimental-events")] Event::IOMMU0_1G_HITS, #[cfg(feature = "experimental-events")] Event::IOMMU0_MISSES, #[cfg(feature = "experimental-events")] Event::IOMMU0_CTXT_CACHE_LOOKUPS, #[cfg(feature = "experimental-events")] Event::IOMMU0_CTXT_CACHE_HITS, #[cfg(feature = "experimental-events")] Event::IOMMU1_PWT_CACHE_LOOKUPS, #[cfg(feature = "experimental-events")] Event::IOMMU1_NUM_MEM_ACCESSES, #[cfg(feature = "experimental-events")] Event::IOMMU1_CYC_PWT_FULL, #[cfg(feature = "experimental-events")] Event::IOMMU3_INT_CACHE_LOOKUPS, #[cfg(feature = "experimental-events")] Event::IOMMU3_INT_CACHE_HITS, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_BUS0, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_BUS1, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_BUS0_NOT_BUS1, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_BUS0_BUS1, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_NOT_BUS0_BUS1, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_AND_NOT_BUS0_NOT_BUS1, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_BUS0, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_BUS1, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_BUS0_NOT_BUS1, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_BUS0_BUS1, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_NOT_BUS0_BUS1, #[cfg(feature = "experimental-events")] Event::MASK_MATCH_OR_NOT_BUS0_NOT_BUS1, #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_ALL_DROP, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART4, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART5, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART6, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_PART7, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_PART4, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_PART5, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_PART6, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_PART7, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART4, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART5, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART6, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_PART7, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART4, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART5, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART6, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_PART7, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART4, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART5, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART6, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_PART7, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART4, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART5, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART6, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_PART7, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART4, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART5, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART6, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_PART7, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART4, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART5, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART6, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_PART7, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART4, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART5, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART6, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_PART7, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART2, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART3, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART4, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART5, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART6, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_PART7, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_WRITE_IOMMU0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_WRITE_IOMMU1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_IOMMU0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_WRITE_IOMMU1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_READ_IOMMU0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_MEM_READ_IOMMU1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_IOMMU0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_PEER_READ_IOMMU1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_IOMMU0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_WRITE_IOMMU1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_IOMMU0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_WRITE_IOMMU1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_IOMMU0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_CFG_READ_IOMMU1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_IOMMU0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_BY_CPU_IO_READ_IOMMU1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MEM_WRITE_IOMMU0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MEM_WRITE_IOMMU1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_IOMMU0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_WRITE_IOMMU1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MEM_READ_IOMMU0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MEM_READ_IOMMU1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_IOMMU0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_PEER_READ_IOMMU1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_IOMMU0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_ATOMIC_IOMMU1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_IOMMU0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_MSG_IOMMU1, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_CMPD_IOMMU0, #[cfg(feature = "experimental-events")] Event::DATA_REQ_OF_CPU_CMPD_IOMMU1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_MEM_WRITE_IOMMU0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_MEM_WRITE_IOMMU1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_WRITE_IOMMU0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_MEM_READ_IOMMU0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_MEM_READ_IOMMU1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_IOMMU0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_PEER_READ_IOMMU1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_IOMMU0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_WRITE_IOMMU1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_IOMMU0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_WRITE_IOMMU1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_IOMMU0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_CFG_READ_IOMMU1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_IOMMU0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_BY_CPU_IO_READ_IOMMU1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MEM_WRITE_IOMMU0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MEM_WRITE_IOMMU1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_IOMMU0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_WRITE_IOMMU1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MEM_READ_IOMMU0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MEM_READ_IOMMU1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_IOMMU0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_PEER_READ_IOMMU1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_IOMMU0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_ATOMIC_IOMMU1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_IOMMU0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_MSG_IOMMU1, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_CMPD_IOMMU0, #[cfg(feature = "experimental-events")] Event::TXN_REQ_OF_CPU_CMPD_IOMMU1, #[cfg(feature = "experimental-events")] Event::NOTHING, #[cfg(feature = "experimental-events")] Event::PWT_OCCUPANCY, #[cfg(feature = "experimental-events")] Event::SYMBOL_TIMES, #[cfg(feature = "experimental-events")] Event::IOMMU1_PWC_4K_HITS, #[cfg(feature = "experimental-events")] Event::IOMMU1_PWC_2M_HITS, #[cfg(feature = "experimental-events")] Event::IOMMU1_PWC_1G_HITS, #[cfg(feature = "experimental-events")] Event::IOMMU1_PWC_512G_HITS, #[cfg(feature = "experimental-events")] Event::IOMMU1_PWC_CACHE_FILLS, #[cfg(feature = "experimental-events")] Event::IOMMU3_NUM_INVAL_GBL, #[cfg(feature = "experimental-events")] Event::IOMMU3_NUM_INVAL_DOMAIN, #[cfg(feature = "experimental-events")] Event::IOMMU3_NUM_INVAL_PAGE, #[cfg(feature = "experimental-events")] Event::IOMMU3_NUM_CTXT_CACHE_INVAL_GBL, #[cfg(feature = "experimental-events")] Event::IOMMU3_NUM_CTXT_CACHE_INVAL_DOMAIN, #[cfg(feature = "experimental-events")] Event::IOMMU3_NUM_CTXT_CACHE_INVAL_DEVICE, #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_MSGB, #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_MCAST, #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_UBOX, #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_MEM, #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_REM_P2P, #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_LOC_P2P, #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_CONFINED_P2P, #[cfg(feature = "experimental-events")] Event::NUM_REQ_OF_CPU_BY_TGT_ABORT, #[cfg(feature = "experimental-events")] Event::NUM_TGT_MATCHED_REQ_OF_CPU, #[cfg(feature = "experimental-events")] Event::NUM_OUTSTANDING_REQ_OF_CPU_IOMMU_REQ, #[cfg(feature = "experimental-events")] Event::NUM_OUTSTANDING_REQ_OF_CPU_IOMMU_HIT, #[cfg(feature = "experimental-events")] Event::NUM_OUTSTANDING_REQ_OF_CPU_REQ_OWN, #[cfg(feature = "experimental-events")] Event::NUM_OUTSTANDING_REQ_OF_CPU_FINAL_RD_WR, #[cfg(feature = "experimental-events")] Event::NUM_OUTSTANDING_REQ_OF_CPU_WR, #[cfg(feature = "experimental-events")] Event::NUM_OUTSTANDING_REQ_OF_CPU_DATA, #[cfg(feature = "experimental-events")] Event::NUM_OUSTANDING_REQ_FROM_CPU_TO_IO, #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CL_CMPL_REQ_OWN, #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CL_CMPL_FINAL_RD_WR, #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CL_CMPL_WR, #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CL_CMPL_DATA, #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CMPL_IOMMU_REQ, #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CMPL_IOMMU_HIT, #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CMPL_REQ_OWN, #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CMPL_FINAL_RD_WR, #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CMPL_WR, #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_CMPL_DATA, #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_PASS_CMPL_REQ_OWN, #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_PASS_CMPL_FINAL_RD_WR, #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_PASS_CMPL_WR, #[cfg(feature = "experimental-events")] Event::REQ_FROM_PCIE_PASS_CMPL_DATA, #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_REQ_IOMMU_REQ, #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_REQ_IOMMU_HIT, #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_REQ_REQ_OWN, #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_REQ_FINAL_RD_WR, #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_REQ_WR, #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_REQ_DATA, #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_WON_IOMMU_REQ, #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_WON_IOMMU_HIT, #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_WON_REQ_OWN, #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_WON_FINAL_RD_WR, #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_WON_WR, #[cfg(feature = "experimental-events")] Event::INBOUND_ARB_WON_DATA, #[cfg(feature = "experimental-events")] Event::OUTBOUND_CL_REQS_ISSUED_TO_IO, #[cfg(feature = "experimental-events")] Event::OUTBOUND_TLP_REQS_ISSUED_TO_IO, #[cfg(feature = "experimental-events")] Event::NUM_REQ_FROM_CPU_ITC, #[cfg(feature = "experimental-events")] Event::NUM_REQ_FROM_CPU_PREALLOC, #[cfg(feature = "experimental-events")] Event::COMP_BUF_INSERTS_CMPD_ALL, #[cfg(feature = "experimental-events")] Event::COMP_BUF_OCCUPANCY_CMPD_ALL];
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -875,106 +2372,413 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_IIO_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART0", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART1", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART2", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART3", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART0", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART1", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART2", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART3", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART4", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART5", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART6", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART7", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART4", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART5", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART6", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART7", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU.COMMIT.ALL", code: 0x85, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART4", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART5", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART6", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART7", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART0", code: 0xd5, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART7", code: 0xd5, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART6", code: 0xd5, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART5", code: 0xd5, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART4", code: 0xd5, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART3", code: 0xd5, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART2", code: 0xd5, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART1", code: 0xd5, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x4 },
-    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS", code: 0xd5, umask: 0xff, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4 },
+    &EventInfo { name: "UNC_IIO_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART0", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART1", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART2", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART3", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART0", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART1", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART2", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART3", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART2", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART3", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART0", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART1", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART2", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART3", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART0", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART1", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART2", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART3", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART0", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART1", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART2", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART3", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART0", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART1", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART2", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART3", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART4", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART5", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART6", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.PART7", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART4", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART5", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART6", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.PART7", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART4", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART5", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART6", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART7", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART4", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART5", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART6", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART7", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART4", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART5", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART6", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.PART7", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU.COMMIT.ALL", code: 0x85, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART4", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART5", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART6", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.PART7", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART4", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART5", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART6", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.PART7", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART4", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART5", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART6", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.PART7", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART4", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART5", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART6", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.PART7", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART4", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART5", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART6", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.PART7", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART0", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART1", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART2", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART3", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART4", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART5", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART6", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.PART7", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART0", code: 0xd5, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART7", code: 0xd5, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART6", code: 0xd5, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART5", code: 0xd5, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART4", code: 0xd5, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART3", code: 0xd5, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART2", code: 0xd5, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.PART1", code: 0xd5, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL_PARTS", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x4, experimental: false },
+    &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL_PARTS", code: 0xd5, umask: 0xff, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4, experimental: false },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART0", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART1", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART2", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART3", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART0", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART1", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART2", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART3", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART0", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART1", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART2", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART3", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART0", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART1", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART2", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART3", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART4", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART5", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART6", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.PART7", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART4", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART5", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART6", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.PART7", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART0", code: 0xc0, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART1", code: 0xc0, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART2", code: 0xc0, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART3", code: 0xc0, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART4", code: 0xc0, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART5", code: 0xc0, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART6", code: 0xc0, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.PART7", code: 0xc0, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART0", code: 0xc0, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART1", code: 0xc0, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART2", code: 0xc0, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART3", code: 0xc0, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART4", code: 0xc0, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART5", code: 0xc0, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART6", code: 0xc0, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.PART7", code: 0xc0, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART0", code: 0xc0, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART1", code: 0xc0, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART2", code: 0xc0, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART3", code: 0xc0, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART4", code: 0xc0, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART5", code: 0xc0, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART6", code: 0xc0, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.PART7", code: 0xc0, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART0", code: 0xc0, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART1", code: 0xc0, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART2", code: 0xc0, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART3", code: 0xc0, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART4", code: 0xc0, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART5", code: 0xc0, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART6", code: 0xc0, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.PART7", code: 0xc0, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART4", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART5", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART6", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.PART7", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART4", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART5", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART6", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.PART7", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART0", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART1", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART2", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART3", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART4", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART5", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART6", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.PART7", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART0", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART1", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART2", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART3", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART4", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART5", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART6", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.PART7", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.FIRST_LOOKUPS", code: 0x40, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.ALL_LOOKUPS", code: 0x40, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.4K_HITS", code: 0x40, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.2M_HITS", code: 0x40, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.1G_HITS", code: 0x40, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.MISSES", code: 0x40, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.CTXT_CACHE_LOOKUPS", code: 0x40, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU0.CTXT_CACHE_HITS", code: 0x40, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.PWT_CACHE_LOOKUPS", code: 0x41, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.NUM_MEM_ACCESSES", code: 0x41, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.CYC_PWT_FULL", code: 0x41, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.INT_CACHE_LOOKUPS", code: 0x43, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.INT_CACHE_HITS", code: 0x43, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.BUS0", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.BUS1", code: 0x02, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.BUS0_NOT_BUS1", code: 0x02, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.BUS0_BUS1", code: 0x02, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.NOT_BUS0_BUS1", code: 0x02, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_AND.NOT_BUS0_NOT_BUS1", code: 0x02, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.BUS0", code: 0x03, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.BUS1", code: 0x03, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.BUS0_NOT_BUS1", code: 0x03, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.BUS0_BUS1", code: 0x03, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.NOT_BUS0_BUS1", code: 0x03, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_MASK_MATCH_OR.NOT_BUS0_NOT_BUS1", code: 0x03, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU.ALL.DROP", code: 0x85, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART0", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART1", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART2", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART3", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART4", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART5", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART6", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.PART7", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART0", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART1", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART2", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART3", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART4", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART5", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART6", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.PART7", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART0", code: 0xc1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART1", code: 0xc1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART2", code: 0xc1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART3", code: 0xc1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART4", code: 0xc1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART5", code: 0xc1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART6", code: 0xc1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.PART7", code: 0xc1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART0", code: 0xc1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART1", code: 0xc1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART2", code: 0xc1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART3", code: 0xc1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART4", code: 0xc1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART5", code: 0xc1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART6", code: 0xc1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.PART7", code: 0xc1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART0", code: 0xc1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART1", code: 0xc1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART2", code: 0xc1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART3", code: 0xc1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART4", code: 0xc1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART5", code: 0xc1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART6", code: 0xc1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.PART7", code: 0xc1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART0", code: 0xc1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART1", code: 0xc1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART2", code: 0xc1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART3", code: 0xc1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART4", code: 0xc1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART5", code: 0xc1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART6", code: 0xc1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.PART7", code: 0xc1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART0", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART1", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART2", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART3", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART4", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART5", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART6", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.PART7", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART0", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART1", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART2", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART3", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART4", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART5", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART6", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.PART7", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART0", code: 0x84, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART1", code: 0x84, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART2", code: 0x84, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART3", code: 0x84, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART4", code: 0x84, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART5", code: 0x84, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART6", code: 0x84, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.PART7", code: 0x84, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART0", code: 0x84, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x1, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART1", code: 0x84, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x2, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART2", code: 0x84, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x4, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART3", code: 0x84, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x8, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART4", code: 0x84, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x10, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART5", code: 0x84, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x20, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART6", code: 0x84, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x40, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.PART7", code: 0x84, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x80, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU0", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_WRITE.IOMMU1", code: 0xc0, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.IOMMU0", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_WRITE.IOMMU1", code: 0xc0, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.IOMMU0", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.MEM_READ.IOMMU1", code: 0xc0, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.IOMMU0", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.PEER_READ.IOMMU1", code: 0xc0, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.IOMMU0", code: 0xc0, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_WRITE.IOMMU1", code: 0xc0, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.IOMMU0", code: 0xc0, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_WRITE.IOMMU1", code: 0xc0, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.IOMMU0", code: 0xc0, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.CFG_READ.IOMMU1", code: 0xc0, umask: 0x40, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.IOMMU0", code: 0xc0, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_BY_CPU.IO_READ.IOMMU1", code: 0xc0, umask: 0x80, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.IOMMU0", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.IOMMU1", code: 0x83, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.IOMMU0", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_WRITE.IOMMU1", code: 0x83, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.IOMMU0", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.IOMMU1", code: 0x83, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.IOMMU0", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.PEER_READ.IOMMU1", code: 0x83, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.IOMMU0", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.ATOMIC.IOMMU1", code: 0x83, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.IOMMU0", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MSG.IOMMU1", code: 0x83, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.IOMMU0", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.CMPD.IOMMU1", code: 0x83, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.IOMMU0", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_WRITE.IOMMU1", code: 0xc1, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_WRITE.IOMMU0", code: 0xc1, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.IOMMU0", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.MEM_READ.IOMMU1", code: 0xc1, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.IOMMU0", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.PEER_READ.IOMMU1", code: 0xc1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.IOMMU0", code: 0xc1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_WRITE.IOMMU1", code: 0xc1, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.IOMMU0", code: 0xc1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_WRITE.IOMMU1", code: 0xc1, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.IOMMU0", code: 0xc1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.CFG_READ.IOMMU1", code: 0xc1, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.IOMMU0", code: 0xc1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_BY_CPU.IO_READ.IOMMU1", code: 0xc1, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.IOMMU0", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_WRITE.IOMMU1", code: 0x84, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.IOMMU0", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_WRITE.IOMMU1", code: 0x84, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.IOMMU0", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MEM_READ.IOMMU1", code: 0x84, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.IOMMU0", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.PEER_READ.IOMMU1", code: 0x84, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.IOMMU0", code: 0x84, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.ATOMIC.IOMMU1", code: 0x84, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.IOMMU0", code: 0x84, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.MSG.IOMMU1", code: 0x84, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.IOMMU0", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x100, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_TXN_REQ_OF_CPU.CMPD.IOMMU1", code: 0x84, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x200, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NOTHING", code: 0x80, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_PWT_OCCUPANCY", code: 0x42, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_SYMBOL_TIMES", code: 0x82, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.PWC_4K_HITS", code: 0x41, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.PWC_2M_HITS", code: 0x41, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.PWC_1G_HITS", code: 0x41, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.PWC_512G_HITS", code: 0x41, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU1.PWC_CACHE_FILLS", code: 0x41, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.NUM_INVAL_GBL", code: 0x43, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.NUM_INVAL_DOMAIN", code: 0x43, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.NUM_INVAL_PAGE", code: 0x43, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.NUM_CTXT_CACHE_INVAL_GBL", code: 0x43, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.NUM_CTXT_CACHE_INVAL_DOMAIN", code: 0x43, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_IOMMU3.NUM_CTXT_CACHE_INVAL_DEVICE", code: 0x43, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MSGB", code: 0x8e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MCAST", code: 0x8e, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.UBOX", code: 0x8e, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.MEM", code: 0x8e, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.REM_P2P", code: 0x8e, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.LOC_P2P", code: 0x8e, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.CONFINED_P2P", code: 0x8e, umask: 0x40, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_OF_CPU_BY_TGT.ABORT", code: 0x8e, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_TGT_MATCHED_REQ_OF_CPU", code: 0x8f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.IOMMU_REQ", code: 0x88, umask: 0x01, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.IOMMU_HIT", code: 0x88, umask: 0x02, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.REQ_OWN", code: 0x88, umask: 0x04, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.FINAL_RD_WR", code: 0x88, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.WR", code: 0x88, umask: 0x10, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_OUTSTANDING_REQ_OF_CPU.DATA", code: 0x88, umask: 0x20, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_OUSTANDING_REQ_FROM_CPU.TO_IO", code: 0xc5, umask: 0x08, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CL_CMPL.REQ_OWN", code: 0x91, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CL_CMPL.FINAL_RD_WR", code: 0x91, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CL_CMPL.WR", code: 0x91, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CL_CMPL.DATA", code: 0x91, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_REQ", code: 0x92, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CMPL.IOMMU_HIT", code: 0x92, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CMPL.REQ_OWN", code: 0x92, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CMPL.FINAL_RD_WR", code: 0x92, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CMPL.WR", code: 0x92, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_CMPL.DATA", code: 0x92, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.REQ_OWN", code: 0x90, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.FINAL_RD_WR", code: 0x90, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.WR", code: 0x90, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_REQ_FROM_PCIE_PASS_CMPL.DATA", code: 0x90, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_REQ.IOMMU_REQ", code: 0x86, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_REQ.IOMMU_HIT", code: 0x86, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_REQ.REQ_OWN", code: 0x86, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_REQ.FINAL_RD_WR", code: 0x86, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_REQ.WR", code: 0x86, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_REQ.DATA", code: 0x86, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_WON.IOMMU_REQ", code: 0x87, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_WON.IOMMU_HIT", code: 0x87, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_WON.REQ_OWN", code: 0x87, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_WON.FINAL_RD_WR", code: 0x87, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_WON.WR", code: 0x87, umask: 0x10, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_INBOUND_ARB_WON.DATA", code: 0x87, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_OUTBOUND_CL_REQS_ISSUED.TO_IO", code: 0xd0, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_OUTBOUND_TLP_REQS_ISSUED.TO_IO", code: 0xd1, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_FROM_CPU.ITC", code: 0xc2, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_NUM_REQ_FROM_CPU.PREALLOC", code: 0xc2, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x7, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_INSERTS.CMPD.ALL", code: 0xc2, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0xff, fc_mask: 0x4, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_IIO_COMP_BUF_OCCUPANCY.CMPD.ALL", code: 0xd5, umask: 0xff, ext_sel: false, counters: 0b1100, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x4, experimental: true },
 ];
 
 

@@ -503,9 +503,257 @@ impl Event {
     pub const FAF_TRANSACTIONS: Event = Event { code: 0x16, umask: 0x00, ext_sel: false, row: 10 };
     /// `UNC_I_SNOOP_RESP.ALL_HIT_M`: event select 0x12, umask 0x78, counters 0b11.
     pub const SNOOP_RESP_ALL_HIT_M: Event = Event { code: 0x12, umask: 0x78, ext_sel: false, row: 11 };
+    /// `UNC_I_SNOOP_RESP.HIT_M`: event select 0x12, umask 0x08, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_HIT_M: Event = Event { code: 0x12, umask: 0x08, ext_sel: false, row: 12 };
+    /// `UNC_I_COHERENT_OPS.RFO`: event select 0x10, umask 0x08, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COHERENT_OPS_RFO: Event = Event { code: 0x10, umask: 0x08, ext_sel: false, row: 13 };
+    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.ANY`: event select 0x0f, umask 0x01, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CACHE_TOTAL_OCCUPANCY_ANY: Event = Event { code: 0x0f, umask: 0x01, ext_sel: false, row: 14 };
+    /// `UNC_I_CACHE_TOTAL_OCCUPANCY.IV_Q`: event select 0x0f, umask 0x02, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CACHE_TOTAL_OCCUPANCY_IV_Q: Event = Event { code: 0x0f, umask: 0x02, ext_sel: false, row: 15 };
+    /// `UNC_I_COHERENT_OPS.CLFLUSH`: event select 0x10, umask 0x80, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const COHERENT_OPS_CLFLUSH: Event = Event { code: 0x10, umask: 0x80, ext_sel: false, row: 16 };
+    /// `UNC_I_IRP_ALL.OUTBOUND_INSERTS`: event select 0x20, umask 0x02, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IRP_ALL_OUTBOUND_INSERTS: Event = Event { code: 0x20, umask: 0x02, ext_sel: false, row: 17 };
+    /// `UNC_I_IRP_ALL.EVICTS`: event select 0x20, umask 0x04, counters 0b11. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const IRP_ALL_EVICTS: Event = Event { code: 0x20, umask: 0x04, ext_sel: false, row: 18 };
+    /// `UNC_I_MISC0.FAST_REQ`: event select 0x1e, umask 0x01, counters 0b11. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC0_FAST_REQ: Event = Event { code: 0x1e, umask: 0x01, ext_sel: false, row: 19 };
+    /// `UNC_I_MISC0.FAST_REJ`: event select 0x1e, umask 0x02, counters 0b11. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC0_FAST_REJ: Event = Event { code: 0x1e, umask: 0x02, ext_sel: false, row: 20 };
+    /// `UNC_I_MISC0.2ND_RD_INSERT`: event select 0x1e, umask 0x04, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC0_2ND_RD_INSERT: Event = Event { code: 0x1e, umask: 0x04, ext_sel: false, row: 21 };
+    /// `UNC_I_MISC0.2ND_WR_INSERT`: event select 0x1e, umask 0x08, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC0_2ND_WR_INSERT: Event = Event { code: 0x1e, umask: 0x08, ext_sel: false, row: 22 };
+    /// `UNC_I_MISC0.2ND_ATOMIC_INSERT`: event select 0x1e, umask 0x10, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC0_2ND_ATOMIC_INSERT: Event = Event { code: 0x1e, umask: 0x10, ext_sel: false, row: 23 };
+    /// `UNC_I_MISC0.FAST_XFER`: event select 0x1e, umask 0x20, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC0_FAST_XFER: Event = Event { code: 0x1e, umask: 0x20, ext_sel: false, row: 24 };
+    /// `UNC_I_MISC0.PF_ACK_HINT`: event select 0x1e, umask 0x40, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC0_PF_ACK_HINT: Event = Event { code: 0x1e, umask: 0x40, ext_sel: false, row: 25 };
+    /// `UNC_I_MISC0.SLOWPATH_FWPF_NO_PRF`: event select 0x1e, umask 0x80, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC0_SLOWPATH_FWPF_NO_PRF: Event = Event { code: 0x1e, umask: 0x80, ext_sel: false, row: 26 };
+    /// `UNC_I_MISC1.SLOW_I`: event select 0x1f, umask 0x01, counters 0b11. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC1_SLOW_I: Event = Event { code: 0x1f, umask: 0x01, ext_sel: false, row: 27 };
+    /// `UNC_I_MISC1.SLOW_S`: event select 0x1f, umask 0x02, counters 0b11. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC1_SLOW_S: Event = Event { code: 0x1f, umask: 0x02, ext_sel: false, row: 28 };
+    /// `UNC_I_MISC1.SLOW_E`: event select 0x1f, umask 0x04, counters 0b11. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC1_SLOW_E: Event = Event { code: 0x1f, umask: 0x04, ext_sel: false, row: 29 };
+    /// `UNC_I_MISC1.SLOW_M`: event select 0x1f, umask 0x08, counters 0b11. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC1_SLOW_M: Event = Event { code: 0x1f, umask: 0x08, ext_sel: false, row: 30 };
+    /// `UNC_I_MISC1.SEC_RCVD_INVLD`: event select 0x1f, umask 0x20, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC1_SEC_RCVD_INVLD: Event = Event { code: 0x1f, umask: 0x20, ext_sel: false, row: 31 };
+    /// `UNC_I_MISC1.SEC_RCVD_VLD`: event select 0x1f, umask 0x40, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MISC1_SEC_RCVD_VLD: Event = Event { code: 0x1f, umask: 0x40, ext_sel: false, row: 32 };
+    /// `UNC_I_P2P_TRANSACTIONS.RD`: event select 0x13, umask 0x01, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const P2P_TRANSACTIONS_RD: Event = Event { code: 0x13, umask: 0x01, ext_sel: false, row: 33 };
+    /// `UNC_I_P2P_TRANSACTIONS.WR`: event select 0x13, umask 0x02, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const P2P_TRANSACTIONS_WR: Event = Event { code: 0x13, umask: 0x02, ext_sel: false, row: 34 };
+    /// `UNC_I_P2P_TRANSACTIONS.MSG`: event select 0x13, umask 0x04, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const P2P_TRANSACTIONS_MSG: Event = Event { code: 0x13, umask: 0x04, ext_sel: false, row: 35 };
+    /// `UNC_I_P2P_TRANSACTIONS.CMPL`: event select 0x13, umask 0x08, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const P2P_TRANSACTIONS_CMPL: Event = Event { code: 0x13, umask: 0x08, ext_sel: false, row: 36 };
+    /// `UNC_I_P2P_TRANSACTIONS.REM`: event select 0x13, umask 0x10, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const P2P_TRANSACTIONS_REM: Event = Event { code: 0x13, umask: 0x10, ext_sel: false, row: 37 };
+    /// `UNC_I_P2P_TRANSACTIONS.REM_AND_TGT_MATCH`: event select 0x13, umask 0x20, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const P2P_TRANSACTIONS_REM_AND_TGT_MATCH: Event = Event { code: 0x13, umask: 0x20, ext_sel: false, row: 38 };
+    /// `UNC_I_P2P_TRANSACTIONS.LOC`: event select 0x13, umask 0x40, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const P2P_TRANSACTIONS_LOC: Event = Event { code: 0x13, umask: 0x40, ext_sel: false, row: 39 };
+    /// `UNC_I_P2P_TRANSACTIONS.LOC_AND_TGT_MATCH`: event select 0x13, umask 0x80, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const P2P_TRANSACTIONS_LOC_AND_TGT_MATCH: Event = Event { code: 0x13, umask: 0x80, ext_sel: false, row: 40 };
+    /// `UNC_I_SNOOP_RESP.MISS`: event select 0x12, umask 0x01, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_MISS: Event = Event { code: 0x12, umask: 0x01, ext_sel: false, row: 41 };
+    /// `UNC_I_SNOOP_RESP.HIT_I`: event select 0x12, umask 0x02, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_HIT_I: Event = Event { code: 0x12, umask: 0x02, ext_sel: false, row: 42 };
+    /// `UNC_I_SNOOP_RESP.HIT_ES`: event select 0x12, umask 0x04, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_HIT_ES: Event = Event { code: 0x12, umask: 0x04, ext_sel: false, row: 43 };
+    /// `UNC_I_SNOOP_RESP.SNPCODE`: event select 0x12, umask 0x10, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_SNPCODE: Event = Event { code: 0x12, umask: 0x10, ext_sel: false, row: 44 };
+    /// `UNC_I_SNOOP_RESP.SNPDATA`: event select 0x12, umask 0x20, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_SNPDATA: Event = Event { code: 0x12, umask: 0x20, ext_sel: false, row: 45 };
+    /// `UNC_I_SNOOP_RESP.SNPINV`: event select 0x12, umask 0x40, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_SNPINV: Event = Event { code: 0x12, umask: 0x40, ext_sel: false, row: 46 };
+    /// `UNC_I_TRANSACTIONS.WRITES`: event select 0x11, umask 0x02, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TRANSACTIONS_WRITES: Event = Event { code: 0x11, umask: 0x02, ext_sel: false, row: 47 };
+    /// `UNC_I_TRANSACTIONS.ATOMIC`: event select 0x11, umask 0x10, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TRANSACTIONS_ATOMIC: Event = Event { code: 0x11, umask: 0x10, ext_sel: false, row: 48 };
+    /// `UNC_I_TRANSACTIONS.OTHER`: event select 0x11, umask 0x20, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TRANSACTIONS_OTHER: Event = Event { code: 0x11, umask: 0x20, ext_sel: false, row: 49 };
+    /// `UNC_I_TRANSACTIONS.ORDERINGQ`: event select 0x11, umask 0x40, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TRANSACTIONS_ORDERINGQ: Event = Event { code: 0x11, umask: 0x40, ext_sel: false, row: 50 };
+    /// `UNC_I_P2P_INSERTS`: event select 0x14, umask 0x00, counters 0b11. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const P2P_INSERTS: Event = Event { code: 0x14, umask: 0x00, ext_sel: false, row: 51 };
+    /// `UNC_I_P2P_OCCUPANCY`: event select 0x15, umask 0x00, counters 0b11. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const P2P_OCCUPANCY: Event = Event { code: 0x15, umask: 0x00, ext_sel: false, row: 52 };
+    /// `UNC_I_TxC_AK_INSERTS`: event select 0x0b, umask 0x00, counters 0b11. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXC_AK_INSERTS: Event = Event { code: 0x0b, umask: 0x00, ext_sel: false, row: 53 };
+    /// `UNC_I_TxC_BL_DRS_CYCLES_FULL`: event select 0x05, umask 0x00, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXC_BL_DRS_CYCLES_FULL: Event = Event { code: 0x05, umask: 0x00, ext_sel: false, row: 54 };
+    /// `UNC_I_TxC_BL_DRS_INSERTS`: event select 0x02, umask 0x00, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXC_BL_DRS_INSERTS: Event = Event { code: 0x02, umask: 0x00, ext_sel: false, row: 55 };
+    /// `UNC_I_TxC_BL_DRS_OCCUPANCY`: event select 0x08, umask 0x00, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXC_BL_DRS_OCCUPANCY: Event = Event { code: 0x08, umask: 0x00, ext_sel: false, row: 56 };
+    /// `UNC_I_TxC_BL_NCB_CYCLES_FULL`: event select 0x06, umask 0x00, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXC_BL_NCB_CYCLES_FULL: Event = Event { code: 0x06, umask: 0x00, ext_sel: false, row: 57 };
+    /// `UNC_I_TxC_BL_NCB_INSERTS`: event select 0x03, umask 0x00, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXC_BL_NCB_INSERTS: Event = Event { code: 0x03, umask: 0x00, ext_sel: false, row: 58 };
+    /// `UNC_I_TxC_BL_NCB_OCCUPANCY`: event select 0x09, umask 0x00, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXC_BL_NCB_OCCUPANCY: Event = Event { code: 0x09, umask: 0x00, ext_sel: false, row: 59 };
+    /// `UNC_I_TxC_BL_NCS_CYCLES_FULL`: event select 0x07, umask 0x00, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXC_BL_NCS_CYCLES_FULL: Event = Event { code: 0x07, umask: 0x00, ext_sel: false, row: 60 };
+    /// `UNC_I_TxC_BL_NCS_INSERTS`: event select 0x04, umask 0x00, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXC_BL_NCS_INSERTS: Event = Event { code: 0x04, umask: 0x00, ext_sel: false, row: 61 };
+    /// `UNC_I_TxC_BL_NCS_OCCUPANCY`: event select 0x0a, umask 0x00, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXC_BL_NCS_OCCUPANCY: Event = Event { code: 0x0a, umask: 0x00, ext_sel: false, row: 62 };
+    /// `UNC_I_TxR2_AD01_STALL_CREDIT_CYCLES`: event select 0x1c, umask 0x00, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXR2_AD01_STALL_CREDIT_CYCLES: Event = Event { code: 0x1c, umask: 0x00, ext_sel: false, row: 63 };
+    /// `UNC_I_TxR2_AD0_STALL_CREDIT_CYCLES`: event select 0x1a, umask 0x00, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXR2_AD0_STALL_CREDIT_CYCLES: Event = Event { code: 0x1a, umask: 0x00, ext_sel: false, row: 64 };
+    /// `UNC_I_TxR2_AD1_STALL_CREDIT_CYCLES`: event select 0x1b, umask 0x00, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXR2_AD1_STALL_CREDIT_CYCLES: Event = Event { code: 0x1b, umask: 0x00, ext_sel: false, row: 65 };
+    /// `UNC_I_TxR2_BL_STALL_CREDIT_CYCLES`: event select 0x1d, umask 0x00, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXR2_BL_STALL_CREDIT_CYCLES: Event = Event { code: 0x1d, umask: 0x00, ext_sel: false, row: 66 };
+    /// `UNC_I_TxS_DATA_INSERTS_NCB`: event select 0x0d, umask 0x00, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXS_DATA_INSERTS_NCB: Event = Event { code: 0x0d, umask: 0x00, ext_sel: false, row: 67 };
+    /// `UNC_I_TxS_DATA_INSERTS_NCS`: event select 0x0e, umask 0x00, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXS_DATA_INSERTS_NCS: Event = Event { code: 0x0e, umask: 0x00, ext_sel: false, row: 68 };
+    /// `UNC_I_TxS_REQUEST_OCCUPANCY`: event select 0x0c, umask 0x00, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TXS_REQUEST_OCCUPANCY: Event = Event { code: 0x0c, umask: 0x00, ext_sel: false, row: 69 };
+    /// `UNC_I_SNOOP_RESP.ALL_MISS`: event select 0x12, umask 0x71, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_ALL_MISS: Event = Event { code: 0x12, umask: 0x71, ext_sel: false, row: 70 };
+    /// `UNC_I_SNOOP_RESP.ALL_HIT`: event select 0x12, umask 0x7e, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_ALL_HIT: Event = Event { code: 0x12, umask: 0x7e, ext_sel: false, row: 71 };
+    /// `UNC_I_SNOOP_RESP.ALL_HIT_ES`: event select 0x12, umask 0x74, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_ALL_HIT_ES: Event = Event { code: 0x12, umask: 0x74, ext_sel: false, row: 72 };
+    /// `UNC_I_SNOOP_RESP.ALL_HIT_I`: event select 0x12, umask 0x72, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const SNOOP_RESP_ALL_HIT_I: Event = Event { code: 0x12, umask: 0x72, ext_sel: false, row: 73 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::MISC1_LOST_FWD, Event::COHERENT_OPS_PCITOM, Event::COHERENT_OPS_WBMTOI, Event::CACHE_TOTAL_OCCUPANCY_MEM, Event::IRP_ALL_INBOUND_INSERTS, Event::TRANSACTIONS_WR_PREF, Event::CLOCKTICKS, Event::FAF_FULL, Event::FAF_INSERTS, Event::FAF_OCCUPANCY, Event::FAF_TRANSACTIONS, Event::SNOOP_RESP_ALL_HIT_M];
+    pub const ALL: &'static [Event] = &[Event::MISC1_LOST_FWD, Event::COHERENT_OPS_PCITOM, Event::COHERENT_OPS_WBMTOI, Event::CACHE_TOTAL_OCCUPANCY_MEM, Event::IRP_ALL_INBOUND_INSERTS, Event::TRANSACTIONS_WR_PREF, Event::CLOCKTICKS, Event::FAF_FULL, Event::FAF_INSERTS, Event::FAF_OCCUPANCY, Event::FAF_TRANSACTIONS, Event::SNOOP_RESP_ALL_HIT_M, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_M, #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_RFO, #[cfg(feature = "experimental-events")] Event::CACHE_TOTAL_OCCUPANCY_ANY, #[cfg(feature = "experimental-events")] Event::CACHE_TOTAL_OCCUPANCY_IV_Q, #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_CLFLUSH, #[cfg(feature = "experimental-events")] Event::IRP_ALL_OUTBOUND_INSERTS, #[cfg(feature = "experimental-events")] Event::IRP_ALL_EVICTS, #[cfg(feature = "experimental-events")] Event::MISC0_FAST_REQ, #[cfg(feature = "experimental-events")] Event::MISC0_FAST_REJ, #[cfg(feature = "experimental-events")] Event::MISC0_2ND_RD_INSERT, #[cfg(feature = "experimental-events")] Event::MISC0_2ND_WR_INSERT, #[cfg(feature = "experimental-events")] Event::MISC0_2ND_ATOMIC_INSERT, #[cfg(feature = "experimental-events")] Event::MISC0_FAST_XFER, #[cfg(feature = "experimental-events")] Event::MISC0_PF_ACK_HINT, #[cfg(feature = "experimental-events")] Event::MISC0_SLOWPATH_FWPF_NO_PRF, #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_I, #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_S, #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_E, #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_M, #[cfg(feature = "experimental-events")] Event::MISC1_SEC_RCVD_INVLD, #[cfg(feature = "experimental-events")] Event::MISC1_SEC_RCVD_VLD, #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_RD, #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_WR, #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_MSG, #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_CMPL, #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_REM, #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_REM_AND_TGT_MATCH, #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_LOC, #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_LOC_AND_TGT_MATCH, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_MISS, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_I, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_ES, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPCODE, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPDATA, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPINV, #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_WRITES, #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_ATOMIC, #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_OTHER, #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_ORDERINGQ, #[cfg(feature = "experimental-events")] Event::P2P_INSERTS, #[cfg(feature = "experimental-events")] Event::P2P_OCCUPANCY, #[cfg(feature = "experimental-events")] Event::TXC_AK_INSERTS, #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_CYCLES_FULL, #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_INSERTS, #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_OCCUPANCY, #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_CYCLES_FULL, #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_INSERTS, #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_OCCUPANCY, #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_CYCLES_FULL, #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_INSERTS, #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_OCCUPANCY, #[cfg(feature = "experimental-events")] Event::TXR2_AD01_STALL_CREDIT_CYCLES, #[cfg(feature = "experimental-events")] Event::TXR2_AD0_STALL_CREDIT_CYCLES, #[cfg(feature = "experimental-events")] Event::TXR2_AD1_STALL_CREDIT_CYCLES, #[cfg(feature = "experimental-events")] Event::TXR2_BL_STALL_CREDIT_CYCLES, #[cfg(feature = "experimental-events")] Event::TXS_DATA_INSERTS_NCB, #[cfg(feature = "experimental-events")] Event::TXS_DATA_INSERTS_NCS, #[cfg(feature = "experimental-events")] Event::TXS_REQUEST_OCCUPANCY, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_MISS, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT_ES, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT_I];
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -539,18 +787,80 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_I_MISC1.LOST_FWD", code: 0x1f, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_COHERENT_OPS.PCITOM", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_COHERENT_OPS.WBMTOI", code: 0x10, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.MEM", code: 0x0f, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_IRP_ALL.INBOUND_INSERTS", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_TRANSACTIONS.WR_PREF", code: 0x11, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_FAF_FULL", code: 0x17, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_FAF_INSERTS", code: 0x18, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_FAF_OCCUPANCY", code: 0x19, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_FAF_TRANSACTIONS", code: 0x16, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_HIT_M", code: 0x12, umask: 0x78, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_I_MISC1.LOST_FWD", code: 0x1f, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_I_COHERENT_OPS.PCITOM", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_I_COHERENT_OPS.WBMTOI", code: 0x10, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.MEM", code: 0x0f, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_I_IRP_ALL.INBOUND_INSERTS", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_I_TRANSACTIONS.WR_PREF", code: 0x11, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_I_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_I_FAF_FULL", code: 0x17, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_I_FAF_INSERTS", code: 0x18, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_I_FAF_OCCUPANCY", code: 0x19, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_I_FAF_TRANSACTIONS", code: 0x16, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_HIT_M", code: 0x12, umask: 0x78, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.HIT_M", code: 0x12, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_COHERENT_OPS.RFO", code: 0x10, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.ANY", code: 0x0f, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.IV_Q", code: 0x0f, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_COHERENT_OPS.CLFLUSH", code: 0x10, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_IRP_ALL.OUTBOUND_INSERTS", code: 0x20, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_IRP_ALL.EVICTS", code: 0x20, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.FAST_REQ", code: 0x1e, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.FAST_REJ", code: 0x1e, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.2ND_RD_INSERT", code: 0x1e, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.2ND_WR_INSERT", code: 0x1e, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.2ND_ATOMIC_INSERT", code: 0x1e, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.FAST_XFER", code: 0x1e, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.PF_ACK_HINT", code: 0x1e, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC0.SLOWPATH_FWPF_NO_PRF", code: 0x1e, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.SLOW_I", code: 0x1f, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.SLOW_S", code: 0x1f, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.SLOW_E", code: 0x1f, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.SLOW_M", code: 0x1f, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.SEC_RCVD_INVLD", code: 0x1f, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_MISC1.SEC_RCVD_VLD", code: 0x1f, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_TRANSACTIONS.RD", code: 0x13, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_TRANSACTIONS.WR", code: 0x13, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_TRANSACTIONS.MSG", code: 0x13, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_TRANSACTIONS.CMPL", code: 0x13, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_TRANSACTIONS.REM", code: 0x13, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_TRANSACTIONS.REM_AND_TGT_MATCH", code: 0x13, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_TRANSACTIONS.LOC", code: 0x13, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_TRANSACTIONS.LOC_AND_TGT_MATCH", code: 0x13, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.MISS", code: 0x12, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.HIT_I", code: 0x12, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.HIT_ES", code: 0x12, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.SNPCODE", code: 0x12, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.SNPDATA", code: 0x12, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.SNPINV", code: 0x12, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TRANSACTIONS.WRITES", code: 0x11, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TRANSACTIONS.ATOMIC", code: 0x11, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TRANSACTIONS.OTHER", code: 0x11, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TRANSACTIONS.ORDERINGQ", code: 0x11, umask: 0x40, ext_sel: false, counters: 0b11, filters: "IRPFilter[4:0]", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_INSERTS", code: 0x14, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_P2P_OCCUPANCY", code: 0x15, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_AK_INSERTS", code: 0x0b, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_DRS_CYCLES_FULL", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_DRS_INSERTS", code: 0x02, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_DRS_OCCUPANCY", code: 0x08, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_NCB_CYCLES_FULL", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_NCB_INSERTS", code: 0x03, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_NCB_OCCUPANCY", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_NCS_CYCLES_FULL", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_NCS_INSERTS", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxC_BL_NCS_OCCUPANCY", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxR2_AD01_STALL_CREDIT_CYCLES", code: 0x1c, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxR2_AD0_STALL_CREDIT_CYCLES", code: 0x1a, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxR2_AD1_STALL_CREDIT_CYCLES", code: 0x1b, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxR2_BL_STALL_CREDIT_CYCLES", code: 0x1d, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxS_DATA_INSERTS_NCB", code: 0x0d, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxS_DATA_INSERTS_NCS", code: 0x0e, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_TxS_REQUEST_OCCUPANCY", code: 0x0c, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_MISS", code: 0x12, umask: 0x71, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_HIT", code: 0x12, umask: 0x7e, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_HIT_ES", code: 0x12, umask: 0x74, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_HIT_I", code: 0x12, umask: 0x72, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
 ];
 
 

@@ -665,9 +665,97 @@ pub struct Event {
 impl Event {
     /// `UNC_P_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111.
     pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 0 };
+    /// `UNC_P_CORE_TRANSITION_CYCLES`: event select 0x60, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CORE_TRANSITION_CYCLES: Event = Event { code: 0x60, umask: 0x00, ext_sel: false, row: 1 };
+    /// `UNC_P_DEMOTIONS`: event select 0x30, umask 0x00, counters 0b1111. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DEMOTIONS: Event = Event { code: 0x30, umask: 0x00, ext_sel: false, row: 2 };
+    /// `UNC_P_FIVR_PS_PS0_CYCLES`: event select 0x75, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const FIVR_PS_PS0_CYCLES: Event = Event { code: 0x75, umask: 0x00, ext_sel: false, row: 3 };
+    /// `UNC_P_FIVR_PS_PS1_CYCLES`: event select 0x76, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const FIVR_PS_PS1_CYCLES: Event = Event { code: 0x76, umask: 0x00, ext_sel: false, row: 4 };
+    /// `UNC_P_FIVR_PS_PS2_CYCLES`: event select 0x77, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const FIVR_PS_PS2_CYCLES: Event = Event { code: 0x77, umask: 0x00, ext_sel: false, row: 5 };
+    /// `UNC_P_FIVR_PS_PS3_CYCLES`: event select 0x78, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const FIVR_PS_PS3_CYCLES: Event = Event { code: 0x78, umask: 0x00, ext_sel: false, row: 6 };
+    /// `UNC_P_FREQ_CLIP_AVX256`: event select 0x49, umask 0x00, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const FREQ_CLIP_AVX256: Event = Event { code: 0x49, umask: 0x00, ext_sel: false, row: 7 };
+    /// `UNC_P_FREQ_CLIP_AVX512`: event select 0x4a, umask 0x00, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const FREQ_CLIP_AVX512: Event = Event { code: 0x4a, umask: 0x00, ext_sel: false, row: 8 };
+    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES`: event select 0x04, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event { code: 0x04, umask: 0x00, ext_sel: false, row: 9 };
+    /// `UNC_P_FREQ_MAX_POWER_CYCLES`: event select 0x05, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const FREQ_MAX_POWER_CYCLES: Event = Event { code: 0x05, umask: 0x00, ext_sel: false, row: 10 };
+    /// `UNC_P_FREQ_MIN_IO_P_CYCLES`: event select 0x73, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const FREQ_MIN_IO_P_CYCLES: Event = Event { code: 0x73, umask: 0x00, ext_sel: false, row: 11 };
+    /// `UNC_P_FREQ_TRANS_CYCLES`: event select 0x74, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const FREQ_TRANS_CYCLES: Event = Event { code: 0x74, umask: 0x00, ext_sel: false, row: 12 };
+    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES`: event select 0x2f, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event { code: 0x2f, umask: 0x00, ext_sel: false, row: 13 };
+    /// `UNC_P_PKG_RESIDENCY_C0_CYCLES`: event select 0x2a, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PKG_RESIDENCY_C0_CYCLES: Event = Event { code: 0x2a, umask: 0x00, ext_sel: false, row: 14 };
+    /// `UNC_P_PKG_RESIDENCY_C2E_CYCLES`: event select 0x2b, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PKG_RESIDENCY_C2E_CYCLES: Event = Event { code: 0x2b, umask: 0x00, ext_sel: false, row: 15 };
+    /// `UNC_P_PKG_RESIDENCY_C3_CYCLES`: event select 0x2c, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PKG_RESIDENCY_C3_CYCLES: Event = Event { code: 0x2c, umask: 0x00, ext_sel: false, row: 16 };
+    /// `UNC_P_PKG_RESIDENCY_C6_CYCLES`: event select 0x2d, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PKG_RESIDENCY_C6_CYCLES: Event = Event { code: 0x2d, umask: 0x00, ext_sel: false, row: 17 };
+    /// `UNC_P_PMAX_THROTTLED_CYCLES`: event select 0x06, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMAX_THROTTLED_CYCLES: Event = Event { code: 0x06, umask: 0x00, ext_sel: false, row: 18 };
+    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES`: event select 0x0a, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event { code: 0x0a, umask: 0x00, ext_sel: false, row: 19 };
+    /// `UNC_P_PROCHOT_INTERNAL_CYCLES`: event select 0x09, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PROCHOT_INTERNAL_CYCLES: Event = Event { code: 0x09, umask: 0x00, ext_sel: false, row: 20 };
+    /// `UNC_P_TOTAL_TRANSITION_CYCLES`: event select 0x72, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOTAL_TRANSITION_CYCLES: Event = Event { code: 0x72, umask: 0x00, ext_sel: false, row: 21 };
+    /// `UNC_P_VR_HOT_CYCLES`: event select 0x42, umask 0x00, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const VR_HOT_CYCLES: Event = Event { code: 0x42, umask: 0x00, ext_sel: false, row: 22 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS];
+    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, #[cfg(feature = "experimental-events")] Event::CORE_TRANSITION_CYCLES, #[cfg(feature = "experimental-events")] Event::DEMOTIONS, #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS0_CYCLES, #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS1_CYCLES, #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS2_CYCLES, #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS3_CYCLES, #[cfg(feature = "experimental-events")] Event::FREQ_CLIP_AVX256, #[cfg(feature = "experimental-events")] Event::FREQ_CLIP_AVX512, #[cfg(feature = "experimental-events")] Event::FREQ_MAX_LIMIT_THERMAL_CYCLES, #[cfg(feature = "experimental-events")] Event::FREQ_MAX_POWER_CYCLES, #[cfg(feature = "experimental-events")] Event::FREQ_MIN_IO_P_CYCLES, #[cfg(feature = "experimental-events")] Event::FREQ_TRANS_CYCLES, #[cfg(feature = "experimental-events")] Event::MEMORY_PHASE_SHEDDING_CYCLES, #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C0_CYCLES, #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C2E_CYCLES, #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C3_CYCLES, #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C6_CYCLES, #[cfg(feature = "experimental-events")] Event::PMAX_THROTTLED_CYCLES, #[cfg(feature = "experimental-events")] Event::PROCHOT_EXTERNAL_CYCLES, #[cfg(feature = "experimental-events")] Event::PROCHOT_INTERNAL_CYCLES, #[cfg(feature = "experimental-events")] Event::TOTAL_TRANSITION_CYCLES, #[cfg(feature = "experimental-events")] Event::VR_HOT_CYCLES];
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -701,7 +789,29 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_P_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_P_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_CORE_TRANSITION_CYCLES", code: 0x60, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_DEMOTIONS", code: 0x30, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FIVR_PS_PS0_CYCLES", code: 0x75, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FIVR_PS_PS1_CYCLES", code: 0x76, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FIVR_PS_PS2_CYCLES", code: 0x77, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FIVR_PS_PS3_CYCLES", code: 0x78, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FREQ_CLIP_AVX256", code: 0x49, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FREQ_CLIP_AVX512", code: 0x4a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FREQ_MAX_POWER_CYCLES", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FREQ_MIN_IO_P_CYCLES", code: 0x73, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FREQ_TRANS_CYCLES", code: 0x74, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", code: 0x2f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PKG_RESIDENCY_C0_CYCLES", code: 0x2a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PKG_RESIDENCY_C2E_CYCLES", code: 0x2b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PKG_RESIDENCY_C3_CYCLES", code: 0x2c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PKG_RESIDENCY_C6_CYCLES", code: 0x2d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PMAX_THROTTLED_CYCLES", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PROCHOT_EXTERNAL_CYCLES", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PROCHOT_INTERNAL_CYCLES", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_TOTAL_TRANSITION_CYCLES", code: 0x72, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_VR_HOT_CYCLES", code: 0x42, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
 ];
 
 

@@ -580,6 +580,177 @@ static CAPID6_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter. Each constant's doc
+/// gives the counters that may count it (bit n: counter n).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
+pub struct Event {
+    code: u8,
+    umask: u8,
+    ext_sel: bool,
+    /// Its row in `EVENT_INFOS`.
+    row: u16,
+}
+
+impl Event {
+    /// `UNC_P_CLOCKTICKS`: event select 0x00, umask 0x00, counters 0b1111. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 0 };
+    /// `UNC_P_CORE_TRANSITION_CYCLES`: event select 0x60, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const CORE_TRANSITION_CYCLES: Event = Event { code: 0x60, umask: 0x00, ext_sel: false, row: 1 };
+    /// `UNC_P_DEMOTIONS`: event select 0x30, umask 0x00, counters 0b1111. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const DEMOTIONS: Event = Event { code: 0x30, umask: 0x00, ext_sel: false, row: 2 };
+    /// `UNC_P_FIVR_PS_PS0_CYCLES`: event select 0x75, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const FIVR_PS_PS0_CYCLES: Event = Event { code: 0x75, umask: 0x00, ext_sel: false, row: 3 };
+    /// `UNC_P_FIVR_PS_PS1_CYCLES`: event select 0x76, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const FIVR_PS_PS1_CYCLES: Event = Event { code: 0x76, umask: 0x00, ext_sel: false, row: 4 };
+    /// `UNC_P_FIVR_PS_PS2_CYCLES`: event select 0x77, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const FIVR_PS_PS2_CYCLES: Event = Event { code: 0x77, umask: 0x00, ext_sel: false, row: 5 };
+    /// `UNC_P_FIVR_PS_PS3_CYCLES`: event select 0x78, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const FIVR_PS_PS3_CYCLES: Event = Event { code: 0x78, umask: 0x00, ext_sel: false, row: 6 };
+    /// `UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES`: event select 0x04, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const FREQ_MAX_LIMIT_THERMAL_CYCLES: Event = Event { code: 0x04, umask: 0x00, ext_sel: false, row: 7 };
+    /// `UNC_P_FREQ_MAX_POWER_CYCLES`: event select 0x05, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const FREQ_MAX_POWER_CYCLES: Event = Event { code: 0x05, umask: 0x00, ext_sel: false, row: 8 };
+    /// `UNC_P_FREQ_MIN_IO_P_CYCLES`: event select 0x73, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const FREQ_MIN_IO_P_CYCLES: Event = Event { code: 0x73, umask: 0x00, ext_sel: false, row: 9 };
+    /// `UNC_P_FREQ_TRANS_CYCLES`: event select 0x74, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const FREQ_TRANS_CYCLES: Event = Event { code: 0x74, umask: 0x00, ext_sel: false, row: 10 };
+    /// `UNC_P_MCP_PROCHOT_CYCLES`: event select 0x06, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MCP_PROCHOT_CYCLES: Event = Event { code: 0x06, umask: 0x00, ext_sel: false, row: 11 };
+    /// `UNC_P_MEMORY_PHASE_SHEDDING_CYCLES`: event select 0x2f, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const MEMORY_PHASE_SHEDDING_CYCLES: Event = Event { code: 0x2f, umask: 0x00, ext_sel: false, row: 12 };
+    /// `UNC_P_PKG_RESIDENCY_C0_CYCLES`: event select 0x2a, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PKG_RESIDENCY_C0_CYCLES: Event = Event { code: 0x2a, umask: 0x00, ext_sel: false, row: 13 };
+    /// `UNC_P_PKG_RESIDENCY_C2E_CYCLES`: event select 0x2b, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PKG_RESIDENCY_C2E_CYCLES: Event = Event { code: 0x2b, umask: 0x00, ext_sel: false, row: 14 };
+    /// `UNC_P_PKG_RESIDENCY_C3_CYCLES`: event select 0x2c, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PKG_RESIDENCY_C3_CYCLES: Event = Event { code: 0x2c, umask: 0x00, ext_sel: false, row: 15 };
+    /// `UNC_P_PKG_RESIDENCY_C6_CYCLES`: event select 0x2d, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PKG_RESIDENCY_C6_CYCLES: Event = Event { code: 0x2d, umask: 0x00, ext_sel: false, row: 16 };
+    /// `UNC_P_PMAX_THROTTLED_CYCLES`: event select 0x07, umask 0x00, counters 0b1111. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PMAX_THROTTLED_CYCLES: Event = Event { code: 0x07, umask: 0x00, ext_sel: false, row: 17 };
+    /// `UNC_P_PROCHOT_EXTERNAL_CYCLES`: event select 0x0a, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PROCHOT_EXTERNAL_CYCLES: Event = Event { code: 0x0a, umask: 0x00, ext_sel: false, row: 18 };
+    /// `UNC_P_PROCHOT_INTERNAL_CYCLES`: event select 0x09, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PROCHOT_INTERNAL_CYCLES: Event = Event { code: 0x09, umask: 0x00, ext_sel: false, row: 19 };
+    /// `UNC_P_TOTAL_TRANSITION_CYCLES`: event select 0x72, umask 0x00, counters 0b1111.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const TOTAL_TRANSITION_CYCLES: Event = Event { code: 0x72, umask: 0x00, ext_sel: false, row: 20 };
+    /// `UNC_P_VR_HOT_CYCLES`: event select 0x42, umask 0x00, counters 0b1111. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const VR_HOT_CYCLES: Event = Event { code: 0x42, umask: 0x00, ext_sel: false, row: 21 };
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[#[cfg(feature = "experimental-events")] Event::CLOCKTICKS, #[cfg(feature = "experimental-events")] Event::CORE_TRANSITION_CYCLES, #[cfg(feature = "experimental-events")] Event::DEMOTIONS, #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS0_CYCLES, #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS1_CYCLES, #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS2_CYCLES, #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS3_CYCLES, #[cfg(feature = "experimental-events")] Event::FREQ_MAX_LIMIT_THERMAL_CYCLES, #[cfg(feature = "experimental-events")] Event::FREQ_MAX_POWER_CYCLES, #[cfg(feature = "experimental-events")] Event::FREQ_MIN_IO_P_CYCLES, #[cfg(feature = "experimental-events")] Event::FREQ_TRANS_CYCLES, #[cfg(feature = "experimental-events")] Event::MCP_PROCHOT_CYCLES, #[cfg(feature = "experimental-events")] Event::MEMORY_PHASE_SHEDDING_CYCLES, #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C0_CYCLES, #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C2E_CYCLES, #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C3_CYCLES, #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C6_CYCLES, #[cfg(feature = "experimental-events")] Event::PMAX_THROTTLED_CYCLES, #[cfg(feature = "experimental-events")] Event::PROCHOT_EXTERNAL_CYCLES, #[cfg(feature = "experimental-events")] Event::PROCHOT_INTERNAL_CYCLES, #[cfg(feature = "experimental-events")] Event::TOTAL_TRANSITION_CYCLES, #[cfg(feature = "experimental-events")] Event::VR_HOT_CYCLES];
+
+    /// Event select.
+    pub const fn code(self) -> u8 {
+        self.code
+    }
+
+    /// Unit mask.
+    pub const fn umask(self) -> u8 {
+        self.umask
+    }
+
+    /// Whether it needs the event-select extension bit.
+    pub const fn ext_sel(self) -> bool {
+        self.ext_sel
+    }
+}
+
+#[cfg(feature = "metadata")]
+impl Event {
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        EVENT_INFOS[self.row as usize]
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.info().can_count_on(n)
+    }
+}
+
+/// The facts of `Event::ALL`, row for row.
+#[cfg(feature = "metadata")]
+const EVENT_INFOS: &[&EventInfo] = &[
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_CORE_TRANSITION_CYCLES", code: 0x60, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_DEMOTIONS", code: 0x30, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FIVR_PS_PS0_CYCLES", code: 0x75, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FIVR_PS_PS1_CYCLES", code: 0x76, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FIVR_PS_PS2_CYCLES", code: 0x77, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FIVR_PS_PS3_CYCLES", code: 0x78, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FREQ_MAX_LIMIT_THERMAL_CYCLES", code: 0x04, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FREQ_MAX_POWER_CYCLES", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FREQ_MIN_IO_P_CYCLES", code: 0x73, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_FREQ_TRANS_CYCLES", code: 0x74, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_MCP_PROCHOT_CYCLES", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_MEMORY_PHASE_SHEDDING_CYCLES", code: 0x2f, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PKG_RESIDENCY_C0_CYCLES", code: 0x2a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PKG_RESIDENCY_C2E_CYCLES", code: 0x2b, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PKG_RESIDENCY_C3_CYCLES", code: 0x2c, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PKG_RESIDENCY_C6_CYCLES", code: 0x2d, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PMAX_THROTTLED_CYCLES", code: 0x07, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PROCHOT_EXTERNAL_CYCLES", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_PROCHOT_INTERNAL_CYCLES", code: 0x09, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_TOTAL_TRANSITION_CYCLES", code: 0x72, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_VR_HOT_CYCLES", code: 0x42, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true },
+];
+
+
+impl PcuCtl {
+    /// This value set to count `event`: its event select (this box has no unit mask).
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.code)
+    }
+}
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -597,7 +768,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &PCU_CTR_INFO,
         &CAPID6_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::PCU),
     mmio_window: None,
 };

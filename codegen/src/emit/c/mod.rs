@@ -720,7 +720,8 @@ fn events_comment(unit: &str, settings: bool, masks: &[crate::model::pmu::Role])
     format!(
         "Events of the {unit} unit, from Intel's public event list: _CODE is the event select, \
          _UMASK the unit mask, _EXT_SEL whether the event-select extension bit must be set, \
-         _COUNTERS a bit mask of the counters that may count it (bit n: counter n){settings}{masks}."
+         _COUNTERS a bit mask of the counters that may count it (bit n: counter n), _EXPERIMENTAL 1 \
+         when it comes from the vendor's experimental list (counts not validated){settings}{masks}."
     )
 }
 
@@ -759,7 +760,12 @@ fn events(
         } else {
             format!("; filters: {}", e.filters)
         };
-        h.short_comment(&format!("{}{filters}", e.name));
+        let experimental = if e.experimental {
+            " (experimental)"
+        } else {
+            ""
+        };
+        h.short_comment(&format!("{}{filters}{experimental}", e.name));
         h.define(
             &format!("{stem}_CODE"),
             &format!("0x{:02X}U", e.code),
@@ -778,6 +784,11 @@ fn events(
         h.define(
             &format!("{stem}_COUNTERS"),
             &format!("0x{:X}U", e.counters),
+            &what,
+        );
+        h.define(
+            &format!("{stem}_EXPERIMENTAL"),
+            if e.experimental { "1" } else { "0" },
             &what,
         );
         if settings {

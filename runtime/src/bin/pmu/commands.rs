@@ -499,7 +499,7 @@ pub fn list_events(
             .flat_map(|(pid, unit, events)| {
                 events.iter().map(move |e| {
                     let counters: Vec<u32> = (0..32).filter(|n| e.can_count_on(*n)).collect();
-                    json!({"name": e.name, "processor": pid, "unit": unit, "code": e.code, "code_hex": format!("{:#04x}", e.code), "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "ext_sel": e.ext_sel, "counters": counters, "filters": e.filters, "threshold": e.threshold, "invert": e.invert, "edge": e.edge, "any_thread": e.any_thread, "umask_ext": e.umask_ext, "port_mask": e.port_mask, "fc_mask": e.fc_mask, "description": describe(pid, unit, e)})
+                    json!({"name": e.name, "processor": pid, "unit": unit, "code": e.code, "code_hex": format!("{:#04x}", e.code), "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "ext_sel": e.ext_sel, "counters": counters, "filters": e.filters, "threshold": e.threshold, "invert": e.invert, "edge": e.edge, "any_thread": e.any_thread, "umask_ext": e.umask_ext, "port_mask": e.port_mask, "fc_mask": e.fc_mask, "experimental": e.experimental, "description": describe(pid, unit, e)})
                 })
             })
             .collect();
@@ -511,9 +511,16 @@ pub fn list_events(
     let with_settings = lists
         .iter()
         .any(|(_, _, events)| events.iter().any(|e| !settings_text(e).is_empty()));
+    // A STATUS column where some event comes from an experimental list.
+    let with_status = lists
+        .iter()
+        .any(|(_, _, events)| events.iter().any(|e| e.experimental));
     let mut header = vec!["EVENT", "UNIT", "CODE", "UMASK", "COUNTERS", "FILTERS"];
     if with_settings {
         header.push("SETTINGS");
+    }
+    if with_status {
+        header.push("STATUS");
     }
     if descriptions.is_some() {
         header.push("DESCRIPTION");
@@ -552,6 +559,9 @@ pub fn list_events(
             ];
             if with_settings {
                 row.push(settings_text(e));
+            }
+            if with_status {
+                row.push(if e.experimental { "experimental" } else { "" }.into());
             }
             if descriptions.is_some() {
                 row.push(describe(pid, unit, e).unwrap_or("").to_string());
@@ -804,7 +814,11 @@ fn decoded_json(d: &Decoded, extra: serde_json::Map<String, Value>, core: Option
         "ignored_bits_set_hex".into(),
         json!(format!("{:#x}", d.ignored_set)),
     );
-    m.insert("event".into(), json!(event_of(d, core)));
+    let event = event_of(d, core);
+    m.insert("event".into(), json!(event.map(|e| e.name)));
+    if event.is_some_and(|e| e.experimental) {
+        m.insert("experimental".into(), json!(true));
+    }
     m.extend(extra);
     format!(
         "{}\n",
@@ -830,25 +844,22 @@ fn header(found: &Found, value: u64) -> String {
 /// core PMU's control, processor `core`'s own list first): select, umask, extension bit, the
 /// counter mask, invert, edge and any-thread bits and the uncore masks (unit-mask extension,
 /// port and traffic-class masks) the event sets must all match.
-fn event_of(d: &Decoded, core: Option<&str>) -> Option<&'static str> {
+fn event_of(d: &Decoded, core: Option<&str>) -> Option<&'static EventInfo> {
     let info = d.register;
     let sel = info.role(Role::Event)?.extract(d.raw);
     let get = |role: Role| info.role(role).map(|f| f.extract(d.raw));
-    codec::events_for(info, core)
-        .into_iter()
-        .find(|e| {
-            u64::from(e.code) == sel
-                && get(Role::Umask).is_none_or(|u| u == u64::from(e.umask))
-                && get(Role::EventExt).is_none_or(|x| x == u64::from(e.ext_sel))
-                && get(Role::Threshold).is_none_or(|x| x == u64::from(e.threshold))
-                && get(Role::Invert).is_none_or(|x| x == u64::from(e.invert))
-                && get(Role::Edge).is_none_or(|x| x == u64::from(e.edge))
-                && get(Role::AnyThread).is_none_or(|x| x == u64::from(e.any_thread))
-                && get(Role::UmaskExt).is_none_or(|x| x == u64::from(e.umask_ext))
-                && get(Role::PortMask).is_none_or(|x| x == u64::from(e.port_mask))
-                && get(Role::FcMask).is_none_or(|x| x == u64::from(e.fc_mask))
-        })
-        .map(|e| e.name)
+    codec::events_for(info, core).into_iter().find(|e| {
+        u64::from(e.code) == sel
+            && get(Role::Umask).is_none_or(|u| u == u64::from(e.umask))
+            && get(Role::EventExt).is_none_or(|x| x == u64::from(e.ext_sel))
+            && get(Role::Threshold).is_none_or(|x| x == u64::from(e.threshold))
+            && get(Role::Invert).is_none_or(|x| x == u64::from(e.invert))
+            && get(Role::Edge).is_none_or(|x| x == u64::from(e.edge))
+            && get(Role::AnyThread).is_none_or(|x| x == u64::from(e.any_thread))
+            && get(Role::UmaskExt).is_none_or(|x| x == u64::from(e.umask_ext))
+            && get(Role::PortMask).is_none_or(|x| x == u64::from(e.port_mask))
+            && get(Role::FcMask).is_none_or(|x| x == u64::from(e.fc_mask))
+    })
 }
 
 fn event_line(d: &Decoded, core: Option<&str>) -> String {
@@ -856,7 +867,14 @@ fn event_line(d: &Decoded, core: Option<&str>) -> String {
     (d.raw != 0)
         .then(|| event_of(d, core))
         .flatten()
-        .map(|e| format!("event: {e}\n"))
+        .map(|e| {
+            let experimental = if e.experimental {
+                " (experimental: from Intel's experimental list, whose counts Intel has not validated)"
+            } else {
+                ""
+            };
+            format!("event: {}{experimental}\n", e.name)
+        })
         .unwrap_or_default()
 }
 
@@ -997,6 +1015,27 @@ pub fn decode(register: &str, value: &str, show: &ValueArgs, json_out: bool) -> 
     ))
 }
 
+/// Says on stderr, once per event and run, that `event=NAME` names an experimental event
+/// (from Intel's experimental list): it is programmed like any other, and its counts may be
+/// wrong. Standard output stays the value alone, for scripts.
+pub fn note_if_experimental(info: &RegisterInfo, name: &str, core: Option<&str>) {
+    static SAID: std::sync::Mutex<Vec<&'static str>> = std::sync::Mutex::new(Vec::new());
+    let Some(e) = codec::named_event(info, name, core).filter(|e| e.experimental) else {
+        return;
+    };
+    let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
+    if !said.contains(&e.name) {
+        said.push(e.name);
+        use std::io::Write;
+        // As `warn`: a closed stderr is no reason to fail.
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: {} is experimental: it comes from Intel's experimental event list, whose counts Intel has not validated",
+            e.name
+        );
+    }
+}
+
 /// `pmu encode`. `event=NAME` may name a core event of `processor` (by default, the
 /// processor /proc/cpuinfo under `root` names). With `show`, only the value (or a field).
 pub fn encode(
@@ -1014,6 +1053,11 @@ pub fn encode(
     let found = resolve(register, core)?;
     let assignments = grammar::assignments(found.info, fields)?;
     let raw = codec::encode_for(found.info, found.info.reset, &assignments, core)?;
+    for (key, value) in &assignments {
+        if key == "event" {
+            note_if_experimental(found.info, value, core);
+        }
+    }
     let d = codec::decode(found.info, raw);
     // The value alone (`-x`, `-d`, `-f`), for `wrmsr -p0 0x186 $(pmu encode ... -x)`.
     if show.wanted() {

@@ -101,6 +101,7 @@ pub fn parse(
         match role_of(k, v)? {
             None => {
                 by_name = true;
+                super::commands::note_if_experimental(control, v.trim(), core);
                 words.push(format!("event={v}"));
             }
             Some(role) => {

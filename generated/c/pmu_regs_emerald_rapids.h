@@ -5083,6 +5083,35 @@ static inline uint64_t pmu_emerald_rapids_u_msr_pmon_uclk_fixed_ctr_event_count_
 static inline uint64_t pmu_emerald_rapids_u_msr_pmon_uclk_fixed_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_EMERALD_RAPIDS_U_MSR_PMON_UCLK_FIXED_CTR_EVENT_COUNT_MASK, PMU_EMERALD_RAPIDS_U_MSR_PMON_UCLK_FIXED_CTR_EVENT_COUNT_SHIFT, value); }
 
 /*
+ * UNC_CBO_CONFIG: The number of CHAs (the caching and home agents of the mesh tiles) this part
+ * has, as the part reports it.
+ *
+ * 64-bit MSR.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): From Linux.
+ * The notes in full: generated/docs/emerald_rapids/ubox.md.
+ */
+#define PMU_EMERALD_RAPIDS_UNC_CBO_CONFIG_WIDTH 64
+#define PMU_EMERALD_RAPIDS_UNC_CBO_CONFIG_COUNT 1
+#define PMU_EMERALD_RAPIDS_UNC_CBO_CONFIG_RESET 0x0000000000000000ULL
+#define PMU_EMERALD_RAPIDS_UNC_CBO_CONFIG_RESERVED_MASK 0x0000000000000000ULL
+#define PMU_EMERALD_RAPIDS_UNC_CBO_CONFIG_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_EMERALD_RAPIDS_UNC_CBO_CONFIG_WRITABLE_MASK 0x0000000000000000ULL
+#define PMU_EMERALD_RAPIDS_UNC_CBO_CONFIG 0x2FFEU
+
+/*
+ * num_cbo (bits 63:0, ro): The part's CHA count, numbered from 0. Zero where the part does not
+ * report it (the Emerald Rapids XCC die). Set by the part, not by software.
+ */
+#define PMU_EMERALD_RAPIDS_UNC_CBO_CONFIG_NUM_CBO_SHIFT 0
+#define PMU_EMERALD_RAPIDS_UNC_CBO_CONFIG_NUM_CBO_WIDTH 64
+#define PMU_EMERALD_RAPIDS_UNC_CBO_CONFIG_NUM_CBO_MASK 0xFFFFFFFFFFFFFFFFULL
+#define PMU_EMERALD_RAPIDS_UNC_CBO_CONFIG_NUM_CBO_MAX 0xFFFFFFFFFFFFFFFFULL
+static inline uint64_t pmu_emerald_rapids_unc_cbo_config_num_cbo_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_EMERALD_RAPIDS_UNC_CBO_CONFIG_NUM_CBO_MASK, PMU_EMERALD_RAPIDS_UNC_CBO_CONFIG_NUM_CBO_SHIFT); }
+
+/*
  * UPI (UPI (Ultra Path Interconnect link layer) performance monitoring): Each UPI link to
  * another socket has a link-layer monitoring block in PCI configuration space: a box control
  * and four 48-bit counters with their controls. Link n is device 1+n, function 1, device id

@@ -33,6 +33,9 @@ pub use crate::sapphire_rapids::ubox::{
     UUclkFixedCtr,
     UUclkFixedCtrLayout,
     U_MSR_PMON_UCLK_FIXED_CTR,
+    UncCboConfig,
+    UncCboConfigLayout,
+    UNC_CBO_CONFIG,
 };
 
 #[cfg(feature = "metadata")]
@@ -136,6 +139,22 @@ pub(crate) static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+#[cfg(feature = "metadata")]
+pub(crate) static UNC_CBO_CONFIG_INFO: RegisterInfo = RegisterInfo {
+    processor: "emerald-rapids", unit: "UBOX", name: UncCboConfigLayout::NAME, type_name: "UncCboConfig",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UncCboConfigLayout::RESET, reserved_mask: UncCboConfigLayout::RESERVED_MASK, ignored_mask: UncCboConfigLayout::IGNORED_MASK, writable_mask: UncCboConfigLayout::WRITABLE_MASK,
+    description: "The number of CHAs (the caching and home agents of the mesh tiles) this part has, as the part reports it.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "UNC_CBO_CONFIG", instance: "UBOX", index: 0, location: Location::Msr(0x2FFE), source: "linux-snbep" },
+    ]),
+    fields: UncCboConfigLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "From Linux", text: "Linux spr_uncore_cpu_init reads MSR 0x2FFE (SPR_MSR_UNC_CBO_CONFIG) with rdmsrl and takes the whole 64-bit value as the number of CHA boxes, in place of the discovery table's count, unless it reads 0 (commit \"perf/x86/uncore: Correct the number of CHAs on EMR\": the MSR always reads 0 on the Emerald Rapids XCC die). No source read splits the value into fields, so it is one read-only field here. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability." },
+    ],
+};
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -152,6 +171,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &U_CTR_INFO,
         &U_UCLK_FIXED_CTL_INFO,
         &U_UCLK_FIXED_CTR_INFO,
+        &UNC_CBO_CONFIG_INFO,
     ],
     events: &[],
     pmu: Some(&super::pmu::UBOX),

@@ -503,6 +503,66 @@ static U_UCLK_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The number of CHAs (the caching and home agents of the mesh tiles) this part has, as the part
+/// reports it.
+///
+/// `UNC_CBO_CONFIG`: 64-bit MSR register of the UBOX unit (sapphire-rapids). Fields, masks and
+/// sources: [`UncCboConfigLayout`].
+///
+/// **From Linux** (info): Linux spr_uncore_cpu_init reads MSR 0x2FFE (SPR_MSR_UNC_CBO_CONFIG) with
+/// rdmsrl and takes the whole 64-bit value as the number of CHA boxes, in place of the discovery
+/// table's count, unless it reads 0 (commit "perf/x86/uncore: Correct the number of CHAs on EMR":
+/// the MSR always reads 0 on the Emerald Rapids XCC die). No source read splits the value into
+/// fields, so it is one read-only field here. The reset value depends on the part; 0 is written
+/// here as a placeholder, as for every read-only capability.
+pub type UncCboConfig = Reg64<UncCboConfigLayout>;
+
+/// The layout of [`UncCboConfig`] (`UNC_CBO_CONFIG`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum UncCboConfigLayout {}
+
+impl Layout for UncCboConfigLayout {
+    const NAME: &'static str = "UNC_CBO_CONFIG";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &UNC_CBO_CONFIG_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "num_cbo", ident: "num_cbo", lsb: 0, msb: 63, access: Access::Ro,
+            description: "The part's CHA count, numbered from 0. Zero where the part does not report it (the Emerald Rapids XCC die). Set by the part, not by software.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl UncCboConfig {
+    /// `num_cbo` (bits 63:0, ro, reset 0x0): The part's CHA count, numbered from 0. Zero where the
+    /// part does not report it (the Emerald Rapids XCC die). Set by the part, not by software.
+    #[inline] pub const fn num_cbo(self) -> u64 { get_bits(self.raw64(), 63, 0) }
+}
+
+/// `UNC_CBO_CONFIG` of instance UBOX.
+pub const UNC_CBO_CONFIG: Msr<UncCboConfig> = Msr::new(0x2FFE, "UNC_CBO_CONFIG");
+
+#[cfg(feature = "metadata")]
+static UNC_CBO_CONFIG_INFO: RegisterInfo = RegisterInfo {
+    processor: "sapphire-rapids", unit: "UBOX", name: UncCboConfigLayout::NAME, type_name: "UncCboConfig",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: UncCboConfigLayout::RESET, reserved_mask: UncCboConfigLayout::RESERVED_MASK, ignored_mask: UncCboConfigLayout::IGNORED_MASK, writable_mask: UncCboConfigLayout::WRITABLE_MASK,
+    description: "The number of CHAs (the caching and home agents of the mesh tiles) this part has, as the part reports it.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "UNC_CBO_CONFIG", instance: "UBOX", index: 0, location: Location::Msr(0x2FFE), source: "linux-snbep" },
+    ]),
+    fields: UncCboConfigLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "From Linux", text: "Linux spr_uncore_cpu_init reads MSR 0x2FFE (SPR_MSR_UNC_CBO_CONFIG) with rdmsrl and takes the whole 64-bit value as the number of CHA boxes, in place of the discovery table's count, unless it reads 0 (commit \"perf/x86/uncore: Correct the number of CHAs on EMR\": the MSR always reads 0 on the Emerald Rapids XCC die). No source read splits the value into fields, so it is one read-only field here. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability." },
+    ],
+};
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -519,6 +579,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &U_CTR_INFO,
         &U_UCLK_FIXED_CTL_INFO,
         &U_UCLK_FIXED_CTR_INFO,
+        &UNC_CBO_CONFIG_INFO,
     ],
     events: &[],
     pmu: Some(&super::pmu::UBOX),

@@ -282,7 +282,10 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
     for plan in &plans {
         let backend = args.place.backend(&machine, plan.selection().route());
         match Session::open(&backend, plan.counting(), options) {
-            Ok(s) => sessions.push(s),
+            Ok(s) => {
+                crate::warn_mismatches(&s);
+                sessions.push(s);
+            }
             Err(e) => return close_all(sessions, Err(Failure::Runtime(e))),
         }
     }

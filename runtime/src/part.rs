@@ -97,7 +97,6 @@ pub fn box_count(machine: &Machine, pmu: &PmuInfo, socket: u32) -> Result<Option
     }))
 }
 
-
 /// One discovery table of the part, joined with the spec.
 #[derive(Debug)]
 pub struct JoinedTable {

@@ -222,7 +222,10 @@ fn on_a_machine_the_device_and_its_table_are_found() {
     // Without physical memory to read it from (or the privilege to): the device, why, and
     // the way round.
     assert_eq!(code, 1);
-    assert!(err.contains("socket 0 (device 0000:7e:00.1): reading "), "{err}");
+    assert!(
+        err.contains("socket 0 (device 0000:7e:00.1): reading "),
+        "{err}"
+    );
     assert!(err.contains("--table FILE"), "{err}");
     // Physical memory as a sparse file holding the table at the BAR's address: read in place.
     use std::io::{Seek, SeekFrom, Write};
@@ -250,15 +253,7 @@ fn on_a_machine_the_device_and_its_table_are_found() {
     // A second socket's device, its table elsewhere in memory listing one box: every
     // socket's table is shown, each row with its socket.
     const SECOND: Bdf = Bdf::new(0xfe, 0, 1);
-    let one = MemoryTable::build(
-        0xFE00_1000,
-        SECOND,
-        0x2FF0,
-        &[TableBox {
-            box_id: 7,
-            ..table_box(0)
-        }],
-    );
+    let one = MemoryTable::build(0xFE00_1000, SECOND, 0x2FF0, &[table_box(7)]);
     let dev = root
         .path()
         .join("sys/bus/pci/devices")

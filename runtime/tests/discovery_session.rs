@@ -317,7 +317,8 @@ fn chas_the_part_counts_are_taken_though_the_table_leaves_them_out() {
     let p = processor("sapphire-rapids");
     let boxes = Boxes::of(p);
     let cha = |n: &str| boxes.find(n).unwrap();
-    let without_last_20 = |l: &mut Vec<TableBox>| l.retain(|t| !(t.box_type == 0 && t.box_id >= 40));
+    let without_last_20 =
+        |l: &mut Vec<TableBox>| l.retain(|t| !(t.box_type == 0 && t.box_id >= 40));
     let machine = Machine::simulating(p);
     publish_edited(&machine, boxes, without_last_20);
     let joined = pmu_runtime::part::joined_tables(&machine, boxes);
@@ -349,18 +350,31 @@ fn with_allow_mismatch_what_disagrees_is_still_reported() {
     table.set_qword(32, (q & !(0xFF << 16)) | (32 << 16));
     sim.publish_discovery_table(Some(table));
     let backend = Backend::Registers(&machine);
-    let session = Session::open(&backend, &selection(boxes, &[cha0]), options(&backend, true)).unwrap();
+    let session = Session::open(
+        &backend,
+        &selection(boxes, &[cha0]),
+        options(&backend, true),
+    )
+    .unwrap();
     assert_eq!(session.warnings().len(), 1, "{:?}", session.warnings());
     let w = &session.warnings()[0];
     assert!(
         w.starts_with("socket 0 (device 0000:7e:00.1): box CHA0: width: table 32, spec 48 ("),
         "{w}"
     );
-    assert!(w.ends_with("programmed as the spec says (--allow-mismatch)"), "{w}");
+    assert!(
+        w.ends_with("programmed as the spec says (--allow-mismatch)"),
+        "{w}"
+    );
     session.close().unwrap();
     // A box the table agrees with gives none.
     let cha1 = boxes.find("CHA1").unwrap();
-    let session = Session::open(&backend, &selection(boxes, &[cha1]), options(&backend, true)).unwrap();
+    let session = Session::open(
+        &backend,
+        &selection(boxes, &[cha1]),
+        options(&backend, true),
+    )
+    .unwrap();
     assert!(session.warnings().is_empty(), "{:?}", session.warnings());
     session.close().unwrap();
 }
@@ -369,11 +383,21 @@ fn with_allow_mismatch_what_disagrees_is_still_reported() {
 fn a_memory_mapped_box_control_a_stride_away_is_refused() {
     let (boxes, machine, _) = spr();
     // IMC1's entry 0x100 bytes past its box control, in no other box's place.
-    publish_edited(&machine, boxes, |l| {
-        for t in l.iter_mut().filter(|t| t.box_type == 6 && t.box_id == 1) {
-            t.box_control += 0x100;
-        }
-    });
+    let sim = machine.sim().unwrap();
+    let mut table = sim.discovery_table().unwrap();
+    let read = pmu_runtime::discovery::read_table(&table, table.base).unwrap();
+    let entry = read
+        .boxes
+        .iter()
+        .find(|b| b.box_type == 6 && b.box_id == 1)
+        .unwrap()
+        .entry as u64;
+    // The unit entries follow the global state, one stride apart; the box control is the
+    // entry's second qword.
+    let at = (entry + 1) * read.global.stride + 8;
+    let q = table.qword(at);
+    table.set_qword(at, q + 0x100);
+    sim.publish_discovery_table(Some(table));
     let imc1 = boxes.find("IMC1").unwrap();
     refused_then_allowed(&machine, boxes, imc1, "box control: table memory 0x");
 }
@@ -388,11 +412,8 @@ fn a_table_that_cannot_be_read_refuses_every_discovered_box_unless_allowed() {
     sim.publish_discovery_table(Some(table));
     refused_then_allowed(&machine, boxes, cha0, "cannot be read");
     // A box of a unit without a discovery type (the U-box) is not checked.
-    let ubox = boxes
-        .boxes
-        .iter()
-        .find(|b| b.pmu.discovery_type.is_none() && b.scope() == pmu_regs::Scope::Socket)
-        .unwrap();
+    let ubox = boxes.find("UBOX").unwrap();
+    assert!(ubox.pmu.discovery_type.is_none());
     assert_eq!(count(&machine, boxes, &[ubox], false), Ok(1037));
 }
 

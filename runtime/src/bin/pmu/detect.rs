@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::discovery::{BoxStatus, DISCOVERY_DEVICE_ID};
-use pmu_runtime::part::joined_tables;
 use pmu_runtime::machine::Machine;
 use pmu_runtime::part;
+use pmu_runtime::part::joined_tables;
 use serde_json::json;
 
 use pmu_runtime::identify::CpuSignature;

@@ -152,9 +152,9 @@ fn text(tables: &[(u32, Joined)], csv: bool) -> String {
         "WIDTH",
         "DETAIL",
     ];
-    let rows = tables.iter().flat_map(|(socket, joined)| {
-        joined.boxes.iter().map(move |b| (socket, b))
-    });
+    let rows = tables
+        .iter()
+        .flat_map(|(socket, joined)| joined.boxes.iter().map(move |b| (socket, b)));
     let rows = rows.map(|(socket, b)| {
         let t = b.table.as_ref();
         vec![

@@ -359,6 +359,7 @@ fn structure_agrees(pmu: &pmu_regs::structure::PmuInfo, j: &Value) {
     assert_eq!(
         j,
         &json!({"scope": kebab(pmu.scope), "discovery_type": pmu.discovery_type,
+            "discovery_ignored": pmu.discovery_ignored.map(|d| json!({"source": d.source, "description": d.description})),
                 "controls": names(pmu.controls),
                 "statuses": names(pmu.statuses), "overflow_clears": names(pmu.overflow_clears),
                 "counters": counters, "filters": filters, "routes": routes, "notes": notes}),

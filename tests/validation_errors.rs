@@ -139,6 +139,9 @@ error_cases!(
     count_default_errors,
     count_default_outside_control,
     count_default_without_pmu,
+    // The spec's corrections of the discovery table (spec/README.md, "<discovery-ignored>").
+    pmu_discovery_ignored_without_type,
+    pmu_discovery_ignored_without_description,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).
@@ -287,9 +290,11 @@ fn units_from() {
 }
 
 /// `<box-count>`: an unknown kind, a register named where none is read or missing where
-/// one is, register and field lists of different lengths, an unknown source, no description;
-/// and, once every unit is known, an unknown register, a field that cannot hold a bit per box
-/// (a register of another unit is fine), or fields with too few bits together.
+/// one is, register and field lists of different lengths, a `value` read from two registers,
+/// an unknown source, no description; and, once every unit is known, an unknown register, a
+/// field that cannot hold a bit per box (a register of another unit is fine), fields with too
+/// few bits together, or a `value` field too narrow for the unit's boxes (an eight-bit one for
+/// three boxes is fine).
 #[test]
 fn box_count() {
     insta::assert_snapshot!(spec_diagnostics("box_count"));

@@ -546,6 +546,9 @@ pub struct PmuInfo {
     /// How software learns which socket owns each uncore PCI bus, on the unit whose device
     /// holds the node-id registers; `None` on every other unit.
     pub socket_bus: Option<SocketBusInfo>,
+    /// The discovery table's entries of this unit's type are known to be wrong; the spec's
+    /// boxes are trusted instead. `None`: the table is believed.
+    pub discovery_ignored: Option<DiscoveryIgnoredInfo>,
     /// Decisions about the structure, with their sources.
     pub notes: &'static [NoteInfo],
 }
@@ -609,13 +612,16 @@ pub enum BoxCountRule {
     /// The number of set bits of one or more fields (each of one register instance),
     /// summed: one bit per box present.
     SetBits(&'static [BitRef]),
+    /// The value of one field; zero means the part does not say (software then takes the
+    /// discovery table's count).
+    Value(BitRef),
     /// The number of cores of the socket (one box per core).
     CoresPerSocket,
 }
 
 impl BoxCountRule {
     /// The count the values read from the rule's registers give, one value per field in
-    /// order (`SetBits`: the set bits of every field, summed).
+    /// order (`SetBits`: the set bits of every field, summed; `Value`: the field's value).
     pub fn count_from(&self, raws: &[u64]) -> Option<u32> {
         match self {
             BoxCountRule::SetBits(bits) => Some(
@@ -624,9 +630,23 @@ impl BoxCountRule {
                     .map(|(b, &raw)| b.field.extract(raw).count_ones())
                     .sum(),
             ),
+            BoxCountRule::Value(b) => raws
+                .first()
+                .map(|&raw| u32::try_from(b.field.extract(raw)).unwrap_or(u32::MAX)),
             BoxCountRule::CoresPerSocket => None,
         }
     }
+}
+
+/// The discovery table's entries of a unit's type are known to be wrong (a firmware bug a
+/// public source works around), so software trusts the spec's description of the boxes
+/// (the spec's `<discovery-ignored>`).
+#[derive(Debug, Clone, Copy)]
+pub struct DiscoveryIgnoredInfo {
+    /// The public source that ignores them (a `processors.xml` source id).
+    pub source: &'static str,
+    /// What is wrong with the entries, in words, for messages.
+    pub description: &'static str,
 }
 
 /// The Linux perf PMU (in `/sys/bus/event_source/devices`) that counts some counters of one

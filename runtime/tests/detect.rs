@@ -149,8 +149,8 @@ fn detect_reports_the_discovery_table_not_found_unread_or_joined() {
     let out = detect_spr(root.path());
     assert!(
         out.contains(&format!(
-            "discovery table: 0000:7e:00.1: {n} boxes: {} matching, 0 missing, 0 unknown, 1 disagreeing (pmu discover lists them)",
-            n - 1
+            "discovery table: 0000:7e:00.1: {n} boxes: {} matching, 0 missing, 0 unknown, 1 disagreeing, 8 ignored, 0 counted by the part (pmu discover lists them)",
+            n - 9
         )),
         "{out}"
     );
@@ -165,16 +165,26 @@ fn detect_reports_the_discovery_table_not_found_unread_or_joined() {
             &table["matching"],
             &table["missing"],
             &table["unknown"],
-            &table["disagreeing"]
+            &table["disagreeing"],
+            &table["ignored"],
+            &table["counted_by_part"]
         ],
         [
-            &serde_json::json!(n - 1),
+            &serde_json::json!(n - 9),
             &serde_json::json!(0),
             &serde_json::json!(0),
-            &serde_json::json!(1)
+            &serde_json::json!(1),
+            &serde_json::json!(8),
+            &serde_json::json!(0)
         ],
         "{json}"
     );
+    // Granite Rapids-D (06_AE) is driven by the same uncore code as 06_AD (Linux uncore.c:
+    // gnr_uncore_init for both), so it is the same spec.
+    for model in [0xAD, 0xAE] {
+        let out = detect("GenuineIntel", 6, model, 1);
+        assert!(out.contains("specs: granite-rapids ("), "{model:#x}: {out}");
+    }
     // A processor whose spec has no discovery types (Skylake-SP) gets no discovery line.
     let out = detect("GenuineIntel", 6, 0x55, 4);
     assert!(out.contains("specs: skylake-sp ("), "{out}");

@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use pmu_regs::{AddressInfo, Location, ProcessorInfo, PROCESSORS};
 use pmu_runtime::boxes::{Boxes, PmuBox, Reg};
-use pmu_runtime::discovery::{join, table_boxes, MemoryTable};
+use pmu_runtime::discovery::{join, table_boxes, MemoryTable, TableBox};
 use pmu_runtime::machine::Machine;
 use pmu_runtime::sampling::uncore::EventSelect;
 use pmu_runtime::session::{Backend, Options, Selection, Session};
-use pmu_runtime::sim::{Sim, DISCOVERY_DEVICE, DISCOVERY_TABLE};
+use pmu_runtime::sim::{Sim, SimConfig, DISCOVERY_DEVICE, DISCOVERY_TABLE};
 use pmu_runtime::{read_by_info, Place};
 
 fn processor(id: &str) -> &'static ProcessorInfo {
@@ -223,25 +223,183 @@ fn a_box_control_strides_away_names_both_addresses() {
     );
 }
 
+/// Publishes on `machine`'s simulator the table of `boxes`, changed by `edit`.
+fn publish_edited(machine: &Machine, boxes: &'static Boxes, edit: impl FnOnce(&mut Vec<TableBox>)) {
+    let mut listed = table_boxes(boxes, DISCOVERY_DEVICE.bus).unwrap();
+    edit(&mut listed);
+    let global = listed[0].box_control;
+    machine
+        .sim()
+        .unwrap()
+        .publish_discovery_table(Some(MemoryTable::build(
+            DISCOVERY_TABLE,
+            DISCOVERY_DEVICE,
+            global,
+            &listed,
+        )));
+}
+
 #[test]
 fn a_box_the_table_does_not_list_is_refused_unless_allowed() {
     let (boxes, machine, _) = spr();
-    let sim = machine.sim().unwrap();
-    let mut listed = table_boxes(boxes, DISCOVERY_DEVICE.bus).unwrap();
-    listed.retain(|t| !(t.box_type == 0 && t.box_id == 5));
-    let global = listed[0].box_control;
-    sim.publish_discovery_table(Some(MemoryTable::build(
-        DISCOVERY_TABLE,
-        DISCOVERY_DEVICE,
-        global,
-        &listed,
-    )));
+    publish_edited(&machine, boxes, |l| {
+        l.retain(|t| !(t.box_type == 1 && t.box_id == 5))
+    });
     refused_then_allowed(
         &machine,
         boxes,
-        boxes.find("CHA5").unwrap(),
+        boxes.find("IIO5").unwrap(),
         "the table does not list it",
     );
+}
+
+/// The boxes of `boxes` whose units have discovery type `t`.
+fn of_type(boxes: &'static Boxes, t: u16) -> Vec<&'static PmuBox> {
+    boxes
+        .boxes
+        .iter()
+        .filter(|b| b.pmu.discovery_type == Some(t))
+        .collect()
+}
+
+#[test]
+fn upi_and_m3upi_entries_linux_ignores_never_refuse_their_boxes() {
+    // A table that carries the known-wrong entries: UPI0's box control elsewhere in its
+    // device, UPI1 and every M3UPI box left out.
+    let (boxes, machine, _) = spr();
+    publish_edited(&machine, boxes, |l| {
+        for t in l.iter_mut().filter(|t| t.box_type == 8 && t.box_id == 0) {
+            t.box_control += 0x40;
+        }
+        l.retain(|t| !(t.box_type == 8 && t.box_id == 1) && t.box_type != 9);
+    });
+    let (upi, m3upi) = (of_type(boxes, 8), of_type(boxes, 9));
+    assert_eq!((upi.len(), m3upi.len()), (4, 4));
+    let joined = pmu_runtime::part::joined_tables(&machine, boxes);
+    let joined = joined[0].joined.as_ref().unwrap();
+    for b in upi.iter().chain(&m3upi) {
+        let j = joined.of(b).unwrap();
+        assert_eq!(j.status.as_str(), "ignored", "{}", b.instance);
+        assert!(
+            j.status
+                .detail()
+                .starts_with("table ignored (linux-discovery): Linux ignores"),
+            "{}",
+            j.status.detail()
+        );
+    }
+    // Counted at the spec's addresses without --allow-mismatch, and put back.
+    let picked: Vec<&'static PmuBox> = upi.iter().chain(&m3upi).copied().collect();
+    let before: Vec<u64> = registers(&picked)
+        .iter()
+        .map(|r| read(machine.sim().unwrap(), *r))
+        .collect();
+    assert_eq!(count(&machine, boxes, &picked, false), Ok(1037));
+    let after: Vec<u64> = registers(&picked)
+        .iter()
+        .map(|r| read(machine.sim().unwrap(), *r))
+        .collect();
+    assert_eq!(before, after);
+    // The same corruption of a box the table is believed for is refused.
+    publish_edited(&machine, boxes, |l| {
+        for t in l.iter_mut().filter(|t| t.box_type == 1 && t.box_id == 0) {
+            t.box_control += 1;
+        }
+    });
+    let iio0 = boxes.find("IIO0").unwrap();
+    let e = count(&machine, boxes, &[iio0], false).unwrap_err();
+    assert!(e.contains("box control: table "), "{e}");
+}
+
+#[test]
+fn chas_the_part_counts_are_taken_though_the_table_leaves_them_out() {
+    // The table lists 40 CHAs (its count is wrong); the part's MSR 0x2FFE says 60.
+    let p = processor("sapphire-rapids");
+    let boxes = Boxes::of(p);
+    let cha = |n: &str| boxes.find(n).unwrap();
+    let without_last_20 =
+        |l: &mut Vec<TableBox>| l.retain(|t| !(t.box_type == 0 && t.box_id >= 40));
+    let machine = Machine::simulating(p);
+    publish_edited(&machine, boxes, without_last_20);
+    let joined = pmu_runtime::part::joined_tables(&machine, boxes);
+    let j = joined[0].joined.as_ref().unwrap().of(cha("CHA45")).unwrap();
+    assert_eq!(j.status.as_str(), "counted-by-part");
+    assert!(
+        j.status.detail().contains("the part has 60 of its unit's boxes (UNC_CBO_CONFIG.num_cbo = 0x3c on socket 0; linux-snbep)"),
+        "{}",
+        j.status.detail()
+    );
+    assert_eq!(count(&machine, boxes, &[cha("CHA45")], false), Ok(1037));
+    // Where the MSR reads 0 (the Emerald Rapids XCC die), the table's count stands: a CHA it
+    // leaves out is refused.
+    let machine = Machine::simulated(SimConfig {
+        part: &[("CHA", 0)],
+        ..SimConfig::of(p)
+    });
+    publish_edited(&machine, boxes, without_last_20);
+    refused_then_allowed(&machine, boxes, cha("CHA45"), "the table does not list it");
+    assert_eq!(count(&machine, boxes, &[cha("CHA39")], false), Ok(1037));
+}
+
+#[test]
+fn with_allow_mismatch_what_disagrees_is_still_reported() {
+    let (boxes, machine, cha0) = spr();
+    let sim = machine.sim().unwrap();
+    let mut table = sim.discovery_table().unwrap();
+    let q = table.qword(32);
+    table.set_qword(32, (q & !(0xFF << 16)) | (32 << 16));
+    sim.publish_discovery_table(Some(table));
+    let backend = Backend::Registers(&machine);
+    let session = Session::open(
+        &backend,
+        &selection(boxes, &[cha0]),
+        options(&backend, true),
+    )
+    .unwrap();
+    assert_eq!(session.warnings().len(), 1, "{:?}", session.warnings());
+    let w = &session.warnings()[0];
+    assert!(
+        w.starts_with("socket 0 (device 0000:7e:00.1): box CHA0: width: table 32, spec 48 ("),
+        "{w}"
+    );
+    assert!(
+        w.ends_with("programmed as the spec says (--allow-mismatch)"),
+        "{w}"
+    );
+    session.close().unwrap();
+    // A box the table agrees with gives none.
+    let cha1 = boxes.find("CHA1").unwrap();
+    let session = Session::open(
+        &backend,
+        &selection(boxes, &[cha1]),
+        options(&backend, true),
+    )
+    .unwrap();
+    assert!(session.warnings().is_empty(), "{:?}", session.warnings());
+    session.close().unwrap();
+}
+
+#[test]
+fn a_memory_mapped_box_control_a_stride_away_is_refused() {
+    let (boxes, machine, _) = spr();
+    // IMC1's entry 0x100 bytes past its box control, in no other box's place.
+    let sim = machine.sim().unwrap();
+    let mut table = sim.discovery_table().unwrap();
+    let read = pmu_runtime::discovery::read_table(&table, table.base).unwrap();
+    let entry = read
+        .boxes
+        .iter()
+        .find(|b| b.box_type == 6 && b.box_id == 1)
+        .unwrap()
+        .entry as u64;
+    // The unit entries follow the global state, one stride apart; the box control is the
+    // entry's second qword.
+    let at = (entry + 1) * read.global.stride + 8;
+    let q = table.qword(at);
+    table.set_qword(at, q + 0x100);
+    sim.publish_discovery_table(Some(table));
+    let imc1 = boxes.find("IMC1").unwrap();
+    refused_then_allowed(&machine, boxes, imc1, "box control: table memory 0x");
 }
 
 #[test]
@@ -254,11 +412,8 @@ fn a_table_that_cannot_be_read_refuses_every_discovered_box_unless_allowed() {
     sim.publish_discovery_table(Some(table));
     refused_then_allowed(&machine, boxes, cha0, "cannot be read");
     // A box of a unit without a discovery type (the U-box) is not checked.
-    let ubox = boxes
-        .boxes
-        .iter()
-        .find(|b| b.pmu.discovery_type.is_none() && b.scope() == pmu_regs::Scope::Socket)
-        .unwrap();
+    let ubox = boxes.find("UBOX").unwrap();
+    assert!(ubox.pmu.discovery_type.is_none());
     assert_eq!(count(&machine, boxes, &[ubox], false), Ok(1037));
 }
 

@@ -297,6 +297,7 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
                     box_count: None,
                     // Nor which socket owns a PCI bus: it has none.
                     socket_bus: None,
+                    discovery_ignored: None,
                 })
             });
             leak(UnitInfo {

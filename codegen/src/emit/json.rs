@@ -353,11 +353,19 @@ struct Event<'a> {
     experimental: bool,
 }
 
+/// Why the discovery table's entries of a unit's type are not believed (`<discovery-ignored>`).
+#[derive(Serialize)]
+struct DiscoveryIgnored<'a> {
+    source: &'a str,
+    description: &'a str,
+}
+
 /// A unit's PMU structure (`<pmu>`): registers are named by their template name in the unit.
 #[derive(Serialize)]
 struct Pmu<'a> {
     scope: &'static str,
     discovery_type: Option<u16>,
+    discovery_ignored: Option<DiscoveryIgnored<'a>>,
     controls: Vec<&'a str>,
     statuses: Vec<&'a str>,
     overflow_clears: Vec<&'a str>,
@@ -484,6 +492,10 @@ fn structure<'a>(p: &'a model::Processor, u: &'a model::Unit, pmu: &'a mp::Pmu) 
     Pmu {
         scope: pmu.scope.as_str(),
         discovery_type: pmu.discovery_type,
+        discovery_ignored: pmu.discovery_ignored.as_ref().map(|d| DiscoveryIgnored {
+            source: &d.source,
+            description: &d.description,
+        }),
         controls: names(&pmu.controls),
         statuses: names(&pmu.statuses),
         overflow_clears: names(&pmu.overflow_clears),

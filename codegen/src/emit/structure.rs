@@ -491,6 +491,13 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
     });
     let box_count = opt(pmu.box_count.as_ref().map(|b| box_count(names, b)));
     let socket_bus = opt(pmu.socket_bus.as_ref().map(|b| socket_bus(names, b)));
+    let discovery_ignored = opt(pmu.discovery_ignored.as_ref().map(|d| {
+        let (source, description) = (&d.source, text_lit(&d.description));
+        quote!(DiscoveryIgnoredInfo {
+            source: #source,
+            description: #description,
+        })
+    }));
     let (proc_id, unit_name) = (&names.p.id, &unit.name);
     let doc = unit_doc(unit, pmu);
     quote! {
@@ -509,6 +516,7 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
             perf: #perf,
             box_count: #box_count,
             socket_bus: #socket_bus,
+            discovery_ignored: #discovery_ignored,
             notes: &[#(#notes),*],
         };
     }
@@ -520,6 +528,10 @@ fn box_count(names: &Names, b: &BoxCount) -> TokenStream {
         BoxCountRule::SetBits(bits) => {
             let bits = bits.iter().map(|b| bit_literal(names, b));
             quote!(BoxCountRule::SetBits(&[#(#bits),*]))
+        }
+        BoxCountRule::Value(bit) => {
+            let bit = bit_literal(names, bit);
+            quote!(BoxCountRule::Value(#bit))
         }
         BoxCountRule::CoresPerSocket => quote!(BoxCountRule::CoresPerSocket),
     };
@@ -753,6 +765,7 @@ fn references(p: &Processor) -> (BTreeSet<(usize, usize)>, BTreeSet<FieldKey>) {
         .flat_map(|m| &m.box_count);
     let count_bits = counted.flat_map(|b| match &b.rule {
         BoxCountRule::SetBits(bits) => bits.as_slice(),
+        BoxCountRule::Value(bit) => std::slice::from_ref(bit),
         BoxCountRule::CoresPerSocket => &[],
     });
     let bus_bits = p

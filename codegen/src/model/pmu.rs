@@ -357,8 +357,21 @@ pub struct Pmu {
     /// How software learns which socket owns each uncore PCI bus (`<socket-bus>`, on the
     /// unit whose device holds the node-id registers).
     pub socket_bus: Option<SocketBus>,
+    /// The discovery table's entries of this unit's type are known to be wrong, and the
+    /// spec is trusted instead (`<discovery-ignored>`; only with a `discovery_type`).
+    pub discovery_ignored: Option<DiscoveryIgnored>,
     /// Decisions about the structure and their sources.
     pub notes: Vec<super::Note>,
+}
+
+/// Why the discovery table's entries of a unit's type are not believed (a firmware bug a
+/// public source works around), with its source.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiscoveryIgnored {
+    /// The public source that ignores them.
+    pub source: String,
+    /// What is wrong with them, in our words.
+    pub description: String,
 }
 
 /// How software learns, on a given part, how many boxes of a unit it has: boxes 0 to n-1
@@ -380,6 +393,9 @@ pub enum BoxCountRule {
     /// (one bit per box present: the Skylake-SP CHAs in CAPID6, Ice Lake-SP's in CAPID6 and
     /// CAPID7).
     SetBits(Vec<BitRef>),
+    /// The value of one field (the Sapphire Rapids CHA count in MSR 0x2FFE); zero means the
+    /// part does not say (software falls back to the discovery table's count).
+    Value(BitRef),
     /// The number of cores of the socket (one box per core: the E5-2600 v3/v4 C-boxes).
     CoresPerSocket,
 }

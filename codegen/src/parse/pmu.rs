@@ -36,8 +36,23 @@ pub struct RawPmu {
     pub box_count: Option<RawBoxCount>,
     #[serde(default, rename = "socket-bus")]
     pub socket_bus: Option<RawSocketBus>,
+    #[serde(default, rename = "discovery-ignored")]
+    pub discovery_ignored: Option<RawDiscoveryIgnored>,
     #[serde(default)]
     pub note: Vec<RawNote>,
+}
+
+/// `<discovery-ignored>`: the discovery table's entries of the unit's type are known to be
+/// wrong; software trusts the spec's description of its boxes instead.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDiscoveryIgnored {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@source")]
+    pub source: String,
+    #[serde(rename = "$text", default)]
+    pub text: String,
 }
 
 /// `<socket-bus>`: how software learns which socket owns each PCI bus that holds uncore
@@ -73,10 +88,11 @@ pub struct RawSocketBus {
 pub struct RawBoxCount {
     #[serde(rename = "@_at")]
     pub at: usize,
-    /// `set-bits` or `cores-per-socket`.
+    /// `set-bits`, `value` or `cores-per-socket`.
     #[serde(rename = "@count")]
     pub count: String,
-    /// With `set-bits`: the concrete register name and the field whose set bits count.
+    /// With `set-bits` and `value`: the concrete register name and the field whose set bits
+    /// (or whose value) count.
     #[serde(rename = "@register")]
     pub register: Option<String>,
     #[serde(rename = "@field")]

@@ -53,6 +53,7 @@ pub static CORE: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -139,6 +140,7 @@ pub static DF: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -214,6 +216,7 @@ pub static L3: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -285,6 +288,7 @@ pub static UMC: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",

@@ -103,6 +103,7 @@ pub static CORE: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",

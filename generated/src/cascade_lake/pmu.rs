@@ -412,6 +412,7 @@ pub static CHA: PmuInfo = PmuInfo {
             has enabled (Linux skx_count_chabox).",
     }),
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -625,6 +626,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -713,6 +715,7 @@ pub static IIO: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -841,6 +844,7 @@ pub static IMC: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -937,6 +941,7 @@ pub static IRP: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1032,6 +1037,7 @@ pub static M2M: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1137,6 +1143,7 @@ pub static M3UPI: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1256,6 +1263,7 @@ pub static PCU: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1459,6 +1467,7 @@ pub static UBOX: PmuInfo = PmuInfo {
             goes with the nearest lower bus that has one: the first bus of the \
             socket's first stack, below every other bus of the socket.",
     }),
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1598,6 +1607,7 @@ pub static UPI: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",

@@ -4,7 +4,7 @@
 //! `PmuInfo` per unit that declares one, the global level, the role traits its layouts implement,
 //! and the named fields and overflow bits they refer to. See `crate::structure`.
 use crate::structure::*;
-use crate::support::NoteInfo;
+use crate::support::{FieldInfo, NoteInfo};
 /// PMU structure of the CHA (caching and home agent) performance monitoring (4 counters per box;
 /// boxes CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13,
 /// CHA14, CHA15, CHA16, CHA17, CHA18, CHA19, CHA20, CHA21, CHA22, CHA23, CHA24, CHA25, CHA26,
@@ -21,8 +21,17 @@ use crate::support::NoteInfo;
 /// of CHAs in the discovery table is wrong on some Sapphire Rapids variants because of a firmware
 /// bug, so the kernel reads it from MSR 0x2FFE (SPR_MSR_UNC_CBO_CONFIG) instead; that MSR reads 0
 /// on the Emerald Rapids XCC die, where the table is right, and the kernel keeps the table's count
-/// then. We describe 60 CHAs; which of them a part has is the discovery table's (or that MSR's)
-/// answer at run time.
+/// then. We describe 60 CHAs and follow the kernel: the box-count reads that MSR, the boxes it
+/// counts are trusted at the spec's addresses even where the table does not list them, and where it
+/// reads 0 the table's entries decide.
+///
+/// **Emerald Rapids may have more than 60 CHAs** (source-conflict): Emerald Rapids takes these
+/// units (units-from), so its spec lists 60 CHAs too. Its largest parts have 64 cores (the Xeon
+/// Platinum 8592+), and each core sits on a tile with its own CHA, so such a part has at least 64;
+/// no public source read (Linux, which counts them from the table or MSR 0x2FFE; Intel PCM; likwid)
+/// states the Emerald Rapids count or an address past CHA59. Decision: keep 60 until a source gives
+/// more. On such a part pmu discover lists CHA 60 and up as unknown table entries (the table still
+/// says where they are), and those CHAs cannot be counted through the registers.
 ///
 /// **No box status, no routes** (info): The discovery table gives each box a status register, but
 /// no public source read gives its layout or address (likwid has MSR_UNC_SPR_C0_PMON_BOX_STATUS =
@@ -144,8 +153,24 @@ pub static CHA: PmuInfo = PmuInfo {
         CHA_PERF.of_box("CHA58", "uncore_cha_58"),
         CHA_PERF.of_box("CHA59", "uncore_cha_59"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Value(BitRef {
+            register: &super::ubox::UNC_CBO_CONFIG_INFO,
+            instance: "UBOX",
+            index: 0,
+            field: UNC_CBO_CONFIG_NUM_CBO,
+            register_name: "UNC_CBO_CONFIG",
+            qualified: "UNC_CBO_CONFIG.num_cbo",
+        }),
+        source: "linux-snbep",
+        description: "The value of MSR 0x2FFE (SPR_MSR_UNC_CBO_CONFIG, the U-box file's \
+            UNC_CBO_CONFIG) is the number of CHAs: Linux spr_uncore_cpu_init takes \
+            it in place of the discovery table's count, which a firmware bug makes \
+            wrong on some Sapphire Rapids variants. Where it reads 0 (the Emerald \
+            Rapids XCC die, whose table is right) the table's count stands.",
+    }),
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -162,9 +187,23 @@ pub static CHA: PmuInfo = PmuInfo {
             wrong on some Sapphire Rapids variants because of a firmware bug, so the \
             kernel reads it from MSR 0x2FFE (SPR_MSR_UNC_CBO_CONFIG) instead; that \
             MSR reads 0 on the Emerald Rapids XCC die, where the table is right, and \
-            the kernel keeps the table's count then. We describe 60 CHAs; which of \
-            them a part has is the discovery table's (or that MSR's) answer at run \
-            time.",
+            the kernel keeps the table's count then. We describe 60 CHAs and follow \
+            the kernel: the <box-count> reads that MSR, the boxes it counts are \
+            trusted at the spec's addresses even where the table does not list them, \
+            and where it reads 0 the table's entries decide.",
+        },
+        NoteInfo {
+            kind: "source-conflict",
+            title: "Emerald Rapids may have more than 60 CHAs",
+            text: "Emerald Rapids takes these units (units-from), so its spec lists 60 \
+            CHAs too. Its largest parts have 64 cores (the Xeon Platinum 8592+), and \
+            each core sits on a tile with its own CHA, so such a part has at least \
+            64; no public source read (Linux, which counts them from the table or \
+            MSR 0x2FFE; Intel PCM; likwid) states the Emerald Rapids count or an \
+            address past CHA59. Decision: keep 60 until a source gives more. On such \
+            a part `pmu discover` lists CHA 60 and up as unknown table entries (the \
+            table still says where they are), and those CHAs cannot be counted \
+            through the registers.",
         },
         NoteInfo {
             kind: "info",
@@ -387,6 +426,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -501,6 +541,7 @@ pub static IIO: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -638,6 +679,7 @@ pub static IMC: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -764,6 +806,7 @@ pub static IRP: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -858,6 +901,7 @@ pub static M2M: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -916,8 +960,8 @@ const M2M_PERF: PerfInfo = PerfInfo {
 /// spr_uncore_m3upi in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
 /// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
 /// Linux does not use these entries on Sapphire Rapids (it lists the UPI and M3UPI types among the
-/// units the discovery table does not support and describes them itself), so on a real part the
-/// join may show them disagreeing: that is the table's error the kernel works around.
+/// units the discovery table does not support and describes them itself), so the join shows them
+/// ignored (the discovery-ignored above) and never refuses them for what the table says.
 pub static M3UPI: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "M3UPI",
@@ -962,6 +1006,14 @@ pub static M3UPI: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: Some(DiscoveryIgnoredInfo {
+        source: "linux-discovery",
+        description: "Linux ignores the discovery table's M3UPI entries on Sapphire Rapids \
+            (spr_uncore_units_ignore in uncore_snbep.c lists UNCORE_SPR_UPI and \
+            UNCORE_SPR_M3UPI): the UPI entry is broken on some variants, and the \
+            M3UPI entries with it. The kernel describes these boxes itself, as the \
+            spec does, so the table's entries of this type are not compared.",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -997,8 +1049,8 @@ pub static M3UPI: PmuInfo = PmuInfo {
             `pmu discover` joins the table with this unit by it. Linux does not use \
             these entries on Sapphire Rapids (it lists the UPI and M3UPI types among \
             the units the discovery table does not support and describes them \
-            itself), so on a real part the join may show them disagreeing: that is \
-            the table's error the kernel works around.",
+            itself), so the join shows them ignored (the <discovery-ignored> above) \
+            and never refuses them for what the table says.",
         },
     ],
 };
@@ -1030,6 +1082,13 @@ const M3UPI_PERF: PerfInfo = PerfInfo {
 /// Sapphire Rapids the kernel names its one box after the type id: uncore_type_5
 /// (uncore_get_alias_name), with the generic formats of uncore_discovery.c (the discovery-generic
 /// driver).
+///
+/// **Box types the spec does not describe** (info): The discovery table of a Sapphire Rapids (and
+/// Emerald Rapids) part also lists the M2PCIe (type 3 in Linux's spr_uncores), the PCU (type 4),
+/// the MDF (type 11), the CXL boxes and, on HBM parts, the HBM channels: every public source read
+/// (Linux uncore_snbep.c, Intel PCM, likwid) takes their addresses from the table at run time, and
+/// none states them outside it, so there is no unit file for them. pmu discover lists their entries
+/// as unknown; a unit file with their discovery-type would join them.
 pub static UBOX: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "UBOX",
@@ -1065,6 +1124,7 @@ pub static UBOX: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1093,6 +1153,18 @@ pub static UBOX: PmuInfo = PmuInfo {
             after the type id: uncore_type_5 (uncore_get_alias_name), with the \
             generic formats of uncore_discovery.c (the discovery-generic driver).",
         },
+        NoteInfo {
+            kind: "info",
+            title: "Box types the spec does not describe",
+            text: "The discovery table of a Sapphire Rapids (and Emerald Rapids) part also \
+            lists the M2PCIe (type 3 in Linux's spr_uncores[]), the PCU (type 4), \
+            the MDF (type 11), the CXL boxes and, on HBM parts, the HBM channels: \
+            every public source read (Linux uncore_snbep.c, Intel PCM, likwid) takes \
+            their addresses from the table at run time, and none states them outside \
+            it, so there is no unit file for them. `pmu discover` lists their \
+            entries as unknown; a unit file with their discovery-type would join \
+            them.",
+        },
     ],
 };
 /// PMU structure of the UPI (Ultra Path Interconnect link layer) performance monitoring (4 counters
@@ -1118,8 +1190,8 @@ pub static UBOX: PmuInfo = PmuInfo {
 /// spr_uncore_upi in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
 /// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
 /// Linux does not use these entries on Sapphire Rapids (it lists the UPI and M3UPI types among the
-/// units the discovery table does not support and describes them itself), so on a real part the
-/// join may show them disagreeing: that is the table's error the kernel works around.
+/// units the discovery table does not support and describes them itself), so the join shows them
+/// ignored (the discovery-ignored above) and never refuses them for what the table says.
 pub static UPI: PmuInfo = PmuInfo {
     processor: "emerald-rapids",
     unit: "UPI",
@@ -1164,6 +1236,14 @@ pub static UPI: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: Some(DiscoveryIgnoredInfo {
+        source: "linux-discovery",
+        description: "Linux ignores the discovery table's UPI entries on Sapphire Rapids \
+            (spr_uncore_units_ignore in uncore_snbep.c lists UNCORE_SPR_UPI and \
+            UNCORE_SPR_M3UPI): the UPI entry is broken on some variants, and the \
+            M3UPI entries with it. The kernel describes these boxes itself, as the \
+            spec does, so the table's entries of this type are not compared.",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1200,8 +1280,8 @@ pub static UPI: PmuInfo = PmuInfo {
             `pmu discover` joins the table with this unit by it. Linux does not use \
             these entries on Sapphire Rapids (it lists the UPI and M3UPI types among \
             the units the discovery table does not support and describes them \
-            itself), so on a real part the join may show them disagreeing: that is \
-            the table's error the kernel works around.",
+            itself), so the join shows them ignored (the <discovery-ignored> above) \
+            and never refuses them for what the table says.",
         },
     ],
 };
@@ -1214,6 +1294,9 @@ const UPI_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SPR_RAW,
 };
+/// `UNC_CBO_CONFIG.num_cbo` (bits 63:0).
+const UNC_CBO_CONFIG_NUM_CBO: &FieldInfo = super::ubox::UNC_CBO_CONFIG_INFO
+    .field_named("num_cbo");
 /// The `spr-cha` perf driver's format (`spr_uncore_cha_formats_attr`, Linux kernel,
 /// arch/x86/events/intel/uncore_snbep.c).
 pub static PERF_SPR_CHA: PerfDriverInfo = PerfDriverInfo {

@@ -39,10 +39,15 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     identity: Some(crate::support::CpuIdentity {
         vendor: crate::support::Vendor::Intel,
         family: 0x6,
-        models: &[(0xAD, 0xAD)],
+        models: &[(0xAD, 0xAE)],
         steppings: None,
     }),
-    code_names: &["Granite Rapids", "Granite Rapids-AP", "Granite Rapids-SP"],
+    code_names: &[
+        "Granite Rapids",
+        "Granite Rapids-AP",
+        "Granite Rapids-SP",
+        "Granite Rapids-D",
+    ],
     units: &[
         &b2cmi::UNIT,
         &cha::UNIT,

@@ -61,6 +61,7 @@ pub static B2CMI: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -299,6 +300,7 @@ pub static CHA: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -414,6 +416,7 @@ pub static IIO: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -538,6 +541,7 @@ pub static IMC: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -630,6 +634,15 @@ impl BoxControl for ImcBoxCtl {
 /// PMU structure of the IRP (IIO ring port) performance monitoring (2 counters per box; boxes IRP0,
 /// IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11, IRP12, IRP13, IRP14, IRP15).
 ///
+/// **Two counters or four** (source-conflict): Intel's Granite Rapids uncore event list
+/// (graniterapids_uncore.json 1.20) gives five IRP events the counters 0-3, as if each IRP had four
+/// counters; likwid's Granite Rapids counter map gives each IRP two (IRPnC0-C1), as Sapphire
+/// Rapids' IRP has, and Linux takes the number from the discovery table (spr_uncore_irp states
+/// none). Decision: two, as likwid maps them; those five events are reported, not imported
+/// (docs/events.md). On a part whose table says four, the join shows the IRP disagreeing (counters:
+/// table 4, spec 2) with this source, and the box is counted only with --allow-mismatch until a
+/// source settles it.
+///
 /// **No box status, no routes** (info): The discovery table gives each box a status register, but
 /// no public source read gives its layout or address for this processor, and no global overflow
 /// status is described to route to: the structure declares neither.
@@ -676,7 +689,21 @@ pub static IRP: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
+        NoteInfo {
+            kind: "source-conflict",
+            title: "Two counters or four",
+            text: "Intel's Granite Rapids uncore event list (graniterapids_uncore.json \
+            1.20) gives five IRP events the counters 0-3, as if each IRP had four \
+            counters; likwid's Granite Rapids counter map gives each IRP two \
+            (IRPnC0-C1), as Sapphire Rapids' IRP has, and Linux takes the number \
+            from the discovery table (spr_uncore_irp states none). Decision: two, as \
+            likwid maps them; those five events are reported, not imported \
+            (docs/events.md). On a part whose table says four, the join shows the \
+            IRP disagreeing (`counters: table 4, spec 2`) with this source, and the \
+            box is counted only with --allow-mismatch until a source settles it.",
+        },
         NoteInfo {
             kind: "info",
             title: "No box status, no routes",
@@ -753,6 +780,13 @@ impl BoxControl for IrpBoxCtl {
 /// gnr_uncore_mmio_init build every Granite Rapids uncore PMU from the table through it:
 /// gnr_uncores5 = gnr_uncore_ubox, so these boxes are type 5, instance k box id k. The kernel
 /// ignores types 8 (UPI), 15, 18 (B2UPI), 21 and 22 (gnr_uncore_units_ignore).
+///
+/// **Box types the spec does not describe** (info): The discovery table of a Granite Rapids part
+/// also lists the PCU, the MDF, the B2UPI (type 18), the PCIe boxes and the memory-mapped B2CXL:
+/// every public source read (Linux uncore_snbep.c's gnr_uncores, Intel PCM, likwid) takes their
+/// addresses from the table at run time (PCM reaches the B2UPI at known functions without naming
+/// its device id), and none states them outside it, so there is no unit file for them. pmu discover
+/// lists their entries as unknown; a unit file with their discovery-type would join them.
 pub static UBOX: PmuInfo = PmuInfo {
     processor: "granite-rapids",
     unit: "UBOX",
@@ -778,6 +812,7 @@ pub static UBOX: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -813,6 +848,18 @@ pub static UBOX: PmuInfo = PmuInfo {
             uncore PMU from the table through it: gnr_uncores[5] = gnr_uncore_ubox, \
             so these boxes are type 5, instance k box id k. The kernel ignores types \
             8 (UPI), 15, 18 (B2UPI), 21 and 22 (gnr_uncore_units_ignore).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Box types the spec does not describe",
+            text: "The discovery table of a Granite Rapids part also lists the PCU, the \
+            MDF, the B2UPI (type 18), the PCIe boxes and the memory-mapped B2CXL: \
+            every public source read (Linux uncore_snbep.c's gnr_uncores[], Intel \
+            PCM, likwid) takes their addresses from the table at run time (PCM \
+            reaches the B2UPI at known functions without naming its device id), and \
+            none states them outside it, so there is no unit file for them. `pmu \
+            discover` lists their entries as unknown; a unit file with their \
+            discovery-type would join them.",
         },
     ],
 };
@@ -876,6 +923,7 @@ pub static UPI: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",

@@ -12,7 +12,7 @@ use super::imc::{ImcBoxCtl, ImcCtl, ImcCtr, ImcFixedCtl, ImcFixedCtr};
 use super::irp::{IrpBoxCtl, IrpCtl, IrpCtr};
 use super::m2m::{M2mBoxCtl, M2mCtl, M2mCtr};
 use super::m3upi::{M3upiBoxCtl, M3upiCtl, M3upiCtr};
-use super::ubox::{UBoxCtl, UCtl, UCtr};
+use super::ubox::{UBoxCtl, UCtl, UCtr, UncCboConfig};
 use super::upi::{UpiBoxCtl, UpiCtl, UpiCtr};
 /// PMU structure of the CHA (caching and home agent) performance monitoring (4 counters per box;
 /// boxes CHA0, CHA1, CHA2, CHA3, CHA4, CHA5, CHA6, CHA7, CHA8, CHA9, CHA10, CHA11, CHA12, CHA13,
@@ -30,8 +30,17 @@ use super::upi::{UpiBoxCtl, UpiCtl, UpiCtr};
 /// of CHAs in the discovery table is wrong on some Sapphire Rapids variants because of a firmware
 /// bug, so the kernel reads it from MSR 0x2FFE (SPR_MSR_UNC_CBO_CONFIG) instead; that MSR reads 0
 /// on the Emerald Rapids XCC die, where the table is right, and the kernel keeps the table's count
-/// then. We describe 60 CHAs; which of them a part has is the discovery table's (or that MSR's)
-/// answer at run time.
+/// then. We describe 60 CHAs and follow the kernel: the box-count reads that MSR, the boxes it
+/// counts are trusted at the spec's addresses even where the table does not list them, and where it
+/// reads 0 the table's entries decide.
+///
+/// **Emerald Rapids may have more than 60 CHAs** (source-conflict): Emerald Rapids takes these
+/// units (units-from), so its spec lists 60 CHAs too. Its largest parts have 64 cores (the Xeon
+/// Platinum 8592+), and each core sits on a tile with its own CHA, so such a part has at least 64;
+/// no public source read (Linux, which counts them from the table or MSR 0x2FFE; Intel PCM; likwid)
+/// states the Emerald Rapids count or an address past CHA59. Decision: keep 60 until a source gives
+/// more. On such a part pmu discover lists CHA 60 and up as unknown table entries (the table still
+/// says where they are), and those CHAs cannot be counted through the registers.
 ///
 /// **No box status, no routes** (info): The discovery table gives each box a status register, but
 /// no public source read gives its layout or address (likwid has MSR_UNC_SPR_C0_PMON_BOX_STATUS =
@@ -133,8 +142,24 @@ pub static CHA: PmuInfo = PmuInfo {
         CHA_PERF.of_box("CHA58", "uncore_cha_58"),
         CHA_PERF.of_box("CHA59", "uncore_cha_59"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Value(BitRef {
+            register: UncCboConfig::INFO,
+            instance: "UBOX",
+            index: 0,
+            field: UNC_CBO_CONFIG_NUM_CBO,
+            register_name: "UNC_CBO_CONFIG",
+            qualified: "UNC_CBO_CONFIG.num_cbo",
+        }),
+        source: "linux-snbep",
+        description: "The value of MSR 0x2FFE (SPR_MSR_UNC_CBO_CONFIG, the U-box file's \
+            UNC_CBO_CONFIG) is the number of CHAs: Linux spr_uncore_cpu_init takes \
+            it in place of the discovery table's count, which a firmware bug makes \
+            wrong on some Sapphire Rapids variants. Where it reads 0 (the Emerald \
+            Rapids XCC die, whose table is right) the table's count stands.",
+    }),
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -151,9 +176,23 @@ pub static CHA: PmuInfo = PmuInfo {
             wrong on some Sapphire Rapids variants because of a firmware bug, so the \
             kernel reads it from MSR 0x2FFE (SPR_MSR_UNC_CBO_CONFIG) instead; that \
             MSR reads 0 on the Emerald Rapids XCC die, where the table is right, and \
-            the kernel keeps the table's count then. We describe 60 CHAs; which of \
-            them a part has is the discovery table's (or that MSR's) answer at run \
-            time.",
+            the kernel keeps the table's count then. We describe 60 CHAs and follow \
+            the kernel: the <box-count> reads that MSR, the boxes it counts are \
+            trusted at the spec's addresses even where the table does not list them, \
+            and where it reads 0 the table's entries decide.",
+        },
+        NoteInfo {
+            kind: "source-conflict",
+            title: "Emerald Rapids may have more than 60 CHAs",
+            text: "Emerald Rapids takes these units (units-from), so its spec lists 60 \
+            CHAs too. Its largest parts have 64 cores (the Xeon Platinum 8592+), and \
+            each core sits on a tile with its own CHA, so such a part has at least \
+            64; no public source read (Linux, which counts them from the table or \
+            MSR 0x2FFE; Intel PCM; likwid) states the Emerald Rapids count or an \
+            address past CHA59. Decision: keep 60 until a source gives more. On such \
+            a part `pmu discover` lists CHA 60 and up as unknown table entries (the \
+            table still says where they are), and those CHAs cannot be counted \
+            through the registers.",
         },
         NoteInfo {
             kind: "info",
@@ -395,6 +434,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -498,6 +538,7 @@ pub static IIO: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -629,6 +670,7 @@ pub static IMC: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -767,6 +809,7 @@ pub static IRP: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -860,6 +903,7 @@ pub static M2M: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -937,8 +981,8 @@ impl BoxControl for M2mBoxCtl {
 /// spr_uncore_m3upi in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
 /// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
 /// Linux does not use these entries on Sapphire Rapids (it lists the UPI and M3UPI types among the
-/// units the discovery table does not support and describes them itself), so on a real part the
-/// join may show them disagreeing: that is the table's error the kernel works around.
+/// units the discovery table does not support and describes them itself), so the join shows them
+/// ignored (the discovery-ignored above) and never refuses them for what the table says.
 pub static M3UPI: PmuInfo = PmuInfo {
     processor: "sapphire-rapids",
     unit: "M3UPI",
@@ -963,6 +1007,14 @@ pub static M3UPI: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: Some(DiscoveryIgnoredInfo {
+        source: "linux-discovery",
+        description: "Linux ignores the discovery table's M3UPI entries on Sapphire Rapids \
+            (spr_uncore_units_ignore in uncore_snbep.c lists UNCORE_SPR_UPI and \
+            UNCORE_SPR_M3UPI): the UPI entry is broken on some variants, and the \
+            M3UPI entries with it. The kernel describes these boxes itself, as the \
+            spec does, so the table's entries of this type are not compared.",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -998,8 +1050,8 @@ pub static M3UPI: PmuInfo = PmuInfo {
             `pmu discover` joins the table with this unit by it. Linux does not use \
             these entries on Sapphire Rapids (it lists the UPI and M3UPI types among \
             the units the discovery table does not support and describes them \
-            itself), so on a real part the join may show them disagreeing: that is \
-            the table's error the kernel works around.",
+            itself), so the join shows them ignored (the <discovery-ignored> above) \
+            and never refuses them for what the table says.",
         },
     ],
 };
@@ -1050,6 +1102,13 @@ impl BoxControl for M3upiBoxCtl {
 /// Sapphire Rapids the kernel names its one box after the type id: uncore_type_5
 /// (uncore_get_alias_name), with the generic formats of uncore_discovery.c (the discovery-generic
 /// driver).
+///
+/// **Box types the spec does not describe** (info): The discovery table of a Sapphire Rapids (and
+/// Emerald Rapids) part also lists the M2PCIe (type 3 in Linux's spr_uncores), the PCU (type 4),
+/// the MDF (type 11), the CXL boxes and, on HBM parts, the HBM channels: every public source read
+/// (Linux uncore_snbep.c, Intel PCM, likwid) takes their addresses from the table at run time, and
+/// none states them outside it, so there is no unit file for them. pmu discover lists their entries
+/// as unknown; a unit file with their discovery-type would join them.
 pub static UBOX: PmuInfo = PmuInfo {
     processor: "sapphire-rapids",
     unit: "UBOX",
@@ -1075,6 +1134,7 @@ pub static UBOX: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1102,6 +1162,18 @@ pub static UBOX: PmuInfo = PmuInfo {
             gnr_uncore_ubox), so on Sapphire Rapids the kernel names its one box \
             after the type id: uncore_type_5 (uncore_get_alias_name), with the \
             generic formats of uncore_discovery.c (the discovery-generic driver).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Box types the spec does not describe",
+            text: "The discovery table of a Sapphire Rapids (and Emerald Rapids) part also \
+            lists the M2PCIe (type 3 in Linux's spr_uncores[]), the PCU (type 4), \
+            the MDF (type 11), the CXL boxes and, on HBM parts, the HBM channels: \
+            every public source read (Linux uncore_snbep.c, Intel PCM, likwid) takes \
+            their addresses from the table at run time, and none states them outside \
+            it, so there is no unit file for them. `pmu discover` lists their \
+            entries as unknown; a unit file with their discovery-type would join \
+            them.",
         },
     ],
 };
@@ -1147,8 +1219,8 @@ impl BoxControl for UBoxCtl {
 /// spr_uncore_upi in Linux's spr_uncores (uncore_snbep.c), which the kernel matches against each
 /// entry's box type; box id k is instance k. pmu discover joins the table with this unit by it.
 /// Linux does not use these entries on Sapphire Rapids (it lists the UPI and M3UPI types among the
-/// units the discovery table does not support and describes them itself), so on a real part the
-/// join may show them disagreeing: that is the table's error the kernel works around.
+/// units the discovery table does not support and describes them itself), so the join shows them
+/// ignored (the discovery-ignored above) and never refuses them for what the table says.
 pub static UPI: PmuInfo = PmuInfo {
     processor: "sapphire-rapids",
     unit: "UPI",
@@ -1173,6 +1245,14 @@ pub static UPI: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: Some(DiscoveryIgnoredInfo {
+        source: "linux-discovery",
+        description: "Linux ignores the discovery table's UPI entries on Sapphire Rapids \
+            (spr_uncore_units_ignore in uncore_snbep.c lists UNCORE_SPR_UPI and \
+            UNCORE_SPR_M3UPI): the UPI entry is broken on some variants, and the \
+            M3UPI entries with it. The kernel describes these boxes itself, as the \
+            spec does, so the table's entries of this type are not compared.",
+    }),
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1209,8 +1289,8 @@ pub static UPI: PmuInfo = PmuInfo {
             `pmu discover` joins the table with this unit by it. Linux does not use \
             these entries on Sapphire Rapids (it lists the UPI and M3UPI types among \
             the units the discovery table does not support and describes them \
-            itself), so on a real part the join may show them disagreeing: that is \
-            the table's error the kernel works around.",
+            itself), so the join shows them ignored (the <discovery-ignored> above) \
+            and never refuses them for what the table says.",
         },
     ],
 };
@@ -1394,6 +1474,8 @@ const U_CTL_UMASK: &FieldInfo = UCtl::INFO.field_named("umask");
 const U_CTL_EV_SEL: &FieldInfo = UCtl::INFO.field_named("ev_sel");
 /// `U_MSR_PMON_CTR.event_count` (bits 47:0).
 const U_CTR_EVENT_COUNT: &FieldInfo = UCtr::INFO.field_named("event_count");
+/// `UNC_CBO_CONFIG.num_cbo` (bits 63:0).
+const UNC_CBO_CONFIG_NUM_CBO: &FieldInfo = UncCboConfig::INFO.field_named("num_cbo");
 /// `U_L_PCI_PMON_BOX_CTL.rst_ctrs` (bit 9).
 const UPI_BOX_CTL_RST_CTRS: &FieldInfo = UpiBoxCtl::INFO.field_named("rst_ctrs");
 /// `U_L_PCI_PMON_BOX_CTL.rst_ctrl` (bit 8).

@@ -405,6 +405,7 @@ pub static CHA: PmuInfo = PmuInfo {
             has enabled (Linux skx_count_chabox).",
     }),
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -637,6 +638,7 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -714,6 +716,7 @@ pub static IIO: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -836,6 +839,7 @@ pub static IMC: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -944,6 +948,7 @@ pub static IRP: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1038,6 +1043,7 @@ pub static M2M: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1147,6 +1153,7 @@ pub static M3UPI: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1265,6 +1272,7 @@ pub static PCU: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1472,6 +1480,7 @@ pub static UBOX: PmuInfo = PmuInfo {
             goes with the nearest lower bus that has one: the first bus of the \
             socket's first stack, below every other bus of the socket.",
     }),
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1607,6 +1616,7 @@ pub static UPI: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",

@@ -95,6 +95,7 @@ pub static BBOX: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -230,6 +231,7 @@ pub static CBOX: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -339,6 +341,7 @@ pub static MBOX: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -470,6 +473,7 @@ pub static RBOX: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -572,6 +576,7 @@ pub static SBOX: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -651,6 +656,7 @@ pub static UBOX: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -741,6 +747,7 @@ pub static WBOX: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",

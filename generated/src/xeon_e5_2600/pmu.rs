@@ -67,6 +67,7 @@ pub static CBOX: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -184,6 +185,7 @@ pub static HA: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -269,6 +271,7 @@ pub static IMC: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -411,6 +414,7 @@ pub static PCU: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -552,6 +556,7 @@ pub static QPI: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -650,6 +655,7 @@ pub static R2PCIE: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -726,6 +732,7 @@ pub static R3QPI: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -904,6 +911,7 @@ pub static UBOX: PmuInfo = PmuInfo {
             owner; Linux snbep_uncore_pci_init passes reverse = true, which would \
             give such a bus the socket of the nearest higher bus with the U-box.",
     }),
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",

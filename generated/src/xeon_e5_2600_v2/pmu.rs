@@ -249,6 +249,7 @@ pub static CBOX: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -404,6 +405,7 @@ pub static HA: PmuInfo = PmuInfo {
     perf: &[HA_PERF.of_box("HA0", "uncore_ha_0"), HA_PERF.of_box("HA1", "uncore_ha_1")],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -544,6 +546,7 @@ pub static IMC: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -662,6 +665,7 @@ pub static IRP: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -811,6 +815,7 @@ pub static PCU: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -980,6 +985,7 @@ pub static QPI: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1095,6 +1101,7 @@ pub static R2PCIE: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1206,6 +1213,7 @@ pub static R3QPI: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1422,6 +1430,7 @@ pub static UBOX: PmuInfo = PmuInfo {
             owner; Linux ivbep_uncore_pci_init passes reverse = true, which would \
             give such a bus the socket of the nearest higher bus with the U-box.",
     }),
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",

@@ -126,6 +126,7 @@ pub static CBOX: PmuInfo = PmuInfo {
             x86_max_cores).",
     }),
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -306,6 +307,7 @@ pub static HA: PmuInfo = PmuInfo {
     perf: &[HA_PERF.of_box("HA0", "uncore_ha_0"), HA_PERF.of_box("HA1", "uncore_ha_1")],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -462,6 +464,7 @@ pub static IMC: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -604,6 +607,7 @@ pub static IRP: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -765,6 +769,7 @@ pub static PCU: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -950,6 +955,7 @@ pub static QPI: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1083,6 +1089,7 @@ pub static R2PCIE: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1211,6 +1218,7 @@ pub static R3QPI: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1333,6 +1341,7 @@ pub static SBOX: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1598,6 +1607,7 @@ pub static UBOX: PmuInfo = PmuInfo {
             owner; Linux hswep_uncore_pci_init passes reverse = true, which would \
             give such a bus the socket of the nearest higher bus with the U-box.",
     }),
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",

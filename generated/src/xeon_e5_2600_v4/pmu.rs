@@ -133,6 +133,7 @@ pub static CBOX: PmuInfo = PmuInfo {
             x86_max_cores).",
     }),
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -313,6 +314,7 @@ pub static HA: PmuInfo = PmuInfo {
     perf: &[HA_PERF.of_box("HA0", "uncore_ha_0"), HA_PERF.of_box("HA1", "uncore_ha_1")],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -469,6 +471,7 @@ pub static IMC: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -611,6 +614,7 @@ pub static IRP: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -772,6 +776,7 @@ pub static PCU: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -957,6 +962,7 @@ pub static QPI: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1090,6 +1096,7 @@ pub static R2PCIE: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1218,6 +1225,7 @@ pub static R3QPI: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1340,6 +1348,7 @@ pub static SBOX: PmuInfo = PmuInfo {
     ],
     box_count: None,
     socket_bus: None,
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1604,6 +1613,7 @@ pub static UBOX: PmuInfo = PmuInfo {
             owner; Linux bdx_uncore_pci_init passes reverse = true, which would give \
             such a bus the socket of the nearest higher bus with the U-box.",
     }),
+    discovery_ignored: None,
     notes: &[
         NoteInfo {
             kind: "info",

@@ -3487,6 +3487,10 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layout! {
+    unc_cbo_config: UncCboConfig;
+    ro(num_cbo, val u64, 0, 64);
+}
 }
 
 #[cfg(feature = "sapphire-rapids")]

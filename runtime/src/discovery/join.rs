@@ -4,8 +4,14 @@
 //! A unit takes part when its `<pmu>` has a `discovery-type`; its instance k is box id k of
 //! that type. For each such box the join compares the box control, counter control 0 and
 //! counter 0 addresses, the number of general counters and their width. A PCI address is
-//! compared by device, function and offset (the bus is the part's own); a memory-mapped one is
-//! not compared yet.
+//! compared by device, function and offset (the bus is the part's own); a memory-mapped one by
+//! its physical address, where the part's windows give it ([`PartFacts::mmio`]).
+//!
+//! The spec's corrections of the table, as a public source makes them, are data too: a unit
+//! whose `<discovery-ignored>` says the table's entries of its type are wrong is not compared
+//! ([`BoxStatus::Ignored`]); a box the table does not list but the part's own count has
+//! (`<box-count>`, read from the part: [`PartFacts::counts`]) is taken as the spec describes
+//! it ([`BoxStatus::CountedByPart`]).
 
 use pmu_regs::{CounterKind, Location};
 
@@ -24,18 +30,104 @@ pub enum BoxStatus {
     Unknown,
     /// Both have it, and they disagree.
     Disagreeing(Vec<Disagreement>),
+    /// The spec says the table's entries of this box's type are known to be wrong (a public
+    /// source ignores them): the spec's description is trusted and nothing is compared.
+    Ignored {
+        /// The source that ignores them (a `processors.xml` source id).
+        source: &'static str,
+        /// What is wrong with them.
+        why: &'static str,
+    },
+    /// The table does not list the box, but the part's own count of its unit's boxes, read
+    /// as the spec's `<box-count>` says, has it: the spec's description is trusted.
+    CountedByPart {
+        /// The boxes of the unit the part has.
+        count: u32,
+        /// What was read.
+        read: String,
+        /// The source of the rule.
+        source: &'static str,
+    },
 }
 
 impl BoxStatus {
-    /// `matching`, `missing`, `unknown`, `disagreeing`.
+    /// `matching`, `missing`, `unknown`, `disagreeing`, `ignored`, `counted-by-part`.
     pub fn as_str(&self) -> &'static str {
         match self {
             BoxStatus::Matching => "matching",
             BoxStatus::Missing => "missing",
             BoxStatus::Unknown => "unknown",
             BoxStatus::Disagreeing(_) => "disagreeing",
+            BoxStatus::Ignored { .. } => "ignored",
+            BoxStatus::CountedByPart { .. } => "counted-by-part",
         }
     }
+
+    /// Whether the box may be programmed as the spec describes it: the table agrees, or the
+    /// spec's correction of the table applies.
+    pub fn is_trusted(&self) -> bool {
+        matches!(
+            self,
+            BoxStatus::Matching | BoxStatus::Ignored { .. } | BoxStatus::CountedByPart { .. }
+        )
+    }
+
+    /// What the status means for this box, in words (empty for a matching box): each
+    /// disagreement with the spec's value, source and the table's value; the correction
+    /// that applies and its source.
+    pub fn detail(&self) -> String {
+        match self {
+            BoxStatus::Matching => String::new(),
+            BoxStatus::Disagreeing(d) => d
+                .iter()
+                .map(|d| {
+                    format!(
+                        "{}: spec {} ({}), table {}",
+                        d.what, d.spec, d.source, d.table
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+            BoxStatus::Missing => "the spec has it; the table does not list it".into(),
+            BoxStatus::Unknown => {
+                "the table lists it; no unit of the spec has this type and id".into()
+            }
+            BoxStatus::Ignored { source, why } => {
+                format!("table ignored ({source}): {why}")
+            }
+            BoxStatus::CountedByPart {
+                count,
+                read,
+                source,
+            } => format!(
+                "the table does not list it; the part has {count} of its unit's boxes ({read}; {source})"
+            ),
+        }
+    }
+}
+
+/// How many boxes of a unit the part itself says it has (its `<box-count>`, read from the
+/// part), for the join.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartCount {
+    /// The unit.
+    pub unit: &'static str,
+    /// Boxes 0 to `count - 1` are present.
+    pub count: u32,
+    /// What was read, for messages.
+    pub read: String,
+    /// The public source of the rule.
+    pub source: &'static str,
+}
+
+/// What the join knows of the part besides its table.
+#[derive(Default)]
+pub struct PartFacts<'a> {
+    /// Box counts read from the part, for units whose `<box-count>` the part answered.
+    pub counts: Vec<PartCount>,
+    /// Where the part's memory-mapped registers are (their physical addresses on the
+    /// table's socket); without it memory-mapped addresses are not compared.
+    pub mmio: Option<Box<dyn Fn(Reg) -> Option<u64> + 'a>>,
 }
 
 /// One value the spec and the table give differently.
@@ -91,14 +183,21 @@ impl Joined {
             .find(|j| j.spec.is_some_and(|s| std::ptr::eq(s, b)))
     }
 
-    /// Whether every box matches.
+    /// Whether every box matches, or a correction of the spec applies to it.
     pub fn all_match(&self) -> bool {
-        self.boxes.iter().all(|b| b.status == BoxStatus::Matching)
+        self.boxes.iter().all(|b| b.status.is_trusted())
     }
 }
 
-/// Joins the boxes of `spec` with `table`.
+/// Joins the boxes of `spec` with `table`, knowing nothing else of the part (memory-mapped
+/// addresses are not compared, no box count is read): [`join_on`].
 pub fn join(spec: &'static Boxes, table: &Table) -> Joined {
+    join_on(spec, table, &PartFacts::default())
+}
+
+/// Joins the boxes of `spec` with `table`, with what is known of the part: the box counts
+/// it gives and where its memory-mapped registers are.
+pub fn join_on(spec: &'static Boxes, table: &Table, part: &PartFacts<'_>) -> Joined {
     let mut used = vec![false; table.boxes.len()];
     let mut boxes = Vec::new();
     for b in &spec.boxes {
@@ -110,11 +209,26 @@ pub fn join(spec: &'static Boxes, table: &Table) -> Joined {
             .boxes
             .iter()
             .position(|t| t.box_type == box_type && t.box_id == box_id);
-        let status = match found {
-            None => BoxStatus::Missing,
-            Some(i) => {
-                used[i] = true;
-                let d = compare(b, &table.boxes[i]);
+        if let Some(i) = found {
+            used[i] = true;
+        }
+        let counted = part
+            .counts
+            .iter()
+            .find(|c| c.unit == b.unit.name && (b.position as u32) < c.count);
+        let status = match (b.pmu.discovery_ignored, found, counted) {
+            (Some(ignored), _, _) => BoxStatus::Ignored {
+                source: ignored.source,
+                why: ignored.description,
+            },
+            (None, None, Some(c)) => BoxStatus::CountedByPart {
+                count: c.count,
+                read: c.read.clone(),
+                source: c.source,
+            },
+            (None, None, None) => BoxStatus::Missing,
+            (None, Some(i), _) => {
+                let d = compare(b, &table.boxes[i], part.mmio.as_deref());
                 if d.is_empty() {
                     BoxStatus::Matching
                 } else {
@@ -168,7 +282,7 @@ fn spec_view(b: &PmuBox) -> SpecView {
     }
 }
 
-fn compare(b: &PmuBox, t: &DiscoveredBox) -> Vec<Disagreement> {
+fn compare(b: &PmuBox, t: &DiscoveredBox, mmio: Option<MmioPlace<'_>>) -> Vec<Disagreement> {
     let v = spec_view(b);
     let mut out = Vec::new();
     for (what, reg, at) in [
@@ -177,7 +291,7 @@ fn compare(b: &PmuBox, t: &DiscoveredBox) -> Vec<Disagreement> {
         ("counter 0", v.first_counter, t.first_counter),
     ] {
         if let Some(reg) = reg {
-            if same_place(reg.addr.location, at) == Some(false) {
+            if same_place(reg, at, mmio) == Some(false) {
                 out.push(Disagreement {
                     what,
                     spec: format!("{} at {}", reg.name(), location_text(reg.addr.location)),
@@ -207,10 +321,11 @@ fn compare(b: &PmuBox, t: &DiscoveredBox) -> Vec<Disagreement> {
     out
 }
 
-/// Whether a spec location and a table address are the same register; `None` when they
-/// cannot be compared (a memory-mapped address).
-fn same_place(spec: Location, table: TableAddress) -> Option<bool> {
-    match (spec, table) {
+/// Whether a spec register and a table address are the same register; `None` when they
+/// cannot be compared (a memory-mapped register whose physical address is not known).
+fn same_place(reg: Reg, table: TableAddress, mmio: Option<MmioPlace<'_>>) -> Option<bool> {
+    match (reg.addr.location, table) {
+        (Location::Mmio { .. }, TableAddress::Mmio(b)) => mmio.and_then(|m| m(reg)).map(|a| a == b),
         (Location::Msr(a), TableAddress::Msr(b)) => Some(a == b),
         (
             Location::Pci {

@@ -11,7 +11,8 @@
 //!   the table's physical address;
 //! - [`read_table`]: the table, through [`MmioAccess`](crate::access::MmioAccess), to a
 //!   [`Table`] of [`DiscoveredBox`]es;
-//! - [`join`]: the spec's boxes against the table's ([`Joined`]); [`table_boxes`]: the table
+//! - [`join`], [`join_on`]: the spec's boxes against the table's ([`Joined`]), the latter
+//!   knowing what the part says of itself ([`PartFacts`]); [`table_boxes`]: the table
 //!   a part would publish for a spec;
 //! - [`MemoryTable`]: a table built in memory (from boxes, or from raw bytes), which the
 //!   simulator publishes and tests corrupt.
@@ -29,8 +30,8 @@ mod read;
 
 pub use error::DiscoveryError;
 pub use join::{
-    join, simulated_table, simulated_table_placed, table_boxes, table_boxes_placed, BoxStatus,
-    Disagreement, Joined, JoinedBox, MmioPlace,
+    join, join_on, simulated_table, simulated_table_placed, table_boxes, table_boxes_placed,
+    BoxStatus, Disagreement, Joined, JoinedBox, MmioPlace, PartCount, PartFacts,
 };
 pub use locate::{find_in_sysfs, locate, Located, DISCOVERY_DEVICE_ID};
 pub use memory::{MemoryTable, TableBox};

@@ -293,9 +293,18 @@ pub struct Session<'m> {
     turns_begun: bool,
     /// The top-down registers, with [`Options::topdown`].
     topdown: Option<topdown::Topdown<'m>>,
+    /// What the part's discovery tables say against the spec of boxes programmed anyway.
+    warnings: Vec<String>,
 }
 
 impl<'m> Session<'m> {
+    /// What the part's discovery tables say against the spec of the boxes this session
+    /// programmed anyway ([`Options::allow_mismatch`]): one line per box and table, empty
+    /// when everything agreed. `pmu watch` and `pmu serve` print them on stderr.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
     /// What each reading is, in the same order: the boxes counted through perf first, then
     /// those programmed through the registers, each socket by socket.
     pub fn series(&self) -> &[SeriesInfo] {

@@ -43,6 +43,8 @@ struct Claimed<'s, 'm> {
 struct Checked {
     through_perf: Vec<Option<Vec<PerfPlan>>>,
     sockets: Vec<u32>,
+    /// What the part's discovery tables say against the spec of boxes programmed anyway.
+    warnings: Vec<String>,
 }
 
 impl<'m> Session<'m> {
@@ -69,8 +71,10 @@ impl<'m> Session<'m> {
             turned_at: std::time::Duration::ZERO,
             turns_begun: false,
             topdown: None,
+            warnings: Vec::new(),
         };
         let checked = Self::check(backend, selection, &options)?;
+        session.warnings.clone_from(&checked.warnings);
         if let Counted::Perf(specs) = &selection.counted {
             if options.topdown {
                 return Err(UsageError::BadValue {
@@ -158,10 +162,12 @@ impl<'m> Session<'m> {
         boxes_on_part(backend.machine(), registers.clone(), &sockets)?;
         // What the part's discovery tables say of the boxes programmed through the registers
         // (a box counted through perf is the kernel's, which built its PMU from the table).
-        super::discovered::check(backend.machine(), registers, options.allow_mismatch)?;
+        let warnings =
+            super::discovered::check(backend.machine(), registers, options.allow_mismatch)?;
         Ok(Checked {
             through_perf,
             sockets,
+            warnings,
         })
     }
 

@@ -204,7 +204,10 @@ pub(super) fn refuse_undiscovered<'a>(
             continue;
         };
         let why = match &j.status {
-            BoxStatus::Matching | BoxStatus::Unknown => continue,
+            BoxStatus::Matching
+            | BoxStatus::Unknown
+            | BoxStatus::Ignored { .. }
+            | BoxStatus::CountedByPart { .. } => continue,
             BoxStatus::Missing => "the table does not list it".to_string(),
             BoxStatus::Disagreeing(d) => d
                 .iter()

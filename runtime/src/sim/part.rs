@@ -1,7 +1,7 @@
 //! The simulated part: what it answers when software asks how many boxes of a unit it has
 //! (the spec's `<box-count>`), as [`SimConfig::part`] configures it. A capability register
-//! holds one set bit per box present; a unit counted by cores gets that many cores per
-//! socket.
+//! holds one set bit per box present, a count register the count; a unit counted by cores
+//! gets that many cores per socket.
 
 use pmu_regs::{BoxCountRule, PmuInfo};
 
@@ -26,8 +26,22 @@ fn counted_units(config: &SimConfig) -> impl Iterator<Item = (&'static PmuInfo, 
 pub(super) fn socket_state(config: &SimConfig) -> SocketState {
     let mut state = SocketState::default();
     for (pmu, n) in counted_units(config) {
-        let Some(BoxCountRule::SetBits(bits)) = pmu.box_count.map(|b| b.rule) else {
-            continue;
+        let bits = match pmu.box_count.map(|b| b.rule) {
+            Some(BoxCountRule::SetBits(bits)) => bits,
+            // A register holding the count: the count, in its field.
+            Some(BoxCountRule::Value(b)) => {
+                if let Some(addr) = b.address() {
+                    let reg = Reg {
+                        info: b.register,
+                        addr,
+                    };
+                    let value = state.regs.get(&reg) & !b.field.mask()
+                        | (u64::from(n) << b.field.lsb) & b.field.mask();
+                    state.regs.put(&reg, value);
+                }
+                continue;
+            }
+            _ => continue,
         };
         // The boxes' bits fill the fields in order: the first field's bits, then the next's.
         let mut left = n;

@@ -10,13 +10,23 @@ use crate::model::{Position, Processor};
 use crate::parse::pmu::RawBoxCount;
 use crate::validate::normalize_text;
 
+/// What a `<box-count>` reads, as written.
+#[derive(Debug, Clone)]
+enum Reads {
+    /// `set-bits`: the fields whose set bits are summed.
+    SetBits(Vec<(String, String)>),
+    /// `value`: the one field whose value is the count.
+    Value(String, String),
+    /// `cores-per-socket`: no register.
+    Cores,
+}
+
 /// A `<box-count>` as written, kept until every unit of the processor is validated.
 #[derive(Debug, Clone)]
 pub(crate) struct PendingBoxCount {
     at: Position,
-    /// `Some([(register, field), ..])` for `set-bits` (the lists written, paired in order),
-    /// `None` for `cores-per-socket`.
-    bits: Option<Vec<(String, String)>>,
+    /// What is read: the `(register, field)` pairs written, paired in order.
+    reads: Reads,
     source: String,
     description: String,
 }
@@ -29,9 +39,9 @@ impl Validator {
         unit: &UnitScope<'_>,
         raw: &RawBoxCount,
     ) -> Option<PendingBoxCount> {
-        let help = "write count=\"set-bits\" register=\"CAPID6\" field=\"cha_en\", or count=\"cores-per-socket\" without a register";
-        let bits = match (raw.count.as_str(), &raw.register, &raw.field) {
-            ("set-bits", Some(r), Some(f)) => {
+        let help = "write count=\"set-bits\" register=\"CAPID6\" field=\"cha_en\", count=\"value\" with one register and field, or count=\"cores-per-socket\" without a register";
+        let reads = match (raw.count.as_str(), &raw.register, &raw.field) {
+            (kind @ ("set-bits" | "value"), Some(r), Some(f)) => {
                 let (regs, fields): (Vec<&str>, Vec<&str>) = (
                     r.split_whitespace().collect(),
                     f.split_whitespace().collect(),
@@ -48,15 +58,27 @@ impl Validator {
                     ));
                     return None;
                 }
-                let pairs = regs.iter().zip(&fields);
-                Some(pairs.map(|(r, f)| (r.to_string(), f.to_string())).collect())
-            }
-            ("cores-per-socket", None, None) => None,
-            (kind @ ("set-bits" | "cores-per-socket"), _, _) => {
-                let why = if kind == "set-bits" {
-                    "needs a register and a field"
+                if kind == "value" {
+                    if regs.len() != 1 {
+                        self.push(unit.ctx.error(
+                            raw.at,
+                            format!("box-count `value` names {} registers", regs.len()),
+                            "a count held as a value is one field of one register; sum set bits of several fields with count=\"set-bits\"",
+                        ));
+                        return None;
+                    }
+                    Reads::Value(regs[0].to_string(), fields[0].to_string())
                 } else {
+                    let pairs = regs.iter().zip(&fields);
+                    Reads::SetBits(pairs.map(|(r, f)| (r.to_string(), f.to_string())).collect())
+                }
+            }
+            ("cores-per-socket", None, None) => Reads::Cores,
+            (kind @ ("set-bits" | "value" | "cores-per-socket"), _, _) => {
+                let why = if kind == "cores-per-socket" {
                     "reads no register"
+                } else {
+                    "needs a register and a field"
                 };
                 self.push(
                     unit.ctx
@@ -86,7 +108,7 @@ impl Validator {
         }
         Some(PendingBoxCount {
             at: Position::of(unit.ctx.file, unit.path, raw.at),
-            bits,
+            reads,
             source: raw.source.clone(),
             description,
         })
@@ -104,9 +126,24 @@ impl Validator {
         for (ui, pr) in pending {
             let Some(pb) = &pr.box_count else { continue };
             let boxes = p.units[*ui].instances.len() as u32;
-            let rule = match &pb.bits {
-                None => BoxCountRule::CoresPerSocket,
-                Some(pairs) => {
+            let rule = match &pb.reads {
+                Reads::Cores => BoxCountRule::CoresPerSocket,
+                Reads::Value(reg, field) => {
+                    let Some(bit) = self.box_count_field(p, &names, pb, reg, field, None) else {
+                        continue;
+                    };
+                    let width = p.units[bit.unit].registers[bit.register].fields[bit.field].width();
+                    if width < 64 && (1u64 << width) <= u64::from(boxes) {
+                        self.push(diag(
+                            &pb.at,
+                            format!("box-count field `{field}` of {reg} has {width} bit(s), too few to hold the unit's {boxes} boxes"),
+                            "name the field whose value is the number of boxes present",
+                        ));
+                        continue;
+                    }
+                    BoxCountRule::Value(bit)
+                }
+                Reads::SetBits(pairs) => {
                     let single = pairs.len() == 1;
                     let bits: Option<Vec<BitRef>> = pairs
                         .iter()
@@ -140,8 +177,7 @@ impl Validator {
         }
     }
 
-    /// One register and field of a `set-bits` count: the register exists, the field is
-    /// readable and, when it is the only one (`boxes` given), has a bit for every box.
+    /// One register and field of a count: the register exists, the field is readable and, when it is the only one (`boxes` given), has a bit for every box.
     fn box_count_field(
         &mut self,
         p: &Processor,

@@ -85,6 +85,7 @@ impl Validator {
                 perf,
                 box_count: None,
                 socket_bus: None,
+                discovery_ignored: self.pmu_discovery_ignored(unit, raw),
                 notes: raw.note.iter().map(note).collect(),
             },
             PendingRoutes {
@@ -136,6 +137,40 @@ impl Validator {
                 None
             }
         }
+    }
+
+    /// `<discovery-ignored>`: only on a unit with a discovery type, with a declared source
+    /// and a description of what is wrong with the table's entries.
+    fn pmu_discovery_ignored(
+        &mut self,
+        unit: &UnitScope<'_>,
+        raw: &RawPmu,
+    ) -> Option<DiscoveryIgnored> {
+        let ignored = raw.discovery_ignored.as_ref()?;
+        if raw.discovery_type.is_none() {
+            self.push(unit.ctx.error(
+                ignored.at,
+                "discovery-ignored on a unit without a discovery-type",
+                "give the <pmu> the discovery-type whose table entries are ignored, or remove <discovery-ignored>",
+            ));
+            return None;
+        }
+        if !self.public_source(unit.ctx, unit.cat, ignored.at, &ignored.source) {
+            return None;
+        }
+        let description = normalize_text(&ignored.text);
+        if description.is_empty() {
+            self.push(unit.ctx.error(
+                ignored.at,
+                "discovery-ignored has no description",
+                "say in the element's text what is wrong with the table's entries and who ignores them",
+            ));
+            return None;
+        }
+        Some(DiscoveryIgnored {
+            source: ignored.source.clone(),
+            description,
+        })
     }
 
     fn pmu_scope(&mut self, unit: &UnitScope<'_>, raw: &RawPmu) -> Scope {

@@ -706,7 +706,8 @@ fn summary_table(rows: &[SummaryRow<'_>]) -> String {
 
 /// A unit's box count rule for the summary, one word: the boxes its spec lists (`28`), and
 /// where the part has fewer, what tells how many (`28:CAPID6.cha_en`: up to 28, the set bits
-/// of that field; `22:cores`: up to 22, one per core).
+/// of that field; `60:=UNC_CBO_CONFIG.num_cbo`: up to 60, that field's value; `22:cores`:
+/// up to 22, one per core).
 fn box_rule(u: &pmu_regs::UnitInfo) -> String {
     let listed = u.instances.len();
     match u.pmu.and_then(|m| m.box_count).map(|b| b.rule) {
@@ -715,6 +716,7 @@ fn box_rule(u: &pmu_regs::UnitInfo) -> String {
             let fields: Vec<&str> = bits.iter().map(|b| b.qualified).collect();
             format!("{listed}:{}", fields.join("+"))
         }
+        Some(pmu_regs::BoxCountRule::Value(b)) => format!("{listed}:={}", b.qualified),
         Some(pmu_regs::BoxCountRule::CoresPerSocket) => format!("{listed}:cores"),
     }
 }

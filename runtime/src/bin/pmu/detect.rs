@@ -5,9 +5,10 @@
 use std::path::{Path, PathBuf};
 
 use pmu_runtime::boxes::Boxes;
-use pmu_runtime::discovery::{join, BoxStatus, DISCOVERY_DEVICE_ID};
+use pmu_runtime::discovery::{BoxStatus, DISCOVERY_DEVICE_ID};
 use pmu_runtime::machine::Machine;
 use pmu_runtime::part;
+use pmu_runtime::part::joined_tables;
 use serde_json::json;
 
 use pmu_runtime::identify::CpuSignature;
@@ -201,7 +202,7 @@ pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
         let tables: Vec<_> = discovery
             .iter()
             .flatten()
-            .map(|t| json!({"device": t.device, "read": t.read, "matching": t.counts[0], "missing": t.counts[1], "unknown": t.counts[2], "disagreeing": t.counts[3], "error": t.error}))
+            .map(|t| json!({"device": t.device, "read": t.read, "matching": t.counts[0], "missing": t.counts[1], "unknown": t.counts[2], "disagreeing": t.counts[3], "ignored": t.counts[4], "counted_by_part": t.counts[5], "error": t.error}))
             .collect();
         return Ok(format!(
             "{}\n",
@@ -249,8 +250,8 @@ struct Found {
     /// Whether it was read (else `error` says why).
     read: bool,
     error: Option<String>,
-    /// Boxes matching, missing, unknown, disagreeing.
-    counts: [usize; 4],
+    /// Boxes matching, missing, unknown, disagreeing, ignored, counted by the part.
+    counts: [usize; 6],
 }
 
 /// The part's discovery tables joined with `p`'s spec, for a processor whose spec has
@@ -260,33 +261,33 @@ fn discovery(root: Option<&Path>, p: &'static pmu_regs::ProcessorInfo) -> Option
     let machine = Machine::hardware(root.map_or_else(|| PathBuf::from("/"), Path::to_path_buf));
     let boxes = Boxes::of(p);
     Some(
-        machine
-            .discovery_tables()
+        joined_tables(&machine, boxes)
             .into_iter()
-            .map(|(device, table)| match table {
-                Ok(t) => {
-                    let joined = join(boxes, &t);
-                    let mut counts = [0; 4];
+            .map(|t| match t.joined {
+                Ok(joined) => {
+                    let mut counts = [0; 6];
                     for b in &joined.boxes {
                         counts[match b.status {
                             BoxStatus::Matching => 0,
                             BoxStatus::Missing => 1,
                             BoxStatus::Unknown => 2,
                             BoxStatus::Disagreeing(_) => 3,
+                            BoxStatus::Ignored { .. } => 4,
+                            BoxStatus::CountedByPart { .. } => 5,
                         }] += 1;
                     }
                     Found {
-                        device: device.to_string(),
+                        device: t.device.to_string(),
                         read: true,
                         error: None,
                         counts,
                     }
                 }
                 Err(e) => Found {
-                    device: device.to_string(),
+                    device: t.device.to_string(),
                     read: false,
                     error: Some(e.to_string()),
-                    counts: [0; 4],
+                    counts: [0; 6],
                 },
             })
             .collect(),
@@ -309,13 +310,15 @@ fn discovery_lines(root: Option<&Path>, tables: &[Found]) -> String {
         match &t.error {
             None => out.push_str(&format!(
                 "discovery table: {}: {} boxes: {} matching, {} missing, {} unknown, {} \
-                 disagreeing (pmu discover lists them)\n",
+                 disagreeing, {} ignored, {} counted by the part (pmu discover lists them)\n",
                 t.device,
                 t.counts.iter().sum::<usize>(),
                 t.counts[0],
                 t.counts[1],
                 t.counts[2],
-                t.counts[3]
+                t.counts[3],
+                t.counts[4],
+                t.counts[5]
             )),
             Some(e) => out.push_str(&format!(
                 "discovery table: {}: found, not read: {e}\n",

@@ -9,6 +9,7 @@ use pmu_runtime::discovery::{
     DISCOVERY_DEVICE_ID,
 };
 use pmu_runtime::machine::Machine;
+use pmu_runtime::part::{joined_tables, JoinedTable};
 use pmu_runtime::Bdf;
 use serde_json::json;
 
@@ -57,17 +58,7 @@ pub fn run(a: &DiscoverArgs, json_out: bool) -> Result<String, Failure> {
         .find(|p| p.id == id)
         .expect("processor_named returns a known id");
     let boxes = Boxes::of(processor);
-    let table = if a.sim {
-        let machine = Machine::simulating(processor);
-        let Some((_, read)) = machine.discovery_tables().into_iter().next() else {
-            return Err(Failure::usage(format!(
-                "no unit of {id} has a discovery type (<pmu discovery-type>), so its simulated \
-                 part publishes no discovery table; the spec gives one to {} only",
-                processors_with_a_table()
-            )));
-        };
-        read.map_err(discovery_failure)?
-    } else if let Some(path) = &a.table {
+    let tables: Vec<(u32, Joined)> = if let Some(path) = &a.table {
         let bytes = std::fs::read(path).map_err(|e| {
             Failure::operation(format!(
                 "cannot read the table dump {}: {e}",
@@ -75,26 +66,34 @@ pub fn run(a: &DiscoverArgs, json_out: bool) -> Result<String, Failure> {
             ))
         })?;
         let t = MemoryTable::from_bytes(0, DUMP_DEVICE, bytes);
-        read_table(&t, 0).map_err(discovery_failure)?
+        let table = read_table(&t, 0).map_err(discovery_failure)?;
+        vec![(0, join(boxes, &table))]
+    } else if a.sim {
+        let machine = Machine::simulating(processor);
+        let tables = joined_tables(&machine, boxes);
+        if tables.is_empty() {
+            return Err(Failure::usage(format!(
+                "no unit of {id} has a discovery type (<pmu discovery-type>), so its simulated \
+                 part publishes no discovery table; the spec gives one to {} only",
+                processors_with_a_table()
+            )));
+        }
+        readable(tables)?
     } else {
-        hardware(a.root.as_deref())?
+        hardware(a.root.as_deref(), boxes)?
     };
-    let joined = join(boxes, &table);
     let out = if json_out {
-        json_text(&joined)
+        json_text(&tables)
     } else {
-        text(&joined, a.csv)
+        text(&tables, a.csv)
     };
-    if a.check && !joined.all_match() {
-        let bad = joined
-            .boxes
-            .iter()
-            .filter(|b| b.status != BoxStatus::Matching)
-            .count();
+    let all = tables.iter().flat_map(|(_, j)| &j.boxes);
+    let bad = all.clone().filter(|b| !b.status.is_trusted()).count();
+    if a.check && bad > 0 {
         print!("{out}");
         return Err(Failure::operation(format!(
             "{bad} of {} boxes do not match the spec",
-            joined.boxes.len()
+            all.count()
         )));
     }
     Ok(out)
@@ -104,11 +103,13 @@ fn discovery_failure(e: DiscoveryError) -> Failure {
     Failure::operation(e.to_string())
 }
 
-/// On hardware: the first discovery device's table (socket 0's), read in place through
-/// `dev/mem`; where none can be read, every device found and why.
-fn hardware(root: Option<&Path>) -> Result<pmu_runtime::discovery::Table, Failure> {
+/// On hardware: every discovery device's table (one per socket), read in place through
+/// `dev/mem` and joined knowing what the part says of itself; where none is found, or one
+/// cannot be read, what was found and why.
+fn hardware(root: Option<&Path>, boxes: &'static Boxes) -> Result<Vec<(u32, Joined)>, Failure> {
     let root = root.map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
-    let tables = Machine::hardware(&root).discovery_tables();
+    let machine = Machine::hardware(&root);
+    let tables = joined_tables(&machine, boxes);
     if tables.is_empty() {
         return Err(Failure::operation(format!(
             "no uncore discovery device (8086:{DISCOVERY_DEVICE_ID:04x}) under {}: this part \
@@ -118,12 +119,22 @@ fn hardware(root: Option<&Path>) -> Result<pmu_runtime::discovery::Table, Failur
             processors_with_a_table()
         )));
     }
+    readable(tables)
+}
+
+/// The joins of tables that were read; any table that could not be read fails the command,
+/// naming each device and why.
+fn readable(tables: Vec<JoinedTable>) -> Result<Vec<(u32, Joined)>, Failure> {
     let mut why = Vec::new();
-    for (device, read) in tables {
-        match read {
-            Ok(t) => return Ok(t),
-            Err(e) => why.push(format!("{device}: {e}")),
+    let mut joined = Vec::new();
+    for t in tables {
+        match t.joined {
+            Ok(j) => joined.push((t.socket, j)),
+            Err(e) => why.push(format!("socket {} (device {}): {e}", t.socket, t.device)),
         }
+    }
+    if why.is_empty() {
+        return Ok(joined);
     }
     Err(Failure::operation(format!(
         "{}; a table dumped to a file is read with --table FILE",
@@ -131,26 +142,9 @@ fn hardware(root: Option<&Path>) -> Result<pmu_runtime::discovery::Table, Failur
     )))
 }
 
-fn detail(b: &pmu_runtime::discovery::JoinedBox) -> String {
-    match &b.status {
-        BoxStatus::Disagreeing(d) => d
-            .iter()
-            .map(|d| {
-                format!(
-                    "{}: spec {} ({}), table {}",
-                    d.what, d.spec, d.source, d.table
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("; "),
-        BoxStatus::Missing => "the spec has it; the table does not list it".into(),
-        BoxStatus::Unknown => "the table lists it; no unit of the spec has this type and id".into(),
-        BoxStatus::Matching => String::new(),
-    }
-}
-
-fn text(joined: &Joined, csv: bool) -> String {
+fn text(tables: &[(u32, Joined)], csv: bool) -> String {
     let header = [
+        "SOCKET",
         "BOX",
         "TYPE",
         "ID",
@@ -161,9 +155,13 @@ fn text(joined: &Joined, csv: bool) -> String {
         "WIDTH",
         "DETAIL",
     ];
-    let rows = joined.boxes.iter().map(|b| {
+    let rows = tables
+        .iter()
+        .flat_map(|(socket, joined)| joined.boxes.iter().map(move |b| (socket, b)));
+    let rows = rows.map(|(socket, b)| {
         let t = b.table.as_ref();
         vec![
+            socket.to_string(),
             b.name(),
             b.box_type.to_string(),
             b.box_id.to_string(),
@@ -172,7 +170,7 @@ fn text(joined: &Joined, csv: bool) -> String {
             t.map_or("-".into(), |t| t.box_control.to_string()),
             t.map_or("-".into(), |t| t.counters.to_string()),
             t.map_or("-".into(), |t| t.width.to_string()),
-            detail(b),
+            b.status.detail(),
         ]
     });
     if csv {
@@ -189,18 +187,18 @@ fn text(joined: &Joined, csv: bool) -> String {
         }
         return out;
     }
-    let mut table = TextTable::new(&header).right_align(&[1, 2, 6, 7]);
+    let mut table = TextTable::new(&header).right_align(&[0, 2, 3, 7, 8]);
     for r in rows {
         table.row(r);
     }
     table.render()
 }
 
-fn json_text(joined: &Joined) -> String {
-    let boxes: Vec<_> = joined
-        .boxes
+fn json_text(tables: &[(u32, Joined)]) -> String {
+    let boxes: Vec<_> = tables
         .iter()
-        .map(|b| {
+        .flat_map(|(socket, joined)| joined.boxes.iter().map(move |b| (socket, b)))
+        .map(|(socket, b)| {
             let t = b.table.as_ref();
             let disagreements: Vec<_> = match &b.status {
                 BoxStatus::Disagreeing(d) => d
@@ -210,6 +208,7 @@ fn json_text(joined: &Joined) -> String {
                 _ => Vec::new(),
             };
             json!({
+                "socket": socket,
                 "box": b.spec.map(|s| s.instance),
                 "unit": b.spec.map(|s| s.unit.name),
                 "type": b.box_type,
@@ -220,6 +219,7 @@ fn json_text(joined: &Joined) -> String {
                 "counters": t.map(|t| t.counters),
                 "width": t.map(|t| t.width),
                 "disagreements": disagreements,
+                "detail": b.status.detail(),
             })
         })
         .collect();

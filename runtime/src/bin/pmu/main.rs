@@ -452,3 +452,11 @@ fn eprint_error(message: &str) {
 pub fn warn(message: &str) {
     let _ = writeln!(std::io::stderr(), "warning: {message}");
 }
+
+/// Each box a session programmed although the part's discovery table disagreed with the
+/// spec (`--allow-mismatch`), as a warning on stderr.
+pub fn warn_mismatches(session: &pmu_runtime::session::Session<'_>) {
+    for w in session.warnings() {
+        warn(&format!("discovery table: {w}"));
+    }
+}

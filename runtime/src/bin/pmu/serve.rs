@@ -297,7 +297,10 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
             ..options
         };
         match Session::open(&backend, plan.counting(), options) {
-            Ok(s) => sessions.push(s),
+            Ok(s) => {
+                crate::warn_mismatches(&s);
+                sessions.push(s);
+            }
             Err(e) => return close_all(sessions, Err(Failure::Runtime(e))),
         }
     }

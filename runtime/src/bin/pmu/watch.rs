@@ -179,6 +179,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         ..Options::default()
     };
     let mut session = Session::open(&backend, plan.counting(), options)?;
+    crate::warn_mismatches(&session);
     // A `running` column where events may share counters: through perf, or in turns.
     let perf = session.series().iter().any(|s| s.perf.is_some()) || session.in_turns();
     let mut out = match Output::new(format, perf, args.output.as_deref()) {

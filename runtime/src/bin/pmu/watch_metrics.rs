@@ -149,6 +149,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         ..Options::default()
     };
     let mut session = Session::open(&backend, targets.counting(), options)?;
+    crate::warn_mismatches(&session);
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = Arc::clone(&stop);

@@ -22,7 +22,7 @@ pub const METADATA: &str = "#[cfg(feature = \"metadata\")]";
 pub fn event_info(e: &Event) -> String {
     let (s, m) = (e.settings, e.masks);
     format!(
-        "EventInfo {{ name: {}, code: {:#04x}, umask: {:#04x}, ext_sel: {}, counters: {:#b}, filters: {}, threshold: {}, invert: {}, edge: {}, any_thread: {}, umask_ext: {:#x}, port_mask: {:#x}, fc_mask: {:#x} }}",
+        "EventInfo {{ name: {}, code: {:#04x}, umask: {:#04x}, ext_sel: {}, counters: {:#b}, filters: {}, threshold: {}, invert: {}, edge: {}, any_thread: {}, umask_ext: {:#x}, port_mask: {:#x}, fc_mask: {:#x}, aux: {} }}",
         lit(&e.name),
         e.code,
         e.umask,
@@ -35,8 +35,22 @@ pub fn event_info(e: &Event) -> String {
         s.any_thread,
         m.umask_ext,
         m.port_mask,
-        m.fc_mask
+        m.fc_mask,
+        aux_literal(e.aux.as_ref())
     )
+}
+
+/// An event's auxiliary MSR as a `Option<AuxMsr>` literal.
+pub fn aux_literal(aux: Option<&AuxMsr>) -> String {
+    match aux {
+        None => "None".to_string(),
+        Some(a) => format!(
+            "Some(AuxMsr {{ register: {}, address: {:#x}, value: {:#x} }})",
+            lit(&a.register),
+            a.address,
+            a.value
+        ),
+    }
 }
 
 /// `Event::ALL`, and the metadata table `EVENT_INFOS` that the events' rows index.

@@ -34,7 +34,7 @@ pub fn schema() -> String {
 /// `ranges`, and a split field's `lsb`/`msb` are its lowest range; 4: processors gained
 /// `metrics`; 5: the `mmio` space and `units[].mmio_window`; 6: counters gained
 /// `perf_event`, and a free-running counter's count field is `ro-v`).
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 
 #[derive(Serialize)]
 struct Model<'a> {
@@ -326,6 +326,15 @@ struct Event<'a> {
     umask_ext: u32,
     port_mask: u16,
     fc_mask: u8,
+    aux_msr: Option<AuxMsr<'a>>,
+}
+
+/// The auxiliary MSR an event needs programmed besides its control, and its value.
+#[derive(Serialize)]
+struct AuxMsr<'a> {
+    register: &'a str,
+    address: u32,
+    value: u64,
 }
 
 /// A unit's PMU structure (`<pmu>`): registers are named by their template name in the unit.
@@ -709,6 +718,11 @@ fn event(e: &model::Event) -> Event<'_> {
         umask_ext: e.masks.umask_ext,
         port_mask: e.masks.port_mask,
         fc_mask: e.masks.fc_mask,
+        aux_msr: e.aux.as_ref().map(|a| AuxMsr {
+            register: &a.register,
+            address: a.address,
+            value: a.value,
+        }),
     }
 }
 

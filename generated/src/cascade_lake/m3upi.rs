@@ -181,7 +181,7 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_M3UPI_UPI_PREFETCH_SPAWN", code: 0x29, umask: 0x00, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M3UPI_UPI_PREFETCH_SPAWN", code: 0x29, umask: 0x00, ext_sel: false, counters: 0b111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
 ];
 
 

@@ -539,18 +539,18 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_I_MISC1.LOST_FWD", code: 0x1f, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_COHERENT_OPS.PCITOM", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_COHERENT_OPS.WBMTOI", code: 0x10, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.MEM", code: 0x0f, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_IRP_ALL.INBOUND_INSERTS", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_TRANSACTIONS.WR_PREF", code: 0x11, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_FAF_FULL", code: 0x17, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_FAF_INSERTS", code: 0x18, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_FAF_OCCUPANCY", code: 0x19, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_FAF_TRANSACTIONS", code: 0x16, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_HIT_M", code: 0x12, umask: 0x78, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_I_MISC1.LOST_FWD", code: 0x1f, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_I_COHERENT_OPS.PCITOM", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_I_COHERENT_OPS.WBMTOI", code: 0x10, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.MEM", code: 0x0f, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_I_IRP_ALL.INBOUND_INSERTS", code: 0x20, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_I_TRANSACTIONS.WR_PREF", code: 0x11, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_I_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_I_FAF_FULL", code: 0x17, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_I_FAF_INSERTS", code: 0x18, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_I_FAF_OCCUPANCY", code: 0x19, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_I_FAF_TRANSACTIONS", code: 0x16, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_I_SNOOP_RESP.ALL_HIT_M", code: 0x12, umask: 0x78, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
 ];
 
 

@@ -560,17 +560,17 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.ANY", code: 0x2d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_A", code: 0x2d, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_I", code: 0x2d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_S", code: 0x2d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.ANY", code: 0x2e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M2M_TAG_HIT.NM_RD_HIT_CLEAN", code: 0x2c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M2M_TAG_HIT.NM_RD_HIT_DIRTY", code: 0x2c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M2M_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M2M_CMS_CLOCKTICKS", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M2M_IMC_READS.TO_PMM", code: 0x37, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x7, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M2M_IMC_WRITES.TO_PMM", code: 0x38, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1c, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.ANY", code: 0x2d, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_A", code: 0x2d, umask: 0x08, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_I", code: 0x2d, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_S", code: 0x2d, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M2M_DIRECTORY_UPDATE.ANY", code: 0x2e, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M2M_TAG_HIT.NM_RD_HIT_CLEAN", code: 0x2c, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M2M_TAG_HIT.NM_RD_HIT_DIRTY", code: 0x2c, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M2M_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M2M_CMS_CLOCKTICKS", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M2M_IMC_READS.TO_PMM", code: 0x37, umask: 0x20, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x7, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M2M_IMC_WRITES.TO_PMM", code: 0x38, umask: 0x80, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x1c, port_mask: 0x0, fc_mask: 0x0, aux: None },
 ];
 
 

@@ -540,8 +540,8 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_M2P_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M2P_CMS_CLOCKTICKS", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M2P_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M2P_CMS_CLOCKTICKS", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
 ];
 
 

@@ -547,15 +547,15 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_UPI_RxL_FLITS.ALL_DATA", code: 0x03, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_UPI_RxL_FLITS.NON_DATA", code: 0x03, umask: 0x97, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_DATA", code: 0x02, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_UPI_TxL_FLITS.NON_DATA", code: 0x02, umask: 0x97, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_UPI_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_UPI_L1_POWER_CYCLES", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_UPI_TxL0P_POWER_CYCLES", code: 0x27, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_NULL", code: 0x02, umask: 0x27, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_UPI_RxL_FLITS.ALL_NULL", code: 0x03, umask: 0x27, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_UPI_RxL_FLITS.ALL_DATA", code: 0x03, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_UPI_RxL_FLITS.NON_DATA", code: 0x03, umask: 0x97, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_DATA", code: 0x02, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_UPI_TxL_FLITS.NON_DATA", code: 0x02, umask: 0x97, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_UPI_CLOCKTICKS", code: 0x01, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_UPI_L1_POWER_CYCLES", code: 0x21, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_UPI_TxL0P_POWER_CYCLES", code: 0x27, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_NULL", code: 0x02, umask: 0x27, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_UPI_RxL_FLITS.ALL_NULL", code: 0x03, umask: 0x27, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
 ];
 
 

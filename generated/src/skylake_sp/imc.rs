@@ -775,22 +775,22 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_M_ACT_COUNT.WR", code: 0x01, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT.RD_REG", code: 0x04, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT.RD_UNDERFILL", code: 0x04, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT.RD", code: 0x04, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT.WR_WMM", code: 0x04, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT.WR", code: 0x04, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CAS_COUNT.ALL", code: 0x04, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_POWER_CHANNEL_PPD", code: 0x85, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_POWER_SELF_REFRESH", code: 0x43, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_PRE_COUNT.PAGE_MISS", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_PRE_COUNT.RD", code: 0x02, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_RPQ_INSERTS", code: 0x10, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY", code: 0x80, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_WPQ_INSERTS", code: 0x20, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY", code: 0x81, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_M_ACT_COUNT.WR", code: 0x01, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M_CAS_COUNT.RD_REG", code: 0x04, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M_CAS_COUNT.RD_UNDERFILL", code: 0x04, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M_CAS_COUNT.RD", code: 0x04, umask: 0x03, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M_CAS_COUNT.WR_WMM", code: 0x04, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M_CAS_COUNT.WR", code: 0x04, umask: 0x0c, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M_CAS_COUNT.ALL", code: 0x04, umask: 0x0f, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M_POWER_CHANNEL_PPD", code: 0x85, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M_POWER_SELF_REFRESH", code: 0x43, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M_PRE_COUNT.PAGE_MISS", code: 0x02, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M_PRE_COUNT.RD", code: 0x02, umask: 0x04, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M_RPQ_INSERTS", code: 0x10, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M_RPQ_OCCUPANCY", code: 0x80, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M_WPQ_INSERTS", code: 0x20, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_M_WPQ_OCCUPANCY", code: 0x81, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
 ];
 
 

@@ -520,12 +520,12 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.MEM", code: 0x0f, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_COHERENT_OPS.RFO", code: 0x10, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_COHERENT_OPS.PCITOM", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_FAF_INSERTS", code: 0x18, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_FAF_OCCUPANCY", code: 0x19, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
-    &EventInfo { name: "UNC_I_TRANSACTIONS.WR_PREF", code: 0x11, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0 },
+    &EventInfo { name: "UNC_I_CACHE_TOTAL_OCCUPANCY.MEM", code: 0x0f, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_I_COHERENT_OPS.RFO", code: 0x10, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_I_COHERENT_OPS.PCITOM", code: 0x10, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_I_FAF_INSERTS", code: 0x18, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_I_FAF_OCCUPANCY", code: 0x19, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
+    &EventInfo { name: "UNC_I_TRANSACTIONS.WR_PREF", code: 0x11, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, aux: None },
 ];
 
 

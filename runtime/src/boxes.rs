@@ -279,7 +279,10 @@ impl PmuBox {
             .iter()
             .filter(|c| c.info.kind == pmu_regs::CounterKind::General && c.control.is_some())
             .collect();
-        let free_running = sels.iter().filter(|s| self.free_running(s).is_some()).count();
+        let free_running = sels
+            .iter()
+            .filter(|s| self.free_running(s).is_some())
+            .count();
         let on_general = sels.len() - free_running;
         if free_running > 0 && on_general > general.len() {
             return Err(UsageError::NoSuchCounter {
@@ -308,7 +311,11 @@ impl PmuBox {
                     let c = general.get(k % general.len().max(1)).copied();
                     k += 1;
                     c.ok_or_else(|| UsageError::NoSuchCounter {
-                        counter: format!("general counter for event {} in {}", i + 1, self.instance),
+                        counter: format!(
+                            "general counter for event {} in {}",
+                            i + 1,
+                            self.instance
+                        ),
                         available: self.offers(),
                     })?
                 }

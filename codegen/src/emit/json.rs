@@ -383,7 +383,6 @@ struct CounterPerf<'a> {
     unit: Option<&'a str>,
 }
 
-
 /// How software sees a counter's overflow, where it is not its box's status.
 #[derive(Serialize)]
 struct Overflow<'a> {

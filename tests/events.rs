@@ -532,15 +532,17 @@ fn a_core_list_is_imported_for_the_processor_and_every_other_record_is_reported(
     let report =
         codegen::import::import_perfmon(&fixture("core_small.json"), spec.path(), "xeon-e5-2600")
             .unwrap();
-    assert_eq!(report.imported.get("CORE"), Some(&4), "{}", report.render());
+    assert_eq!(report.imported.get("CORE"), Some(&6), "{}", report.render());
     let kinds: Vec<(&str, usize)> = report.not_imported.iter().map(|(k, n)| (*k, *n)).collect();
     assert_eq!(
         kinds,
         [
-            ("PEBS only", 1),
+            ("MSR value does not fit the register", 1),
+            ("PEBS only", 2),
             ("does not fit the unit's controls", 1),
             ("fixed counter only", 1),
-            ("needs another MSR", 3),
+            ("needs an MSR the unit lacks", 1),
+            ("offcore response without a value", 1),
         ]
     );
     insta::assert_snapshot!("import_core_report", report.render());
@@ -573,6 +575,21 @@ fn a_core_list_is_imported_for_the_processor_and_every_other_record_is_reported(
             stall.settings.any_thread
         ),
         (1, true, false, true)
+    );
+    // An offcore response record takes its first code and the first register (0xB7 with
+    // MSR_OFFCORE_RSP_0, not 0xBB with MSR_OFFCORE_RSP_1); the front-end one its register.
+    let aux = |name: &str| {
+        let e = c.events.iter().find(|e| e.name == name).unwrap();
+        let a = e.aux.as_ref().unwrap();
+        (e.code, a.register.as_str(), a.address, a.value)
+    };
+    assert_eq!(
+        aux("OFFCORE_RESPONSE.DEMAND_DATA_RD.LLC_HIT.ANY_RESPONSE"),
+        (0xB7, "MSR_OFFCORE_RSP_0", 0x1A6, 0x3f_803c_0001)
+    );
+    assert_eq!(
+        aux("FRONTEND_RETIRED.DSB_MISS"),
+        (0xC6, "MSR_PEBS_FRONTEND", 0x3F7, 0x11)
     );
     let arch = model
         .processors

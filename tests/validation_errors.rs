@@ -267,6 +267,14 @@ fn events_core() {
     insta::assert_snapshot!(spec_diagnostics("events_core"));
 }
 
+/// Auxiliary registers (`msr`, `msr-value`): one without the other, a register the unit
+/// lacks, one of the PMU's own, a value setting reserved bits or not a number, and one on an
+/// uncore unit's event; a good one passes.
+#[test]
+fn events_aux() {
+    insta::assert_snapshot!(spec_diagnostics("events_aux"));
+}
+
 /// Metrics files: an unknown event, an unknown constant, a malformed formula (each at its
 /// place in the formula), an unused or reserved alias, settings on an uncore event, a bad
 /// level, a name given twice, an unknown parent, processor or source.

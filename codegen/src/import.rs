@@ -10,9 +10,11 @@
 //! filter names and, for core events, the counter mask, invert, edge-detect and any-thread
 //! settings. Intel's descriptions are not copied. Core lists (`*_core.json`, records without
 //! a `Unit`) go to the processor's `CORE` unit, which `processors.xml`'s `core-pmu` says is
-//! the architectural one: `<processor>/events/core.xml`. Records the spec cannot program
-//! (fixed-counter-only events, events that need another MSR such as the offcore response
-//! or PEBS load-latency registers, PEBS-only events) are reported with their reason. Every record is checked against the
+//! the architectural one: `<processor>/events/core.xml`. A core record that needs an auxiliary
+//! MSR (Intel's `MSRIndex`/`MSRValue`: offcore response, PEBS load latency, front end) names
+//! the unit's register at that address (`msr="MSR_OFFCORE_RSP_0" msr-value=".."`). Records the
+//! spec cannot program (fixed-counter-only events, PEBS-only events, the plain offcore response
+//! without a value) are reported with their reason. Every record is checked against the
 //! spec (the unit must exist, the code and umask must fit its control registers, the counters
 //! must exist) by validating the spec with the new files, held in memory, before anything is
 //! written.
@@ -303,21 +305,11 @@ fn core_refusal(e: &PerfmonEvent) -> Option<(&'static str, String)> {
             ),
         ));
     }
-    if nonzero(&e.msr_index) {
+    if e.event_code.contains(',') && !nonzero(&e.msr_index) {
         return Some((
-            "needs another MSR",
+            "offcore response without a value",
             format!(
-                "needs MSR {} programmed with {} besides the event select (the offcore response or PEBS load-latency registers), which the spec does not describe",
-                e.msr_index.trim(),
-                e.msr_value.trim()
-            ),
-        ));
-    }
-    if e.event_code.contains(',') {
-        return Some((
-            "needs another MSR",
-            format!(
-                "has two event codes ({}), one per offcore response MSR (0x1A6, 0x1A7), which the spec does not describe",
+                "has two event codes ({}), one per offcore response MSR, and no MSRValue: what the register selects is left to the user, so there is no one event to import",
                 e.event_code.trim()
             ),
         ));
@@ -329,6 +321,48 @@ fn core_refusal(e: &PerfmonEvent) -> Option<(&'static str, String)> {
         ));
     }
     None
+}
+
+/// The auxiliary MSR a core record needs (Intel's `MSRIndex` and `MSRValue`), as a register
+/// of its unit (`candidates`), and the event code that goes with it; `None` where it needs
+/// none. Intel writes the offcore response events with two codes and two MSRs
+/// (`0xB7, 0xBB` and `0x1a6,0x1a7`): the same event programmed through either register, the
+/// first code with the first MSR. The first pair is imported (perf's `intel_fixup_er` moves an
+/// event to the other pair when the first register is taken).
+fn aux_of(
+    e: &PerfmonEvent,
+    candidates: &[crate::validate::AuxCandidate],
+) -> Result<(String, Option<crate::model::AuxMsr>), Refusal> {
+    let first = |s: &str| s.split(',').next().unwrap_or("").trim().to_string();
+    let code = first(&e.event_code);
+    let index = e.msr_index.trim();
+    if matches!(index, "" | "0" | "0x0" | "0x00" | "null" | "na") {
+        return Ok((code, None));
+    }
+    let needs = |why: String| {
+        (
+            "needs an MSR the unit lacks",
+            format!(
+                "needs MSR {index} programmed with {} besides the event select: {why}",
+                e.msr_value.trim()
+            ),
+        )
+    };
+    let address = crate::validate::parse_number(&first(index))
+        .ok_or_else(|| needs(format!("`{index}` is not an MSR number")))?;
+    let value = crate::validate::parse_number(e.msr_value.trim())
+        .ok_or_else(|| needs(format!("MSRValue `{}` is not a number", e.msr_value)))?;
+    let Some(register) = candidates
+        .iter()
+        .find(|c| u64::from(c.address) == address && !c.structural)
+    else {
+        return Err(needs(format!(
+            "the unit has no auxiliary register at {address:#x}; add it to the unit first"
+        )));
+    };
+    crate::validate::resolve_aux(candidates, &register.name, value)
+        .map(|aux| (code, Some(aux)))
+        .map_err(|(why, _)| ("MSR value does not fit the register", why))
 }
 
 /// A core record's counter mask, invert, edge-detect and any-thread settings.
@@ -715,11 +749,24 @@ fn map_record(
     if let Some(refusal) = refusal {
         return Err(refusal);
     }
+    let (code, aux) = if e.unit.trim().is_empty() {
+        let candidates = spec
+            .processors
+            .iter()
+            .filter(|p| p.id == owner)
+            .flat_map(|p| &p.units)
+            .find(|u| u.name == unit_name)
+            .map(crate::validate::aux_candidates)
+            .unwrap_or_default();
+        aux_of(e, &candidates)?
+    } else {
+        (e.event_code.trim().to_string(), None)
+    };
     // Records the unit cannot count are reported here, one by one, rather than failing the
     // whole import in validation.
     let settings = settings_of(e);
     let masks = masks_of(e, caps)?;
-    if let Some(why) = fit_refusal(e, ours, caps, &settings) {
+    if let Some(why) = fit_refusal(e, &code, ours, caps, &settings) {
         return Err(("does not fit the unit's controls", why));
     }
     if let Some(why) = caps.and_then(|c| c.refuse_masks(&masks)) {
@@ -739,7 +786,14 @@ fn map_record(
     Ok(Mapped {
         module,
         unit: unit_name,
-        line: event_line(e, &counters, &settings.unwrap_or_default(), &masks),
+        line: event_line(
+            e,
+            &code,
+            &counters,
+            &settings.unwrap_or_default(),
+            &masks,
+            aux.as_ref(),
+        ),
     })
 }
 
@@ -785,11 +839,13 @@ fn our_unit(e: &PerfmonEvent) -> Result<&'static str, Refusal> {
 /// Why unit `ours`, whose controls take `caps`, cannot count the record, if it cannot.
 fn fit_refusal(
     e: &PerfmonEvent,
+    code: &str,
     ours: &str,
     caps: Option<crate::validate::EventCapacity>,
     settings: &Result<crate::model::EventSettings, String>,
 ) -> Option<String> {
-    let code = crate::validate::parse_number(&e.event_code);
+    let code_text = code;
+    let code = crate::validate::parse_number(code);
     let umask = crate::validate::parse_number(e.umask());
     let counters = match (e.counter.trim(), caps) {
         // No `Counter`: every counter of the unit.
@@ -802,7 +858,7 @@ fn fit_refusal(
     };
     let ext_sel = e.ext_sel.trim() == "1";
     match (code, umask, counters, caps, settings) {
-        (None, _, _, _, _) => Some(format!("event code `{}` is not a number", e.event_code)),
+        (None, _, _, _, _) => Some(format!("event code `{code_text}` is not a number")),
         (_, None, _, _, _) => Some(format!("umask `{}` is not a number", e.umask)),
         (_, _, None, _, _) => Some(format!("counters `{}` are not a counter list", e.counter)),
         (_, _, _, None, _) => Some(format!("unit {ours} has no counter control register")),
@@ -816,9 +872,11 @@ fn fit_refusal(
 /// The record as a line of our events file: facts only.
 fn event_line(
     e: &PerfmonEvent,
+    code: &str,
     counters: &str,
     settings: &crate::model::EventSettings,
     masks: &crate::model::EventMasks,
+    aux: Option<&crate::model::AuxMsr>,
 ) -> String {
     let ext = if e.ext_sel.trim() == "1" {
         " ext-sel=\"1\""
@@ -851,10 +909,18 @@ fn event_line(
     if e.experimental {
         extra.push_str(" experimental=\"1\"");
     }
+    if let Some(a) = aux {
+        let _ = write!(
+            extra,
+            " msr=\"{}\" msr-value=\"{:#x}\"",
+            xml_escape(&a.register),
+            a.value
+        );
+    }
     format!(
         "  <event name=\"{}\" code=\"{}\" umask=\"{}\" counters=\"{}\"{ext}{filters}{extra}/>",
         xml_escape(&e.event_name),
-        xml_escape(e.event_code.trim()),
+        xml_escape(code),
         xml_escape(e.umask()),
         xml_escape(counters)
     )

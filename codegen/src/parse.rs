@@ -504,6 +504,13 @@ pub struct RawEvent {
     /// `*_uncore_experimental.json`: not validated, counts may be wrong).
     #[serde(rename = "@experimental")]
     pub experimental: Option<String>,
+    /// The auxiliary register the event needs programmed besides its control (a register of
+    /// its unit by concrete name: `MSR_OFFCORE_RSP_0`), with `msr-value`.
+    #[serde(rename = "@msr")]
+    pub msr: Option<String>,
+    /// The value the auxiliary register must hold (Intel's `MSRValue`).
+    #[serde(rename = "@msr-value")]
+    pub msr_value: Option<String>,
 }
 
 /// Parsed `processors.xml` together with the text it came from.

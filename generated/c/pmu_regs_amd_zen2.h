@@ -384,7 +384,9 @@ static inline uint64_t pmu_amd_zen2_k7_perfctr_count_set(uint64_t reg, uint64_t 
  * mask of the counters that may count it (bit n: counter n), _EXPERIMENTAL 1 when it comes
  * from the vendor's experimental list (counts not validated); _THRESHOLD, _INVERT, _EDGE and
  * _ANY_THREAD what it sets in the control's threshold (counter mask), invert, edge and
- * any-thread fields.
+ * any-thread fields; _AUX_MSR and _AUX_MSR_VALUE, where defined, the auxiliary MSR the event
+ * needs programmed besides the control (offcore response, load latency, front end) and its
+ * value.
  */
 /* bp_l1_btb_correct */
 #define PMU_AMD_ZEN2_PMC_EVENT_BP_L1_BTB_CORRECT_CODE 0x8AU

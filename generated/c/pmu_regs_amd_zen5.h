@@ -518,7 +518,9 @@ static inline uint64_t pmu_amd_zen5_perf_cntr_global_status_set_set_ovf_pmc_set(
  * mask of the counters that may count it (bit n: counter n), _EXPERIMENTAL 1 when it comes
  * from the vendor's experimental list (counts not validated); _THRESHOLD, _INVERT, _EDGE and
  * _ANY_THREAD what it sets in the control's threshold (counter mask), invert, edge and
- * any-thread fields.
+ * any-thread fields; _AUX_MSR and _AUX_MSR_VALUE, where defined, the auxiliary MSR the event
+ * needs programmed besides the control (offcore response, load latency, front end) and its
+ * value.
  */
 /* bp_l1_tlb_miss_l2_tlb_hit */
 #define PMU_AMD_ZEN5_PMC_EVENT_BP_L1_TLB_MISS_L2_TLB_HIT_CODE 0x84U

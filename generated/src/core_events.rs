@@ -10,6 +10,7 @@
 use core::fmt;
 use core::marker::PhantomData;
 
+use crate::support::AuxMsr;
 #[cfg(feature = "metadata")]
 use crate::support::EventInfo;
 
@@ -23,6 +24,7 @@ pub struct CoreEvent<L: 'static> {
     pub(crate) invert: bool,
     pub(crate) edge: bool,
     pub(crate) any_thread: bool,
+    pub(crate) aux: Option<AuxMsr>,
     /// Its row in the list's `EVENT_INFOS`.
     pub(crate) row: u16,
     pub(crate) list: PhantomData<fn() -> L>,
@@ -39,6 +41,7 @@ impl<L> CoreEvent<L> {
         invert: false,
         edge: false,
         any_thread: false,
+        aux: None,
         row: 0,
         list: PhantomData,
     };
@@ -66,6 +69,12 @@ impl<L> CoreEvent<L> {
     /// Whether it sets the control's `any-thread` role.
     pub const fn any_thread(self) -> bool {
         self.any_thread
+    }
+    /// The auxiliary MSR the event needs programmed besides the control, with its value
+    /// (the offcore response, load-latency or front-end register), if any: `with_event`
+    /// programs the control only, so whoever writes the control writes this register too.
+    pub const fn aux_msr(self) -> Option<AuxMsr> {
+        self.aux
     }
 }
 

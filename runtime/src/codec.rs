@@ -437,6 +437,25 @@ fn no_such_event(
     }
 }
 
+/// The auxiliary MSR the last `event=NAME` among `assignments` needs programmed besides the
+/// control (the offcore response, load-latency or front-end register of a core event), with
+/// its value; `None` when no event is named or it needs none. [`encode_for`] has checked the
+/// name by then.
+pub fn aux_for(
+    info: &'static RegisterInfo,
+    assignments: &[(String, String)],
+    core: Option<&str>,
+) -> Option<pmu_regs::AuxMsr> {
+    let (_, name) = assignments
+        .iter()
+        .rev()
+        .find(|(field, _)| field.eq_ignore_ascii_case("event"))?;
+    events_for(info, core)
+        .iter()
+        .find(|e| names(e, name))
+        .and_then(|e| e.aux)
+}
+
 /// `event=NAME`: sets the event select, umask and (where the event needs it) the extension
 /// bit from the register's event list ([`events_for`]), and the counter mask, invert, edge
 /// and any-thread bits and the uncore masks (unit-mask extension, port and traffic-class

@@ -973,3 +973,74 @@ fn experimental_events_are_marked_wherever_they_are_used() {
     assert!(!out.is_empty());
     assert_eq!(err.matches("is experimental").count(), 1, "{err}");
 }
+
+/// A core event that needs an auxiliary MSR (Intel's MSRIndex and MSRValue): `encode` shows
+/// the register and its value beside the control (text and JSON), `encode --perf` puts the
+/// value in the driver's `config1` term for that register (`offcore_rsp`, `frontend`), and
+/// `watch` refuses the event before writing anything, naming the register, rather than count
+/// something else.
+#[test]
+fn an_event_with_an_auxiliary_msr_shows_it_and_watch_refuses_it() {
+    let args = |event: &'static str| {
+        [
+            "encode",
+            "IA32_PERFEVTSEL0",
+            event,
+            "usr=1",
+            "en=1",
+            "--processor",
+            "skylake-sp",
+        ]
+    };
+    let (code, out, err) = run(&args("event=OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE"));
+    assert_eq!(code, 0, "{err}");
+    // The first of Intel's two codes (0xB7, 0xBB) with the first register (0x1a6).
+    assert!(
+        out.starts_with("IA32_PERFEVTSEL0 = 0x00000000004101b7"),
+        "{out}"
+    );
+    assert!(
+        out.contains("aux MSR: MSR_OFFCORE_RSP_0 (0x1a6) = 0x10001"),
+        "{out}"
+    );
+    let mut json = args("event=FRONTEND_RETIRED.DSB_MISS").to_vec();
+    json.push("--json");
+    let (code, out, err) = run(&json);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["aux_msr"]["register"], "MSR_PEBS_FRONTEND", "{out}");
+    assert_eq!(v["aux_msr"]["address"], 0x3F7);
+    assert_eq!(v["aux_msr"]["value"], 0x11);
+    // An event without one has no line and no key.
+    let (code, out, _) = run(&args("event=INST_RETIRED.ANY_P"));
+    assert_eq!(code, 0);
+    assert!(!out.contains("aux MSR"), "{out}");
+    // perf: the kernel's cpu PMU takes the value as offcore_rsp (config1:0-63).
+    let mut perf = args("event=OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE").to_vec();
+    perf.extend(["--perf", "--json"]);
+    let (code, out, err) = run(&perf);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["config1"], 0x10001, "{out}");
+    assert!(
+        v["event"].as_str().unwrap().contains("offcore_rsp=0x10001"),
+        "{out}"
+    );
+    let (code, _, err) = run(&[
+        "watch",
+        "--sim",
+        "--processor",
+        "skylake-sp",
+        "--unit",
+        "CORE",
+        "--event",
+        "event=OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("MSR_OFFCORE_RSP_0") && err.contains("0x10001") && err.contains("pmu encode"),
+        "{err}"
+    );
+}

@@ -586,3 +586,61 @@ fn perf_itself_parses_every_string_against_the_drivers_formats() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown term 'umask'"));
 }
+
+/// A core event's auxiliary MSR goes into the term the cpu PMU's format has for that register
+/// (core.c: `offcore_rsp` and `frontend`, config1), beside the control's terms; a cpu PMU
+/// without the term refuses it by name.
+#[test]
+fn an_auxiliary_msr_goes_into_the_cpu_pmus_config1_term() {
+    let root = tempfile::tempdir().unwrap();
+    let cpu = root.path().join("cpu/format");
+    fs::create_dir_all(&cpu).unwrap();
+    for (f, spec) in kernel_pmus::CPU_SKL {
+        fs::write(cpu.join(f), format!("{spec}\n")).unwrap();
+    }
+    fs::write(root.path().join("cpu/type"), "4\n").unwrap();
+    let s = EventSources::with_root(root.path());
+    let pmu = s.pmu("cpu", "").unwrap();
+    let found = pmu_runtime::lookup::find("IA32_PERFEVTSEL0").unwrap();
+    let (info, addr) = (found.info, found.address.unwrap());
+    let name = SpecNames
+        .lookup(info.processor, info.unit, addr.instance, Some(addr.index))
+        .unwrap();
+    for (event, term, value) in [
+        (
+            "OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE",
+            "offcore_rsp",
+            0x10001,
+        ),
+        ("FRONTEND_RETIRED.DSB_MISS", "frontend", 0x11),
+    ] {
+        let pairs = [("event".to_string(), event.to_string())];
+        let raw = codec::encode_for(info, 0, &pairs, Some("skylake-sp")).unwrap();
+        let aux = codec::aux_for(info, &pairs, Some("skylake-sp")).unwrap();
+        let mut ev =
+            pmu_runtime::perf::encode::from_control(info, raw, "cpu", &pmu.formats, None).unwrap();
+        assert_eq!(ev.config[1], 0, "{event}: nothing in config1 before");
+        pmu_runtime::perf::encode::with_aux(&mut ev, &pmu.formats, name.driver, aux).unwrap();
+        assert_eq!(ev.config[1], value, "{event}");
+        assert!(
+            ev.to_string().contains(&format!("{term}={value:#x}")),
+            "{event}: {ev}"
+        );
+    }
+    // A cpu PMU of the E5 family (no frontend format) refuses a front-end value by name.
+    let old = tree("xeon-e5-2600-v4");
+    let s = EventSources::with_root(old.path());
+    let pmu = s.pmu("cpu", "").unwrap();
+    let mut ev =
+        pmu_runtime::perf::encode::from_control(info, 0xc6 | 1 << 8, "cpu", &pmu.formats, None)
+            .unwrap();
+    let frontend = pmu_regs::AuxMsr {
+        register: "MSR_PEBS_FRONTEND",
+        address: 0x3F7,
+        value: 0x11,
+    };
+    let e = pmu_runtime::perf::encode::with_aux(&mut ev, &pmu.formats, name.driver, frontend)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("frontend"), "{e}");
+}

@@ -97,6 +97,10 @@ fn event_const(row: usize, e: &Event) -> String {
             said.push(phrase.to_string());
         }
     }
+    if let Some(a) = &e.aux {
+        set.push(format!("aux: {}", super::events::aux_literal(Some(a))));
+        said.push(format!("{} = {:#x}", a.register, a.value));
+    }
     let mut out = String::new();
     doc(
         &mut out,
@@ -154,9 +158,15 @@ pub fn unit_events_text(unit: &Unit, out: &mut String) {
 pub fn processor_core_module(proc: &Processor) -> Option<String> {
     let core = proc.core_events.as_ref()?;
     let mut out = String::from(HEADER);
+    // The auxiliary MSR type, where an event of the list needs one.
+    let aux = if core.events.iter().any(|e| e.aux.is_some()) {
+        "use crate::support::AuxMsr;\n"
+    } else {
+        ""
+    };
     let _ = writeln!(
         out,
-        "//! Core events of `{}` ({} events, from Intel's event list), counted by the\n//! `{}` PMU's {} unit: the `with_event` of its counter control takes them.\nuse crate::core_events::CoreEvent;\n{METADATA}\nuse crate::core_events::CoreEventsInfo;\n{METADATA}\nuse crate::support::EventInfo;\n",
+        "//! Core events of `{}` ({} events, from Intel's event list), counted by the\n//! `{}` PMU's {} unit: the `with_event` of its counter control takes them.\n{aux}use crate::core_events::CoreEvent;\n{METADATA}\nuse crate::core_events::CoreEventsInfo;\n{METADATA}\nuse crate::support::EventInfo;\n",
         proc.id,
         core.events.len(),
         core.processor,

@@ -35,8 +35,9 @@ pub fn schema() -> String {
 /// `ranges`, and a split field's `lsb`/`msb` are its lowest range; 4: processors gained
 /// `metrics`; 5: the `mmio` space and `units[].mmio_window`; 6: counters gained
 /// `perf_event`, and a free-running counter's count field is `ro-v`; 7: metric events gained
-/// `read` and `perf_metrics_byte`, for the top-down registers).
-pub const FORMAT_VERSION: u32 = 7;
+/// `read` and `perf_metrics_byte`, for the top-down registers; 8: events gained `aux_msr`,
+/// the auxiliary MSR and its value).
+pub const FORMAT_VERSION: u32 = 8;
 
 #[derive(Serialize)]
 struct Model<'a> {
@@ -351,6 +352,7 @@ struct Event<'a> {
     port_mask: u16,
     fc_mask: u8,
     experimental: bool,
+    aux_msr: Option<AuxMsr<'a>>,
 }
 
 /// Why the discovery table's entries of a unit's type are not believed (`<discovery-ignored>`).
@@ -358,6 +360,14 @@ struct Event<'a> {
 struct DiscoveryIgnored<'a> {
     source: &'a str,
     description: &'a str,
+}
+
+/// The auxiliary MSR an event needs programmed besides its control, and its value.
+#[derive(Serialize)]
+struct AuxMsr<'a> {
+    register: &'a str,
+    address: u32,
+    value: u64,
 }
 
 /// A unit's PMU structure (`<pmu>`): registers are named by their template name in the unit.
@@ -750,6 +760,11 @@ fn event(e: &model::Event) -> Event<'_> {
         port_mask: e.masks.port_mask,
         fc_mask: e.masks.fc_mask,
         experimental: e.experimental,
+        aux_msr: e.aux.as_ref().map(|a| AuxMsr {
+            register: &a.register,
+            address: a.address,
+            value: a.value,
+        }),
     }
 }
 

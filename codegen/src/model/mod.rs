@@ -221,6 +221,21 @@ pub struct Event {
     /// the generated crate builds it only with the `experimental-events` feature, and tools
     /// say so when it is used.
     pub experimental: bool,
+    /// The auxiliary register it needs programmed besides its control (the offcore
+    /// response, load-latency or front-end MSR of a core event), if any.
+    pub aux: Option<AuxMsr>,
+}
+
+/// An auxiliary register an event needs, and the value it must hold: a register of the
+/// event's unit outside its counter controls (Intel's `MSRIndex` and `MSRValue`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuxMsr {
+    /// The register's concrete name (`MSR_OFFCORE_RSP_0`).
+    pub register: String,
+    /// Its MSR number.
+    pub address: u32,
+    /// The value the event needs in it; it sets no reserved bit.
+    pub value: u64,
 }
 
 /// The values an uncore event puts in its control's mask fields, by the role of the field

@@ -184,6 +184,14 @@ struct Taken {
     idents: HashSet<String>,
 }
 
+/// What the events of one file are checked against: their unit's counter controls and
+/// registers, and the file's source.
+struct UnitOfEvents<'a> {
+    caps: &'a EventCapacity,
+    candidates: &'a [AuxCandidate],
+    source: &'a str,
+}
+
 /// An event's attributes as parsed, before they are checked against its unit.
 struct Parsed {
     code: Option<u64>,
@@ -201,6 +209,14 @@ impl Validator {
         let Some((unit_name, owner, caps)) = self.events_unit_of(file, raw, ctx) else {
             return;
         };
+        let candidates: Vec<AuxCandidate> = ctx
+            .processors
+            .iter()
+            .filter(|p| p.id == owner)
+            .flat_map(|p| &p.units)
+            .find(|u| u.name == unit_name)
+            .map(aux_candidates)
+            .unwrap_or_default();
         let processor = ctx
             .processors
             .iter_mut()
@@ -228,7 +244,12 @@ impl Validator {
             idents: target.iter().map(|e| e.ident.clone()).collect(),
         };
         for e in &raw.event {
-            if let Some(event) = self.event(file, e, &caps, &mut taken, &raw.source) {
+            let unit = UnitOfEvents {
+                caps: &caps,
+                candidates: &candidates,
+                source: &raw.source,
+            };
+            if let Some(event) = self.event(file, e, &unit, &mut taken) {
                 target.push(event);
             }
         }
@@ -280,10 +301,10 @@ impl Validator {
         &mut self,
         file: &SourceFile,
         e: &RawEvent,
-        caps: &EventCapacity,
+        unit: &UnitOfEvents,
         taken: &mut Taken,
-        source: &str,
     ) -> Option<Event> {
+        let (caps, source) = (unit.caps, unit.source);
         let err = |msg: String, help: &str| {
             file.error_at(e.at, format!("event {}: {msg}", e.name))
                 .help(help)
@@ -330,6 +351,13 @@ impl Validator {
                 return None;
             }
         };
+        let aux = match event_aux(e, caps, unit.candidates) {
+            Ok(aux) => aux,
+            Err((msg, help)) => {
+                self.push(err(msg, help));
+                return None;
+            }
+        };
         let parsed = Parsed {
             code: parse_number(&e.code).filter(|c| *c <= caps.sel_max.min(0xFFFF)),
             umask: parse_number(&e.umask).filter(|u| *u <= caps.umask_max.min(0xFFFF)),
@@ -358,6 +386,7 @@ impl Validator {
             settings: parsed.settings,
             masks: parsed.masks,
             experimental,
+            aux,
         })
     }
 }
@@ -518,4 +547,136 @@ fn event_masks(e: &RawEvent) -> Result<EventMasks, String> {
         port_mask: number("port-mask", &e.port_mask)?,
         fc_mask: number("fc-mask", &e.fc_mask)?,
     })
+}
+
+/// A register of a unit an event may name as its auxiliary register (`msr=`): an MSR of a
+/// one-instance unit that plays no part in the unit's PMU structure (no field of it has a
+/// role), by concrete name, with its address and the bits a value must leave zero.
+#[derive(Debug, Clone)]
+pub struct AuxCandidate {
+    /// Concrete name (`MSR_OFFCORE_RSP_0`).
+    pub name: String,
+    /// MSR number.
+    pub address: u32,
+    /// Bits the value must leave zero: reserved bits and bits above the width.
+    pub forbidden: u64,
+    /// The register plays a part in the PMU structure (a field has a role): not auxiliary.
+    pub structural: bool,
+}
+
+/// The MSRs of `unit` by concrete name, each with what makes it an auxiliary register or
+/// not; empty where the unit has several instances (an event's auxiliary register is a
+/// per-CPU register of a core PMU).
+pub fn aux_candidates(unit: &Unit) -> Vec<AuxCandidate> {
+    if unit.instances.len() != 1 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for r in unit.registers.iter().filter(|r| r.space == Space::Msr) {
+        let Addresses::Known(addresses) = &r.addresses else {
+            continue;
+        };
+        let above = if r.width >= 64 {
+            0
+        } else {
+            u64::MAX << r.width
+        };
+        for a in addresses {
+            let Location::Msr(address) = a.location else {
+                continue;
+            };
+            out.push(AuxCandidate {
+                name: r.address_name(unit, a),
+                address,
+                forbidden: r.reserved_mask() | above,
+                structural: r.fields.iter().any(|f| f.role.is_some()),
+            });
+        }
+    }
+    out
+}
+
+/// The auxiliary register an event names and its value, checked against the unit's
+/// registers (`candidates`, from [`aux_candidates`]): the register exists, is not one of the
+/// PMU's own, and the value sets none of its reserved bits. The one place the rule lives: the
+/// validator and the importer use it.
+pub fn resolve_aux(
+    candidates: &[AuxCandidate],
+    register: &str,
+    value: u64,
+) -> Result<AuxMsr, (String, &'static str)> {
+    let Some(c) = candidates.iter().find(|c| c.name == register) else {
+        let names: Vec<&str> = candidates
+            .iter()
+            .filter(|c| !c.structural)
+            .map(|c| c.name.as_str())
+            .collect();
+        return Err((
+            format!(
+                "msr `{register}` is not a register of the unit (its auxiliary registers: {})",
+                if names.is_empty() {
+                    "none".to_string()
+                } else {
+                    names.join(", ")
+                }
+            ),
+            "name a register of the event's unit by its concrete name, or add the register to the unit",
+        ));
+    };
+    if c.structural {
+        return Err((
+            format!(
+                "msr `{register}` plays a part in the unit's PMU structure (a field of it has a role), so an event cannot also program it"
+            ),
+            "name the auxiliary register the event needs (one whose fields have no role)",
+        ));
+    }
+    if value & c.forbidden != 0 {
+        return Err((
+            format!(
+                "msr-value {value:#x} sets bits {:#x}, which {register} reserves",
+                value & c.forbidden
+            ),
+            "check the value against the register's fields",
+        ));
+    }
+    Ok(AuxMsr {
+        register: register.to_string(),
+        address: c.address,
+        value,
+    })
+}
+
+/// An event's `msr` and `msr-value` attributes, checked against its unit's registers; `None`
+/// where it has neither.
+fn event_aux(
+    e: &RawEvent,
+    caps: &EventCapacity,
+    candidates: &[AuxCandidate],
+) -> Result<Option<AuxMsr>, (String, &'static str)> {
+    let (register, value) = match (&e.msr, &e.msr_value) {
+        (None, None) => return Ok(None),
+        (Some(r), Some(v)) => (r, v),
+        _ => {
+            return Err((
+                "gives only one of msr and msr-value".to_string(),
+                "an auxiliary register is named with msr=\"NAME\" and its value with msr-value=\"0x..\", both or neither",
+            ))
+        }
+    };
+    if !caps.takes_settings {
+        return Err((
+            format!(
+                "names the auxiliary register {register}, which only a core PMU's events (a unit with <pmu scope=\"cpu\">) carry"
+            ),
+            "check the unit, or leave msr and msr-value out",
+        ));
+    }
+    let Some(value) = parse_number(value) else {
+        return Err((
+            format!("msr-value `{value}` is not a number"),
+            "write the value as a decimal or 0x-prefixed hexadecimal number of up to 64 bits",
+        ));
+    };
+    resolve_aux(candidates, register, value).map(Some)
 }

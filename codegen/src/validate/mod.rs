@@ -36,7 +36,7 @@ use crate::naming::relative_spec_path;
 pub use crate::naming::{
     camel_case, event_ident, is_keyword, normalize_text, rust_type_name, snake_case,
 };
-pub use events::{events_unit, EventCapacity};
+pub use events::{aux_candidates, events_unit, resolve_aux, AuxCandidate, EventCapacity};
 pub use metrics::MAX_STACK;
 use numbers::*;
 pub use numbers::{counters_mask, parse_number};

@@ -190,7 +190,9 @@ const IA32_PERF_EVT_SEL_EV_SEL: &FieldInfo = Ia32PerfEvtSel::INFO.field_named("e
 const IA32_FIXED_CTR_COUNT: &FieldInfo = Ia32FixedCtr::INFO.field_named("count");
 /// The `core-cpu` perf driver's format (`intel_arch3_formats_attr`, Linux kernel,
 /// arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu;
-/// intel_perfmon_event_map: the architectural events' select and umask)).
+/// intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables,
+/// which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND
+/// and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)).
 pub static PERF_CORE_CPU: PerfDriverInfo = PerfDriverInfo {
     id: "core-cpu",
     module: "the core PMU driver",
@@ -198,7 +200,10 @@ pub static PERF_CORE_CPU: PerfDriverInfo = PerfDriverInfo {
     source: "linux-intel-core",
     source_title: "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c \
             (the core PMU, registered as cpu; intel_perfmon_event_map: the \
-            architectural events' select and umask)",
+            architectural events' select and umask; the extra_regs tables, which say \
+            which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or \
+            MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, \
+            ldlat and frontend formats, config1)",
     formats: &[
         PerfFormatInfo {
             name: "event",
@@ -234,6 +239,21 @@ pub static PERF_CORE_CPU: PerfDriverInfo = PerfDriverInfo {
             name: "cmask",
             config: "config:24-31",
             target: FormatTarget::Role(Role::Threshold),
+        },
+        PerfFormatInfo {
+            name: "offcore_rsp",
+            config: "config1:0-63",
+            target: FormatTarget::Register("MSR_OFFCORE_RSP_{n}"),
+        },
+        PerfFormatInfo {
+            name: "ldlat",
+            config: "config1:0-15",
+            target: FormatTarget::Register("MSR_PEBS_LD_LAT_THRESHOLD"),
+        },
+        PerfFormatInfo {
+            name: "frontend",
+            config: "config1:0-23",
+            target: FormatTarget::Register("MSR_PEBS_FRONTEND"),
         },
     ],
 };

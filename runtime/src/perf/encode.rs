@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use pmu_regs::{CounterPerfEvent, FieldInfo, RegisterInfo};
+use pmu_regs::{AuxMsr, CounterPerfEvent, FieldInfo, FormatTarget, PerfDriverInfo, RegisterInfo};
 
 use super::error::PerfError;
 use super::format::{parse_terms, FormatField};
@@ -184,6 +184,47 @@ pub fn from_control(
         config: words,
         modifier,
     })
+}
+
+/// Adds the auxiliary MSR an event needs (`aux`: the offcore response, load-latency or
+/// front-end register) to `event`, as the format term `driver` maps onto that register
+/// (Linux's `offcore_rsp`, `ldlat`, `frontend`, all in `config1`): the kernel programs the
+/// register from it. Refused by name where the format has no such term.
+pub fn with_aux(
+    event: &mut PerfEvent,
+    formats: &[FormatField],
+    driver: &PerfDriverInfo,
+    aux: AuxMsr,
+) -> Result<(), PerfError> {
+    let names_register = |template: &str| match template.split_once("{n}") {
+        None => template == aux.register,
+        Some((before, after)) => aux
+            .register
+            .strip_prefix(before)
+            .and_then(|rest| rest.strip_suffix(after))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())),
+    };
+    let Some(format) = driver
+        .formats
+        .iter()
+        .find(|f| matches!(f.target, FormatTarget::Register(r) if names_register(r)))
+    else {
+        return Err(PerfError::FieldNotInFormat {
+            pmu: event.pmu.clone(),
+            field: format!("{} (the auxiliary MSR the event needs)", aux.register),
+            available: names(formats),
+        });
+    };
+    set(
+        &event.pmu.clone(),
+        formats,
+        &mut event.terms,
+        &mut event.config,
+        format.name,
+        aux.value,
+    )?;
+    order(&mut event.terms);
+    Ok(())
 }
 
 /// The term one field of a control value (`value`, with the extension bit `ext`) becomes

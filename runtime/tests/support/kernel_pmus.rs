@@ -311,6 +311,20 @@ pub const CPU: Formats = &[
     ("inv", "config:23"),
     ("cmask", "config:24-31"),
 ];
+/// The core PMU of a Skylake-SP (core.c: intel_arch3_formats_attr with the offcore response
+/// and load-latency formats, and skl_format_attr's front-end format), all in config1.
+pub const CPU_SKL: Formats = &[
+    ("event", "config:0-7"),
+    ("umask", "config:8-15"),
+    ("edge", "config:18"),
+    ("pc", "config:19"),
+    ("any", "config:21"),
+    ("inv", "config:23"),
+    ("cmask", "config:24-31"),
+    ("offcore_rsp", "config1:0-63"),
+    ("ldlat", "config1:0-15"),
+    ("frontend", "config1:0-23"),
+];
 
 /// uncore_discovery.c's generic_uncore_formats_attr: the boxes Linux builds from the
 /// discovery table alone (the Sapphire Rapids U-box, uncore_type_5).

@@ -700,7 +700,9 @@ fn mask_suffix(role: crate::model::pmu::Role) -> String {
 fn events_comment(unit: &str, settings: bool, masks: &[crate::model::pmu::Role]) -> String {
     let settings = if settings {
         "; _THRESHOLD, _INVERT, _EDGE and _ANY_THREAD what it sets in the control's threshold \
-         (counter mask), invert, edge and any-thread fields"
+         (counter mask), invert, edge and any-thread fields; _AUX_MSR and _AUX_MSR_VALUE, \
+         where defined, the auxiliary MSR the event needs programmed besides the control \
+         (offcore response, load latency, front end) and its value"
     } else {
         ""
     };
@@ -802,6 +804,18 @@ fn events(
             h.define(&format!("{stem}_INVERT"), flag(s.invert), &what);
             h.define(&format!("{stem}_EDGE"), flag(s.edge), &what);
             h.define(&format!("{stem}_ANY_THREAD"), flag(s.any_thread), &what);
+        }
+        if let Some(a) = &e.aux {
+            h.define(
+                &format!("{stem}_AUX_MSR"),
+                &format!("0x{:X}U", a.address),
+                &what,
+            );
+            h.define(
+                &format!("{stem}_AUX_MSR_VALUE"),
+                &format!("0x{:X}ULL", a.value),
+                &what,
+            );
         }
         for (role, value) in e.masks.by_role() {
             if masks.contains(&role) {

@@ -1060,20 +1060,43 @@ pub fn encode(
             note_if_experimental(found.info, value, core);
         }
     }
+    let aux = codec::aux_for(found.info, &assignments, core);
     let d = codec::decode(found.info, raw);
     // The value alone (`-x`, `-d`, `-f`), for `wrmsr -p0 0x186 $(pmu encode ... -x)`.
     if show.wanted() {
         return Ok(format!("{}\n", value_only(&d, show)?));
     }
     if json_out {
-        return Ok(decoded_json(&d, Default::default(), core));
+        let mut extra = serde_json::Map::new();
+        if let Some(a) = aux {
+            extra.insert(
+                "aux_msr".into(),
+                json!({"register": a.register, "address": a.address,
+                       "address_hex": format!("{:#x}", a.address), "value": a.value,
+                       "value_hex": format!("{:#x}", a.value)}),
+            );
+        }
+        return Ok(decoded_json(&d, extra, core));
     }
     Ok(format!(
-        "{}{}{}",
+        "{}{}{}{}",
         header(&found, raw),
         event_line(&d, core),
+        aux_line(aux),
         decoded_table(&d)
     ))
+}
+
+/// The auxiliary MSR an encoded event needs besides the control, and its value, as a line
+/// of `encode`'s output (empty where it needs none).
+fn aux_line(aux: Option<pmu_regs::AuxMsr>) -> String {
+    aux.map(|a| {
+        format!(
+            "aux MSR: {} ({:#x}) = {:#x} (program it too: the event counts nothing meaningful without it)\n",
+            a.register, a.address, a.value
+        )
+    })
+    .unwrap_or_default()
 }
 
 /// A register instance with an address, or why there is none.

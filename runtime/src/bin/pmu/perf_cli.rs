@@ -89,7 +89,7 @@ pub fn encode(
     } else {
         name.driver_formats()
     };
-    let ev = from_control(
+    let mut ev = from_control(
         info,
         raw,
         name.pmu,
@@ -97,6 +97,12 @@ pub fn encode(
         Some(name.kernel_counter(addr.index)),
     )
     .map_err(Error::from)?;
+    // A core event's auxiliary MSR goes into the driver's term for it (`offcore_rsp`,
+    // `ldlat`, `frontend`: config1), which the kernel writes to the register.
+    if let Some(aux) = codec::aux_for(info, &assignments, core) {
+        pmu_runtime::perf::encode::with_aux(&mut ev, &formats, name.driver, aux)
+            .map_err(Error::from)?;
+    }
     if json_out {
         return Ok(format!(
             "{}\n",

@@ -115,6 +115,7 @@ pub fn parse(
     let pairs = grammar::assignments(control, &words)?;
     let raw = codec::encode_for(control, 0, &pairs, core)?;
     refuse_masks(control, raw, text)?;
+    refuse_aux(control, &pairs, core, text)?;
     // `event=NAME` sets the event select, the umask and the extension bit from the list, and
     // the counter mask, invert, edge and any-thread bits where the event has them.
     let set = |role: Role| {
@@ -196,6 +197,28 @@ fn filter(
         )));
     }
     Ok(fields)
+}
+
+/// An event that needs an auxiliary MSR (the offcore response, load-latency or front-end
+/// register of a core event) is refused before anything is written: a counting session
+/// programs counter controls only, and without the MSR the counter would count something
+/// else. `pmu encode` gives both values.
+fn refuse_aux(
+    control: &'static RegisterInfo,
+    pairs: &[(String, String)],
+    core: Option<&str>,
+    text: &str,
+) -> Result<(), Failure> {
+    match codec::aux_for(control, pairs, core) {
+        None => Ok(()),
+        Some(a) => Err(Failure::usage(format!(
+            "`{text}` needs {} ({:#x}) programmed with {:#x} besides the counter's control, \
+             which watch and serve do not program yet (without it the counter would count \
+             something else); `pmu encode` with the control register and event=NAME gives \
+             both values",
+            a.register, a.address, a.value
+        ))),
+    }
 }
 
 /// An event that sets an uncore mask (Intel's UMaskExt, PortMask, FCMask) is refused: what

@@ -1129,12 +1129,163 @@ static inline uint64_t pmu_arch_ia32_perf_metrics_retiring_get(uint64_t reg) { r
 static inline uint64_t pmu_arch_ia32_perf_metrics_retiring_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_IA32_PERF_METRICS_RETIRING_MASK, PMU_ARCH_IA32_PERF_METRICS_RETIRING_SHIFT, value); }
 
 /*
+ * MSR_OFFCORE_RSP_{n}: Offcore response select n: which requests leaving the core (request
+ * types) and which answers to them (where the data came from, what the snoop found) the
+ * offcore response event counts. Register 0 serves the event programmed with the event select
+ * Intel's list gives first (0xB7 up to Ice Lake-SP, 0x2A from Sapphire Rapids), register 1 the
+ * second (0xBB, 0x2B); an event counts the requests matching a bit set among the request types
+ * and a bit set among the response types. The bits each generation implements differ: see the
+ * note.
+ *
+ * 64-bit MSR, 2 per instance ({n} = 0..1).
+ *
+ * Source: Linux kernel, arch/x86/include/asm/msr-index.h.
+ * Source: Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU,
+ * registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the
+ * extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1,
+ * MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the
+ * offcore_rsp, ldlat and frontend formats, config1).
+ *
+ * Note (info): Addresses and which processors have which bits.
+ * The notes in full: generated/docs/arch/core.md.
+ */
+#define PMU_ARCH_MSR_OFFCORE_RSP_WIDTH 64
+#define PMU_ARCH_MSR_OFFCORE_RSP_COUNT 2
+#define PMU_ARCH_MSR_OFFCORE_RSP_RESET 0x0000000000000000ULL
+#define PMU_ARCH_MSR_OFFCORE_RSP_RESERVED_MASK 0xFFFFFFC000000000ULL
+#define PMU_ARCH_MSR_OFFCORE_RSP_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_ARCH_MSR_OFFCORE_RSP_WRITABLE_MASK 0x0000003FFFFFFFFFULL
+#define PMU_ARCH_MSR_OFFCORE_RSP_0 0x1A6U
+#define PMU_ARCH_MSR_OFFCORE_RSP_1 0x1A7U
+#define PMU_ARCH_MSR_OFFCORE_RSP(n) (0x1A6U + 1U * (unsigned)(n))
+
+/*
+ * snoop (bits 37:31, rw): Response type, snoop part: what the snoop of other caches found
+ * (none needed, missed, hit without or with forwarding, hit modified, non-DRAM).
+ */
+#define PMU_ARCH_MSR_OFFCORE_RSP_SNOOP_SHIFT 31
+#define PMU_ARCH_MSR_OFFCORE_RSP_SNOOP_WIDTH 7
+#define PMU_ARCH_MSR_OFFCORE_RSP_SNOOP_MASK 0x0000003F80000000ULL
+#define PMU_ARCH_MSR_OFFCORE_RSP_SNOOP_MAX 0x000000000000007FULL
+static inline uint64_t pmu_arch_msr_offcore_rsp_snoop_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_MSR_OFFCORE_RSP_SNOOP_MASK, PMU_ARCH_MSR_OFFCORE_RSP_SNOOP_SHIFT); }
+static inline uint64_t pmu_arch_msr_offcore_rsp_snoop_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_MSR_OFFCORE_RSP_SNOOP_MASK, PMU_ARCH_MSR_OFFCORE_RSP_SNOOP_SHIFT, value); }
+
+/*
+ * supplier (bits 30:16, rw): Response type, supplier part: who supplied the data (any
+ * response, none, the L3 or which memory, local or remote).
+ */
+#define PMU_ARCH_MSR_OFFCORE_RSP_SUPPLIER_SHIFT 16
+#define PMU_ARCH_MSR_OFFCORE_RSP_SUPPLIER_WIDTH 15
+#define PMU_ARCH_MSR_OFFCORE_RSP_SUPPLIER_MASK 0x000000007FFF0000ULL
+#define PMU_ARCH_MSR_OFFCORE_RSP_SUPPLIER_MAX 0x0000000000007FFFULL
+static inline uint64_t pmu_arch_msr_offcore_rsp_supplier_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_MSR_OFFCORE_RSP_SUPPLIER_MASK, PMU_ARCH_MSR_OFFCORE_RSP_SUPPLIER_SHIFT); }
+static inline uint64_t pmu_arch_msr_offcore_rsp_supplier_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_MSR_OFFCORE_RSP_SUPPLIER_MASK, PMU_ARCH_MSR_OFFCORE_RSP_SUPPLIER_SHIFT, value); }
+
+/*
+ * request (bits 15:0, rw): Request types: demand data reads, reads for ownership, code reads,
+ * prefetches and others, one bit each.
+ */
+#define PMU_ARCH_MSR_OFFCORE_RSP_REQUEST_SHIFT 0
+#define PMU_ARCH_MSR_OFFCORE_RSP_REQUEST_WIDTH 16
+#define PMU_ARCH_MSR_OFFCORE_RSP_REQUEST_MASK 0x000000000000FFFFULL
+#define PMU_ARCH_MSR_OFFCORE_RSP_REQUEST_MAX 0x000000000000FFFFULL
+static inline uint64_t pmu_arch_msr_offcore_rsp_request_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_MSR_OFFCORE_RSP_REQUEST_MASK, PMU_ARCH_MSR_OFFCORE_RSP_REQUEST_SHIFT); }
+static inline uint64_t pmu_arch_msr_offcore_rsp_request_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_MSR_OFFCORE_RSP_REQUEST_MASK, PMU_ARCH_MSR_OFFCORE_RSP_REQUEST_SHIFT, value); }
+
+/*
+ * MSR_PEBS_LD_LAT_THRESHOLD: PEBS load-latency threshold: the load-latency event
+ * (MEM_TRANS_RETIRED.LOAD_LATENCY_GT_n; MEM_INST_RETIRED on the Xeon 7500) counts loads whose
+ * latency, in core cycles, exceeds this value. The SDM calls it MSR_PEBS_LD_LAT.
+ *
+ * 64-bit MSR.
+ *
+ * Source: Linux kernel, arch/x86/include/asm/msr-index.h.
+ * Source: Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU,
+ * registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the
+ * extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1,
+ * MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the
+ * offcore_rsp, ldlat and frontend formats, config1).
+ *
+ * Note (info): Width.
+ * The notes in full: generated/docs/arch/core.md.
+ */
+#define PMU_ARCH_MSR_PEBS_LD_LAT_THRESHOLD_WIDTH 64
+#define PMU_ARCH_MSR_PEBS_LD_LAT_THRESHOLD_COUNT 1
+#define PMU_ARCH_MSR_PEBS_LD_LAT_THRESHOLD_RESET 0x0000000000000000ULL
+#define PMU_ARCH_MSR_PEBS_LD_LAT_THRESHOLD_RESERVED_MASK 0xFFFFFFFFFFFF0000ULL
+#define PMU_ARCH_MSR_PEBS_LD_LAT_THRESHOLD_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_ARCH_MSR_PEBS_LD_LAT_THRESHOLD_WRITABLE_MASK 0x000000000000FFFFULL
+#define PMU_ARCH_MSR_PEBS_LD_LAT_THRESHOLD 0x3F6U
+
+/* threshold (bits 15:0, rw): Minimum latency, in core cycles, of the loads counted. */
+#define PMU_ARCH_MSR_PEBS_LD_LAT_THRESHOLD_THRESHOLD_SHIFT 0
+#define PMU_ARCH_MSR_PEBS_LD_LAT_THRESHOLD_THRESHOLD_WIDTH 16
+#define PMU_ARCH_MSR_PEBS_LD_LAT_THRESHOLD_THRESHOLD_MASK 0x000000000000FFFFULL
+#define PMU_ARCH_MSR_PEBS_LD_LAT_THRESHOLD_THRESHOLD_MAX 0x000000000000FFFFULL
+static inline uint64_t pmu_arch_msr_pebs_ld_lat_threshold_threshold_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_MSR_PEBS_LD_LAT_THRESHOLD_THRESHOLD_MASK, PMU_ARCH_MSR_PEBS_LD_LAT_THRESHOLD_THRESHOLD_SHIFT); }
+static inline uint64_t pmu_arch_msr_pebs_ld_lat_threshold_threshold_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_MSR_PEBS_LD_LAT_THRESHOLD_THRESHOLD_MASK, PMU_ARCH_MSR_PEBS_LD_LAT_THRESHOLD_THRESHOLD_SHIFT, value); }
+
+/*
+ * MSR_PEBS_FRONTEND: Front-end event select (Skylake and later): which front-end condition the
+ * FRONTEND_RETIRED events count retired instructions after (a decoded-cache, ITLB, STLB, L1I
+ * or L2 miss, or a delivery bubble of at least a length and width).
+ *
+ * 64-bit MSR.
+ *
+ * Source: Linux kernel, arch/x86/include/asm/msr-index.h.
+ * Source: Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU,
+ * registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the
+ * extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1,
+ * MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the
+ * offcore_rsp, ldlat and frontend formats, config1).
+ *
+ * Note (info): Which processors have it, and which bits.
+ * The notes in full: generated/docs/arch/core.md.
+ */
+#define PMU_ARCH_MSR_PEBS_FRONTEND_WIDTH 64
+#define PMU_ARCH_MSR_PEBS_FRONTEND_COUNT 1
+#define PMU_ARCH_MSR_PEBS_FRONTEND_RESET 0x0000000000000000ULL
+#define PMU_ARCH_MSR_PEBS_FRONTEND_RESERVED_MASK 0xFFFFFFFFFF8000E0ULL
+#define PMU_ARCH_MSR_PEBS_FRONTEND_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_ARCH_MSR_PEBS_FRONTEND_WRITABLE_MASK 0x00000000007FFF1FULL
+#define PMU_ARCH_MSR_PEBS_FRONTEND 0x3F7U
+
+/*
+ * idq_bubble_width (bits 22:20, rw): For the bubble condition: how many delivery slots must be
+ * empty.
+ */
+#define PMU_ARCH_MSR_PEBS_FRONTEND_IDQ_BUBBLE_WIDTH_SHIFT 20
+#define PMU_ARCH_MSR_PEBS_FRONTEND_IDQ_BUBBLE_WIDTH_WIDTH 3
+#define PMU_ARCH_MSR_PEBS_FRONTEND_IDQ_BUBBLE_WIDTH_MASK 0x0000000000700000ULL
+#define PMU_ARCH_MSR_PEBS_FRONTEND_IDQ_BUBBLE_WIDTH_MAX 0x0000000000000007ULL
+static inline uint64_t pmu_arch_msr_pebs_frontend_idq_bubble_width_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_MSR_PEBS_FRONTEND_IDQ_BUBBLE_WIDTH_MASK, PMU_ARCH_MSR_PEBS_FRONTEND_IDQ_BUBBLE_WIDTH_SHIFT); }
+static inline uint64_t pmu_arch_msr_pebs_frontend_idq_bubble_width_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_MSR_PEBS_FRONTEND_IDQ_BUBBLE_WIDTH_MASK, PMU_ARCH_MSR_PEBS_FRONTEND_IDQ_BUBBLE_WIDTH_SHIFT, value); }
+
+/* idq_bubble_length (bits 19:8, rw): For the bubble condition: for how many cycles. */
+#define PMU_ARCH_MSR_PEBS_FRONTEND_IDQ_BUBBLE_LENGTH_SHIFT 8
+#define PMU_ARCH_MSR_PEBS_FRONTEND_IDQ_BUBBLE_LENGTH_WIDTH 12
+#define PMU_ARCH_MSR_PEBS_FRONTEND_IDQ_BUBBLE_LENGTH_MASK 0x00000000000FFF00ULL
+#define PMU_ARCH_MSR_PEBS_FRONTEND_IDQ_BUBBLE_LENGTH_MAX 0x0000000000000FFFULL
+static inline uint64_t pmu_arch_msr_pebs_frontend_idq_bubble_length_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_MSR_PEBS_FRONTEND_IDQ_BUBBLE_LENGTH_MASK, PMU_ARCH_MSR_PEBS_FRONTEND_IDQ_BUBBLE_LENGTH_SHIFT); }
+static inline uint64_t pmu_arch_msr_pebs_frontend_idq_bubble_length_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_MSR_PEBS_FRONTEND_IDQ_BUBBLE_LENGTH_MASK, PMU_ARCH_MSR_PEBS_FRONTEND_IDQ_BUBBLE_LENGTH_SHIFT, value); }
+
+/* evtsel (bits 4:0, rw): Which front-end condition is counted. */
+#define PMU_ARCH_MSR_PEBS_FRONTEND_EVTSEL_SHIFT 0
+#define PMU_ARCH_MSR_PEBS_FRONTEND_EVTSEL_WIDTH 5
+#define PMU_ARCH_MSR_PEBS_FRONTEND_EVTSEL_MASK 0x000000000000001FULL
+#define PMU_ARCH_MSR_PEBS_FRONTEND_EVTSEL_MAX 0x000000000000001FULL
+static inline uint64_t pmu_arch_msr_pebs_frontend_evtsel_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ARCH_MSR_PEBS_FRONTEND_EVTSEL_MASK, PMU_ARCH_MSR_PEBS_FRONTEND_EVTSEL_SHIFT); }
+static inline uint64_t pmu_arch_msr_pebs_frontend_evtsel_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ARCH_MSR_PEBS_FRONTEND_EVTSEL_MASK, PMU_ARCH_MSR_PEBS_FRONTEND_EVTSEL_SHIFT, value); }
+
+/*
  * Events of the CORE unit, from Intel's public event list: _CODE is the event select, _UMASK
  * the unit mask, _EXT_SEL whether the event-select extension bit must be set, _COUNTERS a bit
  * mask of the counters that may count it (bit n: counter n), _EXPERIMENTAL 1 when it comes
  * from the vendor's experimental list (counts not validated); _THRESHOLD, _INVERT, _EDGE and
  * _ANY_THREAD what it sets in the control's threshold (counter mask), invert, edge and
- * any-thread fields.
+ * any-thread fields; _AUX_MSR and _AUX_MSR_VALUE, where defined, the auxiliary MSR the event
+ * needs programmed besides the control (offcore response, load latency, front end) and its
+ * value.
  */
 /* UNHALTED_CORE_CYCLES */
 #define PMU_ARCH_CORE_EVENT_UNHALTED_CORE_CYCLES_CODE 0x3CU

@@ -973,6 +973,22 @@ pub struct EventInfo {
     /// whose counts Intel has not validated). Such events are built only with the
     /// `experimental-events` feature.
     pub experimental: bool,
+    /// The auxiliary MSR it needs programmed besides its control (Intel's `MSRIndex` and
+    /// `MSRValue`: the offcore response, load-latency or front-end register), if any.
+    pub aux: Option<AuxMsr>,
+}
+
+/// An auxiliary MSR a core event needs, and the value it must hold while the event counts:
+/// the event counts nothing meaningful without it. The value sets no reserved bit of the
+/// register (the spec's validator checked it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AuxMsr {
+    /// The register's name in the spec (`MSR_OFFCORE_RSP_0`).
+    pub register: &'static str,
+    /// Its MSR number (`0x1A6`).
+    pub address: u32,
+    /// The value the event needs in it.
+    pub value: u64,
 }
 
 #[cfg(feature = "metadata")]

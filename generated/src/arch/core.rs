@@ -1430,6 +1430,273 @@ static IA32_PERF_METRICS_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// Offcore response select n: which requests leaving the core (request types) and which answers to
+/// them (where the data came from, what the snoop found) the offcore response event counts.
+/// Register 0 serves the event programmed with the event select Intel's list gives first (0xB7 up
+/// to Ice Lake-SP, 0x2A from Sapphire Rapids), register 1 the second (0xBB, 0x2B); an event counts
+/// the requests matching a bit set among the request types and a bit set among the response types.
+/// The bits each generation implements differ: see the note.
+///
+/// `MSR_OFFCORE_RSP_{n}`: 64-bit MSR register of the CORE unit (architectural), 2 per instance.
+/// Fields, masks and sources: [`MsrOffcoreRspLayout`].
+///
+/// **Addresses and which processors have which bits** (info): msr-index.h gives MSR_OFFCORE_RSP_0 =
+/// 0x1a6 and MSR_OFFCORE_RSP_1 = 0x1a7. Linux's extra_regs tables in arch/x86/events/intel/core.c
+/// give each generation the bits it lets perf write (valid masks): Nehalem, 0xffff and register 0
+/// only (the Xeon 7500's list names 0x1A6 alone); Westmere, 0xffff; Sandy Bridge-EP to Skylake-SP
+/// and Cascade Lake (intel_snbep_extra_regs, intel_skl_extra_regs), 0x3fffff8fff; Ice Lake,
+/// 0x3fffffbfff; Sapphire Rapids and later, 0x3fffffffff. The fields here are the union, bits 37:0
+/// (so an event of any of these processors validates); on a given processor a value should stay
+/// within its mask. Since one architectural unit describes every processor's core PMU, the
+/// per-processor masks are recorded here rather than in the layout. The split of bits 37:16 into
+/// supplier (30:16) and snoop (37:31) follows Linux's SKL_ and SNB_ response-bit names
+/// (SKL_SNOOP_NONE is bit 31, SKL_SNOOP_NON_DRAM bit 37); on Nehalem bits 15:8 are the response
+/// type.
+pub type MsrOffcoreRsp = Reg64<MsrOffcoreRspLayout>;
+
+/// The layout of [`MsrOffcoreRsp`] (`MSR_OFFCORE_RSP_{n}`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/include/asm/msr-index.h
+/// - Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU,
+///   registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the
+///   extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD
+///   or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend
+///   formats, config1)
+pub enum MsrOffcoreRspLayout {}
+
+impl Layout for MsrOffcoreRspLayout {
+    const NAME: &'static str = "MSR_OFFCORE_RSP_{n}";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffc000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x3fffffffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &MSR_OFFCORE_RSP_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 38, msb: 63, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "snoop", ident: "snoop", lsb: 31, msb: 37, access: Access::Rw,
+            description: "Response type, snoop part: what the snoop of other caches found (none needed, missed, hit without or with forwarding, hit modified, non-DRAM).", ..FieldInfo::EMPTY },
+        FieldInfo { name: "supplier", ident: "supplier", lsb: 16, msb: 30, access: Access::Rw,
+            description: "Response type, supplier part: who supplied the data (any response, none, the L3 or which memory, local or remote).", ..FieldInfo::EMPTY },
+        FieldInfo { name: "request", ident: "request", lsb: 0, msb: 15, access: Access::Rw,
+            description: "Request types: demand data reads, reads for ownership, code reads, prefetches and others, one bit each.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl MsrOffcoreRsp {
+    /// `snoop` (bits 37:31, rw, reset 0x0): Response type, snoop part: what the snoop of other
+    /// caches found (none needed, missed, hit without or with forwarding, hit modified, non-DRAM).
+    #[inline] pub const fn snoop(self) -> u8 { get_bits(self.raw64(), 37, 31) as u8 }
+    /// This value with `snoop` (bits 37:31) set to `v`. Panics if `v` does not fit in 7 bits (a
+    /// compile error in const context); `try_with_snoop` returns an error instead.
+    #[inline] pub const fn with_snoop(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 37, 31, v as u64)) }
+    /// This value with `snoop` set to `v`, or an error if `v` does not fit in 7 bits.
+    #[inline] pub const fn try_with_snoop(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 37, 31, v as u64, "MSR_OFFCORE_RSP_{n}", "snoop") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `supplier` (bits 30:16, rw, reset 0x0): Response type, supplier part: who supplied the data
+    /// (any response, none, the L3 or which memory, local or remote).
+    #[inline] pub const fn supplier(self) -> u16 { get_bits(self.raw64(), 30, 16) as u16 }
+    /// This value with `supplier` (bits 30:16) set to `v`. Panics if `v` does not fit in 15 bits (a
+    /// compile error in const context); `try_with_supplier` returns an error instead.
+    #[inline] pub const fn with_supplier(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 30, 16, v as u64)) }
+    /// This value with `supplier` set to `v`, or an error if `v` does not fit in 15 bits.
+    #[inline] pub const fn try_with_supplier(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 30, 16, v as u64, "MSR_OFFCORE_RSP_{n}", "supplier") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `request` (bits 15:0, rw, reset 0x0): Request types: demand data reads, reads for ownership,
+    /// code reads, prefetches and others, one bit each.
+    #[inline] pub const fn request(self) -> u16 { get_bits(self.raw64(), 15, 0) as u16 }
+    /// This value with `request` (bits 15:0) set to `v`.
+    #[inline] pub const fn with_request(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 0, v as u64)) }
+}
+
+/// `MSR_OFFCORE_RSP_{n}` of instance CPU.
+pub const MSR_OFFCORE_RSP: [Msr<MsrOffcoreRsp>; 2] = [Msr::new(0x1A6, "MSR_OFFCORE_RSP_0"), Msr::new(0x1A7, "MSR_OFFCORE_RSP_1")];
+
+#[cfg(feature = "metadata")]
+static MSR_OFFCORE_RSP_INFO: RegisterInfo = RegisterInfo {
+    processor: "architectural", unit: "CORE", name: MsrOffcoreRspLayout::NAME, type_name: "MsrOffcoreRsp",
+    width: 64, space: Space::Msr, count: 2, count_cpuid: None,
+    reset: MsrOffcoreRspLayout::RESET, reserved_mask: MsrOffcoreRspLayout::RESERVED_MASK, ignored_mask: MsrOffcoreRspLayout::IGNORED_MASK, writable_mask: MsrOffcoreRspLayout::WRITABLE_MASK,
+    description: "Offcore response select n: which requests leaving the core (request types) and which answers to them (where the data came from, what the snoop found) the offcore response event counts. Register 0 serves the event programmed with the event select Intel's list gives first (0xB7 up to Ice Lake-SP, 0x2A from Sapphire Rapids), register 1 the second (0xBB, 0x2B); an event counts the requests matching a bit set among the request types and a bit set among the response types. The bits each generation implements differ: see the note.",
+    sources: &["Linux kernel, arch/x86/include/asm/msr-index.h", "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "MSR_OFFCORE_RSP_0", instance: "CPU", index: 0, location: Location::Msr(0x1A6), source: "linux-msr-index" },
+        AddressInfo { name: "MSR_OFFCORE_RSP_1", instance: "CPU", index: 1, location: Location::Msr(0x1A7), source: "linux-msr-index" },
+    ]),
+    fields: MsrOffcoreRspLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Addresses and which processors have which bits", text: "msr-index.h gives MSR_OFFCORE_RSP_0 = 0x1a6 and MSR_OFFCORE_RSP_1 = 0x1a7. Linux's extra_regs tables in arch/x86/events/intel/core.c give each generation the bits it lets perf write (valid masks): Nehalem, 0xffff and register 0 only (the Xeon 7500's list names 0x1A6 alone); Westmere, 0xffff; Sandy Bridge-EP to Skylake-SP and Cascade Lake (intel_snbep_extra_regs, intel_skl_extra_regs), 0x3fffff8fff; Ice Lake, 0x3fffffbfff; Sapphire Rapids and later, 0x3fffffffff. The fields here are the union, bits 37:0 (so an event of any of these processors validates); on a given processor a value should stay within its mask. Since one architectural unit describes every processor's core PMU, the per-processor masks are recorded here rather than in the layout. The split of bits 37:16 into supplier (30:16) and snoop (37:31) follows Linux's SKL_ and SNB_ response-bit names (SKL_SNOOP_NONE is bit 31, SKL_SNOOP_NON_DRAM bit 37); on Nehalem bits 15:8 are the response type." },
+    ],
+};
+
+/// PEBS load-latency threshold: the load-latency event (MEM_TRANS_RETIRED.LOAD_LATENCY_GT_n;
+/// MEM_INST_RETIRED on the Xeon 7500) counts loads whose latency, in core cycles, exceeds this
+/// value. The SDM calls it MSR_PEBS_LD_LAT.
+///
+/// `MSR_PEBS_LD_LAT_THRESHOLD`: 64-bit MSR register of the CORE unit (architectural). Fields, masks
+/// and sources: [`MsrPebsLdLatThresholdLayout`].
+///
+/// **Width** (info): msr-index.h gives MSR_PEBS_LD_LAT_THRESHOLD = 0x3f6. core.c's
+/// INTEL_UEVENT_PEBS_LDLAT_EXTRA_REG lets perf write bits 15:0 (mask 0xffff, the ldlat format
+/// config1:0-15) on every generation from Nehalem on; the other bits are kept reserved.
+pub type MsrPebsLdLatThreshold = Reg64<MsrPebsLdLatThresholdLayout>;
+
+/// The layout of [`MsrPebsLdLatThreshold`] (`MSR_PEBS_LD_LAT_THRESHOLD`): its fields, masks and
+/// metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/include/asm/msr-index.h
+/// - Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU,
+///   registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the
+///   extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD
+///   or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend
+///   formats, config1)
+pub enum MsrPebsLdLatThresholdLayout {}
+
+impl Layout for MsrPebsLdLatThresholdLayout {
+    const NAME: &'static str = "MSR_PEBS_LD_LAT_THRESHOLD";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffffffff0000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0xffff;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &MSR_PEBS_LD_LAT_THRESHOLD_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 16, msb: 63, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "threshold", ident: "threshold", lsb: 0, msb: 15, access: Access::Rw,
+            description: "Minimum latency, in core cycles, of the loads counted.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl MsrPebsLdLatThreshold {
+    /// `threshold` (bits 15:0, rw, reset 0x0): Minimum latency, in core cycles, of the loads
+    /// counted.
+    #[inline] pub const fn threshold(self) -> u16 { get_bits(self.raw64(), 15, 0) as u16 }
+    /// This value with `threshold` (bits 15:0) set to `v`.
+    #[inline] pub const fn with_threshold(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 15, 0, v as u64)) }
+}
+
+/// `MSR_PEBS_LD_LAT_THRESHOLD` of instance CPU.
+pub const MSR_PEBS_LD_LAT_THRESHOLD: Msr<MsrPebsLdLatThreshold> = Msr::new(0x3F6, "MSR_PEBS_LD_LAT_THRESHOLD");
+
+#[cfg(feature = "metadata")]
+static MSR_PEBS_LD_LAT_THRESHOLD_INFO: RegisterInfo = RegisterInfo {
+    processor: "architectural", unit: "CORE", name: MsrPebsLdLatThresholdLayout::NAME, type_name: "MsrPebsLdLatThreshold",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: MsrPebsLdLatThresholdLayout::RESET, reserved_mask: MsrPebsLdLatThresholdLayout::RESERVED_MASK, ignored_mask: MsrPebsLdLatThresholdLayout::IGNORED_MASK, writable_mask: MsrPebsLdLatThresholdLayout::WRITABLE_MASK,
+    description: "PEBS load-latency threshold: the load-latency event (MEM_TRANS_RETIRED.LOAD_LATENCY_GT_n; MEM_INST_RETIRED on the Xeon 7500) counts loads whose latency, in core cycles, exceeds this value. The SDM calls it MSR_PEBS_LD_LAT.",
+    sources: &["Linux kernel, arch/x86/include/asm/msr-index.h", "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "MSR_PEBS_LD_LAT_THRESHOLD", instance: "CPU", index: 0, location: Location::Msr(0x3F6), source: "linux-msr-index" },
+    ]),
+    fields: MsrPebsLdLatThresholdLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Width", text: "msr-index.h gives MSR_PEBS_LD_LAT_THRESHOLD = 0x3f6. core.c's INTEL_UEVENT_PEBS_LDLAT_EXTRA_REG lets perf write bits 15:0 (mask 0xffff, the ldlat format config1:0-15) on every generation from Nehalem on; the other bits are kept reserved." },
+    ],
+};
+
+/// Front-end event select (Skylake and later): which front-end condition the FRONTEND_RETIRED
+/// events count retired instructions after (a decoded-cache, ITLB, STLB, L1I or L2 miss, or a
+/// delivery bubble of at least a length and width).
+///
+/// `MSR_PEBS_FRONTEND`: 64-bit MSR register of the CORE unit (architectural). Fields, masks and
+/// sources: [`MsrPebsFrontendLayout`].
+///
+/// **Which processors have it, and which bits** (info): msr-index.h gives MSR_PEBS_FRONTEND =
+/// 0x3f7. core.c's extra_regs give it to Skylake and later only (intel_skl_extra_regs,
+/// intel_icl_extra_regs, intel_spr_extra_regs: event 0x01c6, FRONTEND_RETIRED), with the valid mask
+/// 0x7fff17 (bits 2:0, 4 and 22:8); from Sapphire Rapids two more events use it (0x40ad with mask
+/// 0x7, 0x04c2 with mask 0x8), so bit 3 is valid there too. The fields here are the union (4:0 and
+/// 22:8); on Skylake-SP, Cascade Lake and Ice Lake-SP bit 3 should stay 0. The Xeon E5-2600 family
+/// and the Xeon 7500 do not have this register, and no event of their lists names it. The split of
+/// bits 22:8 into a length (19:8) and a width (22:20) follows the values Intel's lists give the
+/// FRONTEND_RETIRED.LATENCY_GE_n and IDQ bubble events.
+pub type MsrPebsFrontend = Reg64<MsrPebsFrontendLayout>;
+
+/// The layout of [`MsrPebsFrontend`] (`MSR_PEBS_FRONTEND`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/include/asm/msr-index.h
+/// - Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU,
+///   registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the
+///   extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD
+///   or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend
+///   formats, config1)
+pub enum MsrPebsFrontendLayout {}
+
+impl Layout for MsrPebsFrontendLayout {
+    const NAME: &'static str = "MSR_PEBS_FRONTEND";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffffffff8000e0;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x7fff1f;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &MSR_PEBS_FRONTEND_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 23, msb: 63, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "idq_bubble_width", ident: "idq_bubble_width", lsb: 20, msb: 22, access: Access::Rw,
+            description: "For the bubble condition: how many delivery slots must be empty.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "idq_bubble_length", ident: "idq_bubble_length", lsb: 8, msb: 19, access: Access::Rw,
+            description: "For the bubble condition: for how many cycles.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 5, msb: 7, access: Access::Rsv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "evtsel", ident: "evtsel", lsb: 0, msb: 4, access: Access::Rw,
+            description: "Which front-end condition is counted.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl MsrPebsFrontend {
+    /// `idq_bubble_width` (bits 22:20, rw, reset 0x0): For the bubble condition: how many delivery
+    /// slots must be empty.
+    #[inline] pub const fn idq_bubble_width(self) -> u8 { get_bits(self.raw64(), 22, 20) as u8 }
+    /// This value with `idq_bubble_width` (bits 22:20) set to `v`. Panics if `v` does not fit in 3
+    /// bits (a compile error in const context); `try_with_idq_bubble_width` returns an error
+    /// instead.
+    #[inline] pub const fn with_idq_bubble_width(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 20, v as u64)) }
+    /// This value with `idq_bubble_width` set to `v`, or an error if `v` does not fit in 3 bits.
+    #[inline] pub const fn try_with_idq_bubble_width(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 22, 20, v as u64, "MSR_PEBS_FRONTEND", "idq_bubble_width") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `idq_bubble_length` (bits 19:8, rw, reset 0x0): For the bubble condition: for how many
+    /// cycles.
+    #[inline] pub const fn idq_bubble_length(self) -> u16 { get_bits(self.raw64(), 19, 8) as u16 }
+    /// This value with `idq_bubble_length` (bits 19:8) set to `v`. Panics if `v` does not fit in 12
+    /// bits (a compile error in const context); `try_with_idq_bubble_length` returns an error
+    /// instead.
+    #[inline] pub const fn with_idq_bubble_length(self, v: u16) -> Self { self.with_raw64(set_bits(self.raw64(), 19, 8, v as u64)) }
+    /// This value with `idq_bubble_length` set to `v`, or an error if `v` does not fit in 12 bits.
+    #[inline] pub const fn try_with_idq_bubble_length(self, v: u16) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 19, 8, v as u64, "MSR_PEBS_FRONTEND", "idq_bubble_length") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+    /// `evtsel` (bits 4:0, rw, reset 0x0): Which front-end condition is counted.
+    #[inline] pub const fn evtsel(self) -> u8 { get_bits(self.raw64(), 4, 0) as u8 }
+    /// This value with `evtsel` (bits 4:0) set to `v`. Panics if `v` does not fit in 5 bits (a
+    /// compile error in const context); `try_with_evtsel` returns an error instead.
+    #[inline] pub const fn with_evtsel(self, v: u8) -> Self { self.with_raw64(set_bits(self.raw64(), 4, 0, v as u64)) }
+    /// This value with `evtsel` set to `v`, or an error if `v` does not fit in 5 bits.
+    #[inline] pub const fn try_with_evtsel(self, v: u8) -> Result<Self, FieldTooWide> { match try_set_bits(self.raw64(), 4, 0, v as u64, "MSR_PEBS_FRONTEND", "evtsel") { Ok(raw) => Ok(self.with_raw64(raw)), Err(e) => Err(e) } }
+}
+
+/// `MSR_PEBS_FRONTEND` of instance CPU.
+pub const MSR_PEBS_FRONTEND: Msr<MsrPebsFrontend> = Msr::new(0x3F7, "MSR_PEBS_FRONTEND");
+
+#[cfg(feature = "metadata")]
+static MSR_PEBS_FRONTEND_INFO: RegisterInfo = RegisterInfo {
+    processor: "architectural", unit: "CORE", name: MsrPebsFrontendLayout::NAME, type_name: "MsrPebsFrontend",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: MsrPebsFrontendLayout::RESET, reserved_mask: MsrPebsFrontendLayout::RESERVED_MASK, ignored_mask: MsrPebsFrontendLayout::IGNORED_MASK, writable_mask: MsrPebsFrontendLayout::WRITABLE_MASK,
+    description: "Front-end event select (Skylake and later): which front-end condition the FRONTEND_RETIRED events count retired instructions after (a decoded-cache, ITLB, STLB, L1I or L2 miss, or a delivery bubble of at least a length and width).",
+    sources: &["Linux kernel, arch/x86/include/asm/msr-index.h", "Linux kernel, arch/x86/events/core.c and arch/x86/events/intel/core.c (the core PMU, registered as cpu; intel_perfmon_event_map: the architectural events' select and umask; the extra_regs tables, which say which event needs MSR_OFFCORE_RSP_0/1, MSR_PEBS_LD_LAT_THRESHOLD or MSR_PEBS_FRONTEND and which bits of it perf may write; the offcore_rsp, ldlat and frontend formats, config1)"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "MSR_PEBS_FRONTEND", instance: "CPU", index: 0, location: Location::Msr(0x3F7), source: "linux-msr-index" },
+    ]),
+    fields: MsrPebsFrontendLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Which processors have it, and which bits", text: "msr-index.h gives MSR_PEBS_FRONTEND = 0x3f7. core.c's extra_regs give it to Skylake and later only (intel_skl_extra_regs, intel_icl_extra_regs, intel_spr_extra_regs: event 0x01c6, FRONTEND_RETIRED), with the valid mask 0x7fff17 (bits 2:0, 4 and 22:8); from Sapphire Rapids two more events use it (0x40ad with mask 0x7, 0x04c2 with mask 0x8), so bit 3 is valid there too. The fields here are the union (4:0 and 22:8); on Skylake-SP, Cascade Lake and Ice Lake-SP bit 3 should stay 0. The Xeon E5-2600 family and the Xeon 7500 do not have this register, and no event of their lists names it. The split of bits 22:8 into a length (19:8) and a width (22:20) follows the values Intel's lists give the FRONTEND_RETIRED.LATENCY_GE_n and IDQ bubble events." },
+    ],
+};
+
 /// Marks this module's event list: its events are [`Event`]s, `CoreEvent<List>`.
 pub enum List {}
 
@@ -1465,13 +1732,13 @@ impl crate::core_events::EventList for List {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNHALTED_CORE_CYCLES", code: 0x3c, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
-    &EventInfo { name: "INSTRUCTION_RETIRED", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
-    &EventInfo { name: "UNHALTED_REFERENCE_CYCLES", code: 0x3c, umask: 0x01, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
-    &EventInfo { name: "LLC_REFERENCE", code: 0x2e, umask: 0x4f, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
-    &EventInfo { name: "LLC_MISSES", code: 0x2e, umask: 0x41, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
-    &EventInfo { name: "BRANCH_INSTRUCTION_RETIRED", code: 0xc4, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
-    &EventInfo { name: "BRANCH_MISSES_RETIRED", code: 0xc5, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false },
+    &EventInfo { name: "UNHALTED_CORE_CYCLES", code: 0x3c, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "INSTRUCTION_RETIRED", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "UNHALTED_REFERENCE_CYCLES", code: 0x3c, umask: 0x01, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "LLC_REFERENCE", code: 0x2e, umask: 0x4f, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "LLC_MISSES", code: 0x2e, umask: 0x41, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "BRANCH_INSTRUCTION_RETIRED", code: 0xc4, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "BRANCH_MISSES_RETIRED", code: 0xc5, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
 ];
 
 impl Ia32PerfEvtSel {
@@ -1507,6 +1774,9 @@ pub static UNIT: UnitInfo = UnitInfo {
         &IA32_PERF_GLOBAL_INUSE_INFO,
         &IA32_FIXED_CTR3_INFO,
         &IA32_PERF_METRICS_INFO,
+        &MSR_OFFCORE_RSP_INFO,
+        &MSR_PEBS_LD_LAT_THRESHOLD_INFO,
+        &MSR_PEBS_FRONTEND_INFO,
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::CORE),

@@ -563,6 +563,207 @@ static UNC_CBO_CONFIG_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// An event of this unit. Only this unit's counter controls take it (`with_event`), so
+/// an event of one unit cannot be programmed into another's counter. Each constant's doc
+/// gives the counters that may count it (bit n: counter n).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "metadata"), allow(dead_code))]
+pub struct Event {
+    code: u8,
+    umask: u8,
+    ext_sel: bool,
+    /// Its row in `EVENT_INFOS`.
+    row: u16,
+}
+
+impl Event {
+    /// `UNC_U_EVENT_MSG.VLW_RCVD`: event select 0x42, umask 0x01, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const EVENT_MSG_VLW_RCVD: Event = Event { code: 0x42, umask: 0x01, ext_sel: false, row: 0 };
+    /// `UNC_U_EVENT_MSG.MSI_RCVD`: event select 0x42, umask 0x02, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const EVENT_MSG_MSI_RCVD: Event = Event { code: 0x42, umask: 0x02, ext_sel: false, row: 1 };
+    /// `UNC_U_EVENT_MSG.IPI_RCVD`: event select 0x42, umask 0x04, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const EVENT_MSG_IPI_RCVD: Event = Event { code: 0x42, umask: 0x04, ext_sel: false, row: 2 };
+    /// `UNC_U_EVENT_MSG.DOORBELL_RCVD`: event select 0x42, umask 0x08, counters 0b11. Experimental:
+    /// from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const EVENT_MSG_DOORBELL_RCVD: Event = Event { code: 0x42, umask: 0x08, ext_sel: false, row: 3 };
+    /// `UNC_U_EVENT_MSG.INT_PRIO`: event select 0x42, umask 0x10, counters 0b11. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const EVENT_MSG_INT_PRIO: Event = Event { code: 0x42, umask: 0x10, ext_sel: false, row: 4 };
+    /// `UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK`: event select 0x45, umask 0x01, counters 0b11.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const PHOLD_CYCLES_ASSERT_TO_ACK: Event = Event { code: 0x45, umask: 0x01, ext_sel: false, row: 5 };
+    /// `UNC_U_RACU_REQUESTS`: event select 0x46, umask 0x00, counters 0b11. Experimental: from the
+    /// vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RACU_REQUESTS: Event = Event { code: 0x46, umask: 0x00, ext_sel: false, row: 6 };
+    /// `UNC_U_RACU_DRNG.RDRAND`: event select 0x4c, umask 0x01, counters 0b1. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RACU_DRNG_RDRAND: Event = Event { code: 0x4c, umask: 0x01, ext_sel: false, row: 7 };
+    /// `UNC_U_RACU_DRNG.RDSEED`: event select 0x4c, umask 0x02, counters 0b1. Experimental: from
+    /// the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RACU_DRNG_RDSEED: Event = Event { code: 0x4c, umask: 0x02, ext_sel: false, row: 8 };
+    /// `UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY`: event select 0x4c, umask 0x04, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const RACU_DRNG_PFTCH_BUF_EMPTY: Event = Event { code: 0x4c, umask: 0x04, ext_sel: false, row: 9 };
+    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCB`: event select 0x4d, umask 0x01, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const M2U_MISC1_RXC_CYCLES_NE_CBO_NCB: Event = Event { code: 0x4d, umask: 0x01, ext_sel: false, row: 10 };
+    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCS`: event select 0x4d, umask 0x02, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const M2U_MISC1_RXC_CYCLES_NE_CBO_NCS: Event = Event { code: 0x4d, umask: 0x02, ext_sel: false, row: 11 };
+    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCB`: event select 0x4d, umask 0x04, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const M2U_MISC1_RXC_CYCLES_NE_UPI_NCB: Event = Event { code: 0x4d, umask: 0x04, ext_sel: false, row: 12 };
+    /// `UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCS`: event select 0x4d, umask 0x08, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const M2U_MISC1_RXC_CYCLES_NE_UPI_NCS: Event = Event { code: 0x4d, umask: 0x08, ext_sel: false, row: 13 };
+    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCB`: event select 0x4d, umask 0x10, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCB: Event = Event { code: 0x4d, umask: 0x10, ext_sel: false, row: 14 };
+    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCS`: event select 0x4d, umask 0x20, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCS: Event = Event { code: 0x4d, umask: 0x20, ext_sel: false, row: 15 };
+    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCB`: event select 0x4d, umask 0x40, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCB: Event = Event { code: 0x4d, umask: 0x40, ext_sel: false, row: 16 };
+    /// `UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCS`: event select 0x4d, umask 0x80, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCS: Event = Event { code: 0x4d, umask: 0x80, ext_sel: false, row: 17 };
+    /// `UNC_U_M2U_MISC2.RxC_CYCLES_EMPTY_BL`: event select 0x4e, umask 0x02, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const M2U_MISC2_RXC_CYCLES_EMPTY_BL: Event = Event { code: 0x4e, umask: 0x02, ext_sel: false, row: 18 };
+    /// `UNC_U_M2U_MISC2.RxC_CYCLES_FULL_BL`: event select 0x4e, umask 0x01, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const M2U_MISC2_RXC_CYCLES_FULL_BL: Event = Event { code: 0x4e, umask: 0x01, ext_sel: false, row: 19 };
+    /// `UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCB`: event select 0x4e, umask 0x04, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCB: Event = Event { code: 0x4e, umask: 0x04, ext_sel: false, row: 20 };
+    /// `UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCS`: event select 0x4e, umask 0x08, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCS: Event = Event { code: 0x4e, umask: 0x08, ext_sel: false, row: 21 };
+    /// `UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AK`: event select 0x4e, umask 0x20, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const M2U_MISC2_TXC_CYCLES_EMPTY_AK: Event = Event { code: 0x4e, umask: 0x20, ext_sel: false, row: 22 };
+    /// `UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AKC`: event select 0x4e, umask 0x40, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const M2U_MISC2_TXC_CYCLES_EMPTY_AKC: Event = Event { code: 0x4e, umask: 0x40, ext_sel: false, row: 23 };
+    /// `UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_BL`: event select 0x4e, umask 0x10, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const M2U_MISC2_TXC_CYCLES_EMPTY_BL: Event = Event { code: 0x4e, umask: 0x10, ext_sel: false, row: 24 };
+    /// `UNC_U_M2U_MISC2.TxC_CYCLES_FULL_BL`: event select 0x4e, umask 0x80, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const M2U_MISC2_TXC_CYCLES_FULL_BL: Event = Event { code: 0x4e, umask: 0x80, ext_sel: false, row: 25 };
+    /// `UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AK`: event select 0x4f, umask 0x01, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const M2U_MISC3_TXC_CYCLES_FULL_AK: Event = Event { code: 0x4f, umask: 0x01, ext_sel: false, row: 26 };
+    /// `UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AKC`: event select 0x4f, umask 0x02, counters 0b1.
+    /// Experimental: from the vendor's experimental list, whose counts it has not validated.
+    #[cfg(feature = "experimental-events")]
+    pub const M2U_MISC3_TXC_CYCLES_FULL_AKC: Event = Event { code: 0x4f, umask: 0x02, ext_sel: false, row: 27 };
+
+    /// Every event of the unit.
+    pub const ALL: &'static [Event] = &[#[cfg(feature = "experimental-events")] Event::EVENT_MSG_VLW_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_MSI_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_IPI_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_DOORBELL_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_INT_PRIO, #[cfg(feature = "experimental-events")] Event::PHOLD_CYCLES_ASSERT_TO_ACK, #[cfg(feature = "experimental-events")] Event::RACU_REQUESTS, #[cfg(feature = "experimental-events")] Event::RACU_DRNG_RDRAND, #[cfg(feature = "experimental-events")] Event::RACU_DRNG_RDSEED, #[cfg(feature = "experimental-events")] Event::RACU_DRNG_PFTCH_BUF_EMPTY, #[cfg(feature = "experimental-events")] Event::M2U_MISC1_RXC_CYCLES_NE_CBO_NCB, #[cfg(feature = "experimental-events")] Event::M2U_MISC1_RXC_CYCLES_NE_CBO_NCS, #[cfg(feature = "experimental-events")] Event::M2U_MISC1_RXC_CYCLES_NE_UPI_NCB, #[cfg(feature = "experimental-events")] Event::M2U_MISC1_RXC_CYCLES_NE_UPI_NCS, #[cfg(feature = "experimental-events")] Event::M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCB, #[cfg(feature = "experimental-events")] Event::M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCS, #[cfg(feature = "experimental-events")] Event::M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCB, #[cfg(feature = "experimental-events")] Event::M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCS, #[cfg(feature = "experimental-events")] Event::M2U_MISC2_RXC_CYCLES_EMPTY_BL, #[cfg(feature = "experimental-events")] Event::M2U_MISC2_RXC_CYCLES_FULL_BL, #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCB, #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCS, #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_EMPTY_AK, #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_EMPTY_AKC, #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_EMPTY_BL, #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_FULL_BL, #[cfg(feature = "experimental-events")] Event::M2U_MISC3_TXC_CYCLES_FULL_AK, #[cfg(feature = "experimental-events")] Event::M2U_MISC3_TXC_CYCLES_FULL_AKC];
+
+    /// Event select.
+    pub const fn code(self) -> u8 {
+        self.code
+    }
+
+    /// Unit mask.
+    pub const fn umask(self) -> u8 {
+        self.umask
+    }
+
+    /// Whether it needs the event-select extension bit.
+    pub const fn ext_sel(self) -> bool {
+        self.ext_sel
+    }
+}
+
+#[cfg(feature = "metadata")]
+impl Event {
+    /// The event's facts.
+    pub const fn info(self) -> &'static EventInfo {
+        EVENT_INFOS[self.row as usize]
+    }
+
+    /// Whether counter `n` may count it.
+    pub const fn can_count_on(self, n: u32) -> bool {
+        self.info().can_count_on(n)
+    }
+}
+
+/// The facts of `Event::ALL`, row for row.
+#[cfg(feature = "metadata")]
+const EVENT_INFOS: &[&EventInfo] = &[
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.VLW_RCVD", code: 0x42, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.MSI_RCVD", code: 0x42, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.IPI_RCVD", code: 0x42, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.DOORBELL_RCVD", code: 0x42, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.INT_PRIO", code: 0x42, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", code: 0x45, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_RACU_REQUESTS", code: 0x46, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_RACU_DRNG.RDRAND", code: 0x4c, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_RACU_DRNG.RDSEED", code: 0x4c, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY", code: 0x4c, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCB", code: 0x4d, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC1.RxC_CYCLES_NE_CBO_NCS", code: 0x4d, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCB", code: 0x4d, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC1.RxC_CYCLES_NE_UPI_NCS", code: 0x4d, umask: 0x08, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCB", code: 0x4d, umask: 0x10, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_CBO_NCS", code: 0x4d, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCB", code: 0x4d, umask: 0x40, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC1.TxC_CYCLES_CRD_OVF_UPI_NCS", code: 0x4d, umask: 0x80, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC2.RxC_CYCLES_EMPTY_BL", code: 0x4e, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC2.RxC_CYCLES_FULL_BL", code: 0x4e, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCB", code: 0x4e, umask: 0x04, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC2.TxC_CYCLES_CRD_OVF_VN0_NCS", code: 0x4e, umask: 0x08, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AK", code: 0x4e, umask: 0x20, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_AKC", code: 0x4e, umask: 0x40, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC2.TxC_CYCLES_EMPTY_BL", code: 0x4e, umask: 0x10, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC2.TxC_CYCLES_FULL_BL", code: 0x4e, umask: 0x80, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AK", code: 0x4f, umask: 0x01, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_M2U_MISC3.TxC_CYCLES_FULL_AKC", code: 0x4f, umask: 0x02, ext_sel: false, counters: 0b1, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+];
+
+
+impl UCtl {
+    /// This value set to count `event`: its event select and umask.
+    #[inline]
+    pub const fn with_event(self, event: Event) -> Self {
+        self.with_ev_sel(event.code).with_umask(event.umask)
+    }
+}
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -581,7 +782,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &U_UCLK_FIXED_CTR_INFO,
         &UNC_CBO_CONFIG_INFO,
     ],
-    events: &[],
+    events: EVENT_INFOS,
     pmu: Some(&super::pmu::UBOX),
     mmio_window: None,
 };

@@ -3867,6 +3867,27 @@ layout! {
     rw(bad_spec, with_bad_spec, val u8, 8, 8);
     rw(retiring, with_retiring, val u8, 0, 8);
 }
+layout! {
+    msr_offcore_rsp: MsrOffcoreRsp;
+    rw(snoop, with_snoop, val u8, 31, 7);
+    checked(try_with_snoop, u8, 7);
+    rw(supplier, with_supplier, val u16, 16, 15);
+    checked(try_with_supplier, u16, 15);
+    rw(request, with_request, val u16, 0, 16);
+}
+layout! {
+    msr_pebs_ld_lat_threshold: MsrPebsLdLatThreshold;
+    rw(threshold, with_threshold, val u16, 0, 16);
+}
+layout! {
+    msr_pebs_frontend: MsrPebsFrontend;
+    rw(idq_bubble_width, with_idq_bubble_width, val u8, 20, 3);
+    checked(try_with_idq_bubble_width, u8, 3);
+    rw(idq_bubble_length, with_idq_bubble_length, val u16, 8, 12);
+    checked(try_with_idq_bubble_length, u16, 12);
+    rw(evtsel, with_evtsel, val u8, 0, 5);
+    checked(try_with_evtsel, u8, 5);
+}
 }
 
 #[cfg(feature = "amd-zen2")]

@@ -218,6 +218,12 @@ fn model_agrees_with_the_rust_metadata() {
                         .ranges()
                         .map(|(msb, lsb)| json!({"msb": msb, "lsb": lsb}))
                         .collect();
+                    let count_default = f.count_default.map(|d| match d {
+                        pmu_regs::CountDefault::AllOnes => {
+                            json!({"value": f.max(), "all_ones": true})
+                        }
+                        pmu_regs::CountDefault::Value(v) => json!({"value": v, "all_ones": false}),
+                    });
                     let mut j = j.clone();
                     // The field's own source is not in the Rust metadata; its shape is in
                     // the schema.
@@ -227,7 +233,8 @@ fn model_agrees_with_the_rust_metadata() {
                         json!({"name": f.name, "lsb": f.lsb, "msb": f.msb, "ranges": ranges, "width": f.width(),
                                "mask": f.mask(), "access": f.access.as_str(), "reset": f.reset,
                                "description": f.description, "values": values, "repeat": repeat,
-                               "role": f.role.map(kebab), "counters": f.counters}),
+                               "role": f.role.map(kebab), "counters": f.counters,
+                               "count_default": count_default}),
                         "{at}"
                     );
                 }

@@ -227,6 +227,23 @@ pub fn with_aux(
     Ok(())
 }
 
+/// The format among `formats` that the spec's perf drivers map counter-control field
+/// `field` to by name (`<format field=...>` in processors.xml: `threadmask` sets AMD's L3
+/// `thread_mask`), where the kernel's name is not the field's.
+fn mapped_name(field: &str, formats: &[FormatField]) -> Option<&'static str> {
+    pmu_regs::PROCESSORS
+        .iter()
+        .flat_map(|p| p.units.iter())
+        .filter_map(|u| u.pmu)
+        .flat_map(|pmu| pmu.perf.iter())
+        .flat_map(|perf| perf.driver.formats.iter())
+        .find(|f| {
+            matches!(f.target, FormatTarget::Field(n) if n.eq_ignore_ascii_case(field))
+                && formats.iter().any(|x| x.name == f.name)
+        })
+        .map(|f| f.name)
+}
+
 /// The term one field of a control value (`value`, with the extension bit `ext`) becomes
 /// in `pmu`'s format: `None` for what perf sets itself, a field that cannot be written, or
 /// a zero the event need not say; an error for what the format cannot express.
@@ -253,7 +270,10 @@ fn term(
     if !field.access.is_writable() {
         return Ok(None);
     }
-    let name = kernel_name(&ours);
+    let mut name = kernel_name(&ours);
+    if !formats.iter().any(|f| f.name == name) {
+        name = mapped_name(&ours, formats).unwrap_or(name);
+    }
     let always = name == "event" || name == "umask";
     let Some(f) = formats.iter().find(|f| f.name == name) else {
         if value == 0 {
@@ -319,7 +339,10 @@ pub fn to_control(
         {
             continue;
         }
-        let name = kernel_name(&ours);
+        let mut name = kernel_name(&ours);
+        if !formats.iter().any(|f| f.name == name) {
+            name = mapped_name(&ours, formats).unwrap_or(name);
+        }
         let Some(f) = formats.iter().find(|f| f.name == name) else {
             continue;
         };

@@ -552,8 +552,8 @@ fn read_records(
 /// experimental list's, marked `experimental="1"`. A record of an experimental list whose
 /// name the main list has too is reported, not imported (the main list's is kept); a
 /// deprecated record's live twin is looked for in the main lists, and for an experimental
-/// record in the experimental lists too ([`live_twin`]); a record whose constant name an
-/// imported record of its unit has and that counts the same is reported ([`another_name`]).
+/// record in the experimental lists too (`live_twin`); a record whose constant name an
+/// imported record of its unit has and that counts the same is reported (`another_name`).
 pub fn plan_lists(
     lists: &[ListText],
     spec: &crate::model::Spec,

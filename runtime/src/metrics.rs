@@ -212,10 +212,15 @@ impl Plan {
         }
     }
 
-    /// The values of [`Plan::topdown`] from an interval's samples (those of one socket, say):
-    /// each CPU's slots, or its slots x the category's byte / 0xFF, summed over the CPUs.
-    /// Nothing sampled: each missing, so its metrics are n/a.
-    pub fn topdown_counts(&self, samples: &[TopdownSample]) -> Vec<(u64, Option<f64>)> {
+    /// The values of [`Plan::topdown`] on `socket` from an interval's samples: each of its
+    /// CPUs' slots, or its slots x the category's byte / 0xFF, summed over those CPUs.
+    /// Nothing sampled there: each missing, so its metrics are n/a.
+    pub fn topdown_counts(
+        &self,
+        samples: &[TopdownSample],
+        socket: u32,
+    ) -> Vec<(u64, Option<f64>)> {
+        let samples: Vec<&TopdownSample> = samples.iter().filter(|s| s.socket == socket).collect();
         self.topdown
             .iter()
             .map(|r| {

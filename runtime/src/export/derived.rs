@@ -117,12 +117,7 @@ impl Fed {
             }
         }
         for (socket, sums) in &mut out {
-            let ours: Vec<TopdownSample> = topdown
-                .iter()
-                .filter(|t| t.socket == *socket)
-                .copied()
-                .collect();
-            sums.extend(self.plan.topdown_counts(&ours));
+            sums.extend(self.plan.topdown_counts(topdown, *socket));
         }
         out
     }

@@ -60,11 +60,18 @@ impl fmt::Display for PerfEvent {
     }
 }
 
-fn kernel_name(field: &str) -> &str {
-    ALIASES
+/// The name of the format among `formats` that sets counter-control field `field`: the
+/// kernel's usual name for it (`ALIASES`), else the one the spec's perf drivers map it to
+/// ([`mapped_name`]), else the field's own name.
+fn kernel_name<'a>(field: &'a str, formats: &[FormatField]) -> &'a str {
+    let name = ALIASES
         .iter()
         .find(|(ours, _)| ours.eq_ignore_ascii_case(field))
-        .map_or(field, |(_, k)| k)
+        .map_or(field, |(_, k)| k);
+    if formats.iter().any(|f| f.name == name) {
+        return name;
+    }
+    mapped_name(field, formats).unwrap_or(name)
 }
 
 fn set(
@@ -270,10 +277,7 @@ fn term(
     if !field.access.is_writable() {
         return Ok(None);
     }
-    let mut name = kernel_name(&ours);
-    if !formats.iter().any(|f| f.name == name) {
-        name = mapped_name(&ours, formats).unwrap_or(name);
-    }
+    let name = kernel_name(&ours, formats);
     let always = name == "event" || name == "umask";
     let Some(f) = formats.iter().find(|f| f.name == name) else {
         if value == 0 {
@@ -339,10 +343,7 @@ pub fn to_control(
         {
             continue;
         }
-        let mut name = kernel_name(&ours);
-        if !formats.iter().any(|f| f.name == name) {
-            name = mapped_name(&ours, formats).unwrap_or(name);
-        }
+        let name = kernel_name(&ours, formats);
         let Some(f) = formats.iter().find(|f| f.name == name) else {
             continue;
         };

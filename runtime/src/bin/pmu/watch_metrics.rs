@@ -279,7 +279,7 @@ fn metric_loop(
             if counts.iter().any(|c| c.1.is_some()) {
                 shares.push_str(&running_share(format, socket, plan, running));
             }
-            counts.extend(topdown_counts(plan, &interval, socket));
+            counts.extend(plan.topdown_counts(&interval.topdown, socket));
             let values = plan.evaluate(&counts, &constants);
             for (m, v) in plan.metrics.iter().zip(values) {
                 text.push_str(&row(
@@ -305,17 +305,6 @@ fn metric_loop(
         }
     }
     Ok(())
-}
-
-/// The values of the plan's top-down events on `socket`, from its CPUs' registers.
-fn topdown_counts(plan: &Plan, interval: &Interval, socket: u32) -> Vec<(u64, Option<f64>)> {
-    let samples: Vec<_> = interval
-        .topdown
-        .iter()
-        .filter(|s| s.socket == socket)
-        .copied()
-        .collect();
-    plan.topdown_counts(&samples)
 }
 
 /// One metric's row in `format`.

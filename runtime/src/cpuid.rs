@@ -17,6 +17,13 @@ pub struct Cpuid0A {
     pub edx: u32,
 }
 
+impl From<[u32; 4]> for Cpuid0A {
+    /// The leaf from its output registers `[EAX, EBX, ECX, EDX]`.
+    fn from([eax, ebx, ecx, edx]: [u32; 4]) -> Self {
+        Cpuid0A { eax, ebx, ecx, edx }
+    }
+}
+
 impl Cpuid0A {
     /// Architectural performance-monitoring version (`EAX[7:0]`).
     pub fn version(&self) -> u8 {
@@ -37,6 +44,23 @@ impl Cpuid0A {
     /// Width of the fixed counters (`EDX[12:5]`).
     pub fn fixed_width(&self) -> u8 {
         ((self.edx >> 5) & 0xFF) as u8
+    }
+
+    /// Whether fixed counter `i` exists. From version 5, `ECX` is a bitmap of the fixed
+    /// counters besides the first `EDX[4:0]`: counter i exists if `ECX[i]` is set or `i` is
+    /// below that count (SDM Vol. 3B, "Architectural Performance Monitoring Version 5"; KVM's
+    /// selftests test a vCPU's fixed counters the same way). Before version 5 `ECX` is
+    /// reserved and only the count says.
+    pub fn fixed_counter(&self, i: u32) -> bool {
+        let in_bitmap = self.version() >= 5 && i < 32 && self.ecx >> i & 1 == 1;
+        in_bitmap || i < u32::from(self.fixed_counters())
+    }
+
+    /// The fixed counters that exist, as [`Self::fixed_counter`] says: bit i for counter i.
+    pub fn fixed_counter_mask(&self) -> u32 {
+        (0..32)
+            .filter(|&i| self.fixed_counter(i))
+            .fold(0, |m, i| m | 1 << i)
     }
 }
 
@@ -216,6 +240,26 @@ mod tests {
         ] {
             assert_eq!(CpuidBits::parse(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn fixed_counters_are_the_count_and_from_version_5_the_bitmap() {
+        let leaf = |version: u32, ecx: u32, count: u32| Cpuid0A {
+            eax: version,
+            ebx: 0,
+            ecx,
+            edx: count | 48 << 5,
+        };
+        // Version 4, three fixed counters: 0-2; a stray ECX bit is reserved, not a counter.
+        assert_eq!(leaf(4, 0b1000, 3).fixed_counter_mask(), 0b0111);
+        // Version 5 with a count of 4 (Ice Lake): 0-3.
+        assert_eq!(leaf(5, 0, 4).fixed_counter_mask(), 0b1111);
+        // Version 5, a count of 0 and the bitmap 0b101 (a hypervisor hiding counter 1).
+        let holes = leaf(5, 0b101, 0);
+        assert!(holes.fixed_counter(0) && !holes.fixed_counter(1) && holes.fixed_counter(2));
+        // The two together: counters below the count, and those the bitmap adds.
+        assert_eq!(leaf(5, 0b1000_0000, 3).fixed_counter_mask(), 0b1000_0111);
+        assert!(!leaf(5, u32::MAX, 0).fixed_counter(32));
     }
 
     #[test]

@@ -103,14 +103,21 @@ impl Machine {
     /// that enumerates nothing).
     pub fn cpuid_count(&self, count_cpuid: &str) -> Option<u32> {
         let bits = crate::cpuid::CpuidBits::parse(count_cpuid)?;
-        let regs = match self.backend.inner() {
-            Backend::Sim(s) => s.cpuid(bits.leaf),
+        let regs = self.cpuid(bits.leaf)?;
+        Some(bits.extract(regs)).filter(|&n| n > 0)
+    }
+
+    /// CPUID leaf `leaf` (sub-leaf 0) as `[EAX, EBX, ECX, EDX]`: the simulator's, or on the
+    /// real machine (root `/`) this processor's. `None` elsewhere (a directory tree has no
+    /// CPUID) and for a leaf the processor lacks.
+    pub fn cpuid(&self, leaf: u32) -> Option<[u32; 4]> {
+        match self.backend.inner() {
+            Backend::Sim(s) => s.cpuid(leaf),
             Backend::Hardware(h) if h.sys == std::path::Path::new("/sys") => {
-                crate::cpuid::host_cpuid(bits.leaf)
+                crate::cpuid::host_cpuid(leaf)
             }
             Backend::Hardware(_) => None,
-        }?;
-        Some(bits.extract(regs)).filter(|&n| n > 0)
+        }
     }
 
     /// A fresh simulated machine.

@@ -601,3 +601,43 @@ fn events_are_checked_against_their_counters_and_unit() {
         "{err}"
     );
 }
+
+/// From version 5 CPUID leaf 0AH may enumerate fixed counters by bitmap (ECX) as well as by
+/// count (EDX[4:0]): a counter the bitmap leaves out is refused, naming those there are, and
+/// the simulated CPU has no such register.
+#[test]
+fn fixed_counters_are_the_ones_cpuid_enumerates() {
+    let sim = Sim::new(SimConfig {
+        arch: ArchConfig {
+            version: 5,
+            fixed_counters: 0,
+            fixed_mask: 0b101,
+            ..ArchConfig::default()
+        },
+        ..SimConfig::default()
+    });
+    let pmu = CorePmu::new(&sim, 0, sim.cpuid_0a()).unwrap();
+    pmu.take_fixed(0, false).unwrap();
+    pmu.take_fixed(2, false).unwrap();
+    let err = pmu.take_fixed(1, false).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "there is no IA32_FIXED_CTR1; available: IA32_FIXED_CTR0, IA32_FIXED_CTR2 (as CPUID.0AH \
+         enumerates them)"
+    );
+    assert!(sim.read_msr(0, 0x30A).is_err(), "IA32_FIXED_CTR1 exists");
+    assert_eq!(sim.read_msr(0, 0x30B).unwrap(), 0);
+    // Before version 5 ECX is reserved: only the count says.
+    let sim = Sim::new(SimConfig {
+        arch: ArchConfig {
+            version: 4,
+            fixed_counters: 2,
+            fixed_mask: 0b100,
+            ..ArchConfig::default()
+        },
+        ..SimConfig::default()
+    });
+    let pmu = CorePmu::new(&sim, 0, sim.cpuid_0a()).unwrap();
+    pmu.take_fixed(1, false).unwrap();
+    assert!(pmu.take_fixed(2, false).is_err());
+}

@@ -147,4 +147,46 @@ mod session {
         let backend = Backend::Registers(&skx);
         assert!(Session::open(&backend, &core_selection(), options(true)).is_err());
     }
+
+    /// A virtual machine may run an Ice Lake core whose CPUID leaf 0AH leaves fixed counter 3
+    /// out: the session asks CPUID (the count in EDX[4:0], and from version 5 the bitmap in
+    /// ECX) and refuses before its first write, saying what CPUID reports.
+    #[test]
+    fn a_core_whose_cpuid_hides_fixed_counter_3_is_refused_before_any_write() {
+        use pmu_runtime::sim::{ArchConfig, SimConfig};
+        let icx = pmu_regs::PROCESSORS
+            .iter()
+            .find(|p| p.id == "ice-lake-sp")
+            .unwrap();
+        let hidden = |fixed_counters, fixed_mask| {
+            Machine::simulated(SimConfig {
+                arch: ArchConfig {
+                    fixed_counters,
+                    fixed_mask,
+                    ..ArchConfig::of(icx)
+                },
+                ..SimConfig::of(icx)
+            })
+        };
+        // Three fixed counters and no bitmap: counter 3 is not there.
+        let machine = hidden(3, 0);
+        let backend = Backend::Registers(&machine);
+        let Err(e) = Session::open(&backend, &core_selection(), options(true)) else {
+            panic!("fixed counter 3 used where CPUID does not enumerate it");
+        };
+        let text = e.to_string();
+        assert!(text.contains("fixed counter 3"), "{text}");
+        assert!(text.contains("fixed counters 0, 1, 2"), "{text}");
+        assert_eq!(machine.access_counts().1, 0, "a register was written");
+        // The bitmap alone may enumerate it (a count of 0, ECX bits 0-3): then it counts.
+        let machine = hidden(0, 0b1111);
+        let backend = Backend::Registers(&machine);
+        let mut session = Session::open(&backend, &core_selection(), options(true)).unwrap();
+        assert_eq!(session.interval().unwrap().topdown[0].slots, 10_000);
+        session.close().unwrap();
+        // Counter 3 enumerated but counters 0-2 bitmapped out: counter 3 is still there.
+        let machine = hidden(0, 0b1000);
+        let backend = Backend::Registers(&machine);
+        assert!(Session::open(&backend, &core_selection(), options(true)).is_ok());
+    }
 }

@@ -332,8 +332,11 @@ static IA32_PERF_EVT_SEL_INFO: RegisterInfo = RegisterInfo {
 /// **Address source; no count-cpuid** (info): msr-index.h gives MSR_CORE_PERF_FIXED_CTR0/1/2 =
 /// 0x309, 0x30a, 0x30b (and MSR_CORE_PERF_FIXED_CTR3 = 0x30c, a fourth counter of later processors
 /// not described here). No count-cpuid attribute is set: the count is CPUID.0AH:EDX\[4:0\], but
-/// later perfmon versions may also enumerate fixed counters through a bitmap in CPUID.0AH:ECX (as
-/// Linux and KVM handle it), so a single CPUID field would not be exact.
+/// from version 5 CPUID.0AH:ECX is also a bitmap of fixed counters, and counter i exists if
+/// ECX\[i\] is set or i is below that count (SDM Vol. 3B, architectural performance monitoring
+/// version 5; KVM's selftests, fixed_counter_is_supported, test a vCPU's fixed counters the same
+/// way). One CPUID field cannot say that, so the runtime applies the rule itself (pmu-runtime's
+/// Cpuid0A::fixed_counter) before it takes a fixed counter or fixed counter 3.
 pub type Ia32FixedCtr = Reg64<Ia32FixedCtrLayout>;
 
 /// The layout of [`Ia32FixedCtr`] (`IA32_FIXED_CTR{n}`): its fields, masks and metadata.
@@ -383,7 +386,7 @@ static IA32_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     ]),
     fields: Ia32FixedCtrLayout::FIELDS,
     notes: &[
-        NoteInfo { kind: "info", title: "Address source; no count-cpuid", text: "msr-index.h gives MSR_CORE_PERF_FIXED_CTR0/1/2 = 0x309, 0x30a, 0x30b (and MSR_CORE_PERF_FIXED_CTR3 = 0x30c, a fourth counter of later processors not described here). No count-cpuid attribute is set: the count is CPUID.0AH:EDX[4:0], but later perfmon versions may also enumerate fixed counters through a bitmap in CPUID.0AH:ECX (as Linux and KVM handle it), so a single CPUID field would not be exact." },
+        NoteInfo { kind: "info", title: "Address source; no count-cpuid", text: "msr-index.h gives MSR_CORE_PERF_FIXED_CTR0/1/2 = 0x309, 0x30a, 0x30b (and MSR_CORE_PERF_FIXED_CTR3 = 0x30c, a fourth counter of later processors not described here). No count-cpuid attribute is set: the count is CPUID.0AH:EDX[4:0], but from version 5 CPUID.0AH:ECX is also a bitmap of fixed counters, and counter i exists if ECX[i] is set or i is below that count (SDM Vol. 3B, architectural performance monitoring version 5; KVM's selftests, fixed_counter_is_supported, test a vCPU's fixed counters the same way). One CPUID field cannot say that, so the runtime applies the rule itself (pmu-runtime's Cpuid0A::fixed_counter) before it takes a fixed counter or fixed counter 3." },
     ],
 };
 

@@ -194,10 +194,19 @@ impl<'a, B: MsrAccess + Ownership + ?Sized> CorePmu<'a, B> {
 
     /// Claims fixed counter `i` (refused if its IA32_FIXED_CTR_CTRL field is non-zero).
     pub fn take_fixed(&self, i: u32, force: bool) -> Result<()> {
-        if i >= u32::from(self.cpuid.fixed_counters()).min(3) {
+        // The spec describes fixed counters 0-2 here; CPUID says which of them the CPU has.
+        if i >= 3 || !self.cpuid.fixed_counter(i) {
+            let have: Vec<String> = (0..3)
+                .filter(|&n| self.cpuid.fixed_counter(n))
+                .map(|n| format!("IA32_FIXED_CTR{n}"))
+                .collect();
             return Err(UsageError::NoSuchCounter {
                 counter: format!("IA32_FIXED_CTR{i}"),
-                available: format!("{} fixed counters", self.cpuid.fixed_counters()),
+                available: if have.is_empty() {
+                    "no fixed counter (CPUID.0AH enumerates none)".into()
+                } else {
+                    format!("{} (as CPUID.0AH enumerates them)", have.join(", "))
+                },
             }
             .into());
         }

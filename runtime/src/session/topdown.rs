@@ -10,6 +10,7 @@
 //! icl_set_topdown_event_period and icl_update_topdown_event). Closing puts back the bits it
 //! set and both registers' values.
 
+use crate::cpuid::Cpuid0A;
 use crate::error::{Error, Result, UsageError};
 use crate::machine::{Machine, Resolved, Where};
 
@@ -99,6 +100,7 @@ impl<'m> Topdown<'m> {
             cpu: Some(cpu),
             ..Where::default()
         };
+        enumerated(machine, cpu, &at)?;
         let fixed_ctrl = machine.resolve("IA32_FIXED_CTR_CTRL", &at)?;
         let global = machine.resolve("IA32_PERF_GLOBAL_CTRL", &at)?;
         let slots = machine.resolve("IA32_FIXED_CTR3", &at)?;
@@ -169,6 +171,54 @@ impl<'m> Topdown<'m> {
             }
         }
         first.map_or(Ok(()), Err)
+    }
+}
+
+/// Refuses a CPU that does not report both registers: CPUID leaf 0AH must enumerate fixed
+/// counter 3 (a hypervisor may hide it on a part that has it) and IA32_PERF_CAPABILITIES
+/// must set PERF_METRICS (bit 15). Where there is no CPUID to ask (a directory tree), the
+/// capability register alone decides.
+fn enumerated(machine: &Machine, cpu: u32, at: &Where) -> Result<()> {
+    use pmu_regs::arch::core::Ia32PerfCapabilities;
+    let leaf = machine.cpuid(0x0A).map(Cpuid0A::from);
+    if let Some(leaf) = leaf.filter(|l| !l.fixed_counter(3)) {
+        let mask = leaf.fixed_counter_mask();
+        return Err(UsageError::NoSuchCounter {
+            counter: format!("fixed counter 3 (TOPDOWN.SLOTS) on CPU {cpu}"),
+            available: format!(
+                "fixed counters {}, as CPUID.0AH enumerates them (EDX[4:0] = {}, ECX = {:#x}); \
+                 a virtual machine may hide the top-down registers: run on the host",
+                list_bits(mask),
+                leaf.fixed_counters(),
+                leaf.ecx
+            ),
+        }
+        .into());
+    }
+    let caps = machine.read(&machine.resolve("IA32_PERF_CAPABILITIES", at)?)?;
+    if !Ia32PerfCapabilities::from_bits(caps).perf_metrics() {
+        return Err(UsageError::NoSuchCounter {
+            counter: format!("IA32_PERF_METRICS on CPU {cpu}"),
+            available: format!(
+                "none: IA32_PERF_CAPABILITIES ({caps:#x}) has PERF_METRICS (bit 15) clear; a \
+                 virtual machine may hide it: run on the host"
+            ),
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// `0-2, 5` for bits 0, 1, 2 and 5; `none` for no bit.
+fn list_bits(mask: u32) -> String {
+    let bits: Vec<String> = (0..32)
+        .filter(|i| mask >> i & 1 == 1)
+        .map(|i| i.to_string())
+        .collect();
+    if bits.is_empty() {
+        "none".into()
+    } else {
+        bits.join(", ")
     }
 }
 

@@ -6,6 +6,7 @@
 use super::regs::{self, Reg, RegFile};
 use super::{Journal, PmiRecord, PmiSource};
 use crate::cpuid::Cpuid0A;
+use pmu_regs::ProcessorInfo;
 
 /// What the simulated processor reports through CPUID leaf 0AH and IA32_PERF_CAPABILITIES.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,8 +17,12 @@ pub struct ArchConfig {
     pub gp_counters: u8,
     /// Their width in bits (`CPUID.0AH:EAX[23:16]`).
     pub gp_width: u8,
-    /// Fixed counters (`CPUID.0AH:EDX[4:0]`), at most 3 here.
+    /// Fixed counters (`CPUID.0AH:EDX[4:0]`). Counters 0-2 are simulated; counter 3 is
+    /// TOPDOWN.SLOTS, there only with [`Self::topdown`].
     pub fixed_counters: u8,
+    /// The bitmap of further fixed counters (`CPUID.0AH:ECX`, from version 5): counter i
+    /// exists if bit i is set or i is below [`Self::fixed_counters`].
+    pub fixed_mask: u32,
     /// Their width (`CPUID.0AH:EDX[12:5]`).
     pub fixed_width: u8,
     /// IA32_PERF_CAPABILITIES.FW_WRITE: IA32_A_PMCx exist.
@@ -78,6 +83,7 @@ impl Default for ArchConfig {
             gp_counters: 4,
             gp_width: 48,
             fixed_counters: 3,
+            fixed_mask: 0,
             fixed_width: 48,
             fw_write: true,
             topdown: SimTopdown::default(),
@@ -85,7 +91,37 @@ impl Default for ArchConfig {
     }
 }
 
+/// The fixed counters simulated as counters of their fixed events (0-2); counter 3 is the
+/// top-down slots ([`SimTopdown`]).
+const SIMULATED_FIXED: usize = 3;
+
 impl ArchConfig {
+    /// The core of `processor`: the default one, or where the processor has the top-down
+    /// registers (`topdown-metrics` in processors.xml), a version-5 core that enumerates
+    /// four fixed counters, reports PERF_METRICS and runs the demonstration profile.
+    pub fn of(processor: &ProcessorInfo) -> Self {
+        if processor.topdown_metrics == 0 {
+            return ArchConfig::default();
+        }
+        ArchConfig {
+            version: 5,
+            fixed_counters: 4,
+            topdown: SimTopdown::demo(processor.topdown_metrics),
+            ..ArchConfig::default()
+        }
+    }
+
+    /// Whether fixed counter `i` (0-2) exists: CPUID enumerates it.
+    fn has_fixed(&self, i: u32) -> bool {
+        (i as usize) < SIMULATED_FIXED && self.cpuid().fixed_counter(i)
+    }
+
+    /// Whether fixed counter 3 (TOPDOWN.SLOTS) exists: the core has the top-down registers
+    /// and CPUID enumerates it.
+    fn has_slots(&self) -> bool {
+        self.topdown.shares > 0 && self.cpuid().fixed_counter(3)
+    }
+
     /// The CPUID leaf 0AH a processor with this configuration returns.
     pub fn cpuid(&self) -> Cpuid0A {
         Cpuid0A {
@@ -94,7 +130,7 @@ impl ArchConfig {
                 | u32::from(self.gp_width) << 16
                 | 7 << 24,
             ebx: 0,
-            ecx: 0,
+            ecx: self.fixed_mask,
             edx: u32::from(self.fixed_counters) | u32::from(self.fixed_width) << 5,
         }
     }
@@ -160,14 +196,15 @@ pub(crate) struct CpuState {
 /// Bits of IA32_PERF_GLOBAL_CTRL/STATUS for counters this CPU lacks, which it refuses.
 fn absent_counter_bits(c: &ArchConfig) -> u64 {
     let gp = width_mask(c.gp_counters) ^ 0xFFFF_FFFF;
-    let fixed = (width_mask(c.fixed_counters) ^ 0b111) << 32;
-    // Fixed counter 3's enable and the PERF_METRICS enable.
-    let topdown = if c.topdown.shares == 0 {
-        1 << 35 | 1 << 48
-    } else {
-        0
-    };
-    gp | fixed | topdown
+    let leaf = c.cpuid();
+    // Fixed counters 0-2, then fixed counter 3 (TOPDOWN.SLOTS), which needs the top-down
+    // registers as well as CPUID's word.
+    let fixed = (0..3)
+        .filter(|&i| !leaf.fixed_counter(i))
+        .fold(0, |m, i| m | 1 << (32 + i));
+    let slots = if c.has_slots() { 0 } else { 1 << 35 };
+    let metrics = if c.topdown.shares == 0 { 1 << 48 } else { 0 };
+    gp | fixed | slots | metrics
 }
 
 impl CpuState {
@@ -176,7 +213,7 @@ impl CpuState {
             config,
             regs: RegFile::default(),
             gp: vec![0; usize::from(config.gp_counters)],
-            fixed: vec![0; usize::from(config.fixed_counters)],
+            fixed: vec![0; SIMULATED_FIXED],
             slots: 0,
             perf_metrics: (0, false),
         }
@@ -187,11 +224,12 @@ impl CpuState {
         match *k {
             Kind::Pmc(n) | Kind::EvtSel(n) => n < u32::from(c.gp_counters),
             Kind::APmc(n) => c.fw_write && n < u32::from(c.gp_counters),
-            Kind::FixedCtr(n) => n < u32::from(c.fixed_counters),
+            Kind::FixedCtr(n) => c.has_fixed(n),
             Kind::InUse => c.version >= 4,
             Kind::GlobalStatus | Kind::GlobalCtrl | Kind::GlobalOvf => c.version >= 2,
-            Kind::FixedCtrl => c.fixed_counters > 0,
-            Kind::Slots | Kind::PerfMetrics => c.topdown.shares > 0,
+            Kind::FixedCtrl => c.cpuid().fixed_counter_mask() != 0,
+            Kind::Slots => c.has_slots(),
+            Kind::PerfMetrics => c.topdown.shares > 0,
             Kind::Capabilities => true,
         }
     }
@@ -211,7 +249,9 @@ impl CpuState {
                 (written, false) => written,
             },
             Kind::Capabilities => {
-                regs::set(reg.info, 0, "fw_write", u64::from(self.config.fw_write))
+                let caps = regs::set(reg.info, 0, "fw_write", u64::from(self.config.fw_write));
+                let metrics = self.config.topdown.shares > 0;
+                regs::set(reg.info, caps, "perf_metrics", u64::from(metrics))
             }
             Kind::InUse => self.in_use(reg),
             _ => self.regs.get(reg),
@@ -232,7 +272,7 @@ impl CpuState {
             pmi |= sel >> 20 & 1 != 0;
         }
         let fc = self.fixed_ctrl();
-        for i in 0..u32::from(self.config.fixed_counters) {
+        for i in (0..4).filter(|&i| self.config.has_fixed(i) || i == 3 && self.config.has_slots()) {
             if fc >> (4 * i) & 0b11 != 0 {
                 v |= 1 << (32 + i);
             }
@@ -364,7 +404,7 @@ impl CpuState {
     /// PERF_METRICS enabled too, the metrics then read the workload's shares.
     fn count_slots(&mut self, count: u64) {
         let enabled = self.fixed_ctrl() >> 12 & 0b11 != 0 && self.global_enabled(35);
-        if self.config.topdown.shares == 0 || !enabled || count == 0 {
+        if !self.config.has_slots() || !enabled || count == 0 {
             return;
         }
         let width = self.config.fixed_width;
@@ -377,7 +417,7 @@ impl CpuState {
 
     /// Counts `count` events in fixed counter `i` if it is enabled.
     pub fn inject_fixed(&mut self, cpu: u32, i: u32, count: u64, journal: &mut Journal) {
-        if i < u32::from(self.config.fixed_counters) {
+        if self.config.has_fixed(i) {
             let fc = self.fixed_ctrl();
             if fc >> (4 * i) & 0b11 != 0 && self.global_enabled(32 + i) {
                 let width = self.config.fixed_width;

@@ -146,10 +146,7 @@ impl SimConfig {
     pub fn of(processor: &'static ProcessorInfo) -> Self {
         Self {
             processor,
-            arch: ArchConfig {
-                topdown: SimTopdown::demo(processor.topdown_metrics),
-                ..ArchConfig::default()
-            },
+            arch: ArchConfig::of(processor),
             ..Self::default()
         }
     }

@@ -4,8 +4,9 @@
 //! value its formula predicts: memory read and write bandwidth (the socket's iMC channels
 //! summed), the LLC hit rate and top-down level 1, for each processor family with Intel's
 //! metric files (E5 v3/v4, Skylake-SP/Cascade Lake; Ice Lake-SP has bandwidth and the LLC hit
-//! rate, Sapphire Rapids the LLC hit rate: their memory controllers' events (Sapphire Rapids)
-//! and their top-down level 1 (`TOPDOWN.SLOTS`, `PERF_METRICS`) are not in the spec yet).
+//! rate, Sapphire Rapids the LLC hit rate; top-down from `PERF_METRICS` is in
+//! `topdown_cli.rs`) and for the older parts with the guides' formulas (E5 v1/v2: bandwidth
+//! and the LLC hit rate; Xeon 7500: the LLC hit rate), and per CPU with -A.
 
 use std::process::Command;
 
@@ -101,10 +102,13 @@ fn memory_bandwidth_is_the_cas_counts_of_every_channel_times_64_bytes() {
 
 #[test]
 fn llc_hit_rate_and_top_down_level_1_are_what_the_formulas_give() {
-    for p in FAMILIES
-        .into_iter()
-        .chain(["ice-lake-sp", "sapphire-rapids"])
-    {
+    for p in FAMILIES.into_iter().chain([
+        "ice-lake-sp",
+        "sapphire-rapids",
+        "xeon-e5-2600",
+        "xeon-e5-2600-v2",
+        "xeon-7500",
+    ]) {
         // llc_hit_rate = 100 (refs - misses) / refs; the pace gives more misses than
         // references, so the simulated rate is negative: the formula, not a model of caches.
         let rows = watch(p, &["llc_hit_rate"], &[]);
@@ -169,6 +173,111 @@ fn every_socket_gets_a_row_and_json_says_null_for_n_a() {
     assert_eq!(v["metric"], "llc_hit_rate");
     assert_eq!(v["unit"], "percent");
     assert!(v["value"].is_number());
+}
+
+/// `-A` (like `perf stat -M -A`): a row per CPU for metrics of core events, each CPU's value
+/// from its own counts; a metric of the socket's boxes is refused with -A, before counting.
+#[test]
+fn per_cpu_rows_with_no_aggr_for_metrics_of_core_events() {
+    let (ok, out, err) = pmu(&[
+        "watch",
+        "--sim",
+        "--processor",
+        "xeon-e5-2600",
+        "--metric",
+        "ipc",
+        "-a",
+        "-A",
+        "--interval",
+        "0.01",
+        "--count",
+        "2",
+        "-x,",
+    ]);
+    assert!(ok, "{err}");
+    let mut lines = out.lines();
+    assert_eq!(
+        lines.next(),
+        Some("time,socket,cpu,metric,value,unit,running")
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    let cpus: std::collections::BTreeSet<(&str, &str)> =
+        rows.iter().map(|r| (r[1], r[2])).collect();
+    let sockets: std::collections::BTreeSet<&str> = rows.iter().map(|r| r[1]).collect();
+    // The simulated machine: two sockets of two CPUs, a row each per interval.
+    assert_eq!((cpus.len(), sockets.len(), rows.len()), (4, 2, 8), "{out}");
+    for (i, r) in rows.iter().enumerate() {
+        let n = i as u64 / 4 + 1;
+        // Each CPU counts the pace on its own counters: ipc = inst / cycles of that CPU.
+        let expected = demo(0, n) / demo(1, n);
+        assert_eq!(r[3], "ipc");
+        assert!(
+            close(r[4].parse().unwrap(), expected),
+            "{r:?} != {expected}"
+        );
+    }
+    // JSON lines and OpenMetrics carry the CPU too.
+    let (ok, out, err) = pmu(&[
+        "watch",
+        "--sim",
+        "--processor",
+        "xeon-e5-2600",
+        "--metric",
+        "ipc",
+        "-A",
+        "--cpu",
+        "1",
+        "--interval",
+        "0.01",
+        "--count",
+        "1",
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (v["cpu"].as_u64(), v["socket"].as_u64()),
+        (Some(1), Some(0)),
+        "{v}"
+    );
+    let (ok, out, err) = pmu(&[
+        "watch",
+        "--sim",
+        "--processor",
+        "xeon-e5-2600",
+        "--metric",
+        "ipc",
+        "-A",
+        "--interval",
+        "0.01",
+        "--count",
+        "1",
+        "--format",
+        "openmetrics",
+    ]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("metric=\"ipc\",unit=\"instructions per cycle\",socket=\"0\",cpu=\"0\"}"),
+        "{out}"
+    );
+    // Memory bandwidth reads the socket's iMC boxes: no per-CPU value, refused by name.
+    let (ok, out, err) = pmu(&[
+        "watch",
+        "--sim",
+        "--processor",
+        "xeon-e5-2600",
+        "--metric",
+        "MemoryBW",
+        "-A",
+        "--count",
+        "1",
+    ]);
+    assert!(!ok && out.is_empty(), "{out}");
+    assert!(err.contains("-A"), "{err}");
+    assert!(
+        err.contains("memory_bandwidth_read, memory_bandwidth_write"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -16,7 +16,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use crate::constants::PartConstants;
-use crate::metrics::Plan;
+use crate::metrics::{Place, Plan, Summed, Sums};
 use crate::session::TopdownSample;
 
 /// Where one of the exporter's series goes in a plan: its socket, and which of the plan's
@@ -70,56 +70,24 @@ impl EncodeLabelSet for ConstantLabels {
 /// whole time), or `None` where it could not be read.
 pub(super) type Change = Option<(u64, Option<f64>)>;
 
-/// A socket and its sums of a plan's events: (count, smallest running fraction).
-type SocketSums = (u32, Vec<(u64, Option<f64>)>);
-
 /// One plan's metrics, and where the exporter's series go in it.
 #[derive(Debug)]
 struct Fed {
     plan: Plan,
     inputs: Vec<Option<MetricInput>>,
-    sockets: Vec<u32>,
 }
 
 impl Fed {
-    /// Each socket's sums of the plan's events: (count, smallest running fraction); a sum
-    /// with a part that could not be read gets fraction 0, which makes it missing. The
-    /// top-down events ([`Plan::topdown`]) follow, from `topdown`'s samples of the socket.
-    fn sums(&self, changes: &[Change], topdown: &[TopdownSample]) -> Vec<SocketSums> {
-        let mut sockets = self.sockets.clone();
-        if !self.plan.topdown.is_empty() {
-            // A plan that reads only the top-down registers has no counted series.
-            sockets.extend(topdown.iter().map(|t| t.socket));
-            sockets.sort_unstable();
-            sockets.dedup();
-        }
-        let mut out: Vec<SocketSums> = sockets
-            .iter()
-            .map(|&s| (s, vec![(0, None); self.plan.events.len()]))
-            .collect();
+    /// Each socket's sums of the plan's events ([`Sums`]); a series that could not be read
+    /// makes its sum missing.
+    fn sums(&self, changes: &[Change], topdown: &[TopdownSample]) -> Vec<(Place, Vec<Summed>)> {
+        let mut sums = Sums::new(&self.plan, false);
         for (input, change) in self.inputs.iter().zip(changes) {
-            let Some(input) = input else { continue };
-            let Some((_, sums)) = out.iter_mut().find(|(s, _)| *s == input.socket) else {
-                continue;
-            };
-            let Some(slot) = sums.get_mut(input.event) else {
-                continue;
-            };
-            match change {
-                Some((delta, ratio)) => {
-                    slot.0 = slot.0.saturating_add(*delta);
-                    slot.1 = match (slot.1, *ratio) {
-                        (Some(a), Some(b)) => Some(a.min(b)),
-                        (a, b) => a.or(b),
-                    };
-                }
-                None => slot.1 = Some(0.0),
+            if let Some(input) = input {
+                sums.add(input.socket, None, input.event, *change);
             }
         }
-        for (socket, sums) in &mut out {
-            sums.extend(self.plan.topdown_counts(topdown, *socket));
-        }
-        out
+        sums.finish(&self.plan, topdown)
     }
 }
 
@@ -162,14 +130,7 @@ impl MetricGauges {
     /// Adds `plan`'s metrics: `inputs[i]` says where the exporter's series i goes in it
     /// (`None`: not one of its events), in the order of the exporter's series.
     pub fn with_plan(mut self, plan: Plan, inputs: Vec<Option<MetricInput>>) -> Self {
-        let mut sockets: Vec<u32> = inputs.iter().flatten().map(|i| i.socket).collect();
-        sockets.sort_unstable();
-        sockets.dedup();
-        self.fed.push(Fed {
-            plan,
-            inputs,
-            sockets,
-        });
+        self.fed.push(Fed { plan, inputs });
         self
     }
 
@@ -196,14 +157,14 @@ impl MetricGauges {
         };
         let mut last = Vec::new();
         for fed in &self.fed {
-            for (socket, counts) in fed.sums(changes, topdown) {
+            for (place, counts) in fed.sums(changes, topdown) {
                 let values = fed.plan.evaluate(&counts, &constants);
                 for (m, v) in fed.plan.metrics.iter().zip(values) {
                     let labels = MetricLabels {
                         processor: fed.plan.processor.to_string(),
                         metric: m.name.to_string(),
                         unit: m.unit.to_string(),
-                        socket,
+                        socket: place.socket,
                     };
                     match v {
                         Some(v) if v.is_finite() => {

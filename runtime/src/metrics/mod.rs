@@ -25,6 +25,9 @@ use crate::boxes::Boxes;
 use crate::error::UsageError;
 use crate::session::TopdownSample;
 
+mod sums;
+pub use sums::{Place, Summed, Sums};
+
 /// The metrics of `processor` that `selectors` name (a metric's name, or a category or group
 /// that selects several, like `perf stat -M`), each once, in spec order.
 pub fn select(
@@ -220,7 +223,20 @@ impl Plan {
         samples: &[TopdownSample],
         socket: u32,
     ) -> Vec<(u64, Option<f64>)> {
-        let samples: Vec<&TopdownSample> = samples.iter().filter(|s| s.socket == socket).collect();
+        self.topdown_counts_at(samples, Place { socket, cpu: None })
+    }
+
+    /// The values of [`Plan::topdown`] at `place`: as [`Self::topdown_counts`], of one CPU
+    /// where the place is one.
+    pub fn topdown_counts_at(
+        &self,
+        samples: &[TopdownSample],
+        place: Place,
+    ) -> Vec<(u64, Option<f64>)> {
+        let samples: Vec<&TopdownSample> = samples
+            .iter()
+            .filter(|s| s.socket == place.socket && place.cpu.is_none_or(|c| c == s.cpu))
+            .collect();
         self.topdown
             .iter()
             .map(|r| {

@@ -10,9 +10,27 @@ pub const RATE: f64 = 200_000.0;
 
 /// Each family's processor and the metrics served for it: memory read and write bandwidth,
 /// the LLC hit rate and top-down level 1 where the spec has them: `Frontend_Bound` from
-/// counted events up to Cascade Lake, `Retiring` from IA32_PERF_METRICS alone (no counted
-/// event) from Ice Lake-SP on.
-pub const FAMILIES: [(&str, &[&str]); 8] = [
+/// counted events from the E5-2600 v3 (Intel's metric files) up to Cascade Lake, `Retiring`
+/// from IA32_PERF_METRICS alone (no counted event) from Ice Lake-SP on; the older parts'
+/// bandwidth and hit rate are the guides' formulas (spec/*/metrics/guide.xml).
+pub const FAMILIES: [(&str, &[&str]); 11] = [
+    ("xeon-7500", &["llc_hit_rate"]),
+    (
+        "xeon-e5-2600",
+        &[
+            "memory_bandwidth_read",
+            "memory_bandwidth_write",
+            "llc_hit_rate",
+        ],
+    ),
+    (
+        "xeon-e5-2600-v2",
+        &[
+            "memory_bandwidth_read",
+            "memory_bandwidth_write",
+            "llc_hit_rate",
+        ],
+    ),
     (
         "xeon-e5-2600-v3",
         &[

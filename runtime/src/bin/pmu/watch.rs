@@ -48,7 +48,8 @@ pub struct WatchArgs {
     /// A derived metric instead of --unit/--event: its name (memory_bandwidth_read), or a
     /// category or group that selects several (TmaL1, "BW, MC"), like `perf stat -M`; `pmu
     /// list --metrics` lists them. Repeatable. Its events are counted on every box of their
-    /// unit and summed per socket; needs --processor where nothing is detected (--sim).
+    /// unit and summed per socket (-A: per CPU, for metrics of core events); needs
+    /// --processor where nothing is detected (--sim).
     #[arg(long = "metric", value_name = "NAME")]
     pub metric: Vec<String>,
     /// The processor this runs on (xeon-e5-2600, ...): settles a box name two processors
@@ -73,7 +74,7 @@ pub struct WatchArgs {
     )]
     pub all_sockets: bool,
     /// A row per CPU for a per-CPU PMU, not their sum (like `perf stat -A`); with a cpu
-    /// column.
+    /// column. With --metric: a row per CPU for metrics of core events (`perf stat -M -A`).
     #[arg(short = 'A', long = "no-aggr", conflicts_with = "per_socket")]
     pub no_aggr: bool,
     /// Sum each event over the boxes of a socket, like `perf stat --per-socket`.

@@ -1,7 +1,8 @@
 //! `pmu watch --metric NAME` and `pmu list --metrics`: derived metrics. The library plans the
 //! events ([`pmu_runtime::metrics::Plan`]) and evaluates them; this turns the plan into the
 //! boxes and `--event` words of an ordinary watch, runs the session, sums each event over
-//! the boxes (and CPUs) of a socket, and prints one row per socket and metric.
+//! the boxes (and CPUs) of a socket ([`Sums`]), and prints one row per socket and metric (with
+//! -A, per CPU for metrics of core events).
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,7 +12,7 @@ use std::time::Duration;
 use pmu_regs::metrics::for_processor;
 use pmu_regs::PROCESSORS;
 use pmu_runtime::constants::PartConstants;
-use pmu_runtime::metrics::{format_value, select, Plan};
+use pmu_runtime::metrics::{format_value, select, Place, Plan, Summed, Sums};
 use pmu_runtime::session::{Interval, Options, SeriesInfo, Session, Sockets};
 use serde_json::json;
 
@@ -116,6 +117,19 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     // Threads per core first: it decides which events a top-down formula's branches need.
     let part = part_constants(&args.place, processor)?;
     let plan = Plan::new(processor, &chosen, &part.constants())?;
+    if args.no_aggr && !plan.per_cpu() {
+        let socket: Vec<&str> = plan
+            .metrics
+            .iter()
+            .filter(|m| m.scope != pmu_regs::metrics::MetricScope::Cpu)
+            .map(|m| m.name)
+            .collect();
+        return Err(Failure::usage(format!(
+            "-A gives a row per CPU to metrics of core events only (SCOPE cpu in `pmu list \
+             --metrics`); {} read the socket's boxes: leave out -A, or watch them separately",
+            socket.join(", ")
+        )));
+    }
     let selection = Selection {
         units: plan.boxes(),
         events: plan.events.iter().map(|e| e.word()).collect(),
@@ -173,10 +187,10 @@ enum MetricFormat {
 impl MetricFormat {
     fn of(args: &WatchArgs, json_out: bool) -> Result<Self, Failure> {
         use crate::watch::WatchFormat as W;
-        if args.output.is_some() || args.no_aggr || args.per_socket {
+        if args.output.is_some() || args.per_socket {
             return Err(Failure::usage(
-                "--metric prints one row per socket and metric to stdout; -o, -A and \
-                 --per-socket go with --event"
+                "--metric prints one row per socket (or with -A per CPU) and metric to stdout; \
+                 -o and --per-socket go with --event"
                     .to_string(),
             ));
         }
@@ -197,36 +211,23 @@ impl MetricFormat {
     }
 }
 
-/// A socket and its events' summed counts, each with its smallest running fraction.
-type SocketCounts = (u32, Vec<(u64, Option<f64>)>);
-
-/// Each socket's summed counts of the plan's events: (socket, [(count, running fraction)]).
-fn per_socket(series: &[SeriesInfo], interval: &Interval, events: usize) -> Vec<SocketCounts> {
-    let mut out: Vec<SocketCounts> = Vec::new();
-    // A socket whose metrics read only the top-down registers has no counted series.
-    for t in &interval.topdown {
-        if !out.iter().any(|(socket, _)| *socket == t.socket) {
-            out.push((t.socket, vec![(0, None); events]));
-        }
-    }
+/// Each place's (socket's, or with -A CPU's) sums of the plan's events over `interval`.
+fn sums(
+    series: &[SeriesInfo],
+    interval: &Interval,
+    plan: &Plan,
+    per_cpu: bool,
+) -> Vec<(Place, Vec<Summed>)> {
+    let mut sums = Sums::new(plan, per_cpu);
     for (s, c) in series.iter().zip(&interval.counts) {
-        let at = match out.iter().position(|(socket, _)| *socket == s.socket) {
-            Some(at) => at,
-            None => {
-                out.push((s.socket, vec![(0, None); events]));
-                out.len() - 1
-            }
-        };
-        if let Some(slot) = out[at].1.get_mut(s.event_index) {
-            slot.0 = slot.0.saturating_add(c.delta);
-            // A sum is as complete as its least-running part.
-            slot.1 = match (slot.1, c.running_ratio) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-        }
+        sums.add(
+            s.socket,
+            s.cpu,
+            s.event_index,
+            Some((c.delta, c.running_ratio)),
+        );
     }
-    out
+    sums.finish(plan, &interval.topdown)
 }
 
 fn metric_loop(
@@ -241,18 +242,30 @@ fn metric_loop(
     let mut constants = part.constants();
     let series = session.series().to_vec();
     let mut out = io::stdout().lock();
+    // With -A a cpu column follows the socket.
+    let cpu_column = |table: &str, csv: &str| -> String {
+        if args.no_aggr {
+            [table, csv].concat()
+        } else {
+            String::new()
+        }
+    };
     let head = match format {
         MetricFormat::Table => format!(
-            "{}\n{:>10}  {:>6}  {:<40} {:>16}  {:<16} {}\n",
+            "{}\n{:>10}  {:>6}{}  {:<40} {:>16}  {:<16} {}\n",
             part.header(),
             "time",
             "socket",
+            cpu_column("  ", &format!("{:>4}", "cpu")),
             "metric",
             "value",
             "unit",
             "running"
         ),
-        MetricFormat::Csv => "time,socket,metric,value,unit,running\n".to_string(),
+        MetricFormat::Csv => format!(
+            "time,socket{},metric,value,unit,running\n",
+            cpu_column(",", "cpu")
+        ),
         _ => String::new(),
     };
     if let Err(e) = out.write_all(head.as_bytes()) {
@@ -274,18 +287,18 @@ fn metric_loop(
         }
         // The share of the interval each metric's events ran, where they shared counters.
         let mut shares = String::new();
-        for (socket, mut counts) in per_socket(&series, &interval, plan.events.len()) {
-            let running = counts.iter().filter_map(|c| c.1).fold(1.0f64, f64::min);
-            if counts.iter().any(|c| c.1.is_some()) {
-                shares.push_str(&running_share(format, socket, plan, running));
+        for (place, counts) in sums(&series, &interval, plan, args.no_aggr) {
+            let counted = &counts[..plan.events.len()];
+            let running = counted.iter().filter_map(|c| c.1).fold(1.0f64, f64::min);
+            if counted.iter().any(|c| c.1.is_some()) {
+                shares.push_str(&running_share(format, place, plan, running));
             }
-            counts.extend(plan.topdown_counts(&interval.topdown, socket));
             let values = plan.evaluate(&counts, &constants);
             for (m, v) in plan.metrics.iter().zip(values) {
                 text.push_str(&row(
                     format,
                     interval.time,
-                    socket,
+                    place,
                     plan.processor,
                     m,
                     v,
@@ -307,50 +320,67 @@ fn metric_loop(
     Ok(())
 }
 
-/// One metric's row in `format`.
+/// One metric's row in `format`; a place that is one CPU (-A) adds a cpu column or label.
 fn row(
     format: MetricFormat,
     time: f64,
-    socket: u32,
+    place: Place,
     processor: &str,
     m: &pmu_regs::metrics::MetricInfo,
     v: Option<f64>,
     running: f64,
 ) -> String {
     let running_pct = format!("{:.0}%", running * 100.0);
+    let socket = place.socket;
+    let cpu = place.cpu;
     match format {
         MetricFormat::Table => format!(
-            "{time:>10.3}  {socket:>6}  {:<40} {:>16}  {:<16} {running_pct}\n",
+            "{time:>10.3}  {socket:>6}{}  {:<40} {:>16}  {:<16} {running_pct}\n",
+            cpu.map_or(String::new(), |c| format!("  {c:>4}")),
             m.name,
             format_value(v),
             m.unit
         ),
         MetricFormat::Csv => format!(
-            "{time:.3},{socket},{},{},{},{running_pct}\n",
+            "{time:.3},{socket}{},{},{},{},{running_pct}\n",
+            cpu.map_or(String::new(), |c| format!(",{c}")),
             m.name,
             v.map_or("n/a".into(), |v| v.to_string()),
             m.unit
         ),
-        MetricFormat::Json => format!(
-            "{}\n",
-            json!({"time": time, "socket": socket, "processor": processor, "metric": m.name,
-                   "value": v, "unit": m.unit, "running": running})
-        ),
+        MetricFormat::Json => {
+            let mut line = json!({"time": time, "socket": socket, "processor": processor,
+                                  "metric": m.name, "value": v, "unit": m.unit,
+                                  "running": running});
+            if let Some(c) = cpu {
+                line["cpu"] = json!(c);
+            }
+            format!("{line}\n")
+        }
         MetricFormat::OpenMetrics | MetricFormat::PrometheusText => match v {
             // An undefined value is left out, not written as NaN.
             None => String::new(),
             Some(v) => format!(
-                "pmu_metric{{processor=\"{processor}\",metric=\"{}\",unit=\"{}\",socket=\"{socket}\"}} {v}\n",
+                "pmu_metric{{processor=\"{processor}\",metric=\"{}\",unit=\"{}\",{}}} {v}\n",
                 m.name,
-                m.unit.replace('\\', "\\\\").replace('"', "\\\"")
+                m.unit.replace('\\', "\\\\").replace('"', "\\\""),
+                place_labels(place)
             ),
         },
     }
 }
 
-/// The OpenMetrics samples of `pmu_metric_running_ratio` for one socket (nothing in the other
+/// The labels of a place: `socket="0"`, and with -A `cpu="3"` after it.
+fn place_labels(place: Place) -> String {
+    match place.cpu {
+        Some(c) => format!("socket=\"{}\",cpu=\"{c}\"", place.socket),
+        None => format!("socket=\"{}\"", place.socket),
+    }
+}
+
+/// The OpenMetrics samples of `pmu_metric_running_ratio` for one place (nothing in the other
 /// formats, whose rows carry the share themselves).
-fn running_share(format: MetricFormat, socket: u32, plan: &Plan, running: f64) -> String {
+fn running_share(format: MetricFormat, place: Place, plan: &Plan, running: f64) -> String {
     if !matches!(
         format,
         MetricFormat::OpenMetrics | MetricFormat::PrometheusText
@@ -361,8 +391,10 @@ fn running_share(format: MetricFormat, socket: u32, plan: &Plan, running: f64) -
         .iter()
         .map(|m| {
             format!(
-                "pmu_metric_running_ratio{{processor=\"{}\",metric=\"{}\",socket=\"{socket}\"}} {running}\n",
-                plan.processor, m.name
+                "pmu_metric_running_ratio{{processor=\"{}\",metric=\"{}\",{}}} {running}\n",
+                plan.processor,
+                m.name,
+                place_labels(place)
             )
         })
         .collect()

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 /// normalized.
 const ALLOWED: &[(&str, &str)] = &[
     ("cargo run -p codegen", "rewrites generated/; CI runs it with `-- --check`, and tests/pipeline.rs generates into temporary directories"),
+    ("cargo run -p codegen -- --check", "CI runs the codegen binary `cargo test --workspace --no-run` built, with `--check`: `cargo run -p codegen` would build the dependencies again with codegen's features alone"),
     ("cargo install --path runtime", "installs into ~/.cargo/bin; `cargo test --workspace` builds the same binary"),
     ("cargo install cargo-fuzz", "fuzzing needs nightly and libFuzzer (TESTING.md)"),
     ("cargo +nightly fuzz run spec_unit corpus/spec_unit ../spec/xeon-7500 -- -len_control=0", "nightly and libFuzzer; tests/fuzz_corpus.rs replays the inputs found"),

@@ -81,7 +81,8 @@ pub struct WatchArgs {
     #[arg(long)]
     pub per_socket: bool,
     /// CSV with this separator instead of the table (like `perf stat -x,`): time, socket,
-    /// counter, event, count, rate.
+    /// counter, event, count, rate (with --metric, `-x,` only: time, socket, cpu with -A,
+    /// metric, value, unit, running).
     #[arg(
         short = 'x',
         long = "field-separator",

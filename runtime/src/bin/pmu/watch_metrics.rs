@@ -124,9 +124,10 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
             .filter(|m| m.scope != pmu_regs::metrics::MetricScope::Cpu)
             .map(|m| m.name)
             .collect();
+        let verb = if socket.len() == 1 { "reads" } else { "read" };
         return Err(Failure::usage(format!(
             "-A gives a row per CPU to metrics of core events only (SCOPE cpu in `pmu list \
-             --metrics`); {} read the socket's boxes: leave out -A, or watch them separately",
+             --metrics`); {} {verb} the socket's boxes: leave out -A, or watch them separately",
             socket.join(", ")
         )));
     }
@@ -187,10 +188,16 @@ enum MetricFormat {
 impl MetricFormat {
     fn of(args: &WatchArgs, json_out: bool) -> Result<Self, Failure> {
         use crate::watch::WatchFormat as W;
-        if args.output.is_some() || args.per_socket {
+        if args.per_socket {
             return Err(Failure::usage(
-                "--metric prints one row per socket (or with -A per CPU) and metric to stdout; \
-                 -o and --per-socket go with --event"
+                "--metric already sums per socket (-A: a row per CPU); --per-socket goes with \
+                 --event"
+                    .to_string(),
+            ));
+        }
+        if args.output.is_some() {
+            return Err(Failure::usage(
+                "--metric prints to stdout; -o goes with --event (redirect the output instead)"
                     .to_string(),
             ));
         }
@@ -202,8 +209,8 @@ impl MetricFormat {
             (None | Some(W::Table), None, false) => MetricFormat::Table,
             _ => {
                 return Err(Failure::usage(
-                    "--metric writes a table, CSV (-x, or --format csv), JSON lines (--json) or \
-                     OpenMetrics (--format openmetrics)"
+                    "--metric writes a table, CSV with commas only (-x, or --format csv), JSON \
+                     lines (--json) or OpenMetrics (--format openmetrics, --format prometheus)"
                         .to_string(),
                 ))
             }
@@ -283,7 +290,11 @@ fn metric_loop(
             format,
             MetricFormat::OpenMetrics | MetricFormat::PrometheusText
         ) {
-            text.push_str("# TYPE pmu_metric gauge\n# HELP pmu_metric A derived metric over the last interval, by socket (pmu list --metrics).\n");
+            text.push_str(if args.no_aggr {
+                "# TYPE pmu_metric gauge\n# HELP pmu_metric A derived metric over the last interval, by socket and CPU (pmu list --metrics).\n"
+            } else {
+                "# TYPE pmu_metric gauge\n# HELP pmu_metric A derived metric over the last interval, by socket (pmu list --metrics).\n"
+            });
         }
         // The share of the interval each metric's events ran, where they shared counters.
         let mut shares = String::new();

@@ -179,21 +179,14 @@ fn every_socket_gets_a_row_and_json_says_null_for_n_a() {
 /// from its own counts; a metric of the socket's boxes is refused with -A, before counting.
 #[test]
 fn per_cpu_rows_with_no_aggr_for_metrics_of_core_events() {
-    let (ok, out, err) = pmu(&[
-        "watch",
-        "--sim",
-        "--processor",
-        "xeon-e5-2600",
-        "--metric",
-        "ipc",
-        "-a",
-        "-A",
-        "--interval",
-        "0.01",
-        "--count",
-        "2",
-        "-x,",
-    ]);
+    // `watch --sim --processor xeon-e5-2600 --metric M -A` and more, one short interval.
+    let watch_a = |metric: &str, extra: &[&str]| {
+        let mut args = vec!["watch", "--sim", "--processor", "xeon-e5-2600"];
+        args.extend(["--metric", metric, "-A", "--interval", "0.01"]);
+        args.extend(extra);
+        pmu(&args)
+    };
+    let (ok, out, err) = watch_a("ipc", &["-a", "--count", "2", "-x,"]);
     assert!(ok, "{err}");
     let mut lines = out.lines();
     assert_eq!(
@@ -217,22 +210,7 @@ fn per_cpu_rows_with_no_aggr_for_metrics_of_core_events() {
         );
     }
     // JSON lines and OpenMetrics carry the CPU too.
-    let (ok, out, err) = pmu(&[
-        "watch",
-        "--sim",
-        "--processor",
-        "xeon-e5-2600",
-        "--metric",
-        "ipc",
-        "-A",
-        "--cpu",
-        "1",
-        "--interval",
-        "0.01",
-        "--count",
-        "1",
-        "--json",
-    ]);
+    let (ok, out, err) = watch_a("ipc", &["--cpu", "1", "--count", "1", "--json"]);
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
     assert_eq!(
@@ -240,38 +218,14 @@ fn per_cpu_rows_with_no_aggr_for_metrics_of_core_events() {
         (Some(1), Some(0)),
         "{v}"
     );
-    let (ok, out, err) = pmu(&[
-        "watch",
-        "--sim",
-        "--processor",
-        "xeon-e5-2600",
-        "--metric",
-        "ipc",
-        "-A",
-        "--interval",
-        "0.01",
-        "--count",
-        "1",
-        "--format",
-        "openmetrics",
-    ]);
+    let (ok, out, err) = watch_a("ipc", &["--count", "1", "--format", "openmetrics"]);
     assert!(ok, "{err}");
     assert!(
         out.contains("metric=\"ipc\",unit=\"instructions per cycle\",socket=\"0\",cpu=\"0\"}"),
         "{out}"
     );
     // Memory bandwidth reads the socket's iMC boxes: no per-CPU value, refused by name.
-    let (ok, out, err) = pmu(&[
-        "watch",
-        "--sim",
-        "--processor",
-        "xeon-e5-2600",
-        "--metric",
-        "MemoryBW",
-        "-A",
-        "--count",
-        "1",
-    ]);
+    let (ok, out, err) = watch_a("MemoryBW", &["--count", "1"]);
     assert!(!ok && out.is_empty(), "{out}");
     assert!(err.contains("-A"), "{err}");
     assert!(

@@ -1,5 +1,5 @@
 //! What evaluating derived metrics costs per interval: every metric of the processor with
-//! the most (Cascade Lake, Intel's list imported and the guides' own), evaluated for one
+//! the most (Sapphire Rapids, Intel's list imported and the guides' own), evaluated for one
 //! socket from counts that change every interval, against the interval it reports on
 //! (1 s, `pmu watch`'s default) and the shortest `watch` takes (10 ms). Single-threaded and
 //! CPU-bound, so wall time is CPU time; the median of many rounds.
@@ -9,7 +9,8 @@
 //! of that processor that plans onto one box's counters (each metric a plan of its own: the
 //! most series an interval can feed), and the scrape that encodes them.
 //!
-//! `cargo run --release -p pmu-runtime --example metrics_cost`
+//! `cargo run --release -p pmu-runtime --example metrics_cost [PROCESSOR]` (another
+//! processor's id to measure it instead, to compare two in one build).
 
 use std::time::Instant;
 
@@ -23,11 +24,13 @@ use pmu_runtime::metrics::Plan;
 const ROUNDS: usize = 2000;
 
 fn main() {
+    let chosen = std::env::args().nth(1);
     let (id, metrics) = PROCESSORS
         .iter()
         .map(|p| (p.id, for_processor(p.id)))
+        .filter(|(id, _)| chosen.as_deref().is_none_or(|c| c == *id))
         .max_by_key(|(_, m)| m.len())
-        .expect("a processor");
+        .expect("a processor of `pmu list --summary`");
     let ops: usize = metrics.iter().map(|m| m.ops.len()).sum();
     let constants = Constants {
         tsc_hz: Some(2.1e9),

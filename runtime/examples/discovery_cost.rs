@@ -1,4 +1,4 @@
-//! What reading and joining a discovery table costs: Granite Rapids' (the largest part: 159
+//! What reading and joining a discovery table costs: Granite Rapids' (the largest part: 189
 //! boxes with discovery types, joined with its own spec, every box compared), and the largest
 //! table the format allows at Sapphire Rapids' entry stride (1,023 boxes, 32 bytes apart:
 //! 32 KiB), each located through its device's capability, read through `MmioAccess` from
@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 use pmu_runtime::access::{MmioAccess, Result};
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::discovery::{
-    join, locate, read_table, simulated_table, AccessKind, BoxStatus, MemoryTable, TableBox,
+    join, locate, read_table, AccessKind, BoxStatus, MemoryTable, TableBox,
 };
+use pmu_runtime::sim::{Sim, SimConfig, DISCOVERY_DEVICE};
 use pmu_runtime::Bdf;
 
 /// The table in memory, with every read counted.
@@ -83,12 +84,14 @@ fn measure(label: &str, table: MemoryTable, device: Bdf, spec: &'static Boxes) {
 }
 
 fn main() {
-    let device = Bdf::new(0x7e, 0, 1);
+    let device = DISCOVERY_DEVICE;
     // The largest real part: Granite Rapids' table as its simulator publishes it (every box
-    // of every unit with a discovery type, from the spec), joined with its own spec: every
-    // box compared.
+    // of every unit with a discovery type, from the spec, the memory-mapped ones at the
+    // addresses its windows give), joined with its own spec: every box compared.
     let gnr = Boxes::of(&pmu_regs::granite_rapids::PROCESSOR);
-    let table = simulated_table(gnr, 0xFE00_0000, device).unwrap();
+    let table = Sim::new(SimConfig::of(&pmu_regs::granite_rapids::PROCESSOR))
+        .discovery_table()
+        .unwrap();
     measure("granite-rapids", table, device, gnr);
     // The largest table the format allows at this entry stride, against a spec without
     // discovery types (every box unknown).

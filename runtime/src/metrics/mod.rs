@@ -215,20 +215,11 @@ impl Plan {
         }
     }
 
-    /// The values of [`Plan::topdown`] on `socket` from an interval's samples: each of its
-    /// CPUs' slots, or its slots x the category's byte / 0xFF, summed over those CPUs.
-    /// Nothing sampled there: each missing, so its metrics are n/a.
+    /// The values of [`Plan::topdown`] at `place` (a socket, or one CPU of it) from an
+    /// interval's samples: each of its CPUs' slots, or its slots x the category's byte /
+    /// 0xFF, summed over those CPUs. Nothing sampled there: each missing, so its metrics are
+    /// n/a.
     pub fn topdown_counts(
-        &self,
-        samples: &[TopdownSample],
-        socket: u32,
-    ) -> Vec<(u64, Option<f64>)> {
-        self.topdown_counts_at(samples, Place { socket, cpu: None })
-    }
-
-    /// The values of [`Plan::topdown`] at `place`: as [`Self::topdown_counts`], of one CPU
-    /// where the place is one.
-    pub fn topdown_counts_at(
         &self,
         samples: &[TopdownSample],
         place: Place,

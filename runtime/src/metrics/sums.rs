@@ -98,7 +98,7 @@ impl Sums {
         }
         self.places.sort_by_key(|(p, _)| *p);
         for (place, sums) in &mut self.places {
-            sums.extend(plan.topdown_counts_at(topdown, *place));
+            sums.extend(plan.topdown_counts(topdown, *place));
         }
         self.places
     }

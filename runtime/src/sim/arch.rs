@@ -111,9 +111,14 @@ impl ArchConfig {
         }
     }
 
-    /// Whether fixed counter `i` (0-2) exists: CPUID enumerates it.
+    /// Whether fixed counter `i` exists: 0-2 where CPUID enumerates them, 3 (TOPDOWN.SLOTS)
+    /// where [`Self::has_slots`] says.
     fn has_fixed(&self, i: u32) -> bool {
-        (i as usize) < SIMULATED_FIXED && self.cpuid().fixed_counter(i)
+        match i {
+            0..=2 => self.cpuid().fixed_counter(i),
+            3 => self.has_slots(),
+            _ => false,
+        }
     }
 
     /// Whether fixed counter 3 (TOPDOWN.SLOTS) exists: the core has the top-down registers
@@ -196,15 +201,12 @@ pub(crate) struct CpuState {
 /// Bits of IA32_PERF_GLOBAL_CTRL/STATUS for counters this CPU lacks, which it refuses.
 fn absent_counter_bits(c: &ArchConfig) -> u64 {
     let gp = width_mask(c.gp_counters) ^ 0xFFFF_FFFF;
-    let leaf = c.cpuid();
-    // Fixed counters 0-2, then fixed counter 3 (TOPDOWN.SLOTS), which needs the top-down
-    // registers as well as CPUID's word.
-    let fixed = (0..3)
-        .filter(|&i| !leaf.fixed_counter(i))
+    // Fixed counters 0-3 (3 is TOPDOWN.SLOTS), and the PERF_METRICS enable.
+    let fixed = (0..4)
+        .filter(|&i| !c.has_fixed(i))
         .fold(0, |m, i| m | 1 << (32 + i));
-    let slots = if c.has_slots() { 0 } else { 1 << 35 };
     let metrics = if c.topdown.shares == 0 { 1 << 48 } else { 0 };
-    gp | fixed | slots | metrics
+    gp | fixed | metrics
 }
 
 impl CpuState {
@@ -272,7 +274,7 @@ impl CpuState {
             pmi |= sel >> 20 & 1 != 0;
         }
         let fc = self.fixed_ctrl();
-        for i in (0..4).filter(|&i| self.config.has_fixed(i) || i == 3 && self.config.has_slots()) {
+        for i in (0..4).filter(|&i| self.config.has_fixed(i)) {
             if fc >> (4 * i) & 0b11 != 0 {
                 v |= 1 << (32 + i);
             }
@@ -417,7 +419,8 @@ impl CpuState {
 
     /// Counts `count` events in fixed counter `i` if it is enabled.
     pub fn inject_fixed(&mut self, cpu: u32, i: u32, count: u64, journal: &mut Journal) {
-        if self.config.has_fixed(i) {
+        // Fixed counter 3 counts slots (count_slots), not a fixed event.
+        if (i as usize) < SIMULATED_FIXED && self.config.has_fixed(i) {
             let fc = self.fixed_ctrl();
             if fc >> (4 * i) & 0b11 != 0 && self.global_enabled(32 + i) {
                 let width = self.config.fixed_width;

@@ -290,11 +290,12 @@ fn metric_loop(
             format,
             MetricFormat::OpenMetrics | MetricFormat::PrometheusText
         ) {
-            text.push_str(if args.no_aggr {
-                "# TYPE pmu_metric gauge\n# HELP pmu_metric A derived metric over the last interval, by socket and CPU (pmu list --metrics).\n"
+            let by = if args.no_aggr {
+                "socket and CPU"
             } else {
-                "# TYPE pmu_metric gauge\n# HELP pmu_metric A derived metric over the last interval, by socket (pmu list --metrics).\n"
-            });
+                "socket"
+            };
+            text.push_str(&format!("# TYPE pmu_metric gauge\n# HELP pmu_metric A derived metric over the last interval, by {by} (pmu list --metrics).\n"));
         }
         // The share of the interval each metric's events ran, where they shared counters.
         let mut shares = String::new();

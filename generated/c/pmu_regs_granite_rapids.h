@@ -14073,7 +14073,7 @@ static inline uint64_t pmu_granite_rapids_u_l_pci_pmon_ctr_event_count_set(uint6
 #define PMU_GRANITE_RAPIDS_CORE_EVENT_OCR_READS_TO_CORE_CXL_MEM_AUX_MSR_VALUE 0x703C04477ULL
 
 /*
- * Derived metrics of Intel Xeon 6 processor with P-cores (Granite Rapids) uncore (240 metrics,
+ * Derived metrics of Intel Xeon 6 processor with P-cores (Granite Rapids) uncore (241 metrics,
  * from the spec's granite-rapids/metrics/). For each: _NAME, _UNIT, _EVENT_COUNT and _EVENTn
  * (the event names, in the order the counts are given) with _EVENTn_READ
  * (PMU_REGS_READ_COUNTED: a counter's count; _SLOTS and _SLOTS_SHARE: pmu_regs_topdown_count
@@ -14082,6 +14082,32 @@ static inline uint64_t pmu_granite_rapids_u_l_pci_pmon_ctr_event_count_set(uint6
  * interval's length; NaN where unknown, see pmu_regs_metric_unknown); it returns 1 and sets
  * *value, or 0 when the metric is n/a.
  */
+
+/*
+ * llc_hit_rate (percent, level 1, per CPU): 100 * (refs - misses) / refs
+ *
+ * Events: [0] LONGEST_LAT_CACHE.REFERENCE (CORE); [1] LONGEST_LAT_CACHE.MISS (CORE).
+ */
+#define PMU_GRANITE_RAPIDS_METRIC_LLC_HIT_RATE_NAME "llc_hit_rate"
+#define PMU_GRANITE_RAPIDS_METRIC_LLC_HIT_RATE_UNIT "percent"
+#define PMU_GRANITE_RAPIDS_METRIC_LLC_HIT_RATE_EVENT_COUNT 2U
+#define PMU_GRANITE_RAPIDS_METRIC_LLC_HIT_RATE_EVENT0 "LONGEST_LAT_CACHE.REFERENCE"
+#define PMU_GRANITE_RAPIDS_METRIC_LLC_HIT_RATE_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_GRANITE_RAPIDS_METRIC_LLC_HIT_RATE_EVENT1 "LONGEST_LAT_CACHE.MISS"
+#define PMU_GRANITE_RAPIDS_METRIC_LLC_HIT_RATE_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_granite_rapids_metric_llc_hit_rate_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_granite_rapids_metric_llc_hit_rate(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_granite_rapids_metric_llc_hit_rate_steps, 7U, counts, PMU_GRANITE_RAPIDS_METRIC_LLC_HIT_RATE_EVENT_COUNT, c, value);
+}
 
 /*
  * uncore_frequency (GHz, level 1, per socket): a / (CHAS_PER_SOCKET * SOCKET_COUNT) /

@@ -3,10 +3,10 @@
 //! 1000 (i + 1) + 37 n times in every counted box and CPU) gives each metric exactly the
 //! value its formula predicts: memory read and write bandwidth (the socket's iMC channels
 //! summed), the LLC hit rate and top-down level 1, for each processor family with Intel's
-//! metric files (E5 v3/v4, Skylake-SP/Cascade Lake; Ice Lake-SP has bandwidth and the LLC hit
-//! rate, Sapphire Rapids the LLC hit rate; top-down from `PERF_METRICS` is in
-//! `topdown_cli.rs`) and for the older parts with the guides' formulas (E5 v1/v2: bandwidth
-//! and the LLC hit rate; Xeon 7500: the LLC hit rate), and per CPU with -A.
+//! metric files (E5 v3/v4, Skylake-SP and Cascade Lake; from Ice Lake-SP to Granite Rapids
+//! bandwidth and the LLC hit rate, top-down from `PERF_METRICS` being in `topdown_cli.rs`)
+//! and for the older parts with the guides' formulas (E5 v1/v2: bandwidth and the LLC hit
+//! rate; Xeon 7500: the LLC hit rate), and per CPU with -A.
 
 use std::process::Command;
 
@@ -76,21 +76,39 @@ const FAMILIES: [&str; 4] = [
     "cascade-lake",
 ];
 
+/// How many CAS events `metric` of `processor` adds up: one, or one per sub-channel
+/// (Granite Rapids' SCH0 and SCH1).
+fn cas_events(processor: &str, metric: &str) -> u64 {
+    let m = pmu_regs::metrics::for_processor(processor)
+        .iter()
+        .find(|m| m.name == metric)
+        .unwrap_or_else(|| panic!("{processor} has no {metric}"));
+    assert!(m.events.iter().all(|e| e.unit == "IMC"), "{m:?}");
+    m.events.len() as u64
+}
+
 #[test]
 fn memory_bandwidth_is_the_cas_counts_of_every_channel_times_64_bytes() {
-    for p in FAMILIES
-        .into_iter()
-        .chain(["xeon-e5-2600", "xeon-e5-2600-v2", "ice-lake-sp"])
-    {
+    for p in FAMILIES.into_iter().chain([
+        "xeon-e5-2600",
+        "xeon-e5-2600-v2",
+        "ice-lake-sp",
+        "sapphire-rapids",
+        "emerald-rapids",
+        "granite-rapids",
+    ]) {
         let channels = imc_boxes(p);
         assert!(channels >= 4.0, "{p}");
-        let rows = watch(p, &["memory_bandwidth_read", "memory_bandwidth_write"], &[]);
-        assert_eq!(rows.len(), 6, "{p}: {rows:?}");
-        for (n, pair) in rows.chunks(2).enumerate() {
-            let n = n as u64 + 1;
-            for (event, (_, socket, metric, value)) in pair.iter().enumerate() {
-                let expected = channels * demo(event as u64, n) * 64.0 / 1e6 / 0.01;
-                assert_eq!(*socket, 0);
+        for metric in ["memory_bandwidth_read", "memory_bandwidth_write"] {
+            // Alone, the metric's events are the plan's first: event i counts demo(i, n).
+            let events = cas_events(p, metric);
+            let rows = watch(p, &[metric], &[]);
+            assert_eq!(rows.len(), 3, "{p}: {rows:?}");
+            for (n, (_, socket, name, value)) in rows.iter().enumerate() {
+                let n = n as u64 + 1;
+                let cas: f64 = (0..events).map(|i| demo(i, n)).sum();
+                let expected = channels * cas * 64.0 / 1e6 / 0.01;
+                assert_eq!((*socket, name.as_str()), (0, metric));
                 assert!(
                     close(value.parse().unwrap(), expected),
                     "{p} {metric} step {n}: {value} != {expected}"
@@ -105,6 +123,8 @@ fn llc_hit_rate_and_top_down_level_1_are_what_the_formulas_give() {
     for p in FAMILIES.into_iter().chain([
         "ice-lake-sp",
         "sapphire-rapids",
+        "emerald-rapids",
+        "granite-rapids",
         "xeon-e5-2600",
         "xeon-e5-2600-v2",
         "xeon-7500",

@@ -12,7 +12,7 @@ pub const RATE: f64 = 200_000.0;
 /// the LLC hit rate and top-down level 1 where the spec has them: `Frontend_Bound` from
 /// counted events from the E5-2600 v3 (Intel's metric files) up to Cascade Lake, `Retiring`
 /// from IA32_PERF_METRICS alone (no counted event) from Ice Lake-SP on; the older parts'
-/// bandwidth and hit rate are the guides' formulas (spec/*/metrics/guide.xml).
+/// bandwidth and every part's hit rate are the guides' formulas (spec/*/metrics/guide.xml).
 pub const FAMILIES: [(&str, &[&str]); 11] = [
     ("xeon-7500", &["llc_hit_rate"]),
     (
@@ -76,9 +76,33 @@ pub const FAMILIES: [(&str, &[&str]); 11] = [
             "Retiring",
         ],
     ),
-    ("sapphire-rapids", &["llc_hit_rate", "Retiring"]),
-    ("emerald-rapids", &["Retiring"]),
-    ("granite-rapids", &["Retiring"]),
+    (
+        "sapphire-rapids",
+        &[
+            "memory_bandwidth_read",
+            "memory_bandwidth_write",
+            "llc_hit_rate",
+            "Retiring",
+        ],
+    ),
+    (
+        "emerald-rapids",
+        &[
+            "memory_bandwidth_read",
+            "memory_bandwidth_write",
+            "llc_hit_rate",
+            "Retiring",
+        ],
+    ),
+    (
+        "granite-rapids",
+        &[
+            "memory_bandwidth_read",
+            "memory_bandwidth_write",
+            "llc_hit_rate",
+            "Retiring",
+        ],
+    ),
 ];
 
 /// The iMC channels of one socket of `processor`.
@@ -94,9 +118,19 @@ pub fn channels(processor: &str) -> f64 {
         .count() as f64
 }
 
+/// How many CAS events `metric` of `processor` adds up: one per channel, or one per
+/// sub-channel (Granite Rapids' SCH0 and SCH1), each at `RATE`.
+pub fn cas_events(processor: &str, metric: &str) -> usize {
+    pmu_regs::metrics::for_processor(processor)
+        .iter()
+        .find(|m| m.name == metric)
+        .map_or(0, |m| m.events.len())
+}
+
 /// What `metric` of `processor` must be per socket, and how far off it may be, relative.
 ///
-/// - Bandwidth: the socket's channels x `RATE` CAS commands per second x 64 bytes, in MB/s.
+/// - Bandwidth: the socket's channels x its CAS events x `RATE` commands per second x 64
+///   bytes, in MB/s.
 ///   The counts are exact; the interval's length is the exporter's clock, stamped just
 ///   before each read while the simulator's clock is read inside it, so the two may differ
 ///   by the time a read takes to start (microseconds on an idle machine; a loaded shared
@@ -110,7 +144,8 @@ pub fn channels(processor: &str) -> f64 {
 pub fn expected(processor: &str, metric: &str) -> (f64, f64) {
     match metric {
         "memory_bandwidth_read" | "memory_bandwidth_write" => {
-            (channels(processor) * RATE * 64.0 / 1e6, 0.02)
+            let cas = cas_events(processor, metric) as f64;
+            (channels(processor) * cas * RATE * 64.0 / 1e6, 0.02)
         }
         "llc_hit_rate" => (0.0, 0.0),
         "Frontend_Bound" => (25.0, 0.0),

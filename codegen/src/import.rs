@@ -128,8 +128,8 @@ struct PerfmonEvent {
     /// and UNC_CHA_CLOCKTICKS).
     #[serde(rename = "Deprecated", default)]
     deprecated: String,
-    /// Linux's AMD lists: the UMC read/write mask and the L3 core, slice and thread
-    /// selection an event needs besides its code and unit mask.
+    /// Linux's AMD lists: the UMC read/write mask (the UMC's unit mask, [`Self::umask`]) and
+    /// the L3 core, slice and thread selection an event needs besides its code and unit mask.
     #[serde(rename = "RdWrMask", default)]
     rd_wr_mask: String,
     #[serde(rename = "EnAllCores", default)]
@@ -147,11 +147,15 @@ struct PerfmonEvent {
 }
 
 impl PerfmonEvent {
-    /// The unit mask, `0x00` where the list leaves it out.
+    /// The unit mask, `0x00` where the list leaves it out. Linux's AMD lists give a UMC
+    /// event's unit mask as `RdWrMask`: the UMC's counter control has no other sub-event
+    /// field, and its read/write mask (bits 9:8, perf's `rdwrmask`) plays the umask role
+    /// in the spec (spec/amd-zen4/umc.xml).
     fn umask(&self) -> &str {
-        match self.umask.trim() {
-            "" => "0x00",
-            u => u,
+        match (self.umask.trim(), self.rd_wr_mask.trim()) {
+            ("", "") => "0x00",
+            ("", rd_wr) => rd_wr,
+            (u, _) => u,
         }
     }
 }
@@ -217,7 +221,6 @@ fn uncore_refusal(e: &PerfmonEvent) -> Option<(&'static str, String)> {
     let nonzero = |s: &str| !matches!(s.trim(), "" | "0" | "0x0" | "0x00" | "null" | "na");
     let needs: Vec<String> = [
         ("FILTER_VALUE", &e.filter_value),
-        ("RdWrMask", &e.rd_wr_mask),
         ("EnAllCores", &e.en_all_cores),
         ("EnAllSlices", &e.en_all_slices),
         ("SliceId", &e.slice_id),

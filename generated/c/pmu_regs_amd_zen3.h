@@ -3010,4 +3010,119 @@ static inline uint64_t pmu_amd_zen3_l3_perf_ctr_count_set(uint64_t reg, uint64_t
 #define PMU_AMD_ZEN3_L3_EVENT_L3_MISSES_COUNTERS 0x3FU
 #define PMU_AMD_ZEN3_L3_EVENT_L3_MISSES_EXPERIMENTAL 0
 
+/*
+ * Derived metrics of AMD family 19h, Zen 3 (EPYC 7003, Ryzen 5000) (3 metrics, from the spec's
+ * amd-zen3/metrics/). For each: _NAME, _UNIT, _EVENT_COUNT and _EVENTn (the event names, in
+ * the order the counts are given) with _EVENTn_READ (PMU_REGS_READ_COUNTED: a counter's count;
+ * _SLOTS and _SLOTS_SHARE: pmu_regs_topdown_count of the top-down registers, the byte in
+ * _EVENTn_PERF_METRICS_BYTE), the formula's steps, and a function: pass the events' counts
+ * over an interval and the constants (duration_seconds the interval's length; NaN where
+ * unknown, see pmu_regs_metric_unknown); it returns 1 and sets *value, or 0 when the metric is
+ * n/a.
+ */
+
+/*
+ * llc_hit_rate (percent, level 1, per socket): 100 * (lookups - misses) / lookups
+ *
+ * Events: [0] l3_lookup_state.all_l3_req_typs (L3); [1] l3_misses (L3).
+ */
+#define PMU_AMD_ZEN3_METRIC_LLC_HIT_RATE_NAME "llc_hit_rate"
+#define PMU_AMD_ZEN3_METRIC_LLC_HIT_RATE_UNIT "percent"
+#define PMU_AMD_ZEN3_METRIC_LLC_HIT_RATE_EVENT_COUNT 2U
+#define PMU_AMD_ZEN3_METRIC_LLC_HIT_RATE_EVENT0 "l3_lookup_state.all_l3_req_typs"
+#define PMU_AMD_ZEN3_METRIC_LLC_HIT_RATE_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN3_METRIC_LLC_HIT_RATE_EVENT1 "l3_misses"
+#define PMU_AMD_ZEN3_METRIC_LLC_HIT_RATE_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen3_metric_llc_hit_rate_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen3_metric_llc_hit_rate(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen3_metric_llc_hit_rate_steps, 7U, counts, PMU_AMD_ZEN3_METRIC_LLC_HIT_RATE_EVENT_COUNT, c, value);
+}
+
+/*
+ * ipc (instructions per cycle, level 1, per CPU): inst / cycles
+ *
+ * Events: [0] ex_ret_instr (PMC); [1] ls_not_halted_cyc (PMC).
+ */
+#define PMU_AMD_ZEN3_METRIC_IPC_NAME "ipc"
+#define PMU_AMD_ZEN3_METRIC_IPC_UNIT "instructions per cycle"
+#define PMU_AMD_ZEN3_METRIC_IPC_EVENT_COUNT 2U
+#define PMU_AMD_ZEN3_METRIC_IPC_EVENT0 "ex_ret_instr"
+#define PMU_AMD_ZEN3_METRIC_IPC_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN3_METRIC_IPC_EVENT1 "ls_not_halted_cyc"
+#define PMU_AMD_ZEN3_METRIC_IPC_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen3_metric_ipc_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen3_metric_ipc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen3_metric_ipc_steps, 3U, counts, PMU_AMD_ZEN3_METRIC_IPC_EVENT_COUNT, c, value);
+}
+
+/*
+ * memory_bandwidth_total (MB/sec, level 1, per socket): (c0 + c1 + c2 + c3 + c4 + c5 + c6 +
+ * c7) * 64 / 1000000 / DURATIONTIMEINSECONDS
+ *
+ * Events: [0] dram_channel_data_controller_0 (DF); [1] dram_channel_data_controller_1 (DF);
+ * [2] dram_channel_data_controller_2 (DF); [3] dram_channel_data_controller_3 (DF); [4]
+ * dram_channel_data_controller_4 (DF); [5] dram_channel_data_controller_5 (DF); [6]
+ * dram_channel_data_controller_6 (DF); [7] dram_channel_data_controller_7 (DF).
+ */
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_NAME "memory_bandwidth_total"
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_UNIT "MB/sec"
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT_COUNT 8U
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT0 "dram_channel_data_controller_0"
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT1 "dram_channel_data_controller_1"
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT2 "dram_channel_data_controller_2"
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT3 "dram_channel_data_controller_3"
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT3_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT4 "dram_channel_data_controller_4"
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT4_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT5 "dram_channel_data_controller_5"
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT5_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT6 "dram_channel_data_controller_6"
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT6_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT7 "dram_channel_data_controller_7"
+#define PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT7_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen3_metric_memory_bandwidth_total_steps[21] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 5U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 6U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 7U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen3_metric_memory_bandwidth_total(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen3_metric_memory_bandwidth_total_steps, 21U, counts, PMU_AMD_ZEN3_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT_COUNT, c, value);
+}
+
 #endif /* PMU_REGS_AMD_ZEN3_H */

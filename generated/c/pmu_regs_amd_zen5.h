@@ -4433,6 +4433,7 @@ static inline uint64_t pmu_amd_zen5_l3_perf_ctr_count_set(uint64_t reg, uint64_t
  * Source: Linux kernel, arch/x86/include/asm/perf_event.h.
  *
  * Note (info): Field positions.
+ * Note (info): Unit mask.
  * Note (info): Addresses.
  * The notes in full: generated/docs/amd_zen5/umc.md.
  */
@@ -4512,8 +4513,9 @@ static inline uint64_t pmu_amd_zen5_umc_perf_ctl_en_get(uint64_t reg) { return p
 static inline uint64_t pmu_amd_zen5_umc_perf_ctl_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_AMD_ZEN5_UMC_PERF_CTL_EN_MASK, PMU_AMD_ZEN5_UMC_PERF_CTL_EN_SHIFT, value); }
 
 /*
- * rd_wr_mask (bits 9:8, rw): Which commands an event counts: 1 reads, 2 writes, 0 (or 3) both;
- * Linux's event list sets it for the read and write variants of an event.
+ * rd_wr_mask (bits 9:8, rw, role umask): Which commands an event counts: 1 reads, 2 writes, 0
+ * (or 3) both; Linux's event list sets it for the read and write variants of an event. The
+ * control's only sub-event selection, so it is the unit mask of the UMC's events.
  */
 #define PMU_AMD_ZEN5_UMC_PERF_CTL_RD_WR_MASK_SHIFT 8
 #define PMU_AMD_ZEN5_UMC_PERF_CTL_RD_WR_MASK_WIDTH 2
@@ -4638,23 +4640,630 @@ static inline uint64_t pmu_amd_zen5_umc_perf_ctr_count_set(uint64_t reg, uint64_
 #define PMU_AMD_ZEN5_UMC_EVENT_UMC_ACT_CMD_ALL_EXT_SEL 0
 #define PMU_AMD_ZEN5_UMC_EVENT_UMC_ACT_CMD_ALL_COUNTERS 0xFU
 #define PMU_AMD_ZEN5_UMC_EVENT_UMC_ACT_CMD_ALL_EXPERIMENTAL 0
+/* umc_act_cmd.rd */
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_ACT_CMD_RD_CODE 0x05U
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_ACT_CMD_RD_UMASK 0x01U
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_ACT_CMD_RD_EXT_SEL 0
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_ACT_CMD_RD_COUNTERS 0xFU
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_ACT_CMD_RD_EXPERIMENTAL 0
+/* umc_act_cmd.wr */
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_ACT_CMD_WR_CODE 0x05U
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_ACT_CMD_WR_UMASK 0x02U
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_ACT_CMD_WR_EXT_SEL 0
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_ACT_CMD_WR_COUNTERS 0xFU
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_ACT_CMD_WR_EXPERIMENTAL 0
 /* umc_pchg_cmd.all */
 #define PMU_AMD_ZEN5_UMC_EVENT_UMC_PCHG_CMD_ALL_CODE 0x06U
 #define PMU_AMD_ZEN5_UMC_EVENT_UMC_PCHG_CMD_ALL_UMASK 0x00U
 #define PMU_AMD_ZEN5_UMC_EVENT_UMC_PCHG_CMD_ALL_EXT_SEL 0
 #define PMU_AMD_ZEN5_UMC_EVENT_UMC_PCHG_CMD_ALL_COUNTERS 0xFU
 #define PMU_AMD_ZEN5_UMC_EVENT_UMC_PCHG_CMD_ALL_EXPERIMENTAL 0
+/* umc_pchg_cmd.rd */
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_PCHG_CMD_RD_CODE 0x06U
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_PCHG_CMD_RD_UMASK 0x01U
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_PCHG_CMD_RD_EXT_SEL 0
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_PCHG_CMD_RD_COUNTERS 0xFU
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_PCHG_CMD_RD_EXPERIMENTAL 0
+/* umc_pchg_cmd.wr */
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_PCHG_CMD_WR_CODE 0x06U
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_PCHG_CMD_WR_UMASK 0x02U
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_PCHG_CMD_WR_EXT_SEL 0
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_PCHG_CMD_WR_COUNTERS 0xFU
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_PCHG_CMD_WR_EXPERIMENTAL 0
 /* umc_cas_cmd.all */
 #define PMU_AMD_ZEN5_UMC_EVENT_UMC_CAS_CMD_ALL_CODE 0x0AU
 #define PMU_AMD_ZEN5_UMC_EVENT_UMC_CAS_CMD_ALL_UMASK 0x00U
 #define PMU_AMD_ZEN5_UMC_EVENT_UMC_CAS_CMD_ALL_EXT_SEL 0
 #define PMU_AMD_ZEN5_UMC_EVENT_UMC_CAS_CMD_ALL_COUNTERS 0xFU
 #define PMU_AMD_ZEN5_UMC_EVENT_UMC_CAS_CMD_ALL_EXPERIMENTAL 0
+/* umc_cas_cmd.rd */
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_CAS_CMD_RD_CODE 0x0AU
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_CAS_CMD_RD_UMASK 0x01U
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_CAS_CMD_RD_EXT_SEL 0
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_CAS_CMD_RD_COUNTERS 0xFU
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_CAS_CMD_RD_EXPERIMENTAL 0
+/* umc_cas_cmd.wr */
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_CAS_CMD_WR_CODE 0x0AU
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_CAS_CMD_WR_UMASK 0x02U
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_CAS_CMD_WR_EXT_SEL 0
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_CAS_CMD_WR_COUNTERS 0xFU
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_CAS_CMD_WR_EXPERIMENTAL 0
 /* umc_data_slot_clks.all */
 #define PMU_AMD_ZEN5_UMC_EVENT_UMC_DATA_SLOT_CLKS_ALL_CODE 0x14U
 #define PMU_AMD_ZEN5_UMC_EVENT_UMC_DATA_SLOT_CLKS_ALL_UMASK 0x00U
 #define PMU_AMD_ZEN5_UMC_EVENT_UMC_DATA_SLOT_CLKS_ALL_EXT_SEL 0
 #define PMU_AMD_ZEN5_UMC_EVENT_UMC_DATA_SLOT_CLKS_ALL_COUNTERS 0xFU
 #define PMU_AMD_ZEN5_UMC_EVENT_UMC_DATA_SLOT_CLKS_ALL_EXPERIMENTAL 0
+/* umc_data_slot_clks.rd */
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_DATA_SLOT_CLKS_RD_CODE 0x14U
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_DATA_SLOT_CLKS_RD_UMASK 0x01U
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_DATA_SLOT_CLKS_RD_EXT_SEL 0
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_DATA_SLOT_CLKS_RD_COUNTERS 0xFU
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_DATA_SLOT_CLKS_RD_EXPERIMENTAL 0
+/* umc_data_slot_clks.wr */
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_DATA_SLOT_CLKS_WR_CODE 0x14U
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_DATA_SLOT_CLKS_WR_UMASK 0x02U
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_DATA_SLOT_CLKS_WR_EXT_SEL 0
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_DATA_SLOT_CLKS_WR_COUNTERS 0xFU
+#define PMU_AMD_ZEN5_UMC_EVENT_UMC_DATA_SLOT_CLKS_WR_EXPERIMENTAL 0
+
+/*
+ * Derived metrics of AMD family 1Ah, Zen 5 (EPYC 9005, Ryzen 9000) (18 metrics, from the
+ * spec's amd-zen5/metrics/). For each: _NAME, _UNIT, _EVENT_COUNT and _EVENTn (the event
+ * names, in the order the counts are given) with _EVENTn_READ (PMU_REGS_READ_COUNTED: a
+ * counter's count; _SLOTS and _SLOTS_SHARE: pmu_regs_topdown_count of the top-down registers,
+ * the byte in _EVENTn_PERF_METRICS_BYTE), the formula's steps, and a function: pass the
+ * events' counts over an interval and the constants (duration_seconds the interval's length;
+ * NaN where unknown, see pmu_regs_metric_unknown); it returns 1 and sets *value, or 0 when the
+ * metric is n/a.
+ */
+
+/*
+ * llc_hit_rate (percent, level 1, per socket): 100 * (lookups - misses) / lookups
+ *
+ * Events: [0] l3_lookup_state.all_coherent_accesses_to_l3 (L3); [1] l3_lookup_state.l3_miss
+ * (L3).
+ */
+#define PMU_AMD_ZEN5_METRIC_LLC_HIT_RATE_NAME "llc_hit_rate"
+#define PMU_AMD_ZEN5_METRIC_LLC_HIT_RATE_UNIT "percent"
+#define PMU_AMD_ZEN5_METRIC_LLC_HIT_RATE_EVENT_COUNT 2U
+#define PMU_AMD_ZEN5_METRIC_LLC_HIT_RATE_EVENT0 "l3_lookup_state.all_coherent_accesses_to_l3"
+#define PMU_AMD_ZEN5_METRIC_LLC_HIT_RATE_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_LLC_HIT_RATE_EVENT1 "l3_lookup_state.l3_miss"
+#define PMU_AMD_ZEN5_METRIC_LLC_HIT_RATE_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen5_metric_llc_hit_rate_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen5_metric_llc_hit_rate(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen5_metric_llc_hit_rate_steps, 7U, counts, PMU_AMD_ZEN5_METRIC_LLC_HIT_RATE_EVENT_COUNT, c, value);
+}
+
+/*
+ * ipc (instructions per cycle, level 1, per CPU): inst / cycles
+ *
+ * Events: [0] ex_ret_instr (PMC); [1] ls_not_halted_cyc (PMC).
+ */
+#define PMU_AMD_ZEN5_METRIC_IPC_NAME "ipc"
+#define PMU_AMD_ZEN5_METRIC_IPC_UNIT "instructions per cycle"
+#define PMU_AMD_ZEN5_METRIC_IPC_EVENT_COUNT 2U
+#define PMU_AMD_ZEN5_METRIC_IPC_EVENT0 "ex_ret_instr"
+#define PMU_AMD_ZEN5_METRIC_IPC_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_IPC_EVENT1 "ls_not_halted_cyc"
+#define PMU_AMD_ZEN5_METRIC_IPC_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen5_metric_ipc_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen5_metric_ipc(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen5_metric_ipc_steps, 3U, counts, PMU_AMD_ZEN5_METRIC_IPC_EVENT_COUNT, c, value);
+}
+
+/*
+ * memory_bandwidth_read (MB/sec, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] umc_cas_cmd.rd (UMC).
+ */
+#define PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_READ_NAME "memory_bandwidth_read"
+#define PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_READ_UNIT "MB/sec"
+#define PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_READ_EVENT_COUNT 1U
+#define PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_READ_EVENT0 "umc_cas_cmd.rd"
+#define PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_READ_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen5_metric_memory_bandwidth_read_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen5_metric_memory_bandwidth_read(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen5_metric_memory_bandwidth_read_steps, 7U, counts, PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_READ_EVENT_COUNT, c, value);
+}
+
+/*
+ * memory_bandwidth_write (MB/sec, level 1, per socket): a * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] umc_cas_cmd.wr (UMC).
+ */
+#define PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_WRITE_NAME "memory_bandwidth_write"
+#define PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_WRITE_UNIT "MB/sec"
+#define PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT 1U
+#define PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT0 "umc_cas_cmd.wr"
+#define PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT0_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen5_metric_memory_bandwidth_write_steps[7] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen5_metric_memory_bandwidth_write(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen5_metric_memory_bandwidth_write_steps, 7U, counts, PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_WRITE_EVENT_COUNT, c, value);
+}
+
+/*
+ * memory_bandwidth_total (MB/sec, level 1, per socket): (rd + wr) * 64 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] umc_cas_cmd.rd (UMC); [1] umc_cas_cmd.wr (UMC).
+ */
+#define PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_TOTAL_NAME "memory_bandwidth_total"
+#define PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_TOTAL_UNIT "MB/sec"
+#define PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT_COUNT 2U
+#define PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT0 "umc_cas_cmd.rd"
+#define PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT1 "umc_cas_cmd.wr"
+#define PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen5_metric_memory_bandwidth_total_steps[9] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 64.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen5_metric_memory_bandwidth_total(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen5_metric_memory_bandwidth_total_steps, 9U, counts, PMU_AMD_ZEN5_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT_COUNT, c, value);
+}
+
+/*
+ * frontend_bound (percent, level 1, per CPU): 100 * a / (8 * cycles)
+ *
+ * Events: [0] de_no_dispatch_per_slot.no_ops_from_frontend (PMC); [1] ls_not_halted_cyc (PMC).
+ */
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_NAME "frontend_bound"
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_UNIT "percent"
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_EVENT_COUNT 2U
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_EVENT0 "de_no_dispatch_per_slot.no_ops_from_frontend"
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_EVENT1 "ls_not_halted_cyc"
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen5_metric_frontend_bound_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen5_metric_frontend_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen5_metric_frontend_bound_steps, 7U, counts, PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * bad_speculation (percent, level 1, per CPU): 100 * (disp - ret) / (8 * cycles)
+ *
+ * Events: [0] de_src_op_disp.all (PMC); [1] ex_ret_ops (PMC); [2] ls_not_halted_cyc (PMC).
+ */
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_NAME "bad_speculation"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_UNIT "percent"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_EVENT_COUNT 3U
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_EVENT0 "de_src_op_disp.all"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_EVENT1 "ex_ret_ops"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_EVENT2 "ls_not_halted_cyc"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_EVENT2_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen5_metric_bad_speculation_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen5_metric_bad_speculation(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen5_metric_bad_speculation_steps, 9U, counts, PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_EVENT_COUNT, c, value);
+}
+
+/*
+ * backend_bound (percent, level 1, per CPU): 100 * a / (8 * cycles)
+ *
+ * Events: [0] de_no_dispatch_per_slot.backend_stalls (PMC); [1] ls_not_halted_cyc (PMC).
+ */
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_NAME "backend_bound"
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_UNIT "percent"
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_EVENT_COUNT 2U
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_EVENT0 "de_no_dispatch_per_slot.backend_stalls"
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_EVENT1 "ls_not_halted_cyc"
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen5_metric_backend_bound_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen5_metric_backend_bound(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen5_metric_backend_bound_steps, 7U, counts, PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_EVENT_COUNT, c, value);
+}
+
+/*
+ * smt_contention (percent, level 1, per CPU): 100 * a / (8 * cycles)
+ *
+ * Events: [0] de_no_dispatch_per_slot.smt_contention (PMC); [1] ls_not_halted_cyc (PMC).
+ */
+#define PMU_AMD_ZEN5_METRIC_SMT_CONTENTION_NAME "smt_contention"
+#define PMU_AMD_ZEN5_METRIC_SMT_CONTENTION_UNIT "percent"
+#define PMU_AMD_ZEN5_METRIC_SMT_CONTENTION_EVENT_COUNT 2U
+#define PMU_AMD_ZEN5_METRIC_SMT_CONTENTION_EVENT0 "de_no_dispatch_per_slot.smt_contention"
+#define PMU_AMD_ZEN5_METRIC_SMT_CONTENTION_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_SMT_CONTENTION_EVENT1 "ls_not_halted_cyc"
+#define PMU_AMD_ZEN5_METRIC_SMT_CONTENTION_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen5_metric_smt_contention_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen5_metric_smt_contention(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen5_metric_smt_contention_steps, 7U, counts, PMU_AMD_ZEN5_METRIC_SMT_CONTENTION_EVENT_COUNT, c, value);
+}
+
+/*
+ * retiring (percent, level 1, per CPU): 100 * a / (8 * cycles)
+ *
+ * Events: [0] ex_ret_ops (PMC); [1] ls_not_halted_cyc (PMC).
+ */
+#define PMU_AMD_ZEN5_METRIC_RETIRING_NAME "retiring"
+#define PMU_AMD_ZEN5_METRIC_RETIRING_UNIT "percent"
+#define PMU_AMD_ZEN5_METRIC_RETIRING_EVENT_COUNT 2U
+#define PMU_AMD_ZEN5_METRIC_RETIRING_EVENT0 "ex_ret_ops"
+#define PMU_AMD_ZEN5_METRIC_RETIRING_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_RETIRING_EVENT1 "ls_not_halted_cyc"
+#define PMU_AMD_ZEN5_METRIC_RETIRING_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen5_metric_retiring_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen5_metric_retiring(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen5_metric_retiring_steps, 7U, counts, PMU_AMD_ZEN5_METRIC_RETIRING_EVENT_COUNT, c, value);
+}
+
+/*
+ * frontend_bound_by_latency (percent, level 2, per CPU): 100 * 8 * lat / (8 * cycles)
+ *
+ * Events: [0] de_no_dispatch_per_slot.no_ops_from_frontend (PMC, threshold 8); [1]
+ * ls_not_halted_cyc (PMC).
+ */
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_BY_LATENCY_NAME "frontend_bound_by_latency"
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_BY_LATENCY_UNIT "percent"
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_BY_LATENCY_EVENT_COUNT 2U
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_BY_LATENCY_EVENT0 "de_no_dispatch_per_slot.no_ops_from_frontend"
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_BY_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_BY_LATENCY_EVENT1 "ls_not_halted_cyc"
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_BY_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen5_metric_frontend_bound_by_latency_steps[9] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen5_metric_frontend_bound_by_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen5_metric_frontend_bound_by_latency_steps, 9U, counts, PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_BY_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * frontend_bound_by_bandwidth (percent, level 2, per CPU): 100 * (a - 8 * lat) / (8 * cycles)
+ *
+ * Events: [0] de_no_dispatch_per_slot.no_ops_from_frontend (PMC); [1]
+ * de_no_dispatch_per_slot.no_ops_from_frontend (PMC, threshold 8); [2] ls_not_halted_cyc
+ * (PMC).
+ */
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_BY_BANDWIDTH_NAME "frontend_bound_by_bandwidth"
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_BY_BANDWIDTH_UNIT "percent"
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_BY_BANDWIDTH_EVENT_COUNT 3U
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_BY_BANDWIDTH_EVENT0 "de_no_dispatch_per_slot.no_ops_from_frontend"
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_BY_BANDWIDTH_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_BY_BANDWIDTH_EVENT1 "de_no_dispatch_per_slot.no_ops_from_frontend"
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_BY_BANDWIDTH_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_BY_BANDWIDTH_EVENT2 "ls_not_halted_cyc"
+#define PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_BY_BANDWIDTH_EVENT2_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen5_metric_frontend_bound_by_bandwidth_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen5_metric_frontend_bound_by_bandwidth(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen5_metric_frontend_bound_by_bandwidth_steps, 11U, counts, PMU_AMD_ZEN5_METRIC_FRONTEND_BOUND_BY_BANDWIDTH_EVENT_COUNT, c, value);
+}
+
+/*
+ * bad_speculation_from_mispredicts (percent, level 2, per CPU): 100 * (disp - ret) / (8 *
+ * cycles) * misp / (misp + resync)
+ *
+ * Events: [0] de_src_op_disp.all (PMC); [1] ex_ret_ops (PMC); [2] ex_ret_brn_misp (PMC); [3]
+ * bp_redirects.resync (PMC); [4] ls_not_halted_cyc (PMC).
+ */
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_MISPREDICTS_NAME "bad_speculation_from_mispredicts"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_MISPREDICTS_UNIT "percent"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_MISPREDICTS_EVENT_COUNT 5U
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_MISPREDICTS_EVENT0 "de_src_op_disp.all"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_MISPREDICTS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_MISPREDICTS_EVENT1 "ex_ret_ops"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_MISPREDICTS_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_MISPREDICTS_EVENT2 "ex_ret_brn_misp"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_MISPREDICTS_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_MISPREDICTS_EVENT3 "bp_redirects.resync"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_MISPREDICTS_EVENT3_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_MISPREDICTS_EVENT4 "ls_not_halted_cyc"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_MISPREDICTS_EVENT4_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen5_metric_bad_speculation_from_mispredicts_steps[15] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen5_metric_bad_speculation_from_mispredicts(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen5_metric_bad_speculation_from_mispredicts_steps, 15U, counts, PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_MISPREDICTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * bad_speculation_from_pipeline_restarts (percent, level 2, per CPU): 100 * (disp - ret) / (8
+ * * cycles) * resync / (misp + resync)
+ *
+ * Events: [0] de_src_op_disp.all (PMC); [1] ex_ret_ops (PMC); [2] ex_ret_brn_misp (PMC); [3]
+ * bp_redirects.resync (PMC); [4] ls_not_halted_cyc (PMC).
+ */
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_PIPELINE_RESTARTS_NAME "bad_speculation_from_pipeline_restarts"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_PIPELINE_RESTARTS_UNIT "percent"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_PIPELINE_RESTARTS_EVENT_COUNT 5U
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_PIPELINE_RESTARTS_EVENT0 "de_src_op_disp.all"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_PIPELINE_RESTARTS_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_PIPELINE_RESTARTS_EVENT1 "ex_ret_ops"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_PIPELINE_RESTARTS_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_PIPELINE_RESTARTS_EVENT2 "ex_ret_brn_misp"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_PIPELINE_RESTARTS_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_PIPELINE_RESTARTS_EVENT3 "bp_redirects.resync"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_PIPELINE_RESTARTS_EVENT3_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_PIPELINE_RESTARTS_EVENT4 "ls_not_halted_cyc"
+#define PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_PIPELINE_RESTARTS_EVENT4_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen5_metric_bad_speculation_from_pipeline_restarts_steps[15] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 4U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen5_metric_bad_speculation_from_pipeline_restarts(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen5_metric_bad_speculation_from_pipeline_restarts_steps, 15U, counts, PMU_AMD_ZEN5_METRIC_BAD_SPECULATION_FROM_PIPELINE_RESTARTS_EVENT_COUNT, c, value);
+}
+
+/*
+ * backend_bound_by_memory (percent, level 2, per CPU): 100 * be / (8 * cycles) * load / any
+ *
+ * Events: [0] de_no_dispatch_per_slot.backend_stalls (PMC); [1] ex_no_retire.load_not_complete
+ * (PMC); [2] ex_no_retire.not_complete (PMC); [3] ls_not_halted_cyc (PMC).
+ */
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_MEMORY_NAME "backend_bound_by_memory"
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_MEMORY_UNIT "percent"
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_MEMORY_EVENT_COUNT 4U
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_MEMORY_EVENT0 "de_no_dispatch_per_slot.backend_stalls"
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_MEMORY_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_MEMORY_EVENT1 "ex_no_retire.load_not_complete"
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_MEMORY_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_MEMORY_EVENT2 "ex_no_retire.not_complete"
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_MEMORY_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_MEMORY_EVENT3 "ls_not_halted_cyc"
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_MEMORY_EVENT3_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen5_metric_backend_bound_by_memory_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen5_metric_backend_bound_by_memory(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen5_metric_backend_bound_by_memory_steps, 11U, counts, PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_MEMORY_EVENT_COUNT, c, value);
+}
+
+/*
+ * backend_bound_by_cpu (percent, level 2, per CPU): 100 * be / (8 * cycles) * (1 - load / any)
+ *
+ * Events: [0] de_no_dispatch_per_slot.backend_stalls (PMC); [1] ex_no_retire.load_not_complete
+ * (PMC); [2] ex_no_retire.not_complete (PMC); [3] ls_not_halted_cyc (PMC).
+ */
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_CPU_NAME "backend_bound_by_cpu"
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_CPU_UNIT "percent"
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_CPU_EVENT_COUNT 4U
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_CPU_EVENT0 "de_no_dispatch_per_slot.backend_stalls"
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_CPU_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_CPU_EVENT1 "ex_no_retire.load_not_complete"
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_CPU_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_CPU_EVENT2 "ex_no_retire.not_complete"
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_CPU_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_CPU_EVENT3 "ls_not_halted_cyc"
+#define PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_CPU_EVENT3_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen5_metric_backend_bound_by_cpu_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_amd_zen5_metric_backend_bound_by_cpu(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen5_metric_backend_bound_by_cpu_steps, 13U, counts, PMU_AMD_ZEN5_METRIC_BACKEND_BOUND_BY_CPU_EVENT_COUNT, c, value);
+}
+
+/*
+ * retiring_from_fastpath (percent, level 2, per CPU): 100 * ret / (8 * cycles) * (1 - ucode /
+ * ret)
+ *
+ * Events: [0] ex_ret_ops (PMC); [1] ex_ret_ucode_ops (PMC); [2] ls_not_halted_cyc (PMC).
+ */
+#define PMU_AMD_ZEN5_METRIC_RETIRING_FROM_FASTPATH_NAME "retiring_from_fastpath"
+#define PMU_AMD_ZEN5_METRIC_RETIRING_FROM_FASTPATH_UNIT "percent"
+#define PMU_AMD_ZEN5_METRIC_RETIRING_FROM_FASTPATH_EVENT_COUNT 3U
+#define PMU_AMD_ZEN5_METRIC_RETIRING_FROM_FASTPATH_EVENT0 "ex_ret_ops"
+#define PMU_AMD_ZEN5_METRIC_RETIRING_FROM_FASTPATH_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_RETIRING_FROM_FASTPATH_EVENT1 "ex_ret_ucode_ops"
+#define PMU_AMD_ZEN5_METRIC_RETIRING_FROM_FASTPATH_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_RETIRING_FROM_FASTPATH_EVENT2 "ls_not_halted_cyc"
+#define PMU_AMD_ZEN5_METRIC_RETIRING_FROM_FASTPATH_EVENT2_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen5_metric_retiring_from_fastpath_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_amd_zen5_metric_retiring_from_fastpath(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen5_metric_retiring_from_fastpath_steps, 13U, counts, PMU_AMD_ZEN5_METRIC_RETIRING_FROM_FASTPATH_EVENT_COUNT, c, value);
+}
+
+/*
+ * retiring_from_microcode (percent, level 2, per CPU): 100 * ret / (8 * cycles) * ucode / ret
+ *
+ * Events: [0] ex_ret_ops (PMC); [1] ex_ret_ucode_ops (PMC); [2] ls_not_halted_cyc (PMC).
+ */
+#define PMU_AMD_ZEN5_METRIC_RETIRING_FROM_MICROCODE_NAME "retiring_from_microcode"
+#define PMU_AMD_ZEN5_METRIC_RETIRING_FROM_MICROCODE_UNIT "percent"
+#define PMU_AMD_ZEN5_METRIC_RETIRING_FROM_MICROCODE_EVENT_COUNT 3U
+#define PMU_AMD_ZEN5_METRIC_RETIRING_FROM_MICROCODE_EVENT0 "ex_ret_ops"
+#define PMU_AMD_ZEN5_METRIC_RETIRING_FROM_MICROCODE_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_RETIRING_FROM_MICROCODE_EVENT1 "ex_ret_ucode_ops"
+#define PMU_AMD_ZEN5_METRIC_RETIRING_FROM_MICROCODE_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_AMD_ZEN5_METRIC_RETIRING_FROM_MICROCODE_EVENT2 "ls_not_halted_cyc"
+#define PMU_AMD_ZEN5_METRIC_RETIRING_FROM_MICROCODE_EVENT2_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_amd_zen5_metric_retiring_from_microcode_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 8.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_amd_zen5_metric_retiring_from_microcode(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_amd_zen5_metric_retiring_from_microcode_steps, 11U, counts, PMU_AMD_ZEN5_METRIC_RETIRING_FROM_MICROCODE_EVENT_COUNT, c, value);
+}
 
 #endif /* PMU_REGS_AMD_ZEN5_H */

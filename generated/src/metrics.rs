@@ -386,6 +386,14 @@ pub fn for_processor(id: &str) -> &'static [MetricInfo] {
         "emerald-rapids" => crate::emerald_rapids::metrics::METRICS,
         #[cfg(feature = "granite-rapids")]
         "granite-rapids" => crate::granite_rapids::metrics::METRICS,
+        #[cfg(feature = "amd-zen2")]
+        "amd-zen2" => crate::amd_zen2::metrics::METRICS,
+        #[cfg(feature = "amd-zen3")]
+        "amd-zen3" => crate::amd_zen3::metrics::METRICS,
+        #[cfg(feature = "amd-zen4")]
+        "amd-zen4" => crate::amd_zen4::metrics::METRICS,
+        #[cfg(feature = "amd-zen5")]
+        "amd-zen5" => crate::amd_zen5::metrics::METRICS,
         _ => &[],
     }
 }

@@ -6,7 +6,9 @@
 //! metric files (E5 v3/v4, Skylake-SP and Cascade Lake; from Ice Lake-SP to Granite Rapids
 //! bandwidth and the LLC hit rate, top-down from `PERF_METRICS` being in `topdown_cli.rs`)
 //! and for the older parts with the guides' formulas (E5 v1/v2: bandwidth and the LLC hit
-//! rate; Xeon 7500: the LLC hit rate), and per CPU with -A.
+//! rate; Xeon 7500: the LLC hit rate); for AMD, Linux perf's formulas (the L3 hit rate on
+//! Zen 2 to 5, UMC read and write bandwidth and PipelineL1 on Zen 4 and 5; Zen 2 and 3's
+//! Data Fabric bandwidth, counted in turns, is in `turns_cli.rs`); and per CPU with -A.
 
 use std::process::Command;
 
@@ -57,7 +59,7 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * b.abs().max(1.0)
 }
 
-fn imc_boxes(processor: &str) -> f64 {
+fn boxes_of(processor: &str, unit: &str) -> f64 {
     let p = pmu_regs::PROCESSORS
         .iter()
         .find(|p| p.id == processor)
@@ -65,7 +67,7 @@ fn imc_boxes(processor: &str) -> f64 {
     Boxes::of(p)
         .boxes
         .iter()
-        .filter(|b| b.unit.name == "IMC")
+        .filter(|b| b.unit.name == unit)
         .count() as f64
 }
 
@@ -76,15 +78,17 @@ const FAMILIES: [&str; 4] = [
     "cascade-lake",
 ];
 
-/// How many CAS events `metric` of `processor` adds up: one, or one per sub-channel
-/// (Granite Rapids' SCH0 and SCH1).
-fn cas_events(processor: &str, metric: &str) -> u64 {
+/// The memory controller unit `metric` of `processor` counts on (Intel's iMC, AMD's UMC),
+/// and how many CAS events of it the metric adds up: one, or one per sub-channel (Granite
+/// Rapids' SCH0 and SCH1).
+fn cas_events(processor: &str, metric: &str) -> (&'static str, u64) {
     let m = pmu_regs::metrics::for_processor(processor)
         .iter()
         .find(|m| m.name == metric)
         .unwrap_or_else(|| panic!("{processor} has no {metric}"));
-    assert!(m.events.iter().all(|e| e.unit == "IMC"), "{m:?}");
-    m.events.len() as u64
+    let unit = m.events[0].unit;
+    assert!(m.events.iter().all(|e| e.unit == unit), "{m:?}");
+    (unit, m.events.len() as u64)
 }
 
 #[test]
@@ -96,12 +100,14 @@ fn memory_bandwidth_is_the_cas_counts_of_every_channel_times_64_bytes() {
         "sapphire-rapids",
         "emerald-rapids",
         "granite-rapids",
+        "amd-zen4",
+        "amd-zen5",
     ]) {
-        let channels = imc_boxes(p);
-        assert!(channels >= 4.0, "{p}");
         for metric in ["memory_bandwidth_read", "memory_bandwidth_write"] {
             // Alone, the metric's events are the plan's first: event i counts demo(i, n).
-            let events = cas_events(p, metric);
+            let (unit, events) = cas_events(p, metric);
+            let channels = boxes_of(p, unit);
+            assert!(channels >= 4.0, "{p}");
             let rows = watch(p, &[metric], &[]);
             assert_eq!(rows.len(), 3, "{p}: {rows:?}");
             for (n, (_, socket, name, value)) in rows.iter().enumerate() {
@@ -128,8 +134,13 @@ fn llc_hit_rate_and_top_down_level_1_are_what_the_formulas_give() {
         "xeon-e5-2600",
         "xeon-e5-2600-v2",
         "xeon-7500",
+        "amd-zen2",
+        "amd-zen3",
+        "amd-zen4",
+        "amd-zen5",
     ]) {
-        // llc_hit_rate = 100 (refs - misses) / refs; the pace gives more misses than
+        // llc_hit_rate = 100 (refs - misses) / refs (on AMD, L3 lookups and misses summed
+        // over the socket's L3 complexes, each counting at the same pace); the pace gives more misses than
         // references, so the simulated rate is negative: the formula, not a model of caches.
         let rows = watch(p, &["llc_hit_rate"], &[]);
         assert_eq!(rows.len(), 3, "{p}: {rows:?}");
@@ -167,6 +178,106 @@ fn llc_hit_rate_and_top_down_level_1_are_what_the_formulas_give() {
                 "{p}: {v} != {expected}"
             );
         }
+    }
+    // AMD's PipelineL1 (Linux perf's pipeline.json): each share is its events over the
+    // dispatch slots, 6 a cycle on Zen 4 and 8 on Zen 5; alone, a metric's events are the
+    // plan's first and the cycles its last.
+    for (p, width) in [("amd-zen4", 6.0), ("amd-zen5", 8.0)] {
+        for m in [
+            "frontend_bound",
+            "backend_bound",
+            "smt_contention",
+            "retiring",
+        ] {
+            for (n, (_, _, _, v)) in watch(p, &[m], &[]).iter().enumerate() {
+                let n = n as u64 + 1;
+                let expected = 100.0 * demo(0, n) / (width * demo(1, n));
+                assert!(
+                    close(v.parse().unwrap(), expected),
+                    "{p} {m}: {v} != {expected}"
+                );
+            }
+        }
+        // bad_speculation = 100 (dispatched - retired) / slots.
+        for (n, (_, _, _, v)) in watch(p, &["bad_speculation"], &[]).iter().enumerate() {
+            let n = n as u64 + 1;
+            let expected = 100.0 * (demo(0, n) - demo(1, n)) / (width * demo(2, n));
+            assert!(
+                close(v.parse().unwrap(), expected),
+                "{p}: {v} != {expected}"
+            );
+        }
+    }
+}
+
+/// AMD's PipelineL2 (Linux perf's names differ between Zen 4 and Zen 5), each metric alone so
+/// that its i-th event counts demo(i, n), and the dispatch slots a cycle.
+#[test]
+fn amd_top_down_level_2_is_what_the_formulas_give() {
+    type Expect = fn(&dyn Fn(u64) -> f64, f64) -> f64;
+    let checks: [([&str; 2], Expect); 8] = [
+        // The latency event is the no-ops event with a counter mask of the slot count.
+        (
+            ["frontend_bound_latency", "frontend_bound_by_latency"],
+            |d, w| 100.0 * w * d(0) / (w * d(1)),
+        ),
+        // Its two events differ only in the counter mask, which the simulator does not
+        // model: each counts both events' occurrences.
+        (
+            ["frontend_bound_bandwidth", "frontend_bound_by_bandwidth"],
+            |d, w| {
+                let both = d(0) + d(1);
+                100.0 * (both - w * both) / (w * d(2))
+            },
+        ),
+        (
+            [
+                "bad_speculation_mispredicts",
+                "bad_speculation_from_mispredicts",
+            ],
+            |d, w| 100.0 * (d(0) - d(1)) / (w * d(4)) * d(2) / (d(2) + d(3)),
+        ),
+        (
+            [
+                "bad_speculation_pipeline_restarts",
+                "bad_speculation_from_pipeline_restarts",
+            ],
+            |d, w| 100.0 * (d(0) - d(1)) / (w * d(4)) * d(3) / (d(2) + d(3)),
+        ),
+        (
+            ["backend_bound_memory", "backend_bound_by_memory"],
+            |d, w| 100.0 * d(0) / (w * d(3)) * d(1) / d(2),
+        ),
+        (["backend_bound_cpu", "backend_bound_by_cpu"], |d, w| {
+            100.0 * d(0) / (w * d(3)) * (1.0 - d(1) / d(2))
+        }),
+        (["retiring_fastpath", "retiring_from_fastpath"], |d, w| {
+            100.0 * d(0) / (w * d(2)) * (1.0 - d(1) / d(0))
+        }),
+        (["retiring_microcode", "retiring_from_microcode"], |d, w| {
+            100.0 * d(0) / (w * d(2)) * d(1) / d(0)
+        }),
+    ];
+    for (g, (p, width)) in [("amd-zen4", 6.0), ("amd-zen5", 8.0)]
+        .into_iter()
+        .enumerate()
+    {
+        for (names, expect) in &checks {
+            let m = names[g];
+            for (n, (_, _, _, v)) in watch(p, &[m], &[]).iter().enumerate() {
+                let n = n as u64 + 1;
+                let expected = expect(&|i| demo(i, n), width);
+                assert!(
+                    close(v.parse().unwrap(), expected),
+                    "{p} {m}: {v} != {expected}"
+                );
+            }
+        }
+        let listed = pmu_regs::metrics::for_processor(p)
+            .iter()
+            .filter(|m| m.groups.contains(&"PipelineL2"))
+            .count();
+        assert_eq!(listed, checks.len(), "{p}");
     }
 }
 

@@ -1,6 +1,7 @@
 //! Top-down level 1 and 2 on the older cores through `pmu watch --metric`: their events do
 //! not fit four counters, so they are counted in turns of 10 ms, and each metric is exactly
-//! what its formula gives on the scaled counts. The simulator's demo pace makes the i-th
+//! what its formula gives on the scaled counts; so is the DRAM bandwidth of AMD's Zen 2 and 3,
+//! eight channel events on the Data Fabric's four counters. The simulator's demo pace makes the i-th
 //! planned event happen 1000 (i + 1) + 37 m times in the m-th 10 ms of simulated time, and
 //! turn t (t = 0, 1, ...) puts events t*4 .. t*4 + 3 (modulo the n events) on the counters,
 //! so what each event counted, and its scaled count, are known exactly.
@@ -172,6 +173,42 @@ fn top_down_levels_1_and_2_in_turns_are_exactly_what_the_formulas_give() {
                     assert!(close(shown, by_hand), "{processor}: {shown} != {by_hand}");
                 }
             }
+        }
+    }
+}
+
+#[test]
+fn zen_2_and_3_dram_bandwidth_counted_in_turns_is_what_the_formula_gives() {
+    let constants = Constants {
+        duration_seconds: Some(0.06),
+        ..Constants::NONE
+    };
+    for processor in ["amd-zen2", "amd-zen3"] {
+        let metric = "memory_bandwidth_total";
+        let plan = Plan::new(
+            processor,
+            &select(processor, &[metric.into()]).unwrap(),
+            &constants,
+        )
+        .unwrap();
+        // Eight DRAM channel events, each its own code, on the socket's one Data Fabric box.
+        assert_eq!(plan.events.len(), 8, "{processor}");
+        let distinct: Vec<(u64, u64)> = (0..8).map(|i| (i, 0)).collect();
+        let rows = watch(processor, metric, "0.06", "2");
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        for (k, row) in rows.iter().enumerate() {
+            let counts = scaled(&plan, &distinct, 1 + 6 * k as u64, 6);
+            // Two turns of four: each event ran half of the six 10 ms slices.
+            assert!(counts.iter().all(|c| c.1 == Some(0.5)), "{counts:?}");
+            let requests: u64 = counts.iter().map(|c| c.0).sum();
+            let by_hand = requests as f64 * 64.0 / 1e6 / 0.06;
+            assert_eq!(row[2], metric);
+            assert!(
+                close(row[3].parse().unwrap(), by_hand),
+                "{processor}: {} != {by_hand}",
+                row[3]
+            );
+            assert_eq!(row[5], "50%");
         }
     }
 }

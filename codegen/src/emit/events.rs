@@ -106,6 +106,23 @@ fn control_int(unit: &Unit, name: &str) -> &'static str {
         .map(|f| f.width())
         .max()
         .unwrap_or(8);
+    int_of(width)
+}
+
+/// The integer type of the unit's widest unit-mask field ([`Register::umask_field`]).
+fn umask_int(unit: &Unit) -> &'static str {
+    let width = unit
+        .registers
+        .iter()
+        .filter_map(Register::umask_field)
+        .map(|f| f.width())
+        .max()
+        .unwrap_or(8);
+    int_of(width)
+}
+
+/// `u8` up to 8 bits, else `u16`.
+fn int_of(width: u32) -> &'static str {
     if width <= 8 {
         "u8"
     } else {
@@ -138,7 +155,7 @@ fn mask_roles(unit: &Unit) -> Vec<(Role, &'static str, &'static str, &'static st
 
 /// The unit's `Event` type and its constants.
 fn event_type_text(unit: &Unit, out: &mut String) {
-    let (code, umask) = (control_int(unit, "ev_sel"), control_int(unit, "umask"));
+    let (code, umask) = (control_int(unit, "ev_sel"), umask_int(unit));
     let masks = mask_roles(unit);
     let mask_fields: String = masks
         .iter()
@@ -191,8 +208,8 @@ fn event_controls<'u>(unit: &'u Unit, on: &str) -> Vec<(&'u Register, String, St
     let has = |r: &Register, name: &str| r.fields.iter().any(|f| f.name.as_ref() == name);
     let mut out = Vec::new();
     for r in unit.registers.iter().filter(|r| has(r, "ev_sel")) {
-        let (ext, umask) = (has(r, "ev_sel_ext"), has(r, "umask"));
-        let what = match (ext, umask) {
+        let (ext, umask) = (has(r, "ev_sel_ext"), r.umask_field());
+        let what = match (ext, umask.is_some()) {
             (true, true) => "its event select, umask and extension bit",
             (false, true) => "its event select and umask",
             (true, false) => "its event select and extension bit (this box has no unit mask; the events it takes have umask 0)",
@@ -217,11 +234,15 @@ fn event_controls<'u>(unit: &'u Unit, on: &str) -> Vec<(&'u Register, String, St
             "{on}.with_ev_sel({})",
             arg("ev_sel", "code", control_int(unit, "ev_sel"))
         );
-        if umask {
-            body.push_str(&format!(
-                ".with_umask({})",
-                arg("umask", "umask", control_int(unit, "umask"))
-            ));
+        if let Some(field) = umask {
+            let value = arg(field.name.as_ref(), "umask", umask_int(unit));
+            // A unit mask with named values (the AMD UMC's read/write mask) takes its enum.
+            let value = if field.has_enum() {
+                format!("{}::from_bits({value})", super::rust::enum_ident(r, field))
+            } else {
+                value
+            };
+            body.push_str(&format!(".with_{}({value})", field.name.as_ref()));
         }
         if ext {
             body.push_str(".with_ev_sel_ext(event.ext_sel)");

@@ -345,6 +345,17 @@ pub struct Register {
 }
 
 impl Register {
+    /// The counter control's unit-mask field: the field with the `umask` role (the AMD UMC's
+    /// `rd_wr_mask` plays it), or, in a register outside the PMU structure, which carries
+    /// no roles, the field named `umask`.
+    pub fn umask_field(&self) -> Option<&Field> {
+        let by_role = self
+            .fields
+            .iter()
+            .find(|f| f.role.as_ref().is_some_and(|r| r.role == pmu::Role::Umask));
+        by_role.or_else(|| self.fields.iter().find(|f| f.name.as_ref() == "umask"))
+    }
+
     /// Bits a safe write must leave zero.
     pub fn reserved_mask(&self) -> u64 {
         self.mask_where(Access::is_reserved)

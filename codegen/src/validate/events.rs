@@ -96,7 +96,11 @@ impl EventCapacity {
                 .as_ref()
                 .is_some_and(|p| p.scope == crate::model::pmu::Scope::Cpu),
             sel_max: field_max("ev_sel"),
-            umask_max: field_max("umask"),
+            umask_max: controls
+                .iter()
+                .map(|r| r.umask_field().map_or(0, |f| f.max()))
+                .min()
+                .unwrap_or(0),
             counters: controls.iter().map(|r| r.count).max().unwrap_or(1),
             has_ext: controls
                 .iter()

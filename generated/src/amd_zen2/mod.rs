@@ -10,6 +10,8 @@ pub mod core;
 pub mod df;
 #[rustfmt::skip]
 pub mod l3;
+#[rustfmt::skip]
+pub mod metrics;
 #[cfg(feature = "metadata")]
 pub mod pmu;
 /// Metadata of this processor and all its units.

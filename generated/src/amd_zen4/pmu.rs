@@ -314,7 +314,7 @@ const UMC_PERF: PerfInfo = PerfInfo {
 impl CounterControl for UmcPerfCtl {
     const ENABLE: &'static FieldInfo = UMC_PERF_CTL_EN;
     const EVENT: &'static FieldInfo = UMC_PERF_CTL_EV_SEL;
-    const UMASK: Option<&'static FieldInfo> = None;
+    const UMASK: Option<&'static FieldInfo> = Some(UMC_PERF_CTL_RD_WR_MASK);
     const EVENT_EXT: Option<&'static FieldInfo> = None;
     const THRESHOLD: Option<&'static FieldInfo> = None;
     const INVERT: Option<&'static FieldInfo> = None;
@@ -358,6 +358,8 @@ const L3_PERF_CTL_EV_SEL: &FieldInfo = L3PerfCtl::INFO.field_named("ev_sel");
 const L3_PERF_CTR_COUNT: &FieldInfo = L3PerfCtr::INFO.field_named("count");
 /// `UMC_PERF_CTL.en` (bit 31).
 const UMC_PERF_CTL_EN: &FieldInfo = UmcPerfCtl::INFO.field_named("en");
+/// `UMC_PERF_CTL.rd_wr_mask` (bits 9:8).
+const UMC_PERF_CTL_RD_WR_MASK: &FieldInfo = UmcPerfCtl::INFO.field_named("rd_wr_mask");
 /// `UMC_PERF_CTL.ev_sel` (bits 7:0).
 const UMC_PERF_CTL_EV_SEL: &FieldInfo = UmcPerfCtl::INFO.field_named("ev_sel");
 /// `UMC_PERF_CTR.count` (bits 47:0).

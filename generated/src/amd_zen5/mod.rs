@@ -12,6 +12,8 @@ pub mod df;
 pub mod l3;
 #[rustfmt::skip]
 pub mod umc;
+#[rustfmt::skip]
+pub mod metrics;
 #[cfg(feature = "metadata")]
 pub mod pmu;
 /// Metadata of this processor and all its units.

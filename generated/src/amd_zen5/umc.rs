@@ -68,6 +68,12 @@ impl UmcPerfCtlRdWrMask {
 /// rd_wr_mask 3 is not given; the pmu-events list uses 1 and 2 for the read and write variants and
 /// leaves it 0 for both.
 ///
+/// **Unit mask** (info): The UMC's control has no field named a unit mask: rd_wr_mask is its one
+/// sub-event selection (umc_cas_cmd.rd and .wr are event 0x0A with 1 and 2 in it), so it takes the
+/// umask role, and the importer reads the lists' RdWrMask as the event's umask
+/// (codegen/src/import.rs). Before, the read and write variants were reported as needing a setting
+/// the events format could not record.
+///
 /// **Addresses** (info): msr-index.h: MSR_F19H_UMC_PERF_CTL = 0xc0010800, MSR_F19H_UMC_PERF_CTR =
 /// 0xc0010801; uncore.c gives the l-th active controller of a group msr_base =
 /// MSR_F19H_UMC_PERF_CTL + l \* num_counters \* 2, with num_counters = EBX\[21:16\] / the number of
@@ -99,8 +105,8 @@ impl Layout for UmcPerfCtlLayout {
             description: "Enable the counter.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rsv", ident: "rsv", lsb: 10, msb: 30, access: Access::Rsv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rd_wr_mask", ident: "rd_wr_mask", lsb: 8, msb: 9, access: Access::Rw, values: UmcPerfCtlRdWrMask::VALUES,
-            description: "Which commands an event counts: 1 reads, 2 writes, 0 (or 3) both; Linux's event list sets it for the read and write variants of an event.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rd_wr_mask", ident: "rd_wr_mask", lsb: 8, msb: 9, access: Access::Rw, values: UmcPerfCtlRdWrMask::VALUES, role: Some(Role::Umask),
+            description: "Which commands an event counts: 1 reads, 2 writes, 0 (or 3) both; Linux's event list sets it for the read and write variants of an event. The control's only sub-event selection, so it is the unit mask of the UMC's events.", ..FieldInfo::EMPTY },
         FieldInfo { name: "ev_sel", ident: "ev_sel", lsb: 0, msb: 7, access: Access::Rw, role: Some(Role::Event),
             description: "Event select.", ..FieldInfo::EMPTY },
     ];
@@ -112,7 +118,8 @@ impl UmcPerfCtl {
     /// This value with `en` (bit 31) set to `v`.
     #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 31, 31, v as u64)) }
     /// `rd_wr_mask` (bits 9:8, rw, reset 0x0): Which commands an event counts: 1 reads, 2 writes, 0
-    /// (or 3) both; Linux's event list sets it for the read and write variants of an event.
+    /// (or 3) both; Linux's event list sets it for the read and write variants of an event. The
+    /// control's only sub-event selection, so it is the unit mask of the UMC's events.
     #[inline] pub const fn rd_wr_mask(self) -> UmcPerfCtlRdWrMask { UmcPerfCtlRdWrMask::from_bits(get_bits(self.raw64(), 9, 8) as u8) }
     /// This value with `rd_wr_mask` (bits 9:8) set to `v`.
     #[inline] pub const fn with_rd_wr_mask(self, v: UmcPerfCtlRdWrMask) -> Self { self.with_raw64(set_bits(self.raw64(), 9, 8, v.bits() as u64)) }
@@ -209,6 +216,7 @@ static UMC_PERF_CTL_INFO: RegisterInfo = RegisterInfo {
     fields: UmcPerfCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Field positions", text: "perf_event.h: AMD64_PERFMON_V2_ENABLE_UMC = BIT_ULL(31), AMD64_PERFMON_V2_EVENTSEL_EVENT_UMC = GENMASK_ULL(7, 0), AMD64_PERFMON_V2_EVENTSEL_RDWRMASK_UMC = GENMASK_ULL(9, 8); uncore.c publishes event config:0-7 and rdwrmask config:8-9. The meaning of rd_wr_mask 3 is not given; the pmu-events list uses 1 and 2 for the read and write variants and leaves it 0 for both." },
+        NoteInfo { kind: "info", title: "Unit mask", text: "The UMC's control has no field named a unit mask: rd_wr_mask is its one sub-event selection (umc_cas_cmd.rd and .wr are event 0x0A with 1 and 2 in it), so it takes the umask role, and the importer reads the lists' RdWrMask as the event's umask (codegen/src/import.rs). Before, the read and write variants were reported as needing a setting the events format could not record." },
         NoteInfo { kind: "info", title: "Addresses", text: "msr-index.h: MSR_F19H_UMC_PERF_CTL = 0xc0010800, MSR_F19H_UMC_PERF_CTR = 0xc0010801; uncore.c gives the l-th active controller of a group msr_base = MSR_F19H_UMC_PERF_CTL + l * num_counters * 2, with num_counters = EBX[21:16] / the number of active controllers: four on the parts whose boot logs we read (amd_uncore: 4 amd_umc_N counters detected), so 8 MSRs per controller." },
     ],
 };
@@ -364,15 +372,31 @@ impl Event {
     pub const UMC_MEM_CLK: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 0 };
     /// `umc_act_cmd.all`: event select 0x05, umask 0x00, counters 0b1111.
     pub const UMC_ACT_CMD_ALL: Event = Event { code: 0x05, umask: 0x00, ext_sel: false, row: 1 };
+    /// `umc_act_cmd.rd`: event select 0x05, umask 0x01, counters 0b1111.
+    pub const UMC_ACT_CMD_RD: Event = Event { code: 0x05, umask: 0x01, ext_sel: false, row: 2 };
+    /// `umc_act_cmd.wr`: event select 0x05, umask 0x02, counters 0b1111.
+    pub const UMC_ACT_CMD_WR: Event = Event { code: 0x05, umask: 0x02, ext_sel: false, row: 3 };
     /// `umc_pchg_cmd.all`: event select 0x06, umask 0x00, counters 0b1111.
-    pub const UMC_PCHG_CMD_ALL: Event = Event { code: 0x06, umask: 0x00, ext_sel: false, row: 2 };
+    pub const UMC_PCHG_CMD_ALL: Event = Event { code: 0x06, umask: 0x00, ext_sel: false, row: 4 };
+    /// `umc_pchg_cmd.rd`: event select 0x06, umask 0x01, counters 0b1111.
+    pub const UMC_PCHG_CMD_RD: Event = Event { code: 0x06, umask: 0x01, ext_sel: false, row: 5 };
+    /// `umc_pchg_cmd.wr`: event select 0x06, umask 0x02, counters 0b1111.
+    pub const UMC_PCHG_CMD_WR: Event = Event { code: 0x06, umask: 0x02, ext_sel: false, row: 6 };
     /// `umc_cas_cmd.all`: event select 0x0a, umask 0x00, counters 0b1111.
-    pub const UMC_CAS_CMD_ALL: Event = Event { code: 0x0a, umask: 0x00, ext_sel: false, row: 3 };
+    pub const UMC_CAS_CMD_ALL: Event = Event { code: 0x0a, umask: 0x00, ext_sel: false, row: 7 };
+    /// `umc_cas_cmd.rd`: event select 0x0a, umask 0x01, counters 0b1111.
+    pub const UMC_CAS_CMD_RD: Event = Event { code: 0x0a, umask: 0x01, ext_sel: false, row: 8 };
+    /// `umc_cas_cmd.wr`: event select 0x0a, umask 0x02, counters 0b1111.
+    pub const UMC_CAS_CMD_WR: Event = Event { code: 0x0a, umask: 0x02, ext_sel: false, row: 9 };
     /// `umc_data_slot_clks.all`: event select 0x14, umask 0x00, counters 0b1111.
-    pub const UMC_DATA_SLOT_CLKS_ALL: Event = Event { code: 0x14, umask: 0x00, ext_sel: false, row: 4 };
+    pub const UMC_DATA_SLOT_CLKS_ALL: Event = Event { code: 0x14, umask: 0x00, ext_sel: false, row: 10 };
+    /// `umc_data_slot_clks.rd`: event select 0x14, umask 0x01, counters 0b1111.
+    pub const UMC_DATA_SLOT_CLKS_RD: Event = Event { code: 0x14, umask: 0x01, ext_sel: false, row: 11 };
+    /// `umc_data_slot_clks.wr`: event select 0x14, umask 0x02, counters 0b1111.
+    pub const UMC_DATA_SLOT_CLKS_WR: Event = Event { code: 0x14, umask: 0x02, ext_sel: false, row: 12 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::UMC_MEM_CLK, Event::UMC_ACT_CMD_ALL, Event::UMC_PCHG_CMD_ALL, Event::UMC_CAS_CMD_ALL, Event::UMC_DATA_SLOT_CLKS_ALL];
+    pub const ALL: &'static [Event] = &[Event::UMC_MEM_CLK, Event::UMC_ACT_CMD_ALL, Event::UMC_ACT_CMD_RD, Event::UMC_ACT_CMD_WR, Event::UMC_PCHG_CMD_ALL, Event::UMC_PCHG_CMD_RD, Event::UMC_PCHG_CMD_WR, Event::UMC_CAS_CMD_ALL, Event::UMC_CAS_CMD_RD, Event::UMC_CAS_CMD_WR, Event::UMC_DATA_SLOT_CLKS_ALL, Event::UMC_DATA_SLOT_CLKS_RD, Event::UMC_DATA_SLOT_CLKS_WR];
 
     /// Event select.
     pub const fn code(self) -> u8 {
@@ -408,17 +432,25 @@ impl Event {
 const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "umc_mem_clk", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
     &EventInfo { name: "umc_act_cmd.all", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "umc_act_cmd.rd", code: 0x05, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "umc_act_cmd.wr", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
     &EventInfo { name: "umc_pchg_cmd.all", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "umc_pchg_cmd.rd", code: 0x06, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "umc_pchg_cmd.wr", code: 0x06, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
     &EventInfo { name: "umc_cas_cmd.all", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "umc_cas_cmd.rd", code: 0x0a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "umc_cas_cmd.wr", code: 0x0a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
     &EventInfo { name: "umc_data_slot_clks.all", code: 0x14, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "umc_data_slot_clks.rd", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "umc_data_slot_clks.wr", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
 ];
 
 
 impl UmcPerfCtl {
-    /// This value set to count `event`: its event select (this box has no unit mask).
+    /// This value set to count `event`: its event select and umask.
     #[inline]
     pub const fn with_event(self, event: Event) -> Self {
-        self.with_ev_sel(event.code)
+        self.with_ev_sel(event.code).with_rd_wr_mask(UmcPerfCtlRdWrMask::from_bits(event.umask))
     }
 }
 

@@ -13,7 +13,10 @@ pub const RATE: f64 = 200_000.0;
 /// counted events from the E5-2600 v3 (Intel's metric files) up to Cascade Lake, `Retiring`
 /// from IA32_PERF_METRICS alone (no counted event) from Ice Lake-SP on; the older parts'
 /// bandwidth and every part's hit rate are the guides' formulas (spec/*/metrics/guide.xml).
-pub const FAMILIES: [(&str, &[&str]); 11] = [
+/// AMD's are Linux perf's: the L3 hit rate on Zen 2 to 5, and on Zen 4 and 5 UMC bandwidth
+/// and `frontend_bound` of PipelineL1 (Zen 2 and 3's Data Fabric bandwidth needs its eight
+/// events counted in turns, which `serve` refuses; `turns_cli.rs` tests it through `watch`).
+pub const FAMILIES: [(&str, &[&str]); 15] = [
     ("xeon-7500", &["llc_hit_rate"]),
     (
         "xeon-e5-2600",
@@ -103,10 +106,30 @@ pub const FAMILIES: [(&str, &[&str]); 11] = [
             "Retiring",
         ],
     ),
+    ("amd-zen2", &["llc_hit_rate"]),
+    ("amd-zen3", &["llc_hit_rate"]),
+    (
+        "amd-zen4",
+        &[
+            "memory_bandwidth_read",
+            "memory_bandwidth_write",
+            "llc_hit_rate",
+            "frontend_bound",
+        ],
+    ),
+    (
+        "amd-zen5",
+        &[
+            "memory_bandwidth_read",
+            "memory_bandwidth_write",
+            "llc_hit_rate",
+            "frontend_bound",
+        ],
+    ),
 ];
 
-/// The iMC channels of one socket of `processor`.
-pub fn channels(processor: &str) -> f64 {
+/// The boxes of `unit` on one socket of `processor`.
+pub fn boxes(processor: &str, unit: &str) -> f64 {
     let p = pmu_regs::PROCESSORS
         .iter()
         .find(|p| p.id == processor)
@@ -114,17 +137,18 @@ pub fn channels(processor: &str) -> f64 {
     Boxes::of(p)
         .boxes
         .iter()
-        .filter(|b| b.unit.name == "IMC")
+        .filter(|b| b.unit.name == unit)
         .count() as f64
 }
 
-/// How many CAS events `metric` of `processor` adds up: one per channel, or one per
-/// sub-channel (Granite Rapids' SCH0 and SCH1), each at `RATE`.
-pub fn cas_events(processor: &str, metric: &str) -> usize {
+/// The memory controller unit `metric` of `processor` counts on (Intel's iMC, AMD's UMC) and
+/// how many CAS events it adds up: one per channel, or one per sub-channel (Granite Rapids'
+/// SCH0 and SCH1), each at `RATE`.
+pub fn cas_events(processor: &str, metric: &str) -> (&'static str, usize) {
     pmu_regs::metrics::for_processor(processor)
         .iter()
         .find(|m| m.name == metric)
-        .map_or(0, |m| m.events.len())
+        .map_or(("", 0), |m| (m.events[0].unit, m.events.len()))
 }
 
 /// What `metric` of `processor` must be per socket, and how far off it may be, relative.
@@ -137,18 +161,26 @@ pub fn cas_events(processor: &str, metric: &str) -> usize {
 ///   one may stall a thread for a few milliseconds of a 200 ms interval): 2 %.
 /// - Ratios of two events at the same rate in the same boxes over the same interval: their
 ///   counts are equal, so `llc_hit_rate` = 100 (refs - misses) / refs = 0 and, without SMT,
-///   `Frontend_Bound` = 100 x not-delivered / (4 x cycles) = 25: exactly.
+///   `Frontend_Bound` = 100 x not-delivered / (4 x cycles) = 25: exactly; AMD's
+///   `frontend_bound` = 100 / the slots a cycle.
 /// - `Retiring` from IA32_PERF_METRICS: the simulated workload's retiring share of the four
 ///   level-1 shares, which sum to 0xFF ([`SimTopdown::DEMO_PROFILE`]); each share's slots are
 ///   rounded down (slots x share / 0xFF), which moves the ratio by about 1 / slots: 1e-6.
 pub fn expected(processor: &str, metric: &str) -> (f64, f64) {
     match metric {
         "memory_bandwidth_read" | "memory_bandwidth_write" => {
-            let cas = cas_events(processor, metric) as f64;
-            (channels(processor) * cas * RATE * 64.0 / 1e6, 0.02)
+            let (unit, cas) = cas_events(processor, metric);
+            (
+                boxes(processor, unit) * cas as f64 * RATE * 64.0 / 1e6,
+                0.02,
+            )
         }
         "llc_hit_rate" => (0.0, 0.0),
         "Frontend_Bound" => (25.0, 0.0),
+        // AMD's share of dispatch slots: 6 a cycle on Zen 4, 8 on Zen 5 (Linux perf's
+        // pipeline.json).
+        "frontend_bound" if processor == "amd-zen4" => (100.0 / 6.0, 1e-12),
+        "frontend_bound" if processor == "amd-zen5" => (100.0 / 8.0, 1e-12),
         "Retiring" => (
             100.0 * (SimTopdown::DEMO_PROFILE & 0xFF) as f64 / 255.0,
             1e-6,

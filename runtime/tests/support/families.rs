@@ -14,8 +14,8 @@ pub const RATE: f64 = 200_000.0;
 /// from IA32_PERF_METRICS alone (no counted event) from Ice Lake-SP on; the older parts'
 /// bandwidth and every part's hit rate are the guides' formulas (spec/*/metrics/guide.xml).
 /// AMD's are Linux perf's: the L3 hit rate on Zen 2 to 5, and on Zen 4 and 5 UMC bandwidth
-/// and `frontend_bound` of PipelineL1 (Zen 2 and 3's Data Fabric bandwidth needs its eight
-/// events counted in turns, which `serve` refuses; `turns_cli.rs` tests it through `watch`).
+/// and `frontend_bound` of PipelineL1; Zen 2 and 3's total Data Fabric bandwidth, its eight
+/// events counted in turns.
 pub const FAMILIES: [(&str, &[&str]); 15] = [
     ("xeon-7500", &["llc_hit_rate"]),
     (
@@ -106,8 +106,8 @@ pub const FAMILIES: [(&str, &[&str]); 15] = [
             "Retiring",
         ],
     ),
-    ("amd-zen2", &["llc_hit_rate"]),
-    ("amd-zen3", &["llc_hit_rate"]),
+    ("amd-zen2", &["memory_bandwidth_total", "llc_hit_rate"]),
+    ("amd-zen3", &["memory_bandwidth_total", "llc_hit_rate"]),
     (
         "amd-zen4",
         &[
@@ -173,6 +173,15 @@ pub fn expected(processor: &str, metric: &str) -> (f64, f64) {
             (
                 boxes(processor, unit) * cas as f64 * RATE * 64.0 / 1e6,
                 0.02,
+            )
+        }
+        // Zen 2 and 3's eight Data Fabric channel events take turns on its four counters:
+        // each count is scaled by its share of the interval on the wall clock.
+        "memory_bandwidth_total" => {
+            let (unit, requests) = cas_events(processor, metric);
+            (
+                boxes(processor, unit) * requests as f64 * RATE * 64.0 / 1e6,
+                0.1,
             )
         }
         "llc_hit_rate" => (0.0, 0.0),

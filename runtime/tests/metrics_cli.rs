@@ -5,8 +5,8 @@
 //! summed), the LLC hit rate and top-down level 1, for each processor family with Intel's
 //! metric files (E5 v3/v4, Skylake-SP and Cascade Lake; from Ice Lake-SP to Granite Rapids
 //! bandwidth and the LLC hit rate, top-down from `PERF_METRICS` being in `topdown_cli.rs`)
-//! and for the older parts with the guides' formulas (E5 v1/v2: bandwidth and the LLC hit
-//! rate; Xeon 7500: the LLC hit rate); for AMD, Linux perf's formulas (the L3 hit rate on
+//! and for the older parts with the guides' formulas (E5 v1/v2: bandwidth, the LLC hit rate
+//! and top-down level 1 from Linux perf's; Xeon 7500: the LLC hit rate); for AMD, Linux perf's formulas (the L3 hit rate on
 //! Zen 2 to 5, UMC read and write bandwidth and PipelineL1 on Zen 4 and 5; Zen 2 and 3's
 //! Data Fabric bandwidth, counted in turns, is in `turns_cli.rs`); and per CPU with -A.
 
@@ -154,7 +154,10 @@ fn llc_hit_rate_and_top_down_level_1_are_what_the_formulas_give() {
             );
         }
     }
-    for p in FAMILIES {
+    for p in FAMILIES
+        .into_iter()
+        .chain(["xeon-e5-2600", "xeon-e5-2600-v2"])
+    {
         // Without SMT (the simulator has none) Frontend_Bound and Retiring read their event
         // and the thread's unhalted cycles: 100 a / (4 c).
         for m in ["Frontend_Bound", "Retiring"] {

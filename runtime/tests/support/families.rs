@@ -10,9 +10,10 @@ pub const RATE: f64 = 200_000.0;
 
 /// Each family's processor and the metrics served for it: memory read and write bandwidth,
 /// the LLC hit rate and top-down level 1 where the spec has them: `Frontend_Bound` from
-/// counted events from the E5-2600 v3 (Intel's metric files) up to Cascade Lake, `Retiring`
-/// from IA32_PERF_METRICS alone (no counted event) from Ice Lake-SP on; the older parts'
-/// bandwidth and every part's hit rate are the guides' formulas (spec/*/metrics/guide.xml).
+/// counted events from the E5-2600 (v1 and v2 from Linux perf's formulas, v3 on from Intel's
+/// metric files) up to Cascade Lake, `Retiring` from IA32_PERF_METRICS alone (no counted
+/// event) from Ice Lake-SP on; the older parts' bandwidth and every part's hit rate are the
+/// guides' formulas (spec/*/metrics/guide.xml).
 /// AMD's are Linux perf's: the L3 hit rate on Zen 2 to 5, and on Zen 4 and 5 UMC bandwidth
 /// and `frontend_bound` of PipelineL1; Zen 2 and 3's total Data Fabric bandwidth, its eight
 /// events counted in turns.
@@ -24,6 +25,7 @@ pub const FAMILIES: [(&str, &[&str]); 15] = [
             "memory_bandwidth_read",
             "memory_bandwidth_write",
             "llc_hit_rate",
+            "Frontend_Bound",
         ],
     ),
     (
@@ -32,6 +34,7 @@ pub const FAMILIES: [(&str, &[&str]); 15] = [
             "memory_bandwidth_read",
             "memory_bandwidth_write",
             "llc_hit_rate",
+            "Frontend_Bound",
         ],
     ),
     (

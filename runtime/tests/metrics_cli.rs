@@ -430,6 +430,16 @@ fn list_metrics_shows_units_and_descriptions() {
         "{out}"
     );
     assert!(out.contains("64-byte line"), "{out}");
+    // Intel's metrics come without a description (their sentences are not copied): the
+    // formula stands in, its aliases spelt out as events, with the settings a metric adds.
+    let (ok, out, _) = pmu(&["list", "--metrics", "--processor", "skylake-sp"]);
+    assert!(ok);
+    let cpi = out.lines().find(|l| l.contains(" cpi ")).unwrap();
+    assert!(
+        cpi.ends_with("= CPU_CLK_UNHALTED.THREAD_P / INST_RETIRED.ANY_P"),
+        "{cpi}"
+    );
+    assert!(out.contains("(ICACHE_16B.IFDATA_STALL + 2 * ICACHE_16B.IFDATA_STALL:c1:e1)"));
     let (ok, out, _) = pmu(&["--json", "list", "--metrics", "--processor", "skylake-sp"]);
     assert!(ok);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();

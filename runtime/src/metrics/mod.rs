@@ -342,6 +342,47 @@ pub fn needed_events(ops: &[Op], constants: &Constants) -> Vec<usize> {
     all
 }
 
+/// `metric`'s formula with each event alias replaced by the event's name, and the counter
+/// mask, invert and edge settings the metric adds written after it as Intel's metric lists
+/// write them (`:c1`, `:i1`, `:e1`): `a / b` of `cpi` reads
+/// `CPU_CLK_UNHALTED.THREAD_P / INST_RETIRED.ANY_P`.
+pub fn spelled_out(metric: &MetricInfo) -> String {
+    let name_of = |alias: &str| {
+        let e = metric.events.iter().find(|e| e.alias == alias)?;
+        let mut name = e.name.to_string();
+        if e.threshold != 0 {
+            name.push_str(&format!(":c{}", e.threshold));
+        }
+        if e.invert {
+            name.push_str(":i1");
+        }
+        if e.edge {
+            name.push_str(":e1");
+        }
+        Some(name)
+    };
+    let mut out = String::new();
+    let mut word = String::new();
+    let flush = |word: &mut String, out: &mut String| {
+        if !word.is_empty() {
+            out.push_str(&name_of(word).unwrap_or_else(|| word.clone()));
+            word.clear();
+        }
+    };
+    for c in metric.formula.chars() {
+        // An identifier: a letter or `_`, then letters, digits, `_` and `.` (a number's
+        // digits and point stay with it, so `1e9` and `0.5` are never taken for an alias).
+        if c.is_ascii_alphanumeric() || c == '_' || (c == '.' && !word.is_empty()) {
+            word.push(c);
+        } else {
+            flush(&mut word, &mut out);
+            out.push(c);
+        }
+    }
+    flush(&mut word, &mut out);
+    out
+}
+
 /// A value as a report shows it: `n/a` when the metric is not defined.
 pub fn format_value(v: Option<f64>) -> String {
     match v {

@@ -73,7 +73,7 @@ pub fn list(processor: Option<&str>, json_out: bool) -> Result<String, Failure> 
             m.scope.as_str().to_string(),
             m.groups.join(";"),
             if m.description.is_empty() {
-                format!("= {}", m.formula)
+                format!("= {}", pmu_runtime::metrics::spelled_out(m))
             } else {
                 m.description.to_string()
             },

@@ -166,17 +166,23 @@ fn check_named(
     }
     let specs = cpu.specs();
     if !specs.contains(&processor) {
+        let article = if processor.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
         return Err(Failure::operation(format!(
-            "{register} is a {processor} {kind}, but this machine's processor is {}, which \
-             {}",
+            "{register} is {article} {processor} {kind}, but this machine's processor is {}, \
+             which {}",
             cpu.describe(),
-            if specs.is_empty() {
-                "no spec describes yet; `--sim` runs the commands on a simulated PMU".to_string()
-            } else {
-                format!(
+            match specs.as_slice() {
+                [] => "no spec describes yet; `--sim` runs the commands on a simulated PMU"
+                    .to_string(),
+                [one] => format!("the spec {one} describes; name a {kind} of it, or use --sim"),
+                many => format!(
                     "the specs {} describe; name a {kind} of those, or use --sim",
-                    specs.join(", ")
-                )
+                    many.join(", ")
+                ),
             }
         )));
     }

@@ -31,9 +31,9 @@ fn every_unit_declares_its_structure() {
     }
     // 7 + 8 + 9 + 10 + 10 + 9 + 9 + 10 + 1 units, Sapphire Rapids' and Emerald Rapids' 8 each,
     // Granite Rapids' 7, and AMD Zen 2 to 5: 3 + 3 + 4 + 4; the free-running units: the IIO's
-    // of Skylake-SP and Cascade Lake, the IIO's and iMC's of Ice Lake-SP, the IIO's of Sapphire
+    // of Skylake-SP and Cascade Lake, the IIO's and iMC's of Ice Lake-SP, and of Sapphire
     // and Emerald Rapids.
-    assert_eq!(pmus().count(), 73 + 8 * 2 + 7 + 14 + 4 + 2);
+    assert_eq!(pmus().count(), 73 + 8 * 2 + 7 + 14 + 4 + 2 + 2);
 }
 
 #[test]
@@ -113,7 +113,8 @@ fn every_counter_of_every_box_resolves() {
     // IRP 2*16, U 2, B2CMI 4*12, UPI 4*6, memory-mapped iMC 5*12 = 734); AMD Zen 2 and 3 each
     // (PMC 6, L3 6, DF 4 = 16), Zen 4 and 5 each (PMC 6, L3 6, DF 16, UMC 4*12 = 76).
     // Free-running counters: Skylake-SP's and Cascade Lake's IIO 17*6 each, Ice Lake-SP's IIO
-    // 9*6 and memory-mapped iMC 5*4, Sapphire and Emerald Rapids' IIO 17*12 each.
+    // 9*6 and memory-mapped iMC 5*4, Sapphire and Emerald Rapids' IIO 17*12 and memory-mapped
+    // iMC 3*4 each.
     assert_eq!(
         counters,
         98 + 83
@@ -131,6 +132,7 @@ fn every_counter_of_every_box_resolves() {
             + 9 * 6
             + 5 * 4
             + 17 * 12 * 2
+            + 3 * 4 * 2
     );
 }
 

@@ -8243,6 +8243,146 @@ static inline uint64_t pmu_emerald_rapids_iio_msr_pmon_ctr_event_count_set(uint6
 #define PMU_EMERALD_RAPIDS_IIO_EVENT_NUM_REQ_OF_CPU_BY_TGT_UBOX_POSTED_FC_MASK 0x1U
 
 /*
+ * IMC_FREE (iMC free-running counters (memory-mapped)): Each of the four memory controllers
+ * has three read-only counters that run without any control: DRAM clocks, and the cycles its
+ * read and its write pending queues were not empty. Unlike Ice Lake-SP's, they count no data.
+ * They are memory-mapped in the controller's register window, 48 bits wide; the kernel reads
+ * them as the PMUs uncore_imc_free_running_0 to _3.
+ *
+ * Instances: IMC_FREE0, IMC_FREE1, IMC_FREE2, IMC_FREE3.
+ */
+
+/*
+ * IMC_FREE unit: memory-mapped window. The controller's own base, built as for the iMC channel
+ * windows (imc.xml) from config registers of device 0x3251 (device 0, function 1 of the
+ * socket's uncore bus): bits 28:0 of dword 0xD0 are base bits 51:23, bits 10:0 of dword 0xD8
+ * (0xDC, 0xE0, 0xE4 for controllers 1-3) base bits 22:12. The counters sit 0x22B0-0x2327 past
+ * that base, in the first 16 KiB the kernel maps (spr_uncore_imc_freerunning_init_box:
+ * mem_offset = 0xD8 + 4 * box, box control 0, device SPR_MC_DEVICE_ID 0x3251, mapped size
+ * SNR_IMC_MMIO_SIZE = 0x4000).
+ *
+ * The base of controller c is the OR of each part i: ((dword at _PART<i>_OFFSET + c *
+ * _PART<i>_CONTROLLER_STRIDE of the device) >> _LSB & ((1 << (_MSB - _LSB + 1)) - 1)) <<
+ * _SHIFT. Channel h's window starts at base + _OFFSET + h * _CHANNEL_STRIDE and is _SIZE bytes
+ * long; each register's _OFFSET is from there.
+ */
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_DEVICE_ID 0x3251U
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_DEVICE 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_FUNCTION 1
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_PARTS 2
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_PART0_OFFSET 0xD0U
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_PART0_CONTROLLER_STRIDE 0x0U
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_PART0_LSB 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_PART0_MSB 28
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_PART0_SHIFT 23
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_PART1_OFFSET 0xD8U
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_PART1_CONTROLLER_STRIDE 0x4U
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_PART1_LSB 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_PART1_MSB 10
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_PART1_SHIFT 12
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_OFFSET 0x0ULL
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_CHANNEL_STRIDE 0x0ULL
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_SIZE 0x4000ULL
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_CONTROLLERS 4
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_WINDOW_CHANNELS 1
+
+/*
+ * IMC_FREE{i}_MMIO_DCLK: The controller's free-running DRAM clock counter.
+ *
+ * 64-bit memory-mapped register (see the unit's _MMIO_WINDOW macros).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): Offset and width.
+ * The notes in full: generated/docs/emerald_rapids/imc_free.md.
+ */
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_DCLK_WIDTH 64
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_DCLK_COUNT 1
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_DCLK_RESET 0x0000000000000000ULL
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_DCLK_RESERVED_MASK 0xFFFF000000000000ULL
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_DCLK_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_DCLK_WRITABLE_MASK 0x0000000000000000ULL
+#define PMU_EMERALD_RAPIDS_IMC_FREE0_MMIO_DCLK_CONTROLLER 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE0_MMIO_DCLK_CHANNEL 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE0_MMIO_DCLK_OFFSET 0x22B0U
+#define PMU_EMERALD_RAPIDS_IMC_FREE1_MMIO_DCLK_CONTROLLER 1
+#define PMU_EMERALD_RAPIDS_IMC_FREE1_MMIO_DCLK_CHANNEL 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE1_MMIO_DCLK_OFFSET 0x22B0U
+#define PMU_EMERALD_RAPIDS_IMC_FREE2_MMIO_DCLK_CONTROLLER 2
+#define PMU_EMERALD_RAPIDS_IMC_FREE2_MMIO_DCLK_CHANNEL 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE2_MMIO_DCLK_OFFSET 0x22B0U
+#define PMU_EMERALD_RAPIDS_IMC_FREE3_MMIO_DCLK_CONTROLLER 3
+#define PMU_EMERALD_RAPIDS_IMC_FREE3_MMIO_DCLK_CHANNEL 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE3_MMIO_DCLK_OFFSET 0x22B0U
+
+/*
+ * event_count (bits 47:0, ro-v, role count): DRAM clock cycles since reset; wraps at 48 bits
+ * and keeps counting.
+ */
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_DCLK_EVENT_COUNT_SHIFT 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_DCLK_EVENT_COUNT_WIDTH 48
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_DCLK_EVENT_COUNT_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_DCLK_EVENT_COUNT_MAX 0x0000FFFFFFFFFFFFULL
+static inline uint64_t pmu_emerald_rapids_imc_free_mmio_dclk_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_DCLK_EVENT_COUNT_MASK, PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_DCLK_EVENT_COUNT_SHIFT); }
+
+/*
+ * IMC_FREE{i}_MMIO_PQ_CYCLES{n}: Pending-queue cycle counter n of the controller: 0 the cycles
+ * its read pending queue held a request, 1 its write pending queue.
+ *
+ * 64-bit memory-mapped register (see the unit's _MMIO_WINDOW macros), 2 per instance ({n} =
+ * 0..1).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): Offsets and width.
+ * The notes in full: generated/docs/emerald_rapids/imc_free.md.
+ */
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_PQ_CYCLES_WIDTH 64
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_PQ_CYCLES_COUNT 2
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_PQ_CYCLES_RESET 0x0000000000000000ULL
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_PQ_CYCLES_RESERVED_MASK 0xFFFF000000000000ULL
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_PQ_CYCLES_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_PQ_CYCLES_WRITABLE_MASK 0x0000000000000000ULL
+#define PMU_EMERALD_RAPIDS_IMC_FREE0_MMIO_PQ_CYCLES0_CONTROLLER 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE0_MMIO_PQ_CYCLES0_CHANNEL 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE0_MMIO_PQ_CYCLES0_OFFSET 0x2318U
+#define PMU_EMERALD_RAPIDS_IMC_FREE0_MMIO_PQ_CYCLES1_CONTROLLER 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE0_MMIO_PQ_CYCLES1_CHANNEL 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE0_MMIO_PQ_CYCLES1_OFFSET 0x2320U
+#define PMU_EMERALD_RAPIDS_IMC_FREE1_MMIO_PQ_CYCLES0_CONTROLLER 1
+#define PMU_EMERALD_RAPIDS_IMC_FREE1_MMIO_PQ_CYCLES0_CHANNEL 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE1_MMIO_PQ_CYCLES0_OFFSET 0x2318U
+#define PMU_EMERALD_RAPIDS_IMC_FREE1_MMIO_PQ_CYCLES1_CONTROLLER 1
+#define PMU_EMERALD_RAPIDS_IMC_FREE1_MMIO_PQ_CYCLES1_CHANNEL 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE1_MMIO_PQ_CYCLES1_OFFSET 0x2320U
+#define PMU_EMERALD_RAPIDS_IMC_FREE2_MMIO_PQ_CYCLES0_CONTROLLER 2
+#define PMU_EMERALD_RAPIDS_IMC_FREE2_MMIO_PQ_CYCLES0_CHANNEL 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE2_MMIO_PQ_CYCLES0_OFFSET 0x2318U
+#define PMU_EMERALD_RAPIDS_IMC_FREE2_MMIO_PQ_CYCLES1_CONTROLLER 2
+#define PMU_EMERALD_RAPIDS_IMC_FREE2_MMIO_PQ_CYCLES1_CHANNEL 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE2_MMIO_PQ_CYCLES1_OFFSET 0x2320U
+#define PMU_EMERALD_RAPIDS_IMC_FREE3_MMIO_PQ_CYCLES0_CONTROLLER 3
+#define PMU_EMERALD_RAPIDS_IMC_FREE3_MMIO_PQ_CYCLES0_CHANNEL 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE3_MMIO_PQ_CYCLES0_OFFSET 0x2318U
+#define PMU_EMERALD_RAPIDS_IMC_FREE3_MMIO_PQ_CYCLES1_CONTROLLER 3
+#define PMU_EMERALD_RAPIDS_IMC_FREE3_MMIO_PQ_CYCLES1_CHANNEL 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE3_MMIO_PQ_CYCLES1_OFFSET 0x2320U
+#define PMU_EMERALD_RAPIDS_IMC_FREE0_MMIO_PQ_CYCLES_OFFSET(n) (0x2318U + 8U * (unsigned)(n))
+#define PMU_EMERALD_RAPIDS_IMC_FREE1_MMIO_PQ_CYCLES_OFFSET(n) (0x2318U + 8U * (unsigned)(n))
+#define PMU_EMERALD_RAPIDS_IMC_FREE2_MMIO_PQ_CYCLES_OFFSET(n) (0x2318U + 8U * (unsigned)(n))
+#define PMU_EMERALD_RAPIDS_IMC_FREE3_MMIO_PQ_CYCLES_OFFSET(n) (0x2318U + 8U * (unsigned)(n))
+
+/*
+ * event_count (bits 47:0, ro-v, role count): Cycles since reset in which the queue was not
+ * empty; wraps at 48 bits and keeps counting.
+ */
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_PQ_CYCLES_EVENT_COUNT_SHIFT 0
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_PQ_CYCLES_EVENT_COUNT_WIDTH 48
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_PQ_CYCLES_EVENT_COUNT_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_PQ_CYCLES_EVENT_COUNT_MAX 0x0000FFFFFFFFFFFFULL
+static inline uint64_t pmu_emerald_rapids_imc_free_mmio_pq_cycles_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_PQ_CYCLES_EVENT_COUNT_MASK, PMU_EMERALD_RAPIDS_IMC_FREE_MMIO_PQ_CYCLES_EVENT_COUNT_SHIFT); }
+
+/*
  * IMC (iMC channel performance monitoring (memory-mapped)): Each of the two DDR5 channels of
  * each of the four memory controllers has a box of four 48-bit general counters with 32-bit
  * controls, a fixed DRAM-clock counter and a box control, all memory-mapped: eight boxes, IMC0

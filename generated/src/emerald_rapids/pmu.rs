@@ -586,6 +586,101 @@ const IIO_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SPR_IIO,
 };
+/// PMU structure of the iMC free-running counters (memory-mapped) (3 counters per box; boxes
+/// IMC_FREE0, IMC_FREE1, IMC_FREE2, IMC_FREE3).
+///
+/// **Kernel PMU names** (info): Linux registers spr_uncore_imc_free_running as imc_free_running (an
+/// extra MMIO type beside the discovery table's), with three counters per box and the IIO
+/// free-running format (skx_uncore_iio_freerunning_format_group: event and umask, the
+/// skx-iio-free-running driver): uncore_imc_free_running_0 to _3.
+///
+/// **Box count** (info): spr_uncore_mmio_init sets the free-running type's boxes to half the iMC
+/// units the discovery table lists (uncore_type_max_boxes(..., UNCORE_SPR_IMC) / 2): one per
+/// controller of two channels, four on the parts the iMC unit describes (imc.xml: IMC0-7).
+///
+/// **Numbering** (info): Counter 0 is the DRAM clock, 1 and 2 the read and write pending-queue
+/// cycles, in the kernel's umask order. No control, status or overflow bit is known for them.
+pub static IMC_FREE: PmuInfo = PmuInfo {
+    processor: "emerald-rapids",
+    unit: "IMC_FREE",
+    scope: Scope::Socket,
+    discovery_type: None,
+    controls: &[],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::free_running(0, 48, super::imc_free::IMC_FREE_DCLK_INFO.at(0))
+            .counting("DRAM clock cycles")
+            .with_perf_event(CounterPerfEvent {
+                name: "dclk",
+                umask: 16,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(1, 48, super::imc_free::IMC_FREE_PQ_CYCLES_INFO.at(0))
+            .counting("cycles the read pending queue was not empty")
+            .with_perf_event(CounterPerfEvent {
+                name: "rpq_cycles",
+                umask: 32,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(2, 48, super::imc_free::IMC_FREE_PQ_CYCLES_INFO.at(1))
+            .counting("cycles the write pending queue was not empty")
+            .with_perf_event(CounterPerfEvent {
+                name: "wpq_cycles",
+                umask: 33,
+                scale: None,
+                unit: None,
+            }),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        IMC_FREE_PERF.of_box("IMC_FREE0", "uncore_imc_free_running_0"),
+        IMC_FREE_PERF.of_box("IMC_FREE1", "uncore_imc_free_running_1"),
+        IMC_FREE_PERF.of_box("IMC_FREE2", "uncore_imc_free_running_2"),
+        IMC_FREE_PERF.of_box("IMC_FREE3", "uncore_imc_free_running_3"),
+    ],
+    box_count: None,
+    socket_bus: None,
+    discovery_ignored: None,
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux registers spr_uncore_imc_free_running as imc_free_running (an \
+            extra MMIO type beside the discovery table's), with three counters per \
+            box and the IIO free-running format \
+            (skx_uncore_iio_freerunning_format_group: event and umask, the \
+            skx-iio-free-running driver): uncore_imc_free_running_0 to _3.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Box count",
+            text: "spr_uncore_mmio_init sets the free-running type's boxes to half the iMC \
+            units the discovery table lists (uncore_type_max_boxes(..., \
+            UNCORE_SPR_IMC) / 2): one per controller of two channels, four on the \
+            parts the iMC unit describes (imc.xml: IMC0-7).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Numbering",
+            text: "Counter 0 is the DRAM clock, 1 and 2 the read and write pending-queue \
+            cycles, in the kernel's umask order. No control, status or overflow bit \
+            is known for them.",
+        },
+    ],
+};
+/// What the perf PMUs of the iMC free-running counters (memory-mapped) share; each box's entry adds
+/// its box and PMU name.
+const IMC_FREE_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2],
+    source: "linux-snbep",
+    driver: &PERF_SKX_IIO_FREE_RUNNING,
+};
 /// PMU structure of the iMC channel performance monitoring (memory-mapped) (5 counters per box;
 /// boxes IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7).
 ///

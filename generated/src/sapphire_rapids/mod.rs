@@ -11,6 +11,8 @@ pub mod iio_free;
 #[rustfmt::skip]
 pub mod iio;
 #[rustfmt::skip]
+pub mod imc_free;
+#[rustfmt::skip]
 pub mod imc;
 #[rustfmt::skip]
 pub mod irp;
@@ -51,6 +53,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         &cha::UNIT,
         &iio_free::UNIT,
         &iio::UNIT,
+        &imc_free::UNIT,
         &imc::UNIT,
         &irp::UNIT,
         &m2m::UNIT,

@@ -8,6 +8,7 @@ use crate::support::{FieldInfo, NoteInfo, Register};
 use super::cha::{ChaBoxCtl, ChaBoxFilter0, ChaCtl, ChaCtr};
 use super::iio_free::{IioFreeBwIn, IioFreeBwOut, IioFreeIoclk};
 use super::iio::{IioBoxCtl, IioCtl, IioCtr};
+use super::imc_free::{ImcFreeDclk, ImcFreePqCycles};
 use super::imc::{ImcBoxCtl, ImcCtl, ImcCtr, ImcFixedCtl, ImcFixedCtr};
 use super::irp::{IrpBoxCtl, IrpCtl, IrpCtr};
 use super::m2m::{M2mBoxCtl, M2mCtl, M2mCtr};
@@ -601,6 +602,107 @@ impl BoxControl for IioBoxCtl {
     const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(IIO_BOX_CTL_RST_CTRL);
+}
+/// PMU structure of the iMC free-running counters (memory-mapped) (3 counters per box; boxes
+/// IMC_FREE0, IMC_FREE1, IMC_FREE2, IMC_FREE3).
+///
+/// **Kernel PMU names** (info): Linux registers spr_uncore_imc_free_running as imc_free_running (an
+/// extra MMIO type beside the discovery table's), with three counters per box and the IIO
+/// free-running format (skx_uncore_iio_freerunning_format_group: event and umask, the
+/// skx-iio-free-running driver): uncore_imc_free_running_0 to _3.
+///
+/// **Box count** (info): spr_uncore_mmio_init sets the free-running type's boxes to half the iMC
+/// units the discovery table lists (uncore_type_max_boxes(..., UNCORE_SPR_IMC) / 2): one per
+/// controller of two channels, four on the parts the iMC unit describes (imc.xml: IMC0-7).
+///
+/// **Numbering** (info): Counter 0 is the DRAM clock, 1 and 2 the read and write pending-queue
+/// cycles, in the kernel's umask order. No control, status or overflow bit is known for them.
+pub static IMC_FREE: PmuInfo = PmuInfo {
+    processor: "sapphire-rapids",
+    unit: "IMC_FREE",
+    scope: Scope::Socket,
+    discovery_type: None,
+    controls: &[],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::free_running(0, 48, ImcFreeDclk::INFO.at(0))
+            .counting("DRAM clock cycles")
+            .with_perf_event(CounterPerfEvent {
+                name: "dclk",
+                umask: 16,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(1, 48, ImcFreePqCycles::INFO.at(0))
+            .counting("cycles the read pending queue was not empty")
+            .with_perf_event(CounterPerfEvent {
+                name: "rpq_cycles",
+                umask: 32,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(2, 48, ImcFreePqCycles::INFO.at(1))
+            .counting("cycles the write pending queue was not empty")
+            .with_perf_event(CounterPerfEvent {
+                name: "wpq_cycles",
+                umask: 33,
+                scale: None,
+                unit: None,
+            }),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        IMC_FREE_PERF.of_box("IMC_FREE0", "uncore_imc_free_running_0"),
+        IMC_FREE_PERF.of_box("IMC_FREE1", "uncore_imc_free_running_1"),
+        IMC_FREE_PERF.of_box("IMC_FREE2", "uncore_imc_free_running_2"),
+        IMC_FREE_PERF.of_box("IMC_FREE3", "uncore_imc_free_running_3"),
+    ],
+    box_count: None,
+    socket_bus: None,
+    discovery_ignored: None,
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux registers spr_uncore_imc_free_running as imc_free_running (an \
+            extra MMIO type beside the discovery table's), with three counters per \
+            box and the IIO free-running format \
+            (skx_uncore_iio_freerunning_format_group: event and umask, the \
+            skx-iio-free-running driver): uncore_imc_free_running_0 to _3.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Box count",
+            text: "spr_uncore_mmio_init sets the free-running type's boxes to half the iMC \
+            units the discovery table lists (uncore_type_max_boxes(..., \
+            UNCORE_SPR_IMC) / 2): one per controller of two channels, four on the \
+            parts the iMC unit describes (imc.xml: IMC0-7).",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Numbering",
+            text: "Counter 0 is the DRAM clock, 1 and 2 the read and write pending-queue \
+            cycles, in the kernel's umask order. No control, status or overflow bit \
+            is known for them.",
+        },
+    ],
+};
+/// What the perf PMUs of the iMC free-running counters (memory-mapped) share; each box's entry adds
+/// its box and PMU name.
+const IMC_FREE_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2],
+    source: "linux-snbep",
+    driver: &PERF_SKX_IIO_FREE_RUNNING,
+};
+impl CounterValue for ImcFreeDclk {
+    const COUNT: &'static FieldInfo = IMC_FREE_DCLK_EVENT_COUNT;
+}
+impl CounterValue for ImcFreePqCycles {
+    const COUNT: &'static FieldInfo = IMC_FREE_PQ_CYCLES_EVENT_COUNT;
 }
 /// PMU structure of the iMC channel performance monitoring (memory-mapped) (5 counters per box;
 /// boxes IMC0, IMC1, IMC2, IMC3, IMC4, IMC5, IMC6, IMC7).
@@ -1371,6 +1473,12 @@ const IIO_CTL_UMASK: &FieldInfo = IioCtl::INFO.field_named("umask");
 const IIO_CTL_EV_SEL: &FieldInfo = IioCtl::INFO.field_named("ev_sel");
 /// `IIO_MSR_PMON_CTR.event_count` (bits 47:0).
 const IIO_CTR_EVENT_COUNT: &FieldInfo = IioCtr::INFO.field_named("event_count");
+/// `IMC_FREE_MMIO_DCLK.event_count` (bits 47:0).
+const IMC_FREE_DCLK_EVENT_COUNT: &FieldInfo = ImcFreeDclk::INFO
+    .field_named("event_count");
+/// `IMC_FREE_MMIO_PQ_CYCLES.event_count` (bits 47:0).
+const IMC_FREE_PQ_CYCLES_EVENT_COUNT: &FieldInfo = ImcFreePqCycles::INFO
+    .field_named("event_count");
 /// `MC_MMIO_PMON_BOX_CTL.rst_ctrs` (bit 9).
 const IMC_BOX_CTL_RST_CTRS: &FieldInfo = ImcBoxCtl::INFO.field_named("rst_ctrs");
 /// `MC_MMIO_PMON_BOX_CTL.rst_ctrl` (bit 8).

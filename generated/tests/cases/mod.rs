@@ -3327,6 +3327,21 @@ layout! {
 }
 
 #[cfg(feature = "sapphire-rapids")]
+mod sapphire_rapids_imc_free {
+use super::*;
+use pmu_regs::sapphire_rapids::imc_free::*;
+
+layout! {
+    imc_free_dclk: ImcFreeDclk;
+    ro(event_count, val u64, 0, 48);
+}
+layout! {
+    imc_free_pq_cycles: ImcFreePqCycles;
+    ro(event_count, val u64, 0, 48);
+}
+}
+
+#[cfg(feature = "sapphire-rapids")]
 mod sapphire_rapids_imc {
 use super::*;
 use pmu_regs::sapphire_rapids::imc::*;

@@ -507,6 +507,9 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             v.extend(idx("uncore_imc", 8, SPR_RAW));
             // spr_uncore_iio_free_running: as many boxes as IIO box ids.
             v.extend(idx("uncore_iio_free_running", 12, SKX_FREE));
+            // spr_uncore_imc_free_running (memory-mapped): half the iMC boxes, one per
+            // controller, skx_uncore_iio_freerunning_format_group.
+            v.extend(idx("uncore_imc_free_running", 4, SKX_FREE));
         }
         "granite-rapids" => {
             // gnr_uncores: the U-box is named (ubox, one box); the CHAs, IIO and IRP stacks

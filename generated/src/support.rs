@@ -993,6 +993,27 @@ pub struct AuxMsr {
 
 #[cfg(feature = "metadata")]
 impl EventInfo {
+    /// The facts every event starts from: no settings, no masks, no filter, no auxiliary
+    /// MSR. The generated tables write each event as its name, code, umask and counters and
+    /// whatever else differs from this (`EventInfo { name: .., ..EventInfo::BASE }`).
+    pub const BASE: EventInfo = EventInfo {
+        name: "",
+        code: 0,
+        umask: 0,
+        ext_sel: false,
+        counters: 0,
+        filters: "",
+        threshold: 0,
+        invert: false,
+        edge: false,
+        any_thread: false,
+        umask_ext: 0,
+        port_mask: 0,
+        fc_mask: 0,
+        experimental: false,
+        aux: None,
+    };
+
     /// Whether counter `n` may count this event.
     pub const fn can_count_on(&self, n: u32) -> bool {
         n < 32 && self.counters >> n & 1 != 0

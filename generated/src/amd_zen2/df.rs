@@ -246,18 +246,18 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "remote_outbound_data_controller_0", code: 0x7c7, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "remote_outbound_data_controller_1", code: 0x807, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "remote_outbound_data_controller_2", code: 0x847, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "remote_outbound_data_controller_3", code: 0x887, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "dram_channel_data_controller_0", code: 0x07, umask: 0x38, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "dram_channel_data_controller_1", code: 0x47, umask: 0x38, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "dram_channel_data_controller_2", code: 0x87, umask: 0x38, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "dram_channel_data_controller_3", code: 0xc7, umask: 0x38, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "dram_channel_data_controller_4", code: 0x107, umask: 0x38, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "dram_channel_data_controller_5", code: 0x147, umask: 0x38, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "dram_channel_data_controller_6", code: 0x187, umask: 0x38, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "dram_channel_data_controller_7", code: 0x1c7, umask: 0x38, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "remote_outbound_data_controller_0", code: 0x7c7, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "remote_outbound_data_controller_1", code: 0x807, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "remote_outbound_data_controller_2", code: 0x847, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "remote_outbound_data_controller_3", code: 0x887, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "dram_channel_data_controller_0", code: 0x07, umask: 0x38, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "dram_channel_data_controller_1", code: 0x47, umask: 0x38, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "dram_channel_data_controller_2", code: 0x87, umask: 0x38, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "dram_channel_data_controller_3", code: 0xc7, umask: 0x38, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "dram_channel_data_controller_4", code: 0x107, umask: 0x38, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "dram_channel_data_controller_5", code: 0x147, umask: 0x38, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "dram_channel_data_controller_6", code: 0x187, umask: 0x38, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "dram_channel_data_controller_7", code: 0x1c7, umask: 0x38, counters: 0b1111, ..EventInfo::BASE },
 ];
 
 

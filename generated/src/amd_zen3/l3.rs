@@ -302,14 +302,14 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "l3_request_g1.caching_l3_cache_accesses", code: 0x01, umask: 0x80, ext_sel: false, counters: 0b111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "l3_lookup_state.all_l3_req_typs", code: 0x04, umask: 0xff, ext_sel: false, counters: 0b111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "l3_comb_clstr_state.other_l3_miss_typs", code: 0x06, umask: 0xfe, ext_sel: false, counters: 0b111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "l3_comb_clstr_state.request_miss", code: 0x06, umask: 0x01, ext_sel: false, counters: 0b111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "xi_sys_fill_latency", code: 0x90, umask: 0x00, ext_sel: false, counters: 0b111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "xi_ccx_sdp_req1", code: 0x9a, umask: 0xff, ext_sel: false, counters: 0b111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "l3_cache_accesses", code: 0x04, umask: 0xff, ext_sel: false, counters: 0b111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "l3_misses", code: 0x04, umask: 0x01, ext_sel: false, counters: 0b111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "l3_request_g1.caching_l3_cache_accesses", code: 0x01, umask: 0x80, counters: 0b111111, ..EventInfo::BASE },
+    &EventInfo { name: "l3_lookup_state.all_l3_req_typs", code: 0x04, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
+    &EventInfo { name: "l3_comb_clstr_state.other_l3_miss_typs", code: 0x06, umask: 0xfe, counters: 0b111111, ..EventInfo::BASE },
+    &EventInfo { name: "l3_comb_clstr_state.request_miss", code: 0x06, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
+    &EventInfo { name: "xi_sys_fill_latency", code: 0x90, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
+    &EventInfo { name: "xi_ccx_sdp_req1", code: 0x9a, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
+    &EventInfo { name: "l3_cache_accesses", code: 0x04, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
+    &EventInfo { name: "l3_misses", code: 0x04, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
 ];
 
 

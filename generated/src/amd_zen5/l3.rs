@@ -293,9 +293,9 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "l3_lookup_state.l3_miss", code: 0x04, umask: 0x01, ext_sel: false, counters: 0b111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "l3_lookup_state.l3_hit", code: 0x04, umask: 0xfe, ext_sel: false, counters: 0b111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "l3_lookup_state.all_coherent_accesses_to_l3", code: 0x04, umask: 0xff, ext_sel: false, counters: 0b111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "l3_lookup_state.l3_miss", code: 0x04, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
+    &EventInfo { name: "l3_lookup_state.l3_hit", code: 0x04, umask: 0xfe, counters: 0b111111, ..EventInfo::BASE },
+    &EventInfo { name: "l3_lookup_state.all_coherent_accesses_to_l3", code: 0x04, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
 ];
 
 

@@ -430,19 +430,19 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "umc_mem_clk", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "umc_act_cmd.all", code: 0x05, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "umc_act_cmd.rd", code: 0x05, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "umc_act_cmd.wr", code: 0x05, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "umc_pchg_cmd.all", code: 0x06, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "umc_pchg_cmd.rd", code: 0x06, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "umc_pchg_cmd.wr", code: 0x06, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "umc_cas_cmd.all", code: 0x0a, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "umc_cas_cmd.rd", code: 0x0a, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "umc_cas_cmd.wr", code: 0x0a, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "umc_data_slot_clks.all", code: 0x14, umask: 0x00, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "umc_data_slot_clks.rd", code: 0x14, umask: 0x01, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "umc_data_slot_clks.wr", code: 0x14, umask: 0x02, ext_sel: false, counters: 0b1111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "umc_mem_clk", code: 0x00, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "umc_act_cmd.all", code: 0x05, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "umc_act_cmd.rd", code: 0x05, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "umc_act_cmd.wr", code: 0x05, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "umc_pchg_cmd.all", code: 0x06, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "umc_pchg_cmd.rd", code: 0x06, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "umc_pchg_cmd.wr", code: 0x06, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "umc_cas_cmd.all", code: 0x0a, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "umc_cas_cmd.rd", code: 0x0a, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "umc_cas_cmd.wr", code: 0x0a, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "umc_data_slot_clks.all", code: 0x14, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "umc_data_slot_clks.rd", code: 0x14, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "umc_data_slot_clks.wr", code: 0x14, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
 ];
 
 

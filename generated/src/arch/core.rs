@@ -1735,13 +1735,13 @@ impl crate::core_events::EventList for List {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNHALTED_CORE_CYCLES", code: 0x3c, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "INSTRUCTION_RETIRED", code: 0xc0, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "UNHALTED_REFERENCE_CYCLES", code: 0x3c, umask: 0x01, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "LLC_REFERENCE", code: 0x2e, umask: 0x4f, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "LLC_MISSES", code: 0x2e, umask: 0x41, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "BRANCH_INSTRUCTION_RETIRED", code: 0xc4, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "BRANCH_MISSES_RETIRED", code: 0xc5, umask: 0x00, ext_sel: false, counters: 0b11111111, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "UNHALTED_CORE_CYCLES", code: 0x3c, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "INSTRUCTION_RETIRED", code: 0xc0, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UNHALTED_REFERENCE_CYCLES", code: 0x3c, umask: 0x01, counters: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LLC_REFERENCE", code: 0x2e, umask: 0x4f, counters: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LLC_MISSES", code: 0x2e, umask: 0x41, counters: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BRANCH_INSTRUCTION_RETIRED", code: 0xc4, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BRANCH_MISSES_RETIRED", code: 0xc5, umask: 0x00, counters: 0b11111111, ..EventInfo::BASE },
 ];
 
 impl Ia32PerfEvtSel {

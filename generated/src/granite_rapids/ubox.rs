@@ -498,11 +498,11 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_U_EVENT_MSG.MSI_RCVD", code: 0x42, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.VLW_RCVD", code: 0x42, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.IPI_RCVD", code: 0x42, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.DOORBELL_RCVD", code: 0x42, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.INT_PRIO", code: 0x42, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    &EventInfo { name: "UNC_U_EVENT_MSG.MSI_RCVD", code: 0x42, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.VLW_RCVD", code: 0x42, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.IPI_RCVD", code: 0x42, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.DOORBELL_RCVD", code: 0x42, umask: 0x08, counters: 0b11, experimental: true, ..EventInfo::BASE },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.INT_PRIO", code: 0x42, umask: 0x10, counters: 0b11, experimental: true, ..EventInfo::BASE },
 ];
 
 

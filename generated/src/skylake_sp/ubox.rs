@@ -1115,17 +1115,17 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.VLW_RCVD", code: 0x42, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.MSI_RCVD", code: 0x42, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.IPI_RCVD", code: 0x42, umask: 0x04, ext_sel: false, counters: 0b11, filters: "UBoxFilter[3:0]", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.DOORBELL_RCVD", code: 0x42, umask: 0x08, ext_sel: false, counters: 0b11, filters: "UBoxFilter[3:0]", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.INT_PRIO", code: 0x42, umask: 0x10, ext_sel: false, counters: 0b11, filters: "UBoxFilter[3:0]", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_LOCK_CYCLES", code: 0x44, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", code: 0x45, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_RACU_DRNG.RDRAND", code: 0x4c, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_RACU_DRNG.RDSEED", code: 0x4c, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY", code: 0x4c, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
-    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_RACU_REQUESTS", code: 0x46, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: true, aux: None },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.VLW_RCVD", code: 0x42, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.MSI_RCVD", code: 0x42, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.IPI_RCVD", code: 0x42, umask: 0x04, counters: 0b11, filters: "UBoxFilter[3:0]", experimental: true, ..EventInfo::BASE },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.DOORBELL_RCVD", code: 0x42, umask: 0x08, counters: 0b11, filters: "UBoxFilter[3:0]", experimental: true, ..EventInfo::BASE },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.INT_PRIO", code: 0x42, umask: 0x10, counters: 0b11, filters: "UBoxFilter[3:0]", experimental: true, ..EventInfo::BASE },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_LOCK_CYCLES", code: 0x44, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", code: 0x45, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_RACU_DRNG.RDRAND", code: 0x4c, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_RACU_DRNG.RDSEED", code: 0x4c, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_RACU_DRNG.PFTCH_BUF_EMPTY", code: 0x4c, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
+    #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_RACU_REQUESTS", code: 0x46, umask: 0x00, counters: 0b11, experimental: true, ..EventInfo::BASE },
 ];
 
 

@@ -956,22 +956,22 @@ impl Event {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "UNC_U_EVENT_MSG.DOORBELL_RCVD", code: 0x42, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "UNC_U_FILTER_MATCH.ENABLE", code: 0x41, umask: 0x01, ext_sel: false, counters: 0b11, filters: "UBoxFilter[3:0]", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "UNC_U_FILTER_MATCH.DISABLE", code: 0x41, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "UNC_U_FILTER_MATCH.U2C_ENABLE", code: 0x41, umask: 0x04, ext_sel: false, counters: 0b11, filters: "UBoxFilter[3:0]", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "UNC_U_FILTER_MATCH.U2C_DISABLE", code: 0x41, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", code: 0x45, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "UNC_U_RACU_REQUESTS", code: 0x46, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "UNC_U_U2C_EVENTS.MONITOR_T0", code: 0x43, umask: 0x01, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "UNC_U_U2C_EVENTS.MONITOR_T1", code: 0x43, umask: 0x02, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "UNC_U_U2C_EVENTS.LIVELOCK", code: 0x43, umask: 0x04, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "UNC_U_U2C_EVENTS.LTERROR", code: 0x43, umask: 0x08, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "UNC_U_U2C_EVENTS.CMC", code: 0x43, umask: 0x10, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "UNC_U_U2C_EVENTS.UMC", code: 0x43, umask: 0x20, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "UNC_U_U2C_EVENTS.TRAP", code: 0x43, umask: 0x40, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "UNC_U_U2C_EVENTS.OTHER", code: 0x43, umask: 0x80, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
-    &EventInfo { name: "UNC_U_CLOCKTICKS", code: 0x00, umask: 0x00, ext_sel: false, counters: 0b11, filters: "", threshold: 0, invert: false, edge: false, any_thread: false, umask_ext: 0x0, port_mask: 0x0, fc_mask: 0x0, experimental: false, aux: None },
+    &EventInfo { name: "UNC_U_EVENT_MSG.DOORBELL_RCVD", code: 0x42, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
+    &EventInfo { name: "UNC_U_FILTER_MATCH.ENABLE", code: 0x41, umask: 0x01, counters: 0b11, filters: "UBoxFilter[3:0]", ..EventInfo::BASE },
+    &EventInfo { name: "UNC_U_FILTER_MATCH.DISABLE", code: 0x41, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
+    &EventInfo { name: "UNC_U_FILTER_MATCH.U2C_ENABLE", code: 0x41, umask: 0x04, counters: 0b11, filters: "UBoxFilter[3:0]", ..EventInfo::BASE },
+    &EventInfo { name: "UNC_U_FILTER_MATCH.U2C_DISABLE", code: 0x41, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
+    &EventInfo { name: "UNC_U_PHOLD_CYCLES.ASSERT_TO_ACK", code: 0x45, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
+    &EventInfo { name: "UNC_U_RACU_REQUESTS", code: 0x46, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
+    &EventInfo { name: "UNC_U_U2C_EVENTS.MONITOR_T0", code: 0x43, umask: 0x01, counters: 0b11, ..EventInfo::BASE },
+    &EventInfo { name: "UNC_U_U2C_EVENTS.MONITOR_T1", code: 0x43, umask: 0x02, counters: 0b11, ..EventInfo::BASE },
+    &EventInfo { name: "UNC_U_U2C_EVENTS.LIVELOCK", code: 0x43, umask: 0x04, counters: 0b11, ..EventInfo::BASE },
+    &EventInfo { name: "UNC_U_U2C_EVENTS.LTERROR", code: 0x43, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
+    &EventInfo { name: "UNC_U_U2C_EVENTS.CMC", code: 0x43, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
+    &EventInfo { name: "UNC_U_U2C_EVENTS.UMC", code: 0x43, umask: 0x20, counters: 0b11, ..EventInfo::BASE },
+    &EventInfo { name: "UNC_U_U2C_EVENTS.TRAP", code: 0x43, umask: 0x40, counters: 0b11, ..EventInfo::BASE },
+    &EventInfo { name: "UNC_U_U2C_EVENTS.OTHER", code: 0x43, umask: 0x80, counters: 0b11, ..EventInfo::BASE },
+    &EventInfo { name: "UNC_U_CLOCKTICKS", code: 0x00, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
 ];
 
 

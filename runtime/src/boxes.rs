@@ -122,6 +122,9 @@ pub struct EventSelect {
     /// masks): each replaces the field's count default (`FieldInfo::count_default`). Only
     /// fields with a count default may be set this way.
     pub fields: FieldSettings,
+    /// The counters the event may count on, bit n for counter n, where its list restricts
+    /// them (an occupancy event of Intel's lists counts only on counter 0); `None`: any.
+    pub counters: Option<u32>,
 }
 
 /// Fields of a counter's control set by name, at most [`FieldSettings::CAPACITY`]: what an
@@ -177,7 +180,14 @@ impl EventSelect {
             event_ext: None,
             any_thread: None,
             fields: FieldSettings::NONE,
+            counters: None,
         }
+    }
+
+    /// Whether the event may count on counter `n`.
+    pub fn may_count_on(&self, n: u32) -> bool {
+        self.counters
+            .is_none_or(|m| n < u32::BITS && (m >> n) & 1 == 1)
     }
 
     /// The same event with field `name` (one with a count default) set to `value`, as

@@ -254,13 +254,10 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
     /// back what was changed.
     pub fn program(&mut self, sels: &[EventSelect]) -> Result<Vec<u32>> {
         let box_ = self.pmu_box;
-        let mut free = self
-            .general_counters()
-            .into_iter()
-            .filter(|c| !self.programmed.contains(&c.number()));
+        let mut placed = self.placement(sels)?.into_iter();
         let mut numbers = Vec::with_capacity(sels.len());
         let mut plan: Vec<(&Counter, u64)> = Vec::new();
-        for (i, sel) in sels.iter().enumerate() {
+        for sel in sels {
             if let Some(c) = box_.free_running(sel) {
                 if self.programmed.contains(&c.number()) || numbers.contains(&c.number()) {
                     return Err(UsageError::DuplicateCounter {
@@ -271,13 +268,9 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
                 numbers.push(c.number());
                 continue;
             }
-            let Some(c) = free.next() else {
-                return Err(UsageError::NoSuchCounter {
-                    counter: format!("free counter for event {} in {}", i + 1, box_.instance),
-                    available: box_.offers(),
-                }
-                .into());
-            };
+            let c = placed
+                .next()
+                .expect("placement gives each general event a counter");
             numbers.push(c.number());
             plan.push((c, c.control_value(sel, false)?));
         }
@@ -293,21 +286,74 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
         Ok(numbers)
     }
 
-    /// Refuses, before anything is written, a counter [`Self::program`] would hand out for
-    /// `events` events that is already enabled (another tool's, or left by a killed
-    /// session), naming it, unless the backend takes counters over
-    /// ([`Ownership::takes_over`]). `program` checks this too; a session checks every box
-    /// first, so that nothing is written when a later box is refused.
-    pub fn check_free(&self, events: usize) -> Result<()> {
-        if self.io.backend.takes_over() {
-            return Ok(());
-        }
+    /// The free general counters [`Self::program`] gives the events of `sels` that are not
+    /// free-running, in their order: each on a counter its list allows
+    /// ([`EventSelect::counters`]), the first such placement in counter order ([`place`]),
+    /// so events free to count anywhere take the free counters in order. Refused, naming the
+    /// event, when there are too few counters or none is left that an event may count on.
+    fn placement(&self, sels: &[EventSelect]) -> Result<Vec<&'static Counter>> {
+        let box_ = self.pmu_box;
         let free: Vec<&'static Counter> = self
             .general_counters()
             .into_iter()
             .filter(|c| !self.programmed.contains(&c.number()))
-            .take(events)
             .collect();
+        let general: Vec<&EventSelect> = sels
+            .iter()
+            .filter(|s| box_.free_running(s).is_none())
+            .collect();
+        let numbers: Vec<u32> = free.iter().map(|c| c.number()).collect();
+        if let Some(at) = place(&numbers, &general) {
+            return Ok(at.into_iter().map(|i| free[i]).collect());
+        }
+        let counter = match general.iter().position(|s| s.counters.is_some()) {
+            Some(_) if general.len() <= free.len() => {
+                let allowed: Vec<String> = general
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, s)| {
+                        let m = s.counters?;
+                        let on: Vec<String> = (0..u32::BITS)
+                            .filter(|n| (m >> n) & 1 == 1)
+                            .map(|n| n.to_string())
+                            .collect();
+                        Some(format!(
+                            "event {} counts only on counter {}",
+                            i + 1,
+                            on.join(", ")
+                        ))
+                    })
+                    .collect();
+                format!(
+                    "way to give each event a free counter of {} its list allows: {} (count \
+                     such events in separate runs)",
+                    box_.instance,
+                    allowed.join(", ")
+                )
+            }
+            _ => format!(
+                "free counter for event {} in {}",
+                free.len() + 1,
+                box_.instance
+            ),
+        };
+        Err(UsageError::NoSuchCounter {
+            counter,
+            available: box_.offers(),
+        }
+        .into())
+    }
+
+    /// Refuses, before anything is written, a counter [`Self::program`] would hand out for
+    /// `sels` that is already enabled (another tool's, or left by a killed
+    /// session), naming it, unless the backend takes counters over
+    /// ([`Ownership::takes_over`]). `program` checks this too; a session checks every box
+    /// first, so that nothing is written when a later box is refused.
+    pub fn check_free(&self, sels: &[EventSelect]) -> Result<()> {
+        let free = self.placement(sels)?;
+        if self.io.backend.takes_over() {
+            return Ok(());
+        }
         let found = free
             .iter()
             .filter_map(|c| c.control)
@@ -502,4 +548,33 @@ impl<B: Registers + ?Sized> Drop for Counting<'_, B> {
         let saved = std::mem::take(&mut self.saved);
         let _ = self.restore(&saved);
     }
+}
+
+/// Which of the counters `numbers` each event takes (indices into `numbers`), one each, every
+/// event on a counter it may count on ([`EventSelect::may_count_on`]): the first placement
+/// in counter order, event by event, trying the next counter where a later event would be
+/// left without one. `None` when there is none. A box has at most a few dozen counters and
+/// most events may count anywhere, so the search is short.
+pub fn place(numbers: &[u32], events: &[&EventSelect]) -> Option<Vec<usize>> {
+    fn from(i: usize, numbers: &[u32], events: &[&EventSelect], taken: &mut Vec<usize>) -> bool {
+        let Some(event) = events.get(i) else {
+            return true;
+        };
+        for (c, &n) in numbers.iter().enumerate() {
+            if taken.contains(&c) || !event.may_count_on(n) {
+                continue;
+            }
+            taken.push(c);
+            if from(i + 1, numbers, events, taken) {
+                return true;
+            }
+            taken.pop();
+        }
+        false
+    }
+    if events.len() > numbers.len() {
+        return None;
+    }
+    let mut taken = Vec::with_capacity(events.len());
+    from(0, numbers, events, &mut taken).then_some(taken)
 }

@@ -1044,3 +1044,41 @@ fn an_event_with_an_auxiliary_msr_shows_it_and_watch_refuses_it() {
         "{err}"
     );
 }
+
+/// `event=NAME` carries the counters the event's list allows: Skylake-SP's
+/// UNC_CHA_RxC_OCCUPANCY.IRQ counts only on counter 0, so it takes counter 0 even when given
+/// second, and two such events are refused before anything is counted.
+#[test]
+fn watch_puts_an_event_on_a_counter_its_list_allows() {
+    let args = |second: &str| {
+        let mut v = vec![
+            "watch",
+            "--sim",
+            "--processor",
+            "skylake-sp",
+            "--unit",
+            "CHA0",
+        ];
+        v.extend(["--event", "event=UNC_CHA_CLOCKTICKS", "--event", second]);
+        v.extend(["--interval", "0.01", "--count", "1", "-x,"]);
+        v.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let a = args("event=UNC_CHA_RxC_OCCUPANCY.IRQ");
+    let (code, out, err) = run(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 0, "{err}");
+    let on = |event: &str| {
+        out.lines()
+            .find(|l| l.contains(event))
+            .and_then(|l| l.split(',').nth(2))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(on("UNC_CHA_RxC_OCCUPANCY.IRQ"), "C0_MSR_PMON_CTR0", "{out}");
+    assert_eq!(on("UNC_CHA_CLOCKTICKS"), "C0_MSR_PMON_CTR1", "{out}");
+    let mut b = args("event=UNC_CHA_TOR_OCCUPANCY.IA");
+    b[7] = "event=UNC_CHA_RxC_OCCUPANCY.IRQ".into();
+    let (code, out, err) = run(&b.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("counts only on counter 0"), "{err}");
+    assert!(out.is_empty(), "{out}");
+}

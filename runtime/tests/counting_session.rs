@@ -250,3 +250,78 @@ fn every_processor_box_can_be_selected_by_name() {
         }
     }
 }
+
+/// A session over the E5-2600's C-box 0 with `sels`, named `e1`, `e2`, ...
+fn c_box(sels: &[EventSelect]) -> Selection {
+    let boxes = Boxes::of(E5);
+    let names: Vec<String> = (1..=sels.len()).map(|i| format!("e{i}")).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    Selection::of_boxes(&[(boxes, boxes.find("C0").unwrap())], &names, sels).unwrap()
+}
+
+/// An event its list keeps to some counters (the E5-2600 C-box's occupancy event
+/// UNC_C_ISMQ_DRD_MISS_OCC, counters 0 and 1) is programmed on one of them, whatever its
+/// place among the events, in turns too; events that cannot all have one are refused before
+/// any register is written.
+#[test]
+fn events_kept_to_some_counters_take_one_of_those_or_are_refused_before_any_write() {
+    let anywhere = EventSelect::event(0x00);
+    let occupancy = EventSelect {
+        counters: Some(0b11),
+        ..EventSelect::event(0x21)
+    };
+    let machine = Machine::simulating(E5);
+    let backend = Backend::Registers(&machine);
+    let counter = |session: &Session, event: usize| {
+        session
+            .series()
+            .iter()
+            .find(|s| s.socket == 0 && s.event_index == event)
+            .unwrap()
+            .counter
+            .clone()
+    };
+    // Two events free to go anywhere, then the occupancy event: it takes counter 1.
+    let sels = [anywhere, anywhere, occupancy];
+    let session = Session::open(&backend, &c_box(&sels), Options::default()).unwrap();
+    assert_eq!(counter(&session, 0), "C0_MSR_PMON_CTR0");
+    assert_eq!(counter(&session, 1), "C0_MSR_PMON_CTR2");
+    assert_eq!(counter(&session, 2), "C0_MSR_PMON_CTR1");
+    session.close().unwrap();
+    // Three events kept to counters 0 and 1: refused, nothing written.
+    let before: Vec<u64> = (0..4)
+        .map(|n| peek(&machine, &format!("xeon-e5-2600:C0_MSR_PMON_CTL{n}")))
+        .collect();
+    let sels = [occupancy, anywhere, occupancy, occupancy];
+    let err = Session::open(&backend, &c_box(&sels), Options::default())
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        err.contains("event 1 counts only on counter 0, 1") && err.contains("separate runs"),
+        "{err}"
+    );
+    let after: Vec<u64> = (0..4)
+        .map(|n| peek(&machine, &format!("xeon-e5-2600:C0_MSR_PMON_CTL{n}")))
+        .collect();
+    assert_eq!(before, after);
+    // Five events in turns on four counters: each turn puts the occupancy event on counter
+    // 0 or 1, and it counts in every turn it has.
+    let sels = [anywhere, anywhere, anywhere, anywhere, occupancy];
+    let mut session = Session::open(&backend, &c_box(&sels), stepped(10, Pace::Demo)).unwrap();
+    let label = counter(&session, 4);
+    assert!(
+        label == "C0_MSR_PMON_CTR0" || label == "C0_MSR_PMON_CTR1",
+        "{label}"
+    );
+    for _ in 0..5 {
+        session.rotate().unwrap();
+        let interval = session.interval().unwrap();
+        assert!(interval.counts.iter().all(|c| c.running_ratio.is_some()));
+    }
+    session.close().unwrap();
+    let after: Vec<u64> = (0..4)
+        .map(|n| peek(&machine, &format!("xeon-e5-2600:C0_MSR_PMON_CTL{n}")))
+        .collect();
+    assert_eq!(before, after, "put back after turns");
+}

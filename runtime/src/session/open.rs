@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use pmu_regs::Scope;
 
-use crate::boxes::PmuBox;
+use crate::boxes::{EventSelect, PmuBox};
 use crate::counters::Counting;
 use crate::error::{Result, UsageError};
 use crate::machine::Machine;
@@ -207,10 +207,16 @@ impl<'m> Session<'m> {
             }
         }
         for c in &claimed {
-            // Events beyond the part's counters take turns on them.
-            let on_part = self.counters_on_part(c.planned.pmu_box);
-            let events = c.planned.events.len().min(on_part.unwrap_or(usize::MAX));
-            c.counting.check_free(events)?;
+            // Events beyond the part's counters take turns on all of them.
+            let k = self
+                .counters_on_part(c.planned.pmu_box)
+                .unwrap_or_else(|| c.counting.general_counters().len());
+            let events = &c.planned.events;
+            if events.len() > k {
+                c.counting.check_free(&vec![EventSelect::event(0); k])?;
+            } else {
+                c.counting.check_free(events)?;
+            }
         }
         if self.options.topdown {
             // The top-down registers too, before the first write.

@@ -5,6 +5,10 @@
 //! the time it was on one; a count is scaled by the time enabled over the time running, and
 //! the running fraction is reported beside it (perf's `time_enabled`/`time_running`).
 //!
+//! An event its list keeps to some counters (an occupancy event only on counter 0) takes
+//! one of those within its turn: the turn's events are placed on the counters as
+//! [`crate::counters::place`] places them, and a turn with no such placement is refused.
+//!
 //! Every control value of every turn is made (and so checked) when the session opens, before
 //! the first write; a rotation writes only those values, onto counters the session already
 //! programmed, so closing the session still puts back every register as it was.
@@ -12,7 +16,7 @@
 use std::time::Duration;
 
 use crate::counters::Counting;
-use crate::error::Result;
+use crate::error::{Result, UsageError};
 use crate::machine::Machine;
 use crate::sampling::delta;
 use crate::sampling::uncore::EventSelect;
@@ -27,8 +31,9 @@ pub(super) struct Turns {
     widths: Vec<u32>,
     /// Per event, its control value on each slot's counter.
     controls: Vec<Vec<u64>>,
-    /// How many distinct turns there are before the first comes round again.
-    turns: usize,
+    /// Per distinct turn (as many as come before the first comes round again), its
+    /// events on the counters: (slot, event), in slot order.
+    turns: Vec<Vec<(usize, usize)>>,
     /// The turn on the counters now.
     turn: usize,
     /// When the turn began, and each slot's counter value then.
@@ -58,6 +63,36 @@ pub fn turn_count(n: usize, k: usize) -> usize {
     n / a
 }
 
+/// Turn `turn`'s events placed on `counters`, each on one its list allows: (slot, event) in
+/// slot order. Without restrictions event `turn * k + slot` takes slot `slot`, as
+/// [`turn_events`] says; a turn with no placement is refused, naming its events.
+fn placed_turn(
+    turn: usize,
+    sels: &[EventSelect],
+    counters: &[u32],
+    instance: &str,
+) -> Result<Vec<(usize, usize)>> {
+    let events: Vec<usize> = turn_events(turn, sels.len(), counters.len())
+        .map(|(_, e)| e)
+        .collect();
+    let chosen: Vec<&EventSelect> = events.iter().map(|&e| &sels[e]).collect();
+    let Some(slots) = crate::counters::place(counters, &chosen) else {
+        let named: Vec<String> = events.iter().map(|e| (e + 1).to_string()).collect();
+        return Err(UsageError::NoSuchCounter {
+            counter: format!(
+                "way to count events {} of {instance} together in a turn on counters its \
+                 lists allow (count the events kept to one counter in separate runs)",
+                named.join(", ")
+            ),
+            available: format!("{} general counters", counters.len()),
+        }
+        .into());
+    };
+    let mut placed: Vec<(usize, usize)> = slots.into_iter().zip(events).collect();
+    placed.sort_unstable();
+    Ok(placed)
+}
+
 impl Turns {
     /// The turns of `sels` over `counting`'s general counters (the first `limit` of them,
     /// where the part has fewer than its spec lists), every control value made first:
@@ -80,11 +115,15 @@ impl Turns {
             .iter()
             .map(|s| general.iter().map(|c| c.control_value(s, false)).collect())
             .collect::<Result<Vec<Vec<u64>>>>()?;
+        let counters: Vec<u32> = general.iter().map(|c| c.number()).collect();
+        let turns = (0..turn_count(sels.len(), k))
+            .map(|t| placed_turn(t, sels, &counters, box_.instance))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Some(Turns {
-            counters: general.iter().map(|c| c.number()).collect(),
+            counters,
             widths: general.iter().map(|c| c.info.width).collect(),
             controls,
-            turns: turn_count(sels.len(), k),
+            turns,
             turn: 0,
             began: Duration::ZERO,
             start: vec![0; k],
@@ -94,16 +133,21 @@ impl Turns {
         }))
     }
 
-    /// The events of the first turn, to program the counters with.
+    /// The events of the first turn in slot order, to program the counters with
+    /// ([`crate::counters::Counting::program`] places them on the slots' counters, in order).
     pub fn first_turn(&self, sels: &[EventSelect]) -> Vec<EventSelect> {
-        turn_events(0, sels.len(), self.counters.len())
-            .map(|(_, e)| sels[e])
-            .collect()
+        self.turns[0].iter().map(|&(_, e)| sels[e]).collect()
     }
 
     /// The counter event `event` is on in the first turn it has (its series' label).
     pub fn counter_of(&self, event: usize) -> u32 {
-        self.counters[event % self.counters.len()]
+        let slot = self
+            .turns
+            .iter()
+            .flatten()
+            .find(|&&(_, e)| e == event)
+            .map_or(0, |&(slot, _)| slot);
+        self.counters[slot]
     }
 
     /// How many events take turns.
@@ -129,9 +173,8 @@ impl Turns {
 
     /// Credits the turn on the counters with what they counted up to `at`.
     pub fn settle(&mut self, counting: &Counting<'_, Machine>, at: Duration) -> Result<()> {
-        let (n, k) = (self.counted.len(), self.counters.len());
         let ran = at.saturating_sub(self.began);
-        for (slot, event) in turn_events(self.turn, n, k) {
+        for &(slot, event) in &self.turns[self.turn] {
             let now = counting.read_counter(self.counters[slot])?;
             let d = delta(self.start[slot], now, self.widths[slot]);
             self.counted[event] = self.counted[event].wrapping_add(d);
@@ -145,9 +188,8 @@ impl Turns {
     /// Ends the turn on the counters at `at` and puts the next one on.
     pub fn rotate(&mut self, counting: &Counting<'_, Machine>, at: Duration) -> Result<()> {
         self.settle(counting, at)?;
-        self.turn = (self.turn + 1) % self.turns;
-        let (n, k) = (self.counted.len(), self.counters.len());
-        for (slot, event) in turn_events(self.turn, n, k) {
+        self.turn = (self.turn + 1) % self.turns.len();
+        for &(slot, event) in &self.turns[self.turn] {
             counting.reprogram(self.counters[slot], self.controls[event][slot])?;
         }
         self.mark(counting)

@@ -90,6 +90,8 @@ pub fn parse(
     let mut words = Vec::new();
     let mut given: Vec<Role> = Vec::new();
     let mut by_name = false;
+    // The counters the named event's list allows it.
+    let mut counters = None;
     let mut fields = FieldSettings::NONE;
     for part in text.split(',') {
         let (k, v) = part.split_once('=').expect("checked above");
@@ -101,6 +103,8 @@ pub fn parse(
         match role_of(k, v)? {
             None => {
                 by_name = true;
+                counters =
+                    pmu_runtime::codec::named_event(control, v.trim(), core).map(|e| e.counters);
                 super::commands::note_if_experimental(control, v.trim(), core);
                 words.push(format!("event={v}"));
             }
@@ -147,6 +151,7 @@ pub fn parse(
         event_ext: set(Role::EventExt).map(|v| v != 0),
         any_thread: set(Role::AnyThread).map(|v| v != 0),
         fields,
+        counters,
     })
 }
 

@@ -317,11 +317,11 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
                             .filter(|n| (m >> n) & 1 == 1)
                             .map(|n| n.to_string())
                             .collect();
-                        Some(format!(
-                            "event {} counts only on counter {}",
-                            i + 1,
-                            on.join(", ")
-                        ))
+                        let which = match on.as_slice() {
+                            [one] => format!("counter {one}"),
+                            more => format!("counters {}", more.join(", ")),
+                        };
+                        Some(format!("event {} counts only on {which}", i + 1))
                     })
                     .collect();
                 format!(

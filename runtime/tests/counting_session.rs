@@ -261,8 +261,9 @@ fn c_box(sels: &[EventSelect]) -> Selection {
 
 /// An event its list keeps to some counters (the E5-2600 C-box's occupancy event
 /// UNC_C_ISMQ_DRD_MISS_OCC, counters 0 and 1) is programmed on one of them, whatever its
-/// place among the events, in turns too; events that cannot all have one are refused before
-/// any register is written.
+/// place among the events. Events that cannot all have one at once take turns in groups that
+/// can, and within windows of turns each takes one of its counters too; an event no counter
+/// of the box may count is refused before any register is written.
 #[test]
 fn events_kept_to_some_counters_take_one_of_those_or_are_refused_before_any_write() {
     let anywhere = EventSelect::event(0x00);
@@ -281,6 +282,12 @@ fn events_kept_to_some_counters_take_one_of_those_or_are_refused_before_any_writ
             .counter
             .clone()
     };
+    let controls = |machine: &Machine| -> Vec<u64> {
+        (0..4)
+            .map(|n| peek(machine, &format!("xeon-e5-2600:C0_MSR_PMON_CTL{n}")))
+            .collect()
+    };
+    let before = controls(&machine);
     // Two events free to go anywhere, then the occupancy event: it takes counter 1.
     let sels = [anywhere, anywhere, occupancy];
     let session = Session::open(&backend, &c_box(&sels), Options::default()).unwrap();
@@ -288,25 +295,32 @@ fn events_kept_to_some_counters_take_one_of_those_or_are_refused_before_any_writ
     assert_eq!(counter(&session, 1), "C0_MSR_PMON_CTR2");
     assert_eq!(counter(&session, 2), "C0_MSR_PMON_CTR1");
     session.close().unwrap();
-    // Three events kept to counters 0 and 1: refused, nothing written.
-    let before: Vec<u64> = (0..4)
-        .map(|n| peek(&machine, &format!("xeon-e5-2600:C0_MSR_PMON_CTL{n}")))
-        .collect();
+    // Three occupancy events and one other on four counters: the first three fit together
+    // (two occupancy events on counters 0 and 1), the third occupancy event takes a turn of
+    // its own, so each event runs half the time.
     let sels = [occupancy, anywhere, occupancy, occupancy];
-    let err = Session::open(&backend, &c_box(&sels), Options::default())
-        .err()
-        .expect("refused")
-        .to_string();
-    assert!(
-        err.contains("event 1 counts only on counter 0, 1") && err.contains("separate runs"),
-        "{err}"
-    );
-    let after: Vec<u64> = (0..4)
-        .map(|n| peek(&machine, &format!("xeon-e5-2600:C0_MSR_PMON_CTL{n}")))
+    let mut session = Session::open(&backend, &c_box(&sels), stepped(10, Pace::Demo)).unwrap();
+    assert_eq!(counter(&session, 3), "C0_MSR_PMON_CTR0");
+    // Each 10 ms interval is one turn: over four, every event ran (and counted) in two.
+    let socket0: Vec<usize> = (0..session.series().len())
+        .filter(|&i| session.series()[i].socket == 0)
         .collect();
-    assert_eq!(before, after);
-    // Five events in turns on four counters: each turn puts the occupancy event on counter
-    // 0 or 1, and it counts in every turn it has.
+    let mut ran = [0; 4];
+    for _ in 0..4 {
+        session.rotate().unwrap();
+        let interval = session.interval().unwrap();
+        for &i in &socket0 {
+            let c = &interval.counts[i];
+            if c.running_ratio.is_some_and(|r| r > 0.0) {
+                assert!(c.delta > 0, "{c:?}");
+                ran[session.series()[i].event_index] += 1;
+            }
+        }
+    }
+    assert_eq!(ran, [2, 2, 2, 2]);
+    session.close().unwrap();
+    assert_eq!(controls(&machine), before, "put back after turns");
+    // Five events in windows of four: each window puts the occupancy event on counter 0 or 1.
     let sels = [anywhere, anywhere, anywhere, anywhere, occupancy];
     let mut session = Session::open(&backend, &c_box(&sels), stepped(10, Pace::Demo)).unwrap();
     let label = counter(&session, 4);
@@ -320,8 +334,16 @@ fn events_kept_to_some_counters_take_one_of_those_or_are_refused_before_any_writ
         assert!(interval.counts.iter().all(|c| c.running_ratio.is_some()));
     }
     session.close().unwrap();
-    let after: Vec<u64> = (0..4)
-        .map(|n| peek(&machine, &format!("xeon-e5-2600:C0_MSR_PMON_CTL{n}")))
-        .collect();
-    assert_eq!(before, after, "put back after turns");
+    assert_eq!(controls(&machine), before, "put back after turns");
+    // An event kept to counter 4, which the C-box lacks: refused, nothing written.
+    let nowhere = EventSelect {
+        counters: Some(0b1_0000),
+        ..EventSelect::event(0x21)
+    };
+    let err = Session::open(&backend, &c_box(&[anywhere, nowhere]), Options::default())
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(err.contains("event 2 may count on"), "{err}");
+    assert_eq!(controls(&machine), before);
 }

@@ -208,12 +208,15 @@ impl<'m> Session<'m> {
         }
         for c in &claimed {
             // Events beyond the part's counters take turns on all of them.
-            let k = self
-                .counters_on_part(c.planned.pmu_box)
-                .unwrap_or_else(|| c.counting.general_counters().len());
+            let mut general = c.counting.general_counters();
+            if let Some(k) = self.counters_on_part(c.planned.pmu_box) {
+                general.truncate(k.max(1));
+            }
+            let numbers: Vec<u32> = general.iter().map(|g| g.number()).collect();
             let events = &c.planned.events;
-            if events.len() > k {
-                c.counting.check_free(&vec![EventSelect::event(0); k])?;
+            if super::turns::needs_turns(events, &numbers) {
+                c.counting
+                    .check_free(&vec![EventSelect::event(0); numbers.len()])?;
             } else {
                 c.counting.check_free(events)?;
             }

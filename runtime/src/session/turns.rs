@@ -7,7 +7,9 @@
 //!
 //! An event its list keeps to some counters (an occupancy event only on counter 0) takes
 //! one of those within its turn: the turn's events are placed on the counters as
-//! [`crate::counters::place`] places them, and a turn with no such placement is refused.
+//! [`crate::counters::place`] places them. Where a window's events have no such placement,
+//! or fewer events than counters cannot all have one at once (three events kept to two
+//! counters), the events take turns in groups that can ([`groups`]) instead of windows.
 //!
 //! Every control value of every turn is made (and so checked) when the session opens, before
 //! the first write; a rotation writes only those values, onto counters the session already
@@ -63,34 +65,69 @@ pub fn turn_count(n: usize, k: usize) -> usize {
     n / a
 }
 
+/// Whether `sels` take turns on `counters`: more events than counters, or events that cannot
+/// all have a counter their lists allow at once (three events kept to two counters).
+pub fn needs_turns(sels: &[EventSelect], counters: &[u32]) -> bool {
+    let all: Vec<&EventSelect> = sels.iter().collect();
+    sels.len() > counters.len() || crate::counters::place(counters, &all).is_none()
+}
+
 /// Turn `turn`'s events placed on `counters`, each on one its list allows: (slot, event) in
 /// slot order. Without restrictions event `turn * k + slot` takes slot `slot`, as
-/// [`turn_events`] says; a turn with no placement is refused, naming its events.
-fn placed_turn(
-    turn: usize,
-    sels: &[EventSelect],
-    counters: &[u32],
-    instance: &str,
-) -> Result<Vec<(usize, usize)>> {
+/// [`turn_events`] says; `None` when the turn's events have no placement.
+fn placed_turn(turn: usize, sels: &[EventSelect], counters: &[u32]) -> Option<Vec<(usize, usize)>> {
     let events: Vec<usize> = turn_events(turn, sels.len(), counters.len())
         .map(|(_, e)| e)
         .collect();
     let chosen: Vec<&EventSelect> = events.iter().map(|&e| &sels[e]).collect();
-    let Some(slots) = crate::counters::place(counters, &chosen) else {
-        let named: Vec<String> = events.iter().map(|e| (e + 1).to_string()).collect();
-        return Err(UsageError::NoSuchCounter {
-            counter: format!(
-                "way to count events {} of {instance} together in a turn on counters its \
-                 lists allow (count the events kept to one counter in separate runs)",
-                named.join(", ")
-            ),
-            available: format!("{} general counters", counters.len()),
-        }
-        .into());
-    };
+    let slots = crate::counters::place(counters, &chosen)?;
     let mut placed: Vec<(usize, usize)> = slots.into_iter().zip(events).collect();
     placed.sort_unstable();
-    Ok(placed)
+    Some(placed)
+}
+
+/// Turns for events whose lists keep them off the windows of [`turn_events`]: each event, in
+/// order, joins the first turn it can be placed in beside the events already there, or opens a
+/// new one, so every event is on a counter for the same share of the time (one turn in so
+/// many). An event no counter of the box may count is refused, naming it.
+fn groups(
+    sels: &[EventSelect],
+    counters: &[u32],
+    instance: &str,
+) -> Result<Vec<Vec<(usize, usize)>>> {
+    let mut turns: Vec<Vec<usize>> = Vec::new();
+    for e in 0..sels.len() {
+        let fits = |turn: &Vec<usize>| {
+            let with: Vec<&EventSelect> = turn.iter().chain([&e]).map(|&i| &sels[i]).collect();
+            crate::counters::place(counters, &with).is_some()
+        };
+        match turns.iter_mut().find(|t| fits(t)) {
+            Some(turn) => turn.push(e),
+            None if fits(&Vec::new()) => turns.push(vec![e]),
+            None => {
+                return Err(UsageError::NoSuchCounter {
+                    counter: format!(
+                        "counter of {instance} that event {} may count on (its list allows \
+                         none of counters {:?})",
+                        e + 1,
+                        counters
+                    ),
+                    available: format!("{} general counters", counters.len()),
+                }
+                .into())
+            }
+        }
+    }
+    Ok(turns
+        .into_iter()
+        .map(|events| {
+            let chosen: Vec<&EventSelect> = events.iter().map(|&e| &sels[e]).collect();
+            let slots = crate::counters::place(counters, &chosen).expect("placed when grouped");
+            let mut placed: Vec<(usize, usize)> = slots.into_iter().zip(events).collect();
+            placed.sort_unstable();
+            placed
+        })
+        .collect())
 }
 
 impl Turns {
@@ -108,17 +145,21 @@ impl Turns {
         // A box counting a free-running counter takes no turns ([`PmuBox::assign`] refused
         // more general events than counters beside one).
         let box_ = counting.pmu_box();
-        if sels.len() <= k || sels.iter().any(|s| box_.free_running(s).is_some()) {
+        let counters: Vec<u32> = general.iter().map(|c| c.number()).collect();
+        if !needs_turns(sels, &counters) || sels.iter().any(|s| box_.free_running(s).is_some()) {
             return Ok(None);
         }
         let controls = sels
             .iter()
             .map(|s| general.iter().map(|c| c.control_value(s, false)).collect())
             .collect::<Result<Vec<Vec<u64>>>>()?;
-        let counters: Vec<u32> = general.iter().map(|c| c.number()).collect();
-        let turns = (0..turn_count(sels.len(), k))
-            .map(|t| placed_turn(t, sels, &counters, box_.instance))
-            .collect::<Result<Vec<_>>>()?;
+        let windows = (0..turn_count(sels.len(), k))
+            .map(|t| placed_turn(t, sels, &counters))
+            .collect::<Option<Vec<_>>>();
+        let turns = match windows {
+            Some(turns) if sels.len() > k => turns,
+            _ => groups(sels, &counters, box_.instance)?,
+        };
         Ok(Some(Turns {
             counters,
             widths: general.iter().map(|c| c.info.width).collect(),

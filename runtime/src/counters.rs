@@ -288,8 +288,8 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
 
     /// The free general counters [`Self::program`] gives the events of `sels` that are not
     /// free-running, in their order: each on a counter its list allows
-    /// ([`EventSelect::counters`]), the first such placement in counter order ([`place`]),
-    /// so events free to count anywhere take the free counters in order. Refused, naming the
+    /// ([`EventSelect::counters`]), as [`place`] places them: events free to count anywhere
+    /// take the free counters in order. Refused, naming the
     /// event, when there are too few counters or none is left that an event may count on.
     fn placement(&self, sels: &[EventSelect]) -> Result<Vec<&'static Counter>> {
         let box_ = self.pmu_box;
@@ -551,30 +551,89 @@ impl<B: Registers + ?Sized> Drop for Counting<'_, B> {
 }
 
 /// Which of the counters `numbers` each event takes (indices into `numbers`), one each, every
-/// event on a counter it may count on ([`EventSelect::may_count_on`]): the first placement
-/// in counter order, event by event, trying the next counter where a later event would be
-/// left without one. `None` when there is none. A box has at most a few dozen counters and
-/// most events may count anywhere, so the search is short.
+/// event on a counter it may count on ([`EventSelect::may_count_on`]); `None` when there is no
+/// such placement. Event by event, in order: the lowest free counter it may count on, so
+/// events free to count anywhere take the counters in order; where none is free, an earlier
+/// event moves to another of its counters to make room (an augmenting path, as in Kuhn's
+/// matching), which keeps the search polynomial however the lists overlap.
 pub fn place(numbers: &[u32], events: &[&EventSelect]) -> Option<Vec<usize>> {
-    fn from(i: usize, numbers: &[u32], events: &[&EventSelect], taken: &mut Vec<usize>) -> bool {
-        let Some(event) = events.get(i) else {
-            return true;
-        };
+    /// Gives event `e` a counter, moving others along a path of their own allowed counters;
+    /// `holder[c]` is the event on counter `c`.
+    fn augment(
+        e: usize,
+        numbers: &[u32],
+        events: &[&EventSelect],
+        holder: &mut [Option<usize>],
+        seen: &mut [bool],
+    ) -> bool {
         for (c, &n) in numbers.iter().enumerate() {
-            if taken.contains(&c) || !event.may_count_on(n) {
+            if seen[c] || !events[e].may_count_on(n) {
                 continue;
             }
-            taken.push(c);
-            if from(i + 1, numbers, events, taken) {
+            seen[c] = true;
+            let moved = match holder[c] {
+                None => true,
+                Some(other) => augment(other, numbers, events, holder, seen),
+            };
+            if moved {
+                holder[c] = Some(e);
                 return true;
             }
-            taken.pop();
         }
         false
     }
     if events.len() > numbers.len() {
         return None;
     }
-    let mut taken = Vec::with_capacity(events.len());
-    from(0, numbers, events, &mut taken).then_some(taken)
+    let mut holder: Vec<Option<usize>> = vec![None; numbers.len()];
+    for (e, event) in events.iter().enumerate() {
+        let free =
+            (0..numbers.len()).find(|&c| holder[c].is_none() && event.may_count_on(numbers[c]));
+        match free {
+            Some(c) => holder[c] = Some(e),
+            None => {
+                let mut seen = vec![false; numbers.len()];
+                if !augment(e, numbers, events, &mut holder, &mut seen) {
+                    return None;
+                }
+            }
+        }
+    }
+    let mut at = vec![0; events.len()];
+    for (c, e) in holder.iter().enumerate() {
+        if let Some(e) = e {
+            at[*e] = c;
+        }
+    }
+    Some(at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn on(mask: u32) -> EventSelect {
+        EventSelect {
+            counters: Some(mask),
+            ..EventSelect::event(1)
+        }
+    }
+
+    #[test]
+    fn place_keeps_order_makes_room_and_gives_up_quickly() {
+        let any = EventSelect::event(1);
+        let numbers: Vec<u32> = (0..4).collect();
+        assert_eq!(place(&numbers, &[&any, &any, &any]), Some(vec![0, 1, 2]));
+        // Counter 0 only, after an event that may go anywhere: that one moves up.
+        assert_eq!(place(&numbers, &[&any, &on(0b1)]), Some(vec![1, 0]));
+        assert_eq!(place(&numbers, &[&on(0b1), &on(0b1)]), None);
+        assert_eq!(place(&numbers, &[&on(0b1_0000)]), None);
+        // Sixteen events over the first fifteen of sixteen counters: no placement, found
+        // without trying every order (15! of them).
+        let numbers: Vec<u32> = (0..16).collect();
+        let fifteen = on(0x7fff);
+        let events: Vec<&EventSelect> = vec![&fifteen; 16];
+        assert_eq!(place(&numbers, &events), None);
+        assert!(place(&numbers, &events[..15]).is_some());
+    }
 }

@@ -32,8 +32,8 @@ fn every_unit_declares_its_structure() {
     // 7 + 8 + 9 + 10 + 10 + 9 + 9 + 10 + 1 units, Sapphire Rapids' and Emerald Rapids' 8 each,
     // Granite Rapids' 7, and AMD Zen 2 to 5: 3 + 3 + 4 + 4; the free-running units: the IIO's
     // of Skylake-SP and Cascade Lake, the IIO's and iMC's of Ice Lake-SP, and of Sapphire
-    // and Emerald Rapids.
-    assert_eq!(pmus().count(), 73 + 8 * 2 + 7 + 14 + 4 + 2 + 2);
+    // and Emerald Rapids, the IIO's of Granite Rapids.
+    assert_eq!(pmus().count(), 73 + 8 * 2 + 7 + 14 + 4 + 2 + 2 + 1);
 }
 
 #[test]
@@ -114,7 +114,7 @@ fn every_counter_of_every_box_resolves() {
     // (PMC 6, L3 6, DF 4 = 16), Zen 4 and 5 each (PMC 6, L3 6, DF 16, UMC 4*12 = 76).
     // Free-running counters: Skylake-SP's and Cascade Lake's IIO 17*6 each, Ice Lake-SP's IIO
     // 9*6 and memory-mapped iMC 5*4, Sapphire and Emerald Rapids' IIO 17*12 and memory-mapped
-    // iMC 3*4 each.
+    // iMC 3*4 each, Granite Rapids' IIO 17*16.
     assert_eq!(
         counters,
         98 + 83
@@ -133,6 +133,7 @@ fn every_counter_of_every_box_resolves() {
             + 5 * 4
             + 17 * 12 * 2
             + 3 * 4 * 2
+            + 17 * 16
     );
 }
 

@@ -9,6 +9,8 @@ pub mod b2cmi;
 #[rustfmt::skip]
 pub mod cha;
 #[rustfmt::skip]
+pub mod iio_free;
+#[rustfmt::skip]
 pub mod iio;
 #[rustfmt::skip]
 pub mod imc;
@@ -51,6 +53,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
     units: &[
         &b2cmi::UNIT,
         &cha::UNIT,
+        &iio_free::UNIT,
         &iio::UNIT,
         &imc::UNIT,
         &irp::UNIT,

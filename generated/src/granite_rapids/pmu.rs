@@ -7,6 +7,7 @@ use crate::structure::*;
 use crate::support::{FieldInfo, NoteInfo, Register};
 use super::b2cmi::{B2cmiBoxCtl, B2cmiCtl, B2cmiCtr};
 use super::cha::{ChaBoxCtl, ChaBoxFilter0, ChaCtl, ChaCtr};
+use super::iio_free::{IioFreeBwIn, IioFreeBwOut, IioFreeIoclk};
 use super::iio::{IioBoxCtl, IioCtl, IioCtr};
 use super::imc::{ImcBoxCtl, ImcCtl, ImcCtr, ImcFixedCtl, ImcFixedCtr};
 use super::irp::{IrpBoxCtl, IrpCtl, IrpCtr};
@@ -363,6 +364,250 @@ impl BoxControl for ChaBoxCtl {
     const FREEZE_ENABLE: Option<&'static FieldInfo> = None;
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(CHA_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(CHA_BOX_CTL_RST_CTRL);
+}
+/// PMU structure of the IIO free-running counters (17 counters per box; boxes IIO_FREE0, IIO_FREE1,
+/// IIO_FREE2, IIO_FREE3, IIO_FREE4, IIO_FREE5, IIO_FREE6, IIO_FREE7, IIO_FREE8, IIO_FREE9,
+/// IIO_FREE10, IIO_FREE11, IIO_FREE12, IIO_FREE13, IIO_FREE14, IIO_FREE15).
+///
+/// **Kernel PMU names and box count** (info): Linux counts Granite Rapids' IIO free-running
+/// counters with the Sapphire Rapids type, spr_uncore_iio_free_running (iio_free_running, seventeen
+/// counters, the Skylake-SP free-running format: event and umask, the skx-iio-free-running driver),
+/// given gnr_iio_freerunning's addresses; its box count is one more than the largest IIO box id of
+/// the part's discovery table (gnr_uncore_cpu_init: uncore_type_max_boxes), sixteen for the sixteen
+/// stacks iio.xml lists: uncore_iio_free_running_0 to _15.
+///
+/// **Bytes per bandwidth count, and the outbound events** (source-conflict): Linux first published
+/// bw_in_portN and bw_out_portN (umask 0x30-0x37) with scale 3.814697266e-6 MiB (4 bytes per count,
+/// spr_uncore_iio_freerunning_events). A 2025 fix (perf/x86/intel/uncore: Fix the scale of IIO free
+/// running counters on SPR) says the inbound counters count 32-byte units, as on Ice Lake-SP, and
+/// that the outbound counters have no fixed increment (it depends on the request size): SPR now
+/// uses snr_uncore_iio_freerunning_events (ioclk and bw_in_port0-7 at 3.0517578125e-5 MiB) and
+/// publishes no bw_out event, though the counters keep their umasks. The spec follows the fix, and
+/// keeps the old names for the outbound counters without a scale or unit.
+///
+/// **Numbering** (info): Counter 0 is the I/O clock, 1-8 the inbound bandwidth of ports 0-7, 9-16
+/// the outbound bandwidth of ports 0-7. No control, status or overflow bit is known for them.
+pub static IIO_FREE: PmuInfo = PmuInfo {
+    processor: "granite-rapids",
+    unit: "IIO_FREE",
+    scope: Scope::Socket,
+    discovery_type: None,
+    controls: &[],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::free_running(0, 48, IioFreeIoclk::INFO.at(0))
+            .counting("I/O clock cycles")
+            .with_perf_event(CounterPerfEvent {
+                name: "ioclk",
+                umask: 16,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(1, 48, IioFreeBwIn::INFO.at(0))
+            .counting("data in port 0 (32-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port0",
+                umask: 32,
+                scale: Some("3.0517578125e-5"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(2, 48, IioFreeBwIn::INFO.at(1))
+            .counting("data in port 1 (32-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port1",
+                umask: 33,
+                scale: Some("3.0517578125e-5"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(3, 48, IioFreeBwIn::INFO.at(2))
+            .counting("data in port 2 (32-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port2",
+                umask: 34,
+                scale: Some("3.0517578125e-5"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(4, 48, IioFreeBwIn::INFO.at(3))
+            .counting("data in port 3 (32-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port3",
+                umask: 35,
+                scale: Some("3.0517578125e-5"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(5, 48, IioFreeBwIn::INFO.at(4))
+            .counting("data in port 4 (32-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port4",
+                umask: 36,
+                scale: Some("3.0517578125e-5"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(6, 48, IioFreeBwIn::INFO.at(5))
+            .counting("data in port 5 (32-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port5",
+                umask: 37,
+                scale: Some("3.0517578125e-5"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(7, 48, IioFreeBwIn::INFO.at(6))
+            .counting("data in port 6 (32-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port6",
+                umask: 38,
+                scale: Some("3.0517578125e-5"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(8, 48, IioFreeBwIn::INFO.at(7))
+            .counting("data in port 7 (32-byte units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_in_port7",
+                umask: 39,
+                scale: Some("3.0517578125e-5"),
+                unit: Some("MiB"),
+            }),
+        CounterInfo::free_running(9, 48, IioFreeBwOut::INFO.at(0))
+            .counting("data out port 0 (request-size units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_out_port0",
+                umask: 48,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(10, 48, IioFreeBwOut::INFO.at(1))
+            .counting("data out port 1 (request-size units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_out_port1",
+                umask: 49,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(11, 48, IioFreeBwOut::INFO.at(2))
+            .counting("data out port 2 (request-size units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_out_port2",
+                umask: 50,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(12, 48, IioFreeBwOut::INFO.at(3))
+            .counting("data out port 3 (request-size units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_out_port3",
+                umask: 51,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(13, 48, IioFreeBwOut::INFO.at(4))
+            .counting("data out port 4 (request-size units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_out_port4",
+                umask: 52,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(14, 48, IioFreeBwOut::INFO.at(5))
+            .counting("data out port 5 (request-size units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_out_port5",
+                umask: 53,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(15, 48, IioFreeBwOut::INFO.at(6))
+            .counting("data out port 6 (request-size units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_out_port6",
+                umask: 54,
+                scale: None,
+                unit: None,
+            }),
+        CounterInfo::free_running(16, 48, IioFreeBwOut::INFO.at(7))
+            .counting("data out port 7 (request-size units)")
+            .with_perf_event(CounterPerfEvent {
+                name: "bw_out_port7",
+                umask: 55,
+                scale: None,
+                unit: None,
+            }),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        IIO_FREE_PERF.of_box("IIO_FREE0", "uncore_iio_free_running_0"),
+        IIO_FREE_PERF.of_box("IIO_FREE1", "uncore_iio_free_running_1"),
+        IIO_FREE_PERF.of_box("IIO_FREE2", "uncore_iio_free_running_2"),
+        IIO_FREE_PERF.of_box("IIO_FREE3", "uncore_iio_free_running_3"),
+        IIO_FREE_PERF.of_box("IIO_FREE4", "uncore_iio_free_running_4"),
+        IIO_FREE_PERF.of_box("IIO_FREE5", "uncore_iio_free_running_5"),
+        IIO_FREE_PERF.of_box("IIO_FREE6", "uncore_iio_free_running_6"),
+        IIO_FREE_PERF.of_box("IIO_FREE7", "uncore_iio_free_running_7"),
+        IIO_FREE_PERF.of_box("IIO_FREE8", "uncore_iio_free_running_8"),
+        IIO_FREE_PERF.of_box("IIO_FREE9", "uncore_iio_free_running_9"),
+        IIO_FREE_PERF.of_box("IIO_FREE10", "uncore_iio_free_running_10"),
+        IIO_FREE_PERF.of_box("IIO_FREE11", "uncore_iio_free_running_11"),
+        IIO_FREE_PERF.of_box("IIO_FREE12", "uncore_iio_free_running_12"),
+        IIO_FREE_PERF.of_box("IIO_FREE13", "uncore_iio_free_running_13"),
+        IIO_FREE_PERF.of_box("IIO_FREE14", "uncore_iio_free_running_14"),
+        IIO_FREE_PERF.of_box("IIO_FREE15", "uncore_iio_free_running_15"),
+    ],
+    box_count: None,
+    socket_bus: None,
+    discovery_ignored: None,
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names and box count",
+            text: "Linux counts Granite Rapids' IIO free-running counters with the \
+            Sapphire Rapids type, spr_uncore_iio_free_running (iio_free_running, \
+            seventeen counters, the Skylake-SP free-running format: event and umask, \
+            the skx-iio-free-running driver), given gnr_iio_freerunning's addresses; \
+            its box count is one more than the largest IIO box id of the part's \
+            discovery table (gnr_uncore_cpu_init: uncore_type_max_boxes), sixteen \
+            for the sixteen stacks iio.xml lists: uncore_iio_free_running_0 to _15.",
+        },
+        NoteInfo {
+            kind: "source-conflict",
+            title: "Bytes per bandwidth count, and the outbound events",
+            text: "Linux first published bw_in_portN and bw_out_portN (umask 0x30-0x37) \
+            with scale 3.814697266e-6 MiB (4 bytes per count, \
+            spr_uncore_iio_freerunning_events). A 2025 fix (perf/x86/intel/uncore: \
+            Fix the scale of IIO free running counters on SPR) says the inbound \
+            counters count 32-byte units, as on Ice Lake-SP, and that the outbound \
+            counters have no fixed increment (it depends on the request size): SPR \
+            now uses snr_uncore_iio_freerunning_events (ioclk and bw_in_port0-7 at \
+            3.0517578125e-5 MiB) and publishes no bw_out event, though the counters \
+            keep their umasks. The spec follows the fix, and keeps the old names for \
+            the outbound counters without a scale or unit.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Numbering",
+            text: "Counter 0 is the I/O clock, 1-8 the inbound bandwidth of ports 0-7, \
+            9-16 the outbound bandwidth of ports 0-7. No control, status or overflow \
+            bit is known for them.",
+        },
+    ],
+};
+/// What the perf PMUs of the IIO free-running counters share; each box's entry adds its box and PMU
+/// name.
+const IIO_FREE_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16],
+    source: "linux-snbep",
+    driver: &PERF_SKX_IIO_FREE_RUNNING,
+};
+impl CounterValue for IioFreeIoclk {
+    const COUNT: &'static FieldInfo = IIO_FREE_IOCLK_EVENT_COUNT;
+}
+impl CounterValue for IioFreeBwIn {
+    const COUNT: &'static FieldInfo = IIO_FREE_BW_IN_EVENT_COUNT;
+}
+impl CounterValue for IioFreeBwOut {
+    const COUNT: &'static FieldInfo = IIO_FREE_BW_OUT_EVENT_COUNT;
 }
 /// PMU structure of the IIO (integrated I/O stack) performance monitoring (4 counters per box;
 /// boxes IIO0, IIO1, IIO2, IIO3, IIO4, IIO5, IIO6, IIO7, IIO8, IIO9, IIO10, IIO11, IIO12, IIO13,
@@ -1018,6 +1263,15 @@ const CHA_CTL_UMASK: &FieldInfo = ChaCtl::INFO.field_named("umask");
 const CHA_CTL_EV_SEL: &FieldInfo = ChaCtl::INFO.field_named("ev_sel");
 /// `C_MSR_PMON_CTR.event_count` (bits 47:0).
 const CHA_CTR_EVENT_COUNT: &FieldInfo = ChaCtr::INFO.field_named("event_count");
+/// `IIO_FREE_MSR_IOCLK.event_count` (bits 47:0).
+const IIO_FREE_IOCLK_EVENT_COUNT: &FieldInfo = IioFreeIoclk::INFO
+    .field_named("event_count");
+/// `IIO_FREE_MSR_BW_IN.event_count` (bits 47:0).
+const IIO_FREE_BW_IN_EVENT_COUNT: &FieldInfo = IioFreeBwIn::INFO
+    .field_named("event_count");
+/// `IIO_FREE_MSR_BW_OUT.event_count` (bits 47:0).
+const IIO_FREE_BW_OUT_EVENT_COUNT: &FieldInfo = IioFreeBwOut::INFO
+    .field_named("event_count");
 /// `IIO_MSR_PMON_BOX_CTL.rst_ctrs` (bit 9).
 const IIO_BOX_CTL_RST_CTRS: &FieldInfo = IioBoxCtl::INFO.field_named("rst_ctrs");
 /// `IIO_MSR_PMON_BOX_CTL.rst_ctrl` (bit 8).
@@ -1208,6 +1462,33 @@ pub static PERF_SPR_CHA: PerfDriverInfo = PerfDriverInfo {
             name: "filter_tid",
             config: "config1:0-9",
             target: FormatTarget::Register("C{i}_MSR_PMON_BOX_FILTER0"),
+        },
+    ],
+};
+/// The `skx-iio-free-running` perf driver's format (`skx_uncore_iio_freerunning_formats_attr`,
+/// Linux kernel, arch/x86/events/intel/uncore_snbep.c).
+pub static PERF_SKX_IIO_FREE_RUNNING: PerfDriverInfo = PerfDriverInfo {
+    id: "skx-iio-free-running",
+    module: "intel_uncore",
+    group: "skx_uncore_iio_freerunning_formats_attr",
+    source: "linux-snbep",
+    source_title: "Linux kernel, arch/x86/events/intel/uncore_snbep.c",
+    formats: &[
+        PerfFormatInfo {
+            name: "event",
+            config: "config:0-7",
+            target: FormatTarget::Unmapped(
+                "Always 0xff: the kernel's fixed event, meaning a free-running counter.",
+            ),
+        },
+        PerfFormatInfo {
+            name: "umask",
+            config: "config:8-15",
+            target: FormatTarget::Unmapped(
+                "Selects the counter: the high nibble its type \
+            (uncore_freerunning_type), the low nibble its index in the type \
+            (uncore_freerunning_idx).",
+            ),
         },
     ],
 };

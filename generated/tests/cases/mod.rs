@@ -3601,6 +3601,25 @@ layout! {
 }
 
 #[cfg(feature = "granite-rapids")]
+mod granite_rapids_iio_free {
+use super::*;
+use pmu_regs::granite_rapids::iio_free::*;
+
+layout! {
+    iio_free_ioclk: IioFreeIoclk;
+    ro(event_count, val u64, 0, 48);
+}
+layout! {
+    iio_free_bw_in: IioFreeBwIn;
+    ro(event_count, val u64, 0, 48);
+}
+layout! {
+    iio_free_bw_out: IioFreeBwOut;
+    ro(event_count, val u64, 0, 48);
+}
+}
+
+#[cfg(feature = "granite-rapids")]
 mod granite_rapids_iio {
 use super::*;
 use pmu_regs::granite_rapids::iio::*;

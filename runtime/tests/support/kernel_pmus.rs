@@ -522,6 +522,9 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             v.extend(idx("uncore_b2cmi", 12, SPR_RAW));
             v.extend(idx("uncore_upi", 6, SPR_RAW));
             v.extend(idx("uncore_imc", 12, SPR_RAW));
+            // spr_uncore_iio_free_running with gnr_iio_freerunning: as many boxes as IIO box
+            // ids.
+            v.extend(idx("uncore_iio_free_running", 16, SKX_FREE));
         }
         "amd-zen2" | "amd-zen3" => {
             one(&mut v, "cpu", AMD_CPU);

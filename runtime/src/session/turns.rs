@@ -9,7 +9,7 @@
 //! one of those within its turn: the turn's events are placed on the counters as
 //! [`crate::counters::place`] places them. Where a window's events have no such placement,
 //! or fewer events than counters cannot all have one at once (three events kept to two
-//! counters), the events take turns in groups that can ([`groups`]) instead of windows.
+//! counters), the events take turns in groups that can (`groups`) instead of windows.
 //!
 //! Every control value of every turn is made (and so checked) when the session opens, before
 //! the first write; a rotation writes only those values, onto counters the session already

@@ -12,7 +12,9 @@
 
 use std::process::Command;
 
-use pmu_runtime::boxes::Boxes;
+#[path = "support/families.rs"]
+#[allow(dead_code)]
+mod families;
 
 fn pmu(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_pmu"))
@@ -59,37 +61,12 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() <= 1e-9 * b.abs().max(1.0)
 }
 
-fn boxes_of(processor: &str, unit: &str) -> f64 {
-    let p = pmu_regs::PROCESSORS
-        .iter()
-        .find(|p| p.id == processor)
-        .unwrap();
-    Boxes::of(p)
-        .boxes
-        .iter()
-        .filter(|b| b.unit.name == unit)
-        .count() as f64
-}
-
 const FAMILIES: [&str; 4] = [
     "xeon-e5-2600-v3",
     "xeon-e5-2600-v4",
     "skylake-sp",
     "cascade-lake",
 ];
-
-/// The memory controller unit `metric` of `processor` counts on (Intel's iMC, AMD's UMC),
-/// and how many CAS events of it the metric adds up: one, or one per sub-channel (Granite
-/// Rapids' SCH0 and SCH1).
-fn cas_events(processor: &str, metric: &str) -> (&'static str, u64) {
-    let m = pmu_regs::metrics::for_processor(processor)
-        .iter()
-        .find(|m| m.name == metric)
-        .unwrap_or_else(|| panic!("{processor} has no {metric}"));
-    let unit = m.events[0].unit;
-    assert!(m.events.iter().all(|e| e.unit == unit), "{m:?}");
-    (unit, m.events.len() as u64)
-}
 
 #[test]
 fn memory_bandwidth_is_the_cas_counts_of_every_channel_times_64_bytes() {
@@ -105,14 +82,14 @@ fn memory_bandwidth_is_the_cas_counts_of_every_channel_times_64_bytes() {
     ]) {
         for metric in ["memory_bandwidth_read", "memory_bandwidth_write"] {
             // Alone, the metric's events are the plan's first: event i counts demo(i, n).
-            let (unit, events) = cas_events(p, metric);
-            let channels = boxes_of(p, unit);
+            let (unit, events) = families::cas_events(p, metric);
+            let channels = families::boxes(p, unit);
             assert!(channels >= 4.0, "{p}");
             let rows = watch(p, &[metric], &[]);
             assert_eq!(rows.len(), 3, "{p}: {rows:?}");
             for (n, (_, socket, name, value)) in rows.iter().enumerate() {
                 let n = n as u64 + 1;
-                let cas: f64 = (0..events).map(|i| demo(i, n)).sum();
+                let cas: f64 = (0..events as u64).map(|i| demo(i, n)).sum();
                 let expected = channels * cas * 64.0 / 1e6 / 0.01;
                 assert_eq!((*socket, name.as_str()), (0, metric));
                 assert!(

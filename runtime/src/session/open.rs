@@ -208,11 +208,11 @@ impl<'m> Session<'m> {
         }
         for c in &claimed {
             // Events beyond the part's counters take turns on all of them.
-            let mut general = c.counting.general_counters();
-            if let Some(k) = self.counters_on_part(c.planned.pmu_box) {
-                general.truncate(k.max(1));
-            }
-            let numbers: Vec<u32> = general.iter().map(|g| g.number()).collect();
+            let limit = self.counters_on_part(c.planned.pmu_box);
+            let numbers: Vec<u32> = super::turns::turn_counters(&c.counting, limit)
+                .iter()
+                .map(|g| g.number())
+                .collect();
             let events = &c.planned.events;
             if super::turns::needs_turns(events, &numbers) {
                 c.counting

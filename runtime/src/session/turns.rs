@@ -17,6 +17,7 @@
 
 use std::time::Duration;
 
+use crate::boxes::Counter;
 use crate::counters::Counting;
 use crate::error::{Result, UsageError};
 use crate::machine::Machine;
@@ -65,6 +66,17 @@ pub fn turn_count(n: usize, k: usize) -> usize {
     n / a
 }
 
+/// The counters a box's events take turns on: its general counters, the first `limit` of
+/// them where the part has fewer than its spec lists (CPUID's count).
+pub fn turn_counters(
+    counting: &Counting<'_, Machine>,
+    limit: Option<usize>,
+) -> Vec<&'static Counter> {
+    let mut general = counting.general_counters();
+    general.truncate(limit.unwrap_or(usize::MAX).max(1));
+    general
+}
+
 /// Whether `sels` take turns on `counters`: more events than counters, or events that cannot
 /// all have a counter their lists allow at once (three events kept to two counters).
 pub fn needs_turns(sels: &[EventSelect], counters: &[u32]) -> bool {
@@ -72,18 +84,29 @@ pub fn needs_turns(sels: &[EventSelect], counters: &[u32]) -> bool {
     sels.len() > counters.len() || crate::counters::place(counters, &all).is_none()
 }
 
-/// Turn `turn`'s events placed on `counters`, each on one its list allows: (slot, event) in
-/// slot order. Without restrictions event `turn * k + slot` takes slot `slot`, as
-/// [`turn_events`] says; `None` when the turn's events have no placement.
-fn placed_turn(turn: usize, sels: &[EventSelect], counters: &[u32]) -> Option<Vec<(usize, usize)>> {
-    let events: Vec<usize> = turn_events(turn, sels.len(), counters.len())
-        .map(|(_, e)| e)
-        .collect();
+/// `events` (indices into `sels`) placed on `counters`, each on one its list allows:
+/// (slot, event) in slot order; `None` when they have no placement.
+fn placed(
+    events: Vec<usize>,
+    sels: &[EventSelect],
+    counters: &[u32],
+) -> Option<Vec<(usize, usize)>> {
     let chosen: Vec<&EventSelect> = events.iter().map(|&e| &sels[e]).collect();
     let slots = crate::counters::place(counters, &chosen)?;
     let mut placed: Vec<(usize, usize)> = slots.into_iter().zip(events).collect();
     placed.sort_unstable();
     Some(placed)
+}
+
+/// The windows of [`turn_events`], each placed: without restrictions event `turn * k + slot`
+/// takes slot `slot`; `None` when some window's events have no placement.
+fn windows(sels: &[EventSelect], counters: &[u32]) -> Option<Vec<Vec<(usize, usize)>>> {
+    (0..turn_count(sels.len(), counters.len()))
+        .map(|t| {
+            let events = turn_events(t, sels.len(), counters.len()).map(|(_, e)| e);
+            placed(events.collect(), sels, counters)
+        })
+        .collect()
 }
 
 /// Turns for events whose lists keep them off the windows of [`turn_events`]: each event, in
@@ -120,13 +143,7 @@ fn groups(
     }
     Ok(turns
         .into_iter()
-        .map(|events| {
-            let chosen: Vec<&EventSelect> = events.iter().map(|&e| &sels[e]).collect();
-            let slots = crate::counters::place(counters, &chosen).expect("placed when grouped");
-            let mut placed: Vec<(usize, usize)> = slots.into_iter().zip(events).collect();
-            placed.sort_unstable();
-            placed
-        })
+        .map(|events| placed(events, sels, counters).expect("placed when grouped"))
         .collect())
 }
 
@@ -139,8 +156,7 @@ impl Turns {
         sels: &[EventSelect],
         limit: Option<usize>,
     ) -> Result<Option<Self>> {
-        let mut general = counting.general_counters();
-        general.truncate(limit.unwrap_or(usize::MAX).max(1));
+        let general = turn_counters(counting, limit);
         let k = general.len();
         // A box counting a free-running counter takes no turns ([`PmuBox::assign`] refused
         // more general events than counters beside one).
@@ -153,12 +169,12 @@ impl Turns {
             .iter()
             .map(|s| general.iter().map(|c| c.control_value(s, false)).collect())
             .collect::<Result<Vec<Vec<u64>>>>()?;
-        let windows = (0..turn_count(sels.len(), k))
-            .map(|t| placed_turn(t, sels, &counters))
-            .collect::<Option<Vec<_>>>();
+        // Windows where there are more events than counters and each window can be placed;
+        // groups otherwise.
+        let windows = (sels.len() > k).then(|| windows(sels, &counters)).flatten();
         let turns = match windows {
-            Some(turns) if sels.len() > k => turns,
-            _ => groups(sels, &counters, box_.instance)?,
+            Some(turns) => turns,
+            None => groups(sels, &counters, box_.instance)?,
         };
         Ok(Some(Turns {
             counters,

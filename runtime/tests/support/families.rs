@@ -148,10 +148,13 @@ pub fn boxes(processor: &str, unit: &str) -> f64 {
 /// how many CAS events it adds up: one per channel, or one per sub-channel (Granite Rapids'
 /// SCH0 and SCH1), each at `RATE`.
 pub fn cas_events(processor: &str, metric: &str) -> (&'static str, usize) {
-    pmu_regs::metrics::for_processor(processor)
+    let m = pmu_regs::metrics::for_processor(processor)
         .iter()
         .find(|m| m.name == metric)
-        .map_or(("", 0), |m| (m.events[0].unit, m.events.len()))
+        .unwrap_or_else(|| panic!("{processor} has no {metric}"));
+    let unit = m.events[0].unit;
+    assert!(m.events.iter().all(|e| e.unit == unit), "{m:?}");
+    (unit, m.events.len())
 }
 
 /// What `metric` of `processor` must be per socket, and how far off it may be, relative.

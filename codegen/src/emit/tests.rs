@@ -1,6 +1,6 @@
 //! Property tests for the generated crate (`generated/tests/layouts.rs`): a fixed prelude of
 //! test macros, then one `layout!` per register with one line per field, so every accessor is
-//! driven through the public API.
+//! driven through the public API, and one `layouts!` per unit, its property test.
 
 use super::rust::{enum_ident, field_ident};
 use crate::model::*;
@@ -107,6 +107,7 @@ pub fn layouts_test(spec: &Spec) -> String {
                 "{cfg}mod {}_{} {{\nuse super::*;\nuse pmu_regs::{}::{}::*;\n\n",
                 p.module, u.module, p.module, u.module
             ));
+            let mut names = Vec::with_capacity(u.registers.len());
             for r in &u.registers {
                 let mut test = snake_case(&r.type_name);
                 if is_keyword(&test) {
@@ -117,8 +118,14 @@ pub fn layouts_test(spec: &Spec) -> String {
                     field_lines(r, f, &mut out);
                 }
                 out.push_str("}\n");
+                names.push(test);
             }
-            out.push_str("}\n\n");
+            // The unit's one property test, over every layout above.
+            out.push_str("layouts! {\n");
+            for name in &names {
+                out.push_str(&format!("    {name},\n"));
+            }
+            out.push_str("}\n}\n\n");
         }
     }
     out

@@ -3,7 +3,7 @@
 //! Properties of every generated register layout, driven through the public accessors:
 //! set-then-get returns the value; setting one field changes no other bit; no setter sets a
 //! reserved bit; a checked setter refuses a value too wide. One `layout!` per register,
-//! one line per field, written by codegen.
+//! one line per field, and one `layouts!` per unit naming them, written by codegen.
 #![allow(clippy::bool_assert_comparison, clippy::identity_op, clippy::unnecessary_cast, unused_comparisons, unused_variables, unused_mut, dead_code)]
 
 use pmu_regs::Register;
@@ -27,13 +27,23 @@ macro_rules! check {
         let mask: u64 = if $width >= 64 { u64::MAX } else { ((1u64 << $width) - 1) << $lsb };
         let x = check!(@value $k $t, $v);
         let w = $base.$with(x);
-        prop_assert_eq!((w.to_raw() & mask) >> $lsb, raw_of!($k $t, x));
-        prop_assert_eq!(w.to_raw() & !mask, $base.to_raw() & !mask);
-        prop_assert_eq!(w.to_raw() & $reserved, 0);
+        same((w.to_raw() & mask) >> $lsb, raw_of!($k $t, x), concat!(stringify!($with), " writes the value in its bits"))?;
+        same(w.to_raw() & !mask, $base.to_raw() & !mask, concat!(stringify!($with), " leaves the other bits"))?;
+        same(w.to_raw() & $reserved, 0, concat!(stringify!($with), " sets no reserved bit"))?;
         w
     }};
     (@value named $t:ident, $v:expr) => { $t::from_bits($v as u8) };
     (@value $k:ident $t:ident, $v:expr) => { conv!($t, $v) };
+}
+
+/// `Ok` when `got == want`; otherwise a failure naming the check and both values. A function,
+/// not `prop_assert_eq!`, whose expansion at every check was most of this file's build time.
+fn same<T: PartialEq + core::fmt::Debug>(got: T, want: T, what: &str) -> Result<(), TestCaseError> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(TestCaseError::fail(format!("{what}: got {got:?}, want {want:?}")))
+    }
 }
 
 /// `value` placed in a split field's ranges `(msb, lsb)`, most significant first, one bit at a
@@ -49,36 +59,54 @@ fn scatter(ranges: &[(u32, u32)], value: u64) -> u64 {
     raw
 }
 
-macro_rules! layout {
-    ($name:ident: $ty:ty; $($kind:ident($($args:tt)*);)*) => {
+/// One property test per unit: each case draws a raw value and one value per field (a
+/// register has at most 64 fields; the Skylake-SP global status has 45) and checks every
+/// layout of the unit with them, a failure naming its register. One `proptest!` per unit,
+/// not per register: expanding it for each of several hundred registers was most of this
+/// crate's test build.
+macro_rules! layouts {
+    ($($name:ident),* $(,)?) => {
         proptest! {
             #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
-            // One value per field: a register has at most 64 (the Skylake-SP global status has 45).
             #[test]
-            fn $name(raw in any::<u64>(), vals in proptest::collection::vec(any::<u64>(), 64)) {
-                let base = <$ty>::from_raw(raw);
-                let reserved = <$ty>::RESERVED_MASK as u64;
-                // from_raw never keeps a reserved bit, and the metadata agrees with the type.
-                prop_assert_eq!(base.to_raw() & reserved, 0);
-                #[cfg(feature = "metadata")]
-                prop_assert_eq!(reserved, <$ty as Register>::INFO.reserved_mask);
-                prop_assert_eq!(<$ty>::RESERVED_MASK & <$ty>::WRITABLE_MASK, 0);
-                // try_from_bits takes the register's own integer: compare within its width.
-                let width_mask = u64::MAX >> (64 - 8 * core::mem::size_of_val(&base.bits()));
-                prop_assert_eq!(<$ty>::try_from_bits(raw as _).is_ok(), raw & width_mask & reserved == 0);
-                let mut n = 0usize;
-                $(
-                    layout!(@field base, vals, n, reserved, $kind($($args)*));
-                    n += 1;
-                )*
-                let _ = n;
+            fn layouts(raw in any::<u64>(), vals in proptest::collection::vec(any::<u64>(), 64)) {
+                type Case = fn(u64, &[u64]) -> Result<(), TestCaseError>;
+                let cases: &[(&str, Case)] = &[$((stringify!($name), $name)),*];
+                for (name, case) in cases {
+                    case(raw, &vals).map_err(|e| TestCaseError::fail(format!("{name}: {e}")))?;
+                }
             }
+        }
+    };
+}
+
+/// The checks of one register layout, as a function of the drawn raw value and field values.
+macro_rules! layout {
+    ($name:ident: $ty:ty; $($kind:ident($($args:tt)*);)*) => {
+        fn $name(raw: u64, vals: &[u64]) -> Result<(), TestCaseError> {
+            let base = <$ty>::from_raw(raw);
+            let reserved = <$ty>::RESERVED_MASK as u64;
+            // from_raw never keeps a reserved bit, and the metadata agrees with the type.
+            same(base.to_raw() & reserved, 0, "from_raw keeps no reserved bit")?;
+            #[cfg(feature = "metadata")]
+            same(reserved, <$ty as Register>::INFO.reserved_mask, "RESERVED_MASK is the metadata's")?;
+            same(<$ty>::RESERVED_MASK & <$ty>::WRITABLE_MASK, 0, "no bit is both reserved and writable")?;
+            // try_from_bits takes the register's own integer: compare within its width.
+            let width_mask = u64::MAX >> (64 - 8 * core::mem::size_of_val(&base.bits()));
+            same(<$ty>::try_from_bits(raw as _).is_ok(), raw & width_mask & reserved == 0, "try_from_bits refuses reserved bits only")?;
+            let mut n = 0usize;
+            $(
+                layout!(@field base, vals, n, reserved, $kind($($args)*));
+                n += 1;
+            )*
+            let _ = n;
+            Ok(())
         }
     };
     (@field $base:ident, $vals:ident, $n:ident, $reserved:ident, rw($get:ident, $with:ident, $k:ident $t:ident, $lsb:literal, $width:literal)) => {{
         let v = $vals[$n] & (u64::MAX >> (64 - $width));
         let w = check!($base, v, $reserved, set($with, $k $t, $lsb, $width));
-        prop_assert_eq!(w.$get(), check!(@value $k $t, v));
+        same(w.$get(), check!(@value $k $t, v), concat!(stringify!($get), " reads what ", stringify!($with), " wrote"))?;
     }};
     (@field $base:ident, $vals:ident, $n:ident, $reserved:ident, wo($with:ident, $k:ident $t:ident, $lsb:literal, $width:literal)) => {{
         let v = $vals[$n] & (u64::MAX >> (64 - $width));
@@ -86,7 +114,7 @@ macro_rules! layout {
     }};
     (@field $base:ident, $vals:ident, $n:ident, $reserved:ident, ro($get:ident, $k:ident $t:ident, $lsb:literal, $width:literal)) => {{
         let v = ($base.to_raw() >> $lsb) & (u64::MAX >> (64 - $width));
-        prop_assert_eq!($base.$get(), check!(@value $k $t, v));
+        same($base.$get(), check!(@value $k $t, v), concat!(stringify!($get), " reads its bits"))?;
     }};
     (@field $base:ident, $vals:ident, $n:ident, $reserved:ident, split($get:tt, $with:tt, $k:ident $t:ident, [$(($m:literal, $l:literal)),*], $width:literal)) => {{
         let ranges: &[(u32, u32)] = &[$(($m, $l)),*];
@@ -100,28 +128,28 @@ macro_rules! layout {
         // Written through the setter: the value lands in its ranges, every other bit stays.
         let x = check!(@value $k $t, $v);
         let w = $base.$with(x);
-        prop_assert_eq!(w.to_raw() & $mask, scatter($ranges, raw_of!($k $t, x)));
-        prop_assert_eq!(w.to_raw() & !$mask, $base.to_raw() & !$mask);
-        prop_assert_eq!(w.to_raw() & $reserved, 0);
+        same(w.to_raw() & $mask, scatter($ranges, raw_of!($k $t, x)), concat!(stringify!($with), " writes the value in its ranges"))?;
+        same(w.to_raw() & !$mask, $base.to_raw() & !$mask, concat!(stringify!($with), " leaves the other bits"))?;
+        same(w.to_raw() & $reserved, 0, concat!(stringify!($with), " sets no reserved bit"))?;
         layout!(@split_read w, $get, x);
     }};
     (@split_read $w:ident, -, $x:ident) => {};
     (@split_read $w:ident, $get:ident, $x:ident) => {
-        prop_assert_eq!($w.$get(), $x);
+        same($w.$get(), $x, concat!(stringify!($get), " reads the value written"))?;
     };
     (@split_get $base:ident, -, $k:ident $t:ident, $ranges:ident, $width:literal) => {};
     (@split_get $base:ident, $get:ident, $k:ident $t:ident, $ranges:ident, $width:literal) => {{
         // Read from a raw value: the getter gathers exactly the bits `scatter` places.
         let got = raw_of!($k $t, $base.$get());
-        prop_assert_eq!(scatter($ranges, got), $base.to_raw() & scatter($ranges, u64::MAX));
+        same(scatter($ranges, got), $base.to_raw() & scatter($ranges, u64::MAX), concat!(stringify!($get), " gathers its ranges"))?;
     }};
     (@field $base:ident, $vals:ident, $n:ident, $reserved:ident, checked($try_with:ident, $t:ident, $width:literal)) => {{
         let max = u64::MAX >> (64 - $width);
         let wide = (max + 1 + $vals[$n] % ((<$t>::MAX as u64) - max)) as $t;
         let err = $base.$try_with(wide).unwrap_err();
-        prop_assert_eq!((err.value, err.width), (wide as u64, $width));
+        same((err.value, err.width), (wide as u64, $width), concat!(stringify!($try_with), " names the value and width refused"))?;
         let ok = ($vals[$n] & max) as $t;
-        prop_assert!($base.$try_with(ok).is_ok());
+        same($base.$try_with(ok).is_ok(), true, concat!(stringify!($try_with), " takes a value that fits"))?;
     }};
     (@field $base:ident, $vals:ident, $n:ident, $reserved:ident, rep($get:tt, $with:tt, $t:ident, $lsb:literal, $ew:literal, $max:literal)) => {{
         for k in 0..$max {
@@ -135,18 +163,18 @@ macro_rules! layout {
     (@rep_set $base:ident, $reserved:ident, -, $get:tt, $t:ident, $k:ident, $shift:ident, $emask:ident, $v:ident) => {};
     (@rep_set $base:ident, $reserved:ident, $with:ident, $get:tt, $t:ident, $k:ident, $shift:ident, $emask:ident, $v:ident) => {{
         let w = $base.$with($k, conv!($t, $v));
-        prop_assert_eq!((w.to_raw() >> $shift) & $emask, $v);
-        prop_assert_eq!(w.to_raw() & !($emask << $shift), $base.to_raw() & !($emask << $shift));
-        prop_assert_eq!(w.to_raw() & $reserved, 0);
+        same((w.to_raw() >> $shift) & $emask, $v, concat!(stringify!($with), " writes the element in its bits"))?;
+        same(w.to_raw() & !($emask << $shift), $base.to_raw() & !($emask << $shift), concat!(stringify!($with), " leaves the other bits"))?;
+        same(w.to_raw() & $reserved, 0, concat!(stringify!($with), " sets no reserved bit"))?;
         layout!(@rep_read w, $get, $t, $k, $v);
     }};
     (@rep_read $w:ident, -, $t:ident, $k:ident, $v:ident) => {};
     (@rep_read $w:ident, $get:ident, $t:ident, $k:ident, $v:ident) => {
-        prop_assert_eq!($w.$get($k), conv!($t, $v));
+        same($w.$get($k), conv!($t, $v), concat!(stringify!($get), " reads the element written"))?;
     };
     (@rep_get $base:ident, -, $t:ident, $k:ident, $shift:ident, $emask:ident) => {};
     (@rep_get $base:ident, $get:ident, $t:ident, $k:ident, $shift:ident, $emask:ident) => {
-        prop_assert_eq!($base.$get($k), conv!($t, ($base.to_raw() >> $shift) & $emask));
+        same($base.$get($k), conv!($t, ($base.to_raw() >> $shift) & $emask), concat!(stringify!($get), " reads its element"))?;
     };
 }
 
@@ -208,6 +236,15 @@ layout! {
     rw(addr, with_addr, val u64, 0, 44);
     checked(try_with_addr, u64, 44);
 }
+layouts! {
+    b_global_ctl,
+    b_global_status,
+    b_global_ovf_ctl,
+    b_evt_sel,
+    b_cnt,
+    b_match,
+    b_mask,
+}
 }
 
 #[cfg(feature = "xeon-7500")]
@@ -244,6 +281,13 @@ layout! {
     c_ctr: CCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    c_global_ctl,
+    c_global_status,
+    c_global_ovf_ctl,
+    c_evt_sel,
+    c_ctr,
 }
 }
 
@@ -346,6 +390,24 @@ layout! {
     rw(fvid, with_fvid, val u8, 0, 5);
     checked(try_with_fvid, u8, 5);
 }
+layouts! {
+    m_global_ctl,
+    m_global_status,
+    m_global_ovf_ctl,
+    m_pmu_timestamp,
+    m_cnt_ctl,
+    m_cnt,
+    m_pmu_mm_cfg,
+    m_pmu_addr_match,
+    m_pmu_addr_mask,
+    m_pmu_dsp,
+    m_pmu_iss,
+    m_pmu_map,
+    m_pmu_msc_thr,
+    m_pmu_pgt,
+    m_pmu_pld,
+    m_pmu_zdp_ctl_fvc,
+}
 }
 
 #[cfg(feature = "xeon-7500")]
@@ -426,6 +488,25 @@ layout! {
     r_xbr_set2_mask: RXbrSet2Mask;
     rw(mask, with_mask, val u64, 0, 64);
 }
+layouts! {
+    r_global_ctl_lo,
+    r_global_status_lo,
+    r_global_ovf_ctl_lo,
+    r_global_ctl_hi,
+    r_global_status_hi,
+    r_global_ovf_ctl_hi,
+    r_ctl,
+    r_ctr,
+    r_iperf_cfg0,
+    r_iperf_cfg1,
+    r_qlx_cfg,
+    r_xbr_set1_mm_cfg,
+    r_xbr_set1_match,
+    r_xbr_set1_mask,
+    r_xbr_set2_mm_cfg,
+    r_xbr_set2_match,
+    r_xbr_set2_mask,
+}
 }
 
 #[cfg(feature = "xeon-7500")]
@@ -483,6 +564,17 @@ layout! {
     s_mask: SMask;
     rw(mask, with_mask, val u64, 0, 64);
 }
+layouts! {
+    s_global_ctl,
+    s_global_status,
+    s_global_ovf_ctl,
+    s_summary,
+    s_evt_sel,
+    s_ctr,
+    s_mm_cfg,
+    s_match,
+    s_mask,
+}
 }
 
 #[cfg(feature = "xeon-7500")]
@@ -527,6 +619,14 @@ layout! {
     u_ctr: UCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    u_global_ctl,
+    u_global_status,
+    u_global_ovf_ctl,
+    u_global_summary,
+    u_evt_sel,
+    u_ctr,
 }
 }
 
@@ -578,6 +678,15 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    w_global_ctl,
+    w_global_status,
+    w_global_ovf_ctl,
+    w_evt_sel,
+    w_ctr,
+    w_fixed_ctr_ctl,
+    w_fixed_ctr,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600")]
@@ -617,6 +726,12 @@ layout! {
     rw(nid, with_nid, val u8, 10, 8);
     rw(tid, with_tid, val u8, 0, 5);
     checked(try_with_tid, u8, 5);
+}
+layouts! {
+    cbo_box_ctl,
+    cbo_ctl,
+    cbo_ctr,
+    cbo_box_filter,
 }
 }
 
@@ -661,6 +776,14 @@ layout! {
     rw(opc, with_opc, val u8, 0, 6);
     checked(try_with_opc, u8, 6);
 }
+layouts! {
+    ha_box_ctl,
+    ha_ctl,
+    ha_ctr,
+    ha_addr_match0,
+    ha_addr_match1,
+    ha_opcode_match,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600")]
@@ -698,6 +821,13 @@ layout! {
     imc_fixed_ctr: ImcFixedCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    imc_box_ctl,
+    imc_ctl,
+    imc_ctr,
+    imc_fixed_ctl,
+    imc_fixed_ctr,
 }
 }
 
@@ -747,6 +877,14 @@ layout! {
 layout! {
     pcu_core_c3_ctr: PcuCoreC3Ctr;
     ro(event_count, val u64, 0, 64);
+}
+layouts! {
+    pcu_box_ctl,
+    pcu_ctl,
+    pcu_ctr,
+    pcu_box_filter,
+    pcu_core_c6_ctr,
+    pcu_core_c3_ctr,
 }
 }
 
@@ -816,6 +954,15 @@ layout! {
     rw(rnid_3_0, with_rnid_3_0, val u8, 0, 4);
     checked(try_with_rnid_3_0, u8, 4);
 }
+layouts! {
+    qpi_box_ctl,
+    qpi_ctl,
+    qpi_ctr,
+    qpi_pkt_match0,
+    qpi_pkt_match1,
+    qpi_pkt_mask0,
+    qpi_pkt_mask1,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600")]
@@ -845,6 +992,11 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 44);
     checked(try_with_event_count, u64, 44);
 }
+layouts! {
+    r2pcie_box_ctl,
+    r2pcie_ctl,
+    r2pcie_ctr,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600")]
@@ -873,6 +1025,11 @@ layout! {
     r3qpi_ctr: R3qpiCtr;
     rw(event_count, with_event_count, val u64, 0, 44);
     checked(try_with_event_count, u64, 44);
+}
+layouts! {
+    r3qpi_box_ctl,
+    r3qpi_ctl,
+    r3qpi_ctr,
 }
 }
 
@@ -921,6 +1078,14 @@ layout! {
     ro(node_id1, val u8, 3, 3);
     ro(node_id0, val u8, 0, 3);
 }
+layouts! {
+    u_ctl,
+    u_ctr,
+    u_uclk_fixed_ctl,
+    u_uclk_fixed_ctr,
+    u_cpu_node_id,
+    u_gid_nid_map,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600-v2")]
@@ -968,6 +1133,13 @@ layout! {
     rw(opc, with_opc, val u16, 20, 9);
     checked(try_with_opc, u16, 9);
     rw(nid, with_nid, val u16, 0, 16);
+}
+layouts! {
+    cbo_box_ctl,
+    cbo_ctl,
+    cbo_ctr,
+    cbo_box_filter0,
+    cbo_box_filter1,
 }
 }
 
@@ -1020,6 +1192,15 @@ layout! {
     rw(opc, with_opc, val u8, 0, 6);
     checked(try_with_opc, u8, 6);
 }
+layouts! {
+    ha_box_ctl,
+    ha_box_status,
+    ha_ctl,
+    ha_ctr,
+    ha_addr_match0,
+    ha_addr_match1,
+    ha_opcode_match,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600-v2")]
@@ -1066,6 +1247,14 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    imc_box_ctl,
+    imc_box_status,
+    imc_ctl,
+    imc_ctr,
+    imc_fixed_ctl,
+    imc_fixed_ctr,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600-v2")]
@@ -1100,6 +1289,12 @@ layout! {
     irp_ctr: IrpCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    irp_box_ctl,
+    irp_box_status,
+    irp_ctl,
+    irp_ctr,
 }
 }
 
@@ -1155,6 +1350,15 @@ layout! {
 layout! {
     pcu_core_c3_ctr: PcuCoreC3Ctr;
     ro(event_count, val u64, 0, 64);
+}
+layouts! {
+    pcu_box_ctl,
+    pcu_box_status,
+    pcu_ctl,
+    pcu_ctr,
+    pcu_box_filter,
+    pcu_core_c6_ctr,
+    pcu_core_c3_ctr,
 }
 }
 
@@ -1230,6 +1434,16 @@ layout! {
     rw(rnid_3_0, with_rnid_3_0, val u8, 0, 4);
     checked(try_with_rnid_3_0, u8, 4);
 }
+layouts! {
+    qpi_box_ctl,
+    qpi_box_status,
+    qpi_ctl,
+    qpi_ctr,
+    qpi_pkt_match0,
+    qpi_pkt_match1,
+    qpi_pkt_mask0,
+    qpi_pkt_mask1,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600-v2")]
@@ -1265,6 +1479,12 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 44);
     checked(try_with_event_count, u64, 44);
 }
+layouts! {
+    r2pcie_box_ctl,
+    r2pcie_box_status,
+    r2pcie_ctl,
+    r2pcie_ctr,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600-v2")]
@@ -1299,6 +1519,12 @@ layout! {
     r3qpi_ctr: R3qpiCtr;
     rw(event_count, with_event_count, val u64, 0, 44);
     checked(try_with_event_count, u64, 44);
+}
+layouts! {
+    r3qpi_box_ctl,
+    r3qpi_box_status,
+    r3qpi_ctl,
+    r3qpi_ctr,
 }
 }
 
@@ -1386,6 +1612,16 @@ layout! {
     ro(node_id1, val u8, 3, 3);
     ro(node_id0, val u8, 0, 3);
 }
+layouts! {
+    u_global_ctl,
+    u_global_status,
+    u_ctl,
+    u_ctr,
+    u_uclk_fixed_ctl,
+    u_uclk_fixed_ctr,
+    u_cpu_node_id,
+    u_gid_nid_map,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600-v3")]
@@ -1439,6 +1675,14 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    cbo_box_ctl,
+    cbo_ctl,
+    cbo_box_filter0,
+    cbo_box_filter1,
+    cbo_box_status,
+    cbo_ctr,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600-v3")]
@@ -1488,6 +1732,15 @@ layout! {
     rw(opc, with_opc, val u8, 0, 6);
     checked(try_with_opc, u8, 6);
 }
+layouts! {
+    ha_box_ctl,
+    ha_ctl,
+    ha_box_status,
+    ha_ctr,
+    ha_box_addr_match0,
+    ha_box_addr_match1,
+    ha_box_opcode_match,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600-v3")]
@@ -1532,6 +1785,14 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    imc_box_ctl,
+    imc_ctl,
+    imc_box_status,
+    imc_ctr,
+    imc_fixed_ctl,
+    imc_fixed_ctr,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600-v3")]
@@ -1565,6 +1826,12 @@ layout! {
     irp_ctr: IrpCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    irp_box_ctl,
+    irp_ctl,
+    irp_box_status,
+    irp_ctr,
 }
 }
 
@@ -1618,6 +1885,15 @@ layout! {
 layout! {
     pcu_core_c3_ctr: PcuCoreC3Ctr;
     ro(event_count, val u64, 0, 64);
+}
+layouts! {
+    pcu_box_ctl,
+    pcu_ctl,
+    pcu_box_filter,
+    pcu_box_status,
+    pcu_ctr,
+    pcu_core_c6_ctr,
+    pcu_core_c3_ctr,
 }
 }
 
@@ -1692,6 +1968,16 @@ layout! {
     rw(rnid_3_0, with_rnid_3_0, val u8, 0, 4);
     checked(try_with_rnid_3_0, u8, 4);
 }
+layouts! {
+    qpi_box_ctl,
+    qpi_ctl,
+    qpi_box_status,
+    qpi_ctr,
+    qpi_pkt_match0,
+    qpi_pkt_match1,
+    qpi_pkt_mask0,
+    qpi_pkt_mask1,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600-v3")]
@@ -1725,6 +2011,12 @@ layout! {
     r2pcie_ctr: R2pcieCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    r2pcie_box_ctl,
+    r2pcie_ctl,
+    r2pcie_box_status,
+    r2pcie_ctr,
 }
 }
 
@@ -1760,6 +2052,12 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 44);
     checked(try_with_event_count, u64, 44);
 }
+layouts! {
+    r3qpi_box_ctl,
+    r3qpi_ctl,
+    r3qpi_box_status,
+    r3qpi_ctr,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600-v3")]
@@ -1794,6 +2092,12 @@ layout! {
     sbox_ctr: SboxCtr;
     rw(event_count, with_event_count, val u64, 0, 44);
     checked(try_with_event_count, u64, 44);
+}
+layouts! {
+    sbox_box_ctl,
+    sbox_ctl,
+    sbox_box_status,
+    sbox_ctr,
 }
 }
 
@@ -1873,6 +2177,18 @@ layout! {
     ro(node_id1, val u8, 3, 3);
     ro(node_id0, val u8, 0, 3);
 }
+layouts! {
+    u_global_ctl,
+    u_global_status,
+    u_uclk_fixed_ctl,
+    u_uclk_fixed_ctr,
+    u_ctl,
+    u_box_filter,
+    u_box_status,
+    u_ctr,
+    u_cpu_node_id,
+    u_gid_nid_map,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600-v4")]
@@ -1926,6 +2242,14 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    cbo_box_ctl,
+    cbo_ctl,
+    cbo_box_filter0,
+    cbo_box_filter1,
+    cbo_box_status,
+    cbo_ctr,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600-v4")]
@@ -1975,6 +2299,15 @@ layout! {
     rw(opc, with_opc, val u8, 0, 6);
     checked(try_with_opc, u8, 6);
 }
+layouts! {
+    ha_box_ctl,
+    ha_ctl,
+    ha_box_status,
+    ha_ctr,
+    ha_box_addr_match0,
+    ha_box_addr_match1,
+    ha_box_opcode_match,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600-v4")]
@@ -2019,6 +2352,14 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    imc_box_ctl,
+    imc_ctl,
+    imc_box_status,
+    imc_ctr,
+    imc_fixed_ctl,
+    imc_fixed_ctr,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600-v4")]
@@ -2052,6 +2393,12 @@ layout! {
     irp_ctr: IrpCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    irp_box_ctl,
+    irp_ctl,
+    irp_box_status,
+    irp_ctr,
 }
 }
 
@@ -2105,6 +2452,15 @@ layout! {
 layout! {
     pcu_core_c3_ctr: PcuCoreC3Ctr;
     ro(event_count, val u64, 0, 64);
+}
+layouts! {
+    pcu_box_ctl,
+    pcu_ctl,
+    pcu_box_filter,
+    pcu_box_status,
+    pcu_ctr,
+    pcu_core_c6_ctr,
+    pcu_core_c3_ctr,
 }
 }
 
@@ -2179,6 +2535,16 @@ layout! {
     rw(rnid_3_0, with_rnid_3_0, val u8, 0, 4);
     checked(try_with_rnid_3_0, u8, 4);
 }
+layouts! {
+    qpi_box_ctl,
+    qpi_ctl,
+    qpi_box_status,
+    qpi_ctr,
+    qpi_pkt_match0,
+    qpi_pkt_match1,
+    qpi_pkt_mask0,
+    qpi_pkt_mask1,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600-v4")]
@@ -2212,6 +2578,12 @@ layout! {
     r2pcie_ctr: R2pcieCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    r2pcie_box_ctl,
+    r2pcie_ctl,
+    r2pcie_box_status,
+    r2pcie_ctr,
 }
 }
 
@@ -2247,6 +2619,12 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    r3qpi_box_ctl,
+    r3qpi_ctl,
+    r3qpi_box_status,
+    r3qpi_ctr,
+}
 }
 
 #[cfg(feature = "xeon-e5-2600-v4")]
@@ -2281,6 +2659,12 @@ layout! {
     sbox_ctr: SboxCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    sbox_box_ctl,
+    sbox_ctl,
+    sbox_box_status,
+    sbox_ctr,
 }
 }
 
@@ -2360,6 +2744,18 @@ layout! {
     ro(node_id1, val u8, 3, 3);
     ro(node_id0, val u8, 0, 3);
 }
+layouts! {
+    u_global_ctl,
+    u_global_status,
+    u_uclk_fixed_ctl,
+    u_uclk_fixed_ctr,
+    u_ctl,
+    u_box_filter,
+    u_box_status,
+    u_ctr,
+    u_cpu_node_id,
+    u_gid_nid_map,
+}
 }
 
 #[cfg(feature = "skylake-sp")]
@@ -2418,6 +2814,14 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    cha_box_ctl,
+    cha_ctl,
+    cha_box_filter0,
+    cha_box_filter1,
+    cha_box_status,
+    cha_ctr,
+}
 }
 
 #[cfg(feature = "skylake-sp")]
@@ -2436,6 +2840,11 @@ layout! {
 layout! {
     iio_free_util: IioFreeUtil;
     ro(event_count, val u64, 0, 36);
+}
+layouts! {
+    iio_free_ioclk,
+    iio_free_bw,
+    iio_free_util,
 }
 }
 
@@ -2475,6 +2884,12 @@ layout! {
     iio_ctr: IioCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    iio_box_ctl,
+    iio_ctl,
+    iio_box_status,
+    iio_ctr,
 }
 }
 
@@ -2519,6 +2934,14 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    imc_box_ctl,
+    imc_ctl,
+    imc_box_status,
+    imc_ctr,
+    imc_fixed_ctl,
+    imc_fixed_ctr,
+}
 }
 
 #[cfg(feature = "skylake-sp")]
@@ -2552,6 +2975,12 @@ layout! {
     irp_ctr: IrpCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    irp_box_ctl,
+    irp_ctl,
+    irp_box_status,
+    irp_ctr,
 }
 }
 
@@ -2587,6 +3016,12 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    m2m_box_ctl,
+    m2m_ctl,
+    m2m_box_status,
+    m2m_ctr,
+}
 }
 
 #[cfg(feature = "skylake-sp")]
@@ -2620,6 +3055,12 @@ layout! {
     m3upi_ctr: M3upiCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    m3upi_box_ctl,
+    m3upi_ctl,
+    m3upi_box_status,
+    m3upi_ctr,
 }
 }
 
@@ -2668,6 +3109,14 @@ layout! {
 layout! {
     capid6: Capid6;
     ro(cha_en, val u32, 0, 28);
+}
+layouts! {
+    pcu_box_ctl,
+    pcu_ctl,
+    pcu_box_filter,
+    pcu_box_status,
+    pcu_ctr,
+    capid6,
 }
 }
 
@@ -2774,6 +3223,17 @@ layout! {
     ro(node_id1, val u8, 3, 3);
     ro(node_id0, val u8, 0, 3);
 }
+layouts! {
+    u_global_ctl,
+    u_global_status,
+    u_uclk_fixed_ctl,
+    u_uclk_fixed_ctr,
+    u_ctl,
+    u_box_status,
+    u_ctr,
+    u_cpu_node_id,
+    u_gid_nid_map,
+}
 }
 
 #[cfg(feature = "skylake-sp")]
@@ -2810,6 +3270,12 @@ layout! {
     upi_ctr: UpiCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    upi_box_ctl,
+    upi_ctl,
+    upi_box_status,
+    upi_ctr,
 }
 }
 
@@ -2852,6 +3318,13 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    cha_box_ctl,
+    cha_ctl,
+    cha_box_filter0,
+    cha_box_status,
+    cha_ctr,
+}
 }
 
 #[cfg(feature = "ice-lake-sp")]
@@ -2866,6 +3339,10 @@ layout! {
 layout! {
     iio_free_bw_in: IioFreeBwIn;
     ro(event_count, val u64, 0, 48);
+}
+layouts! {
+    iio_free_ioclk,
+    iio_free_bw_in,
 }
 }
 
@@ -2905,6 +3382,12 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    iio_box_ctl,
+    iio_ctl,
+    iio_box_status,
+    iio_ctr,
+}
 }
 
 #[cfg(feature = "ice-lake-sp")]
@@ -2923,6 +3406,11 @@ layout! {
 layout! {
     imc_free_ddrt: ImcFreeDdrt;
     ro(event_count, val u64, 0, 48);
+}
+layouts! {
+    imc_free_dclk,
+    imc_free_ddr,
+    imc_free_ddrt,
 }
 }
 
@@ -2961,6 +3449,13 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    imc_box_ctl,
+    imc_ctl,
+    imc_ctr,
+    imc_fixed_ctl,
+    imc_fixed_ctr,
+}
 }
 
 #[cfg(feature = "ice-lake-sp")]
@@ -2993,6 +3488,12 @@ layout! {
     irp_ctr: IrpCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    irp_box_ctl,
+    irp_ctl,
+    irp_box_status,
+    irp_ctr,
 }
 }
 
@@ -3028,6 +3529,12 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    m2m_box_ctl,
+    m2m_ctl,
+    m2m_box_status,
+    m2m_ctr,
+}
 }
 
 #[cfg(feature = "ice-lake-sp")]
@@ -3061,6 +3568,12 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    m2pcie_box_ctl,
+    m2pcie_ctl,
+    m2pcie_box_status,
+    m2pcie_ctr,
+}
 }
 
 #[cfg(feature = "ice-lake-sp")]
@@ -3093,6 +3606,12 @@ layout! {
     m3upi_ctr: M3upiCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    m3upi_box_ctl,
+    m3upi_ctl,
+    m3upi_box_status,
+    m3upi_ctr,
 }
 }
 
@@ -3145,6 +3664,15 @@ layout! {
 layout! {
     capid7: Capid7;
     ro(cha_en_hi, val u32, 0, 32);
+}
+layouts! {
+    pcu_box_ctl,
+    pcu_ctl,
+    pcu_box_filter,
+    pcu_box_status,
+    pcu_ctr,
+    capid6,
+    capid7,
 }
 }
 
@@ -3204,6 +3732,17 @@ layout! {
     ro(node_id1, val u8, 3, 3);
     ro(node_id0, val u8, 0, 3);
 }
+layouts! {
+    u_global_ctl,
+    u_global_status1,
+    u_global_status2,
+    u_uclk_fixed_ctl,
+    u_uclk_fixed_ctr,
+    u_ctl,
+    u_ctr,
+    u_cpu_node_id,
+    u_gid_nid_map,
+}
 }
 
 #[cfg(feature = "ice-lake-sp")]
@@ -3239,6 +3778,12 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    upi_box_ctl,
+    upi_ctl,
+    upi_box_status,
+    upi_ctr,
+}
 }
 
 #[cfg(feature = "sapphire-rapids")]
@@ -3273,6 +3818,12 @@ layout! {
     rw(tid, with_tid, val u16, 0, 10);
     checked(try_with_tid, u16, 10);
 }
+layouts! {
+    cha_box_ctl,
+    cha_ctl,
+    cha_ctr,
+    cha_box_filter0,
+}
 }
 
 #[cfg(feature = "sapphire-rapids")]
@@ -3291,6 +3842,11 @@ layout! {
 layout! {
     iio_free_bw_out: IioFreeBwOut;
     ro(event_count, val u64, 0, 48);
+}
+layouts! {
+    iio_free_ioclk,
+    iio_free_bw_in,
+    iio_free_bw_out,
 }
 }
 
@@ -3324,6 +3880,11 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    iio_box_ctl,
+    iio_ctl,
+    iio_ctr,
+}
 }
 
 #[cfg(feature = "sapphire-rapids")]
@@ -3338,6 +3899,10 @@ layout! {
 layout! {
     imc_free_pq_cycles: ImcFreePqCycles;
     ro(event_count, val u64, 0, 48);
+}
+layouts! {
+    imc_free_dclk,
+    imc_free_pq_cycles,
 }
 }
 
@@ -3375,6 +3940,13 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    imc_box_ctl,
+    imc_ctl,
+    imc_ctr,
+    imc_fixed_ctl,
+    imc_fixed_ctr,
+}
 }
 
 #[cfg(feature = "sapphire-rapids")]
@@ -3403,6 +3975,11 @@ layout! {
     irp_ctr: IrpCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    irp_box_ctl,
+    irp_ctl,
+    irp_ctr,
 }
 }
 
@@ -3433,6 +4010,11 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    m2m_box_ctl,
+    m2m_ctl,
+    m2m_ctr,
+}
 }
 
 #[cfg(feature = "sapphire-rapids")]
@@ -3461,6 +4043,11 @@ layout! {
     m3upi_ctr: M3upiCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    m3upi_box_ctl,
+    m3upi_ctl,
+    m3upi_ctr,
 }
 }
 
@@ -3506,6 +4093,15 @@ layout! {
     unc_cbo_config: UncCboConfig;
     ro(num_cbo, val u64, 0, 64);
 }
+layouts! {
+    u_global_ctl,
+    u_box_ctl,
+    u_ctl,
+    u_ctr,
+    u_uclk_fixed_ctl,
+    u_uclk_fixed_ctr,
+    unc_cbo_config,
+}
 }
 
 #[cfg(feature = "sapphire-rapids")]
@@ -3535,6 +4131,11 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    upi_box_ctl,
+    upi_ctl,
+    upi_ctr,
+}
 }
 
 #[cfg(feature = "granite-rapids")]
@@ -3563,6 +4164,11 @@ layout! {
     b2cmi_ctr: B2cmiCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    b2cmi_box_ctl,
+    b2cmi_ctl,
+    b2cmi_ctr,
 }
 }
 
@@ -3598,6 +4204,12 @@ layout! {
     rw(tid, with_tid, val u16, 0, 10);
     checked(try_with_tid, u16, 10);
 }
+layouts! {
+    cha_box_ctl,
+    cha_ctl,
+    cha_ctr,
+    cha_box_filter0,
+}
 }
 
 #[cfg(feature = "granite-rapids")]
@@ -3616,6 +4228,11 @@ layout! {
 layout! {
     iio_free_bw_out: IioFreeBwOut;
     ro(event_count, val u64, 0, 48);
+}
+layouts! {
+    iio_free_ioclk,
+    iio_free_bw_in,
+    iio_free_bw_out,
 }
 }
 
@@ -3648,6 +4265,11 @@ layout! {
     iio_ctr: IioCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    iio_box_ctl,
+    iio_ctl,
+    iio_ctr,
 }
 }
 
@@ -3685,6 +4307,13 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    imc_box_ctl,
+    imc_ctl,
+    imc_ctr,
+    imc_fixed_ctl,
+    imc_fixed_ctr,
+}
 }
 
 #[cfg(feature = "granite-rapids")]
@@ -3713,6 +4342,11 @@ layout! {
     irp_ctr: IrpCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    irp_box_ctl,
+    irp_ctl,
+    irp_ctr,
 }
 }
 
@@ -3750,6 +4384,13 @@ layout! {
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
 }
+layouts! {
+    u_box_ctl,
+    u_ctl,
+    u_ctr,
+    u_uclk_fixed_ctl,
+    u_uclk_fixed_ctr,
+}
 }
 
 #[cfg(feature = "granite-rapids")]
@@ -3778,6 +4419,11 @@ layout! {
     upi_ctr: UpiCtr;
     rw(event_count, with_event_count, val u64, 0, 48);
     checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    upi_box_ctl,
+    upi_ctl,
+    upi_ctr,
 }
 }
 
@@ -3922,6 +4568,23 @@ layout! {
     rw(evtsel, with_evtsel, val u8, 0, 5);
     checked(try_with_evtsel, u8, 5);
 }
+layouts! {
+    ia32_pmc,
+    ia32_a_pmc,
+    ia32_perf_evt_sel,
+    ia32_fixed_ctr,
+    ia32_fixed_ctr_ctrl,
+    ia32_perf_global_status,
+    ia32_perf_global_ctrl,
+    ia32_perf_global_ovf_ctrl,
+    ia32_perf_capabilities,
+    ia32_perf_global_inuse,
+    ia32_fixed_ctr3,
+    ia32_perf_metrics,
+    msr_offcore_rsp,
+    msr_pebs_ld_lat_threshold,
+    msr_pebs_frontend,
+}
 }
 
 #[cfg(feature = "amd-zen2")]
@@ -3969,6 +4632,12 @@ layout! {
     rw(count, with_count, val u64, 0, 48);
     checked(try_with_count, u64, 48);
 }
+layouts! {
+    perf_ctl,
+    perf_ctr,
+    legacy_perf_ctl,
+    legacy_perf_ctr,
+}
 }
 
 #[cfg(feature = "amd-zen2")]
@@ -3987,6 +4656,10 @@ layout! {
     df_perf_ctr: DfPerfCtr;
     rw(count, with_count, val u64, 0, 48);
     checked(try_with_count, u64, 48);
+}
+layouts! {
+    df_perf_ctl,
+    df_perf_ctr,
 }
 }
 
@@ -4008,6 +4681,10 @@ layout! {
     l3_perf_ctr: L3PerfCtr;
     rw(count, with_count, val u64, 0, 48);
     checked(try_with_count, u64, 48);
+}
+layouts! {
+    l3_perf_ctl,
+    l3_perf_ctr,
 }
 }
 
@@ -4056,6 +4733,12 @@ layout! {
     rw(count, with_count, val u64, 0, 48);
     checked(try_with_count, u64, 48);
 }
+layouts! {
+    perf_ctl,
+    perf_ctr,
+    legacy_perf_ctl,
+    legacy_perf_ctr,
+}
 }
 
 #[cfg(feature = "amd-zen3")]
@@ -4074,6 +4757,10 @@ layout! {
     df_perf_ctr: DfPerfCtr;
     rw(count, with_count, val u64, 0, 48);
     checked(try_with_count, u64, 48);
+}
+layouts! {
+    df_perf_ctl,
+    df_perf_ctr,
 }
 }
 
@@ -4100,6 +4787,10 @@ layout! {
     l3_perf_ctr: L3PerfCtr;
     rw(count, with_count, val u64, 0, 48);
     checked(try_with_count, u64, 48);
+}
+layouts! {
+    l3_perf_ctl,
+    l3_perf_ctr,
 }
 }
 
@@ -4169,6 +4860,16 @@ layout! {
     wo(with_set_ovf_pmc, val u8, 0, 6);
     checked(try_with_set_ovf_pmc, u8, 6);
 }
+layouts! {
+    perf_ctl,
+    perf_ctr,
+    legacy_perf_ctl,
+    legacy_perf_ctr,
+    perf_cntr_global_status,
+    perf_cntr_global_ctl,
+    perf_cntr_global_status_clr,
+    perf_cntr_global_status_set,
+}
 }
 
 #[cfg(feature = "amd-zen4")]
@@ -4188,6 +4889,10 @@ layout! {
     df_perf_ctr: DfPerfCtr;
     rw(count, with_count, val u64, 0, 48);
     checked(try_with_count, u64, 48);
+}
+layouts! {
+    df_perf_ctl,
+    df_perf_ctr,
 }
 }
 
@@ -4215,6 +4920,10 @@ layout! {
     rw(count, with_count, val u64, 0, 48);
     checked(try_with_count, u64, 48);
 }
+layouts! {
+    l3_perf_ctl,
+    l3_perf_ctr,
+}
 }
 
 #[cfg(feature = "amd-zen4")]
@@ -4232,6 +4941,10 @@ layout! {
     umc_perf_ctr: UmcPerfCtr;
     rw(count, with_count, val u64, 0, 48);
     checked(try_with_count, u64, 48);
+}
+layouts! {
+    umc_perf_ctl,
+    umc_perf_ctr,
 }
 }
 
@@ -4301,6 +5014,16 @@ layout! {
     wo(with_set_ovf_pmc, val u8, 0, 6);
     checked(try_with_set_ovf_pmc, u8, 6);
 }
+layouts! {
+    perf_ctl,
+    perf_ctr,
+    legacy_perf_ctl,
+    legacy_perf_ctr,
+    perf_cntr_global_status,
+    perf_cntr_global_ctl,
+    perf_cntr_global_status_clr,
+    perf_cntr_global_status_set,
+}
 }
 
 #[cfg(feature = "amd-zen5")]
@@ -4320,6 +5043,10 @@ layout! {
     df_perf_ctr: DfPerfCtr;
     rw(count, with_count, val u64, 0, 48);
     checked(try_with_count, u64, 48);
+}
+layouts! {
+    df_perf_ctl,
+    df_perf_ctr,
 }
 }
 
@@ -4347,6 +5074,10 @@ layout! {
     rw(count, with_count, val u64, 0, 48);
     checked(try_with_count, u64, 48);
 }
+layouts! {
+    l3_perf_ctl,
+    l3_perf_ctr,
+}
 }
 
 #[cfg(feature = "amd-zen5")]
@@ -4364,6 +5095,10 @@ layout! {
     umc_perf_ctr: UmcPerfCtr;
     rw(count, with_count, val u64, 0, 48);
     checked(try_with_count, u64, 48);
+}
+layouts! {
+    umc_perf_ctl,
+    umc_perf_ctr,
 }
 }
 
@@ -4395,6 +5130,12 @@ layout! {
     ro(offset, val u32, 3, 29);
     ro(bir, val u8, 0, 3);
 }
+layouts! {
+    dvsec_cap_header,
+    dvsec_header1,
+    dvsec_header2,
+    dvsec_table,
+}
 }
 
 #[cfg(feature = "discovery")]
@@ -4417,6 +5158,11 @@ layout! {
     global_discovery_table3: GlobalDiscoveryTable3;
     ro(num_status, val u16, 8, 16);
     ro(status_offset, val u8, 0, 8);
+}
+layouts! {
+    global_discovery_table1,
+    global_ctl_addr,
+    global_discovery_table3,
 }
 }
 
@@ -4442,6 +5188,11 @@ layout! {
     unit_discovery_table3: UnitDiscoveryTable3;
     ro(box_id, val u16, 16, 16);
     ro(box_type, val u16, 0, 16);
+}
+layouts! {
+    unit_discovery_table1,
+    unit_ctl_addr,
+    unit_discovery_table3,
 }
 }
 

@@ -620,11 +620,93 @@ fn encode_takes_an_event_by_name() {
 /// write and every read it makes and every kind of failure: the error names the register and
 /// the operation, and the machine is left exactly as it was found, or the message says that
 /// putting it back failed and what to do.
+/// Watches `unit` with the `n`th access of `op` failing as `kind`, for n = 1, 2, ... until a
+/// watch gets past the last access; checks each failure's message and that the machine is
+/// as it was. Returns the first message of each outcome (rolled back, cleanup failed).
+fn faults_of_one_kind(
+    unit: &str,
+    place: [&str; 2],
+    file: &str,
+    names: [&str; 2],
+    op: &str,
+    kind: &str,
+) -> Vec<(String, String)> {
+    let mut messages = Vec::new();
+    let mut n = 1;
+    loop {
+        let root = machine();
+        let msr = root.path().join("dev/cpu/0/msr");
+        poke(&msr, 0xC00, 0x1); // U-box global control as someone left it
+        poke(&msr, 0xC90, 0x40_0001); // W-box EVT_SEL0 enabled by someone else
+        let config = root.path().join("sys/bus/pci/devices/0000:3f:0e.1/config");
+        poke(&config, 0xD8, 0x40_0001); // HA CTL0 likewise
+        let path = root.path().join(file);
+        let before = fs::read(&path).unwrap();
+        let fault = format!("{unit} {op}:{n}:{kind}");
+        // --force: those enabled controls are taken over, and must be put back.
+        let mut args = vec!["watch", "--force", "--root", root.path().to_str().unwrap()];
+        args.extend(place);
+        let spec = format!("{op}:{n}:{kind}");
+        args.extend([
+            "--unit",
+            unit,
+            "--event",
+            "ev_sel=0x05",
+            "--event",
+            "ev_sel=0x06",
+            "--count",
+            "2",
+            "--interval",
+            "0.01",
+            "--inject-fault",
+            &spec,
+        ]);
+        let (code, _, err) = run(&args);
+        if code == 0 {
+            // Past the last access: nothing failed, and the run put everything back.
+            assert_eq!(fs::read(&path).unwrap(), before, "{fault}: clean run");
+            assert!(n > 1, "{fault}: the first access must fail");
+            break;
+        }
+        assert_eq!(code, 1, "{fault}: {err}");
+        let verb = if op == "read" {
+            "cannot read "
+        } else {
+            "cannot write "
+        };
+        assert!(
+            err.contains(verb) && names.iter().all(|n| err.contains(n)),
+            "{fault}: the error names the register and the operation: {err}"
+        );
+        let cleanup_failed = err.contains("also failed") || err.contains("restoring");
+        if cleanup_failed {
+            assert!(err.contains("check them with `pmu read`"), "{fault}: {err}");
+        } else {
+            assert_eq!(
+                fs::read(&path).unwrap(),
+                before,
+                "{fault}: registers left changed after: {err}"
+            );
+        }
+        let outcome = if cleanup_failed {
+            "cleanup failed"
+        } else {
+            "rolled back"
+        };
+        let key = format!("{unit} {op}:{kind}:{outcome}");
+        if !messages.iter().any(|(k, _)| *k == key) {
+            messages.push((key, redact(&err, root.path())));
+        }
+        n += 1;
+        assert!(n < 80, "{fault}: watch never succeeded");
+    }
+    messages
+}
+
 #[test]
 fn watch_under_injected_faults_leaves_the_machine_as_it_found_it() {
-    let mut messages = std::collections::BTreeMap::new();
     // An MSR box (through /dev/cpu/0/msr) and a PCI box (through sysfs config space).
-    for (unit, place, file, names) in [
+    let boxes = [
         (
             "W",
             ["--cpu", "0"],
@@ -637,80 +719,35 @@ fn watch_under_injected_faults_leaves_the_machine_as_it_found_it() {
             "sys/bus/pci/devices/0000:3f:0e.1/config",
             ["HA_PCI_PMON_", "(PCI 0000:3f:0e.1 offset 0x"],
         ),
-    ] {
+    ];
+    let mut cases = Vec::new();
+    for b in boxes {
         for op in ["write", "read", "writes-from"] {
             for kind in ["eio", "eacces", "enoent", "short"] {
-                let mut n = 1;
-                loop {
-                    let root = machine();
-                    let msr = root.path().join("dev/cpu/0/msr");
-                    poke(&msr, 0xC00, 0x1); // U-box global control as someone left it
-                    poke(&msr, 0xC90, 0x40_0001); // W-box EVT_SEL0 enabled by someone else
-                    let config = root.path().join("sys/bus/pci/devices/0000:3f:0e.1/config");
-                    poke(&config, 0xD8, 0x40_0001); // HA CTL0 likewise
-                    let path = root.path().join(file);
-                    let before = fs::read(&path).unwrap();
-                    let fault = format!("{unit} {op}:{n}:{kind}");
-                    // --force: those enabled controls are taken over, and must be put back.
-                    let mut args =
-                        vec!["watch", "--force", "--root", root.path().to_str().unwrap()];
-                    args.extend(place);
-                    let spec = format!("{op}:{n}:{kind}");
-                    args.extend([
-                        "--unit",
-                        unit,
-                        "--event",
-                        "ev_sel=0x05",
-                        "--event",
-                        "ev_sel=0x06",
-                        "--count",
-                        "2",
-                        "--interval",
-                        "0.01",
-                        "--inject-fault",
-                        &spec,
-                    ]);
-                    let (code, _, err) = run(&args);
-                    if code == 0 {
-                        // Past the last access: nothing failed, and the run put everything back.
-                        assert_eq!(fs::read(&path).unwrap(), before, "{fault}: clean run");
-                        assert!(n > 1, "{fault}: the first access must fail");
-                        break;
-                    }
-                    assert_eq!(code, 1, "{fault}: {err}");
-                    let verb = if op == "read" {
-                        "cannot read "
-                    } else {
-                        "cannot write "
-                    };
-                    assert!(
-                        err.contains(verb) && names.iter().all(|n| err.contains(n)),
-                        "{fault}: the error names the register and the operation: {err}"
-                    );
-                    let cleanup_failed = err.contains("also failed") || err.contains("restoring");
-                    if cleanup_failed {
-                        assert!(err.contains("check them with `pmu read`"), "{fault}: {err}");
-                    } else {
-                        assert_eq!(
-                            fs::read(&path).unwrap(),
-                            before,
-                            "{fault}: registers left changed after: {err}"
-                        );
-                    }
-                    let outcome = if cleanup_failed {
-                        "cleanup failed"
-                    } else {
-                        "rolled back"
-                    };
-                    messages
-                        .entry(format!("{unit} {op}:{kind}:{outcome}"))
-                        .or_insert_with(|| redact(&err, root.path()));
-                    n += 1;
-                    assert!(n < 80, "{fault}: watch never succeeded");
-                }
+                cases.push((b, op, kind));
             }
         }
     }
+    // Each case is its own machine and its own watches: four at a time (each is a process
+    // per access, most of this file's time).
+    let messages: std::collections::BTreeMap<String, String> = std::thread::scope(|s| {
+        let workers: Vec<_> = cases
+            .chunks(cases.len().div_ceil(4))
+            .map(|some| {
+                s.spawn(move || {
+                    some.iter()
+                        .flat_map(|&((unit, place, file, names), op, kind)| {
+                            faults_of_one_kind(unit, place, file, names, op, kind)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
     // `writes-from` fails the undo too, so both outcomes occur.
     assert!(messages.keys().any(|k| k.ends_with("cleanup failed")));
     assert!(messages.keys().any(|k| k.ends_with("rolled back")));
@@ -766,27 +803,31 @@ fn every_unit_of_the_summary_can_be_watched_on_the_simulator() {
             Some(_) => "ev_sel=0x10".to_string(),
             None => format!("event={}", pmu.counters[0].perf_event.unwrap().name),
         };
-        // Every instance of the unit, by its instance name with the processor prefix.
-        for instance in info.instances {
-            let name = format!("{processor}:{instance}");
-            let (code, out, err) = run(&[
-                "watch",
-                "--sim",
-                "--unit",
-                &name,
-                "--event",
-                &event,
-                "--count",
-                "1",
-                "--interval",
-                "0.01",
-                "--json",
-            ]);
-            assert_eq!(code, 0, "{name}: {err}");
-            let line: serde_json::Value =
-                serde_json::from_str(out.lines().next().unwrap()).unwrap();
-            assert_eq!(line["counts"][0]["count"], 1037, "{name}: {out}");
+        // Every instance of the unit, by its instance name with the processor prefix, in one
+        // watch (a process per instance was most of this file's time): a count from each.
+        let mut args = vec!["watch", "--sim", "--event", &event];
+        let names: Vec<String> = info
+            .instances
+            .iter()
+            .map(|i| format!("{processor}:{i}"))
+            .collect();
+        for name in &names {
+            args.extend(["--unit", name]);
         }
+        args.extend(["--count", "1", "--interval", "0.01", "--json"]);
+        let (code, out, err) = run(&args);
+        let what = format!("{processor}:{unit}");
+        assert_eq!(code, 0, "{what}: {err}");
+        let line: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+        let counts = line["counts"].as_array().unwrap();
+        // One counter of each instance, in a row for each place it counts (each L3 of a
+        // per-L3 box).
+        let counters: std::collections::BTreeSet<&str> = counts
+            .iter()
+            .map(|c| c["counter"].as_str().unwrap())
+            .collect();
+        assert_eq!(counters.len(), names.len(), "{what}: {out}");
+        assert!(counts.iter().all(|c| c["count"] == 1037), "{what}: {out}");
     }
     // The unit-and-position names.
     for name in [

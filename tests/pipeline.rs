@@ -419,9 +419,15 @@ fn a_spec_full_of_rust_names_generates_a_crate_whose_tests_pass() {
         output.status.success(),
         "the crate generated from tests/fixtures/names fails its build or tests:\n{stderr}"
     );
-    // Its own property tests ran: one per layout.
+    // Its own property tests ran: one per unit, over its 15 layouts.
+    let cases = std::fs::read_to_string(out.join("tests/cases/mod.rs")).unwrap();
+    assert_eq!(cases.matches("\nlayout! {").count(), 15);
+    assert_eq!(cases.matches("\nlayouts! {").count(), 1);
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("15 passed"), "{stdout}");
+    assert!(
+        stdout.contains("running 1 test\n.\ntest result: ok. 1 passed"),
+        "{stdout}"
+    );
 }
 
 /// `Debug` prints each field by its Rust name, enums by the guide's value name and one-bit

@@ -6931,6 +6931,39 @@ static inline uint64_t pmu_xeon_e5_2600_v3_pcu_msr_core_c6_ctr_event_count_get(u
 static inline uint64_t pmu_xeon_e5_2600_v3_pcu_msr_core_c3_ctr_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_XEON_E5_2600_V3_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_MASK, PMU_XEON_E5_2600_V3_PCU_MSR_CORE_C3_CTR_EVENT_COUNT_SHIFT); }
 
 /*
+ * PCU_CAPID4: Capability register 4 of the PCU's configuration function: its chop field tells
+ * the die the part is cut from; the smallest die has fewer S-boxes.
+ *
+ * 32-bit register in PCI configuration space.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): From Linux.
+ * The notes in full: generated/docs/xeon_e5_2600_v3/pcu.md.
+ */
+#define PMU_XEON_E5_2600_V3_PCU_CAPID4_WIDTH 32
+#define PMU_XEON_E5_2600_V3_PCU_CAPID4_COUNT 1
+#define PMU_XEON_E5_2600_V3_PCU_CAPID4_RESET 0x00000000U
+#define PMU_XEON_E5_2600_V3_PCU_CAPID4_RESERVED_MASK 0xFFFFFF3FU
+#define PMU_XEON_E5_2600_V3_PCU_CAPID4_IGNORED_MASK 0x00000000U
+#define PMU_XEON_E5_2600_V3_PCU_CAPID4_WRITABLE_MASK 0x00000000U
+#define PMU_XEON_E5_2600_V3_PCU_CAPID4_DEVICE_ID 0x2FC0U
+#define PMU_XEON_E5_2600_V3_PCU_CAPID4_DEVICE 30
+#define PMU_XEON_E5_2600_V3_PCU_CAPID4_FUNCTION 3
+#define PMU_XEON_E5_2600_V3_PCU_CAPID4_OFFSET 0x94U
+
+/*
+ * chop (bits 7:6, ro): The die the part is cut from; 0 on the 6-8 core die, which has two
+ * S-boxes instead of four (Linux: hswep_uncore_sbox with two boxes). Set by the part, not by
+ * software.
+ */
+#define PMU_XEON_E5_2600_V3_PCU_CAPID4_CHOP_SHIFT 6
+#define PMU_XEON_E5_2600_V3_PCU_CAPID4_CHOP_WIDTH 2
+#define PMU_XEON_E5_2600_V3_PCU_CAPID4_CHOP_MASK 0x000000C0U
+#define PMU_XEON_E5_2600_V3_PCU_CAPID4_CHOP_MAX 0x00000003U
+static inline uint32_t pmu_xeon_e5_2600_v3_pcu_capid4_chop_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_XEON_E5_2600_V3_PCU_CAPID4_CHOP_MASK, PMU_XEON_E5_2600_V3_PCU_CAPID4_CHOP_SHIFT); }
+
+/*
  * Events of the PCU unit, from Intel's public event list: _CODE is the event select, _UMASK
  * the unit mask, _EXT_SEL whether the event-select extension bit must be set, _COUNTERS a bit
  * mask of the counters that may count it (bit n: counter n), _EXPERIMENTAL 1 when it comes

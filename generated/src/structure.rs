@@ -606,7 +606,7 @@ pub struct BoxCountInfo {
     pub description: &'static str,
 }
 
-/// What is read to learn a unit's box count.
+/// What is read to learn which boxes of a unit a part has.
 #[derive(Debug, Clone, Copy)]
 pub enum BoxCountRule {
     /// The number of set bits of one or more fields (each of one register instance),
@@ -615,13 +615,25 @@ pub enum BoxCountRule {
     /// The value of one field; zero means the part does not say (software then takes the
     /// discovery table's count).
     Value(BitRef),
+    /// The count one field's value maps to, `(value, boxes)`; a value the map lacks: every
+    /// box listed.
+    ValueMap(BitRef, &'static [(u64, u32)]),
     /// The number of cores of the socket (one box per core).
     CoresPerSocket,
+    /// Every part has every box the unit lists.
+    Listed,
+    /// The boxes present are those whose PCI devices (config space, or the device holding
+    /// a memory-mapped window's base) are found on the socket: a set, not a count.
+    Devices,
+    /// The part's discovery table lists the boxes present.
+    Discovery,
 }
 
 impl BoxCountRule {
     /// The count the values read from the rule's registers give, one value per field in
-    /// order (`SetBits`: the set bits of every field, summed; `Value`: the field's value).
+    /// order (`SetBits`: the set bits of every field, summed; `Value`: the field's value;
+    /// `ValueMap`: the count the field's value maps to, `None` for a value the map lacks:
+    /// every box listed).
     pub fn count_from(&self, raws: &[u64]) -> Option<u32> {
         match self {
             BoxCountRule::SetBits(bits) => Some(
@@ -633,7 +645,14 @@ impl BoxCountRule {
             BoxCountRule::Value(b) => raws
                 .first()
                 .map(|&raw| u32::try_from(b.field.extract(raw)).unwrap_or(u32::MAX)),
-            BoxCountRule::CoresPerSocket => None,
+            BoxCountRule::ValueMap(b, map) => {
+                let value = b.field.extract(*raws.first()?);
+                map.iter().find(|(v, _)| *v == value).map(|&(_, n)| n)
+            }
+            BoxCountRule::CoresPerSocket
+            | BoxCountRule::Listed
+            | BoxCountRule::Devices
+            | BoxCountRule::Discovery => None,
         }
     }
 }

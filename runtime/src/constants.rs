@@ -187,7 +187,10 @@ fn chas(machine: &Machine, processor: &'static ProcessorInfo) -> Known {
     if let Some(pmu) = unit.pmu.filter(|p| p.box_count.is_some()) {
         match crate::part::box_count(machine, pmu, 0) {
             Ok(Some(n)) => {
-                return Known::of(f64::from(n.count), format!("socket 0's part: {}", n.read))
+                return Known::of(
+                    f64::from(n.present_count()),
+                    format!("socket 0's part: {}", n.read),
+                )
             }
             Ok(None) => {}
             Err(e) => {

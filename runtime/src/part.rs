@@ -1,22 +1,26 @@
-//! What this part has: how many boxes of a unit, read from the part itself as the unit's
+//! What this part has: which boxes of a unit, read from the part itself as the unit's
 //! spec says (`<box-count>`: the set bits of a capability register, a register holding the
-//! count, or the socket's cores),
+//! count, the socket's cores, or the PCI devices found),
 //! so that a box the part lacks is refused by name before anything is programmed; and the
 //! part's discovery tables joined with the spec, knowing what the part says of itself
 //! ([`joined_tables`]).
 
 use pmu_regs::{BitRef, BoxCountRule, PmuInfo, UnitInfo};
 
+use crate::access::BackendError;
 use crate::boxes::{Boxes, Reg};
 use crate::discovery::{join_on, DiscoveryError, Joined, PartCount, PartFacts};
 use crate::error::Result;
 use crate::machine::{Machine, Resolved, Where};
 
-/// How many boxes of a unit one socket of this part has, and where that was read.
+/// Which boxes of a unit one socket of this part has, and where that was read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoxCount {
-    /// Boxes 0 to `count - 1` of the unit's instances are present.
+    /// Boxes 0 to `count - 1` of the unit's instances are present, but those in `absent`.
     pub count: u32,
+    /// Positions below `count` the part lacks (a unit counted by its devices: a missing
+    /// channel need not be the last).
+    pub absent: Vec<u32>,
     /// What was read (`CAPID6.cha_en: 18 bits set`, `socket 0's 12 cores`).
     pub read: String,
     /// The rule and its source, from the spec.
@@ -26,9 +30,31 @@ pub struct BoxCount {
 }
 
 impl BoxCount {
-    /// The instances present, as a range for messages (`CHA0 to CHA17`, `none`).
+    /// Whether the box at `position` of the unit's instances is present.
+    pub fn has(&self, position: u32) -> bool {
+        position < self.count && !self.absent.contains(&position)
+    }
+
+    /// How many boxes are present.
+    pub fn present_count(&self) -> u32 {
+        self.count - self.absent.iter().filter(|&&a| a < self.count).count() as u32
+    }
+
+    /// The instances present, for messages: a range (`CHA0 to CHA17`), a list where some
+    /// are missing (`IMC0, IMC1, IMC3`), or `none`.
     pub fn present(&self, unit: &UnitInfo) -> String {
         let n = (self.count as usize).min(unit.instances.len());
+        if !self.absent.is_empty() {
+            let names: Vec<&str> = (0..n)
+                .filter(|&i| self.has(i as u32))
+                .map(|i| unit.instances[i])
+                .collect();
+            return if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            };
+        }
         match n {
             0 => "none".to_string(),
             1 => unit.instances[0].to_string(),
@@ -37,52 +63,55 @@ impl BoxCount {
     }
 }
 
-/// How many boxes of `pmu`'s unit `socket` has, read from the machine; `None` when the spec
-/// gives no rule (every part has every box listed), or the rule reads a value and the part
-/// gives 0 (it does not say: the discovery table's count stands).
+/// Which boxes of `pmu`'s unit `socket` has, read from the machine; `None` when the spec
+/// gives no rule or says every part has every box listed (`listed`), when the discovery
+/// table tells (`discovery`: the session's discovery check reads it), or when the rule reads
+/// a value and the part gives 0 (it does not say: the discovery table's count stands).
 pub fn box_count(machine: &Machine, pmu: &PmuInfo, socket: u32) -> Result<Option<BoxCount>> {
     let Some(rule) = pmu.box_count else {
         return Ok(None);
     };
+    let fields = |bits: &[BitRef]| read_fields(machine, bits, socket);
     let (count, read) = match rule.rule {
-        BoxCountRule::SetBits(_) | BoxCountRule::Value(_) => {
-            let bits: &[BitRef] = match &rule.rule {
-                BoxCountRule::SetBits(bits) => bits,
-                BoxCountRule::Value(b) => std::slice::from_ref(b),
-                BoxCountRule::CoresPerSocket => &[],
+        BoxCountRule::Listed | BoxCountRule::Discovery => return Ok(None),
+        BoxCountRule::Devices => {
+            let (count, absent, read) = devices_found(machine, pmu, socket)?;
+            return Ok(Some(BoxCount {
+                count,
+                absent,
+                read,
+                rule: rule.description,
+                source: rule.source,
+            }));
+        }
+        BoxCountRule::SetBits(bits) => {
+            let Some((raws, values)) = fields(bits)? else {
+                return Ok(None);
             };
-            let at = Where {
-                socket: Some(socket),
-                ..Where::default()
-            };
-            let mut raws = Vec::with_capacity(bits.len());
-            let mut values = Vec::with_capacity(bits.len());
-            for b in bits {
-                let Some(address) = b.address() else {
-                    return Ok(None);
-                };
-                let place = machine.place(b.register, address, &at)?;
-                let raw = machine.read(&Resolved {
-                    info: b.register,
-                    address,
-                    place,
-                })?;
-                values.push(format!("{} = {:#x}", b.qualified, b.field.extract(raw)));
-                raws.push(raw);
-            }
             let n = rule.rule.count_from(&raws).unwrap_or(0);
-            if let BoxCountRule::Value(_) = rule.rule {
-                // Zero: the part does not say; the discovery table's count stands.
-                if n == 0 {
-                    return Ok(None);
-                }
-                (n, format!("{} on socket {socket}", values.join(", ")))
-            } else {
-                (
-                    n,
-                    format!("{} on socket {socket}: {n} bits set", values.join(", ")),
-                )
+            (n, format!("{values} on socket {socket}: {n} bits set"))
+        }
+        BoxCountRule::Value(b) => {
+            let Some((raws, values)) = fields(std::slice::from_ref(&b))? else {
+                return Ok(None);
+            };
+            // Zero: the part does not say; the discovery table's count stands.
+            match rule.rule.count_from(&raws).unwrap_or(0) {
+                0 => return Ok(None),
+                n => (n, format!("{values} on socket {socket}")),
             }
+        }
+        BoxCountRule::ValueMap(b, _) => {
+            let Some((raws, values)) = fields(std::slice::from_ref(&b))? else {
+                return Ok(None);
+            };
+            // A value the map lacks: every box the unit lists.
+            let listed = unit_of(pmu).instances.len() as u32;
+            let n = rule.rule.count_from(&raws).unwrap_or(listed);
+            (
+                n,
+                format!("{values} on socket {socket}: {n} of {listed} boxes"),
+            )
         }
         BoxCountRule::CoresPerSocket => {
             let n = machine.topology()?.cores(socket).unwrap_or(0);
@@ -91,10 +120,97 @@ pub fn box_count(machine: &Machine, pmu: &PmuInfo, socket: u32) -> Result<Option
     };
     Ok(Some(BoxCount {
         count,
+        absent: Vec::new(),
         read,
         rule: rule.description,
         source: rule.source,
     }))
+}
+
+/// The registers of `bits` read on `socket`: their raw values and, for messages, each
+/// field's value (`CAPID6.cha_en = 0x3ffff, ...`); `None` when one has no known address.
+fn read_fields(
+    machine: &Machine,
+    bits: &[BitRef],
+    socket: u32,
+) -> Result<Option<(Vec<u64>, String)>> {
+    let at = Where {
+        socket: Some(socket),
+        ..Where::default()
+    };
+    let mut raws = Vec::with_capacity(bits.len());
+    let mut values = Vec::with_capacity(bits.len());
+    for b in bits {
+        let Some(address) = b.address() else {
+            return Ok(None);
+        };
+        let place = machine.place(b.register, address, &at)?;
+        let raw = machine.read(&Resolved {
+            info: b.register,
+            address,
+            place,
+        })?;
+        values.push(format!("{} = {:#x}", b.qualified, b.field.extract(raw)));
+        raws.push(raw);
+    }
+    Ok(Some((raws, values.join(", "))))
+}
+
+/// The unit a PMU structure belongs to.
+fn unit_of(pmu: &PmuInfo) -> &'static UnitInfo {
+    pmu_regs::PROCESSORS
+        .iter()
+        .find(|p| p.id == pmu.processor)
+        .and_then(|p| p.units.iter().find(|u| u.name == pmu.unit))
+        .expect("every PMU's unit is in the metadata")
+}
+
+/// The boxes of a unit counted by its devices (`devices`) that `socket` has: a box is there
+/// when its first counter control is reached, the device that holds it (or its
+/// memory-mapped window's base) found. Returns the unit's box count, the positions missing
+/// and what was read. When no box's device is found, the first box's error is returned: it
+/// says how to look for the devices, which "none present" would not.
+fn devices_found(machine: &Machine, pmu: &PmuInfo, socket: u32) -> Result<(u32, Vec<u32>, String)> {
+    let at = Where {
+        socket: Some(socket),
+        ..Where::default()
+    };
+    let unit = unit_of(pmu);
+    let mut absent = Vec::new();
+    let mut first_error = None;
+    for (position, instance) in unit.instances.iter().enumerate() {
+        let first = pmu.controls.iter().find_map(|r| {
+            let a = r
+                .known_addresses()
+                .iter()
+                .find(|a| a.instance == *instance)?;
+            Some((*r, a))
+        });
+        let Some((info, address)) = first else {
+            continue;
+        };
+        match machine.place(info, address, &at) {
+            Ok(_) => {}
+            Err(e @ crate::Error::Backend(BackendError::DeviceNotFound { .. })) => {
+                absent.push(position as u32);
+                first_error.get_or_insert(e);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let n = unit.instances.len() as u32;
+    match first_error {
+        // None found: the first box's own error says where to look.
+        Some(e) if absent.len() as u32 == n => Err(e),
+        _ => Ok((
+            n,
+            absent.clone(),
+            format!(
+                "socket {socket}: the devices of {} of {n} boxes found",
+                n - absent.len() as u32
+            ),
+        )),
+    }
 }
 
 /// One discovery table of the part, joined with the spec.
@@ -146,7 +262,7 @@ pub fn part_facts<'a>(machine: &'a Machine, spec: &'static Boxes, socket: u32) -
         if let Ok(Some(c)) = box_count(machine, pmu, socket) {
             counts.push(PartCount {
                 unit: u.name,
-                count: c.count,
+                count: c.present_count(),
                 read: c.read,
                 source: c.source,
             });

@@ -412,7 +412,7 @@ fn a_second_watch_on_a_socket_is_refused_naming_the_first() {
             "--root",
             r,
             "--unit",
-            "xeon-7500:C3",
+            "xeon-7500:C0",
             "--event",
             "ev_sel=0x01",
             "--count",

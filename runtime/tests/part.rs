@@ -1,8 +1,9 @@
 //! Box counts read from the part (the spec's `<box-count>`): a simulated part with fewer
 //! boxes than its spec lists counts the boxes it has and refuses the others by name, before
-//! anything is written, saying how many it has and where that was read. One test per family
-//! with a rule: Skylake-SP and Cascade Lake (CHAs, CAPID6), Ice Lake-SP (CHAs, CAPID6 and
-//! CAPID7), E5-2600 v3 and v4 (C-boxes, cores).
+//! anything is written, saying how many it has and where that was read. One test per kind
+//! of rule: Skylake-SP and Cascade Lake (CHAs, CAPID6), Ice Lake-SP (CHAs, CAPID6 and
+//! CAPID7), E5-2600 v3 and v4 (C-boxes, cores; S-boxes, CAPID4's chop mapped to a count),
+//! and PCI units counted by the devices found (Skylake-SP's and the E5-2600 v3's iMCs).
 
 use pmu_regs::{ProcessorInfo, PROCESSORS};
 use pmu_runtime::boxes::Boxes;
@@ -158,4 +159,55 @@ fn e5_2600_v4_has_a_cbox_per_core() {
 fn an_unconfigured_part_has_every_box() {
     count_on(processor("skylake-sp"), &[], "CHA27").unwrap();
     count_on(processor("xeon-e5-2600-v4"), &[], "C21").unwrap();
+    count_on(processor("xeon-e5-2600-v3"), &[], "SBOX3").unwrap();
+    count_on(processor("xeon-e5-2600-v4"), &[], "SBOX3").unwrap();
+    count_on(processor("skylake-sp"), &[], "IMC5").unwrap();
+}
+
+/// A PCI unit counted by its devices: a part whose iMC channels 4 and 5 have no device
+/// counts IMC3 and refuses IMC4 by name, saying how many devices were found.
+#[test]
+fn pci_boxes_are_the_devices_found() {
+    for id in ["skylake-sp", "xeon-e5-2600-v3"] {
+        let p = processor(id);
+        const PART: &[(&str, u32)] = &[("IMC", 4)];
+        let present = Boxes::of(p).find("IMC3").unwrap().instance;
+        count_on(p, PART, present).unwrap_or_else(|e| panic!("{id} {present}: {e}"));
+        let missing = Boxes::of(p).find("IMC4").unwrap().instance;
+        let e = count_on(p, PART, missing).unwrap_err();
+        assert_refused(e, missing, "4 IMC", "the devices of 4 of");
+    }
+}
+
+/// Which boxes are present when a device in the middle is missing: a set, not a count.
+#[test]
+fn a_missing_box_need_not_be_the_last() {
+    let p = processor("skylake-sp");
+    let imc = Boxes::of(p).find("IMC0").unwrap();
+    let n = pmu_runtime::part::BoxCount {
+        count: 6,
+        absent: vec![2],
+        read: String::new(),
+        rule: "",
+        source: "",
+    };
+    assert!(n.has(1) && !n.has(2) && n.has(5) && !n.has(6));
+    assert_eq!(n.present_count(), 5);
+    assert_eq!(n.present(imc.unit), "IMC0, IMC1, IMC3, IMC4, IMC5");
+}
+
+/// The E5-2600 v3 S-boxes: four, or two on the die PCU_CAPID4.chop calls 0; on the v4,
+/// none there.
+#[test]
+fn s_boxes_follow_the_die_capid4_names() {
+    let v3 = processor("xeon-e5-2600-v3");
+    let name = |p, b: &str| Boxes::of(p).find(b).unwrap().instance;
+    const TWO: &[(&str, u32)] = &[("SBOX", 2)];
+    count_on(v3, TWO, "SBOX1").unwrap();
+    let e = count_on(v3, TWO, "SBOX2").unwrap_err();
+    assert_refused(e, name(v3, "SBOX2"), "2 SBOX", "PCU_CAPID4.chop = 0x0");
+    let v4 = processor("xeon-e5-2600-v4");
+    const NONE: &[(&str, u32)] = &[("SBOX", 0)];
+    let e = count_on(v4, NONE, "SBOX0").unwrap_err();
+    assert_refused(e, name(v4, "SBOX0"), "0 SBOX", "PCU_CAPID4.chop = 0x0");
 }

@@ -533,7 +533,15 @@ fn box_count(names: &Names, b: &BoxCount) -> TokenStream {
             let bit = bit_literal(names, bit);
             quote!(BoxCountRule::Value(#bit))
         }
+        BoxCountRule::ValueMap(bit, map) => {
+            let bit = bit_literal(names, bit);
+            let pairs = map.iter().map(|&(v, n)| quote!((#v, #n)));
+            quote!(BoxCountRule::ValueMap(#bit, &[#(#pairs),*]))
+        }
         BoxCountRule::CoresPerSocket => quote!(BoxCountRule::CoresPerSocket),
+        BoxCountRule::Listed => quote!(BoxCountRule::Listed),
+        BoxCountRule::Devices => quote!(BoxCountRule::Devices),
+        BoxCountRule::Discovery => quote!(BoxCountRule::Discovery),
     };
     let (source, description) = (&b.source, text_lit(&b.description));
     quote!(BoxCountInfo {
@@ -765,8 +773,11 @@ fn references(p: &Processor) -> (BTreeSet<(usize, usize)>, BTreeSet<FieldKey>) {
         .flat_map(|m| &m.box_count);
     let count_bits = counted.flat_map(|b| match &b.rule {
         BoxCountRule::SetBits(bits) => bits.as_slice(),
-        BoxCountRule::Value(bit) => std::slice::from_ref(bit),
-        BoxCountRule::CoresPerSocket => &[],
+        BoxCountRule::Value(bit) | BoxCountRule::ValueMap(bit, _) => std::slice::from_ref(bit),
+        BoxCountRule::CoresPerSocket
+        | BoxCountRule::Listed
+        | BoxCountRule::Devices
+        | BoxCountRule::Discovery => &[],
     });
     let bus_bits = p
         .units

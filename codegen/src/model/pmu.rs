@@ -374,8 +374,9 @@ pub struct DiscoveryIgnored {
     pub description: String,
 }
 
-/// How software learns, on a given part, how many boxes of a unit it has: boxes 0 to n-1
-/// of the unit's instances are there, the rest are not.
+/// How software learns, on a given part, which boxes of a unit it has: with a count, boxes 0
+/// to n-1 of the unit's instances are there and the rest are not; with `Devices`, those
+/// whose devices are found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BoxCount {
     /// What is read.
@@ -396,8 +397,20 @@ pub enum BoxCountRule {
     /// The value of one field (the Sapphire Rapids CHA count in MSR 0x2FFE); zero means the
     /// part does not say (software falls back to the discovery table's count).
     Value(BitRef),
+    /// The count one field's value maps to, every box listed for a value the map lacks
+    /// (the E5-2600 v3 S-boxes: 2 when CAPID4's chop field is 0).
+    ValueMap(BitRef, Vec<(u64, u32)>),
     /// The number of cores of the socket (one box per core: the E5-2600 v3/v4 C-boxes).
     CoresPerSocket,
+    /// Every part of the processor has every box the unit lists (the source counts them as
+    /// fixed: the Skylake-SP PCU).
+    Listed,
+    /// The boxes present are those whose PCI devices are found on the socket (their config
+    /// space, or the device holding a memory-mapped window's base), as Linux registers a box
+    /// per device it finds: a set, not a count (a missing channel need not be the last).
+    Devices,
+    /// The part's discovery table lists the boxes present (Sapphire Rapids on).
+    Discovery,
 }
 
 /// How software learns which socket owns each PCI bus holding uncore devices: every bus

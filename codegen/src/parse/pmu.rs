@@ -88,7 +88,8 @@ pub struct RawSocketBus {
 pub struct RawBoxCount {
     #[serde(rename = "@_at")]
     pub at: usize,
-    /// `set-bits`, `value` or `cores-per-socket`.
+    /// `set-bits`, `value`, `value-map`, `cores-per-socket`, `listed`, `devices` or
+    /// `discovery`.
     #[serde(rename = "@count")]
     pub count: String,
     /// With `set-bits` and `value`: the concrete register name and the field whose set bits
@@ -97,6 +98,9 @@ pub struct RawBoxCount {
     pub register: Option<String>,
     #[serde(rename = "@field")]
     pub field: Option<String>,
+    /// With `value-map`: `VALUE=BOXES` pairs, space-separated.
+    #[serde(rename = "@map")]
+    pub map: Option<String>,
     #[serde(rename = "@source")]
     pub source: String,
     #[serde(rename = "$text", default)]

@@ -424,7 +424,14 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
         IIO_FREE_PERF.of_box("IIO_FREE10", "uncore_iio_free_running_10"),
         IIO_FREE_PERF.of_box("IIO_FREE11", "uncore_iio_free_running_11"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-snbep",
+        description: "As many stacks as the discovery table lists IIO boxes: Linux sizes \
+            spr_iio_free_running from the table's IIO count (uncore_type_max_boxes). \
+            The unit has no discovery type of its own, so the session's discovery \
+            check does not cover it.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -539,7 +546,13 @@ pub static IIO: PmuInfo = PmuInfo {
         IIO_PERF.of_box("IIO10", "uncore_iio_10"),
         IIO_PERF.of_box("IIO11", "uncore_iio_11"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers this \
+            unit from the table's entries of its type (uncore_discovery.c, \
+            spr_uncores) and reads no other count.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -642,7 +655,14 @@ pub static IMC_FREE: PmuInfo = PmuInfo {
         IMC_FREE_PERF.of_box("IMC_FREE2", "uncore_imc_free_running_2"),
         IMC_FREE_PERF.of_box("IMC_FREE3", "uncore_imc_free_running_3"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-snbep",
+        description: "Half as many controllers as the discovery table lists iMC channels: \
+            Linux sizes spr_uncore_imc_free_running from the table's iMC count, \
+            divided by two. The unit has no discovery type of its own, so the \
+            session's discovery check does not cover it.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -772,7 +792,13 @@ pub static IMC: PmuInfo = PmuInfo {
         IMC_PERF.of_box("IMC6", "uncore_imc_6"),
         IMC_PERF.of_box("IMC7", "uncore_imc_7"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers this \
+            unit from the table's entries of its type (uncore_discovery.c, \
+            spr_uncores) and reads no other count.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -899,7 +925,13 @@ pub static IRP: PmuInfo = PmuInfo {
         IRP_PERF.of_box("IRP10", "uncore_irp_10"),
         IRP_PERF.of_box("IRP11", "uncore_irp_11"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers this \
+            unit from the table's entries of its type (uncore_discovery.c, \
+            spr_uncores) and reads no other count.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -994,7 +1026,13 @@ pub static M2M: PmuInfo = PmuInfo {
         M2M_PERF.of_box("M2M2", "uncore_m2m_2"),
         M2M_PERF.of_box("M2M3", "uncore_m2m_3"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers this \
+            unit from the table's entries of its type (uncore_discovery.c, \
+            spr_uncores) and reads no other count.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -1099,7 +1137,13 @@ pub static M3UPI: PmuInfo = PmuInfo {
         M3UPI_PERF.of_box("M3UPI2", "uncore_m3upi_2"),
         M3UPI_PERF.of_box("M3UPI3", "uncore_m3upi_3"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers this \
+            unit from the table's entries of its type (uncore_discovery.c, \
+            spr_uncores) and reads no other count.",
+    }),
     socket_bus: None,
     discovery_ignored: Some(DiscoveryIgnoredInfo {
         source: "linux-discovery",
@@ -1217,7 +1261,13 @@ pub static UBOX: PmuInfo = PmuInfo {
             driver: &PERF_DISCOVERY_GENERIC,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers this \
+            unit from the table's entries of its type (uncore_discovery.c, \
+            spr_uncores) and reads no other count.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -1329,7 +1379,13 @@ pub static UPI: PmuInfo = PmuInfo {
         UPI_PERF.of_box("UPI2", "uncore_upi_2"),
         UPI_PERF.of_box("UPI3", "uncore_upi_3"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers this \
+            unit from the table's entries of its type (uncore_discovery.c, \
+            spr_uncores) and reads no other count.",
+    }),
     socket_bus: None,
     discovery_ignored: Some(DiscoveryIgnoredInfo {
         source: "linux-discovery",

@@ -60,7 +60,13 @@ pub static B2CMI: PmuInfo = PmuInfo {
         B2CMI_PERF.of_box("B2CMI10", "uncore_b2cmi_10"),
         B2CMI_PERF.of_box("B2CMI11", "uncore_b2cmi_11"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers this \
+            unit from the table's entries of its type (uncore_discovery.c, \
+            gnr_uncores) and reads no other count.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -299,7 +305,13 @@ pub static CHA: PmuInfo = PmuInfo {
         CHA_PERF.of_box("CHA124", "uncore_cha_124"),
         CHA_PERF.of_box("CHA125", "uncore_cha_125"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers this \
+            unit from the table's entries of its type (uncore_discovery.c, \
+            gnr_uncores) and reads no other count.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -553,7 +565,15 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
         IIO_FREE_PERF.of_box("IIO_FREE14", "uncore_iio_free_running_14"),
         IIO_FREE_PERF.of_box("IIO_FREE15", "uncore_iio_free_running_15"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-snbep",
+        description: "As many stacks as the discovery table lists IIO boxes: Linux's \
+            gnr_uncore_cpu_init sizes the free-running IIO type from the table's IIO \
+            entries (uncore_type_max_boxes), as on Sapphire Rapids. The unit has no \
+            discovery type of its own, so the session's discovery check does not \
+            cover it.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -659,7 +679,13 @@ pub static IIO: PmuInfo = PmuInfo {
         IIO_PERF.of_box("IIO14", "uncore_iio_14"),
         IIO_PERF.of_box("IIO15", "uncore_iio_15"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers this \
+            unit from the table's entries of its type (uncore_discovery.c, \
+            gnr_uncores) and reads no other count.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -784,7 +810,13 @@ pub static IMC: PmuInfo = PmuInfo {
         IMC_PERF.of_box("IMC10", "uncore_imc_10"),
         IMC_PERF.of_box("IMC11", "uncore_imc_11"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers this \
+            unit from the table's entries of its type (uncore_discovery.c, \
+            gnr_uncores) and reads no other count.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -932,7 +964,13 @@ pub static IRP: PmuInfo = PmuInfo {
         IRP_PERF.of_box("IRP14", "uncore_irp_14"),
         IRP_PERF.of_box("IRP15", "uncore_irp_15"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers this \
+            unit from the table's entries of its type (uncore_discovery.c, \
+            gnr_uncores) and reads no other count.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -1055,7 +1093,13 @@ pub static UBOX: PmuInfo = PmuInfo {
             driver: &PERF_DISCOVERY_GENERIC,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers this \
+            unit from the table's entries of its type (uncore_discovery.c, \
+            gnr_uncores) and reads no other count.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -1166,7 +1210,13 @@ pub static UPI: PmuInfo = PmuInfo {
         UPI_PERF.of_box("UPI4", "uncore_upi_4"),
         UPI_PERF.of_box("UPI5", "uncore_upi_5"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Discovery,
+        source: "linux-discovery",
+        description: "The part's discovery table lists the boxes it has: Linux registers this \
+            unit from the table's entries of its type (uncore_discovery.c, \
+            gnr_uncores) and reads no other count.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[

@@ -292,7 +292,12 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
         IIO_FREE_PERF.of_box("IIO_FREE4", "uncore_iio_free_running_4"),
         IIO_FREE_PERF.of_box("IIO_FREE5", "uncore_iio_free_running_5"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-snbep",
+        description: "Every part has the six stacks' free-running counters: Linux registers \
+            icx_iio_free_running with six boxes and reads nothing to count them.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -378,7 +383,12 @@ pub static IIO: PmuInfo = PmuInfo {
         IIO_PERF.of_box("IIO4", "uncore_iio_4"),
         IIO_PERF.of_box("IIO5", "uncore_iio_5"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-snbep",
+        description: "Every part has the six IIO stacks: Linux registers icx_uncore_iio with \
+            six boxes and reads nothing to count them.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -502,7 +512,14 @@ pub static IMC_FREE: PmuInfo = PmuInfo {
         IMC_FREE_PERF.of_box("IMC_FREE2", "uncore_imc_free_running_2"),
         IMC_FREE_PERF.of_box("IMC_FREE3", "uncore_imc_free_running_3"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A controller's free-running counters are present when the device \
+            holding its window's base (0x3451) is found on the socket, as Linux maps \
+            them (icx_uncore_imc_freerunning_init_box through \
+            snr_uncore_get_mc_dev); it reads no count.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -592,7 +609,16 @@ pub static IMC: PmuInfo = PmuInfo {
         IMC_PERF.of_box("IMC10", "uncore_imc_10"),
         IMC_PERF.of_box("IMC11", "uncore_imc_11"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A channel is present when the device holding its window's base (0x3451, \
+            device 0 function 1) is found on the socket: Linux maps each channel's \
+            window from that device (icx_uncore_imc_init_box through \
+            snr_uncore_get_mc_dev) and gives up on the box when the device is \
+            missing; it reads no count. The device holds every controller's base, so \
+            all twelve channels are found or none.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -672,7 +698,12 @@ pub static IRP: PmuInfo = PmuInfo {
         IRP_PERF.of_box("IRP4", "uncore_irp_4"),
         IRP_PERF.of_box("IRP5", "uncore_irp_5"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-snbep",
+        description: "Every part has the six IRP stacks: Linux registers icx_uncore_irp with \
+            six boxes and reads nothing to count them.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -741,7 +772,14 @@ pub static M2M: PmuInfo = PmuInfo {
         M2M_PERF.of_box("M2M2", "uncore_m2m_2"),
         M2M_PERF.of_box("M2M3", "uncore_m2m_3"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (icx_uncore_pci_ids: one M2M device each) and reads no count, so a part \
+            without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -812,7 +850,12 @@ pub static M2PCIE: PmuInfo = PmuInfo {
         M2PCIE_PERF.of_box("M2PCIE4", "uncore_m2pcie_4"),
         M2PCIE_PERF.of_box("M2PCIE5", "uncore_m2pcie_5"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-snbep",
+        description: "Every part has the six M2PCIe stacks: Linux registers icx_uncore_m2pcie \
+            with six boxes and reads nothing to count them.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -883,7 +926,14 @@ pub static M3UPI: PmuInfo = PmuInfo {
         M3UPI_PERF.of_box("M3UPI1", "uncore_m3upi_1"),
         M3UPI_PERF.of_box("M3UPI2", "uncore_m3upi_2"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (icx_uncore_pci_ids: one M3UPI device each) and reads no count, so a \
+            part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -969,7 +1019,11 @@ pub static PCU: PmuInfo = PmuInfo {
             driver: &PERF_SKX_PCU,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-snbep",
+        description: "One PCU per socket: Linux registers icx_uncore_pcu with one box.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -1057,7 +1111,12 @@ pub static UBOX: PmuInfo = PmuInfo {
             driver: &PERF_BDX_UBOX,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-snbep",
+        description: "One U-box per socket: Linux registers the Ice Lake-SP U-box with one \
+            box.",
+    }),
     socket_bus: Some(SocketBusInfo {
         node_id: BitRef {
             register: UCpuNodeId::INFO,
@@ -1237,7 +1296,14 @@ pub static UPI: PmuInfo = PmuInfo {
         UPI_PERF.of_box("UPI1", "uncore_upi_1"),
         UPI_PERF.of_box("UPI2", "uncore_upi_2"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (icx_uncore_pci_ids: one UPI link device each) and reads no count, so a \
+            part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[

@@ -636,7 +636,13 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
         IIO_FREE_PERF.of_box("IIO_FREE4", "uncore_iio_free_running_4"),
         IIO_FREE_PERF.of_box("IIO_FREE5", "uncore_iio_free_running_5"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-snbep",
+        description: "Every part has the six stacks' free-running counters: Linux registers \
+            skx_uncore_iio_free_running with six boxes and reads nothing to count \
+            them.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -714,7 +720,12 @@ pub static IIO: PmuInfo = PmuInfo {
         IIO_PERF.of_box("IIO4", "uncore_iio_4"),
         IIO_PERF.of_box("IIO5", "uncore_iio_5"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-snbep",
+        description: "Every part has the six IIO stacks: Linux registers skx_uncore_iio with \
+            six boxes and reads nothing to count them.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -837,7 +848,14 @@ pub static IMC: PmuInfo = PmuInfo {
         IMC_PERF.of_box("IMC4", "uncore_imc_4"),
         IMC_PERF.of_box("IMC5", "uncore_imc_5"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (skx_uncore_pci_ids: one iMC channel device each) and reads no count, so \
+            a part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -946,7 +964,12 @@ pub static IRP: PmuInfo = PmuInfo {
         IRP_PERF.of_box("IRP4", "uncore_irp_4"),
         IRP_PERF.of_box("IRP5", "uncore_irp_5"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-snbep",
+        description: "Every part has the six IRP stacks: Linux registers skx_uncore_irp with \
+            six boxes and reads nothing to count them.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -1041,7 +1064,14 @@ pub static M2M: PmuInfo = PmuInfo {
         M2M_PERF.of_box("M2M0", "uncore_m2m_0"),
         M2M_PERF.of_box("M2M1", "uncore_m2m_1"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (skx_uncore_pci_ids: one M2M device each) and reads no count, so a part \
+            without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -1151,7 +1181,14 @@ pub static M3UPI: PmuInfo = PmuInfo {
         M3UPI_PERF.of_box("M3UPI1", "uncore_m3upi_1"),
         M3UPI_PERF.of_box("M3UPI2", "uncore_m3upi_2"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (skx_uncore_pci_ids: one M3UPI device each) and reads no count, so a \
+            part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -1270,7 +1307,11 @@ pub static PCU: PmuInfo = PmuInfo {
             driver: &PERF_SKX_PCU,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-snbep",
+        description: "One PCU per socket: Linux registers skx_uncore_pcu with one box.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -1392,7 +1433,11 @@ pub static UBOX: PmuInfo = PmuInfo {
             driver: &PERF_BDX_UBOX,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-snbep",
+        description: "One U-box per socket: Linux registers skx_uncore_ubox with one box.",
+    }),
     socket_bus: Some(SocketBusInfo {
         node_id: BitRef {
             register: UCpuNodeId::INFO,
@@ -1614,7 +1659,15 @@ pub static UPI: PmuInfo = PmuInfo {
         UPI_PERF.of_box("UPI1", "uncore_upi_1"),
         UPI_PERF.of_box("UPI2", "uncore_upi_2"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (skx_uncore_pci_ids: one UPI link device each; a part with two links \
+            lacks the third) and reads no count, so a part without a channel or link \
+            simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[

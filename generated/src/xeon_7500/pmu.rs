@@ -93,7 +93,12 @@ pub static BBOX: PmuInfo = PmuInfo {
         BBOX_PERF.of_box("B0", "uncore_bbox_0"),
         BBOX_PERF.of_box("B1", "uncore_bbox_1"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-nhmex",
+        description: "Every part has its two B-boxes: Linux registers nhmex_uncore_bbox with \
+            a fixed number of boxes and reads nothing to count them.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -229,7 +234,12 @@ pub static CBOX: PmuInfo = PmuInfo {
         CBOX_PERF.of_box("C6", "uncore_cbox_6"),
         CBOX_PERF.of_box("C7", "uncore_cbox_7"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::CoresPerSocket,
+        source: "linux-nhmex",
+        description: "One C-box per core of the socket: Linux lowers nhmex_uncore_cbox's \
+            boxes to the package's cores (nhmex_uncore_cpu_init).",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -339,7 +349,12 @@ pub static MBOX: PmuInfo = PmuInfo {
         MBOX_PERF.of_box("M0", "uncore_mbox_0"),
         MBOX_PERF.of_box("M1", "uncore_mbox_1"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-nhmex",
+        description: "Every part has its two M-boxes: Linux registers nhmex_uncore_mbox with \
+            a fixed number of boxes and reads nothing to count them.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -471,7 +486,13 @@ pub static RBOX: PmuInfo = PmuInfo {
             driver: &PERF_NHMEX_RBOX,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-nhmex",
+        description: "Every part has its R-box: Linux registers it with a fixed number of \
+            PMUs (nhmex_uncore_rbox, two for its sixteen counters) and reads nothing \
+            to count them.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -574,7 +595,12 @@ pub static SBOX: PmuInfo = PmuInfo {
         SBOX_PERF.of_box("S0", "uncore_sbox_0"),
         SBOX_PERF.of_box("S1", "uncore_sbox_1"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-nhmex",
+        description: "Every part has its two S-boxes: Linux registers nhmex_uncore_sbox with \
+            a fixed number of boxes and reads nothing to count them.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -654,7 +680,12 @@ pub static UBOX: PmuInfo = PmuInfo {
             driver: &PERF_NHMEX_UBOX,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-nhmex",
+        description: "Every part has its one U-box: Linux registers nhmex_uncore_ubox with a \
+            fixed number of boxes and reads nothing to count them.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -745,7 +776,12 @@ pub static WBOX: PmuInfo = PmuInfo {
             driver: &PERF_NHMEX_CBOX,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-nhmex",
+        description: "Every part has its one W-box: Linux registers nhmex_uncore_wbox with a \
+            fixed number of boxes and reads nothing to count them.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[

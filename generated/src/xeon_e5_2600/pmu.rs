@@ -65,7 +65,12 @@ pub static CBOX: PmuInfo = PmuInfo {
         CBOX_PERF.of_box("C6", "uncore_cbox_6"),
         CBOX_PERF.of_box("C7", "uncore_cbox_7"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::CoresPerSocket,
+        source: "linux-snbep",
+        description: "One C-box per core of the socket: Linux lowers snbep_uncore_cbox's 8 \
+            boxes to the package's cores (snbep_uncore_cpu_init).",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -183,7 +188,14 @@ pub static HA: PmuInfo = PmuInfo {
             driver: &PERF_SNBEP_GENERIC,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (snbep_uncore_pci_ids: one home agent device each) and reads no count, \
+            so a part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -269,7 +281,14 @@ pub static IMC: PmuInfo = PmuInfo {
         IMC_PERF.of_box("CH2", "uncore_imc_2"),
         IMC_PERF.of_box("CH3", "uncore_imc_3"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (snbep_uncore_pci_ids: one iMC channel device each) and reads no count, \
+            so a part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -412,7 +431,11 @@ pub static PCU: PmuInfo = PmuInfo {
             driver: &PERF_CSTATE_CORE,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-snbep",
+        description: "One PCU per socket: Linux registers snbep_uncore_pcu with one box.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -554,7 +577,14 @@ pub static QPI: PmuInfo = PmuInfo {
         QPI_PERF.of_box("P0", "uncore_qpi_0"),
         QPI_PERF.of_box("P1", "uncore_qpi_1"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (snbep_uncore_pci_ids: one QPI port device each) and reads no count, so \
+            a part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -653,7 +683,14 @@ pub static R2PCIE: PmuInfo = PmuInfo {
             driver: &PERF_SNBEP_GENERIC,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (snbep_uncore_pci_ids: one R2PCIe device each) and reads no count, so a \
+            part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -730,7 +767,14 @@ pub static R3QPI: PmuInfo = PmuInfo {
         R3QPI_PERF.of_box("L0", "uncore_r3qpi_0"),
         R3QPI_PERF.of_box("L1", "uncore_r3qpi_1"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (snbep_uncore_pci_ids: one R3QPI link device each) and reads no count, \
+            so a part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -824,7 +868,11 @@ pub static UBOX: PmuInfo = PmuInfo {
             driver: &PERF_SNBEP_UBOX,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-snbep",
+        description: "One U-box per socket: Linux registers snbep_uncore_ubox with one box.",
+    }),
     socket_bus: Some(SocketBusInfo {
         node_id: BitRef {
             register: UCpuNodeId::INFO,

@@ -247,7 +247,12 @@ pub static CBOX: PmuInfo = PmuInfo {
         CBOX_PERF.of_box("C13", "uncore_cbox_13"),
         CBOX_PERF.of_box("C14", "uncore_cbox_14"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::CoresPerSocket,
+        source: "linux-snbep",
+        description: "One C-box per core of the socket: Linux lowers ivbep_uncore_cbox's 15 \
+            boxes to the package's cores (ivbep_uncore_cpu_init).",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -403,7 +408,14 @@ pub static HA: PmuInfo = PmuInfo {
         },
     ],
     perf: &[HA_PERF.of_box("HA0", "uncore_ha_0"), HA_PERF.of_box("HA1", "uncore_ha_1")],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (ivbep_uncore_pci_ids: one home agent device each) and reads no count, \
+            so a part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -544,7 +556,14 @@ pub static IMC: PmuInfo = PmuInfo {
         IMC_PERF.of_box("CH6", "uncore_imc_6"),
         IMC_PERF.of_box("CH7", "uncore_imc_7"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (ivbep_uncore_pci_ids: one iMC channel device each) and reads no count, \
+            so a part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -663,7 +682,14 @@ pub static IRP: PmuInfo = PmuInfo {
             driver: &PERF_IVBEP_GENERIC,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (ivbep_uncore_pci_ids: one IRP device each) and reads no count, so a \
+            part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -813,7 +839,11 @@ pub static PCU: PmuInfo = PmuInfo {
             driver: &PERF_CSTATE_CORE,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-snbep",
+        description: "One PCU per socket: Linux registers ivbep_uncore_pcu with one box.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -983,7 +1013,14 @@ pub static QPI: PmuInfo = PmuInfo {
         QPI_PERF.of_box("P1", "uncore_qpi_1"),
         QPI_PERF.of_box("P2", "uncore_qpi_2"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (ivbep_uncore_pci_ids: one QPI port device each) and reads no count, so \
+            a part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -1099,7 +1136,14 @@ pub static R2PCIE: PmuInfo = PmuInfo {
             driver: &PERF_IVBEP_GENERIC,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (ivbep_uncore_pci_ids: one R2PCIe device each) and reads no count, so a \
+            part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -1211,7 +1255,14 @@ pub static R3QPI: PmuInfo = PmuInfo {
         R3QPI_PERF.of_box("L1", "uncore_r3qpi_1"),
         R3QPI_PERF.of_box("L2", "uncore_r3qpi_2"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (ivbep_uncore_pci_ids: one R3QPI link device each) and reads no count, \
+            so a part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -1343,7 +1394,11 @@ pub static UBOX: PmuInfo = PmuInfo {
             driver: &PERF_IVBEP_UBOX,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-snbep",
+        description: "One U-box per socket: Linux registers ivbep_uncore_ubox with one box.",
+    }),
     socket_bus: Some(SocketBusInfo {
         node_id: BitRef {
             register: UCpuNodeId::INFO,

@@ -647,6 +647,69 @@ static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// Capability register 4 of the PCU's configuration function: its chop field tells the die the part
+/// is cut from; the smallest die has fewer S-boxes.
+///
+/// `PCU_CAPID4`: 32-bit PCI register of the PCU unit (xeon-e5-2600-v4). Fields, masks and sources:
+/// [`PcuCapid4Layout`].
+///
+/// **From Linux** (info): Linux hswep_has_limit_sbox finds the Intel device 0x6FC0 (PCU function
+/// 3), reads the dword at offset 0x94 (HSWEP_PCU_CAPID4_OFFET) and takes bits 7:6 (hswep_get_chop);
+/// 0 means the limited die. No source read describes the other bits; they are recorded as reserved.
+/// The reset value depends on the part; 0 is written here as a placeholder, as for every read-only
+/// capability.
+pub type PcuCapid4 = Reg32<PcuCapid4Layout>;
+
+/// The layout of [`PcuCapid4`] (`PCU_CAPID4`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum PcuCapid4Layout {}
+
+impl Layout for PcuCapid4Layout {
+    const NAME: &'static str = "PCU_CAPID4";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0xffffff3f;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &PCU_CAPID4_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 8, msb: 31, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "chop", ident: "chop", lsb: 6, msb: 7, access: Access::Ro,
+            description: "The die the part is cut from; 0 on the 6-8 core die, which has no S-box (Linux drops bdx_uncore_sbox). Set by the part, not by software.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 0, msb: 5, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl PcuCapid4 {
+    /// `chop` (bits 7:6, ro, reset 0x0): The die the part is cut from; 0 on the 6-8 core die, which
+    /// has no S-box (Linux drops bdx_uncore_sbox). Set by the part, not by software.
+    #[inline] pub const fn chop(self) -> u8 { get_bits(self.raw64(), 7, 6) as u8 }
+}
+
+/// `PCU_CAPID4` of instance PCU.
+pub const PCU_CAPID4: PciRegister<PcuCapid4> = PciRegister::new(0x6FC0, 30, 3, 0x094, "PCU_CAPID4");
+
+#[cfg(feature = "metadata")]
+static PCU_CAPID4_INFO: RegisterInfo = RegisterInfo {
+    processor: "xeon-e5-2600-v4", unit: "PCU", name: PcuCapid4Layout::NAME, type_name: "PcuCapid4",
+    width: 32, space: Space::Pci, count: 1, count_cpuid: None,
+    reset: PcuCapid4Layout::RESET, reserved_mask: PcuCapid4Layout::RESERVED_MASK, ignored_mask: PcuCapid4Layout::IGNORED_MASK, writable_mask: PcuCapid4Layout::WRITABLE_MASK,
+    description: "Capability register 4 of the PCU's configuration function: its chop field tells the die the part is cut from; the smallest die has fewer S-boxes.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "PCU_CAPID4", instance: "PCU", index: 0, location: Location::Pci { device_id: 0x6FC0, device: 30, function: 3, offset: 0x094 }, source: "linux-snbep" },
+    ]),
+    fields: PcuCapid4Layout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "From Linux", text: "Linux hswep_has_limit_sbox finds the Intel device 0x6FC0 (PCU function 3), reads the dword at offset 0x94 (HSWEP_PCU_CAPID4_OFFET) and takes bits 7:6 (hswep_get_chop); 0 means the limited die. No source read describes the other bits; they are recorded as reserved. The reset value depends on the part; 0 is written here as a placeholder, as for every read-only capability." },
+    ],
+};
+
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -887,6 +950,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &PCU_CTR_INFO,
         &PCU_CORE_C6_CTR_INFO,
         &PCU_CORE_C3_CTR_INFO,
+        &PCU_CAPID4_INFO,
     ],
     events: EVENT_INFOS,
     pmu: Some(&super::pmu::PCU),

@@ -13,7 +13,8 @@ use super::ha::{
 use super::imc::{ImcBoxCtl, ImcCtl, ImcCtr, ImcFixedCtl, ImcFixedCtr};
 use super::irp::{IrpBoxCtl, IrpBoxStatus, IrpCtl, IrpCtr};
 use super::pcu::{
-    PcuBoxCtl, PcuBoxFilter, PcuBoxStatus, PcuCoreC3Ctr, PcuCoreC6Ctr, PcuCtl, PcuCtr,
+    PcuBoxCtl, PcuBoxFilter, PcuBoxStatus, PcuCapid4, PcuCoreC3Ctr, PcuCoreC6Ctr, PcuCtl,
+    PcuCtr,
 };
 use super::qpi::{
     QpiBoxCtl, QpiBoxStatus, QpiCtl, QpiCtr, QpiPktMask0, QpiPktMask1, QpiPktMatch0,
@@ -312,7 +313,14 @@ pub static HA: PmuInfo = PmuInfo {
         },
     ],
     perf: &[HA_PERF.of_box("HA0", "uncore_ha_0"), HA_PERF.of_box("HA1", "uncore_ha_1")],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (bdx_uncore_pci_ids: one home agent device each) and reads no count, so \
+            a part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -469,7 +477,14 @@ pub static IMC: PmuInfo = PmuInfo {
         IMC_PERF.of_box("CH6", "uncore_imc_6"),
         IMC_PERF.of_box("CH7", "uncore_imc_7"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (bdx_uncore_pci_ids: one iMC channel device each) and reads no count, so \
+            a part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -612,7 +627,14 @@ pub static IRP: PmuInfo = PmuInfo {
             driver: &PERF_SNBEP_GENERIC,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (bdx_uncore_pci_ids: one IRP device each) and reads no count, so a part \
+            without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -774,7 +796,11 @@ pub static PCU: PmuInfo = PmuInfo {
             driver: &PERF_CSTATE_CORE,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-snbep",
+        description: "One PCU per socket: Linux registers bdx_uncore_pcu with one box.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -960,7 +986,14 @@ pub static QPI: PmuInfo = PmuInfo {
         QPI_PERF.of_box("P1", "uncore_qpi_1"),
         QPI_PERF.of_box("P2", "uncore_qpi_2"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (bdx_uncore_pci_ids: one QPI port device each) and reads no count, so a \
+            part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -1094,7 +1127,14 @@ pub static R2PCIE: PmuInfo = PmuInfo {
             driver: &PERF_SNBEP_GENERIC,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (bdx_uncore_pci_ids: one R2PCIe device each) and reads no count, so a \
+            part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -1223,7 +1263,14 @@ pub static R3QPI: PmuInfo = PmuInfo {
         R3QPI_PERF.of_box("L1", "uncore_r3qpi_1"),
         R3QPI_PERF.of_box("L2", "uncore_r3qpi_2"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (bdx_uncore_pci_ids: one R3QPI link device each) and reads no count, so \
+            a part without a channel or link simply lacks that device.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -1346,7 +1393,24 @@ pub static SBOX: PmuInfo = PmuInfo {
         SBOX_PERF.of_box("S2", "uncore_sbox_2"),
         SBOX_PERF.of_box("S3", "uncore_sbox_3"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::ValueMap(
+            BitRef {
+                register: PcuCapid4::INFO,
+                instance: "PCU",
+                index: 0,
+                field: PCU_CAPID4_CHOP,
+                register_name: "PCU_CAPID4",
+                qualified: "PCU_CAPID4.chop",
+            },
+            &[(0u64, 0u32)],
+        ),
+        source: "linux-snbep",
+        description: "Four S-boxes, unless PCU_CAPID4.chop reads 0: the 6-8 core die, which \
+            has no S-box (Linux drops bdx_uncore_sbox). Linux reads the field the \
+            same way when it sets the boxes up (bdx_uncore_cpu_init through \
+            hswep_has_limit_sbox).",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -1526,7 +1590,11 @@ pub static UBOX: PmuInfo = PmuInfo {
             driver: &PERF_BDX_UBOX,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-snbep",
+        description: "One U-box per socket: Linux registers bdx_uncore_ubox with one box.",
+    }),
     socket_bus: Some(SocketBusInfo {
         node_id: BitRef {
             register: UCpuNodeId::INFO,
@@ -1934,6 +2002,8 @@ const PCU_CORE_C6_CTR_EVENT_COUNT: &FieldInfo = PcuCoreC6Ctr::INFO
 /// `PCU_MSR_CORE_C3_CTR.event_count` (bits 63:0).
 const PCU_CORE_C3_CTR_EVENT_COUNT: &FieldInfo = PcuCoreC3Ctr::INFO
     .field_named("event_count");
+/// `PCU_CAPID4.chop` (bits 7:6).
+const PCU_CAPID4_CHOP: &FieldInfo = PcuCapid4::INFO.field_named("chop");
 /// `Q_P_PCI_PMON_BOX_CTL.frz_en` (bit 16).
 const QPI_BOX_CTL_FRZ_EN: &FieldInfo = QpiBoxCtl::INFO.field_named("frz_en");
 /// `Q_P_PCI_PMON_BOX_CTL.frz` (bit 8).

@@ -1886,6 +1886,10 @@ layout! {
     pcu_core_c3_ctr: PcuCoreC3Ctr;
     ro(event_count, val u64, 0, 64);
 }
+layout! {
+    pcu_capid4: PcuCapid4;
+    ro(chop, val u8, 6, 2);
+}
 layouts! {
     pcu_box_ctl,
     pcu_ctl,
@@ -1894,6 +1898,7 @@ layouts! {
     pcu_ctr,
     pcu_core_c6_ctr,
     pcu_core_c3_ctr,
+    pcu_capid4,
 }
 }
 
@@ -2453,6 +2458,10 @@ layout! {
     pcu_core_c3_ctr: PcuCoreC3Ctr;
     ro(event_count, val u64, 0, 64);
 }
+layout! {
+    pcu_capid4: PcuCapid4;
+    ro(chop, val u8, 6, 2);
+}
 layouts! {
     pcu_box_ctl,
     pcu_ctl,
@@ -2461,6 +2470,7 @@ layouts! {
     pcu_ctr,
     pcu_core_c6_ctr,
     pcu_core_c3_ctr,
+    pcu_capid4,
 }
 }
 

@@ -658,13 +658,13 @@ fn boxes_on_part<'a>(
                 }
             };
             let Some(count) = count else { continue };
-            if pmu_box.position as u32 >= count.count {
+            if !count.has(pmu_box.position as u32) {
                 return Err(UsageError::NoSuchBox {
                     name: format!("{} on this part", pmu_box.instance),
                     available: format!(
                         "{}: this part has {} {unit} box(es), read from the part ({}; {} [{}])",
                         count.present(pmu_box.unit),
-                        count.count,
+                        count.present_count(),
                         count.read,
                         count.rule,
                         count.source

@@ -106,8 +106,8 @@ pub struct SimConfig {
     pub cpus_per_l3: u32,
     /// The part: how many boxes of each unit whose count is read from the part (its spec's
     /// `<box-count>`) this one has, by unit name (`&[("CHA", 18)]`). The simulator answers
-    /// as the part would: the capability register's bits, or the socket's cores. A unit not
-    /// named has every box its spec lists.
+    /// as the part would: the capability register's bits, the socket's cores, or the PCI
+    /// devices of the first boxes only. A unit not named has every box its spec lists.
     pub part: &'static [(&'static str, u32)],
     /// The part's CPUID counts, by the spec's `count-cpuid` bits (`&[("80000022H.EBX[3:0]",
     /// 4)]`: a Zen 4 part with four core counters). The simulator reports each leaf a
@@ -353,7 +353,13 @@ impl Sim {
         let buses: Vec<(u16, u8)> = (0..self.config.sockets.max(1))
             .map(|s| (0, sim_bus(s)))
             .collect();
-        UncoreDevices::complete(self.config.processor, &buses)
+        let mut devices = UncoreDevices::complete(self.config.processor, &buses);
+        let absent = part::absent_devices(&self.config);
+        for s in &mut devices.sockets {
+            s.devices
+                .retain(|(id, b)| !absent.contains(&(*id, b.device, b.function)));
+        }
+        devices
     }
 
     /// The uncore discovery table this part publishes: the one built from its spec

@@ -1,9 +1,11 @@
 //! The simulated part: what it answers when software asks how many boxes of a unit it has
 //! (the spec's `<box-count>`), as [`SimConfig::part`] configures it. A capability register
-//! holds one set bit per box present, a count register the count; a unit counted by cores
-//! gets that many cores per socket.
+//! holds one set bit per box present, a count register the count, a mapped field a value
+//! that maps to it; a unit counted by cores
+//! gets that many cores per socket; a unit counted by its devices lacks the PCI devices of
+//! the boxes past the count.
 
-use pmu_regs::{BoxCountRule, PmuInfo};
+use pmu_regs::{BoxCountRule, Location, PmuInfo};
 
 use super::regs::Reg;
 use super::uncore::SocketState;
@@ -37,6 +39,30 @@ pub(super) fn socket_state(config: &SimConfig) -> SocketState {
                     };
                     let value = state.regs.get(&reg) & !b.field.mask()
                         | (u64::from(n) << b.field.lsb) & b.field.mask();
+                    state.regs.put(&reg, value);
+                }
+                continue;
+            }
+            // A field whose value maps to a count: a value mapping to `n`, or, for every box
+            // listed, the lowest value the map lacks.
+            Some(BoxCountRule::ValueMap(b, map)) => {
+                let listed = config
+                    .processor
+                    .units
+                    .iter()
+                    .find(|u| u.name == pmu.unit)
+                    .map_or(0, |u| u.instances.len() as u32);
+                let value = match map.iter().find(|&&(_, boxes)| boxes == n) {
+                    Some(&(v, _)) if n < listed => Some(v),
+                    _ => (0..).find(|v| map.iter().all(|(m, _)| m != v)),
+                };
+                if let (Some(v), Some(addr)) = (value, b.address()) {
+                    let reg = Reg {
+                        info: b.register,
+                        addr,
+                    };
+                    let value = state.regs.get(&reg) & !b.field.mask()
+                        | (v << b.field.lsb) & b.field.mask();
                     state.regs.put(&reg, value);
                 }
                 continue;
@@ -78,4 +104,46 @@ pub(super) fn cores_per_socket(config: &SimConfig) -> Option<u32> {
         })
         .map(|(_, n)| n)
         .max()
+}
+
+/// The PCI devices (device id, device, function) this part lacks: those holding only boxes
+/// past the configured count of a unit counted by its devices.
+pub(super) fn absent_devices(config: &SimConfig) -> Vec<(u16, u8, u8)> {
+    let mut absent = Vec::new();
+    for (pmu, n) in counted_units(config) {
+        if !matches!(pmu.box_count.map(|b| b.rule), Some(BoxCountRule::Devices)) {
+            continue;
+        }
+        let Some(unit) = config.processor.units.iter().find(|u| u.name == pmu.unit) else {
+            continue;
+        };
+        let devices_of = |instance: &str| -> Vec<(u16, u8, u8)> {
+            pmu.controls
+                .iter()
+                .flat_map(|r| r.known_addresses())
+                .filter(|a| a.instance == instance)
+                .filter_map(|a| match a.location {
+                    Location::Pci {
+                        device_id,
+                        device,
+                        function,
+                        ..
+                    } => Some((device_id, device, function)),
+                    _ => None,
+                })
+                .collect()
+        };
+        let kept: Vec<(u16, u8, u8)> = unit.instances[..n as usize]
+            .iter()
+            .flat_map(|i| devices_of(i))
+            .collect();
+        for instance in &unit.instances[n as usize..] {
+            absent.extend(
+                devices_of(instance)
+                    .into_iter()
+                    .filter(|d| !kept.contains(d)),
+            );
+        }
+    }
+    absent
 }

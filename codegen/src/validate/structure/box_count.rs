@@ -5,7 +5,8 @@
 use super::super::Validator;
 use super::routes::{concrete_names, Names};
 use super::{diag, PendingRoutes, UnitScope};
-use crate::model::pmu::{BitRef, BoxCount, BoxCountRule};
+use crate::model::pmu::{BitRef, BoxCount, BoxCountRule, Scope};
+use crate::model::Space;
 use crate::model::{Position, Processor};
 use crate::parse::pmu::RawBoxCount;
 use crate::validate::normalize_text;
@@ -17,8 +18,12 @@ enum Reads {
     SetBits(Vec<(String, String)>),
     /// `value`: the one field whose value is the count.
     Value(String, String),
+    /// `value-map`: the one field whose value the map turns into a count.
+    ValueMap(String, String, Vec<(u64, u32)>),
     /// `cores-per-socket`: no register.
     Cores,
+    /// `listed`, `devices` or `discovery`: no register; checked against the unit.
+    Kind(BoxCountRule),
 }
 
 /// A `<box-count>` as written, kept until every unit of the processor is validated.
@@ -39,8 +44,24 @@ impl Validator {
         unit: &UnitScope<'_>,
         raw: &RawBoxCount,
     ) -> Option<PendingBoxCount> {
-        let help = "write count=\"set-bits\" register=\"CAPID6\" field=\"cha_en\", count=\"value\" with one register and field, or count=\"cores-per-socket\" without a register";
+        let help = "write count=\"set-bits\" register=\"CAPID6\" field=\"cha_en\", count=\"value\" with one register and field, or count=\"cores-per-socket\", \"listed\", \"devices\" or \"discovery\" without a register";
+        if raw.map.is_some() != (raw.count == "value-map") {
+            self.push(unit.ctx.error(
+                raw.at,
+                if raw.map.is_some() {
+                    format!("box-count `{}` takes no map", raw.count)
+                } else {
+                    format!("box-count `{}` needs a map", raw.count)
+                },
+                "give map=\"VALUE=BOXES ...\" with count=\"value-map\" only: map=\"0=2\" (two boxes when the field reads 0)",
+            ));
+            return None;
+        }
         let reads = match (raw.count.as_str(), &raw.register, &raw.field) {
+            ("value-map", Some(r), Some(f)) if !r.contains(' ') && !f.contains(' ') => {
+                let map = self.box_count_map(unit, raw)?;
+                Reads::ValueMap(r.clone(), f.clone(), map)
+            }
             (kind @ ("set-bits" | "value"), Some(r), Some(f)) => {
                 let (regs, fields): (Vec<&str>, Vec<&str>) = (
                     r.split_whitespace().collect(),
@@ -74,11 +95,19 @@ impl Validator {
                 }
             }
             ("cores-per-socket", None, None) => Reads::Cores,
-            (kind @ ("set-bits" | "value" | "cores-per-socket"), _, _) => {
-                let why = if kind == "cores-per-socket" {
-                    "reads no register"
+            ("listed", None, None) => Reads::Kind(BoxCountRule::Listed),
+            ("devices", None, None) => Reads::Kind(BoxCountRule::Devices),
+            ("discovery", None, None) => Reads::Kind(BoxCountRule::Discovery),
+            (
+                kind @ ("set-bits" | "value" | "value-map" | "cores-per-socket" | "listed"
+                | "devices" | "discovery"),
+                _,
+                _,
+            ) => {
+                let why = if matches!(kind, "set-bits" | "value" | "value-map") {
+                    "needs one register and one field"
                 } else {
-                    "needs a register and a field"
+                    "reads no register"
                 };
                 self.push(
                     unit.ctx
@@ -114,6 +143,36 @@ impl Validator {
         })
     }
 
+    /// A `value-map`'s `map`: `VALUE=BOXES` pairs, space-separated, each value once.
+    fn box_count_map(
+        &mut self,
+        unit: &UnitScope<'_>,
+        raw: &RawBoxCount,
+    ) -> Option<Vec<(u64, u32)>> {
+        let text = raw.map.as_deref().unwrap_or_default();
+        let pairs: Option<Vec<(u64, u32)>> = text
+            .split_whitespace()
+            .map(|pair| {
+                let (v, n) = pair.split_once('=')?;
+                Some((crate::validate::parse_number(v)?, n.parse().ok()?))
+            })
+            .collect();
+        let ok = pairs.filter(|p| {
+            !p.is_empty()
+                && p.iter()
+                    .enumerate()
+                    .all(|(i, (v, _))| p[..i].iter().all(|(w, _)| w != v))
+        });
+        if ok.is_none() {
+            self.push(unit.ctx.error(
+                raw.at,
+                format!("box-count map `{text}` is not VALUE=BOXES pairs, each value once"),
+                "write map=\"0=2\" or map=\"0=0 1=2\": the field's value, `=`, the boxes present",
+            ));
+        }
+        ok
+    }
+
     /// Resolves each unit's `<box-count>` against every register of the processor: each
     /// register exists (by its concrete name), each field is readable, and the fields have a
     /// bit for every box the unit lists.
@@ -128,6 +187,37 @@ impl Validator {
             let boxes = p.units[*ui].instances.len() as u32;
             let rule = match &pb.reads {
                 Reads::Cores => BoxCountRule::CoresPerSocket,
+                Reads::ValueMap(reg, field, map) => {
+                    let Some(bit) = self.box_count_field(p, &names, pb, reg, field, None) else {
+                        continue;
+                    };
+                    let width = p.units[bit.unit].registers[bit.register].fields[bit.field].width();
+                    let wide = map.iter().find(|(v, _)| width < 64 && *v >> width != 0);
+                    let many = map.iter().find(|(_, n)| *n > boxes);
+                    if let Some((v, _)) = wide {
+                        self.push(diag(
+                            &pb.at,
+                            format!("box-count map value {v} does not fit field `{field}` of {reg} ({width} bit(s))"),
+                            "map values the field can hold",
+                        ));
+                        continue;
+                    }
+                    if let Some((v, n)) = many {
+                        self.push(diag(
+                            &pb.at,
+                            format!("box-count map gives {n} boxes for {v}, more than the unit's {boxes}"),
+                            "a part has at most the boxes the unit lists",
+                        ));
+                        continue;
+                    }
+                    BoxCountRule::ValueMap(bit, map.clone())
+                }
+                Reads::Kind(kind) => {
+                    let Some(rule) = self.box_count_kind_fits(p, *ui, pb, kind) else {
+                        continue;
+                    };
+                    rule
+                }
                 Reads::Value(reg, field) => {
                     let Some(bit) = self.box_count_field(p, &names, pb, reg, field, None) else {
                         continue;
@@ -174,6 +264,80 @@ impl Validator {
                     description: pb.description.clone(),
                 });
             }
+        }
+        self.every_unit_counted(p, pending);
+    }
+
+    /// Once a processor says for one unit how a part's box count is learnt, it says so for
+    /// every unit with boxes of a socket or an L3 (a unit left without one would read as
+    /// "every part has every box", which may be an oversight, not a fact).
+    fn every_unit_counted(&mut self, p: &Processor, pending: &[(usize, PendingRoutes)]) {
+        let Some(first) = pending
+            .iter()
+            .find_map(|(ui, pr)| pr.box_count.as_ref().map(|_| p.units[*ui].name.as_str()))
+        else {
+            return;
+        };
+        for (ui, pr) in pending {
+            let unit = &p.units[*ui];
+            let per_cpu = unit.pmu.as_ref().is_none_or(|m| m.scope == Scope::Cpu);
+            if pr.box_count.is_none() && !per_cpu {
+                self.push(diag(
+                    &pr.at,
+                    format!(
+                        "unit {} has no <box-count>, though {first} of processor {} has one",
+                        unit.name, p.id
+                    ),
+                    "say how software learns which of its boxes a part has: count=\"listed\" (every part has all), \"devices\" (the PCI devices found), \"discovery\" (the discovery table), or a register",
+                ));
+            }
+        }
+    }
+
+    /// A `listed`, `devices` or `discovery` count fits the unit: `devices` needs boxes in PCI
+    /// devices (their config space or a memory-mapped window whose base one holds);
+    /// `discovery` a processor with a discovery table.
+    fn box_count_kind_fits(
+        &mut self,
+        p: &Processor,
+        ui: usize,
+        pb: &PendingBoxCount,
+        kind: &BoxCountRule,
+    ) -> Option<BoxCountRule> {
+        let unit = &p.units[ui];
+        let why = match kind {
+            BoxCountRule::Devices => {
+                let in_devices = unit.mmio_window.is_some()
+                    || unit.registers.iter().any(|r| r.space == Space::Pci);
+                (!in_devices).then_some((
+                    format!(
+                        "box-count `devices`: unit {} has no PCI or memory-mapped registers",
+                        unit.name
+                    ),
+                    "count MSR boxes with count=\"listed\", \"cores-per-socket\" or a register",
+                ))
+            }
+            BoxCountRule::Discovery => {
+                let table = p
+                    .units
+                    .iter()
+                    .any(|u| u.pmu.as_ref().is_some_and(|m| m.discovery_type.is_some()));
+                (!table).then_some((
+                    format!(
+                        "box-count `discovery`: processor {} has no unit with a discovery-type",
+                        p.id
+                    ),
+                    "give the units their discovery-type, or count the boxes another way",
+                ))
+            }
+            _ => None,
+        };
+        match why {
+            Some((message, help)) => {
+                self.push(diag(&pb.at, message, help));
+                None
+            }
+            None => Some(kind.clone()),
         }
     }
 

@@ -705,9 +705,10 @@ fn summary_table(rows: &[SummaryRow<'_>]) -> String {
 }
 
 /// A unit's box count rule for the summary, one word: the boxes its spec lists (`28`), and
-/// where the part has fewer, what tells how many (`28:CAPID6.cha_en`: up to 28, the set bits
-/// of that field; `60:=UNC_CBO_CONFIG.num_cbo`: up to 60, that field's value; `22:cores`:
-/// up to 22, one per core).
+/// what tells which a part has (`28:CAPID6.cha_en`: up to 28, the set bits of that field;
+/// `60:=UNC_CBO_CONFIG.num_cbo`: up to 60, that field's value; `4:map(PCU_CAPID4.chop)`:
+/// 4 or what that field's value maps to; `22:cores`: up to 22, one per core; `6:devices`: those whose PCI devices are found; `6:discovery`: those the
+/// discovery table lists; `1:listed`: every part has all).
 fn box_rule(u: &pmu_regs::UnitInfo) -> String {
     let listed = u.instances.len();
     match u.pmu.and_then(|m| m.box_count).map(|b| b.rule) {
@@ -717,7 +718,11 @@ fn box_rule(u: &pmu_regs::UnitInfo) -> String {
             format!("{listed}:{}", fields.join("+"))
         }
         Some(pmu_regs::BoxCountRule::Value(b)) => format!("{listed}:={}", b.qualified),
+        Some(pmu_regs::BoxCountRule::ValueMap(b, _)) => format!("{listed}:map({})", b.qualified),
         Some(pmu_regs::BoxCountRule::CoresPerSocket) => format!("{listed}:cores"),
+        Some(pmu_regs::BoxCountRule::Listed) => format!("{listed}:listed"),
+        Some(pmu_regs::BoxCountRule::Devices) => format!("{listed}:devices"),
+        Some(pmu_regs::BoxCountRule::Discovery) => format!("{listed}:discovery"),
     }
 }
 

@@ -353,7 +353,7 @@ fn box_counts(root: Option<&Path>, p: &'static pmu_regs::ProcessorInfo) -> Strin
             let line = match part::box_count(&machine, pmu, socket) {
                 Ok(Some(n)) => format!(
                     "{} of {} listed ({}; {})",
-                    n.count,
+                    n.present_count(),
                     u.instances.len(),
                     n.present(u),
                     n.read

@@ -166,8 +166,8 @@ fn unit_of(pmu: &PmuInfo) -> &'static UnitInfo {
 }
 
 /// The boxes of a unit counted by its devices (`devices`) that `socket` has: a box is there
-/// when its first counter control is reached, the device that holds it (or its
-/// memory-mapped window's base) found. Returns the unit's box count, the positions missing
+/// when its first counter is reached, the device that holds it (or its memory-mapped
+/// window's base) found. Returns the unit's box count, the positions missing
 /// and what was read. When no box's device is found, the first box's error is returned: it
 /// says how to look for the devices, which "none present" would not.
 fn devices_found(machine: &Machine, pmu: &PmuInfo, socket: u32) -> Result<(u32, Vec<u32>, String)> {
@@ -179,12 +179,13 @@ fn devices_found(machine: &Machine, pmu: &PmuInfo, socket: u32) -> Result<(u32, 
     let mut absent = Vec::new();
     let mut first_error = None;
     for (position, instance) in unit.instances.iter().enumerate() {
-        let first = pmu.controls.iter().find_map(|r| {
+        let first = pmu.counters.iter().find_map(|c| {
+            let r = c.counter.register;
             let a = r
                 .known_addresses()
                 .iter()
                 .find(|a| a.instance == *instance)?;
-            Some((*r, a))
+            Some((r, a))
         });
         let Some((info, address)) = first else {
             continue;

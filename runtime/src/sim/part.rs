@@ -118,9 +118,9 @@ pub(super) fn absent_devices(config: &SimConfig) -> Vec<(u16, u8, u8)> {
             continue;
         };
         let devices_of = |instance: &str| -> Vec<(u16, u8, u8)> {
-            pmu.controls
+            pmu.counters
                 .iter()
-                .flat_map(|r| r.known_addresses())
+                .flat_map(|c| c.counter.register.known_addresses())
                 .filter(|a| a.instance == instance)
                 .filter_map(|a| match a.location {
                     Location::Pci {

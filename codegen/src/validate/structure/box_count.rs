@@ -294,7 +294,7 @@ impl Validator {
         }
     }
 
-    /// A `listed`, `devices` or `discovery` count fits the unit: `devices` needs boxes in PCI
+    /// A `listed`, `devices` or `discovery` count fits the unit: `devices` needs counters in PCI
     /// devices (their config space or a memory-mapped window whose base one holds);
     /// `discovery` a processor with a discovery table.
     fn box_count_kind_fits(
@@ -307,11 +307,15 @@ impl Validator {
         let unit = &p.units[ui];
         let why = match kind {
             BoxCountRule::Devices => {
-                let in_devices = unit.mmio_window.is_some()
-                    || unit.registers.iter().any(|r| r.space == Space::Pci);
+                // The counters, which every box has (free-running ones too), are what must be
+                // reached through a device.
+                let counters = unit.pmu.iter().flat_map(|m| &m.counters);
+                let in_devices = counters
+                    .map(|c| unit.registers[c.counter.register].space)
+                    .all(|s| s == Space::Pci || s == Space::Mmio);
                 (!in_devices).then_some((
                     format!(
-                        "box-count `devices`: unit {} has no PCI or memory-mapped registers",
+                        "box-count `devices`: unit {}'s counters are not in PCI config space or memory-mapped",
                         unit.name
                     ),
                     "count MSR boxes with count=\"listed\", \"cores-per-socket\" or a register",

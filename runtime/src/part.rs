@@ -200,16 +200,14 @@ fn devices_found(machine: &Machine, pmu: &PmuInfo, socket: u32) -> Result<(u32, 
         }
     }
     let n = unit.instances.len() as u32;
+    let found = n - absent.len() as u32;
     match first_error {
         // None found: the first box's own error says where to look.
-        Some(e) if absent.len() as u32 == n => Err(e),
+        Some(e) if found == 0 => Err(e),
         _ => Ok((
             n,
-            absent.clone(),
-            format!(
-                "socket {socket}: the devices of {} of {n} boxes found",
-                n - absent.len() as u32
-            ),
+            absent,
+            format!("socket {socket}: the devices of {found} of {n} boxes found"),
         )),
     }
 }

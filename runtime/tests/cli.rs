@@ -4,6 +4,8 @@
 use std::fs;
 use std::path::Path;
 
+#[path = "support/chunks.rs"]
+mod chunks;
 #[path = "support/fake_machine.rs"]
 mod fake_machine;
 
@@ -730,24 +732,16 @@ fn watch_under_injected_faults_leaves_the_machine_as_it_found_it() {
     }
     // Each case is its own machine and its own watches: four at a time (each is a process
     // per access, most of this file's time).
-    let messages: std::collections::BTreeMap<String, String> = std::thread::scope(|s| {
-        let workers: Vec<_> = cases
-            .chunks(cases.len().div_ceil(4))
-            .map(|some| {
-                s.spawn(move || {
-                    some.iter()
-                        .flat_map(|&((unit, place, file, names), op, kind)| {
-                            faults_of_one_kind(unit, place, file, names, op, kind)
-                        })
-                        .collect::<Vec<_>>()
+    let messages: std::collections::BTreeMap<String, String> =
+        chunks::in_chunks(&cases, 4, |some| {
+            some.iter()
+                .flat_map(|&((unit, place, file, names), op, kind)| {
+                    faults_of_one_kind(unit, place, file, names, op, kind)
                 })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
+                .collect()
+        })
+        .into_iter()
+        .collect();
     // `writes-from` fails the undo too, so both outcomes occur.
     assert!(messages.keys().any(|k| k.ends_with("cleanup failed")));
     assert!(messages.keys().any(|k| k.ends_with("rolled back")));

@@ -15,6 +15,9 @@
 //! tests; the coverage table of docs/coverage.md must be what `pmu list --summary` prints; and
 //! the `rust-version`s the manifests declare must be the floors the dependencies set.
 
+#[path = "support/chunks.rs"]
+mod chunks;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -403,17 +406,8 @@ fn problems(pages: &[(String, String)]) -> (Vec<String>, usize) {
         }
         (problems, ran)
     };
-    let per_page: Vec<(Vec<String>, usize)> = std::thread::scope(|s| {
-        let chunk = pages.len().div_ceil(4).max(1);
-        let workers: Vec<_> = pages
-            .chunks(chunk)
-            .map(|some| s.spawn(move || some.iter().map(page_problems).collect::<Vec<_>>()))
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap())
-            .collect()
-    });
+    let per_page: Vec<(Vec<String>, usize)> =
+        chunks::in_chunks(pages, 4, |some| some.iter().map(page_problems).collect());
     let ran = per_page.iter().map(|(_, n)| n).sum();
     (per_page.into_iter().flat_map(|(p, _)| p).collect(), ran)
 }

@@ -6,6 +6,8 @@
 //! of every processor whose spec names its kernel PMUs is counted both ways; the
 //! per-interval counts must be the same.
 
+#[path = "support/chunks.rs"]
+mod chunks;
 #[path = "support/kernel_pmus.rs"]
 mod kernel_pmus;
 
@@ -137,17 +139,7 @@ fn perf_and_raw_show_the_same_counts_for_every_unit_on_the_simulator() {
     // because this is the workspace's longest test.
     let cases = cases();
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let chunks: Vec<_> = cases.chunks(cases.len().div_ceil(threads)).collect();
-    let done: Vec<&'static str> = std::thread::scope(|scope| {
-        let workers: Vec<_> = chunks
-            .into_iter()
-            .map(|chunk| scope.spawn(move || compare_units(chunk)))
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    });
+    let done: Vec<&'static str> = chunks::in_chunks(&cases, threads, compare_units);
     let compared = done.len();
     let processors: std::collections::BTreeSet<&str> = done.into_iter().collect();
     assert!(compared >= 45, "only {compared} units compared");

@@ -1,11 +1,10 @@
 //! The simulated part: what it answers when software asks how many boxes of a unit it has
 //! (the spec's `<box-count>`), as [`SimConfig::part`] configures it. A capability register
 //! holds one set bit per box present, a count register the count, a mapped field a value
-//! that maps to it; a unit counted by cores
-//! gets that many cores per socket; a unit counted by its devices lacks the PCI devices of
-//! the boxes past the count.
+//! that maps to it; a unit counted by cores gets that many cores per socket; a unit counted
+//! by its devices lacks the PCI devices of the boxes past the count.
 
-use pmu_regs::{BoxCountRule, Location, PmuInfo};
+use pmu_regs::{BitRef, BoxCountRule, Location, PmuInfo, UnitInfo};
 
 use super::regs::Reg;
 use super::uncore::SocketState;
@@ -13,57 +12,52 @@ use super::SimConfig;
 
 /// The units of the simulated processor whose box count the part tells, with the count the
 /// part gives: the configured one, or every box the unit lists.
-fn counted_units(config: &SimConfig) -> impl Iterator<Item = (&'static PmuInfo, u32)> + '_ {
+fn counted_units(
+    config: &SimConfig,
+) -> impl Iterator<Item = (&'static UnitInfo, &'static PmuInfo, u32)> + '_ {
     config.processor.units.iter().filter_map(|u| {
         let pmu = u.pmu?;
         pmu.box_count?;
         let listed = u.instances.len() as u32;
         let configured = config.part.iter().find(|(name, _)| *name == u.name);
-        Some((pmu, configured.map_or(listed, |&(_, n)| n.min(listed))))
+        Some((*u, pmu, configured.map_or(listed, |&(_, n)| n.min(listed))))
     })
+}
+
+/// Writes `value` into the field `b` names, in the socket's power-on state (bits beyond the
+/// field dropped).
+fn put_field(state: &mut SocketState, b: &BitRef, value: u64) {
+    let Some(addr) = b.address() else { return };
+    let reg = Reg {
+        info: b.register,
+        addr,
+    };
+    let raw = state.regs.get(&reg) & !b.field.mask() | (value << b.field.lsb) & b.field.mask();
+    state.regs.put(&reg, raw);
 }
 
 /// A socket's state at power-on: every register at its reset value but the capability
 /// registers, which hold one set bit per box this part has.
 pub(super) fn socket_state(config: &SimConfig) -> SocketState {
     let mut state = SocketState::default();
-    for (pmu, n) in counted_units(config) {
+    for (unit, pmu, n) in counted_units(config) {
         let bits = match pmu.box_count.map(|b| b.rule) {
             Some(BoxCountRule::SetBits(bits)) => bits,
             // A register holding the count: the count, in its field.
             Some(BoxCountRule::Value(b)) => {
-                if let Some(addr) = b.address() {
-                    let reg = Reg {
-                        info: b.register,
-                        addr,
-                    };
-                    let value = state.regs.get(&reg) & !b.field.mask()
-                        | (u64::from(n) << b.field.lsb) & b.field.mask();
-                    state.regs.put(&reg, value);
-                }
+                put_field(&mut state, &b, u64::from(n));
                 continue;
             }
             // A field whose value maps to a count: a value mapping to `n`, or, for every box
             // listed, the lowest value the map lacks.
             Some(BoxCountRule::ValueMap(b, map)) => {
-                let listed = config
-                    .processor
-                    .units
-                    .iter()
-                    .find(|u| u.name == pmu.unit)
-                    .map_or(0, |u| u.instances.len() as u32);
+                let listed = unit.instances.len() as u32;
                 let value = match map.iter().find(|&&(_, boxes)| boxes == n) {
                     Some(&(v, _)) if n < listed => Some(v),
                     _ => (0..).find(|v| map.iter().all(|(m, _)| m != v)),
                 };
-                if let (Some(v), Some(addr)) = (value, b.address()) {
-                    let reg = Reg {
-                        info: b.register,
-                        addr,
-                    };
-                    let value = state.regs.get(&reg) & !b.field.mask()
-                        | (v << b.field.lsb) & b.field.mask();
-                    state.regs.put(&reg, value);
+                if let Some(v) = value {
+                    put_field(&mut state, &b, v);
                 }
                 continue;
             }
@@ -72,11 +66,9 @@ pub(super) fn socket_state(config: &SimConfig) -> SocketState {
         // The boxes' bits fill the fields in order: the first field's bits, then the next's.
         let mut left = n;
         for b in bits {
-            let Some(addr) = b.address() else { continue };
-            let reg = Reg {
-                info: b.register,
-                addr,
-            };
+            if b.address().is_none() {
+                continue;
+            }
             let take = left.min(b.field.msb - b.field.lsb + 1);
             left -= take;
             let ones = if take >= 64 {
@@ -84,9 +76,7 @@ pub(super) fn socket_state(config: &SimConfig) -> SocketState {
             } else {
                 (1u64 << take) - 1
             };
-            let value =
-                state.regs.get(&reg) & !b.field.mask() | (ones << b.field.lsb) & b.field.mask();
-            state.regs.put(&reg, value);
+            put_field(&mut state, b, ones);
         }
     }
     state
@@ -96,13 +86,13 @@ pub(super) fn socket_state(config: &SimConfig) -> SocketState {
 /// (the largest, if several units are counted so); `None` when no unit is counted by cores.
 pub(super) fn cores_per_socket(config: &SimConfig) -> Option<u32> {
     counted_units(config)
-        .filter(|(pmu, _)| {
+        .filter(|(_, pmu, _)| {
             matches!(
                 pmu.box_count.map(|b| b.rule),
                 Some(BoxCountRule::CoresPerSocket)
             )
         })
-        .map(|(_, n)| n)
+        .map(|(_, _, n)| n)
         .max()
 }
 
@@ -110,13 +100,10 @@ pub(super) fn cores_per_socket(config: &SimConfig) -> Option<u32> {
 /// past the configured count of a unit counted by its devices.
 pub(super) fn absent_devices(config: &SimConfig) -> Vec<(u16, u8, u8)> {
     let mut absent = Vec::new();
-    for (pmu, n) in counted_units(config) {
+    for (unit, pmu, n) in counted_units(config) {
         if !matches!(pmu.box_count.map(|b| b.rule), Some(BoxCountRule::Devices)) {
             continue;
         }
-        let Some(unit) = config.processor.units.iter().find(|u| u.name == pmu.unit) else {
-            continue;
-        };
         let devices_of = |instance: &str| -> Vec<(u16, u8, u8)> {
             pmu.counters
                 .iter()

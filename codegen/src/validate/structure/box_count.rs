@@ -44,7 +44,7 @@ impl Validator {
         unit: &UnitScope<'_>,
         raw: &RawBoxCount,
     ) -> Option<PendingBoxCount> {
-        let help = "write count=\"set-bits\" register=\"CAPID6\" field=\"cha_en\", count=\"value\" with one register and field, or count=\"cores-per-socket\", \"listed\", \"devices\" or \"discovery\" without a register";
+        let help = "write count=\"set-bits\" register=\"CAPID6\" field=\"cha_en\", count=\"value\" or \"value-map\" (with map=\"0=2\") with one register and field, or count=\"cores-per-socket\", \"listed\", \"devices\" or \"discovery\" without a register";
         if raw.map.is_some() != (raw.count == "value-map") {
             self.push(unit.ctx.error(
                 raw.at,

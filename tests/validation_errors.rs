@@ -267,6 +267,14 @@ fn events_core() {
     insta::assert_snapshot!(spec_diagnostics("events_core"));
 }
 
+/// Counters without Hyper-Threading (`counters-ht-off`): not a list, past the unit's
+/// counters, not a superset that adds some, widening a restricted event, and on a unit whose
+/// part does not report its counter count.
+#[test]
+fn events_ht_off() {
+    insta::assert_snapshot!(spec_diagnostics("events_ht_off"));
+}
+
 /// Auxiliary registers (`msr`, `msr-value`): one without the other, a register the unit
 /// lacks, one of the PMU's own, a value setting reserved bits or not a number, and one on an
 /// uncore unit's event; a good one passes.

@@ -6,7 +6,8 @@
 //! Linux's leave `Counter` out where any counter counts the event, and mix metrics (records
 //! with a `MetricName` and no `EventCode`) into the same files.
 //!
-//! Only facts are taken: names, event codes, umasks, counter restrictions, the extension bit,
+//! Only facts are taken: names, event codes, umasks, counter restrictions (with
+//! Hyper-Threading on and, where the list gives more, off), the extension bit,
 //! filter names and, for core events, the counter mask, invert, edge-detect and any-thread
 //! settings. Intel's descriptions are not copied. Core lists (`*_core.json`, records without
 //! a `Unit`) go to the processor's `CORE` unit, which `processors.xml`'s `core-pmu` says is
@@ -87,6 +88,10 @@ struct PerfmonEvent {
     /// Absent in Linux lists: any counter of the unit counts the event.
     #[serde(rename = "Counter", default)]
     counter: String,
+    /// Core lists up to Cascade Lake: the counters when the core runs one hardware thread
+    /// (`0,1,2,3,4,5,6,7` where `Counter` is `0,1,2,3`).
+    #[serde(rename = "CounterHTOff", default)]
+    counter_ht_off: String,
     #[serde(rename = "MetricName", default)]
     metric_name: String,
     #[serde(rename = "Filter", default)]
@@ -892,6 +897,11 @@ fn event_line(
         f => format!(" filters=\"{}\"", xml_escape(f)),
     };
     let mut extra = String::new();
+    let ht_off = e.counter_ht_off.replace(' ', "");
+    let mask = |text: &str| crate::validate::counters_mask(text);
+    if !ht_off.is_empty() && mask(&ht_off) != mask(counters) {
+        let _ = write!(extra, " counters-ht-off=\"{}\"", xml_escape(&ht_off));
+    }
     if settings.threshold != 0 {
         let _ = write!(extra, " threshold=\"{}\"", settings.threshold);
     }

@@ -475,6 +475,10 @@ pub struct RawEvent {
     pub umask: String,
     #[serde(rename = "@counters")]
     pub counters: String,
+    /// The counters that may count it when its core runs one hardware thread (Intel's
+    /// `CounterHTOff`), where they are more than `counters`.
+    #[serde(rename = "@counters-ht-off")]
+    pub counters_ht_off: Option<String>,
     #[serde(rename = "@ext-sel")]
     pub ext_sel: Option<String>,
     #[serde(rename = "@filters")]

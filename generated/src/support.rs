@@ -950,8 +950,13 @@ pub struct EventInfo {
     pub umask: u16,
     /// Needs the event-select extension bit.
     pub ext_sel: bool,
-    /// Bit n set: counter n may count it.
+    /// Bit n set: counter n may count it (with Hyper-Threading on, for a core event).
     pub counters: u32,
+    /// Bit n set: counter n may count it when its core runs one hardware thread (Intel's
+    /// `CounterHTOff`), where the list gives more counters than `counters`; 0 otherwise.
+    /// The counters it adds exist only on such a core, which reports them in CPUID
+    /// (`0AH.EAX[15:8]`: 8 general counters instead of 4). See [`Self::counters_without_ht`].
+    pub counters_ht_off: u32,
     /// Filter fields it uses, as Intel names them ("" for none).
     pub filters: &'static str,
     /// The value it puts in the control's `threshold` role (a core event's counter mask;
@@ -1002,6 +1007,7 @@ impl EventInfo {
         umask: 0,
         ext_sel: false,
         counters: 0,
+        counters_ht_off: 0,
         filters: "",
         threshold: 0,
         invert: false,
@@ -1014,9 +1020,21 @@ impl EventInfo {
         aux: None,
     };
 
-    /// Whether counter `n` may count this event.
+    /// Whether counter `n` may count this event (with Hyper-Threading on, for a core event).
     pub const fn can_count_on(&self, n: u32) -> bool {
         n < 32 && self.counters >> n & 1 != 0
+    }
+
+    /// The counters that may count it when its core runs one hardware thread:
+    /// [`Self::counters_ht_off`] where the list gives them, else [`Self::counters`]. The
+    /// counters this adds exist only without Hyper-Threading, so a tool places the event on
+    /// those of them the part reports: with Hyper-Threading on, that is [`Self::counters`].
+    pub const fn counters_without_ht(&self) -> u32 {
+        if self.counters_ht_off != 0 {
+            self.counters_ht_off
+        } else {
+            self.counters
+        }
     }
 }
 

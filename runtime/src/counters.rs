@@ -133,6 +133,9 @@ pub struct Counting<'a, B: Registers + ?Sized> {
     pmu_box: &'static PmuBox,
     global: Option<&'static Global>,
     programmed: Vec<u32>,
+    /// How many of the box's general counters the part has, where fewer than the spec's
+    /// ([`Self::limit_general`]).
+    on_part: Option<usize>,
     saved: Vec<(Reg, u64)>,
     boxes: &'static Boxes,
     claimed: Pmu,
@@ -217,6 +220,7 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
             pmu_box,
             global,
             programmed: Vec::new(),
+            on_part: None,
             saved: Vec::new(),
             boxes,
             claimed,
@@ -238,13 +242,25 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
     }
 
     /// The counters that count a selected event, in number order: what [`Self::program`]
-    /// hands out.
+    /// hands out. Only the first [`Self::limit_general`] of them where a limit is set.
     pub fn general_counters(&self) -> Vec<&'static Counter> {
         self.pmu_box
             .counters
             .iter()
             .filter(|c| c.info.kind == CounterKind::General && c.control.is_some())
+            .take(self.on_part.unwrap_or(usize::MAX))
             .collect()
+    }
+
+    /// Keeps this session to the box's first `n` general counters (at least one): where the
+    /// part has fewer than its spec lists, as the CPUID bits of the counters' `count-cpuid`
+    /// say (an Intel core has 4 per thread with Hyper-Threading on and 8 without; a session
+    /// reads it with [`crate::Machine::cpuid_count`]). [`Self::program`] then places events
+    /// only on counters the part has: an event allowed more counters without Hyper-Threading
+    /// ([`pmu_regs::EventInfo::counters_without_ht`]) takes them only where the part
+    /// reports them.
+    pub fn limit_general(&mut self, n: usize) {
+        self.on_part = Some(n.max(1));
     }
 
     /// Programs the next free general counters for `sels`, one each, enables them at box

@@ -394,8 +394,9 @@ impl Machine {
     }
 }
 
-/// Ascending numbers as ranges: `0-3,8,10-11`.
-fn ranges(numbers: &[u32]) -> String {
+/// Ascending numbers as ranges: `0-3,8,10-11` (how messages and tables write lists of CPUs
+/// and counters).
+pub fn ranges(numbers: &[u32]) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut i = 0;
     while i < numbers.len() {

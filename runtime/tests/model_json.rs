@@ -151,6 +151,7 @@ fn list_events_json_is_in_the_model() {
         "umask",
         "ext_sel",
         "counters",
+        "counters_ht_off",
         "filters",
         "threshold",
         "invert",

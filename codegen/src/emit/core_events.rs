@@ -106,10 +106,11 @@ fn event_const(row: usize, e: &Event) -> String {
         &mut out,
         "    ",
         &format!(
-            "`{}`: {}, counters {:#b}.{}",
+            "`{}`: {}, counters {:#b}{}.{}",
             e.name,
             said.join(", "),
             e.counters,
+            super::events::ht_off_note(e),
             super::events::experimental_note(e)
         ),
     );

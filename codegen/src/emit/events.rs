@@ -48,6 +48,10 @@ pub fn event_info(e: &Event) -> String {
             fields.push(field);
         }
     };
+    set(
+        e.counters_ht_off != 0,
+        format!("counters_ht_off: {:#b}", e.counters_ht_off),
+    );
     set(e.ext_sel, "ext_sel: true".into());
     set(
         !e.filters.is_empty(),
@@ -66,6 +70,16 @@ pub fn event_info(e: &Event) -> String {
         format!("aux: {}", aux_literal(e.aux.as_ref())),
     );
     format!("EventInfo {{ {}, ..EventInfo::BASE }}", fields.join(", "))
+}
+
+/// What an event's doc adds to its counters where a core without Hyper-Threading gives it
+/// more (nothing for the others).
+pub fn ht_off_note(e: &Event) -> String {
+    if e.counters_ht_off == 0 {
+        String::new()
+    } else {
+        format!(" ({:#b} without Hyper-Threading)", e.counters_ht_off)
+    }
 }
 
 /// The sentence an experimental event's doc ends with (nothing for the others).
@@ -186,11 +200,12 @@ fn event_type_text(unit: &Unit, out: &mut String) {
             out,
             "    ",
             &format!(
-                "`{}`: event select {:#04x}, umask {:#04x}{set}, counters {:#b}.{}",
+                "`{}`: event select {:#04x}, umask {:#04x}{set}, counters {:#b}{}.{}",
                 e.name,
                 e.code,
                 e.umask,
                 e.counters,
+                ht_off_note(e),
                 experimental_note(e)
             ),
         );

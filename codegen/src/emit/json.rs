@@ -36,8 +36,9 @@ pub fn schema() -> String {
 /// `metrics`; 5: the `mmio` space and `units[].mmio_window`; 6: counters gained
 /// `perf_event`, and a free-running counter's count field is `ro-v`; 7: metric events gained
 /// `read` and `perf_metrics_byte`, for the top-down registers; 8: events gained `aux_msr`,
-/// the auxiliary MSR and its value).
-pub const FORMAT_VERSION: u32 = 8;
+/// the auxiliary MSR and its value; 9: events gained `counters_ht_off`, the counters without
+/// Hyper-Threading).
+pub const FORMAT_VERSION: u32 = 9;
 
 #[derive(Serialize)]
 struct Model<'a> {
@@ -342,6 +343,7 @@ struct Event<'a> {
     umask: u16,
     ext_sel: bool,
     counters: Vec<u32>,
+    counters_ht_off: Option<Vec<u32>>,
     filters: &'a str,
     source: &'a str,
     threshold: u8,
@@ -750,6 +752,11 @@ fn event(e: &model::Event) -> Event<'_> {
         umask: e.umask,
         ext_sel: e.ext_sel,
         counters: (0..32).filter(|n| e.counters >> n & 1 != 0).collect(),
+        counters_ht_off: (e.counters_ht_off != 0).then(|| {
+            (0..32)
+                .filter(|n| e.counters_ht_off >> n & 1 != 0)
+                .collect()
+        }),
         filters: &e.filters,
         source: &e.source,
         threshold: e.settings.threshold,

@@ -208,6 +208,10 @@ pub struct Event {
     pub ext_sel: bool,
     /// Bit n set: counter n may count it.
     pub counters: u32,
+    /// The counters that may count it when its core runs one hardware thread (Intel's
+    /// `CounterHTOff`): a superset of `counters` whose extra counters the part has only
+    /// then (CPUID reports them). 0: the same as `counters`.
+    pub counters_ht_off: u32,
     /// Filter fields it uses, as Intel's list names them (empty: none).
     pub filters: String,
     /// Public source id.

@@ -17,6 +17,9 @@ pub struct EventCapacity {
     pub counters: u32,
     /// Every control has the event-select extension bit.
     pub has_ext: bool,
+    /// Every control array has a `count-cpuid`: the part reports how many of its counters
+    /// it has (Intel's architectural PMU: 4 per thread with Hyper-Threading on, 8 without).
+    pub counted_by_part: bool,
     /// Largest value every control's `threshold` role takes (0: no threshold).
     pub threshold_max: u64,
     /// Every control has an `invert` role.
@@ -105,6 +108,7 @@ impl EventCapacity {
             has_ext: controls
                 .iter()
                 .all(|r| r.fields.iter().any(|f| f.name.as_ref() == "ev_sel_ext")),
+            counted_by_part: controls.iter().all(|r| r.count_cpuid.is_some()),
         })
     }
 
@@ -385,6 +389,11 @@ impl Validator {
                 .unwrap_or(0),
             ext_sel: ext,
             counters: parsed.mask.unwrap_or(0),
+            counters_ht_off: e
+                .counters_ht_off
+                .as_deref()
+                .and_then(parse_counters)
+                .unwrap_or(0),
             filters: e.filters.clone().unwrap_or_default(),
             source: source.to_string(),
             settings: parsed.settings,
@@ -434,6 +443,8 @@ fn event_problem(
             ),
             "write e.g. counters=\"0,1\" or \"0-3\"",
         ))
+    } else if let Some(problem) = ht_off_problem(e, parsed.mask.unwrap_or(0), caps) {
+        Some(problem)
     } else if parsed.ext && !has_ext {
         Some((
             "needs the event-select extension bit, which this unit's controls do not have"
@@ -460,6 +471,49 @@ fn event_problem(
             ),
             "rename one of the events",
         ))
+    } else {
+        None
+    }
+}
+
+/// Why an event's `counters-ht-off` (Intel's `CounterHTOff`) cannot stand, if it cannot. It
+/// lists the counters a core without Hyper-Threading lets the event count on: every counter
+/// of `counters` (`mask`), which must be all those from 0 to its highest (an event its list
+/// restricts stays restricted: Intel gives such events the same `CounterHTOff`), and more
+/// above them, which the part has only without Hyper-Threading. So the unit's part must say
+/// how many counters it has (`count-cpuid`): a tool places the event on those of
+/// `counters-ht-off` the part reports, which with Hyper-Threading on are `counters`.
+fn ht_off_problem(e: &RawEvent, mask: u32, caps: &EventCapacity) -> Option<(String, &'static str)> {
+    let text = e.counters_ht_off.as_deref()?;
+    let problem = |msg: String, help| Some((format!("counters-ht-off `{text}`: {msg}"), help));
+    let Some(ht_off) = parse_counters(text).filter(|m| m >> caps.counters == 0) else {
+        return problem(
+            format!("not a list of counters below {}", caps.counters),
+            "write e.g. counters-ht-off=\"0-7\"",
+        );
+    };
+    let added = ht_off & !mask;
+    if ht_off & mask != mask || added == 0 {
+        problem(
+            format!("is not every counter of counters `{}` and more", e.counters),
+            "list every counter of counters and those a core without Hyper-Threading adds, or leave counters-ht-off out",
+        )
+    } else if mask & (mask + 1) != 0 {
+        // Counters 0..=k: the added ones, outside them, are all above.
+        problem(
+            format!(
+                "adds counters to counters `{}`, which are not every counter from 0 up",
+                e.counters
+            ),
+            "counters-ht-off widens an event free to count on any counter (counters=\"0-3\") to the counters above them (\"0-7\"); a restricted event keeps its counters",
+        )
+    } else if !caps.counted_by_part {
+        problem(
+            "the unit's counter controls have no count-cpuid, so nothing says whether a part \
+             has the added counters"
+                .into(),
+            "give the unit's counter arrays a count-cpuid, or leave counters-ht-off out",
+        )
     } else {
         None
     }

@@ -18,487 +18,653 @@ pub enum List {}
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `LD_BLOCKS.STORE_FORWARD`: event select 0x03, umask 0x02, counters 0b1111.
+    /// `LD_BLOCKS.STORE_FORWARD`: event select 0x03, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const LD_BLOCKS_STORE_FORWARD: Event = Event { code: 0x03, umask: 0x02, row: 0, ..Event::BASE };
-    /// `LD_BLOCKS.NO_SR`: event select 0x03, umask 0x08, counters 0b1111.
+    /// `LD_BLOCKS.NO_SR`: event select 0x03, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const LD_BLOCKS_NO_SR: Event = Event { code: 0x03, umask: 0x08, row: 1, ..Event::BASE };
-    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`: event select 0x07, umask 0x01, counters 0b1111.
+    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`: event select 0x07, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const LD_BLOCKS_PARTIAL_ADDRESS_ALIAS: Event = Event { code: 0x07, umask: 0x01, row: 2, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK`: event select 0x08, umask 0x01, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK`: event select 0x08, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x08, umask: 0x01, row: 3, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`: event select 0x08, umask 0x02, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`: event select 0x08, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x08, umask: 0x02, row: 4, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M`: event select 0x08, umask 0x04, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M`: event select 0x08, umask 0x04, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M: Event = Event { code: 0x08, umask: 0x04, row: 5, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_1G`: event select 0x08, umask 0x08, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_1G`: event select 0x08, umask 0x08, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_WALK_COMPLETED_1G: Event = Event { code: 0x08, umask: 0x08, row: 6, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`: event select 0x08, umask 0x0e, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`: event select 0x08, umask 0x0e, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event { code: 0x08, umask: 0x0e, row: 7, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_PENDING`: event select 0x08, umask 0x10, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.WALK_PENDING`: event select 0x08, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_WALK_PENDING: Event = Event { code: 0x08, umask: 0x10, row: 8, ..Event::BASE };
     /// `DTLB_LOAD_MISSES.WALK_ACTIVE`: event select 0x08, umask 0x10, counter mask 1, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_WALK_ACTIVE: Event = Event { code: 0x08, umask: 0x10, threshold: 1, row: 9, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.STLB_HIT`: event select 0x08, umask 0x20, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.STLB_HIT`: event select 0x08, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event { code: 0x08, umask: 0x20, row: 10, ..Event::BASE };
-    /// `MEMORY_DISAMBIGUATION.HISTORY_RESET`: event select 0x09, umask 0x01, counters 0b1111.
+    /// `MEMORY_DISAMBIGUATION.HISTORY_RESET`: event select 0x09, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const MEMORY_DISAMBIGUATION_HISTORY_RESET: Event = Event { code: 0x09, umask: 0x01, row: 11, ..Event::BASE };
-    /// `INT_MISC.RECOVERY_CYCLES`: event select 0x0d, umask 0x01, counters 0b1111.
+    /// `INT_MISC.RECOVERY_CYCLES`: event select 0x0d, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const INT_MISC_RECOVERY_CYCLES: Event = Event { code: 0x0d, umask: 0x01, row: 12, ..Event::BASE };
-    /// `INT_MISC.RECOVERY_CYCLES_ANY`: event select 0x0d, umask 0x01, any thread, counters 0b1111.
+    /// `INT_MISC.RECOVERY_CYCLES_ANY`: event select 0x0d, umask 0x01, any thread, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const INT_MISC_RECOVERY_CYCLES_ANY: Event = Event { code: 0x0d, umask: 0x01, any_thread: true, row: 13, ..Event::BASE };
     /// `INT_MISC.CLEARS_COUNT`: event select 0x0d, umask 0x01, counter mask 1, edge, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const INT_MISC_CLEARS_COUNT: Event = Event { code: 0x0d, umask: 0x01, threshold: 1, edge: true, row: 14, ..Event::BASE };
-    /// `INT_MISC.CLEAR_RESTEER_CYCLES`: event select 0x0d, umask 0x80, counters 0b1111.
+    /// `INT_MISC.CLEAR_RESTEER_CYCLES`: event select 0x0d, umask 0x80, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const INT_MISC_CLEAR_RESTEER_CYCLES: Event = Event { code: 0x0d, umask: 0x80, row: 15, ..Event::BASE };
-    /// `UOPS_ISSUED.ANY`: event select 0x0e, umask 0x01, counters 0b1111.
+    /// `UOPS_ISSUED.ANY`: event select 0x0e, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const UOPS_ISSUED_ANY: Event = Event { code: 0x0e, umask: 0x01, row: 16, ..Event::BASE };
     /// `UOPS_ISSUED.STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_ISSUED_STALL_CYCLES: Event = Event { code: 0x0e, umask: 0x01, threshold: 1, invert: true, row: 17, ..Event::BASE };
-    /// `UOPS_ISSUED.VECTOR_WIDTH_MISMATCH`: event select 0x0e, umask 0x02, counters 0b1111.
+    /// `UOPS_ISSUED.VECTOR_WIDTH_MISMATCH`: event select 0x0e, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const UOPS_ISSUED_VECTOR_WIDTH_MISMATCH: Event = Event { code: 0x0e, umask: 0x02, row: 18, ..Event::BASE };
-    /// `UOPS_ISSUED.SLOW_LEA`: event select 0x0e, umask 0x20, counters 0b1111.
+    /// `UOPS_ISSUED.SLOW_LEA`: event select 0x0e, umask 0x20, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const UOPS_ISSUED_SLOW_LEA: Event = Event { code: 0x0e, umask: 0x20, row: 19, ..Event::BASE };
-    /// `ARITH.DIVIDER_ACTIVE`: event select 0x14, umask 0x01, counter mask 1, counters 0b1111.
+    /// `ARITH.DIVIDER_ACTIVE`: event select 0x14, umask 0x01, counter mask 1, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const ARITH_DIVIDER_ACTIVE: Event = Event { code: 0x14, umask: 0x01, threshold: 1, row: 20, ..Event::BASE };
-    /// `L2_RQSTS.DEMAND_DATA_RD_MISS`: event select 0x24, umask 0x21, counters 0b1111.
+    /// `L2_RQSTS.DEMAND_DATA_RD_MISS`: event select 0x24, umask 0x21, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_RQSTS_DEMAND_DATA_RD_MISS: Event = Event { code: 0x24, umask: 0x21, row: 21, ..Event::BASE };
-    /// `L2_RQSTS.RFO_MISS`: event select 0x24, umask 0x22, counters 0b1111.
+    /// `L2_RQSTS.RFO_MISS`: event select 0x24, umask 0x22, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_RFO_MISS: Event = Event { code: 0x24, umask: 0x22, row: 22, ..Event::BASE };
-    /// `L2_RQSTS.CODE_RD_MISS`: event select 0x24, umask 0x24, counters 0b1111.
+    /// `L2_RQSTS.CODE_RD_MISS`: event select 0x24, umask 0x24, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_CODE_RD_MISS: Event = Event { code: 0x24, umask: 0x24, row: 23, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_MISS`: event select 0x24, umask 0x27, counters 0b1111.
+    /// `L2_RQSTS.ALL_DEMAND_MISS`: event select 0x24, umask 0x27, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_RQSTS_ALL_DEMAND_MISS: Event = Event { code: 0x24, umask: 0x27, row: 24, ..Event::BASE };
-    /// `L2_RQSTS.PF_MISS`: event select 0x24, umask 0x38, counters 0b1111.
+    /// `L2_RQSTS.PF_MISS`: event select 0x24, umask 0x38, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_PF_MISS: Event = Event { code: 0x24, umask: 0x38, row: 25, ..Event::BASE };
-    /// `L2_RQSTS.MISS`: event select 0x24, umask 0x3f, counters 0b1111.
+    /// `L2_RQSTS.MISS`: event select 0x24, umask 0x3f, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_MISS: Event = Event { code: 0x24, umask: 0x3f, row: 26, ..Event::BASE };
-    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`: event select 0x24, umask 0xc1, counters 0b1111.
+    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`: event select 0x24, umask 0xc1, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event { code: 0x24, umask: 0xc1, row: 27, ..Event::BASE };
-    /// `L2_RQSTS.RFO_HIT`: event select 0x24, umask 0xc2, counters 0b1111.
+    /// `L2_RQSTS.RFO_HIT`: event select 0x24, umask 0xc2, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_RFO_HIT: Event = Event { code: 0x24, umask: 0xc2, row: 28, ..Event::BASE };
-    /// `L2_RQSTS.CODE_RD_HIT`: event select 0x24, umask 0xc4, counters 0b1111.
+    /// `L2_RQSTS.CODE_RD_HIT`: event select 0x24, umask 0xc4, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_CODE_RD_HIT: Event = Event { code: 0x24, umask: 0xc4, row: 29, ..Event::BASE };
-    /// `L2_RQSTS.PF_HIT`: event select 0x24, umask 0xd8, counters 0b1111.
+    /// `L2_RQSTS.PF_HIT`: event select 0x24, umask 0xd8, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_PF_HIT: Event = Event { code: 0x24, umask: 0xd8, row: 30, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`: event select 0x24, umask 0xe1, counters 0b1111.
+    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`: event select 0x24, umask 0xe1, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event { code: 0x24, umask: 0xe1, row: 31, ..Event::BASE };
-    /// `L2_RQSTS.ALL_RFO`: event select 0x24, umask 0xe2, counters 0b1111.
+    /// `L2_RQSTS.ALL_RFO`: event select 0x24, umask 0xe2, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_ALL_RFO: Event = Event { code: 0x24, umask: 0xe2, row: 32, ..Event::BASE };
-    /// `L2_RQSTS.ALL_CODE_RD`: event select 0x24, umask 0xe4, counters 0b1111.
+    /// `L2_RQSTS.ALL_CODE_RD`: event select 0x24, umask 0xe4, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_ALL_CODE_RD: Event = Event { code: 0x24, umask: 0xe4, row: 33, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_REFERENCES`: event select 0x24, umask 0xe7, counters 0b1111.
+    /// `L2_RQSTS.ALL_DEMAND_REFERENCES`: event select 0x24, umask 0xe7, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_RQSTS_ALL_DEMAND_REFERENCES: Event = Event { code: 0x24, umask: 0xe7, row: 34, ..Event::BASE };
-    /// `L2_RQSTS.ALL_PF`: event select 0x24, umask 0xf8, counters 0b1111.
+    /// `L2_RQSTS.ALL_PF`: event select 0x24, umask 0xf8, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_ALL_PF: Event = Event { code: 0x24, umask: 0xf8, row: 35, ..Event::BASE };
-    /// `L2_RQSTS.REFERENCES`: event select 0x24, umask 0xff, counters 0b1111.
+    /// `L2_RQSTS.REFERENCES`: event select 0x24, umask 0xff, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_REFERENCES: Event = Event { code: 0x24, umask: 0xff, row: 36, ..Event::BASE };
-    /// `CORE_POWER.LVL0_TURBO_LICENSE`: event select 0x28, umask 0x07, counters 0b1111.
+    /// `CORE_POWER.LVL0_TURBO_LICENSE`: event select 0x28, umask 0x07, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const CORE_POWER_LVL0_TURBO_LICENSE: Event = Event { code: 0x28, umask: 0x07, row: 37, ..Event::BASE };
-    /// `CORE_POWER.LVL1_TURBO_LICENSE`: event select 0x28, umask 0x18, counters 0b1111.
+    /// `CORE_POWER.LVL1_TURBO_LICENSE`: event select 0x28, umask 0x18, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const CORE_POWER_LVL1_TURBO_LICENSE: Event = Event { code: 0x28, umask: 0x18, row: 38, ..Event::BASE };
-    /// `CORE_POWER.LVL2_TURBO_LICENSE`: event select 0x28, umask 0x20, counters 0b1111.
+    /// `CORE_POWER.LVL2_TURBO_LICENSE`: event select 0x28, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const CORE_POWER_LVL2_TURBO_LICENSE: Event = Event { code: 0x28, umask: 0x20, row: 39, ..Event::BASE };
-    /// `CORE_POWER.THROTTLE`: event select 0x28, umask 0x40, counters 0b1111.
+    /// `CORE_POWER.THROTTLE`: event select 0x28, umask 0x40, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const CORE_POWER_THROTTLE: Event = Event { code: 0x28, umask: 0x40, row: 40, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.MISS`: event select 0x2e, umask 0x41, counters 0b1111.
+    /// `LONGEST_LAT_CACHE.MISS`: event select 0x2e, umask 0x41, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const LONGEST_LAT_CACHE_MISS: Event = Event { code: 0x2e, umask: 0x41, row: 41, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.REFERENCE`: event select 0x2e, umask 0x4f, counters 0b1111.
+    /// `LONGEST_LAT_CACHE.REFERENCE`: event select 0x2e, umask 0x4f, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event { code: 0x2e, umask: 0x4f, row: 42, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.NTA`: event select 0x32, umask 0x01, counters 0b1111.
+    /// `SW_PREFETCH_ACCESS.NTA`: event select 0x32, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const SW_PREFETCH_ACCESS_NTA: Event = Event { code: 0x32, umask: 0x01, row: 43, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.T0`: event select 0x32, umask 0x02, counters 0b1111.
+    /// `SW_PREFETCH_ACCESS.T0`: event select 0x32, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const SW_PREFETCH_ACCESS_T0: Event = Event { code: 0x32, umask: 0x02, row: 44, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.T1_T2`: event select 0x32, umask 0x04, counters 0b1111.
+    /// `SW_PREFETCH_ACCESS.T1_T2`: event select 0x32, umask 0x04, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const SW_PREFETCH_ACCESS_T1_T2: Event = Event { code: 0x32, umask: 0x04, row: 45, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.PREFETCHW`: event select 0x32, umask 0x08, counters 0b1111.
+    /// `SW_PREFETCH_ACCESS.PREFETCHW`: event select 0x32, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const SW_PREFETCH_ACCESS_PREFETCHW: Event = Event { code: 0x32, umask: 0x08, row: 46, ..Event::BASE };
-    /// `SW_PREFETCH_ACCESS.ANY`: event select 0x32, umask 0x0f, counters 0b1111.
+    /// `SW_PREFETCH_ACCESS.ANY`: event select 0x32, umask 0x0f, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const SW_PREFETCH_ACCESS_ANY: Event = Event { code: 0x32, umask: 0x0f, row: 47, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.THREAD_P`: event select 0x3c, umask 0x00, counters 0b1111.
+    /// `CPU_CLK_UNHALTED.THREAD_P`: event select 0x3c, umask 0x00, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event { code: 0x3c, umask: 0x00, row: 48, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.THREAD_P_ANY`: event select 0x3c, umask 0x00, any thread, counters 0b1111.
+    /// `CPU_CLK_UNHALTED.THREAD_P_ANY`: event select 0x3c, umask 0x00, any thread, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const CPU_CLK_UNHALTED_THREAD_P_ANY: Event = Event { code: 0x3c, umask: 0x00, any_thread: true, row: 49, ..Event::BASE };
     /// `CPU_CLK_UNHALTED.RING0_TRANS`: event select 0x3c, umask 0x00, counter mask 1, edge,
-    /// counters 0b1111.
+    /// counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const CPU_CLK_UNHALTED_RING0_TRANS: Event = Event { code: 0x3c, umask: 0x00, threshold: 1, edge: true, row: 50, ..Event::BASE };
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111.
+    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK: Event = Event { code: 0x3c, umask: 0x01, row: 51, ..Event::BASE };
     /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, any thread, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY: Event = Event { code: 0x3c, umask: 0x01, any_thread: true, row: 52, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111.
+    /// `CPU_CLK_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const CPU_CLK_UNHALTED_REF_XCLK: Event = Event { code: 0x3c, umask: 0x01, row: 53, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, any thread, counters 0b1111.
+    /// `CPU_CLK_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, any thread, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const CPU_CLK_UNHALTED_REF_XCLK_ANY: Event = Event { code: 0x3c, umask: 0x01, any_thread: true, row: 54, ..Event::BASE };
-    /// `CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b1111.
+    /// `CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE: Event = Event { code: 0x3c, umask: 0x02, row: 55, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b1111.
+    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event { code: 0x3c, umask: 0x02, row: 56, ..Event::BASE };
-    /// `L1D_PEND_MISS.PENDING`: event select 0x48, umask 0x01, counters 0b1111.
+    /// `L1D_PEND_MISS.PENDING`: event select 0x48, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L1D_PEND_MISS_PENDING: Event = Event { code: 0x48, umask: 0x01, row: 57, ..Event::BASE };
     /// `L1D_PEND_MISS.PENDING_CYCLES`: event select 0x48, umask 0x01, counter mask 1, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event { code: 0x48, umask: 0x01, threshold: 1, row: 58, ..Event::BASE };
     /// `L1D_PEND_MISS.PENDING_CYCLES_ANY`: event select 0x48, umask 0x01, counter mask 1, any
-    /// thread, counters 0b1111.
+    /// thread, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const L1D_PEND_MISS_PENDING_CYCLES_ANY: Event = Event { code: 0x48, umask: 0x01, threshold: 1, any_thread: true, row: 59, ..Event::BASE };
-    /// `L1D_PEND_MISS.FB_FULL`: event select 0x48, umask 0x02, counters 0b1111.
+    /// `L1D_PEND_MISS.FB_FULL`: event select 0x48, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L1D_PEND_MISS_FB_FULL: Event = Event { code: 0x48, umask: 0x02, row: 60, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.MISS_CAUSES_A_WALK`: event select 0x49, umask 0x01, counters 0b1111.
+    /// `DTLB_STORE_MISSES.MISS_CAUSES_A_WALK`: event select 0x49, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_STORE_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x49, umask: 0x01, row: 61, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`: event select 0x49, umask 0x02, counters 0b1111.
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`: event select 0x49, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_STORE_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x49, umask: 0x02, row: 62, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M`: event select 0x49, umask 0x04, counters 0b1111.
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M`: event select 0x49, umask 0x04, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M: Event = Event { code: 0x49, umask: 0x04, row: 63, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_1G`: event select 0x49, umask 0x08, counters 0b1111.
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_1G`: event select 0x49, umask 0x08, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_STORE_MISSES_WALK_COMPLETED_1G: Event = Event { code: 0x49, umask: 0x08, row: 64, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED`: event select 0x49, umask 0x0e, counters 0b1111.
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED`: event select 0x49, umask 0x0e, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event { code: 0x49, umask: 0x0e, row: 65, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_PENDING`: event select 0x49, umask 0x10, counters 0b1111.
+    /// `DTLB_STORE_MISSES.WALK_PENDING`: event select 0x49, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const DTLB_STORE_MISSES_WALK_PENDING: Event = Event { code: 0x49, umask: 0x10, row: 66, ..Event::BASE };
     /// `DTLB_STORE_MISSES.WALK_ACTIVE`: event select 0x49, umask 0x10, counter mask 1, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const DTLB_STORE_MISSES_WALK_ACTIVE: Event = Event { code: 0x49, umask: 0x10, threshold: 1, row: 67, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.STLB_HIT`: event select 0x49, umask 0x20, counters 0b1111.
+    /// `DTLB_STORE_MISSES.STLB_HIT`: event select 0x49, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event { code: 0x49, umask: 0x20, row: 68, ..Event::BASE };
-    /// `LOAD_HIT_PRE.SW_PF`: event select 0x4c, umask 0x01, counters 0b1111.
+    /// `LOAD_HIT_PRE.SW_PF`: event select 0x4c, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const LOAD_HIT_PRE_SW_PF: Event = Event { code: 0x4c, umask: 0x01, row: 69, ..Event::BASE };
-    /// `EPT.WALK_PENDING`: event select 0x4f, umask 0x10, counters 0b1111.
+    /// `EPT.WALK_PENDING`: event select 0x4f, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const EPT_WALK_PENDING: Event = Event { code: 0x4f, umask: 0x10, row: 70, ..Event::BASE };
-    /// `L1D.REPLACEMENT`: event select 0x51, umask 0x01, counters 0b1111.
+    /// `L1D.REPLACEMENT`: event select 0x51, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L1D_REPLACEMENT: Event = Event { code: 0x51, umask: 0x01, row: 71, ..Event::BASE };
-    /// `TX_MEM.ABORT_CONFLICT`: event select 0x54, umask 0x01, counters 0b1111.
+    /// `TX_MEM.ABORT_CONFLICT`: event select 0x54, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TX_MEM_ABORT_CONFLICT: Event = Event { code: 0x54, umask: 0x01, row: 72, ..Event::BASE };
-    /// `TX_MEM.ABORT_CAPACITY`: event select 0x54, umask 0x02, counters 0b1111.
+    /// `TX_MEM.ABORT_CAPACITY`: event select 0x54, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TX_MEM_ABORT_CAPACITY: Event = Event { code: 0x54, umask: 0x02, row: 73, ..Event::BASE };
-    /// `TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK`: event select 0x54, umask 0x04, counters 0b1111.
+    /// `TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK`: event select 0x54, umask 0x04, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const TX_MEM_ABORT_HLE_STORE_TO_ELIDED_LOCK: Event = Event { code: 0x54, umask: 0x04, row: 74, ..Event::BASE };
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY`: event select 0x54, umask 0x08, counters 0b1111.
+    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY`: event select 0x54, umask 0x08, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_NOT_EMPTY: Event = Event { code: 0x54, umask: 0x08, row: 75, ..Event::BASE };
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH`: event select 0x54, umask 0x10, counters 0b1111.
+    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH`: event select 0x54, umask 0x10, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_MISMATCH: Event = Event { code: 0x54, umask: 0x10, row: 76, ..Event::BASE };
     /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT`: event select 0x54, umask 0x20,
-    /// counters 0b1111.
+    /// counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT: Event = Event { code: 0x54, umask: 0x20, row: 77, ..Event::BASE };
-    /// `TX_MEM.HLE_ELISION_BUFFER_FULL`: event select 0x54, umask 0x40, counters 0b1111.
+    /// `TX_MEM.HLE_ELISION_BUFFER_FULL`: event select 0x54, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const TX_MEM_HLE_ELISION_BUFFER_FULL: Event = Event { code: 0x54, umask: 0x40, row: 78, ..Event::BASE };
-    /// `INST_DECODED.DECODERS`: event select 0x55, umask 0x01, counters 0b1111.
+    /// `INST_DECODED.DECODERS`: event select 0x55, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const INST_DECODED_DECODERS: Event = Event { code: 0x55, umask: 0x01, row: 79, ..Event::BASE };
-    /// `PARTIAL_RAT_STALLS.SCOREBOARD`: event select 0x59, umask 0x01, counters 0b1111.
+    /// `PARTIAL_RAT_STALLS.SCOREBOARD`: event select 0x59, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const PARTIAL_RAT_STALLS_SCOREBOARD: Event = Event { code: 0x59, umask: 0x01, row: 80, ..Event::BASE };
-    /// `TX_EXEC.MISC1`: event select 0x5d, umask 0x01, counters 0b1111.
+    /// `TX_EXEC.MISC1`: event select 0x5d, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TX_EXEC_MISC1: Event = Event { code: 0x5d, umask: 0x01, row: 81, ..Event::BASE };
-    /// `TX_EXEC.MISC2`: event select 0x5d, umask 0x02, counters 0b1111.
+    /// `TX_EXEC.MISC2`: event select 0x5d, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TX_EXEC_MISC2: Event = Event { code: 0x5d, umask: 0x02, row: 82, ..Event::BASE };
-    /// `TX_EXEC.MISC3`: event select 0x5d, umask 0x04, counters 0b1111.
+    /// `TX_EXEC.MISC3`: event select 0x5d, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TX_EXEC_MISC3: Event = Event { code: 0x5d, umask: 0x04, row: 83, ..Event::BASE };
-    /// `TX_EXEC.MISC4`: event select 0x5d, umask 0x08, counters 0b1111.
+    /// `TX_EXEC.MISC4`: event select 0x5d, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TX_EXEC_MISC4: Event = Event { code: 0x5d, umask: 0x08, row: 84, ..Event::BASE };
-    /// `TX_EXEC.MISC5`: event select 0x5d, umask 0x10, counters 0b1111.
+    /// `TX_EXEC.MISC5`: event select 0x5d, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TX_EXEC_MISC5: Event = Event { code: 0x5d, umask: 0x10, row: 85, ..Event::BASE };
-    /// `RS_EVENTS.EMPTY_CYCLES`: event select 0x5e, umask 0x01, counters 0b1111.
+    /// `RS_EVENTS.EMPTY_CYCLES`: event select 0x5e, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const RS_EVENTS_EMPTY_CYCLES: Event = Event { code: 0x5e, umask: 0x01, row: 86, ..Event::BASE };
     /// `RS_EVENTS.EMPTY_END`: event select 0x5e, umask 0x01, counter mask 1, invert, edge, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const RS_EVENTS_EMPTY_END: Event = Event { code: 0x5e, umask: 0x01, threshold: 1, invert: true, edge: true, row: 87, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`: event select 0x60, umask 0x01, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x01, row: 88, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD`: event select 0x60, umask 0x01,
-    /// counter mask 1, counters 0b1111.
+    /// counter mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x01, threshold: 1, row: 89, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6`: event select 0x60, umask 0x01, counter
-    /// mask 6, counters 0b1111.
+    /// mask 6, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_GE_6: Event = Event { code: 0x60, umask: 0x01, threshold: 6, row: 90, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD`: event select 0x60, umask 0x02, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD: Event = Event { code: 0x60, umask: 0x02, row: 91, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD`: event select 0x60, umask 0x02,
-    /// counter mask 1, counters 0b1111.
+    /// counter mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_CODE_RD: Event = Event { code: 0x60, umask: 0x02, threshold: 1, row: 92, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`: event select 0x60, umask 0x04, counters 0b1111.
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`: event select 0x60, umask 0x04, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO: Event = Event { code: 0x60, umask: 0x04, row: 93, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`: event select 0x60, umask 0x04,
-    /// counter mask 1, counters 0b1111.
+    /// counter mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event { code: 0x60, umask: 0x04, threshold: 1, row: 94, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`: event select 0x60, umask 0x08, counters 0b1111.
+    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`: event select 0x60, umask 0x08, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD: Event = Event { code: 0x60, umask: 0x08, row: 95, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`: event select 0x60, umask 0x08, counter
-    /// mask 1, counters 0b1111.
+    /// mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event { code: 0x60, umask: 0x08, threshold: 1, row: 96, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD`: event select 0x60, umask 0x10,
-    /// counters 0b1111.
+    /// counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x10, row: 97, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD`: event select 0x60, umask
-    /// 0x10, counter mask 1, counters 0b1111.
+    /// 0x10, counter mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_L3_MISS_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x10, threshold: 1, row: 98, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6`: event select 0x60, umask 0x10,
-    /// counter mask 6, counters 0b1111.
+    /// counter mask 6, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_L3_MISS_DEMAND_DATA_RD_GE_6: Event = Event { code: 0x60, umask: 0x10, threshold: 6, row: 99, ..Event::BASE };
-    /// `IDQ.MITE_UOPS`: event select 0x79, umask 0x04, counters 0b1111.
+    /// `IDQ.MITE_UOPS`: event select 0x79, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const IDQ_MITE_UOPS: Event = Event { code: 0x79, umask: 0x04, row: 100, ..Event::BASE };
-    /// `IDQ.MITE_CYCLES`: event select 0x79, umask 0x04, counter mask 1, counters 0b1111.
+    /// `IDQ.MITE_CYCLES`: event select 0x79, umask 0x04, counter mask 1, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_MITE_CYCLES: Event = Event { code: 0x79, umask: 0x04, threshold: 1, row: 101, ..Event::BASE };
-    /// `IDQ.DSB_UOPS`: event select 0x79, umask 0x08, counters 0b1111.
+    /// `IDQ.DSB_UOPS`: event select 0x79, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const IDQ_DSB_UOPS: Event = Event { code: 0x79, umask: 0x08, row: 102, ..Event::BASE };
-    /// `IDQ.DSB_CYCLES`: event select 0x79, umask 0x08, counter mask 1, counters 0b1111.
+    /// `IDQ.DSB_CYCLES`: event select 0x79, umask 0x08, counter mask 1, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const IDQ_DSB_CYCLES: Event = Event { code: 0x79, umask: 0x08, threshold: 1, row: 103, ..Event::BASE };
-    /// `IDQ.MS_DSB_CYCLES`: event select 0x79, umask 0x10, counter mask 1, counters 0b1111.
+    /// `IDQ.MS_DSB_CYCLES`: event select 0x79, umask 0x10, counter mask 1, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_MS_DSB_CYCLES: Event = Event { code: 0x79, umask: 0x10, threshold: 1, row: 104, ..Event::BASE };
-    /// `IDQ.ALL_DSB_CYCLES_4_UOPS`: event select 0x79, umask 0x18, counter mask 4, counters 0b1111.
+    /// `IDQ.ALL_DSB_CYCLES_4_UOPS`: event select 0x79, umask 0x18, counter mask 4, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_ALL_DSB_CYCLES_4_UOPS: Event = Event { code: 0x79, umask: 0x18, threshold: 4, row: 105, ..Event::BASE };
     /// `IDQ.ALL_DSB_CYCLES_ANY_UOPS`: event select 0x79, umask 0x18, counter mask 1, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const IDQ_ALL_DSB_CYCLES_ANY_UOPS: Event = Event { code: 0x79, umask: 0x18, threshold: 1, row: 106, ..Event::BASE };
-    /// `IDQ.DSB_CYCLES_OK`: event select 0x79, umask 0x18, counter mask 4, counters 0b1111.
+    /// `IDQ.DSB_CYCLES_OK`: event select 0x79, umask 0x18, counter mask 4, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_DSB_CYCLES_OK: Event = Event { code: 0x79, umask: 0x18, threshold: 4, row: 107, ..Event::BASE };
-    /// `IDQ.DSB_CYCLES_ANY`: event select 0x79, umask 0x18, counter mask 1, counters 0b1111.
+    /// `IDQ.DSB_CYCLES_ANY`: event select 0x79, umask 0x18, counter mask 1, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_DSB_CYCLES_ANY: Event = Event { code: 0x79, umask: 0x18, threshold: 1, row: 108, ..Event::BASE };
-    /// `IDQ.MS_MITE_UOPS`: event select 0x79, umask 0x20, counters 0b1111.
+    /// `IDQ.MS_MITE_UOPS`: event select 0x79, umask 0x20, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const IDQ_MS_MITE_UOPS: Event = Event { code: 0x79, umask: 0x20, row: 109, ..Event::BASE };
-    /// `IDQ.ALL_MITE_CYCLES_4_UOPS`: event select 0x79, umask 0x24, counter mask 4, counters
-    /// 0b1111.
+    /// `IDQ.ALL_MITE_CYCLES_4_UOPS`: event select 0x79, umask 0x24, counter mask 4, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_ALL_MITE_CYCLES_4_UOPS: Event = Event { code: 0x79, umask: 0x24, threshold: 4, row: 110, ..Event::BASE };
     /// `IDQ.ALL_MITE_CYCLES_ANY_UOPS`: event select 0x79, umask 0x24, counter mask 1, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const IDQ_ALL_MITE_CYCLES_ANY_UOPS: Event = Event { code: 0x79, umask: 0x24, threshold: 1, row: 111, ..Event::BASE };
-    /// `IDQ.MS_CYCLES`: event select 0x79, umask 0x30, counter mask 1, counters 0b1111.
+    /// `IDQ.MS_CYCLES`: event select 0x79, umask 0x30, counter mask 1, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const IDQ_MS_CYCLES: Event = Event { code: 0x79, umask: 0x30, threshold: 1, row: 112, ..Event::BASE };
-    /// `IDQ.MS_SWITCHES`: event select 0x79, umask 0x30, counter mask 1, edge, counters 0b1111.
+    /// `IDQ.MS_SWITCHES`: event select 0x79, umask 0x30, counter mask 1, edge, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_MS_SWITCHES: Event = Event { code: 0x79, umask: 0x30, threshold: 1, edge: true, row: 113, ..Event::BASE };
-    /// `IDQ.MS_UOPS`: event select 0x79, umask 0x30, counters 0b1111.
+    /// `IDQ.MS_UOPS`: event select 0x79, umask 0x30, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const IDQ_MS_UOPS: Event = Event { code: 0x79, umask: 0x30, row: 114, ..Event::BASE };
-    /// `ICACHE_16B.IFDATA_STALL`: event select 0x80, umask 0x04, counters 0b1111.
+    /// `ICACHE_16B.IFDATA_STALL`: event select 0x80, umask 0x04, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ICACHE_16B_IFDATA_STALL: Event = Event { code: 0x80, umask: 0x04, row: 115, ..Event::BASE };
-    /// `ICACHE_64B.IFTAG_HIT`: event select 0x83, umask 0x01, counters 0b1111.
+    /// `ICACHE_64B.IFTAG_HIT`: event select 0x83, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ICACHE_64B_IFTAG_HIT: Event = Event { code: 0x83, umask: 0x01, row: 116, ..Event::BASE };
-    /// `ICACHE_64B.IFTAG_MISS`: event select 0x83, umask 0x02, counters 0b1111.
+    /// `ICACHE_64B.IFTAG_MISS`: event select 0x83, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ICACHE_64B_IFTAG_MISS: Event = Event { code: 0x83, umask: 0x02, row: 117, ..Event::BASE };
-    /// `ICACHE_64B.IFTAG_STALL`: event select 0x83, umask 0x04, counters 0b1111.
+    /// `ICACHE_64B.IFTAG_STALL`: event select 0x83, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ICACHE_64B_IFTAG_STALL: Event = Event { code: 0x83, umask: 0x04, row: 118, ..Event::BASE };
-    /// `ICACHE_TAG.STALLS`: event select 0x83, umask 0x04, counters 0b1111.
+    /// `ICACHE_TAG.STALLS`: event select 0x83, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ICACHE_TAG_STALLS: Event = Event { code: 0x83, umask: 0x04, row: 119, ..Event::BASE };
-    /// `ITLB_MISSES.MISS_CAUSES_A_WALK`: event select 0x85, umask 0x01, counters 0b1111.
+    /// `ITLB_MISSES.MISS_CAUSES_A_WALK`: event select 0x85, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ITLB_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x85, umask: 0x01, row: 120, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED_4K`: event select 0x85, umask 0x02, counters 0b1111.
+    /// `ITLB_MISSES.WALK_COMPLETED_4K`: event select 0x85, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ITLB_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x85, umask: 0x02, row: 121, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED_2M_4M`: event select 0x85, umask 0x04, counters 0b1111.
+    /// `ITLB_MISSES.WALK_COMPLETED_2M_4M`: event select 0x85, umask 0x04, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const ITLB_MISSES_WALK_COMPLETED_2M_4M: Event = Event { code: 0x85, umask: 0x04, row: 122, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED_1G`: event select 0x85, umask 0x08, counters 0b1111.
+    /// `ITLB_MISSES.WALK_COMPLETED_1G`: event select 0x85, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ITLB_MISSES_WALK_COMPLETED_1G: Event = Event { code: 0x85, umask: 0x08, row: 123, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED`: event select 0x85, umask 0x0e, counters 0b1111.
+    /// `ITLB_MISSES.WALK_COMPLETED`: event select 0x85, umask 0x0e, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ITLB_MISSES_WALK_COMPLETED: Event = Event { code: 0x85, umask: 0x0e, row: 124, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_PENDING`: event select 0x85, umask 0x10, counters 0b1111.
+    /// `ITLB_MISSES.WALK_PENDING`: event select 0x85, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ITLB_MISSES_WALK_PENDING: Event = Event { code: 0x85, umask: 0x10, row: 125, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_ACTIVE`: event select 0x85, umask 0x10, counter mask 1, counters 0b1111.
+    /// `ITLB_MISSES.WALK_ACTIVE`: event select 0x85, umask 0x10, counter mask 1, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const ITLB_MISSES_WALK_ACTIVE: Event = Event { code: 0x85, umask: 0x10, threshold: 1, row: 126, ..Event::BASE };
-    /// `ITLB_MISSES.STLB_HIT`: event select 0x85, umask 0x20, counters 0b1111.
+    /// `ITLB_MISSES.STLB_HIT`: event select 0x85, umask 0x20, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ITLB_MISSES_STLB_HIT: Event = Event { code: 0x85, umask: 0x20, row: 127, ..Event::BASE };
-    /// `ILD_STALL.LCP`: event select 0x87, umask 0x01, counters 0b1111.
+    /// `ILD_STALL.LCP`: event select 0x87, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ILD_STALL_LCP: Event = Event { code: 0x87, umask: 0x01, row: 128, ..Event::BASE };
-    /// `DECODE.LCP`: event select 0x87, umask 0x01, counters 0b1111.
+    /// `DECODE.LCP`: event select 0x87, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const DECODE_LCP: Event = Event { code: 0x87, umask: 0x01, row: 129, ..Event::BASE };
-    /// `BR_MISP_EXEC.INDIRECT`: event select 0x89, umask 0xe4, counters 0b1111.
+    /// `BR_MISP_EXEC.INDIRECT`: event select 0x89, umask 0xe4, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const BR_MISP_EXEC_INDIRECT: Event = Event { code: 0x89, umask: 0xe4, row: 130, ..Event::BASE };
-    /// `BR_MISP_EXEC.ALL_BRANCHES`: event select 0x89, umask 0xff, counters 0b1111.
+    /// `BR_MISP_EXEC.ALL_BRANCHES`: event select 0x89, umask 0xff, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_EXEC_ALL_BRANCHES: Event = Event { code: 0x89, umask: 0xff, row: 131, ..Event::BASE };
-    /// `IDQ_UOPS_NOT_DELIVERED.CORE`: event select 0x9c, umask 0x01, counters 0b1111.
+    /// `IDQ_UOPS_NOT_DELIVERED.CORE`: event select 0x9c, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event { code: 0x9c, umask: 0x01, row: 132, ..Event::BASE };
     /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 4, counters 0b1111.
+    /// mask 4, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_0_UOPS_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 4, row: 133, ..Event::BASE };
     /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 3, counters 0b1111.
+    /// mask 3, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 3, row: 134, ..Event::BASE };
     /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 2, counters 0b1111.
+    /// mask 2, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_2_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 2, row: 135, ..Event::BASE };
     /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
-    /// mask 1, counters 0b1111.
+    /// mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 1, row: 136, ..Event::BASE };
     /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`: event select 0x9c, umask 0x01, counter mask 1,
-    /// invert, counters 0b1111.
+    /// invert, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event { code: 0x9c, umask: 0x01, threshold: 1, invert: true, row: 137, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_0`: event select 0xa1, umask 0x01, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_0`: event select 0xa1, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_0: Event = Event { code: 0xa1, umask: 0x01, row: 138, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_1`: event select 0xa1, umask 0x02, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_1`: event select 0xa1, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_1: Event = Event { code: 0xa1, umask: 0x02, row: 139, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_2`: event select 0xa1, umask 0x04, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_2`: event select 0xa1, umask 0x04, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_2: Event = Event { code: 0xa1, umask: 0x04, row: 140, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_3`: event select 0xa1, umask 0x08, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_3`: event select 0xa1, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_3: Event = Event { code: 0xa1, umask: 0x08, row: 141, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_4`: event select 0xa1, umask 0x10, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_4`: event select 0xa1, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_4: Event = Event { code: 0xa1, umask: 0x10, row: 142, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_5`: event select 0xa1, umask 0x20, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_5`: event select 0xa1, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_5: Event = Event { code: 0xa1, umask: 0x20, row: 143, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_6`: event select 0xa1, umask 0x40, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_6`: event select 0xa1, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_6: Event = Event { code: 0xa1, umask: 0x40, row: 144, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_7`: event select 0xa1, umask 0x80, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_7`: event select 0xa1, umask 0x80, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_7: Event = Event { code: 0xa1, umask: 0x80, row: 145, ..Event::BASE };
-    /// `RESOURCE_STALLS.ANY`: event select 0xa2, umask 0x01, counters 0b1111.
+    /// `RESOURCE_STALLS.ANY`: event select 0xa2, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const RESOURCE_STALLS_ANY: Event = Event { code: 0xa2, umask: 0x01, row: 146, ..Event::BASE };
-    /// `RESOURCE_STALLS.SB`: event select 0xa2, umask 0x08, counters 0b1111.
+    /// `RESOURCE_STALLS.SB`: event select 0xa2, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const RESOURCE_STALLS_SB: Event = Event { code: 0xa2, umask: 0x08, row: 147, ..Event::BASE };
     /// `CYCLE_ACTIVITY.CYCLES_L2_MISS`: event select 0xa3, umask 0x01, counter mask 1, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CYCLE_ACTIVITY_CYCLES_L2_MISS: Event = Event { code: 0xa3, umask: 0x01, threshold: 1, row: 148, ..Event::BASE };
     /// `CYCLE_ACTIVITY.CYCLES_L3_MISS`: event select 0xa3, umask 0x02, counter mask 2, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CYCLE_ACTIVITY_CYCLES_L3_MISS: Event = Event { code: 0xa3, umask: 0x02, threshold: 2, row: 149, ..Event::BASE };
     /// `CYCLE_ACTIVITY.STALLS_TOTAL`: event select 0xa3, umask 0x04, counter mask 4, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CYCLE_ACTIVITY_STALLS_TOTAL: Event = Event { code: 0xa3, umask: 0x04, threshold: 4, row: 150, ..Event::BASE };
     /// `CYCLE_ACTIVITY.STALLS_L2_MISS`: event select 0xa3, umask 0x05, counter mask 5, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CYCLE_ACTIVITY_STALLS_L2_MISS: Event = Event { code: 0xa3, umask: 0x05, threshold: 5, row: 151, ..Event::BASE };
     /// `CYCLE_ACTIVITY.STALLS_L3_MISS`: event select 0xa3, umask 0x06, counter mask 6, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CYCLE_ACTIVITY_STALLS_L3_MISS: Event = Event { code: 0xa3, umask: 0x06, threshold: 6, row: 152, ..Event::BASE };
     /// `CYCLE_ACTIVITY.CYCLES_L1D_MISS`: event select 0xa3, umask 0x08, counter mask 8, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CYCLE_ACTIVITY_CYCLES_L1D_MISS: Event = Event { code: 0xa3, umask: 0x08, threshold: 8, row: 153, ..Event::BASE };
     /// `CYCLE_ACTIVITY.STALLS_L1D_MISS`: event select 0xa3, umask 0x0c, counter mask 12, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CYCLE_ACTIVITY_STALLS_L1D_MISS: Event = Event { code: 0xa3, umask: 0x0c, threshold: 12, row: 154, ..Event::BASE };
     /// `CYCLE_ACTIVITY.CYCLES_MEM_ANY`: event select 0xa3, umask 0x10, counter mask 16, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CYCLE_ACTIVITY_CYCLES_MEM_ANY: Event = Event { code: 0xa3, umask: 0x10, threshold: 16, row: 155, ..Event::BASE };
     /// `CYCLE_ACTIVITY.STALLS_MEM_ANY`: event select 0xa3, umask 0x14, counter mask 20, counters
     /// 0b1111.
     pub const CYCLE_ACTIVITY_STALLS_MEM_ANY: Event = Event { code: 0xa3, umask: 0x14, threshold: 20, row: 156, ..Event::BASE };
-    /// `EXE_ACTIVITY.EXE_BOUND_0_PORTS`: event select 0xa6, umask 0x01, counters 0b1111.
+    /// `EXE_ACTIVITY.EXE_BOUND_0_PORTS`: event select 0xa6, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const EXE_ACTIVITY_EXE_BOUND_0_PORTS: Event = Event { code: 0xa6, umask: 0x01, row: 157, ..Event::BASE };
-    /// `EXE_ACTIVITY.1_PORTS_UTIL`: event select 0xa6, umask 0x02, counters 0b1111.
+    /// `EXE_ACTIVITY.1_PORTS_UTIL`: event select 0xa6, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const EXE_ACTIVITY_1_PORTS_UTIL: Event = Event { code: 0xa6, umask: 0x02, row: 158, ..Event::BASE };
-    /// `EXE_ACTIVITY.2_PORTS_UTIL`: event select 0xa6, umask 0x04, counters 0b1111.
+    /// `EXE_ACTIVITY.2_PORTS_UTIL`: event select 0xa6, umask 0x04, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const EXE_ACTIVITY_2_PORTS_UTIL: Event = Event { code: 0xa6, umask: 0x04, row: 159, ..Event::BASE };
-    /// `EXE_ACTIVITY.3_PORTS_UTIL`: event select 0xa6, umask 0x08, counters 0b1111.
+    /// `EXE_ACTIVITY.3_PORTS_UTIL`: event select 0xa6, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const EXE_ACTIVITY_3_PORTS_UTIL: Event = Event { code: 0xa6, umask: 0x08, row: 160, ..Event::BASE };
-    /// `EXE_ACTIVITY.4_PORTS_UTIL`: event select 0xa6, umask 0x10, counters 0b1111.
+    /// `EXE_ACTIVITY.4_PORTS_UTIL`: event select 0xa6, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const EXE_ACTIVITY_4_PORTS_UTIL: Event = Event { code: 0xa6, umask: 0x10, row: 161, ..Event::BASE };
-    /// `EXE_ACTIVITY.BOUND_ON_STORES`: event select 0xa6, umask 0x40, counters 0b1111.
+    /// `EXE_ACTIVITY.BOUND_ON_STORES`: event select 0xa6, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const EXE_ACTIVITY_BOUND_ON_STORES: Event = Event { code: 0xa6, umask: 0x40, row: 162, ..Event::BASE };
-    /// `LSD.UOPS`: event select 0xa8, umask 0x01, counters 0b1111.
+    /// `LSD.UOPS`: event select 0xa8, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const LSD_UOPS: Event = Event { code: 0xa8, umask: 0x01, row: 163, ..Event::BASE };
-    /// `LSD.CYCLES_ACTIVE`: event select 0xa8, umask 0x01, counter mask 1, counters 0b1111.
+    /// `LSD.CYCLES_ACTIVE`: event select 0xa8, umask 0x01, counter mask 1, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const LSD_CYCLES_ACTIVE: Event = Event { code: 0xa8, umask: 0x01, threshold: 1, row: 164, ..Event::BASE };
-    /// `LSD.CYCLES_4_UOPS`: event select 0xa8, umask 0x01, counter mask 4, counters 0b1111.
+    /// `LSD.CYCLES_4_UOPS`: event select 0xa8, umask 0x01, counter mask 4, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const LSD_CYCLES_4_UOPS: Event = Event { code: 0xa8, umask: 0x01, threshold: 4, row: 165, ..Event::BASE };
-    /// `LSD.CYCLES_OK`: event select 0xa8, umask 0x01, counter mask 4, counters 0b1111.
+    /// `LSD.CYCLES_OK`: event select 0xa8, umask 0x01, counter mask 4, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const LSD_CYCLES_OK: Event = Event { code: 0xa8, umask: 0x01, threshold: 4, row: 166, ..Event::BASE };
-    /// `DSB2MITE_SWITCHES.COUNT`: event select 0xab, umask 0x01, counters 0b1111.
+    /// `DSB2MITE_SWITCHES.COUNT`: event select 0xab, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const DSB2MITE_SWITCHES_COUNT: Event = Event { code: 0xab, umask: 0x01, row: 167, ..Event::BASE };
-    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`: event select 0xab, umask 0x02, counters 0b1111.
+    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`: event select 0xab, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event { code: 0xab, umask: 0x02, row: 168, ..Event::BASE };
-    /// `ITLB.ITLB_FLUSH`: event select 0xae, umask 0x01, counters 0b1111.
+    /// `ITLB.ITLB_FLUSH`: event select 0xae, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ITLB_ITLB_FLUSH: Event = Event { code: 0xae, umask: 0x01, row: 169, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`: event select 0xb0, umask 0x01, counters 0b1111.
+    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`: event select 0xb0, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event { code: 0xb0, umask: 0x01, row: 170, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`: event select 0xb0, umask 0x02, counters 0b1111.
+    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`: event select 0xb0, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event { code: 0xb0, umask: 0x02, row: 171, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_RFO`: event select 0xb0, umask 0x04, counters 0b1111.
+    /// `OFFCORE_REQUESTS.DEMAND_RFO`: event select 0xb0, umask 0x04, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event { code: 0xb0, umask: 0x04, row: 172, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.ALL_DATA_RD`: event select 0xb0, umask 0x08, counters 0b1111.
+    /// `OFFCORE_REQUESTS.ALL_DATA_RD`: event select 0xb0, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const OFFCORE_REQUESTS_ALL_DATA_RD: Event = Event { code: 0xb0, umask: 0x08, row: 173, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD`: event select 0xb0, umask 0x10, counters 0b1111.
+    /// `OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD`: event select 0xb0, umask 0x10, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_L3_MISS_DEMAND_DATA_RD: Event = Event { code: 0xb0, umask: 0x10, row: 174, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.ALL_REQUESTS`: event select 0xb0, umask 0x80, counters 0b1111.
+    /// `OFFCORE_REQUESTS.ALL_REQUESTS`: event select 0xb0, umask 0x80, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const OFFCORE_REQUESTS_ALL_REQUESTS: Event = Event { code: 0xb0, umask: 0x80, row: 175, ..Event::BASE };
-    /// `UOPS_EXECUTED.THREAD`: event select 0xb1, umask 0x01, counters 0b1111.
+    /// `UOPS_EXECUTED.THREAD`: event select 0xb1, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const UOPS_EXECUTED_THREAD: Event = Event { code: 0xb1, umask: 0x01, row: 176, ..Event::BASE };
     /// `UOPS_EXECUTED.STALL_CYCLES`: event select 0xb1, umask 0x01, counter mask 1, invert,
-    /// counters 0b1111.
+    /// counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_STALL_CYCLES: Event = Event { code: 0xb1, umask: 0x01, threshold: 1, invert: true, row: 177, ..Event::BASE };
     /// `UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC`: event select 0xb1, umask 0x01, counter mask 1,
-    /// counters 0b1111.
+    /// counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CYCLES_GE_1_UOP_EXEC: Event = Event { code: 0xb1, umask: 0x01, threshold: 1, row: 178, ..Event::BASE };
     /// `UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC`: event select 0xb1, umask 0x01, counter mask 2,
-    /// counters 0b1111.
+    /// counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CYCLES_GE_2_UOPS_EXEC: Event = Event { code: 0xb1, umask: 0x01, threshold: 2, row: 179, ..Event::BASE };
     /// `UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC`: event select 0xb1, umask 0x01, counter mask 3,
-    /// counters 0b1111.
+    /// counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CYCLES_GE_3_UOPS_EXEC: Event = Event { code: 0xb1, umask: 0x01, threshold: 3, row: 180, ..Event::BASE };
     /// `UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC`: event select 0xb1, umask 0x01, counter mask 4,
-    /// counters 0b1111.
+    /// counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CYCLES_GE_4_UOPS_EXEC: Event = Event { code: 0xb1, umask: 0x01, threshold: 4, row: 181, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE`: event select 0xb1, umask 0x02, counters 0b1111.
+    /// `UOPS_EXECUTED.CORE`: event select 0xb1, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const UOPS_EXECUTED_CORE: Event = Event { code: 0xb1, umask: 0x02, row: 182, ..Event::BASE };
     /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`: event select 0xb1, umask 0x02, counter mask 1, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event { code: 0xb1, umask: 0x02, threshold: 1, row: 183, ..Event::BASE };
     /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`: event select 0xb1, umask 0x02, counter mask 2, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event { code: 0xb1, umask: 0x02, threshold: 2, row: 184, ..Event::BASE };
     /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`: event select 0xb1, umask 0x02, counter mask 3, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event { code: 0xb1, umask: 0x02, threshold: 3, row: 185, ..Event::BASE };
     /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`: event select 0xb1, umask 0x02, counter mask 4, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event { code: 0xb1, umask: 0x02, threshold: 4, row: 186, ..Event::BASE };
     /// `UOPS_EXECUTED.CORE_CYCLES_NONE`: event select 0xb1, umask 0x02, counter mask 1, invert,
-    /// counters 0b1111.
+    /// counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CORE_CYCLES_NONE: Event = Event { code: 0xb1, umask: 0x02, threshold: 1, invert: true, row: 187, ..Event::BASE };
-    /// `UOPS_EXECUTED.X87`: event select 0xb1, umask 0x10, counters 0b1111.
+    /// `UOPS_EXECUTED.X87`: event select 0xb1, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const UOPS_EXECUTED_X87: Event = Event { code: 0xb1, umask: 0x10, row: 188, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_BUFFER.SQ_FULL`: event select 0xb2, umask 0x01, counters 0b1111.
+    /// `OFFCORE_REQUESTS_BUFFER.SQ_FULL`: event select 0xb2, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_BUFFER_SQ_FULL: Event = Event { code: 0xb2, umask: 0x01, row: 189, ..Event::BASE };
-    /// `TLB_FLUSH.DTLB_THREAD`: event select 0xbd, umask 0x01, counters 0b1111.
+    /// `TLB_FLUSH.DTLB_THREAD`: event select 0xbd, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TLB_FLUSH_DTLB_THREAD: Event = Event { code: 0xbd, umask: 0x01, row: 190, ..Event::BASE };
-    /// `TLB_FLUSH.STLB_ANY`: event select 0xbd, umask 0x20, counters 0b1111.
+    /// `TLB_FLUSH.STLB_ANY`: event select 0xbd, umask 0x20, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TLB_FLUSH_STLB_ANY: Event = Event { code: 0xbd, umask: 0x20, row: 191, ..Event::BASE };
-    /// `INST_RETIRED.ANY_P`: event select 0xc0, umask 0x00, counters 0b1111.
+    /// `INST_RETIRED.ANY_P`: event select 0xc0, umask 0x00, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const INST_RETIRED_ANY_P: Event = Event { code: 0xc0, umask: 0x00, row: 192, ..Event::BASE };
-    /// `INST_RETIRED.NOP`: event select 0xc0, umask 0x02, counters 0b1111.
+    /// `INST_RETIRED.NOP`: event select 0xc0, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const INST_RETIRED_NOP: Event = Event { code: 0xc0, umask: 0x02, row: 193, ..Event::BASE };
-    /// `OTHER_ASSISTS.ANY`: event select 0xc1, umask 0x3f, counters 0b1111.
+    /// `OTHER_ASSISTS.ANY`: event select 0xc1, umask 0x3f, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const OTHER_ASSISTS_ANY: Event = Event { code: 0xc1, umask: 0x3f, row: 194, ..Event::BASE };
-    /// `UOPS_RETIRED.RETIRE_SLOTS`: event select 0xc2, umask 0x02, counters 0b1111.
+    /// `UOPS_RETIRED.RETIRE_SLOTS`: event select 0xc2, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_RETIRED_RETIRE_SLOTS: Event = Event { code: 0xc2, umask: 0x02, row: 195, ..Event::BASE };
     /// `UOPS_RETIRED.STALL_CYCLES`: event select 0xc2, umask 0x02, counter mask 1, invert, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_RETIRED_STALL_CYCLES: Event = Event { code: 0xc2, umask: 0x02, threshold: 1, invert: true, row: 196, ..Event::BASE };
     /// `UOPS_RETIRED.TOTAL_CYCLES`: event select 0xc2, umask 0x02, counter mask 16, invert,
-    /// counters 0b1111.
+    /// counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event { code: 0xc2, umask: 0x02, threshold: 16, invert: true, row: 197, ..Event::BASE };
-    /// `UOPS_RETIRED.MACRO_FUSED`: event select 0xc2, umask 0x04, counters 0b1111.
+    /// `UOPS_RETIRED.MACRO_FUSED`: event select 0xc2, umask 0x04, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_RETIRED_MACRO_FUSED: Event = Event { code: 0xc2, umask: 0x04, row: 198, ..Event::BASE };
-    /// `MACHINE_CLEARS.COUNT`: event select 0xc3, umask 0x01, counter mask 1, edge, counters
-    /// 0b1111.
+    /// `MACHINE_CLEARS.COUNT`: event select 0xc3, umask 0x01, counter mask 1, edge, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const MACHINE_CLEARS_COUNT: Event = Event { code: 0xc3, umask: 0x01, threshold: 1, edge: true, row: 199, ..Event::BASE };
-    /// `MACHINE_CLEARS.MEMORY_ORDERING`: event select 0xc3, umask 0x02, counters 0b1111.
+    /// `MACHINE_CLEARS.MEMORY_ORDERING`: event select 0xc3, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event { code: 0xc3, umask: 0x02, row: 200, ..Event::BASE };
-    /// `MACHINE_CLEARS.SMC`: event select 0xc3, umask 0x04, counters 0b1111.
+    /// `MACHINE_CLEARS.SMC`: event select 0xc3, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const MACHINE_CLEARS_SMC: Event = Event { code: 0xc3, umask: 0x04, row: 201, ..Event::BASE };
-    /// `BR_INST_RETIRED.ALL_BRANCHES`: event select 0xc4, umask 0x00, counters 0b1111.
+    /// `BR_INST_RETIRED.ALL_BRANCHES`: event select 0xc4, umask 0x00, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc4, umask: 0x00, row: 202, ..Event::BASE };
-    /// `BR_INST_RETIRED.CONDITIONAL`: event select 0xc4, umask 0x01, counters 0b1111.
+    /// `BR_INST_RETIRED.CONDITIONAL`: event select 0xc4, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_CONDITIONAL: Event = Event { code: 0xc4, umask: 0x01, row: 203, ..Event::BASE };
-    /// `BR_INST_RETIRED.COND`: event select 0xc4, umask 0x01, counters 0b1111.
+    /// `BR_INST_RETIRED.COND`: event select 0xc4, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const BR_INST_RETIRED_COND: Event = Event { code: 0xc4, umask: 0x01, row: 204, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_CALL`: event select 0xc4, umask 0x02, counters 0b1111.
+    /// `BR_INST_RETIRED.NEAR_CALL`: event select 0xc4, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_NEAR_CALL: Event = Event { code: 0xc4, umask: 0x02, row: 205, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_RETURN`: event select 0xc4, umask 0x08, counters 0b1111.
+    /// `BR_INST_RETIRED.NEAR_RETURN`: event select 0xc4, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event { code: 0xc4, umask: 0x08, row: 206, ..Event::BASE };
-    /// `BR_INST_RETIRED.NOT_TAKEN`: event select 0xc4, umask 0x10, counters 0b1111.
+    /// `BR_INST_RETIRED.NOT_TAKEN`: event select 0xc4, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_NOT_TAKEN: Event = Event { code: 0xc4, umask: 0x10, row: 207, ..Event::BASE };
-    /// `BR_INST_RETIRED.COND_NTAKEN`: event select 0xc4, umask 0x10, counters 0b1111.
+    /// `BR_INST_RETIRED.COND_NTAKEN`: event select 0xc4, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_COND_NTAKEN: Event = Event { code: 0xc4, umask: 0x10, row: 208, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_TAKEN`: event select 0xc4, umask 0x20, counters 0b1111.
+    /// `BR_INST_RETIRED.NEAR_TAKEN`: event select 0xc4, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event { code: 0xc4, umask: 0x20, row: 209, ..Event::BASE };
-    /// `BR_INST_RETIRED.FAR_BRANCH`: event select 0xc4, umask 0x40, counters 0b1111.
+    /// `BR_INST_RETIRED.FAR_BRANCH`: event select 0xc4, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event { code: 0xc4, umask: 0x40, row: 210, ..Event::BASE };
-    /// `BR_MISP_RETIRED.ALL_BRANCHES`: event select 0xc5, umask 0x00, counters 0b1111.
+    /// `BR_MISP_RETIRED.ALL_BRANCHES`: event select 0xc5, umask 0x00, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc5, umask: 0x00, row: 211, ..Event::BASE };
-    /// `BR_MISP_RETIRED.CONDITIONAL`: event select 0xc5, umask 0x01, counters 0b1111.
+    /// `BR_MISP_RETIRED.CONDITIONAL`: event select 0xc5, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_RETIRED_CONDITIONAL: Event = Event { code: 0xc5, umask: 0x01, row: 212, ..Event::BASE };
-    /// `BR_MISP_RETIRED.NEAR_CALL`: event select 0xc5, umask 0x02, counters 0b1111.
+    /// `BR_MISP_RETIRED.NEAR_CALL`: event select 0xc5, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_RETIRED_NEAR_CALL: Event = Event { code: 0xc5, umask: 0x02, row: 213, ..Event::BASE };
-    /// `BR_MISP_RETIRED.RET`: event select 0xc5, umask 0x08, counters 0b1111.
+    /// `BR_MISP_RETIRED.RET`: event select 0xc5, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const BR_MISP_RETIRED_RET: Event = Event { code: 0xc5, umask: 0x08, row: 214, ..Event::BASE };
-    /// `BR_MISP_RETIRED.NEAR_TAKEN`: event select 0xc5, umask 0x20, counters 0b1111.
+    /// `BR_MISP_RETIRED.NEAR_TAKEN`: event select 0xc5, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_RETIRED_NEAR_TAKEN: Event = Event { code: 0xc5, umask: 0x20, row: 215, ..Event::BASE };
     /// `FRONTEND_RETIRED.DSB_MISS`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND = 0x11,
     /// counters 0b1111.
@@ -554,67 +720,98 @@ impl Event {
     /// `FRONTEND_RETIRED.ANY_DSB_MISS`: event select 0xc6, umask 0x01, MSR_PEBS_FRONTEND = 0x1,
     /// counters 0b1111.
     pub const FRONTEND_RETIRED_ANY_DSB_MISS: Event = Event { code: 0xc6, umask: 0x01, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x1 }), row: 233, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.SCALAR_DOUBLE`: event select 0xc7, umask 0x01, counters 0b1111.
+    /// `FP_ARITH_INST_RETIRED.SCALAR_DOUBLE`: event select 0xc7, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const FP_ARITH_INST_RETIRED_SCALAR_DOUBLE: Event = Event { code: 0xc7, umask: 0x01, row: 234, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.SCALAR_SINGLE`: event select 0xc7, umask 0x02, counters 0b1111.
+    /// `FP_ARITH_INST_RETIRED.SCALAR_SINGLE`: event select 0xc7, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const FP_ARITH_INST_RETIRED_SCALAR_SINGLE: Event = Event { code: 0xc7, umask: 0x02, row: 235, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.SCALAR`: event select 0xc7, umask 0x03, counters 0b1111.
+    /// `FP_ARITH_INST_RETIRED.SCALAR`: event select 0xc7, umask 0x03, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const FP_ARITH_INST_RETIRED_SCALAR: Event = Event { code: 0xc7, umask: 0x03, row: 236, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE`: event select 0xc7, umask 0x04, counters 0b1111.
+    /// `FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE`: event select 0xc7, umask 0x04, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const FP_ARITH_INST_RETIRED_128B_PACKED_DOUBLE: Event = Event { code: 0xc7, umask: 0x04, row: 237, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE`: event select 0xc7, umask 0x08, counters 0b1111.
+    /// `FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE`: event select 0xc7, umask 0x08, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const FP_ARITH_INST_RETIRED_128B_PACKED_SINGLE: Event = Event { code: 0xc7, umask: 0x08, row: 238, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE`: event select 0xc7, umask 0x10, counters 0b1111.
+    /// `FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE`: event select 0xc7, umask 0x10, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const FP_ARITH_INST_RETIRED_256B_PACKED_DOUBLE: Event = Event { code: 0xc7, umask: 0x10, row: 239, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.4_FLOPS`: event select 0xc7, umask 0x18, counters 0b1111.
+    /// `FP_ARITH_INST_RETIRED.4_FLOPS`: event select 0xc7, umask 0x18, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const FP_ARITH_INST_RETIRED_4_FLOPS: Event = Event { code: 0xc7, umask: 0x18, row: 240, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.8_FLOPS`: event select 0xc7, umask 0x18, counters 0b1111.
+    /// `FP_ARITH_INST_RETIRED.8_FLOPS`: event select 0xc7, umask 0x18, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const FP_ARITH_INST_RETIRED_8_FLOPS: Event = Event { code: 0xc7, umask: 0x18, row: 241, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE`: event select 0xc7, umask 0x20, counters 0b1111.
+    /// `FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE`: event select 0xc7, umask 0x20, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const FP_ARITH_INST_RETIRED_256B_PACKED_SINGLE: Event = Event { code: 0xc7, umask: 0x20, row: 242, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE`: event select 0xc7, umask 0x40, counters 0b1111.
+    /// `FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE`: event select 0xc7, umask 0x40, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const FP_ARITH_INST_RETIRED_512B_PACKED_DOUBLE: Event = Event { code: 0xc7, umask: 0x40, row: 243, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE`: event select 0xc7, umask 0x80, counters 0b1111.
+    /// `FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE`: event select 0xc7, umask 0x80, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const FP_ARITH_INST_RETIRED_512B_PACKED_SINGLE: Event = Event { code: 0xc7, umask: 0x80, row: 244, ..Event::BASE };
-    /// `FP_ARITH_INST_RETIRED.VECTOR`: event select 0xc7, umask 0xfc, counters 0b1111.
+    /// `FP_ARITH_INST_RETIRED.VECTOR`: event select 0xc7, umask 0xfc, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const FP_ARITH_INST_RETIRED_VECTOR: Event = Event { code: 0xc7, umask: 0xfc, row: 245, ..Event::BASE };
-    /// `HLE_RETIRED.START`: event select 0xc8, umask 0x01, counters 0b1111.
+    /// `HLE_RETIRED.START`: event select 0xc8, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const HLE_RETIRED_START: Event = Event { code: 0xc8, umask: 0x01, row: 246, ..Event::BASE };
-    /// `HLE_RETIRED.COMMIT`: event select 0xc8, umask 0x02, counters 0b1111.
+    /// `HLE_RETIRED.COMMIT`: event select 0xc8, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const HLE_RETIRED_COMMIT: Event = Event { code: 0xc8, umask: 0x02, row: 247, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED`: event select 0xc8, umask 0x04, counters 0b1111.
+    /// `HLE_RETIRED.ABORTED`: event select 0xc8, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const HLE_RETIRED_ABORTED: Event = Event { code: 0xc8, umask: 0x04, row: 248, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_MEM`: event select 0xc8, umask 0x08, counters 0b1111.
+    /// `HLE_RETIRED.ABORTED_MEM`: event select 0xc8, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const HLE_RETIRED_ABORTED_MEM: Event = Event { code: 0xc8, umask: 0x08, row: 249, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_TIMER`: event select 0xc8, umask 0x10, counters 0b1111.
+    /// `HLE_RETIRED.ABORTED_TIMER`: event select 0xc8, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const HLE_RETIRED_ABORTED_TIMER: Event = Event { code: 0xc8, umask: 0x10, row: 250, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_UNFRIENDLY`: event select 0xc8, umask 0x20, counters 0b1111.
+    /// `HLE_RETIRED.ABORTED_UNFRIENDLY`: event select 0xc8, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const HLE_RETIRED_ABORTED_UNFRIENDLY: Event = Event { code: 0xc8, umask: 0x20, row: 251, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_MEMTYPE`: event select 0xc8, umask 0x40, counters 0b1111.
+    /// `HLE_RETIRED.ABORTED_MEMTYPE`: event select 0xc8, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const HLE_RETIRED_ABORTED_MEMTYPE: Event = Event { code: 0xc8, umask: 0x40, row: 252, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_EVENTS`: event select 0xc8, umask 0x80, counters 0b1111.
+    /// `HLE_RETIRED.ABORTED_EVENTS`: event select 0xc8, umask 0x80, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const HLE_RETIRED_ABORTED_EVENTS: Event = Event { code: 0xc8, umask: 0x80, row: 253, ..Event::BASE };
-    /// `RTM_RETIRED.START`: event select 0xc9, umask 0x01, counters 0b1111.
+    /// `RTM_RETIRED.START`: event select 0xc9, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const RTM_RETIRED_START: Event = Event { code: 0xc9, umask: 0x01, row: 254, ..Event::BASE };
-    /// `RTM_RETIRED.COMMIT`: event select 0xc9, umask 0x02, counters 0b1111.
+    /// `RTM_RETIRED.COMMIT`: event select 0xc9, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const RTM_RETIRED_COMMIT: Event = Event { code: 0xc9, umask: 0x02, row: 255, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_MEM`: event select 0xc9, umask 0x08, counters 0b1111.
+    /// `RTM_RETIRED.ABORTED_MEM`: event select 0xc9, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const RTM_RETIRED_ABORTED_MEM: Event = Event { code: 0xc9, umask: 0x08, row: 256, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_TIMER`: event select 0xc9, umask 0x10, counters 0b1111.
+    /// `RTM_RETIRED.ABORTED_TIMER`: event select 0xc9, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const RTM_RETIRED_ABORTED_TIMER: Event = Event { code: 0xc9, umask: 0x10, row: 257, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_UNFRIENDLY`: event select 0xc9, umask 0x20, counters 0b1111.
+    /// `RTM_RETIRED.ABORTED_UNFRIENDLY`: event select 0xc9, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const RTM_RETIRED_ABORTED_UNFRIENDLY: Event = Event { code: 0xc9, umask: 0x20, row: 258, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_MEMTYPE`: event select 0xc9, umask 0x40, counters 0b1111.
+    /// `RTM_RETIRED.ABORTED_MEMTYPE`: event select 0xc9, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const RTM_RETIRED_ABORTED_MEMTYPE: Event = Event { code: 0xc9, umask: 0x40, row: 259, ..Event::BASE };
-    /// `RTM_RETIRED.ABORTED_EVENTS`: event select 0xc9, umask 0x80, counters 0b1111.
+    /// `RTM_RETIRED.ABORTED_EVENTS`: event select 0xc9, umask 0x80, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const RTM_RETIRED_ABORTED_EVENTS: Event = Event { code: 0xc9, umask: 0x80, row: 260, ..Event::BASE };
-    /// `FP_ASSIST.ANY`: event select 0xca, umask 0x1e, counter mask 1, counters 0b1111.
+    /// `FP_ASSIST.ANY`: event select 0xca, umask 0x1e, counter mask 1, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const FP_ASSIST_ANY: Event = Event { code: 0xca, umask: 0x1e, threshold: 1, row: 261, ..Event::BASE };
-    /// `HW_INTERRUPTS.RECEIVED`: event select 0xcb, umask 0x01, counters 0b1111.
+    /// `HW_INTERRUPTS.RECEIVED`: event select 0xcb, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const HW_INTERRUPTS_RECEIVED: Event = Event { code: 0xcb, umask: 0x01, row: 262, ..Event::BASE };
-    /// `ROB_MISC_EVENTS.LBR_INSERTS`: event select 0xcc, umask 0x20, counters 0b1111.
+    /// `ROB_MISC_EVENTS.LBR_INSERTS`: event select 0xcc, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ROB_MISC_EVENTS_LBR_INSERTS: Event = Event { code: 0xcc, umask: 0x20, row: 263, ..Event::BASE };
-    /// `ROB_MISC_EVENTS.PAUSE_INST`: event select 0xcc, umask 0x40, counters 0b1111.
+    /// `ROB_MISC_EVENTS.PAUSE_INST`: event select 0xcc, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ROB_MISC_EVENTS_PAUSE_INST: Event = Event { code: 0xcc, umask: 0x40, row: 264, ..Event::BASE };
     /// `MEM_INST_RETIRED.STLB_MISS_LOADS`: event select 0xd0, umask 0x11, counters 0b1111.
     pub const MEM_INST_RETIRED_STLB_MISS_LOADS: Event = Event { code: 0xd0, umask: 0x11, row: 265, ..Event::BASE };
@@ -664,37 +861,53 @@ impl Event {
     pub const MEM_LOAD_L3_MISS_RETIRED_REMOTE_FWD: Event = Event { code: 0xd3, umask: 0x08, row: 287, ..Event::BASE };
     /// `MEM_LOAD_MISC_RETIRED.UC`: event select 0xd4, umask 0x04, counters 0b1111.
     pub const MEM_LOAD_MISC_RETIRED_UC: Event = Event { code: 0xd4, umask: 0x04, row: 288, ..Event::BASE };
-    /// `BACLEARS.ANY`: event select 0xe6, umask 0x01, counters 0b1111.
+    /// `BACLEARS.ANY`: event select 0xe6, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const BACLEARS_ANY: Event = Event { code: 0xe6, umask: 0x01, row: 289, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.RSP_IHITI`: event select 0xef, umask 0x01, counters 0b1111.
+    /// `CORE_SNOOP_RESPONSE.RSP_IHITI`: event select 0xef, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const CORE_SNOOP_RESPONSE_RSP_IHITI: Event = Event { code: 0xef, umask: 0x01, row: 290, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.RSP_IHITFSE`: event select 0xef, umask 0x02, counters 0b1111.
+    /// `CORE_SNOOP_RESPONSE.RSP_IHITFSE`: event select 0xef, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const CORE_SNOOP_RESPONSE_RSP_IHITFSE: Event = Event { code: 0xef, umask: 0x02, row: 291, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.RSP_SHITFSE`: event select 0xef, umask 0x04, counters 0b1111.
+    /// `CORE_SNOOP_RESPONSE.RSP_SHITFSE`: event select 0xef, umask 0x04, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const CORE_SNOOP_RESPONSE_RSP_SHITFSE: Event = Event { code: 0xef, umask: 0x04, row: 292, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.RSP_SFWDM`: event select 0xef, umask 0x08, counters 0b1111.
+    /// `CORE_SNOOP_RESPONSE.RSP_SFWDM`: event select 0xef, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const CORE_SNOOP_RESPONSE_RSP_SFWDM: Event = Event { code: 0xef, umask: 0x08, row: 293, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.RSP_IFWDM`: event select 0xef, umask 0x10, counters 0b1111.
+    /// `CORE_SNOOP_RESPONSE.RSP_IFWDM`: event select 0xef, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const CORE_SNOOP_RESPONSE_RSP_IFWDM: Event = Event { code: 0xef, umask: 0x10, row: 294, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.RSP_IFWDFE`: event select 0xef, umask 0x20, counters 0b1111.
+    /// `CORE_SNOOP_RESPONSE.RSP_IFWDFE`: event select 0xef, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const CORE_SNOOP_RESPONSE_RSP_IFWDFE: Event = Event { code: 0xef, umask: 0x20, row: 295, ..Event::BASE };
-    /// `CORE_SNOOP_RESPONSE.RSP_SFWDFE`: event select 0xef, umask 0x40, counters 0b1111.
+    /// `CORE_SNOOP_RESPONSE.RSP_SFWDFE`: event select 0xef, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const CORE_SNOOP_RESPONSE_RSP_SFWDFE: Event = Event { code: 0xef, umask: 0x40, row: 296, ..Event::BASE };
-    /// `L2_TRANS.L2_WB`: event select 0xf0, umask 0x40, counters 0b1111.
+    /// `L2_TRANS.L2_WB`: event select 0xf0, umask 0x40, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_TRANS_L2_WB: Event = Event { code: 0xf0, umask: 0x40, row: 297, ..Event::BASE };
-    /// `L2_LINES_IN.ALL`: event select 0xf1, umask 0x1f, counters 0b1111.
+    /// `L2_LINES_IN.ALL`: event select 0xf1, umask 0x1f, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_LINES_IN_ALL: Event = Event { code: 0xf1, umask: 0x1f, row: 298, ..Event::BASE };
-    /// `L2_LINES_OUT.SILENT`: event select 0xf2, umask 0x01, counters 0b1111.
+    /// `L2_LINES_OUT.SILENT`: event select 0xf2, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_LINES_OUT_SILENT: Event = Event { code: 0xf2, umask: 0x01, row: 299, ..Event::BASE };
-    /// `L2_LINES_OUT.NON_SILENT`: event select 0xf2, umask 0x02, counters 0b1111.
+    /// `L2_LINES_OUT.NON_SILENT`: event select 0xf2, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_LINES_OUT_NON_SILENT: Event = Event { code: 0xf2, umask: 0x02, row: 300, ..Event::BASE };
-    /// `L2_LINES_OUT.USELESS_HWPF`: event select 0xf2, umask 0x04, counters 0b1111.
+    /// `L2_LINES_OUT.USELESS_HWPF`: event select 0xf2, umask 0x04, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_LINES_OUT_USELESS_HWPF: Event = Event { code: 0xf2, umask: 0x04, row: 301, ..Event::BASE };
-    /// `SQ_MISC.SPLIT_LOCK`: event select 0xf4, umask 0x10, counters 0b1111.
+    /// `SQ_MISC.SPLIT_LOCK`: event select 0xf4, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const SQ_MISC_SPLIT_LOCK: Event = Event { code: 0xf4, umask: 0x10, row: 302, ..Event::BASE };
-    /// `IDI_MISC.WB_UPGRADE`: event select 0xfe, umask 0x02, counters 0b1111.
+    /// `IDI_MISC.WB_UPGRADE`: event select 0xfe, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const IDI_MISC_WB_UPGRADE: Event = Event { code: 0xfe, umask: 0x02, row: 303, ..Event::BASE };
-    /// `IDI_MISC.WB_DOWNGRADE`: event select 0xfe, umask 0x04, counters 0b1111.
+    /// `IDI_MISC.WB_DOWNGRADE`: event select 0xfe, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const IDI_MISC_WB_DOWNGRADE: Event = Event { code: 0xfe, umask: 0x04, row: 304, ..Event::BASE };
     /// `OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE`: event select 0xb7, umask 0x01,
     /// MSR_OFFCORE_RSP_0 = 0x10001, counters 0b1111.
@@ -1143,222 +1356,222 @@ impl crate::core_events::EventList for List {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "LD_BLOCKS.STORE_FORWARD", code: 0x03, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.NO_SR", code: 0x03, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", code: 0x07, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", code: 0x08, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", code: 0x08, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", code: 0x08, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", code: 0x08, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED", code: 0x08, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_PENDING", code: 0x08, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_ACTIVE", code: 0x08, umask: 0x10, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT", code: 0x08, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MEMORY_DISAMBIGUATION.HISTORY_RESET", code: 0x09, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES", code: 0x0d, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES_ANY", code: 0x0d, umask: 0x01, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.CLEARS_COUNT", code: 0x0d, umask: 0x01, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.CLEAR_RESTEER_CYCLES", code: 0x0d, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.ANY", code: 0x0e, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.STALL_CYCLES", code: 0x0e, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.VECTOR_WIDTH_MISMATCH", code: 0x0e, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.SLOW_LEA", code: 0x0e, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.DIVIDER_ACTIVE", code: 0x14, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_MISS", code: 0x24, umask: 0x21, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFO_MISS", code: 0x24, umask: 0x22, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.CODE_RD_MISS", code: 0x24, umask: 0x24, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_MISS", code: 0x24, umask: 0x27, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.PF_MISS", code: 0x24, umask: 0x38, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.MISS", code: 0x24, umask: 0x3f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_HIT", code: 0x24, umask: 0xc1, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFO_HIT", code: 0x24, umask: 0xc2, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.CODE_RD_HIT", code: 0x24, umask: 0xc4, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.PF_HIT", code: 0x24, umask: 0xd8, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_DATA_RD", code: 0x24, umask: 0xe1, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_RFO", code: 0x24, umask: 0xe2, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_CODE_RD", code: 0x24, umask: 0xe4, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_REFERENCES", code: 0x24, umask: 0xe7, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_PF", code: 0x24, umask: 0xf8, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.REFERENCES", code: 0x24, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_POWER.LVL0_TURBO_LICENSE", code: 0x28, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_POWER.LVL1_TURBO_LICENSE", code: 0x28, umask: 0x18, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_POWER.LVL2_TURBO_LICENSE", code: 0x28, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_POWER.THROTTLE", code: 0x28, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.MISS", code: 0x2e, umask: 0x41, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.REFERENCE", code: 0x2e, umask: 0x4f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.NTA", code: 0x32, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.T0", code: 0x32, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.T1_T2", code: 0x32, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.PREFETCHW", code: 0x32, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SW_PREFETCH_ACCESS.ANY", code: 0x32, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P", code: 0x3c, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P_ANY", code: 0x3c, umask: 0x00, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.RING0_TRANS", code: 0x3c, umask: 0x00, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.PENDING", code: 0x48, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES", code: 0x48, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES_ANY", code: 0x48, umask: 0x01, counters: 0b1111, threshold: 1, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.FB_FULL", code: 0x48, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", code: 0x49, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_4K", code: 0x49, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", code: 0x49, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_1G", code: 0x49, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED", code: 0x49, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_PENDING", code: 0x49, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_ACTIVE", code: 0x49, umask: 0x10, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT", code: 0x49, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LOAD_HIT_PRE.SW_PF", code: 0x4c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "EPT.WALK_PENDING", code: 0x4f, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.REPLACEMENT", code: 0x51, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_CONFLICT", code: 0x54, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_CAPACITY", code: 0x54, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK", code: 0x54, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY", code: 0x54, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH", code: 0x54, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT", code: 0x54, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.HLE_ELISION_BUFFER_FULL", code: 0x54, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_DECODED.DECODERS", code: 0x55, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PARTIAL_RAT_STALLS.SCOREBOARD", code: 0x59, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC1", code: 0x5d, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC2", code: 0x5d, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC3", code: 0x5d, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC4", code: 0x5d, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC5", code: 0x5d, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RS_EVENTS.EMPTY_CYCLES", code: 0x5e, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RS_EVENTS.EMPTY_END", code: 0x5e, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6", code: 0x60, umask: 0x01, counters: 0b1111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", code: 0x60, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", code: 0x60, umask: 0x02, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD", code: 0x60, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD", code: 0x60, umask: 0x10, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6", code: 0x60, umask: 0x10, counters: 0b1111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_UOPS", code: 0x79, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_CYCLES", code: 0x79, umask: 0x04, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_UOPS", code: 0x79, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_CYCLES", code: 0x79, umask: 0x08, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_DSB_CYCLES", code: 0x79, umask: 0x10, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_4_UOPS", code: 0x79, umask: 0x18, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_ANY_UOPS", code: 0x79, umask: 0x18, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_CYCLES_OK", code: 0x79, umask: 0x18, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_CYCLES_ANY", code: 0x79, umask: 0x18, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_MITE_UOPS", code: 0x79, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_4_UOPS", code: 0x79, umask: 0x24, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", code: 0x79, umask: 0x24, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_CYCLES", code: 0x79, umask: 0x30, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_SWITCHES", code: 0x79, umask: 0x30, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_UOPS", code: 0x79, umask: 0x30, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_16B.IFDATA_STALL", code: 0x80, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_64B.IFTAG_HIT", code: 0x83, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_64B.IFTAG_MISS", code: 0x83, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_64B.IFTAG_STALL", code: 0x83, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE_TAG.STALLS", code: 0x83, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.MISS_CAUSES_A_WALK", code: 0x85, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_4K", code: 0x85, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_2M_4M", code: 0x85, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_1G", code: 0x85, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED", code: 0x85, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_PENDING", code: 0x85, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_ACTIVE", code: 0x85, umask: 0x10, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.STLB_HIT", code: 0x85, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ILD_STALL.LCP", code: 0x87, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DECODE.LCP", code: 0x87, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.INDIRECT", code: 0x89, umask: 0xe4, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.ALL_BRANCHES", code: 0x89, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_0", code: 0xa1, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_1", code: 0xa1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_2", code: 0xa1, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_3", code: 0xa1, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_4", code: 0xa1, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_5", code: 0xa1, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_6", code: 0xa1, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_7", code: 0xa1, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.ANY", code: 0xa2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.SB", code: 0xa2, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L2_MISS", code: 0xa3, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L3_MISS", code: 0xa3, umask: 0x02, counters: 0b1111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_TOTAL", code: 0xa3, umask: 0x04, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L2_MISS", code: 0xa3, umask: 0x05, counters: 0b1111, threshold: 5, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L3_MISS", code: 0xa3, umask: 0x06, counters: 0b1111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L1D_MISS", code: 0xa3, umask: 0x08, counters: 0b1111, threshold: 8, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L1D_MISS", code: 0xa3, umask: 0x0c, counters: 0b1111, threshold: 12, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_MEM_ANY", code: 0xa3, umask: 0x10, counters: 0b1111, threshold: 16, ..EventInfo::BASE },
+    &EventInfo { name: "LD_BLOCKS.STORE_FORWARD", code: 0x03, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LD_BLOCKS.NO_SR", code: 0x03, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", code: 0x07, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", code: 0x08, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", code: 0x08, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", code: 0x08, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", code: 0x08, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED", code: 0x08, umask: 0x0e, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_PENDING", code: 0x08, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_ACTIVE", code: 0x08, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT", code: 0x08, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "MEMORY_DISAMBIGUATION.HISTORY_RESET", code: 0x09, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES", code: 0x0d, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES_ANY", code: 0x0d, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "INT_MISC.CLEARS_COUNT", code: 0x0d, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
+    &EventInfo { name: "INT_MISC.CLEAR_RESTEER_CYCLES", code: 0x0d, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_ISSUED.ANY", code: 0x0e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_ISSUED.STALL_CYCLES", code: 0x0e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, invert: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_ISSUED.VECTOR_WIDTH_MISMATCH", code: 0x0e, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_ISSUED.SLOW_LEA", code: 0x0e, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ARITH.DIVIDER_ACTIVE", code: 0x14, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_MISS", code: 0x24, umask: 0x21, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.RFO_MISS", code: 0x24, umask: 0x22, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.CODE_RD_MISS", code: 0x24, umask: 0x24, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_MISS", code: 0x24, umask: 0x27, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.PF_MISS", code: 0x24, umask: 0x38, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.MISS", code: 0x24, umask: 0x3f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_HIT", code: 0x24, umask: 0xc1, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.RFO_HIT", code: 0x24, umask: 0xc2, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.CODE_RD_HIT", code: 0x24, umask: 0xc4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.PF_HIT", code: 0x24, umask: 0xd8, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_DATA_RD", code: 0x24, umask: 0xe1, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.ALL_RFO", code: 0x24, umask: 0xe2, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.ALL_CODE_RD", code: 0x24, umask: 0xe4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_REFERENCES", code: 0x24, umask: 0xe7, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.ALL_PF", code: 0x24, umask: 0xf8, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.REFERENCES", code: 0x24, umask: 0xff, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CORE_POWER.LVL0_TURBO_LICENSE", code: 0x28, umask: 0x07, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CORE_POWER.LVL1_TURBO_LICENSE", code: 0x28, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CORE_POWER.LVL2_TURBO_LICENSE", code: 0x28, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CORE_POWER.THROTTLE", code: 0x28, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LONGEST_LAT_CACHE.MISS", code: 0x2e, umask: 0x41, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LONGEST_LAT_CACHE.REFERENCE", code: 0x2e, umask: 0x4f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "SW_PREFETCH_ACCESS.NTA", code: 0x32, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "SW_PREFETCH_ACCESS.T0", code: 0x32, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "SW_PREFETCH_ACCESS.T1_T2", code: 0x32, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "SW_PREFETCH_ACCESS.PREFETCHW", code: 0x32, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "SW_PREFETCH_ACCESS.ANY", code: 0x32, umask: 0x0f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P", code: 0x3c, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P_ANY", code: 0x3c, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_UNHALTED.RING0_TRANS", code: 0x3c, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L1D_PEND_MISS.PENDING", code: 0x48, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES", code: 0x48, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES_ANY", code: 0x48, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "L1D_PEND_MISS.FB_FULL", code: 0x48, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", code: 0x49, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_4K", code: 0x49, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", code: 0x49, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_1G", code: 0x49, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED", code: 0x49, umask: 0x0e, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.WALK_PENDING", code: 0x49, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.WALK_ACTIVE", code: 0x49, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT", code: 0x49, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LOAD_HIT_PRE.SW_PF", code: 0x4c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "EPT.WALK_PENDING", code: 0x4f, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L1D.REPLACEMENT", code: 0x51, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_MEM.ABORT_CONFLICT", code: 0x54, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_MEM.ABORT_CAPACITY", code: 0x54, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK", code: 0x54, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY", code: 0x54, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH", code: 0x54, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT", code: 0x54, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_MEM.HLE_ELISION_BUFFER_FULL", code: 0x54, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "INST_DECODED.DECODERS", code: 0x55, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "PARTIAL_RAT_STALLS.SCOREBOARD", code: 0x59, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_EXEC.MISC1", code: 0x5d, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_EXEC.MISC2", code: 0x5d, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_EXEC.MISC3", code: 0x5d, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_EXEC.MISC4", code: 0x5d, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_EXEC.MISC5", code: 0x5d, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RS_EVENTS.EMPTY_CYCLES", code: 0x5e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RS_EVENTS.EMPTY_END", code: 0x5e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, invert: true, edge: true, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6", code: 0x60, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 6, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", code: 0x60, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_CODE_RD", code: 0x60, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD", code: 0x60, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_L3_MISS_DEMAND_DATA_RD", code: 0x60, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.L3_MISS_DEMAND_DATA_RD_GE_6", code: 0x60, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 6, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MITE_UOPS", code: 0x79, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MITE_CYCLES", code: 0x79, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.DSB_UOPS", code: 0x79, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.DSB_CYCLES", code: 0x79, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_DSB_CYCLES", code: 0x79, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_4_UOPS", code: 0x79, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_ANY_UOPS", code: 0x79, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.DSB_CYCLES_OK", code: 0x79, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.DSB_CYCLES_ANY", code: 0x79, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_MITE_UOPS", code: 0x79, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_4_UOPS", code: 0x79, umask: 0x24, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", code: 0x79, umask: 0x24, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_CYCLES", code: 0x79, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_SWITCHES", code: 0x79, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_UOPS", code: 0x79, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ICACHE_16B.IFDATA_STALL", code: 0x80, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ICACHE_64B.IFTAG_HIT", code: 0x83, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ICACHE_64B.IFTAG_MISS", code: 0x83, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ICACHE_64B.IFTAG_STALL", code: 0x83, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ICACHE_TAG.STALLS", code: 0x83, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.MISS_CAUSES_A_WALK", code: 0x85, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_4K", code: 0x85, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_2M_4M", code: 0x85, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_1G", code: 0x85, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED", code: 0x85, umask: 0x0e, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.WALK_PENDING", code: 0x85, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.WALK_ACTIVE", code: 0x85, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.STLB_HIT", code: 0x85, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ILD_STALL.LCP", code: 0x87, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DECODE.LCP", code: 0x87, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.INDIRECT", code: 0x89, umask: 0xe4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.ALL_BRANCHES", code: 0x89, umask: 0xff, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 3, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 2, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", code: 0x9c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, invert: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_0", code: 0xa1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_1", code: 0xa1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_2", code: 0xa1, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_3", code: 0xa1, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_4", code: 0xa1, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_5", code: 0xa1, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_6", code: 0xa1, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_7", code: 0xa1, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RESOURCE_STALLS.ANY", code: 0xa2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RESOURCE_STALLS.SB", code: 0xa2, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L2_MISS", code: 0xa3, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L3_MISS", code: 0xa3, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 2, ..EventInfo::BASE },
+    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_TOTAL", code: 0xa3, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
+    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L2_MISS", code: 0xa3, umask: 0x05, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 5, ..EventInfo::BASE },
+    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L3_MISS", code: 0xa3, umask: 0x06, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 6, ..EventInfo::BASE },
+    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L1D_MISS", code: 0xa3, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 8, ..EventInfo::BASE },
+    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L1D_MISS", code: 0xa3, umask: 0x0c, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 12, ..EventInfo::BASE },
+    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_MEM_ANY", code: 0xa3, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 16, ..EventInfo::BASE },
     &EventInfo { name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", code: 0xa3, umask: 0x14, counters: 0b1111, threshold: 20, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.EXE_BOUND_0_PORTS", code: 0xa6, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.1_PORTS_UTIL", code: 0xa6, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.2_PORTS_UTIL", code: 0xa6, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.3_PORTS_UTIL", code: 0xa6, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.4_PORTS_UTIL", code: 0xa6, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "EXE_ACTIVITY.BOUND_ON_STORES", code: 0xa6, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.CYCLES_ACTIVE", code: 0xa8, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.CYCLES_4_UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.CYCLES_OK", code: 0xa8, umask: 0x01, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "DSB2MITE_SWITCHES.COUNT", code: 0xab, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", code: 0xab, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB.ITLB_FLUSH", code: 0xae, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", code: 0xb0, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_CODE_RD", code: 0xb0, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_RFO", code: 0xb0, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.ALL_DATA_RD", code: 0xb0, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", code: 0xb0, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.ALL_REQUESTS", code: 0xb0, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.THREAD", code: 0xb1, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.STALL_CYCLES", code: 0xb1, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE", code: 0xb1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", code: 0xb1, umask: 0x02, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", code: 0xb1, umask: 0x02, counters: 0b1111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", code: 0xb1, umask: 0x02, counters: 0b1111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_4", code: 0xb1, umask: 0x02, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_NONE", code: 0xb1, umask: 0x02, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.X87", code: 0xb1, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_BUFFER.SQ_FULL", code: 0xb2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TLB_FLUSH.DTLB_THREAD", code: 0xbd, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TLB_FLUSH.STLB_ANY", code: 0xbd, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.ANY_P", code: 0xc0, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.NOP", code: 0xc0, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OTHER_ASSISTS.ANY", code: 0xc1, umask: 0x3f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.RETIRE_SLOTS", code: 0xc2, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.STALL_CYCLES", code: 0xc2, umask: 0x02, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.TOTAL_CYCLES", code: 0xc2, umask: 0x02, counters: 0b1111, threshold: 16, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.MACRO_FUSED", code: 0xc2, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.COUNT", code: 0xc3, umask: 0x01, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.MEMORY_ORDERING", code: 0xc3, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.SMC", code: 0xc3, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.ALL_BRANCHES", code: 0xc4, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.CONDITIONAL", code: 0xc4, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.COND", code: 0xc4, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL", code: 0xc4, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_RETURN", code: 0xc4, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NOT_TAKEN", code: 0xc4, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.COND_NTAKEN", code: 0xc4, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_TAKEN", code: 0xc4, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.FAR_BRANCH", code: 0xc4, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.ALL_BRANCHES", code: 0xc5, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.CONDITIONAL", code: 0xc5, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.NEAR_CALL", code: 0xc5, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.RET", code: 0xc5, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.NEAR_TAKEN", code: 0xc5, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "EXE_ACTIVITY.EXE_BOUND_0_PORTS", code: 0xa6, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "EXE_ACTIVITY.1_PORTS_UTIL", code: 0xa6, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "EXE_ACTIVITY.2_PORTS_UTIL", code: 0xa6, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "EXE_ACTIVITY.3_PORTS_UTIL", code: 0xa6, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "EXE_ACTIVITY.4_PORTS_UTIL", code: 0xa6, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "EXE_ACTIVITY.BOUND_ON_STORES", code: 0xa6, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LSD.UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LSD.CYCLES_ACTIVE", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "LSD.CYCLES_4_UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
+    &EventInfo { name: "LSD.CYCLES_OK", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
+    &EventInfo { name: "DSB2MITE_SWITCHES.COUNT", code: 0xab, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", code: 0xab, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB.ITLB_FLUSH", code: 0xae, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", code: 0xb0, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_CODE_RD", code: 0xb0, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_RFO", code: 0xb0, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS.ALL_DATA_RD", code: 0xb0, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS.L3_MISS_DEMAND_DATA_RD", code: 0xb0, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS.ALL_REQUESTS", code: 0xb0, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.THREAD", code: 0xb1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.STALL_CYCLES", code: 0xb1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, invert: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 2, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 3, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CORE", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 2, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 3, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_4", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_NONE", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, invert: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.X87", code: 0xb1, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_BUFFER.SQ_FULL", code: 0xb2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TLB_FLUSH.DTLB_THREAD", code: 0xbd, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TLB_FLUSH.STLB_ANY", code: 0xbd, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "INST_RETIRED.ANY_P", code: 0xc0, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "INST_RETIRED.NOP", code: 0xc0, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OTHER_ASSISTS.ANY", code: 0xc1, umask: 0x3f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_RETIRED.RETIRE_SLOTS", code: 0xc2, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_RETIRED.STALL_CYCLES", code: 0xc2, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, invert: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_RETIRED.TOTAL_CYCLES", code: 0xc2, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 16, invert: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_RETIRED.MACRO_FUSED", code: 0xc2, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "MACHINE_CLEARS.COUNT", code: 0xc3, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
+    &EventInfo { name: "MACHINE_CLEARS.MEMORY_ORDERING", code: 0xc3, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "MACHINE_CLEARS.SMC", code: 0xc3, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.ALL_BRANCHES", code: 0xc4, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.CONDITIONAL", code: 0xc4, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.COND", code: 0xc4, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL", code: 0xc4, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.NEAR_RETURN", code: 0xc4, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.NOT_TAKEN", code: 0xc4, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.COND_NTAKEN", code: 0xc4, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.NEAR_TAKEN", code: 0xc4, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.FAR_BRANCH", code: 0xc4, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_RETIRED.ALL_BRANCHES", code: 0xc5, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_RETIRED.CONDITIONAL", code: 0xc5, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_RETIRED.NEAR_CALL", code: 0xc5, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_RETIRED.RET", code: 0xc5, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_RETIRED.NEAR_TAKEN", code: 0xc5, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "FRONTEND_RETIRED.DSB_MISS", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x11 }), ..EventInfo::BASE },
     &EventInfo { name: "FRONTEND_RETIRED.L1I_MISS", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x12 }), ..EventInfo::BASE },
     &EventInfo { name: "FRONTEND_RETIRED.L2_MISS", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x13 }), ..EventInfo::BASE },
@@ -1377,37 +1590,37 @@ const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_1", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x100206 }), ..EventInfo::BASE },
     &EventInfo { name: "FRONTEND_RETIRED.LATENCY_GE_2_BUBBLES_GE_3", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x300206 }), ..EventInfo::BASE },
     &EventInfo { name: "FRONTEND_RETIRED.ANY_DSB_MISS", code: 0xc6, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_PEBS_FRONTEND", address: 0x3f7, value: 0x1 }), ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", code: 0xc7, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.SCALAR_SINGLE", code: 0xc7, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.SCALAR", code: 0xc7, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", code: 0xc7, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", code: 0xc7, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", code: 0xc7, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.4_FLOPS", code: 0xc7, umask: 0x18, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.8_FLOPS", code: 0xc7, umask: 0x18, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", code: 0xc7, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", code: 0xc7, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", code: 0xc7, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ARITH_INST_RETIRED.VECTOR", code: 0xc7, umask: 0xfc, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.START", code: 0xc8, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.COMMIT", code: 0xc8, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED", code: 0xc8, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_MEM", code: 0xc8, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_TIMER", code: 0xc8, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_UNFRIENDLY", code: 0xc8, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_MEMTYPE", code: 0xc8, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_EVENTS", code: 0xc8, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.START", code: 0xc9, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.COMMIT", code: 0xc9, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_MEM", code: 0xc9, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_TIMER", code: 0xc9, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_UNFRIENDLY", code: 0xc9, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_MEMTYPE", code: 0xc9, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RTM_RETIRED.ABORTED_EVENTS", code: 0xc9, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.ANY", code: 0xca, umask: 0x1e, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "HW_INTERRUPTS.RECEIVED", code: 0xcb, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ROB_MISC_EVENTS.LBR_INSERTS", code: 0xcc, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ROB_MISC_EVENTS.PAUSE_INST", code: 0xcc, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", code: 0xc7, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ARITH_INST_RETIRED.SCALAR_SINGLE", code: 0xc7, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ARITH_INST_RETIRED.SCALAR", code: 0xc7, umask: 0x03, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ARITH_INST_RETIRED.128B_PACKED_DOUBLE", code: 0xc7, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ARITH_INST_RETIRED.128B_PACKED_SINGLE", code: 0xc7, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ARITH_INST_RETIRED.256B_PACKED_DOUBLE", code: 0xc7, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ARITH_INST_RETIRED.4_FLOPS", code: 0xc7, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ARITH_INST_RETIRED.8_FLOPS", code: 0xc7, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ARITH_INST_RETIRED.256B_PACKED_SINGLE", code: 0xc7, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ARITH_INST_RETIRED.512B_PACKED_DOUBLE", code: 0xc7, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ARITH_INST_RETIRED.512B_PACKED_SINGLE", code: 0xc7, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ARITH_INST_RETIRED.VECTOR", code: 0xc7, umask: 0xfc, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "HLE_RETIRED.START", code: 0xc8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "HLE_RETIRED.COMMIT", code: 0xc8, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "HLE_RETIRED.ABORTED", code: 0xc8, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "HLE_RETIRED.ABORTED_MEM", code: 0xc8, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "HLE_RETIRED.ABORTED_TIMER", code: 0xc8, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "HLE_RETIRED.ABORTED_UNFRIENDLY", code: 0xc8, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "HLE_RETIRED.ABORTED_MEMTYPE", code: 0xc8, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "HLE_RETIRED.ABORTED_EVENTS", code: 0xc8, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RTM_RETIRED.START", code: 0xc9, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RTM_RETIRED.COMMIT", code: 0xc9, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RTM_RETIRED.ABORTED_MEM", code: 0xc9, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RTM_RETIRED.ABORTED_TIMER", code: 0xc9, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RTM_RETIRED.ABORTED_UNFRIENDLY", code: 0xc9, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RTM_RETIRED.ABORTED_MEMTYPE", code: 0xc9, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RTM_RETIRED.ABORTED_EVENTS", code: 0xc9, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ASSIST.ANY", code: 0xca, umask: 0x1e, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "HW_INTERRUPTS.RECEIVED", code: 0xcb, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ROB_MISC_EVENTS.LBR_INSERTS", code: 0xcc, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ROB_MISC_EVENTS.PAUSE_INST", code: 0xcc, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "MEM_INST_RETIRED.STLB_MISS_LOADS", code: 0xd0, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "MEM_INST_RETIRED.STLB_MISS_STORES", code: 0xd0, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "MEM_INST_RETIRED.LOCK_LOADS", code: 0xd0, umask: 0x21, counters: 0b1111, ..EventInfo::BASE },
@@ -1432,22 +1645,22 @@ const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "MEM_LOAD_L3_MISS_RETIRED.REMOTE_HITM", code: 0xd3, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "MEM_LOAD_L3_MISS_RETIRED.REMOTE_FWD", code: 0xd3, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "MEM_LOAD_MISC_RETIRED.UC", code: 0xd4, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BACLEARS.ANY", code: 0xe6, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_IHITI", code: 0xef, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_IHITFSE", code: 0xef, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_SHITFSE", code: 0xef, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_SFWDM", code: 0xef, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_IFWDM", code: 0xef, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_IFWDFE", code: 0xef, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_SFWDFE", code: 0xef, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.L2_WB", code: 0xf0, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.ALL", code: 0xf1, umask: 0x1f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.SILENT", code: 0xf2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.NON_SILENT", code: 0xf2, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.USELESS_HWPF", code: 0xf2, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SQ_MISC.SPLIT_LOCK", code: 0xf4, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDI_MISC.WB_UPGRADE", code: 0xfe, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDI_MISC.WB_DOWNGRADE", code: 0xfe, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "BACLEARS.ANY", code: 0xe6, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_IHITI", code: 0xef, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_IHITFSE", code: 0xef, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_SHITFSE", code: 0xef, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_SFWDM", code: 0xef, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_IFWDM", code: 0xef, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_IFWDFE", code: 0xef, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CORE_SNOOP_RESPONSE.RSP_SFWDFE", code: 0xef, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_TRANS.L2_WB", code: 0xf0, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_LINES_IN.ALL", code: 0xf1, umask: 0x1f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_LINES_OUT.SILENT", code: 0xf2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_LINES_OUT.NON_SILENT", code: 0xf2, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_LINES_OUT.USELESS_HWPF", code: 0xf2, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "SQ_MISC.SPLIT_LOCK", code: 0xf4, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDI_MISC.WB_UPGRADE", code: 0xfe, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDI_MISC.WB_DOWNGRADE", code: 0xfe, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10001 }), ..EventInfo::BASE },
     &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0001 }), ..EventInfo::BASE },
     &EventInfo { name: "OFFCORE_RESPONSE.DEMAND_DATA_RD.L3_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0001 }), ..EventInfo::BASE },

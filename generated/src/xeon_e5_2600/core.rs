@@ -18,85 +18,118 @@ pub enum List {}
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `BR_INST_EXEC.NONTAKEN_CONDITIONAL`: event select 0x88, umask 0x41, counters 0b1111.
+    /// `BR_INST_EXEC.NONTAKEN_CONDITIONAL`: event select 0x88, umask 0x41, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const BR_INST_EXEC_NONTAKEN_CONDITIONAL: Event = Event { code: 0x88, umask: 0x41, row: 0, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_CONDITIONAL`: event select 0x88, umask 0x81, counters 0b1111.
+    /// `BR_INST_EXEC.TAKEN_CONDITIONAL`: event select 0x88, umask 0x81, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_EXEC_TAKEN_CONDITIONAL: Event = Event { code: 0x88, umask: 0x81, row: 1, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_DIRECT_JUMP`: event select 0x88, umask 0x82, counters 0b1111.
+    /// `BR_INST_EXEC.TAKEN_DIRECT_JUMP`: event select 0x88, umask 0x82, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_EXEC_TAKEN_DIRECT_JUMP: Event = Event { code: 0x88, umask: 0x82, row: 2, ..Event::BASE };
     /// `BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`: event select 0x88, umask 0x84, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const BR_INST_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x88, umask: 0x84, row: 3, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN`: event select 0x88, umask 0x88, counters 0b1111.
+    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN`: event select 0x88, umask 0x88, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_RETURN: Event = Event { code: 0x88, umask: 0x88, row: 4, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL`: event select 0x88, umask 0x90, counters 0b1111.
+    /// `BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL`: event select 0x88, umask 0x90, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const BR_INST_EXEC_TAKEN_DIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0x90, row: 5, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL`: event select 0x88, umask 0xa0, counters 0b1111.
+    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL`: event select 0x88, umask 0xa0, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0xa0, row: 6, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_CONDITIONAL`: event select 0x88, umask 0xc1, counters 0b1111.
+    /// `BR_INST_EXEC.ALL_CONDITIONAL`: event select 0x88, umask 0xc1, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_EXEC_ALL_CONDITIONAL: Event = Event { code: 0x88, umask: 0xc1, row: 7, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_DIRECT_JMP`: event select 0x88, umask 0xc2, counters 0b1111.
+    /// `BR_INST_EXEC.ALL_DIRECT_JMP`: event select 0x88, umask 0xc2, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_EXEC_ALL_DIRECT_JMP: Event = Event { code: 0x88, umask: 0xc2, row: 8, ..Event::BASE };
     /// `BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`: event select 0x88, umask 0xc4, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const BR_INST_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x88, umask: 0xc4, row: 9, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN`: event select 0x88, umask 0xc8, counters 0b1111.
+    /// `BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN`: event select 0x88, umask 0xc8, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const BR_INST_EXEC_ALL_INDIRECT_NEAR_RETURN: Event = Event { code: 0x88, umask: 0xc8, row: 10, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_DIRECT_NEAR_CALL`: event select 0x88, umask 0xd0, counters 0b1111.
+    /// `BR_INST_EXEC.ALL_DIRECT_NEAR_CALL`: event select 0x88, umask 0xd0, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const BR_INST_EXEC_ALL_DIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0xd0, row: 11, ..Event::BASE };
-    /// `BR_MISP_EXEC.NONTAKEN_CONDITIONAL`: event select 0x89, umask 0x41, counters 0b1111.
+    /// `BR_MISP_EXEC.NONTAKEN_CONDITIONAL`: event select 0x89, umask 0x41, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const BR_MISP_EXEC_NONTAKEN_CONDITIONAL: Event = Event { code: 0x89, umask: 0x41, row: 12, ..Event::BASE };
-    /// `BR_MISP_EXEC.TAKEN_CONDITIONAL`: event select 0x89, umask 0x81, counters 0b1111.
+    /// `BR_MISP_EXEC.TAKEN_CONDITIONAL`: event select 0x89, umask 0x81, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_EXEC_TAKEN_CONDITIONAL: Event = Event { code: 0x89, umask: 0x81, row: 13, ..Event::BASE };
     /// `BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`: event select 0x89, umask 0x84, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const BR_MISP_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x89, umask: 0x84, row: 14, ..Event::BASE };
-    /// `BR_MISP_EXEC.TAKEN_RETURN_NEAR`: event select 0x89, umask 0x88, counters 0b1111.
+    /// `BR_MISP_EXEC.TAKEN_RETURN_NEAR`: event select 0x89, umask 0x88, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_EXEC_TAKEN_RETURN_NEAR: Event = Event { code: 0x89, umask: 0x88, row: 15, ..Event::BASE };
-    /// `BR_MISP_EXEC.TAKEN_DIRECT_NEAR_CALL`: event select 0x89, umask 0x90, counters 0b1111.
+    /// `BR_MISP_EXEC.TAKEN_DIRECT_NEAR_CALL`: event select 0x89, umask 0x90, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const BR_MISP_EXEC_TAKEN_DIRECT_NEAR_CALL: Event = Event { code: 0x89, umask: 0x90, row: 16, ..Event::BASE };
-    /// `BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL`: event select 0x89, umask 0xa0, counters 0b1111.
+    /// `BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL`: event select 0x89, umask 0xa0, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const BR_MISP_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = Event { code: 0x89, umask: 0xa0, row: 17, ..Event::BASE };
-    /// `BR_MISP_EXEC.ALL_CONDITIONAL`: event select 0x89, umask 0xc1, counters 0b1111.
+    /// `BR_MISP_EXEC.ALL_CONDITIONAL`: event select 0x89, umask 0xc1, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_EXEC_ALL_CONDITIONAL: Event = Event { code: 0x89, umask: 0xc1, row: 18, ..Event::BASE };
     /// `BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`: event select 0x89, umask 0xc4, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const BR_MISP_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x89, umask: 0xc4, row: 19, ..Event::BASE };
-    /// `BR_MISP_EXEC.ALL_DIRECT_NEAR_CALL`: event select 0x89, umask 0xd0, counters 0b1111.
+    /// `BR_MISP_EXEC.ALL_DIRECT_NEAR_CALL`: event select 0x89, umask 0xd0, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const BR_MISP_EXEC_ALL_DIRECT_NEAR_CALL: Event = Event { code: 0x89, umask: 0xd0, row: 20, ..Event::BASE };
-    /// `BR_MISP_EXEC.INDIRECT`: event select 0x89, umask 0xe4, counters 0b1111.
+    /// `BR_MISP_EXEC.INDIRECT`: event select 0x89, umask 0xe4, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const BR_MISP_EXEC_INDIRECT: Event = Event { code: 0x89, umask: 0xe4, row: 21, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.THREAD_P`: event select 0x3c, umask 0x00, counters 0b1111.
+    /// `CPU_CLK_UNHALTED.THREAD_P`: event select 0x3c, umask 0x00, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event { code: 0x3c, umask: 0x00, row: 22, ..Event::BASE };
-    /// `ITLB.ITLB_FLUSH`: event select 0xae, umask 0x01, counters 0b1111.
+    /// `ITLB.ITLB_FLUSH`: event select 0xae, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ITLB_ITLB_FLUSH: Event = Event { code: 0xae, umask: 0x01, row: 23, ..Event::BASE };
-    /// `ICACHE.HIT`: event select 0x80, umask 0x01, counters 0b1111.
+    /// `ICACHE.HIT`: event select 0x80, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ICACHE_HIT: Event = Event { code: 0x80, umask: 0x01, row: 24, ..Event::BASE };
-    /// `ICACHE.MISSES`: event select 0x80, umask 0x02, counters 0b1111.
+    /// `ICACHE.MISSES`: event select 0x80, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ICACHE_MISSES: Event = Event { code: 0x80, umask: 0x02, row: 25, ..Event::BASE };
-    /// `LSD.UOPS`: event select 0xa8, umask 0x01, counters 0b1111.
+    /// `LSD.UOPS`: event select 0xa8, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const LSD_UOPS: Event = Event { code: 0xa8, umask: 0x01, row: 26, ..Event::BASE };
-    /// `LSD.CYCLES_ACTIVE`: event select 0xa8, umask 0x01, counter mask 1, counters 0b1111.
+    /// `LSD.CYCLES_ACTIVE`: event select 0xa8, umask 0x01, counter mask 1, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const LSD_CYCLES_ACTIVE: Event = Event { code: 0xa8, umask: 0x01, threshold: 1, row: 27, ..Event::BASE };
-    /// `ILD_STALL.LCP`: event select 0x87, umask 0x01, counters 0b1111.
+    /// `ILD_STALL.LCP`: event select 0x87, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ILD_STALL_LCP: Event = Event { code: 0x87, umask: 0x01, row: 28, ..Event::BASE };
-    /// `ILD_STALL.IQ_FULL`: event select 0x87, umask 0x04, counters 0b1111.
+    /// `ILD_STALL.IQ_FULL`: event select 0x87, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ILD_STALL_IQ_FULL: Event = Event { code: 0x87, umask: 0x04, row: 29, ..Event::BASE };
-    /// `INSTS_WRITTEN_TO_IQ.INSTS`: event select 0x17, umask 0x01, counters 0b1111.
+    /// `INSTS_WRITTEN_TO_IQ.INSTS`: event select 0x17, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const INSTS_WRITTEN_TO_IQ_INSTS: Event = Event { code: 0x17, umask: 0x01, row: 30, ..Event::BASE };
     /// `IDQ.EMPTY`: event select 0x79, umask 0x02, counters 0b1111.
     pub const IDQ_EMPTY: Event = Event { code: 0x79, umask: 0x02, row: 31, ..Event::BASE };
-    /// `IDQ.MITE_UOPS`: event select 0x79, umask 0x04, counters 0b1111.
+    /// `IDQ.MITE_UOPS`: event select 0x79, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const IDQ_MITE_UOPS: Event = Event { code: 0x79, umask: 0x04, row: 32, ..Event::BASE };
-    /// `IDQ.DSB_UOPS`: event select 0x79, umask 0x08, counters 0b1111.
+    /// `IDQ.DSB_UOPS`: event select 0x79, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const IDQ_DSB_UOPS: Event = Event { code: 0x79, umask: 0x08, row: 33, ..Event::BASE };
-    /// `IDQ.MS_DSB_UOPS`: event select 0x79, umask 0x10, counters 0b1111.
+    /// `IDQ.MS_DSB_UOPS`: event select 0x79, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const IDQ_MS_DSB_UOPS: Event = Event { code: 0x79, umask: 0x10, row: 34, ..Event::BASE };
-    /// `IDQ.MS_MITE_UOPS`: event select 0x79, umask 0x20, counters 0b1111.
+    /// `IDQ.MS_MITE_UOPS`: event select 0x79, umask 0x20, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const IDQ_MS_MITE_UOPS: Event = Event { code: 0x79, umask: 0x20, row: 35, ..Event::BASE };
-    /// `IDQ.MS_UOPS`: event select 0x79, umask 0x30, counters 0b1111.
+    /// `IDQ.MS_UOPS`: event select 0x79, umask 0x30, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const IDQ_MS_UOPS: Event = Event { code: 0x79, umask: 0x30, row: 36, ..Event::BASE };
-    /// `IDQ.MS_CYCLES`: event select 0x79, umask 0x30, counter mask 1, counters 0b1111.
+    /// `IDQ.MS_CYCLES`: event select 0x79, umask 0x30, counter mask 1, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const IDQ_MS_CYCLES: Event = Event { code: 0x79, umask: 0x30, threshold: 1, row: 37, ..Event::BASE };
     /// `IDQ_UOPS_NOT_DELIVERED.CORE`: event select 0x9c, umask 0x01, counters 0b1111.
     pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event { code: 0x9c, umask: 0x01, row: 38, ..Event::BASE };
@@ -106,35 +139,50 @@ impl Event {
     /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
     /// mask 3, counters 0b1111.
     pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_1_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 3, row: 40, ..Event::BASE };
-    /// `DSB2MITE_SWITCHES.COUNT`: event select 0xab, umask 0x01, counters 0b1111.
+    /// `DSB2MITE_SWITCHES.COUNT`: event select 0xab, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const DSB2MITE_SWITCHES_COUNT: Event = Event { code: 0xab, umask: 0x01, row: 41, ..Event::BASE };
-    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`: event select 0xab, umask 0x02, counters 0b1111.
+    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`: event select 0xab, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event { code: 0xab, umask: 0x02, row: 42, ..Event::BASE };
-    /// `DSB_FILL.OTHER_CANCEL`: event select 0xac, umask 0x02, counters 0b1111.
+    /// `DSB_FILL.OTHER_CANCEL`: event select 0xac, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const DSB_FILL_OTHER_CANCEL: Event = Event { code: 0xac, umask: 0x02, row: 43, ..Event::BASE };
-    /// `DSB_FILL.EXCEED_DSB_LINES`: event select 0xac, umask 0x08, counters 0b1111.
+    /// `DSB_FILL.EXCEED_DSB_LINES`: event select 0xac, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const DSB_FILL_EXCEED_DSB_LINES: Event = Event { code: 0xac, umask: 0x08, row: 44, ..Event::BASE };
-    /// `INT_MISC.RAT_STALL_CYCLES`: event select 0x0d, umask 0x40, counters 0b1111.
+    /// `INT_MISC.RAT_STALL_CYCLES`: event select 0x0d, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const INT_MISC_RAT_STALL_CYCLES: Event = Event { code: 0x0d, umask: 0x40, row: 45, ..Event::BASE };
-    /// `PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP`: event select 0x59, umask 0x20, counters 0b1111.
+    /// `PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP`: event select 0x59, umask 0x20, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const PARTIAL_RAT_STALLS_FLAGS_MERGE_UOP: Event = Event { code: 0x59, umask: 0x20, row: 46, ..Event::BASE };
-    /// `PARTIAL_RAT_STALLS.SLOW_LEA_WINDOW`: event select 0x59, umask 0x40, counters 0b1111.
+    /// `PARTIAL_RAT_STALLS.SLOW_LEA_WINDOW`: event select 0x59, umask 0x40, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const PARTIAL_RAT_STALLS_SLOW_LEA_WINDOW: Event = Event { code: 0x59, umask: 0x40, row: 47, ..Event::BASE };
-    /// `PARTIAL_RAT_STALLS.MUL_SINGLE_UOP`: event select 0x59, umask 0x80, counters 0b1111.
+    /// `PARTIAL_RAT_STALLS.MUL_SINGLE_UOP`: event select 0x59, umask 0x80, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const PARTIAL_RAT_STALLS_MUL_SINGLE_UOP: Event = Event { code: 0x59, umask: 0x80, row: 48, ..Event::BASE };
-    /// `RESOURCE_STALLS.ANY`: event select 0xa2, umask 0x01, counters 0b1111.
+    /// `RESOURCE_STALLS.ANY`: event select 0xa2, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const RESOURCE_STALLS_ANY: Event = Event { code: 0xa2, umask: 0x01, row: 49, ..Event::BASE };
-    /// `RESOURCE_STALLS.LB`: event select 0xa2, umask 0x02, counters 0b1111.
+    /// `RESOURCE_STALLS.LB`: event select 0xa2, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const RESOURCE_STALLS_LB: Event = Event { code: 0xa2, umask: 0x02, row: 50, ..Event::BASE };
-    /// `RESOURCE_STALLS.RS`: event select 0xa2, umask 0x04, counters 0b1111.
+    /// `RESOURCE_STALLS.RS`: event select 0xa2, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const RESOURCE_STALLS_RS: Event = Event { code: 0xa2, umask: 0x04, row: 51, ..Event::BASE };
-    /// `RESOURCE_STALLS.SB`: event select 0xa2, umask 0x08, counters 0b1111.
+    /// `RESOURCE_STALLS.SB`: event select 0xa2, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const RESOURCE_STALLS_SB: Event = Event { code: 0xa2, umask: 0x08, row: 52, ..Event::BASE };
-    /// `RESOURCE_STALLS.ROB`: event select 0xa2, umask 0x10, counters 0b1111.
+    /// `RESOURCE_STALLS.ROB`: event select 0xa2, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const RESOURCE_STALLS_ROB: Event = Event { code: 0xa2, umask: 0x10, row: 53, ..Event::BASE };
-    /// `RESOURCE_STALLS2.BOB_FULL`: event select 0x5b, umask 0x40, counters 0b1111.
+    /// `RESOURCE_STALLS2.BOB_FULL`: event select 0x5b, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const RESOURCE_STALLS2_BOB_FULL: Event = Event { code: 0x5b, umask: 0x40, row: 54, ..Event::BASE };
-    /// `UOPS_ISSUED.ANY`: event select 0x0e, umask 0x01, counters 0b1111.
+    /// `UOPS_ISSUED.ANY`: event select 0x0e, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const UOPS_ISSUED_ANY: Event = Event { code: 0x0e, umask: 0x01, row: 55, ..Event::BASE };
     /// `UOPS_ISSUED.STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert, counters
     /// 0b1111.
@@ -142,28 +190,38 @@ impl Event {
     /// `UOPS_ISSUED.CORE_STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert, any
     /// thread, counters 0b1111.
     pub const UOPS_ISSUED_CORE_STALL_CYCLES: Event = Event { code: 0x0e, umask: 0x01, threshold: 1, invert: true, any_thread: true, row: 57, ..Event::BASE };
-    /// `RS_EVENTS.EMPTY_CYCLES`: event select 0x5e, umask 0x01, counters 0b1111.
+    /// `RS_EVENTS.EMPTY_CYCLES`: event select 0x5e, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const RS_EVENTS_EMPTY_CYCLES: Event = Event { code: 0x5e, umask: 0x01, row: 58, ..Event::BASE };
-    /// `CPL_CYCLES.RING0`: event select 0x5c, umask 0x01, counters 0b1111.
+    /// `CPL_CYCLES.RING0`: event select 0x5c, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const CPL_CYCLES_RING0: Event = Event { code: 0x5c, umask: 0x01, row: 59, ..Event::BASE };
     /// `CPL_CYCLES.RING0_TRANS`: event select 0x5c, umask 0x01, counter mask 1, edge, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CPL_CYCLES_RING0_TRANS: Event = Event { code: 0x5c, umask: 0x01, threshold: 1, edge: true, row: 60, ..Event::BASE };
-    /// `CPL_CYCLES.RING123`: event select 0x5c, umask 0x02, counters 0b1111.
+    /// `CPL_CYCLES.RING123`: event select 0x5c, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const CPL_CYCLES_RING123: Event = Event { code: 0x5c, umask: 0x02, row: 61, ..Event::BASE };
-    /// `ROB_MISC_EVENTS.LBR_INSERTS`: event select 0xcc, umask 0x20, counters 0b1111.
+    /// `ROB_MISC_EVENTS.LBR_INSERTS`: event select 0xcc, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ROB_MISC_EVENTS_LBR_INSERTS: Event = Event { code: 0xcc, umask: 0x20, row: 62, ..Event::BASE };
-    /// `MACHINE_CLEARS.MEMORY_ORDERING`: event select 0xc3, umask 0x02, counters 0b1111.
+    /// `MACHINE_CLEARS.MEMORY_ORDERING`: event select 0xc3, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event { code: 0xc3, umask: 0x02, row: 63, ..Event::BASE };
-    /// `MACHINE_CLEARS.SMC`: event select 0xc3, umask 0x04, counters 0b1111.
+    /// `MACHINE_CLEARS.SMC`: event select 0xc3, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const MACHINE_CLEARS_SMC: Event = Event { code: 0xc3, umask: 0x04, row: 64, ..Event::BASE };
-    /// `MACHINE_CLEARS.MASKMOV`: event select 0xc3, umask 0x20, counters 0b1111.
+    /// `MACHINE_CLEARS.MASKMOV`: event select 0xc3, umask 0x20, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const MACHINE_CLEARS_MASKMOV: Event = Event { code: 0xc3, umask: 0x20, row: 65, ..Event::BASE };
-    /// `INST_RETIRED.ANY_P`: event select 0xc0, umask 0x00, counters 0b1111.
+    /// `INST_RETIRED.ANY_P`: event select 0xc0, umask 0x00, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const INST_RETIRED_ANY_P: Event = Event { code: 0xc0, umask: 0x00, row: 66, ..Event::BASE };
-    /// `UOPS_RETIRED.ALL`: event select 0xc2, umask 0x01, counters 0b1111.
+    /// `UOPS_RETIRED.ALL`: event select 0xc2, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const UOPS_RETIRED_ALL: Event = Event { code: 0xc2, umask: 0x01, row: 67, ..Event::BASE };
-    /// `UOPS_RETIRED.RETIRE_SLOTS`: event select 0xc2, umask 0x02, counters 0b1111.
+    /// `UOPS_RETIRED.RETIRE_SLOTS`: event select 0xc2, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_RETIRED_RETIRE_SLOTS: Event = Event { code: 0xc2, umask: 0x02, row: 68, ..Event::BASE };
     /// `UOPS_RETIRED.STALL_CYCLES`: event select 0xc2, umask 0x01, counter mask 1, invert, counters
     /// 0b1111.
@@ -171,45 +229,65 @@ impl Event {
     /// `UOPS_RETIRED.TOTAL_CYCLES`: event select 0xc2, umask 0x01, counter mask 10, invert,
     /// counters 0b1111.
     pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event { code: 0xc2, umask: 0x01, threshold: 10, invert: true, row: 70, ..Event::BASE };
-    /// `BR_INST_RETIRED.CONDITIONAL`: event select 0xc4, umask 0x01, counters 0b1111.
+    /// `BR_INST_RETIRED.CONDITIONAL`: event select 0xc4, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_CONDITIONAL: Event = Event { code: 0xc4, umask: 0x01, row: 71, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_CALL`: event select 0xc4, umask 0x02, counters 0b1111.
+    /// `BR_INST_RETIRED.NEAR_CALL`: event select 0xc4, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_NEAR_CALL: Event = Event { code: 0xc4, umask: 0x02, row: 72, ..Event::BASE };
-    /// `BR_INST_RETIRED.ALL_BRANCHES`: event select 0xc4, umask 0x00, counters 0b1111.
+    /// `BR_INST_RETIRED.ALL_BRANCHES`: event select 0xc4, umask 0x00, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc4, umask: 0x00, row: 73, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_RETURN`: event select 0xc4, umask 0x08, counters 0b1111.
+    /// `BR_INST_RETIRED.NEAR_RETURN`: event select 0xc4, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event { code: 0xc4, umask: 0x08, row: 74, ..Event::BASE };
-    /// `BR_INST_RETIRED.NOT_TAKEN`: event select 0xc4, umask 0x10, counters 0b1111.
+    /// `BR_INST_RETIRED.NOT_TAKEN`: event select 0xc4, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_NOT_TAKEN: Event = Event { code: 0xc4, umask: 0x10, row: 75, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_TAKEN`: event select 0xc4, umask 0x20, counters 0b1111.
+    /// `BR_INST_RETIRED.NEAR_TAKEN`: event select 0xc4, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event { code: 0xc4, umask: 0x20, row: 76, ..Event::BASE };
-    /// `BR_INST_RETIRED.FAR_BRANCH`: event select 0xc4, umask 0x40, counters 0b1111.
+    /// `BR_INST_RETIRED.FAR_BRANCH`: event select 0xc4, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event { code: 0xc4, umask: 0x40, row: 77, ..Event::BASE };
-    /// `BR_MISP_RETIRED.CONDITIONAL`: event select 0xc5, umask 0x01, counters 0b1111.
+    /// `BR_MISP_RETIRED.CONDITIONAL`: event select 0xc5, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_RETIRED_CONDITIONAL: Event = Event { code: 0xc5, umask: 0x01, row: 78, ..Event::BASE };
-    /// `BR_MISP_RETIRED.NEAR_CALL`: event select 0xc5, umask 0x02, counters 0b1111.
+    /// `BR_MISP_RETIRED.NEAR_CALL`: event select 0xc5, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_RETIRED_NEAR_CALL: Event = Event { code: 0xc5, umask: 0x02, row: 79, ..Event::BASE };
-    /// `BR_MISP_RETIRED.ALL_BRANCHES`: event select 0xc5, umask 0x00, counters 0b1111.
+    /// `BR_MISP_RETIRED.ALL_BRANCHES`: event select 0xc5, umask 0x00, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc5, umask: 0x00, row: 80, ..Event::BASE };
-    /// `BR_MISP_RETIRED.NOT_TAKEN`: event select 0xc5, umask 0x10, counters 0b1111.
+    /// `BR_MISP_RETIRED.NOT_TAKEN`: event select 0xc5, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_RETIRED_NOT_TAKEN: Event = Event { code: 0xc5, umask: 0x10, row: 81, ..Event::BASE };
-    /// `BR_MISP_RETIRED.TAKEN`: event select 0xc5, umask 0x20, counters 0b1111.
+    /// `BR_MISP_RETIRED.TAKEN`: event select 0xc5, umask 0x20, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const BR_MISP_RETIRED_TAKEN: Event = Event { code: 0xc5, umask: 0x20, row: 82, ..Event::BASE };
-    /// `OTHER_ASSISTS.ITLB_MISS_RETIRED`: event select 0xc1, umask 0x02, counters 0b1111.
+    /// `OTHER_ASSISTS.ITLB_MISS_RETIRED`: event select 0xc1, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const OTHER_ASSISTS_ITLB_MISS_RETIRED: Event = Event { code: 0xc1, umask: 0x02, row: 83, ..Event::BASE };
-    /// `OTHER_ASSISTS.AVX_STORE`: event select 0xc1, umask 0x08, counters 0b1111.
+    /// `OTHER_ASSISTS.AVX_STORE`: event select 0xc1, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const OTHER_ASSISTS_AVX_STORE: Event = Event { code: 0xc1, umask: 0x08, row: 84, ..Event::BASE };
-    /// `OTHER_ASSISTS.AVX_TO_SSE`: event select 0xc1, umask 0x10, counters 0b1111.
+    /// `OTHER_ASSISTS.AVX_TO_SSE`: event select 0xc1, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const OTHER_ASSISTS_AVX_TO_SSE: Event = Event { code: 0xc1, umask: 0x10, row: 85, ..Event::BASE };
-    /// `OTHER_ASSISTS.SSE_TO_AVX`: event select 0xc1, umask 0x20, counters 0b1111.
+    /// `OTHER_ASSISTS.SSE_TO_AVX`: event select 0xc1, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const OTHER_ASSISTS_SSE_TO_AVX: Event = Event { code: 0xc1, umask: 0x20, row: 86, ..Event::BASE };
-    /// `FP_ASSIST.X87_OUTPUT`: event select 0xca, umask 0x02, counters 0b1111.
+    /// `FP_ASSIST.X87_OUTPUT`: event select 0xca, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const FP_ASSIST_X87_OUTPUT: Event = Event { code: 0xca, umask: 0x02, row: 87, ..Event::BASE };
-    /// `FP_ASSIST.X87_INPUT`: event select 0xca, umask 0x04, counters 0b1111.
+    /// `FP_ASSIST.X87_INPUT`: event select 0xca, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const FP_ASSIST_X87_INPUT: Event = Event { code: 0xca, umask: 0x04, row: 88, ..Event::BASE };
-    /// `FP_ASSIST.SIMD_OUTPUT`: event select 0xca, umask 0x08, counters 0b1111.
+    /// `FP_ASSIST.SIMD_OUTPUT`: event select 0xca, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const FP_ASSIST_SIMD_OUTPUT: Event = Event { code: 0xca, umask: 0x08, row: 89, ..Event::BASE };
-    /// `FP_ASSIST.SIMD_INPUT`: event select 0xca, umask 0x10, counters 0b1111.
+    /// `FP_ASSIST.SIMD_INPUT`: event select 0xca, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const FP_ASSIST_SIMD_INPUT: Event = Event { code: 0xca, umask: 0x10, row: 90, ..Event::BASE };
     /// `MEM_UOPS_RETIRED.STLB_MISS_LOADS`: event select 0xd0, umask 0x11, counters 0b1111.
     pub const MEM_UOPS_RETIRED_STLB_MISS_LOADS: Event = Event { code: 0xd0, umask: 0x11, row: 91, ..Event::BASE };
@@ -248,35 +326,50 @@ impl Event {
     /// `MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_DRAM`: event select 0xd3, umask 0x04, counters
     /// 0b1111.
     pub const MEM_LOAD_UOPS_LLC_MISS_RETIRED_REMOTE_DRAM: Event = Event { code: 0xd3, umask: 0x04, row: 108, ..Event::BASE };
-    /// `ARITH.FPU_DIV_ACTIVE`: event select 0x14, umask 0x01, counters 0b1111.
+    /// `ARITH.FPU_DIV_ACTIVE`: event select 0x14, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ARITH_FPU_DIV_ACTIVE: Event = Event { code: 0x14, umask: 0x01, row: 109, ..Event::BASE };
-    /// `ARITH.FPU_DIV`: event select 0x14, umask 0x01, counter mask 1, edge, counters 0b1111.
+    /// `ARITH.FPU_DIV`: event select 0x14, umask 0x01, counter mask 1, edge, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const ARITH_FPU_DIV: Event = Event { code: 0x14, umask: 0x01, threshold: 1, edge: true, row: 110, ..Event::BASE };
-    /// `FP_COMP_OPS_EXE.X87`: event select 0x10, umask 0x01, counters 0b1111.
+    /// `FP_COMP_OPS_EXE.X87`: event select 0x10, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const FP_COMP_OPS_EXE_X87: Event = Event { code: 0x10, umask: 0x01, row: 111, ..Event::BASE };
-    /// `FP_COMP_OPS_EXE.SSE_PACKED_DOUBLE`: event select 0x10, umask 0x10, counters 0b1111.
+    /// `FP_COMP_OPS_EXE.SSE_PACKED_DOUBLE`: event select 0x10, umask 0x10, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const FP_COMP_OPS_EXE_SSE_PACKED_DOUBLE: Event = Event { code: 0x10, umask: 0x10, row: 112, ..Event::BASE };
-    /// `FP_COMP_OPS_EXE.SSE_SCALAR_SINGLE`: event select 0x10, umask 0x20, counters 0b1111.
+    /// `FP_COMP_OPS_EXE.SSE_SCALAR_SINGLE`: event select 0x10, umask 0x20, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const FP_COMP_OPS_EXE_SSE_SCALAR_SINGLE: Event = Event { code: 0x10, umask: 0x20, row: 113, ..Event::BASE };
-    /// `FP_COMP_OPS_EXE.SSE_PACKED_SINGLE`: event select 0x10, umask 0x40, counters 0b1111.
+    /// `FP_COMP_OPS_EXE.SSE_PACKED_SINGLE`: event select 0x10, umask 0x40, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const FP_COMP_OPS_EXE_SSE_PACKED_SINGLE: Event = Event { code: 0x10, umask: 0x40, row: 114, ..Event::BASE };
-    /// `FP_COMP_OPS_EXE.SSE_SCALAR_DOUBLE`: event select 0x10, umask 0x80, counters 0b1111.
+    /// `FP_COMP_OPS_EXE.SSE_SCALAR_DOUBLE`: event select 0x10, umask 0x80, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const FP_COMP_OPS_EXE_SSE_SCALAR_DOUBLE: Event = Event { code: 0x10, umask: 0x80, row: 115, ..Event::BASE };
-    /// `SIMD_FP_256.PACKED_SINGLE`: event select 0x11, umask 0x01, counters 0b1111.
+    /// `SIMD_FP_256.PACKED_SINGLE`: event select 0x11, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const SIMD_FP_256_PACKED_SINGLE: Event = Event { code: 0x11, umask: 0x01, row: 116, ..Event::BASE };
-    /// `SIMD_FP_256.PACKED_DOUBLE`: event select 0x11, umask 0x02, counters 0b1111.
+    /// `SIMD_FP_256.PACKED_DOUBLE`: event select 0x11, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const SIMD_FP_256_PACKED_DOUBLE: Event = Event { code: 0x11, umask: 0x02, row: 117, ..Event::BASE };
-    /// `UOPS_DISPATCHED.THREAD`: event select 0xb1, umask 0x01, counters 0b1111.
+    /// `UOPS_DISPATCHED.THREAD`: event select 0xb1, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const UOPS_DISPATCHED_THREAD: Event = Event { code: 0xb1, umask: 0x01, row: 118, ..Event::BASE };
-    /// `UOPS_DISPATCHED.CORE`: event select 0xb1, umask 0x02, counters 0b1111.
+    /// `UOPS_DISPATCHED.CORE`: event select 0xb1, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const UOPS_DISPATCHED_CORE: Event = Event { code: 0xb1, umask: 0x02, row: 119, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_0`: event select 0xa1, umask 0x01, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_0`: event select 0xa1, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_0: Event = Event { code: 0xa1, umask: 0x01, row: 120, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_1`: event select 0xa1, umask 0x02, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_1`: event select 0xa1, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_1: Event = Event { code: 0xa1, umask: 0x02, row: 121, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_4`: event select 0xa1, umask 0x40, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_4`: event select 0xa1, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_4: Event = Event { code: 0xa1, umask: 0x40, row: 122, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_5`: event select 0xa1, umask 0x80, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_5`: event select 0xa1, umask 0x80, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_5: Event = Event { code: 0xa1, umask: 0x80, row: 123, ..Event::BASE };
     /// `CYCLE_ACTIVITY.CYCLES_NO_DISPATCH`: event select 0xa3, umask 0x04, counter mask 4, counters
     /// 0b1111.
@@ -285,7 +378,7 @@ impl Event {
     /// 0b100.
     pub const CYCLE_ACTIVITY_CYCLES_L1D_PENDING: Event = Event { code: 0xa3, umask: 0x02, threshold: 2, row: 125, ..Event::BASE };
     /// `CYCLE_ACTIVITY.CYCLES_L2_PENDING`: event select 0xa3, umask 0x01, counter mask 1, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CYCLE_ACTIVITY_CYCLES_L2_PENDING: Event = Event { code: 0xa3, umask: 0x01, threshold: 1, row: 126, ..Event::BASE };
     /// `CYCLE_ACTIVITY.STALLS_L1D_PENDING`: event select 0xa3, umask 0x06, counter mask 6, counters
     /// 0b100.
@@ -293,218 +386,306 @@ impl Event {
     /// `CYCLE_ACTIVITY.STALLS_L2_PENDING`: event select 0xa3, umask 0x05, counter mask 5, counters
     /// 0b1111.
     pub const CYCLE_ACTIVITY_STALLS_L2_PENDING: Event = Event { code: 0xa3, umask: 0x05, threshold: 5, row: 128, ..Event::BASE };
-    /// `EPT.WALK_CYCLES`: event select 0x4f, umask 0x10, counters 0b1111.
+    /// `EPT.WALK_CYCLES`: event select 0x4f, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const EPT_WALK_CYCLES: Event = Event { code: 0x4f, umask: 0x10, row: 129, ..Event::BASE };
-    /// `ITLB_MISSES.MISS_CAUSES_A_WALK`: event select 0x85, umask 0x01, counters 0b1111.
+    /// `ITLB_MISSES.MISS_CAUSES_A_WALK`: event select 0x85, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ITLB_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x85, umask: 0x01, row: 130, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED`: event select 0x85, umask 0x02, counters 0b1111.
+    /// `ITLB_MISSES.WALK_COMPLETED`: event select 0x85, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ITLB_MISSES_WALK_COMPLETED: Event = Event { code: 0x85, umask: 0x02, row: 131, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_DURATION`: event select 0x85, umask 0x04, counters 0b1111.
+    /// `ITLB_MISSES.WALK_DURATION`: event select 0x85, umask 0x04, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ITLB_MISSES_WALK_DURATION: Event = Event { code: 0x85, umask: 0x04, row: 132, ..Event::BASE };
-    /// `ITLB_MISSES.STLB_HIT`: event select 0x85, umask 0x10, counters 0b1111.
+    /// `ITLB_MISSES.STLB_HIT`: event select 0x85, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ITLB_MISSES_STLB_HIT: Event = Event { code: 0x85, umask: 0x10, row: 133, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK`: event select 0x08, umask 0x01, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK`: event select 0x08, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x08, umask: 0x01, row: 134, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`: event select 0x08, umask 0x02, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`: event select 0x08, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event { code: 0x08, umask: 0x02, row: 135, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_DURATION`: event select 0x08, umask 0x04, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.WALK_DURATION`: event select 0x08, umask 0x04, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_WALK_DURATION: Event = Event { code: 0x08, umask: 0x04, row: 136, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.STLB_HIT`: event select 0x08, umask 0x10, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.STLB_HIT`: event select 0x08, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event { code: 0x08, umask: 0x10, row: 137, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.MISS_CAUSES_A_WALK`: event select 0x49, umask 0x01, counters 0b1111.
+    /// `DTLB_STORE_MISSES.MISS_CAUSES_A_WALK`: event select 0x49, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_STORE_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x49, umask: 0x01, row: 138, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED`: event select 0x49, umask 0x02, counters 0b1111.
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED`: event select 0x49, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event { code: 0x49, umask: 0x02, row: 139, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_DURATION`: event select 0x49, umask 0x04, counters 0b1111.
+    /// `DTLB_STORE_MISSES.WALK_DURATION`: event select 0x49, umask 0x04, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_STORE_MISSES_WALK_DURATION: Event = Event { code: 0x49, umask: 0x04, row: 140, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.STLB_HIT`: event select 0x49, umask 0x10, counters 0b1111.
+    /// `DTLB_STORE_MISSES.STLB_HIT`: event select 0x49, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event { code: 0x49, umask: 0x10, row: 141, ..Event::BASE };
-    /// `TLB_FLUSH.DTLB_THREAD`: event select 0xbd, umask 0x01, counters 0b1111.
+    /// `TLB_FLUSH.DTLB_THREAD`: event select 0xbd, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TLB_FLUSH_DTLB_THREAD: Event = Event { code: 0xbd, umask: 0x01, row: 142, ..Event::BASE };
-    /// `TLB_FLUSH.STLB_ANY`: event select 0xbd, umask 0x20, counters 0b1111.
+    /// `TLB_FLUSH.STLB_ANY`: event select 0xbd, umask 0x20, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TLB_FLUSH_STLB_ANY: Event = Event { code: 0xbd, umask: 0x20, row: 143, ..Event::BASE };
-    /// `L1D.REPLACEMENT`: event select 0x51, umask 0x01, counters 0b1111.
+    /// `L1D.REPLACEMENT`: event select 0x51, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L1D_REPLACEMENT: Event = Event { code: 0x51, umask: 0x01, row: 144, ..Event::BASE };
-    /// `L1D.ALLOCATED_IN_M`: event select 0x51, umask 0x02, counters 0b1111.
+    /// `L1D.ALLOCATED_IN_M`: event select 0x51, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L1D_ALLOCATED_IN_M: Event = Event { code: 0x51, umask: 0x02, row: 145, ..Event::BASE };
-    /// `L1D.EVICTION`: event select 0x51, umask 0x04, counters 0b1111.
+    /// `L1D.EVICTION`: event select 0x51, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L1D_EVICTION: Event = Event { code: 0x51, umask: 0x04, row: 146, ..Event::BASE };
-    /// `L1D.ALL_M_REPLACEMENT`: event select 0x51, umask 0x08, counters 0b1111.
+    /// `L1D.ALL_M_REPLACEMENT`: event select 0x51, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L1D_ALL_M_REPLACEMENT: Event = Event { code: 0x51, umask: 0x08, row: 147, ..Event::BASE };
     /// `L1D_PEND_MISS.PENDING`: event select 0x48, umask 0x01, counters 0b100.
     pub const L1D_PEND_MISS_PENDING: Event = Event { code: 0x48, umask: 0x01, row: 148, ..Event::BASE };
     /// `L1D_PEND_MISS.PENDING_CYCLES`: event select 0x48, umask 0x01, counter mask 1, counters
     /// 0b100.
     pub const L1D_PEND_MISS_PENDING_CYCLES: Event = Event { code: 0x48, umask: 0x01, threshold: 1, row: 149, ..Event::BASE };
-    /// `LOAD_HIT_PRE.SW_PF`: event select 0x4c, umask 0x01, counters 0b1111.
+    /// `LOAD_HIT_PRE.SW_PF`: event select 0x4c, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const LOAD_HIT_PRE_SW_PF: Event = Event { code: 0x4c, umask: 0x01, row: 150, ..Event::BASE };
-    /// `LOAD_HIT_PRE.HW_PF`: event select 0x4c, umask 0x02, counters 0b1111.
+    /// `LOAD_HIT_PRE.HW_PF`: event select 0x4c, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const LOAD_HIT_PRE_HW_PF: Event = Event { code: 0x4c, umask: 0x02, row: 151, ..Event::BASE };
-    /// `HW_PRE_REQ.DL1_MISS`: event select 0x4e, umask 0x02, counters 0b1111.
+    /// `HW_PRE_REQ.DL1_MISS`: event select 0x4e, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const HW_PRE_REQ_DL1_MISS: Event = Event { code: 0x4e, umask: 0x02, row: 152, ..Event::BASE };
-    /// `LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION`: event select 0x63, umask 0x01, counters 0b1111.
+    /// `LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION`: event select 0x63, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const LOCK_CYCLES_SPLIT_LOCK_UC_LOCK_DURATION: Event = Event { code: 0x63, umask: 0x01, row: 153, ..Event::BASE };
-    /// `LOCK_CYCLES.CACHE_LOCK_DURATION`: event select 0x63, umask 0x02, counters 0b1111.
+    /// `LOCK_CYCLES.CACHE_LOCK_DURATION`: event select 0x63, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const LOCK_CYCLES_CACHE_LOCK_DURATION: Event = Event { code: 0x63, umask: 0x02, row: 154, ..Event::BASE };
-    /// `LD_BLOCKS.DATA_UNKNOWN`: event select 0x03, umask 0x01, counters 0b1111.
+    /// `LD_BLOCKS.DATA_UNKNOWN`: event select 0x03, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const LD_BLOCKS_DATA_UNKNOWN: Event = Event { code: 0x03, umask: 0x01, row: 155, ..Event::BASE };
-    /// `LD_BLOCKS.STORE_FORWARD`: event select 0x03, umask 0x02, counters 0b1111.
+    /// `LD_BLOCKS.STORE_FORWARD`: event select 0x03, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const LD_BLOCKS_STORE_FORWARD: Event = Event { code: 0x03, umask: 0x02, row: 156, ..Event::BASE };
-    /// `LD_BLOCKS.NO_SR`: event select 0x03, umask 0x08, counters 0b1111.
+    /// `LD_BLOCKS.NO_SR`: event select 0x03, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const LD_BLOCKS_NO_SR: Event = Event { code: 0x03, umask: 0x08, row: 157, ..Event::BASE };
-    /// `LD_BLOCKS.ALL_BLOCK`: event select 0x03, umask 0x10, counters 0b1111.
+    /// `LD_BLOCKS.ALL_BLOCK`: event select 0x03, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const LD_BLOCKS_ALL_BLOCK: Event = Event { code: 0x03, umask: 0x10, row: 158, ..Event::BASE };
-    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`: event select 0x07, umask 0x01, counters 0b1111.
+    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`: event select 0x07, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const LD_BLOCKS_PARTIAL_ADDRESS_ALIAS: Event = Event { code: 0x07, umask: 0x01, row: 159, ..Event::BASE };
-    /// `LD_BLOCKS_PARTIAL.ALL_STA_BLOCK`: event select 0x07, umask 0x08, counters 0b1111.
+    /// `LD_BLOCKS_PARTIAL.ALL_STA_BLOCK`: event select 0x07, umask 0x08, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const LD_BLOCKS_PARTIAL_ALL_STA_BLOCK: Event = Event { code: 0x07, umask: 0x08, row: 160, ..Event::BASE };
-    /// `MISALIGN_MEM_REF.LOADS`: event select 0x05, umask 0x01, counters 0b1111.
+    /// `MISALIGN_MEM_REF.LOADS`: event select 0x05, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const MISALIGN_MEM_REF_LOADS: Event = Event { code: 0x05, umask: 0x01, row: 161, ..Event::BASE };
-    /// `MISALIGN_MEM_REF.STORES`: event select 0x05, umask 0x02, counters 0b1111.
+    /// `MISALIGN_MEM_REF.STORES`: event select 0x05, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const MISALIGN_MEM_REF_STORES: Event = Event { code: 0x05, umask: 0x02, row: 162, ..Event::BASE };
-    /// `AGU_BYPASS_CANCEL.COUNT`: event select 0xb6, umask 0x01, counters 0b1111.
+    /// `AGU_BYPASS_CANCEL.COUNT`: event select 0xb6, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const AGU_BYPASS_CANCEL_COUNT: Event = Event { code: 0xb6, umask: 0x01, row: 163, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`: event select 0x60, umask 0x01, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x01, row: 164, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD`: event select 0x60, umask 0x01,
-    /// counter mask 1, counters 0b1111.
+    /// counter mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x01, threshold: 1, row: 165, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`: event select 0x60, umask 0x04, counters 0b1111.
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`: event select 0x60, umask 0x04, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO: Event = Event { code: 0x60, umask: 0x04, row: 166, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`: event select 0x60, umask 0x08, counters 0b1111.
+    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`: event select 0x60, umask 0x08, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD: Event = Event { code: 0x60, umask: 0x08, row: 167, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`: event select 0x60, umask 0x08, counter
-    /// mask 1, counters 0b1111.
+    /// mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event { code: 0x60, umask: 0x08, threshold: 1, row: 168, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`: event select 0xb0, umask 0x01, counters 0b1111.
+    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`: event select 0xb0, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event { code: 0xb0, umask: 0x01, row: 169, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`: event select 0xb0, umask 0x02, counters 0b1111.
+    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`: event select 0xb0, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event { code: 0xb0, umask: 0x02, row: 170, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_RFO`: event select 0xb0, umask 0x04, counters 0b1111.
+    /// `OFFCORE_REQUESTS.DEMAND_RFO`: event select 0xb0, umask 0x04, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event { code: 0xb0, umask: 0x04, row: 171, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.ALL_DATA_RD`: event select 0xb0, umask 0x08, counters 0b1111.
+    /// `OFFCORE_REQUESTS.ALL_DATA_RD`: event select 0xb0, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const OFFCORE_REQUESTS_ALL_DATA_RD: Event = Event { code: 0xb0, umask: 0x08, row: 172, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_BUFFER.SQ_FULL`: event select 0xb2, umask 0x01, counters 0b1111.
+    /// `OFFCORE_REQUESTS_BUFFER.SQ_FULL`: event select 0xb2, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_BUFFER_SQ_FULL: Event = Event { code: 0xb2, umask: 0x01, row: 173, ..Event::BASE };
-    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`: event select 0x24, umask 0x01, counters 0b1111.
+    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`: event select 0x24, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event { code: 0x24, umask: 0x01, row: 174, ..Event::BASE };
-    /// `L2_RQSTS.RFO_HIT`: event select 0x24, umask 0x04, counters 0b1111.
+    /// `L2_RQSTS.RFO_HIT`: event select 0x24, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_RFO_HIT: Event = Event { code: 0x24, umask: 0x04, row: 175, ..Event::BASE };
-    /// `L2_RQSTS.RFO_MISS`: event select 0x24, umask 0x08, counters 0b1111.
+    /// `L2_RQSTS.RFO_MISS`: event select 0x24, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_RFO_MISS: Event = Event { code: 0x24, umask: 0x08, row: 176, ..Event::BASE };
-    /// `L2_RQSTS.CODE_RD_HIT`: event select 0x24, umask 0x10, counters 0b1111.
+    /// `L2_RQSTS.CODE_RD_HIT`: event select 0x24, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_CODE_RD_HIT: Event = Event { code: 0x24, umask: 0x10, row: 177, ..Event::BASE };
-    /// `L2_RQSTS.CODE_RD_MISS`: event select 0x24, umask 0x20, counters 0b1111.
+    /// `L2_RQSTS.CODE_RD_MISS`: event select 0x24, umask 0x20, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_CODE_RD_MISS: Event = Event { code: 0x24, umask: 0x20, row: 178, ..Event::BASE };
-    /// `L2_RQSTS.PF_HIT`: event select 0x24, umask 0x40, counters 0b1111.
+    /// `L2_RQSTS.PF_HIT`: event select 0x24, umask 0x40, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_PF_HIT: Event = Event { code: 0x24, umask: 0x40, row: 179, ..Event::BASE };
-    /// `L2_RQSTS.PF_MISS`: event select 0x24, umask 0x80, counters 0b1111.
+    /// `L2_RQSTS.PF_MISS`: event select 0x24, umask 0x80, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_PF_MISS: Event = Event { code: 0x24, umask: 0x80, row: 180, ..Event::BASE };
-    /// `L2_STORE_LOCK_RQSTS.MISS`: event select 0x27, umask 0x01, counters 0b1111.
+    /// `L2_STORE_LOCK_RQSTS.MISS`: event select 0x27, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_STORE_LOCK_RQSTS_MISS: Event = Event { code: 0x27, umask: 0x01, row: 181, ..Event::BASE };
-    /// `L2_STORE_LOCK_RQSTS.HIT_E`: event select 0x27, umask 0x04, counters 0b1111.
+    /// `L2_STORE_LOCK_RQSTS.HIT_E`: event select 0x27, umask 0x04, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_STORE_LOCK_RQSTS_HIT_E: Event = Event { code: 0x27, umask: 0x04, row: 182, ..Event::BASE };
-    /// `L2_STORE_LOCK_RQSTS.HIT_M`: event select 0x27, umask 0x08, counters 0b1111.
+    /// `L2_STORE_LOCK_RQSTS.HIT_M`: event select 0x27, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_STORE_LOCK_RQSTS_HIT_M: Event = Event { code: 0x27, umask: 0x08, row: 183, ..Event::BASE };
-    /// `L2_STORE_LOCK_RQSTS.ALL`: event select 0x27, umask 0x0f, counters 0b1111.
+    /// `L2_STORE_LOCK_RQSTS.ALL`: event select 0x27, umask 0x0f, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_STORE_LOCK_RQSTS_ALL: Event = Event { code: 0x27, umask: 0x0f, row: 184, ..Event::BASE };
-    /// `L2_L1D_WB_RQSTS.MISS`: event select 0x28, umask 0x01, counters 0b1111.
+    /// `L2_L1D_WB_RQSTS.MISS`: event select 0x28, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_L1D_WB_RQSTS_MISS: Event = Event { code: 0x28, umask: 0x01, row: 185, ..Event::BASE };
-    /// `L2_L1D_WB_RQSTS.HIT_S`: event select 0x28, umask 0x02, counters 0b1111.
+    /// `L2_L1D_WB_RQSTS.HIT_S`: event select 0x28, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_L1D_WB_RQSTS_HIT_S: Event = Event { code: 0x28, umask: 0x02, row: 186, ..Event::BASE };
-    /// `L2_L1D_WB_RQSTS.HIT_E`: event select 0x28, umask 0x04, counters 0b1111.
+    /// `L2_L1D_WB_RQSTS.HIT_E`: event select 0x28, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_L1D_WB_RQSTS_HIT_E: Event = Event { code: 0x28, umask: 0x04, row: 187, ..Event::BASE };
-    /// `L2_L1D_WB_RQSTS.HIT_M`: event select 0x28, umask 0x08, counters 0b1111.
+    /// `L2_L1D_WB_RQSTS.HIT_M`: event select 0x28, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_L1D_WB_RQSTS_HIT_M: Event = Event { code: 0x28, umask: 0x08, row: 188, ..Event::BASE };
-    /// `L2_L1D_WB_RQSTS.ALL`: event select 0x28, umask 0x0f, counters 0b1111.
+    /// `L2_L1D_WB_RQSTS.ALL`: event select 0x28, umask 0x0f, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_L1D_WB_RQSTS_ALL: Event = Event { code: 0x28, umask: 0x0f, row: 189, ..Event::BASE };
-    /// `L2_TRANS.DEMAND_DATA_RD`: event select 0xf0, umask 0x01, counters 0b1111.
+    /// `L2_TRANS.DEMAND_DATA_RD`: event select 0xf0, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_TRANS_DEMAND_DATA_RD: Event = Event { code: 0xf0, umask: 0x01, row: 190, ..Event::BASE };
-    /// `L2_TRANS.RFO`: event select 0xf0, umask 0x02, counters 0b1111.
+    /// `L2_TRANS.RFO`: event select 0xf0, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_TRANS_RFO: Event = Event { code: 0xf0, umask: 0x02, row: 191, ..Event::BASE };
-    /// `L2_TRANS.CODE_RD`: event select 0xf0, umask 0x04, counters 0b1111.
+    /// `L2_TRANS.CODE_RD`: event select 0xf0, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_TRANS_CODE_RD: Event = Event { code: 0xf0, umask: 0x04, row: 192, ..Event::BASE };
-    /// `L2_TRANS.ALL_PF`: event select 0xf0, umask 0x08, counters 0b1111.
+    /// `L2_TRANS.ALL_PF`: event select 0xf0, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_TRANS_ALL_PF: Event = Event { code: 0xf0, umask: 0x08, row: 193, ..Event::BASE };
-    /// `L2_TRANS.L1D_WB`: event select 0xf0, umask 0x10, counters 0b1111.
+    /// `L2_TRANS.L1D_WB`: event select 0xf0, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_TRANS_L1D_WB: Event = Event { code: 0xf0, umask: 0x10, row: 194, ..Event::BASE };
-    /// `L2_TRANS.L2_FILL`: event select 0xf0, umask 0x20, counters 0b1111.
+    /// `L2_TRANS.L2_FILL`: event select 0xf0, umask 0x20, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_TRANS_L2_FILL: Event = Event { code: 0xf0, umask: 0x20, row: 195, ..Event::BASE };
-    /// `L2_TRANS.L2_WB`: event select 0xf0, umask 0x40, counters 0b1111.
+    /// `L2_TRANS.L2_WB`: event select 0xf0, umask 0x40, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_TRANS_L2_WB: Event = Event { code: 0xf0, umask: 0x40, row: 196, ..Event::BASE };
-    /// `L2_TRANS.ALL_REQUESTS`: event select 0xf0, umask 0x80, counters 0b1111.
+    /// `L2_TRANS.ALL_REQUESTS`: event select 0xf0, umask 0x80, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_TRANS_ALL_REQUESTS: Event = Event { code: 0xf0, umask: 0x80, row: 197, ..Event::BASE };
-    /// `L2_LINES_IN.I`: event select 0xf1, umask 0x01, counters 0b1111.
+    /// `L2_LINES_IN.I`: event select 0xf1, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_LINES_IN_I: Event = Event { code: 0xf1, umask: 0x01, row: 198, ..Event::BASE };
-    /// `L2_LINES_IN.S`: event select 0xf1, umask 0x02, counters 0b1111.
+    /// `L2_LINES_IN.S`: event select 0xf1, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_LINES_IN_S: Event = Event { code: 0xf1, umask: 0x02, row: 199, ..Event::BASE };
-    /// `L2_LINES_IN.E`: event select 0xf1, umask 0x04, counters 0b1111.
+    /// `L2_LINES_IN.E`: event select 0xf1, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_LINES_IN_E: Event = Event { code: 0xf1, umask: 0x04, row: 200, ..Event::BASE };
-    /// `L2_LINES_IN.ALL`: event select 0xf1, umask 0x07, counters 0b1111.
+    /// `L2_LINES_IN.ALL`: event select 0xf1, umask 0x07, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_LINES_IN_ALL: Event = Event { code: 0xf1, umask: 0x07, row: 201, ..Event::BASE };
-    /// `L2_LINES_OUT.DEMAND_CLEAN`: event select 0xf2, umask 0x01, counters 0b1111.
+    /// `L2_LINES_OUT.DEMAND_CLEAN`: event select 0xf2, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_LINES_OUT_DEMAND_CLEAN: Event = Event { code: 0xf2, umask: 0x01, row: 202, ..Event::BASE };
-    /// `L2_LINES_OUT.DEMAND_DIRTY`: event select 0xf2, umask 0x02, counters 0b1111.
+    /// `L2_LINES_OUT.DEMAND_DIRTY`: event select 0xf2, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_LINES_OUT_DEMAND_DIRTY: Event = Event { code: 0xf2, umask: 0x02, row: 203, ..Event::BASE };
-    /// `L2_LINES_OUT.PF_CLEAN`: event select 0xf2, umask 0x04, counters 0b1111.
+    /// `L2_LINES_OUT.PF_CLEAN`: event select 0xf2, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_LINES_OUT_PF_CLEAN: Event = Event { code: 0xf2, umask: 0x04, row: 204, ..Event::BASE };
-    /// `L2_LINES_OUT.PF_DIRTY`: event select 0xf2, umask 0x08, counters 0b1111.
+    /// `L2_LINES_OUT.PF_DIRTY`: event select 0xf2, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_LINES_OUT_PF_DIRTY: Event = Event { code: 0xf2, umask: 0x08, row: 205, ..Event::BASE };
-    /// `L2_LINES_OUT.DIRTY_ALL`: event select 0xf2, umask 0x0a, counters 0b1111.
+    /// `L2_LINES_OUT.DIRTY_ALL`: event select 0xf2, umask 0x0a, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_LINES_OUT_DIRTY_ALL: Event = Event { code: 0xf2, umask: 0x0a, row: 206, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.MISS`: event select 0x2e, umask 0x41, counters 0b1111.
+    /// `LONGEST_LAT_CACHE.MISS`: event select 0x2e, umask 0x41, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const LONGEST_LAT_CACHE_MISS: Event = Event { code: 0x2e, umask: 0x41, row: 207, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.REFERENCE`: event select 0x2e, umask 0x4f, counters 0b1111.
+    /// `LONGEST_LAT_CACHE.REFERENCE`: event select 0x2e, umask 0x4f, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event { code: 0x2e, umask: 0x4f, row: 208, ..Event::BASE };
-    /// `SQ_MISC.SPLIT_LOCK`: event select 0xf4, umask 0x10, counters 0b1111.
+    /// `SQ_MISC.SPLIT_LOCK`: event select 0xf4, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const SQ_MISC_SPLIT_LOCK: Event = Event { code: 0xf4, umask: 0x10, row: 209, ..Event::BASE };
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111.
+    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK: Event = Event { code: 0x3c, umask: 0x01, row: 210, ..Event::BASE };
     /// `CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b1111.
     pub const CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE: Event = Event { code: 0x3c, umask: 0x02, row: 211, ..Event::BASE };
     /// `UOPS_DISPATCHED_PORT.PORT_0_CORE`: event select 0xa1, umask 0x01, any thread, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_0_CORE: Event = Event { code: 0xa1, umask: 0x01, any_thread: true, row: 212, ..Event::BASE };
     /// `UOPS_DISPATCHED_PORT.PORT_1_CORE`: event select 0xa1, umask 0x02, any thread, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_1_CORE: Event = Event { code: 0xa1, umask: 0x02, any_thread: true, row: 213, ..Event::BASE };
     /// `UOPS_DISPATCHED_PORT.PORT_4_CORE`: event select 0xa1, umask 0x40, any thread, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_4_CORE: Event = Event { code: 0xa1, umask: 0x40, any_thread: true, row: 214, ..Event::BASE };
     /// `UOPS_DISPATCHED_PORT.PORT_5_CORE`: event select 0xa1, umask 0x80, any thread, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_5_CORE: Event = Event { code: 0xa1, umask: 0x80, any_thread: true, row: 215, ..Event::BASE };
-    /// `IDQ.MITE_CYCLES`: event select 0x79, umask 0x04, counter mask 1, counters 0b1111.
+    /// `IDQ.MITE_CYCLES`: event select 0x79, umask 0x04, counter mask 1, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_MITE_CYCLES: Event = Event { code: 0x79, umask: 0x04, threshold: 1, row: 216, ..Event::BASE };
-    /// `IDQ.DSB_CYCLES`: event select 0x79, umask 0x08, counter mask 1, counters 0b1111.
+    /// `IDQ.DSB_CYCLES`: event select 0x79, umask 0x08, counter mask 1, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const IDQ_DSB_CYCLES: Event = Event { code: 0x79, umask: 0x08, threshold: 1, row: 217, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_2`: event select 0xa1, umask 0x0c, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_2`: event select 0xa1, umask 0x0c, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_2: Event = Event { code: 0xa1, umask: 0x0c, row: 218, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_3`: event select 0xa1, umask 0x30, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_3`: event select 0xa1, umask 0x30, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_3: Event = Event { code: 0xa1, umask: 0x30, row: 219, ..Event::BASE };
-    /// `IDQ.MS_DSB_CYCLES`: event select 0x79, umask 0x10, counter mask 1, counters 0b1111.
+    /// `IDQ.MS_DSB_CYCLES`: event select 0x79, umask 0x10, counter mask 1, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_MS_DSB_CYCLES: Event = Event { code: 0x79, umask: 0x10, threshold: 1, row: 220, ..Event::BASE };
-    /// `IDQ.MS_DSB_OCCUR`: event select 0x79, umask 0x10, counter mask 1, edge, counters 0b1111.
+    /// `IDQ.MS_DSB_OCCUR`: event select 0x79, umask 0x10, counter mask 1, edge, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_MS_DSB_OCCUR: Event = Event { code: 0x79, umask: 0x10, threshold: 1, edge: true, row: 221, ..Event::BASE };
     /// `UOPS_DISPATCHED_PORT.PORT_2_CORE`: event select 0xa1, umask 0x0c, any thread, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_2_CORE: Event = Event { code: 0xa1, umask: 0x0c, any_thread: true, row: 222, ..Event::BASE };
     /// `UOPS_DISPATCHED_PORT.PORT_3_CORE`: event select 0xa1, umask 0x30, any thread, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_3_CORE: Event = Event { code: 0xa1, umask: 0x30, any_thread: true, row: 223, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`: event select 0x24, umask 0x03, counters 0b1111.
+    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`: event select 0x24, umask 0x03, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event { code: 0x24, umask: 0x03, row: 224, ..Event::BASE };
-    /// `L2_RQSTS.ALL_RFO`: event select 0x24, umask 0x0c, counters 0b1111.
+    /// `L2_RQSTS.ALL_RFO`: event select 0x24, umask 0x0c, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_ALL_RFO: Event = Event { code: 0x24, umask: 0x0c, row: 225, ..Event::BASE };
-    /// `L2_RQSTS.ALL_CODE_RD`: event select 0x24, umask 0x30, counters 0b1111.
+    /// `L2_RQSTS.ALL_CODE_RD`: event select 0x24, umask 0x30, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_ALL_CODE_RD: Event = Event { code: 0x24, umask: 0x30, row: 226, ..Event::BASE };
-    /// `L2_RQSTS.ALL_PF`: event select 0x24, umask 0xc0, counters 0b1111.
+    /// `L2_RQSTS.ALL_PF`: event select 0x24, umask 0xc0, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_ALL_PF: Event = Event { code: 0x24, umask: 0xc0, row: 227, ..Event::BASE };
     /// `L1D_BLOCKS.BANK_CONFLICT_CYCLES`: event select 0xbf, umask 0x05, counter mask 1, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const L1D_BLOCKS_BANK_CONFLICT_CYCLES: Event = Event { code: 0xbf, umask: 0x05, threshold: 1, row: 228, ..Event::BASE };
-    /// `RESOURCE_STALLS2.ALL_PRF_CONTROL`: event select 0x5b, umask 0x0f, counters 0b1111.
+    /// `RESOURCE_STALLS2.ALL_PRF_CONTROL`: event select 0x5b, umask 0x0f, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const RESOURCE_STALLS2_ALL_PRF_CONTROL: Event = Event { code: 0x5b, umask: 0x0f, row: 229, ..Event::BASE };
     /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
     /// mask 2, counters 0b1111.
@@ -512,104 +693,124 @@ impl Event {
     /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
     /// mask 1, counters 0b1111.
     pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_LE_3_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 1, row: 231, ..Event::BASE };
-    /// `RESOURCE_STALLS2.ALL_FL_EMPTY`: event select 0x5b, umask 0x0c, counters 0b1111.
+    /// `RESOURCE_STALLS2.ALL_FL_EMPTY`: event select 0x5b, umask 0x0c, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const RESOURCE_STALLS2_ALL_FL_EMPTY: Event = Event { code: 0x5b, umask: 0x0c, row: 232, ..Event::BASE };
-    /// `RESOURCE_STALLS.MEM_RS`: event select 0xa2, umask 0x0e, counters 0b1111.
+    /// `RESOURCE_STALLS.MEM_RS`: event select 0xa2, umask 0x0e, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const RESOURCE_STALLS_MEM_RS: Event = Event { code: 0xa2, umask: 0x0e, row: 233, ..Event::BASE };
-    /// `RESOURCE_STALLS.OOO_RSRC`: event select 0xa2, umask 0xf0, counters 0b1111.
+    /// `RESOURCE_STALLS.OOO_RSRC`: event select 0xa2, umask 0xf0, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const RESOURCE_STALLS_OOO_RSRC: Event = Event { code: 0xa2, umask: 0xf0, row: 234, ..Event::BASE };
-    /// `RESOURCE_STALLS2.OOO_RSRC`: event select 0x5b, umask 0x4f, counters 0b1111.
+    /// `RESOURCE_STALLS2.OOO_RSRC`: event select 0x5b, umask 0x4f, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const RESOURCE_STALLS2_OOO_RSRC: Event = Event { code: 0x5b, umask: 0x4f, row: 235, ..Event::BASE };
-    /// `RESOURCE_STALLS.LB_SB`: event select 0xa2, umask 0x0a, counters 0b1111.
+    /// `RESOURCE_STALLS.LB_SB`: event select 0xa2, umask 0x0a, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const RESOURCE_STALLS_LB_SB: Event = Event { code: 0xa2, umask: 0x0a, row: 236, ..Event::BASE };
-    /// `INT_MISC.RECOVERY_CYCLES`: event select 0x0d, umask 0x03, counter mask 1, counters 0b1111.
+    /// `INT_MISC.RECOVERY_CYCLES`: event select 0x0d, umask 0x03, counter mask 1, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const INT_MISC_RECOVERY_CYCLES: Event = Event { code: 0x0d, umask: 0x03, threshold: 1, row: 237, ..Event::BASE };
     /// `PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP_CYCLES`: event select 0x59, umask 0x20, counter mask 1,
-    /// counters 0b1111.
+    /// counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const PARTIAL_RAT_STALLS_FLAGS_MERGE_UOP_CYCLES: Event = Event { code: 0x59, umask: 0x20, threshold: 1, row: 238, ..Event::BASE };
     /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_GE_1_UOP_DELIV.CORE`: event select 0x9c, umask 0x01, counter
     /// mask 4, invert, counters 0b1111.
     pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_GE_1_UOP_DELIV_CORE: Event = Event { code: 0x9c, umask: 0x01, threshold: 4, invert: true, row: 239, ..Event::BASE };
     /// `INT_MISC.RECOVERY_STALLS_COUNT`: event select 0x0d, umask 0x03, counter mask 1, edge,
-    /// counters 0b1111.
+    /// counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const INT_MISC_RECOVERY_STALLS_COUNT: Event = Event { code: 0x0d, umask: 0x03, threshold: 1, edge: true, row: 240, ..Event::BASE };
-    /// `IDQ.ALL_DSB_CYCLES_4_UOPS`: event select 0x79, umask 0x18, counter mask 4, counters 0b1111.
+    /// `IDQ.ALL_DSB_CYCLES_4_UOPS`: event select 0x79, umask 0x18, counter mask 4, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_ALL_DSB_CYCLES_4_UOPS: Event = Event { code: 0x79, umask: 0x18, threshold: 4, row: 241, ..Event::BASE };
     /// `IDQ.ALL_DSB_CYCLES_ANY_UOPS`: event select 0x79, umask 0x18, counter mask 1, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const IDQ_ALL_DSB_CYCLES_ANY_UOPS: Event = Event { code: 0x79, umask: 0x18, threshold: 1, row: 242, ..Event::BASE };
-    /// `IDQ.ALL_MITE_CYCLES_4_UOPS`: event select 0x79, umask 0x24, counter mask 4, counters
-    /// 0b1111.
+    /// `IDQ.ALL_MITE_CYCLES_4_UOPS`: event select 0x79, umask 0x24, counter mask 4, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_ALL_MITE_CYCLES_4_UOPS: Event = Event { code: 0x79, umask: 0x24, threshold: 4, row: 243, ..Event::BASE };
     /// `IDQ.ALL_MITE_CYCLES_ANY_UOPS`: event select 0x79, umask 0x24, counter mask 1, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const IDQ_ALL_MITE_CYCLES_ANY_UOPS: Event = Event { code: 0x79, umask: 0x24, threshold: 1, row: 244, ..Event::BASE };
-    /// `DSB_FILL.ALL_CANCEL`: event select 0xac, umask 0x0a, counters 0b1111.
+    /// `DSB_FILL.ALL_CANCEL`: event select 0xac, umask 0x0a, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const DSB_FILL_ALL_CANCEL: Event = Event { code: 0xac, umask: 0x0a, row: 245, ..Event::BASE };
     /// `FP_ASSIST.ANY`: event select 0xca, umask 0x1e, counter mask 1, counters 0b1111.
     pub const FP_ASSIST_ANY: Event = Event { code: 0xca, umask: 0x1e, threshold: 1, row: 246, ..Event::BASE };
-    /// `BACLEARS.ANY`: event select 0xe6, umask 0x1f, counters 0b1111.
+    /// `BACLEARS.ANY`: event select 0xe6, umask 0x1f, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const BACLEARS_ANY: Event = Event { code: 0xe6, umask: 0x1f, row: 247, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`: event select 0x60, umask 0x04,
-    /// counter mask 1, counters 0b1111.
+    /// counter mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event { code: 0x60, umask: 0x04, threshold: 1, row: 248, ..Event::BASE };
     /// `IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK`: event select 0x9c, umask 0x01, counter mask 1,
     /// invert, counters 0b1111.
     pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event { code: 0x9c, umask: 0x01, threshold: 1, invert: true, row: 249, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_BRANCHES`: event select 0x88, umask 0xff, counters 0b1111.
+    /// `BR_INST_EXEC.ALL_BRANCHES`: event select 0x88, umask 0xff, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_EXEC_ALL_BRANCHES: Event = Event { code: 0x88, umask: 0xff, row: 250, ..Event::BASE };
-    /// `BR_MISP_EXEC.ALL_BRANCHES`: event select 0x89, umask 0xff, counters 0b1111.
+    /// `BR_MISP_EXEC.ALL_BRANCHES`: event select 0x89, umask 0xff, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_EXEC_ALL_BRANCHES: Event = Event { code: 0x89, umask: 0xff, row: 251, ..Event::BASE };
-    /// `IDQ.MITE_ALL_UOPS`: event select 0x79, umask 0x3c, counters 0b1111.
+    /// `IDQ.MITE_ALL_UOPS`: event select 0x79, umask 0x3c, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const IDQ_MITE_ALL_UOPS: Event = Event { code: 0x79, umask: 0x3c, row: 252, ..Event::BASE };
     /// `UOPS_RETIRED.CORE_STALL_CYCLES`: event select 0xc2, umask 0x01, counter mask 1, invert,
     /// counters 0b1111.
     pub const UOPS_RETIRED_CORE_STALL_CYCLES: Event = Event { code: 0xc2, umask: 0x01, threshold: 1, invert: true, row: 253, ..Event::BASE };
-    /// `LSD.CYCLES_4_UOPS`: event select 0xa8, umask 0x01, counter mask 4, counters 0b1111.
+    /// `LSD.CYCLES_4_UOPS`: event select 0xa8, umask 0x01, counter mask 4, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const LSD_CYCLES_4_UOPS: Event = Event { code: 0xa8, umask: 0x01, threshold: 4, row: 254, ..Event::BASE };
-    /// `MACHINE_CLEARS.COUNT`: event select 0xc3, umask 0x01, counter mask 1, edge, counters
-    /// 0b1111.
+    /// `MACHINE_CLEARS.COUNT`: event select 0xc3, umask 0x01, counter mask 1, edge, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const MACHINE_CLEARS_COUNT: Event = Event { code: 0xc3, umask: 0x01, threshold: 1, edge: true, row: 255, ..Event::BASE };
     /// `RS_EVENTS.EMPTY_END`: event select 0x5e, umask 0x01, counter mask 1, invert, edge, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const RS_EVENTS_EMPTY_END: Event = Event { code: 0x5e, umask: 0x01, threshold: 1, invert: true, edge: true, row: 256, ..Event::BASE };
-    /// `IDQ.MS_SWITCHES`: event select 0x79, umask 0x30, counter mask 1, edge, counters 0b1111.
+    /// `IDQ.MS_SWITCHES`: event select 0x79, umask 0x30, counter mask 1, edge, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_MS_SWITCHES: Event = Event { code: 0x79, umask: 0x30, threshold: 1, edge: true, row: 257, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.THREAD_P_ANY`: event select 0x3c, umask 0x00, any thread, counters 0b1111.
+    /// `CPU_CLK_UNHALTED.THREAD_P_ANY`: event select 0x3c, umask 0x00, any thread, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const CPU_CLK_UNHALTED_THREAD_P_ANY: Event = Event { code: 0x3c, umask: 0x00, any_thread: true, row: 258, ..Event::BASE };
     /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, any thread, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY: Event = Event { code: 0x3c, umask: 0x01, any_thread: true, row: 259, ..Event::BASE };
     /// `INT_MISC.RECOVERY_CYCLES_ANY`: event select 0x0d, umask 0x03, counter mask 1, any thread,
-    /// counters 0b1111.
+    /// counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const INT_MISC_RECOVERY_CYCLES_ANY: Event = Event { code: 0x0d, umask: 0x03, threshold: 1, any_thread: true, row: 260, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_C6`: event select 0x60, umask 0x01, counter
-    /// mask 6, counters 0b1111.
+    /// mask 6, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_C6: Event = Event { code: 0x60, umask: 0x01, threshold: 6, row: 261, ..Event::BASE };
     /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`: event select 0xb1, umask 0x02, counter mask 1, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event { code: 0xb1, umask: 0x02, threshold: 1, row: 262, ..Event::BASE };
     /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`: event select 0xb1, umask 0x02, counter mask 2, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event { code: 0xb1, umask: 0x02, threshold: 2, row: 263, ..Event::BASE };
     /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`: event select 0xb1, umask 0x02, counter mask 3, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event { code: 0xb1, umask: 0x02, threshold: 3, row: 264, ..Event::BASE };
     /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`: event select 0xb1, umask 0x02, counter mask 4, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event { code: 0xb1, umask: 0x02, threshold: 4, row: 265, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_NONE`: event select 0xb1, umask 0x02, invert, counters 0b1111.
+    /// `UOPS_EXECUTED.CORE_CYCLES_NONE`: event select 0xb1, umask 0x02, invert, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CORE_CYCLES_NONE: Event = Event { code: 0xb1, umask: 0x02, invert: true, row: 266, ..Event::BASE };
     /// `L1D_PEND_MISS.PENDING_CYCLES_ANY`: event select 0x48, umask 0x01, counter mask 1, any
     /// thread, counters 0b100.
     pub const L1D_PEND_MISS_PENDING_CYCLES_ANY: Event = Event { code: 0x48, umask: 0x01, threshold: 1, any_thread: true, row: 267, ..Event::BASE };
-    /// `L1D_PEND_MISS.FB_FULL`: event select 0x48, umask 0x02, counter mask 1, counters 0b1111.
+    /// `L1D_PEND_MISS.FB_FULL`: event select 0x48, umask 0x02, counter mask 1, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const L1D_PEND_MISS_FB_FULL: Event = Event { code: 0x48, umask: 0x02, threshold: 1, row: 268, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111.
+    /// `CPU_CLK_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const CPU_CLK_UNHALTED_REF_XCLK: Event = Event { code: 0x3c, umask: 0x01, row: 269, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, any thread, counters 0b1111.
+    /// `CPU_CLK_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, any thread, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const CPU_CLK_UNHALTED_REF_XCLK_ANY: Event = Event { code: 0x3c, umask: 0x01, any_thread: true, row: 270, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b1111.
+    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event { code: 0x3c, umask: 0x02, row: 271, ..Event::BASE };
     /// `OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD`: event select 0xb7, umask 0x01,
     /// MSR_OFFCORE_RSP_0 = 0x4003c0091, counters 0b1111.
@@ -821,97 +1022,97 @@ impl crate::core_events::EventList for List {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "BR_INST_EXEC.NONTAKEN_CONDITIONAL", code: 0x88, umask: 0x41, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_CONDITIONAL", code: 0x88, umask: 0x81, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_DIRECT_JUMP", code: 0x88, umask: 0x82, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", code: 0x88, umask: 0x84, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN", code: 0x88, umask: 0x88, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL", code: 0x88, umask: 0x90, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL", code: 0x88, umask: 0xa0, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_CONDITIONAL", code: 0x88, umask: 0xc1, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_DIRECT_JMP", code: 0x88, umask: 0xc2, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", code: 0x88, umask: 0xc4, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN", code: 0x88, umask: 0xc8, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_DIRECT_NEAR_CALL", code: 0x88, umask: 0xd0, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.NONTAKEN_CONDITIONAL", code: 0x89, umask: 0x41, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN_CONDITIONAL", code: 0x89, umask: 0x81, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", code: 0x89, umask: 0x84, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN_RETURN_NEAR", code: 0x89, umask: 0x88, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN_DIRECT_NEAR_CALL", code: 0x89, umask: 0x90, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL", code: 0x89, umask: 0xa0, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.ALL_CONDITIONAL", code: 0x89, umask: 0xc1, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", code: 0x89, umask: 0xc4, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.ALL_DIRECT_NEAR_CALL", code: 0x89, umask: 0xd0, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.INDIRECT", code: 0x89, umask: 0xe4, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P", code: 0x3c, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB.ITLB_FLUSH", code: 0xae, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE.HIT", code: 0x80, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE.MISSES", code: 0x80, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.CYCLES_ACTIVE", code: 0xa8, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "ILD_STALL.LCP", code: 0x87, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ILD_STALL.IQ_FULL", code: 0x87, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INSTS_WRITTEN_TO_IQ.INSTS", code: 0x17, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.NONTAKEN_CONDITIONAL", code: 0x88, umask: 0x41, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN_CONDITIONAL", code: 0x88, umask: 0x81, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN_DIRECT_JUMP", code: 0x88, umask: 0x82, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", code: 0x88, umask: 0x84, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN", code: 0x88, umask: 0x88, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL", code: 0x88, umask: 0x90, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL", code: 0x88, umask: 0xa0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.ALL_CONDITIONAL", code: 0x88, umask: 0xc1, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.ALL_DIRECT_JMP", code: 0x88, umask: 0xc2, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", code: 0x88, umask: 0xc4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN", code: 0x88, umask: 0xc8, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.ALL_DIRECT_NEAR_CALL", code: 0x88, umask: 0xd0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.NONTAKEN_CONDITIONAL", code: 0x89, umask: 0x41, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.TAKEN_CONDITIONAL", code: 0x89, umask: 0x81, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", code: 0x89, umask: 0x84, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.TAKEN_RETURN_NEAR", code: 0x89, umask: 0x88, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.TAKEN_DIRECT_NEAR_CALL", code: 0x89, umask: 0x90, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL", code: 0x89, umask: 0xa0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.ALL_CONDITIONAL", code: 0x89, umask: 0xc1, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", code: 0x89, umask: 0xc4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.ALL_DIRECT_NEAR_CALL", code: 0x89, umask: 0xd0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.INDIRECT", code: 0x89, umask: 0xe4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P", code: 0x3c, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB.ITLB_FLUSH", code: 0xae, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ICACHE.HIT", code: 0x80, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ICACHE.MISSES", code: 0x80, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LSD.UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LSD.CYCLES_ACTIVE", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "ILD_STALL.LCP", code: 0x87, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ILD_STALL.IQ_FULL", code: 0x87, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "INSTS_WRITTEN_TO_IQ.INSTS", code: 0x17, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "IDQ.EMPTY", code: 0x79, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_UOPS", code: 0x79, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_UOPS", code: 0x79, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_DSB_UOPS", code: 0x79, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_MITE_UOPS", code: 0x79, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_UOPS", code: 0x79, umask: 0x30, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_CYCLES", code: 0x79, umask: 0x30, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MITE_UOPS", code: 0x79, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.DSB_UOPS", code: 0x79, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_DSB_UOPS", code: 0x79, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_MITE_UOPS", code: 0x79, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_UOPS", code: 0x79, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_CYCLES", code: 0x79, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
     &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
     &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "DSB2MITE_SWITCHES.COUNT", code: 0xab, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", code: 0xab, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DSB_FILL.OTHER_CANCEL", code: 0xac, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DSB_FILL.EXCEED_DSB_LINES", code: 0xac, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RAT_STALL_CYCLES", code: 0x0d, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP", code: 0x59, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PARTIAL_RAT_STALLS.SLOW_LEA_WINDOW", code: 0x59, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "PARTIAL_RAT_STALLS.MUL_SINGLE_UOP", code: 0x59, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.ANY", code: 0xa2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.LB", code: 0xa2, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.RS", code: 0xa2, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.SB", code: 0xa2, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.ROB", code: 0xa2, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS2.BOB_FULL", code: 0x5b, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.ANY", code: 0x0e, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "DSB2MITE_SWITCHES.COUNT", code: 0xab, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", code: 0xab, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DSB_FILL.OTHER_CANCEL", code: 0xac, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DSB_FILL.EXCEED_DSB_LINES", code: 0xac, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "INT_MISC.RAT_STALL_CYCLES", code: 0x0d, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP", code: 0x59, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "PARTIAL_RAT_STALLS.SLOW_LEA_WINDOW", code: 0x59, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "PARTIAL_RAT_STALLS.MUL_SINGLE_UOP", code: 0x59, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RESOURCE_STALLS.ANY", code: 0xa2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RESOURCE_STALLS.LB", code: 0xa2, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RESOURCE_STALLS.RS", code: 0xa2, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RESOURCE_STALLS.SB", code: 0xa2, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RESOURCE_STALLS.ROB", code: 0xa2, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RESOURCE_STALLS2.BOB_FULL", code: 0x5b, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_ISSUED.ANY", code: 0x0e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "UOPS_ISSUED.STALL_CYCLES", code: 0x0e, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
     &EventInfo { name: "UOPS_ISSUED.CORE_STALL_CYCLES", code: 0x0e, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "RS_EVENTS.EMPTY_CYCLES", code: 0x5e, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPL_CYCLES.RING0", code: 0x5c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPL_CYCLES.RING0_TRANS", code: 0x5c, umask: 0x01, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPL_CYCLES.RING123", code: 0x5c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ROB_MISC_EVENTS.LBR_INSERTS", code: 0xcc, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.MEMORY_ORDERING", code: 0xc3, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.SMC", code: 0xc3, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.MASKMOV", code: 0xc3, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.ANY_P", code: 0xc0, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.ALL", code: 0xc2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.RETIRE_SLOTS", code: 0xc2, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "RS_EVENTS.EMPTY_CYCLES", code: 0x5e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CPL_CYCLES.RING0", code: 0x5c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CPL_CYCLES.RING0_TRANS", code: 0x5c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
+    &EventInfo { name: "CPL_CYCLES.RING123", code: 0x5c, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ROB_MISC_EVENTS.LBR_INSERTS", code: 0xcc, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "MACHINE_CLEARS.MEMORY_ORDERING", code: 0xc3, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "MACHINE_CLEARS.SMC", code: 0xc3, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "MACHINE_CLEARS.MASKMOV", code: 0xc3, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "INST_RETIRED.ANY_P", code: 0xc0, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_RETIRED.ALL", code: 0xc2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_RETIRED.RETIRE_SLOTS", code: 0xc2, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "UOPS_RETIRED.STALL_CYCLES", code: 0xc2, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
     &EventInfo { name: "UOPS_RETIRED.TOTAL_CYCLES", code: 0xc2, umask: 0x01, counters: 0b1111, threshold: 10, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.CONDITIONAL", code: 0xc4, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL", code: 0xc4, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.ALL_BRANCHES", code: 0xc4, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_RETURN", code: 0xc4, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NOT_TAKEN", code: 0xc4, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_TAKEN", code: 0xc4, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.FAR_BRANCH", code: 0xc4, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.CONDITIONAL", code: 0xc5, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.NEAR_CALL", code: 0xc5, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.ALL_BRANCHES", code: 0xc5, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.NOT_TAKEN", code: 0xc5, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.TAKEN", code: 0xc5, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OTHER_ASSISTS.ITLB_MISS_RETIRED", code: 0xc1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OTHER_ASSISTS.AVX_STORE", code: 0xc1, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OTHER_ASSISTS.AVX_TO_SSE", code: 0xc1, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OTHER_ASSISTS.SSE_TO_AVX", code: 0xc1, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.X87_OUTPUT", code: 0xca, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.X87_INPUT", code: 0xca, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.SIMD_OUTPUT", code: 0xca, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.SIMD_INPUT", code: 0xca, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.CONDITIONAL", code: 0xc4, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL", code: 0xc4, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.ALL_BRANCHES", code: 0xc4, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.NEAR_RETURN", code: 0xc4, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.NOT_TAKEN", code: 0xc4, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.NEAR_TAKEN", code: 0xc4, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.FAR_BRANCH", code: 0xc4, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_RETIRED.CONDITIONAL", code: 0xc5, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_RETIRED.NEAR_CALL", code: 0xc5, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_RETIRED.ALL_BRANCHES", code: 0xc5, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_RETIRED.NOT_TAKEN", code: 0xc5, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_RETIRED.TAKEN", code: 0xc5, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OTHER_ASSISTS.ITLB_MISS_RETIRED", code: 0xc1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OTHER_ASSISTS.AVX_STORE", code: 0xc1, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OTHER_ASSISTS.AVX_TO_SSE", code: 0xc1, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OTHER_ASSISTS.SSE_TO_AVX", code: 0xc1, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ASSIST.X87_OUTPUT", code: 0xca, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ASSIST.X87_INPUT", code: 0xca, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ASSIST.SIMD_OUTPUT", code: 0xca, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ASSIST.SIMD_INPUT", code: 0xca, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "MEM_UOPS_RETIRED.STLB_MISS_LOADS", code: 0xd0, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "MEM_UOPS_RETIRED.STLB_MISS_STORES", code: 0xd0, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "MEM_UOPS_RETIRED.LOCK_LOADS", code: 0xd0, umask: 0x21, counters: 0b1111, ..EventInfo::BASE },
@@ -930,169 +1131,169 @@ const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "MEM_LOAD_UOPS_LLC_HIT_RETIRED.XSNP_NONE", code: 0xd2, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "MEM_LOAD_UOPS_LLC_MISS_RETIRED.LOCAL_DRAM", code: 0xd3, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "MEM_LOAD_UOPS_LLC_MISS_RETIRED.REMOTE_DRAM", code: 0xd3, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.FPU_DIV_ACTIVE", code: 0x14, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.FPU_DIV", code: 0x14, umask: 0x01, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "FP_COMP_OPS_EXE.X87", code: 0x10, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_PACKED_DOUBLE", code: 0x10, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_SCALAR_SINGLE", code: 0x10, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_PACKED_SINGLE", code: 0x10, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_SCALAR_DOUBLE", code: 0x10, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SIMD_FP_256.PACKED_SINGLE", code: 0x11, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SIMD_FP_256.PACKED_DOUBLE", code: 0x11, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED.THREAD", code: 0xb1, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED.CORE", code: 0xb1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_0", code: 0xa1, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_1", code: 0xa1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_4", code: 0xa1, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_5", code: 0xa1, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "ARITH.FPU_DIV_ACTIVE", code: 0x14, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ARITH.FPU_DIV", code: 0x14, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
+    &EventInfo { name: "FP_COMP_OPS_EXE.X87", code: 0x10, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_PACKED_DOUBLE", code: 0x10, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_SCALAR_SINGLE", code: 0x10, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_PACKED_SINGLE", code: 0x10, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_COMP_OPS_EXE.SSE_SCALAR_DOUBLE", code: 0x10, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "SIMD_FP_256.PACKED_SINGLE", code: 0x11, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "SIMD_FP_256.PACKED_DOUBLE", code: 0x11, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED.THREAD", code: 0xb1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED.CORE", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_0", code: 0xa1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_1", code: 0xa1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_4", code: 0xa1, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_5", code: 0xa1, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_NO_DISPATCH", code: 0xa3, umask: 0x04, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
     &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L1D_PENDING", code: 0xa3, umask: 0x02, counters: 0b100, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L2_PENDING", code: 0xa3, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L2_PENDING", code: 0xa3, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
     &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L1D_PENDING", code: 0xa3, umask: 0x06, counters: 0b100, threshold: 6, ..EventInfo::BASE },
     &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L2_PENDING", code: 0xa3, umask: 0x05, counters: 0b1111, threshold: 5, ..EventInfo::BASE },
-    &EventInfo { name: "EPT.WALK_CYCLES", code: 0x4f, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.MISS_CAUSES_A_WALK", code: 0x85, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED", code: 0x85, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_DURATION", code: 0x85, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.STLB_HIT", code: 0x85, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", code: 0x08, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED", code: 0x08, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_DURATION", code: 0x08, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT", code: 0x08, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", code: 0x49, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED", code: 0x49, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_DURATION", code: 0x49, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT", code: 0x49, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TLB_FLUSH.DTLB_THREAD", code: 0xbd, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TLB_FLUSH.STLB_ANY", code: 0xbd, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.REPLACEMENT", code: 0x51, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.ALLOCATED_IN_M", code: 0x51, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.EVICTION", code: 0x51, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.ALL_M_REPLACEMENT", code: 0x51, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "EPT.WALK_CYCLES", code: 0x4f, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.MISS_CAUSES_A_WALK", code: 0x85, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED", code: 0x85, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.WALK_DURATION", code: 0x85, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.STLB_HIT", code: 0x85, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", code: 0x08, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED", code: 0x08, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_DURATION", code: 0x08, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT", code: 0x08, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", code: 0x49, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED", code: 0x49, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.WALK_DURATION", code: 0x49, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT", code: 0x49, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TLB_FLUSH.DTLB_THREAD", code: 0xbd, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TLB_FLUSH.STLB_ANY", code: 0xbd, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L1D.REPLACEMENT", code: 0x51, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L1D.ALLOCATED_IN_M", code: 0x51, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L1D.EVICTION", code: 0x51, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L1D.ALL_M_REPLACEMENT", code: 0x51, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "L1D_PEND_MISS.PENDING", code: 0x48, umask: 0x01, counters: 0b100, ..EventInfo::BASE },
     &EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES", code: 0x48, umask: 0x01, counters: 0b100, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "LOAD_HIT_PRE.SW_PF", code: 0x4c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LOAD_HIT_PRE.HW_PF", code: 0x4c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "HW_PRE_REQ.DL1_MISS", code: 0x4e, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION", code: 0x63, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LOCK_CYCLES.CACHE_LOCK_DURATION", code: 0x63, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.DATA_UNKNOWN", code: 0x03, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.STORE_FORWARD", code: 0x03, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.NO_SR", code: 0x03, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.ALL_BLOCK", code: 0x03, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", code: 0x07, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS_PARTIAL.ALL_STA_BLOCK", code: 0x07, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MISALIGN_MEM_REF.LOADS", code: 0x05, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MISALIGN_MEM_REF.STORES", code: 0x05, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "AGU_BYPASS_CANCEL.COUNT", code: 0xb6, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", code: 0xb0, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_CODE_RD", code: 0xb0, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_RFO", code: 0xb0, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.ALL_DATA_RD", code: 0xb0, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_BUFFER.SQ_FULL", code: 0xb2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_HIT", code: 0x24, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFO_HIT", code: 0x24, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFO_MISS", code: 0x24, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.CODE_RD_HIT", code: 0x24, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.CODE_RD_MISS", code: 0x24, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.PF_HIT", code: 0x24, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.PF_MISS", code: 0x24, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_STORE_LOCK_RQSTS.MISS", code: 0x27, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_STORE_LOCK_RQSTS.HIT_E", code: 0x27, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_STORE_LOCK_RQSTS.HIT_M", code: 0x27, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_STORE_LOCK_RQSTS.ALL", code: 0x27, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_L1D_WB_RQSTS.MISS", code: 0x28, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_L1D_WB_RQSTS.HIT_S", code: 0x28, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_L1D_WB_RQSTS.HIT_E", code: 0x28, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_L1D_WB_RQSTS.HIT_M", code: 0x28, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_L1D_WB_RQSTS.ALL", code: 0x28, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.DEMAND_DATA_RD", code: 0xf0, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.RFO", code: 0xf0, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.CODE_RD", code: 0xf0, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.ALL_PF", code: 0xf0, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.L1D_WB", code: 0xf0, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.L2_FILL", code: 0xf0, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.L2_WB", code: 0xf0, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.ALL_REQUESTS", code: 0xf0, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.I", code: 0xf1, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.S", code: 0xf1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.E", code: 0xf1, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.ALL", code: 0xf1, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.DEMAND_CLEAN", code: 0xf2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.DEMAND_DIRTY", code: 0xf2, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.PF_CLEAN", code: 0xf2, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.PF_DIRTY", code: 0xf2, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.DIRTY_ALL", code: 0xf2, umask: 0x0a, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.MISS", code: 0x2e, umask: 0x41, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.REFERENCE", code: 0x2e, umask: 0x4f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SQ_MISC.SPLIT_LOCK", code: 0xf4, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "LOAD_HIT_PRE.SW_PF", code: 0x4c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LOAD_HIT_PRE.HW_PF", code: 0x4c, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "HW_PRE_REQ.DL1_MISS", code: 0x4e, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION", code: 0x63, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LOCK_CYCLES.CACHE_LOCK_DURATION", code: 0x63, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LD_BLOCKS.DATA_UNKNOWN", code: 0x03, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LD_BLOCKS.STORE_FORWARD", code: 0x03, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LD_BLOCKS.NO_SR", code: 0x03, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LD_BLOCKS.ALL_BLOCK", code: 0x03, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", code: 0x07, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LD_BLOCKS_PARTIAL.ALL_STA_BLOCK", code: 0x07, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "MISALIGN_MEM_REF.LOADS", code: 0x05, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "MISALIGN_MEM_REF.STORES", code: 0x05, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "AGU_BYPASS_CANCEL.COUNT", code: 0xb6, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", code: 0xb0, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_CODE_RD", code: 0xb0, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_RFO", code: 0xb0, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS.ALL_DATA_RD", code: 0xb0, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_BUFFER.SQ_FULL", code: 0xb2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_HIT", code: 0x24, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.RFO_HIT", code: 0x24, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.RFO_MISS", code: 0x24, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.CODE_RD_HIT", code: 0x24, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.CODE_RD_MISS", code: 0x24, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.PF_HIT", code: 0x24, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.PF_MISS", code: 0x24, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_STORE_LOCK_RQSTS.MISS", code: 0x27, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_STORE_LOCK_RQSTS.HIT_E", code: 0x27, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_STORE_LOCK_RQSTS.HIT_M", code: 0x27, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_STORE_LOCK_RQSTS.ALL", code: 0x27, umask: 0x0f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_L1D_WB_RQSTS.MISS", code: 0x28, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_L1D_WB_RQSTS.HIT_S", code: 0x28, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_L1D_WB_RQSTS.HIT_E", code: 0x28, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_L1D_WB_RQSTS.HIT_M", code: 0x28, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_L1D_WB_RQSTS.ALL", code: 0x28, umask: 0x0f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_TRANS.DEMAND_DATA_RD", code: 0xf0, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_TRANS.RFO", code: 0xf0, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_TRANS.CODE_RD", code: 0xf0, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_TRANS.ALL_PF", code: 0xf0, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_TRANS.L1D_WB", code: 0xf0, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_TRANS.L2_FILL", code: 0xf0, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_TRANS.L2_WB", code: 0xf0, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_TRANS.ALL_REQUESTS", code: 0xf0, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_LINES_IN.I", code: 0xf1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_LINES_IN.S", code: 0xf1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_LINES_IN.E", code: 0xf1, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_LINES_IN.ALL", code: 0xf1, umask: 0x07, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_LINES_OUT.DEMAND_CLEAN", code: 0xf2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_LINES_OUT.DEMAND_DIRTY", code: 0xf2, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_LINES_OUT.PF_CLEAN", code: 0xf2, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_LINES_OUT.PF_DIRTY", code: 0xf2, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_LINES_OUT.DIRTY_ALL", code: 0xf2, umask: 0x0a, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LONGEST_LAT_CACHE.MISS", code: 0x2e, umask: 0x41, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LONGEST_LAT_CACHE.REFERENCE", code: 0x2e, umask: 0x4f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "SQ_MISC.SPLIT_LOCK", code: 0xf4, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_0_CORE", code: 0xa1, umask: 0x01, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_1_CORE", code: 0xa1, umask: 0x02, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_4_CORE", code: 0xa1, umask: 0x40, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_5_CORE", code: 0xa1, umask: 0x80, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_CYCLES", code: 0x79, umask: 0x04, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_CYCLES", code: 0x79, umask: 0x08, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_2", code: 0xa1, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_3", code: 0xa1, umask: 0x30, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_DSB_CYCLES", code: 0x79, umask: 0x10, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_DSB_OCCUR", code: 0x79, umask: 0x10, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_2_CORE", code: 0xa1, umask: 0x0c, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_3_CORE", code: 0xa1, umask: 0x30, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_DATA_RD", code: 0x24, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_RFO", code: 0x24, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_CODE_RD", code: 0x24, umask: 0x30, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_PF", code: 0x24, umask: 0xc0, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_BLOCKS.BANK_CONFLICT_CYCLES", code: 0xbf, umask: 0x05, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS2.ALL_PRF_CONTROL", code: 0x5b, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_0_CORE", code: 0xa1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_1_CORE", code: 0xa1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_4_CORE", code: 0xa1, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_5_CORE", code: 0xa1, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MITE_CYCLES", code: 0x79, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.DSB_CYCLES", code: 0x79, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_2", code: 0xa1, umask: 0x0c, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_3", code: 0xa1, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_DSB_CYCLES", code: 0x79, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_DSB_OCCUR", code: 0x79, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_2_CORE", code: 0xa1, umask: 0x0c, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_3_CORE", code: 0xa1, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_DATA_RD", code: 0x24, umask: 0x03, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.ALL_RFO", code: 0x24, umask: 0x0c, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.ALL_CODE_RD", code: 0x24, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.ALL_PF", code: 0x24, umask: 0xc0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L1D_BLOCKS.BANK_CONFLICT_CYCLES", code: 0xbf, umask: 0x05, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "RESOURCE_STALLS2.ALL_PRF_CONTROL", code: 0x5b, umask: 0x0f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_2_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 2, ..EventInfo::BASE },
     &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS2.ALL_FL_EMPTY", code: 0x5b, umask: 0x0c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.MEM_RS", code: 0xa2, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.OOO_RSRC", code: 0xa2, umask: 0xf0, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS2.OOO_RSRC", code: 0x5b, umask: 0x4f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.LB_SB", code: 0xa2, umask: 0x0a, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES", code: 0x0d, umask: 0x03, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP_CYCLES", code: 0x59, umask: 0x20, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "RESOURCE_STALLS2.ALL_FL_EMPTY", code: 0x5b, umask: 0x0c, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RESOURCE_STALLS.MEM_RS", code: 0xa2, umask: 0x0e, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RESOURCE_STALLS.OOO_RSRC", code: 0xa2, umask: 0xf0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RESOURCE_STALLS2.OOO_RSRC", code: 0x5b, umask: 0x4f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RESOURCE_STALLS.LB_SB", code: 0xa2, umask: 0x0a, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES", code: 0x0d, umask: 0x03, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "PARTIAL_RAT_STALLS.FLAGS_MERGE_UOP_CYCLES", code: 0x59, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
     &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_GE_1_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 4, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RECOVERY_STALLS_COUNT", code: 0x0d, umask: 0x03, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_4_UOPS", code: 0x79, umask: 0x18, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_ANY_UOPS", code: 0x79, umask: 0x18, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_4_UOPS", code: 0x79, umask: 0x24, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", code: 0x79, umask: 0x24, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "DSB_FILL.ALL_CANCEL", code: 0xac, umask: 0x0a, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "INT_MISC.RECOVERY_STALLS_COUNT", code: 0x0d, umask: 0x03, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_4_UOPS", code: 0x79, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_ANY_UOPS", code: 0x79, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_4_UOPS", code: 0x79, umask: 0x24, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", code: 0x79, umask: 0x24, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "DSB_FILL.ALL_CANCEL", code: 0xac, umask: 0x0a, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "FP_ASSIST.ANY", code: 0xca, umask: 0x1e, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "BACLEARS.ANY", code: 0xe6, umask: 0x1f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "BACLEARS.ANY", code: 0xe6, umask: 0x1f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
     &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_BRANCHES", code: 0x88, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.ALL_BRANCHES", code: 0x89, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_ALL_UOPS", code: 0x79, umask: 0x3c, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.ALL_BRANCHES", code: 0x88, umask: 0xff, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.ALL_BRANCHES", code: 0x89, umask: 0xff, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MITE_ALL_UOPS", code: 0x79, umask: 0x3c, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "UOPS_RETIRED.CORE_STALL_CYCLES", code: 0xc2, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.CYCLES_4_UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.COUNT", code: 0xc3, umask: 0x01, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "RS_EVENTS.EMPTY_END", code: 0x5e, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_SWITCHES", code: 0x79, umask: 0x30, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P_ANY", code: 0x3c, umask: 0x00, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES_ANY", code: 0x0d, umask: 0x03, counters: 0b1111, threshold: 1, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_C6", code: 0x60, umask: 0x01, counters: 0b1111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", code: 0xb1, umask: 0x02, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", code: 0xb1, umask: 0x02, counters: 0b1111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", code: 0xb1, umask: 0x02, counters: 0b1111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_4", code: 0xb1, umask: 0x02, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_NONE", code: 0xb1, umask: 0x02, counters: 0b1111, invert: true, ..EventInfo::BASE },
+    &EventInfo { name: "LSD.CYCLES_4_UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
+    &EventInfo { name: "MACHINE_CLEARS.COUNT", code: 0xc3, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
+    &EventInfo { name: "RS_EVENTS.EMPTY_END", code: 0x5e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, invert: true, edge: true, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_SWITCHES", code: 0x79, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P_ANY", code: 0x3c, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES_ANY", code: 0x0d, umask: 0x03, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_C6", code: 0x60, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 6, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 2, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 3, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_4", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_NONE", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, invert: true, ..EventInfo::BASE },
     &EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES_ANY", code: 0x48, umask: 0x01, counters: 0b100, threshold: 1, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.FB_FULL", code: 0x48, umask: 0x02, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "L1D_PEND_MISS.FB_FULL", code: 0x48, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HIT_OTHER_CORE_NO_FWD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x4003c0091 }), ..EventInfo::BASE },
     &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.HITM_OTHER_CORE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x10003c0091 }), ..EventInfo::BASE },
     &EventInfo { name: "OFFCORE_RESPONSE.ALL_DATA_RD.LLC_HIT.NO_SNOOP_NEEDED", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x1003c0091 }), ..EventInfo::BASE },

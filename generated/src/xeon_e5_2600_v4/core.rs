@@ -18,108 +18,154 @@ pub enum List {}
 pub type Event = CoreEvent<List>;
 
 impl Event {
-    /// `LD_BLOCKS.STORE_FORWARD`: event select 0x03, umask 0x02, counters 0b1111.
+    /// `LD_BLOCKS.STORE_FORWARD`: event select 0x03, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const LD_BLOCKS_STORE_FORWARD: Event = Event { code: 0x03, umask: 0x02, row: 0, ..Event::BASE };
-    /// `LD_BLOCKS.NO_SR`: event select 0x03, umask 0x08, counters 0b1111.
+    /// `LD_BLOCKS.NO_SR`: event select 0x03, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const LD_BLOCKS_NO_SR: Event = Event { code: 0x03, umask: 0x08, row: 1, ..Event::BASE };
-    /// `MISALIGN_MEM_REF.LOADS`: event select 0x05, umask 0x01, counters 0b1111.
+    /// `MISALIGN_MEM_REF.LOADS`: event select 0x05, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const MISALIGN_MEM_REF_LOADS: Event = Event { code: 0x05, umask: 0x01, row: 2, ..Event::BASE };
-    /// `MISALIGN_MEM_REF.STORES`: event select 0x05, umask 0x02, counters 0b1111.
+    /// `MISALIGN_MEM_REF.STORES`: event select 0x05, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const MISALIGN_MEM_REF_STORES: Event = Event { code: 0x05, umask: 0x02, row: 3, ..Event::BASE };
-    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`: event select 0x07, umask 0x01, counters 0b1111.
+    /// `LD_BLOCKS_PARTIAL.ADDRESS_ALIAS`: event select 0x07, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const LD_BLOCKS_PARTIAL_ADDRESS_ALIAS: Event = Event { code: 0x07, umask: 0x01, row: 4, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK`: event select 0x08, umask 0x01, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK`: event select 0x08, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x08, umask: 0x01, row: 5, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`: event select 0x08, umask 0x02, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_4K`: event select 0x08, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x08, umask: 0x02, row: 6, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M`: event select 0x08, umask 0x04, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M`: event select 0x08, umask 0x04, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_WALK_COMPLETED_2M_4M: Event = Event { code: 0x08, umask: 0x04, row: 7, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_1G`: event select 0x08, umask 0x08, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED_1G`: event select 0x08, umask 0x08, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_WALK_COMPLETED_1G: Event = Event { code: 0x08, umask: 0x08, row: 8, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`: event select 0x08, umask 0x0e, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.WALK_COMPLETED`: event select 0x08, umask 0x0e, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_WALK_COMPLETED: Event = Event { code: 0x08, umask: 0x0e, row: 9, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.WALK_DURATION`: event select 0x08, umask 0x10, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.WALK_DURATION`: event select 0x08, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_WALK_DURATION: Event = Event { code: 0x08, umask: 0x10, row: 10, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.STLB_HIT_4K`: event select 0x08, umask 0x20, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.STLB_HIT_4K`: event select 0x08, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_STLB_HIT_4K: Event = Event { code: 0x08, umask: 0x20, row: 11, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.STLB_HIT_2M`: event select 0x08, umask 0x40, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.STLB_HIT_2M`: event select 0x08, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_STLB_HIT_2M: Event = Event { code: 0x08, umask: 0x40, row: 12, ..Event::BASE };
-    /// `DTLB_LOAD_MISSES.STLB_HIT`: event select 0x08, umask 0x60, counters 0b1111.
+    /// `DTLB_LOAD_MISSES.STLB_HIT`: event select 0x08, umask 0x60, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const DTLB_LOAD_MISSES_STLB_HIT: Event = Event { code: 0x08, umask: 0x60, row: 13, ..Event::BASE };
-    /// `INT_MISC.RECOVERY_CYCLES`: event select 0x0d, umask 0x03, counter mask 1, counters 0b1111.
+    /// `INT_MISC.RECOVERY_CYCLES`: event select 0x0d, umask 0x03, counter mask 1, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const INT_MISC_RECOVERY_CYCLES: Event = Event { code: 0x0d, umask: 0x03, threshold: 1, row: 14, ..Event::BASE };
     /// `INT_MISC.RECOVERY_CYCLES_ANY`: event select 0x0d, umask 0x03, counter mask 1, any thread,
-    /// counters 0b1111.
+    /// counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const INT_MISC_RECOVERY_CYCLES_ANY: Event = Event { code: 0x0d, umask: 0x03, threshold: 1, any_thread: true, row: 15, ..Event::BASE };
-    /// `INT_MISC.RAT_STALL_CYCLES`: event select 0x0d, umask 0x08, counters 0b1111.
+    /// `INT_MISC.RAT_STALL_CYCLES`: event select 0x0d, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const INT_MISC_RAT_STALL_CYCLES: Event = Event { code: 0x0d, umask: 0x08, row: 16, ..Event::BASE };
-    /// `UOPS_ISSUED.ANY`: event select 0x0e, umask 0x01, counters 0b1111.
+    /// `UOPS_ISSUED.ANY`: event select 0x0e, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const UOPS_ISSUED_ANY: Event = Event { code: 0x0e, umask: 0x01, row: 17, ..Event::BASE };
     /// `UOPS_ISSUED.STALL_CYCLES`: event select 0x0e, umask 0x01, counter mask 1, invert, counters
     /// 0b1111.
     pub const UOPS_ISSUED_STALL_CYCLES: Event = Event { code: 0x0e, umask: 0x01, threshold: 1, invert: true, row: 18, ..Event::BASE };
-    /// `UOPS_ISSUED.FLAGS_MERGE`: event select 0x0e, umask 0x10, counters 0b1111.
+    /// `UOPS_ISSUED.FLAGS_MERGE`: event select 0x0e, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_ISSUED_FLAGS_MERGE: Event = Event { code: 0x0e, umask: 0x10, row: 19, ..Event::BASE };
-    /// `UOPS_ISSUED.SLOW_LEA`: event select 0x0e, umask 0x20, counters 0b1111.
+    /// `UOPS_ISSUED.SLOW_LEA`: event select 0x0e, umask 0x20, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const UOPS_ISSUED_SLOW_LEA: Event = Event { code: 0x0e, umask: 0x20, row: 20, ..Event::BASE };
-    /// `UOPS_ISSUED.SINGLE_MUL`: event select 0x0e, umask 0x40, counters 0b1111.
+    /// `UOPS_ISSUED.SINGLE_MUL`: event select 0x0e, umask 0x40, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const UOPS_ISSUED_SINGLE_MUL: Event = Event { code: 0x0e, umask: 0x40, row: 21, ..Event::BASE };
-    /// `ARITH.FPU_DIV_ACTIVE`: event select 0x14, umask 0x01, counters 0b1111.
+    /// `ARITH.FPU_DIV_ACTIVE`: event select 0x14, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ARITH_FPU_DIV_ACTIVE: Event = Event { code: 0x14, umask: 0x01, row: 22, ..Event::BASE };
-    /// `L2_RQSTS.DEMAND_DATA_RD_MISS`: event select 0x24, umask 0x21, counters 0b1111.
+    /// `L2_RQSTS.DEMAND_DATA_RD_MISS`: event select 0x24, umask 0x21, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_RQSTS_DEMAND_DATA_RD_MISS: Event = Event { code: 0x24, umask: 0x21, row: 23, ..Event::BASE };
-    /// `L2_RQSTS.RFO_MISS`: event select 0x24, umask 0x22, counters 0b1111.
+    /// `L2_RQSTS.RFO_MISS`: event select 0x24, umask 0x22, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_RFO_MISS: Event = Event { code: 0x24, umask: 0x22, row: 24, ..Event::BASE };
-    /// `L2_RQSTS.CODE_RD_MISS`: event select 0x24, umask 0x24, counters 0b1111.
+    /// `L2_RQSTS.CODE_RD_MISS`: event select 0x24, umask 0x24, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_CODE_RD_MISS: Event = Event { code: 0x24, umask: 0x24, row: 25, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_MISS`: event select 0x24, umask 0x27, counters 0b1111.
+    /// `L2_RQSTS.ALL_DEMAND_MISS`: event select 0x24, umask 0x27, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_RQSTS_ALL_DEMAND_MISS: Event = Event { code: 0x24, umask: 0x27, row: 26, ..Event::BASE };
-    /// `L2_RQSTS.L2_PF_MISS`: event select 0x24, umask 0x30, counters 0b1111.
+    /// `L2_RQSTS.L2_PF_MISS`: event select 0x24, umask 0x30, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_L2_PF_MISS: Event = Event { code: 0x24, umask: 0x30, row: 27, ..Event::BASE };
-    /// `L2_RQSTS.MISS`: event select 0x24, umask 0x3f, counters 0b1111.
+    /// `L2_RQSTS.MISS`: event select 0x24, umask 0x3f, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_MISS: Event = Event { code: 0x24, umask: 0x3f, row: 28, ..Event::BASE };
-    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`: event select 0x24, umask 0xc1, counters 0b1111.
+    /// `L2_RQSTS.DEMAND_DATA_RD_HIT`: event select 0x24, umask 0xc1, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_RQSTS_DEMAND_DATA_RD_HIT: Event = Event { code: 0x24, umask: 0xc1, row: 29, ..Event::BASE };
-    /// `L2_RQSTS.RFO_HIT`: event select 0x24, umask 0xc2, counters 0b1111.
+    /// `L2_RQSTS.RFO_HIT`: event select 0x24, umask 0xc2, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_RFO_HIT: Event = Event { code: 0x24, umask: 0xc2, row: 30, ..Event::BASE };
-    /// `L2_RQSTS.CODE_RD_HIT`: event select 0x24, umask 0xc4, counters 0b1111.
+    /// `L2_RQSTS.CODE_RD_HIT`: event select 0x24, umask 0xc4, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_CODE_RD_HIT: Event = Event { code: 0x24, umask: 0xc4, row: 31, ..Event::BASE };
-    /// `L2_RQSTS.L2_PF_HIT`: event select 0x24, umask 0xd0, counters 0b1111.
+    /// `L2_RQSTS.L2_PF_HIT`: event select 0x24, umask 0xd0, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_L2_PF_HIT: Event = Event { code: 0x24, umask: 0xd0, row: 32, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`: event select 0x24, umask 0xe1, counters 0b1111.
+    /// `L2_RQSTS.ALL_DEMAND_DATA_RD`: event select 0x24, umask 0xe1, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_RQSTS_ALL_DEMAND_DATA_RD: Event = Event { code: 0x24, umask: 0xe1, row: 33, ..Event::BASE };
-    /// `L2_RQSTS.ALL_RFO`: event select 0x24, umask 0xe2, counters 0b1111.
+    /// `L2_RQSTS.ALL_RFO`: event select 0x24, umask 0xe2, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_ALL_RFO: Event = Event { code: 0x24, umask: 0xe2, row: 34, ..Event::BASE };
-    /// `L2_RQSTS.ALL_CODE_RD`: event select 0x24, umask 0xe4, counters 0b1111.
+    /// `L2_RQSTS.ALL_CODE_RD`: event select 0x24, umask 0xe4, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_ALL_CODE_RD: Event = Event { code: 0x24, umask: 0xe4, row: 35, ..Event::BASE };
-    /// `L2_RQSTS.ALL_DEMAND_REFERENCES`: event select 0x24, umask 0xe7, counters 0b1111.
+    /// `L2_RQSTS.ALL_DEMAND_REFERENCES`: event select 0x24, umask 0xe7, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_RQSTS_ALL_DEMAND_REFERENCES: Event = Event { code: 0x24, umask: 0xe7, row: 36, ..Event::BASE };
-    /// `L2_RQSTS.ALL_PF`: event select 0x24, umask 0xf8, counters 0b1111.
+    /// `L2_RQSTS.ALL_PF`: event select 0x24, umask 0xf8, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_ALL_PF: Event = Event { code: 0x24, umask: 0xf8, row: 37, ..Event::BASE };
-    /// `L2_RQSTS.REFERENCES`: event select 0x24, umask 0xff, counters 0b1111.
+    /// `L2_RQSTS.REFERENCES`: event select 0x24, umask 0xff, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_RQSTS_REFERENCES: Event = Event { code: 0x24, umask: 0xff, row: 38, ..Event::BASE };
-    /// `L2_DEMAND_RQSTS.WB_HIT`: event select 0x27, umask 0x50, counters 0b1111.
+    /// `L2_DEMAND_RQSTS.WB_HIT`: event select 0x27, umask 0x50, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_DEMAND_RQSTS_WB_HIT: Event = Event { code: 0x27, umask: 0x50, row: 39, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.MISS`: event select 0x2e, umask 0x41, counters 0b1111.
+    /// `LONGEST_LAT_CACHE.MISS`: event select 0x2e, umask 0x41, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const LONGEST_LAT_CACHE_MISS: Event = Event { code: 0x2e, umask: 0x41, row: 40, ..Event::BASE };
-    /// `LONGEST_LAT_CACHE.REFERENCE`: event select 0x2e, umask 0x4f, counters 0b1111.
+    /// `LONGEST_LAT_CACHE.REFERENCE`: event select 0x2e, umask 0x4f, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const LONGEST_LAT_CACHE_REFERENCE: Event = Event { code: 0x2e, umask: 0x4f, row: 41, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.THREAD_P`: event select 0x3c, umask 0x00, counters 0b1111.
+    /// `CPU_CLK_UNHALTED.THREAD_P`: event select 0x3c, umask 0x00, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const CPU_CLK_UNHALTED_THREAD_P: Event = Event { code: 0x3c, umask: 0x00, row: 42, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.THREAD_P_ANY`: event select 0x3c, umask 0x00, any thread, counters 0b1111.
+    /// `CPU_CLK_UNHALTED.THREAD_P_ANY`: event select 0x3c, umask 0x00, any thread, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const CPU_CLK_UNHALTED_THREAD_P_ANY: Event = Event { code: 0x3c, umask: 0x00, any_thread: true, row: 43, ..Event::BASE };
-    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111.
+    /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK: Event = Event { code: 0x3c, umask: 0x01, row: 44, ..Event::BASE };
     /// `CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, any thread, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CPU_CLK_THREAD_UNHALTED_REF_XCLK_ANY: Event = Event { code: 0x3c, umask: 0x01, any_thread: true, row: 45, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111.
+    /// `CPU_CLK_UNHALTED.REF_XCLK`: event select 0x3c, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const CPU_CLK_UNHALTED_REF_XCLK: Event = Event { code: 0x3c, umask: 0x01, row: 46, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, any thread, counters 0b1111.
+    /// `CPU_CLK_UNHALTED.REF_XCLK_ANY`: event select 0x3c, umask 0x01, any thread, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const CPU_CLK_UNHALTED_REF_XCLK_ANY: Event = Event { code: 0x3c, umask: 0x01, any_thread: true, row: 47, ..Event::BASE };
     /// `CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b1111.
     pub const CPU_CLK_THREAD_UNHALTED_ONE_THREAD_ACTIVE: Event = Event { code: 0x3c, umask: 0x02, row: 48, ..Event::BASE };
-    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b1111.
+    /// `CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE`: event select 0x3c, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const CPU_CLK_UNHALTED_ONE_THREAD_ACTIVE: Event = Event { code: 0x3c, umask: 0x02, row: 49, ..Event::BASE };
     /// `L1D_PEND_MISS.PENDING`: event select 0x48, umask 0x01, counters 0b100.
     pub const L1D_PEND_MISS_PENDING: Event = Event { code: 0x48, umask: 0x01, row: 50, ..Event::BASE };
@@ -129,215 +175,295 @@ impl Event {
     /// `L1D_PEND_MISS.PENDING_CYCLES_ANY`: event select 0x48, umask 0x01, counter mask 1, any
     /// thread, counters 0b100.
     pub const L1D_PEND_MISS_PENDING_CYCLES_ANY: Event = Event { code: 0x48, umask: 0x01, threshold: 1, any_thread: true, row: 52, ..Event::BASE };
-    /// `L1D_PEND_MISS.FB_FULL`: event select 0x48, umask 0x02, counter mask 1, counters 0b1111.
+    /// `L1D_PEND_MISS.FB_FULL`: event select 0x48, umask 0x02, counter mask 1, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const L1D_PEND_MISS_FB_FULL: Event = Event { code: 0x48, umask: 0x02, threshold: 1, row: 53, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.MISS_CAUSES_A_WALK`: event select 0x49, umask 0x01, counters 0b1111.
+    /// `DTLB_STORE_MISSES.MISS_CAUSES_A_WALK`: event select 0x49, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_STORE_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x49, umask: 0x01, row: 54, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`: event select 0x49, umask 0x02, counters 0b1111.
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_4K`: event select 0x49, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_STORE_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x49, umask: 0x02, row: 55, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M`: event select 0x49, umask 0x04, counters 0b1111.
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M`: event select 0x49, umask 0x04, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_STORE_MISSES_WALK_COMPLETED_2M_4M: Event = Event { code: 0x49, umask: 0x04, row: 56, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED_1G`: event select 0x49, umask 0x08, counters 0b1111.
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED_1G`: event select 0x49, umask 0x08, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_STORE_MISSES_WALK_COMPLETED_1G: Event = Event { code: 0x49, umask: 0x08, row: 57, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_COMPLETED`: event select 0x49, umask 0x0e, counters 0b1111.
+    /// `DTLB_STORE_MISSES.WALK_COMPLETED`: event select 0x49, umask 0x0e, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_STORE_MISSES_WALK_COMPLETED: Event = Event { code: 0x49, umask: 0x0e, row: 58, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.WALK_DURATION`: event select 0x49, umask 0x10, counters 0b1111.
+    /// `DTLB_STORE_MISSES.WALK_DURATION`: event select 0x49, umask 0x10, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DTLB_STORE_MISSES_WALK_DURATION: Event = Event { code: 0x49, umask: 0x10, row: 59, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.STLB_HIT_4K`: event select 0x49, umask 0x20, counters 0b1111.
+    /// `DTLB_STORE_MISSES.STLB_HIT_4K`: event select 0x49, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const DTLB_STORE_MISSES_STLB_HIT_4K: Event = Event { code: 0x49, umask: 0x20, row: 60, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.STLB_HIT_2M`: event select 0x49, umask 0x40, counters 0b1111.
+    /// `DTLB_STORE_MISSES.STLB_HIT_2M`: event select 0x49, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const DTLB_STORE_MISSES_STLB_HIT_2M: Event = Event { code: 0x49, umask: 0x40, row: 61, ..Event::BASE };
-    /// `DTLB_STORE_MISSES.STLB_HIT`: event select 0x49, umask 0x60, counters 0b1111.
+    /// `DTLB_STORE_MISSES.STLB_HIT`: event select 0x49, umask 0x60, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const DTLB_STORE_MISSES_STLB_HIT: Event = Event { code: 0x49, umask: 0x60, row: 62, ..Event::BASE };
-    /// `LOAD_HIT_PRE.SW_PF`: event select 0x4c, umask 0x01, counters 0b1111.
+    /// `LOAD_HIT_PRE.SW_PF`: event select 0x4c, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const LOAD_HIT_PRE_SW_PF: Event = Event { code: 0x4c, umask: 0x01, row: 63, ..Event::BASE };
-    /// `LOAD_HIT_PRE.HW_PF`: event select 0x4c, umask 0x02, counters 0b1111.
+    /// `LOAD_HIT_PRE.HW_PF`: event select 0x4c, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const LOAD_HIT_PRE_HW_PF: Event = Event { code: 0x4c, umask: 0x02, row: 64, ..Event::BASE };
-    /// `EPT.WALK_CYCLES`: event select 0x4f, umask 0x10, counters 0b1111.
+    /// `EPT.WALK_CYCLES`: event select 0x4f, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const EPT_WALK_CYCLES: Event = Event { code: 0x4f, umask: 0x10, row: 65, ..Event::BASE };
-    /// `L1D.REPLACEMENT`: event select 0x51, umask 0x01, counters 0b1111.
+    /// `L1D.REPLACEMENT`: event select 0x51, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L1D_REPLACEMENT: Event = Event { code: 0x51, umask: 0x01, row: 66, ..Event::BASE };
-    /// `TX_MEM.ABORT_CONFLICT`: event select 0x54, umask 0x01, counters 0b1111.
+    /// `TX_MEM.ABORT_CONFLICT`: event select 0x54, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TX_MEM_ABORT_CONFLICT: Event = Event { code: 0x54, umask: 0x01, row: 67, ..Event::BASE };
-    /// `TX_MEM.ABORT_CAPACITY_WRITE`: event select 0x54, umask 0x02, counters 0b1111.
+    /// `TX_MEM.ABORT_CAPACITY_WRITE`: event select 0x54, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const TX_MEM_ABORT_CAPACITY_WRITE: Event = Event { code: 0x54, umask: 0x02, row: 68, ..Event::BASE };
-    /// `TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK`: event select 0x54, umask 0x04, counters 0b1111.
+    /// `TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK`: event select 0x54, umask 0x04, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const TX_MEM_ABORT_HLE_STORE_TO_ELIDED_LOCK: Event = Event { code: 0x54, umask: 0x04, row: 69, ..Event::BASE };
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY`: event select 0x54, umask 0x08, counters 0b1111.
+    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY`: event select 0x54, umask 0x08, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_NOT_EMPTY: Event = Event { code: 0x54, umask: 0x08, row: 70, ..Event::BASE };
-    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH`: event select 0x54, umask 0x10, counters 0b1111.
+    /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH`: event select 0x54, umask 0x10, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_MISMATCH: Event = Event { code: 0x54, umask: 0x10, row: 71, ..Event::BASE };
     /// `TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT`: event select 0x54, umask 0x20,
-    /// counters 0b1111.
+    /// counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const TX_MEM_ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT: Event = Event { code: 0x54, umask: 0x20, row: 72, ..Event::BASE };
-    /// `TX_MEM.HLE_ELISION_BUFFER_FULL`: event select 0x54, umask 0x40, counters 0b1111.
+    /// `TX_MEM.HLE_ELISION_BUFFER_FULL`: event select 0x54, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const TX_MEM_HLE_ELISION_BUFFER_FULL: Event = Event { code: 0x54, umask: 0x40, row: 73, ..Event::BASE };
-    /// `MOVE_ELIMINATION.INT_ELIMINATED`: event select 0x58, umask 0x01, counters 0b1111.
+    /// `MOVE_ELIMINATION.INT_ELIMINATED`: event select 0x58, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const MOVE_ELIMINATION_INT_ELIMINATED: Event = Event { code: 0x58, umask: 0x01, row: 74, ..Event::BASE };
-    /// `MOVE_ELIMINATION.SIMD_ELIMINATED`: event select 0x58, umask 0x02, counters 0b1111.
+    /// `MOVE_ELIMINATION.SIMD_ELIMINATED`: event select 0x58, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const MOVE_ELIMINATION_SIMD_ELIMINATED: Event = Event { code: 0x58, umask: 0x02, row: 75, ..Event::BASE };
-    /// `MOVE_ELIMINATION.INT_NOT_ELIMINATED`: event select 0x58, umask 0x04, counters 0b1111.
+    /// `MOVE_ELIMINATION.INT_NOT_ELIMINATED`: event select 0x58, umask 0x04, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const MOVE_ELIMINATION_INT_NOT_ELIMINATED: Event = Event { code: 0x58, umask: 0x04, row: 76, ..Event::BASE };
-    /// `MOVE_ELIMINATION.SIMD_NOT_ELIMINATED`: event select 0x58, umask 0x08, counters 0b1111.
+    /// `MOVE_ELIMINATION.SIMD_NOT_ELIMINATED`: event select 0x58, umask 0x08, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const MOVE_ELIMINATION_SIMD_NOT_ELIMINATED: Event = Event { code: 0x58, umask: 0x08, row: 77, ..Event::BASE };
-    /// `CPL_CYCLES.RING0`: event select 0x5c, umask 0x01, counters 0b1111.
+    /// `CPL_CYCLES.RING0`: event select 0x5c, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const CPL_CYCLES_RING0: Event = Event { code: 0x5c, umask: 0x01, row: 78, ..Event::BASE };
     /// `CPL_CYCLES.RING0_TRANS`: event select 0x5c, umask 0x01, counter mask 1, edge, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CPL_CYCLES_RING0_TRANS: Event = Event { code: 0x5c, umask: 0x01, threshold: 1, edge: true, row: 79, ..Event::BASE };
-    /// `CPL_CYCLES.RING123`: event select 0x5c, umask 0x02, counters 0b1111.
+    /// `CPL_CYCLES.RING123`: event select 0x5c, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const CPL_CYCLES_RING123: Event = Event { code: 0x5c, umask: 0x02, row: 80, ..Event::BASE };
-    /// `TX_EXEC.MISC1`: event select 0x5d, umask 0x01, counters 0b1111.
+    /// `TX_EXEC.MISC1`: event select 0x5d, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TX_EXEC_MISC1: Event = Event { code: 0x5d, umask: 0x01, row: 81, ..Event::BASE };
-    /// `TX_EXEC.MISC2`: event select 0x5d, umask 0x02, counters 0b1111.
+    /// `TX_EXEC.MISC2`: event select 0x5d, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TX_EXEC_MISC2: Event = Event { code: 0x5d, umask: 0x02, row: 82, ..Event::BASE };
-    /// `TX_EXEC.MISC3`: event select 0x5d, umask 0x04, counters 0b1111.
+    /// `TX_EXEC.MISC3`: event select 0x5d, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TX_EXEC_MISC3: Event = Event { code: 0x5d, umask: 0x04, row: 83, ..Event::BASE };
-    /// `TX_EXEC.MISC4`: event select 0x5d, umask 0x08, counters 0b1111.
+    /// `TX_EXEC.MISC4`: event select 0x5d, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TX_EXEC_MISC4: Event = Event { code: 0x5d, umask: 0x08, row: 84, ..Event::BASE };
-    /// `TX_EXEC.MISC5`: event select 0x5d, umask 0x10, counters 0b1111.
+    /// `TX_EXEC.MISC5`: event select 0x5d, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TX_EXEC_MISC5: Event = Event { code: 0x5d, umask: 0x10, row: 85, ..Event::BASE };
-    /// `RS_EVENTS.EMPTY_CYCLES`: event select 0x5e, umask 0x01, counters 0b1111.
+    /// `RS_EVENTS.EMPTY_CYCLES`: event select 0x5e, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const RS_EVENTS_EMPTY_CYCLES: Event = Event { code: 0x5e, umask: 0x01, row: 86, ..Event::BASE };
     /// `RS_EVENTS.EMPTY_END`: event select 0x5e, umask 0x01, counter mask 1, invert, edge, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const RS_EVENTS_EMPTY_END: Event = Event { code: 0x5e, umask: 0x01, threshold: 1, invert: true, edge: true, row: 87, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD`: event select 0x60, umask 0x01, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x01, row: 88, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD`: event select 0x60, umask 0x01,
-    /// counter mask 1, counters 0b1111.
+    /// counter mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_DATA_RD: Event = Event { code: 0x60, umask: 0x01, threshold: 1, row: 89, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6`: event select 0x60, umask 0x01, counter
-    /// mask 6, counters 0b1111.
+    /// mask 6, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_DATA_RD_GE_6: Event = Event { code: 0x60, umask: 0x01, threshold: 6, row: 90, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD`: event select 0x60, umask 0x02, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_CODE_RD: Event = Event { code: 0x60, umask: 0x02, row: 91, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`: event select 0x60, umask 0x04, counters 0b1111.
+    /// `OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO`: event select 0x60, umask 0x04, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_DEMAND_RFO: Event = Event { code: 0x60, umask: 0x04, row: 92, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO`: event select 0x60, umask 0x04,
-    /// counter mask 1, counters 0b1111.
+    /// counter mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DEMAND_RFO: Event = Event { code: 0x60, umask: 0x04, threshold: 1, row: 93, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`: event select 0x60, umask 0x08, counters 0b1111.
+    /// `OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD`: event select 0x60, umask 0x08, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_ALL_DATA_RD: Event = Event { code: 0x60, umask: 0x08, row: 94, ..Event::BASE };
     /// `OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD`: event select 0x60, umask 0x08, counter
-    /// mask 1, counters 0b1111.
+    /// mask 1, counters 0b1111 (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_OUTSTANDING_CYCLES_WITH_DATA_RD: Event = Event { code: 0x60, umask: 0x08, threshold: 1, row: 95, ..Event::BASE };
-    /// `LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION`: event select 0x63, umask 0x01, counters 0b1111.
+    /// `LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION`: event select 0x63, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const LOCK_CYCLES_SPLIT_LOCK_UC_LOCK_DURATION: Event = Event { code: 0x63, umask: 0x01, row: 96, ..Event::BASE };
-    /// `LOCK_CYCLES.CACHE_LOCK_DURATION`: event select 0x63, umask 0x02, counters 0b1111.
+    /// `LOCK_CYCLES.CACHE_LOCK_DURATION`: event select 0x63, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const LOCK_CYCLES_CACHE_LOCK_DURATION: Event = Event { code: 0x63, umask: 0x02, row: 97, ..Event::BASE };
     /// `IDQ.EMPTY`: event select 0x79, umask 0x02, counters 0b1111.
     pub const IDQ_EMPTY: Event = Event { code: 0x79, umask: 0x02, row: 98, ..Event::BASE };
-    /// `IDQ.MITE_UOPS`: event select 0x79, umask 0x04, counters 0b1111.
+    /// `IDQ.MITE_UOPS`: event select 0x79, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const IDQ_MITE_UOPS: Event = Event { code: 0x79, umask: 0x04, row: 99, ..Event::BASE };
-    /// `IDQ.MITE_CYCLES`: event select 0x79, umask 0x04, counter mask 1, counters 0b1111.
+    /// `IDQ.MITE_CYCLES`: event select 0x79, umask 0x04, counter mask 1, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_MITE_CYCLES: Event = Event { code: 0x79, umask: 0x04, threshold: 1, row: 100, ..Event::BASE };
-    /// `IDQ.DSB_UOPS`: event select 0x79, umask 0x08, counters 0b1111.
+    /// `IDQ.DSB_UOPS`: event select 0x79, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const IDQ_DSB_UOPS: Event = Event { code: 0x79, umask: 0x08, row: 101, ..Event::BASE };
-    /// `IDQ.DSB_CYCLES`: event select 0x79, umask 0x08, counter mask 1, counters 0b1111.
+    /// `IDQ.DSB_CYCLES`: event select 0x79, umask 0x08, counter mask 1, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const IDQ_DSB_CYCLES: Event = Event { code: 0x79, umask: 0x08, threshold: 1, row: 102, ..Event::BASE };
-    /// `IDQ.MS_DSB_UOPS`: event select 0x79, umask 0x10, counters 0b1111.
+    /// `IDQ.MS_DSB_UOPS`: event select 0x79, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const IDQ_MS_DSB_UOPS: Event = Event { code: 0x79, umask: 0x10, row: 103, ..Event::BASE };
-    /// `IDQ.MS_DSB_CYCLES`: event select 0x79, umask 0x10, counter mask 1, counters 0b1111.
+    /// `IDQ.MS_DSB_CYCLES`: event select 0x79, umask 0x10, counter mask 1, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_MS_DSB_CYCLES: Event = Event { code: 0x79, umask: 0x10, threshold: 1, row: 104, ..Event::BASE };
-    /// `IDQ.MS_DSB_OCCUR`: event select 0x79, umask 0x10, counter mask 1, edge, counters 0b1111.
+    /// `IDQ.MS_DSB_OCCUR`: event select 0x79, umask 0x10, counter mask 1, edge, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_MS_DSB_OCCUR: Event = Event { code: 0x79, umask: 0x10, threshold: 1, edge: true, row: 105, ..Event::BASE };
-    /// `IDQ.ALL_DSB_CYCLES_4_UOPS`: event select 0x79, umask 0x18, counter mask 4, counters 0b1111.
+    /// `IDQ.ALL_DSB_CYCLES_4_UOPS`: event select 0x79, umask 0x18, counter mask 4, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_ALL_DSB_CYCLES_4_UOPS: Event = Event { code: 0x79, umask: 0x18, threshold: 4, row: 106, ..Event::BASE };
     /// `IDQ.ALL_DSB_CYCLES_ANY_UOPS`: event select 0x79, umask 0x18, counter mask 1, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const IDQ_ALL_DSB_CYCLES_ANY_UOPS: Event = Event { code: 0x79, umask: 0x18, threshold: 1, row: 107, ..Event::BASE };
-    /// `IDQ.MS_MITE_UOPS`: event select 0x79, umask 0x20, counters 0b1111.
+    /// `IDQ.MS_MITE_UOPS`: event select 0x79, umask 0x20, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const IDQ_MS_MITE_UOPS: Event = Event { code: 0x79, umask: 0x20, row: 108, ..Event::BASE };
-    /// `IDQ.ALL_MITE_CYCLES_4_UOPS`: event select 0x79, umask 0x24, counter mask 4, counters
-    /// 0b1111.
+    /// `IDQ.ALL_MITE_CYCLES_4_UOPS`: event select 0x79, umask 0x24, counter mask 4, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_ALL_MITE_CYCLES_4_UOPS: Event = Event { code: 0x79, umask: 0x24, threshold: 4, row: 109, ..Event::BASE };
     /// `IDQ.ALL_MITE_CYCLES_ANY_UOPS`: event select 0x79, umask 0x24, counter mask 1, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const IDQ_ALL_MITE_CYCLES_ANY_UOPS: Event = Event { code: 0x79, umask: 0x24, threshold: 1, row: 110, ..Event::BASE };
-    /// `IDQ.MS_UOPS`: event select 0x79, umask 0x30, counters 0b1111.
+    /// `IDQ.MS_UOPS`: event select 0x79, umask 0x30, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const IDQ_MS_UOPS: Event = Event { code: 0x79, umask: 0x30, row: 111, ..Event::BASE };
-    /// `IDQ.MS_CYCLES`: event select 0x79, umask 0x30, counter mask 1, counters 0b1111.
+    /// `IDQ.MS_CYCLES`: event select 0x79, umask 0x30, counter mask 1, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const IDQ_MS_CYCLES: Event = Event { code: 0x79, umask: 0x30, threshold: 1, row: 112, ..Event::BASE };
-    /// `IDQ.MS_SWITCHES`: event select 0x79, umask 0x30, counter mask 1, edge, counters 0b1111.
+    /// `IDQ.MS_SWITCHES`: event select 0x79, umask 0x30, counter mask 1, edge, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const IDQ_MS_SWITCHES: Event = Event { code: 0x79, umask: 0x30, threshold: 1, edge: true, row: 113, ..Event::BASE };
-    /// `IDQ.MITE_ALL_UOPS`: event select 0x79, umask 0x3c, counters 0b1111.
+    /// `IDQ.MITE_ALL_UOPS`: event select 0x79, umask 0x3c, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const IDQ_MITE_ALL_UOPS: Event = Event { code: 0x79, umask: 0x3c, row: 114, ..Event::BASE };
-    /// `ICACHE.HIT`: event select 0x80, umask 0x01, counters 0b1111.
+    /// `ICACHE.HIT`: event select 0x80, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ICACHE_HIT: Event = Event { code: 0x80, umask: 0x01, row: 115, ..Event::BASE };
-    /// `ICACHE.MISSES`: event select 0x80, umask 0x02, counters 0b1111.
+    /// `ICACHE.MISSES`: event select 0x80, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ICACHE_MISSES: Event = Event { code: 0x80, umask: 0x02, row: 116, ..Event::BASE };
-    /// `ICACHE.IFDATA_STALL`: event select 0x80, umask 0x04, counters 0b1111.
+    /// `ICACHE.IFDATA_STALL`: event select 0x80, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ICACHE_IFDATA_STALL: Event = Event { code: 0x80, umask: 0x04, row: 117, ..Event::BASE };
-    /// `ITLB_MISSES.MISS_CAUSES_A_WALK`: event select 0x85, umask 0x01, counters 0b1111.
+    /// `ITLB_MISSES.MISS_CAUSES_A_WALK`: event select 0x85, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ITLB_MISSES_MISS_CAUSES_A_WALK: Event = Event { code: 0x85, umask: 0x01, row: 118, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED_4K`: event select 0x85, umask 0x02, counters 0b1111.
+    /// `ITLB_MISSES.WALK_COMPLETED_4K`: event select 0x85, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ITLB_MISSES_WALK_COMPLETED_4K: Event = Event { code: 0x85, umask: 0x02, row: 119, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED_2M_4M`: event select 0x85, umask 0x04, counters 0b1111.
+    /// `ITLB_MISSES.WALK_COMPLETED_2M_4M`: event select 0x85, umask 0x04, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const ITLB_MISSES_WALK_COMPLETED_2M_4M: Event = Event { code: 0x85, umask: 0x04, row: 120, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED_1G`: event select 0x85, umask 0x08, counters 0b1111.
+    /// `ITLB_MISSES.WALK_COMPLETED_1G`: event select 0x85, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ITLB_MISSES_WALK_COMPLETED_1G: Event = Event { code: 0x85, umask: 0x08, row: 121, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_COMPLETED`: event select 0x85, umask 0x0e, counters 0b1111.
+    /// `ITLB_MISSES.WALK_COMPLETED`: event select 0x85, umask 0x0e, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ITLB_MISSES_WALK_COMPLETED: Event = Event { code: 0x85, umask: 0x0e, row: 122, ..Event::BASE };
-    /// `ITLB_MISSES.WALK_DURATION`: event select 0x85, umask 0x10, counters 0b1111.
+    /// `ITLB_MISSES.WALK_DURATION`: event select 0x85, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ITLB_MISSES_WALK_DURATION: Event = Event { code: 0x85, umask: 0x10, row: 123, ..Event::BASE };
-    /// `ITLB_MISSES.STLB_HIT_4K`: event select 0x85, umask 0x20, counters 0b1111.
+    /// `ITLB_MISSES.STLB_HIT_4K`: event select 0x85, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ITLB_MISSES_STLB_HIT_4K: Event = Event { code: 0x85, umask: 0x20, row: 124, ..Event::BASE };
-    /// `ITLB_MISSES.STLB_HIT_2M`: event select 0x85, umask 0x40, counters 0b1111.
+    /// `ITLB_MISSES.STLB_HIT_2M`: event select 0x85, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ITLB_MISSES_STLB_HIT_2M: Event = Event { code: 0x85, umask: 0x40, row: 125, ..Event::BASE };
-    /// `ITLB_MISSES.STLB_HIT`: event select 0x85, umask 0x60, counters 0b1111.
+    /// `ITLB_MISSES.STLB_HIT`: event select 0x85, umask 0x60, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ITLB_MISSES_STLB_HIT: Event = Event { code: 0x85, umask: 0x60, row: 126, ..Event::BASE };
-    /// `ILD_STALL.LCP`: event select 0x87, umask 0x01, counters 0b1111.
+    /// `ILD_STALL.LCP`: event select 0x87, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ILD_STALL_LCP: Event = Event { code: 0x87, umask: 0x01, row: 127, ..Event::BASE };
-    /// `BR_INST_EXEC.NONTAKEN_CONDITIONAL`: event select 0x88, umask 0x41, counters 0b1111.
+    /// `BR_INST_EXEC.NONTAKEN_CONDITIONAL`: event select 0x88, umask 0x41, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const BR_INST_EXEC_NONTAKEN_CONDITIONAL: Event = Event { code: 0x88, umask: 0x41, row: 128, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_CONDITIONAL`: event select 0x88, umask 0x81, counters 0b1111.
+    /// `BR_INST_EXEC.TAKEN_CONDITIONAL`: event select 0x88, umask 0x81, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_EXEC_TAKEN_CONDITIONAL: Event = Event { code: 0x88, umask: 0x81, row: 129, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_DIRECT_JUMP`: event select 0x88, umask 0x82, counters 0b1111.
+    /// `BR_INST_EXEC.TAKEN_DIRECT_JUMP`: event select 0x88, umask 0x82, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_EXEC_TAKEN_DIRECT_JUMP: Event = Event { code: 0x88, umask: 0x82, row: 130, ..Event::BASE };
     /// `BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`: event select 0x88, umask 0x84, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const BR_INST_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x88, umask: 0x84, row: 131, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN`: event select 0x88, umask 0x88, counters 0b1111.
+    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN`: event select 0x88, umask 0x88, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_RETURN: Event = Event { code: 0x88, umask: 0x88, row: 132, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL`: event select 0x88, umask 0x90, counters 0b1111.
+    /// `BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL`: event select 0x88, umask 0x90, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const BR_INST_EXEC_TAKEN_DIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0x90, row: 133, ..Event::BASE };
-    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL`: event select 0x88, umask 0xa0, counters 0b1111.
+    /// `BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL`: event select 0x88, umask 0xa0, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const BR_INST_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0xa0, row: 134, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_CONDITIONAL`: event select 0x88, umask 0xc1, counters 0b1111.
+    /// `BR_INST_EXEC.ALL_CONDITIONAL`: event select 0x88, umask 0xc1, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_EXEC_ALL_CONDITIONAL: Event = Event { code: 0x88, umask: 0xc1, row: 135, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_DIRECT_JMP`: event select 0x88, umask 0xc2, counters 0b1111.
+    /// `BR_INST_EXEC.ALL_DIRECT_JMP`: event select 0x88, umask 0xc2, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_EXEC_ALL_DIRECT_JMP: Event = Event { code: 0x88, umask: 0xc2, row: 136, ..Event::BASE };
     /// `BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`: event select 0x88, umask 0xc4, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const BR_INST_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x88, umask: 0xc4, row: 137, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN`: event select 0x88, umask 0xc8, counters 0b1111.
+    /// `BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN`: event select 0x88, umask 0xc8, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const BR_INST_EXEC_ALL_INDIRECT_NEAR_RETURN: Event = Event { code: 0x88, umask: 0xc8, row: 138, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_DIRECT_NEAR_CALL`: event select 0x88, umask 0xd0, counters 0b1111.
+    /// `BR_INST_EXEC.ALL_DIRECT_NEAR_CALL`: event select 0x88, umask 0xd0, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const BR_INST_EXEC_ALL_DIRECT_NEAR_CALL: Event = Event { code: 0x88, umask: 0xd0, row: 139, ..Event::BASE };
-    /// `BR_INST_EXEC.ALL_BRANCHES`: event select 0x88, umask 0xff, counters 0b1111.
+    /// `BR_INST_EXEC.ALL_BRANCHES`: event select 0x88, umask 0xff, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_EXEC_ALL_BRANCHES: Event = Event { code: 0x88, umask: 0xff, row: 140, ..Event::BASE };
-    /// `BR_MISP_EXEC.NONTAKEN_CONDITIONAL`: event select 0x89, umask 0x41, counters 0b1111.
+    /// `BR_MISP_EXEC.NONTAKEN_CONDITIONAL`: event select 0x89, umask 0x41, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const BR_MISP_EXEC_NONTAKEN_CONDITIONAL: Event = Event { code: 0x89, umask: 0x41, row: 141, ..Event::BASE };
-    /// `BR_MISP_EXEC.TAKEN_CONDITIONAL`: event select 0x89, umask 0x81, counters 0b1111.
+    /// `BR_MISP_EXEC.TAKEN_CONDITIONAL`: event select 0x89, umask 0x81, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_EXEC_TAKEN_CONDITIONAL: Event = Event { code: 0x89, umask: 0x81, row: 142, ..Event::BASE };
     /// `BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET`: event select 0x89, umask 0x84, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const BR_MISP_EXEC_TAKEN_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x89, umask: 0x84, row: 143, ..Event::BASE };
-    /// `BR_MISP_EXEC.TAKEN_RETURN_NEAR`: event select 0x89, umask 0x88, counters 0b1111.
+    /// `BR_MISP_EXEC.TAKEN_RETURN_NEAR`: event select 0x89, umask 0x88, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_EXEC_TAKEN_RETURN_NEAR: Event = Event { code: 0x89, umask: 0x88, row: 144, ..Event::BASE };
-    /// `BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL`: event select 0x89, umask 0xa0, counters 0b1111.
+    /// `BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL`: event select 0x89, umask 0xa0, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const BR_MISP_EXEC_TAKEN_INDIRECT_NEAR_CALL: Event = Event { code: 0x89, umask: 0xa0, row: 145, ..Event::BASE };
-    /// `BR_MISP_EXEC.ALL_CONDITIONAL`: event select 0x89, umask 0xc1, counters 0b1111.
+    /// `BR_MISP_EXEC.ALL_CONDITIONAL`: event select 0x89, umask 0xc1, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_EXEC_ALL_CONDITIONAL: Event = Event { code: 0x89, umask: 0xc1, row: 146, ..Event::BASE };
     /// `BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET`: event select 0x89, umask 0xc4, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const BR_MISP_EXEC_ALL_INDIRECT_JUMP_NON_CALL_RET: Event = Event { code: 0x89, umask: 0xc4, row: 147, ..Event::BASE };
-    /// `BR_MISP_EXEC.INDIRECT`: event select 0x89, umask 0xe4, counters 0b1111.
+    /// `BR_MISP_EXEC.INDIRECT`: event select 0x89, umask 0xe4, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const BR_MISP_EXEC_INDIRECT: Event = Event { code: 0x89, umask: 0xe4, row: 148, ..Event::BASE };
-    /// `BR_MISP_EXEC.ALL_BRANCHES`: event select 0x89, umask 0xff, counters 0b1111.
+    /// `BR_MISP_EXEC.ALL_BRANCHES`: event select 0x89, umask 0xff, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_EXEC_ALL_BRANCHES: Event = Event { code: 0x89, umask: 0xff, row: 149, ..Event::BASE };
     /// `IDQ_UOPS_NOT_DELIVERED.CORE`: event select 0x9c, umask 0x01, counters 0b1111.
     pub const IDQ_UOPS_NOT_DELIVERED_CORE: Event = Event { code: 0x9c, umask: 0x01, row: 150, ..Event::BASE };
@@ -358,78 +484,98 @@ impl Event {
     pub const IDQ_UOPS_NOT_DELIVERED_CYCLES_FE_WAS_OK: Event = Event { code: 0x9c, umask: 0x01, threshold: 1, invert: true, row: 155, ..Event::BASE };
     /// `UOP_DISPATCHES_CANCELLED.SIMD_PRF`: event select 0xa0, umask 0x03, counters 0b1111.
     pub const UOP_DISPATCHES_CANCELLED_SIMD_PRF: Event = Event { code: 0xa0, umask: 0x03, row: 156, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_0`: event select 0xa1, umask 0x01, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_0`: event select 0xa1, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_0: Event = Event { code: 0xa1, umask: 0x01, row: 157, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_0_CORE`: event select 0xa1, umask 0x01, any thread, counters
-    /// 0b1111.
+    /// `UOPS_EXECUTED_PORT.PORT_0_CORE`: event select 0xa1, umask 0x01, any thread, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_PORT_PORT_0_CORE: Event = Event { code: 0xa1, umask: 0x01, any_thread: true, row: 158, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_0`: event select 0xa1, umask 0x01, counters 0b1111.
+    /// `UOPS_EXECUTED_PORT.PORT_0`: event select 0xa1, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_EXECUTED_PORT_PORT_0: Event = Event { code: 0xa1, umask: 0x01, row: 159, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_1`: event select 0xa1, umask 0x02, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_1`: event select 0xa1, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_1: Event = Event { code: 0xa1, umask: 0x02, row: 160, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_1_CORE`: event select 0xa1, umask 0x02, any thread, counters
-    /// 0b1111.
+    /// `UOPS_EXECUTED_PORT.PORT_1_CORE`: event select 0xa1, umask 0x02, any thread, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_PORT_PORT_1_CORE: Event = Event { code: 0xa1, umask: 0x02, any_thread: true, row: 161, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_1`: event select 0xa1, umask 0x02, counters 0b1111.
+    /// `UOPS_EXECUTED_PORT.PORT_1`: event select 0xa1, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_EXECUTED_PORT_PORT_1: Event = Event { code: 0xa1, umask: 0x02, row: 162, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_2`: event select 0xa1, umask 0x04, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_2`: event select 0xa1, umask 0x04, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_2: Event = Event { code: 0xa1, umask: 0x04, row: 163, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_2_CORE`: event select 0xa1, umask 0x04, any thread, counters
-    /// 0b1111.
+    /// `UOPS_EXECUTED_PORT.PORT_2_CORE`: event select 0xa1, umask 0x04, any thread, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_PORT_PORT_2_CORE: Event = Event { code: 0xa1, umask: 0x04, any_thread: true, row: 164, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_2`: event select 0xa1, umask 0x04, counters 0b1111.
+    /// `UOPS_EXECUTED_PORT.PORT_2`: event select 0xa1, umask 0x04, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_EXECUTED_PORT_PORT_2: Event = Event { code: 0xa1, umask: 0x04, row: 165, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_3`: event select 0xa1, umask 0x08, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_3`: event select 0xa1, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_3: Event = Event { code: 0xa1, umask: 0x08, row: 166, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_3_CORE`: event select 0xa1, umask 0x08, any thread, counters
-    /// 0b1111.
+    /// `UOPS_EXECUTED_PORT.PORT_3_CORE`: event select 0xa1, umask 0x08, any thread, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_PORT_PORT_3_CORE: Event = Event { code: 0xa1, umask: 0x08, any_thread: true, row: 167, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_3`: event select 0xa1, umask 0x08, counters 0b1111.
+    /// `UOPS_EXECUTED_PORT.PORT_3`: event select 0xa1, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_EXECUTED_PORT_PORT_3: Event = Event { code: 0xa1, umask: 0x08, row: 168, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_4`: event select 0xa1, umask 0x10, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_4`: event select 0xa1, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_4: Event = Event { code: 0xa1, umask: 0x10, row: 169, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_4_CORE`: event select 0xa1, umask 0x10, any thread, counters
-    /// 0b1111.
+    /// `UOPS_EXECUTED_PORT.PORT_4_CORE`: event select 0xa1, umask 0x10, any thread, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_PORT_PORT_4_CORE: Event = Event { code: 0xa1, umask: 0x10, any_thread: true, row: 170, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_4`: event select 0xa1, umask 0x10, counters 0b1111.
+    /// `UOPS_EXECUTED_PORT.PORT_4`: event select 0xa1, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_EXECUTED_PORT_PORT_4: Event = Event { code: 0xa1, umask: 0x10, row: 171, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_5`: event select 0xa1, umask 0x20, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_5`: event select 0xa1, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_5: Event = Event { code: 0xa1, umask: 0x20, row: 172, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_5_CORE`: event select 0xa1, umask 0x20, any thread, counters
-    /// 0b1111.
+    /// `UOPS_EXECUTED_PORT.PORT_5_CORE`: event select 0xa1, umask 0x20, any thread, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_PORT_PORT_5_CORE: Event = Event { code: 0xa1, umask: 0x20, any_thread: true, row: 173, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_5`: event select 0xa1, umask 0x20, counters 0b1111.
+    /// `UOPS_EXECUTED_PORT.PORT_5`: event select 0xa1, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_EXECUTED_PORT_PORT_5: Event = Event { code: 0xa1, umask: 0x20, row: 174, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_6`: event select 0xa1, umask 0x40, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_6`: event select 0xa1, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_6: Event = Event { code: 0xa1, umask: 0x40, row: 175, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_6_CORE`: event select 0xa1, umask 0x40, any thread, counters
-    /// 0b1111.
+    /// `UOPS_EXECUTED_PORT.PORT_6_CORE`: event select 0xa1, umask 0x40, any thread, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_PORT_PORT_6_CORE: Event = Event { code: 0xa1, umask: 0x40, any_thread: true, row: 176, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_6`: event select 0xa1, umask 0x40, counters 0b1111.
+    /// `UOPS_EXECUTED_PORT.PORT_6`: event select 0xa1, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_EXECUTED_PORT_PORT_6: Event = Event { code: 0xa1, umask: 0x40, row: 177, ..Event::BASE };
-    /// `UOPS_DISPATCHED_PORT.PORT_7`: event select 0xa1, umask 0x80, counters 0b1111.
+    /// `UOPS_DISPATCHED_PORT.PORT_7`: event select 0xa1, umask 0x80, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_DISPATCHED_PORT_PORT_7: Event = Event { code: 0xa1, umask: 0x80, row: 178, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_7_CORE`: event select 0xa1, umask 0x80, any thread, counters
-    /// 0b1111.
+    /// `UOPS_EXECUTED_PORT.PORT_7_CORE`: event select 0xa1, umask 0x80, any thread, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_PORT_PORT_7_CORE: Event = Event { code: 0xa1, umask: 0x80, any_thread: true, row: 179, ..Event::BASE };
-    /// `UOPS_EXECUTED_PORT.PORT_7`: event select 0xa1, umask 0x80, counters 0b1111.
+    /// `UOPS_EXECUTED_PORT.PORT_7`: event select 0xa1, umask 0x80, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_EXECUTED_PORT_PORT_7: Event = Event { code: 0xa1, umask: 0x80, row: 180, ..Event::BASE };
-    /// `RESOURCE_STALLS.ANY`: event select 0xa2, umask 0x01, counters 0b1111.
+    /// `RESOURCE_STALLS.ANY`: event select 0xa2, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const RESOURCE_STALLS_ANY: Event = Event { code: 0xa2, umask: 0x01, row: 181, ..Event::BASE };
-    /// `RESOURCE_STALLS.RS`: event select 0xa2, umask 0x04, counters 0b1111.
+    /// `RESOURCE_STALLS.RS`: event select 0xa2, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const RESOURCE_STALLS_RS: Event = Event { code: 0xa2, umask: 0x04, row: 182, ..Event::BASE };
-    /// `RESOURCE_STALLS.SB`: event select 0xa2, umask 0x08, counters 0b1111.
+    /// `RESOURCE_STALLS.SB`: event select 0xa2, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const RESOURCE_STALLS_SB: Event = Event { code: 0xa2, umask: 0x08, row: 183, ..Event::BASE };
-    /// `RESOURCE_STALLS.ROB`: event select 0xa2, umask 0x10, counters 0b1111.
+    /// `RESOURCE_STALLS.ROB`: event select 0xa2, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const RESOURCE_STALLS_ROB: Event = Event { code: 0xa2, umask: 0x10, row: 184, ..Event::BASE };
     /// `CYCLE_ACTIVITY.CYCLES_L2_PENDING`: event select 0xa3, umask 0x01, counter mask 1, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CYCLE_ACTIVITY_CYCLES_L2_PENDING: Event = Event { code: 0xa3, umask: 0x01, threshold: 1, row: 185, ..Event::BASE };
     /// `CYCLE_ACTIVITY.CYCLES_L2_MISS`: event select 0xa3, umask 0x01, counter mask 1, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CYCLE_ACTIVITY_CYCLES_L2_MISS: Event = Event { code: 0xa3, umask: 0x01, threshold: 1, row: 186, ..Event::BASE };
     /// `CYCLE_ACTIVITY.CYCLES_LDM_PENDING`: event select 0xa3, umask 0x02, counter mask 2, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CYCLE_ACTIVITY_CYCLES_LDM_PENDING: Event = Event { code: 0xa3, umask: 0x02, threshold: 2, row: 187, ..Event::BASE };
     /// `CYCLE_ACTIVITY.CYCLES_MEM_ANY`: event select 0xa3, umask 0x02, counter mask 2, counters
     /// 0b1111.
@@ -438,19 +584,19 @@ impl Event {
     /// 0b1111.
     pub const CYCLE_ACTIVITY_CYCLES_NO_EXECUTE: Event = Event { code: 0xa3, umask: 0x04, threshold: 4, row: 189, ..Event::BASE };
     /// `CYCLE_ACTIVITY.STALLS_TOTAL`: event select 0xa3, umask 0x04, counter mask 4, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CYCLE_ACTIVITY_STALLS_TOTAL: Event = Event { code: 0xa3, umask: 0x04, threshold: 4, row: 190, ..Event::BASE };
     /// `CYCLE_ACTIVITY.STALLS_L2_PENDING`: event select 0xa3, umask 0x05, counter mask 5, counters
     /// 0b1111.
     pub const CYCLE_ACTIVITY_STALLS_L2_PENDING: Event = Event { code: 0xa3, umask: 0x05, threshold: 5, row: 191, ..Event::BASE };
     /// `CYCLE_ACTIVITY.STALLS_L2_MISS`: event select 0xa3, umask 0x05, counter mask 5, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CYCLE_ACTIVITY_STALLS_L2_MISS: Event = Event { code: 0xa3, umask: 0x05, threshold: 5, row: 192, ..Event::BASE };
     /// `CYCLE_ACTIVITY.STALLS_LDM_PENDING`: event select 0xa3, umask 0x06, counter mask 6, counters
     /// 0b1111.
     pub const CYCLE_ACTIVITY_STALLS_LDM_PENDING: Event = Event { code: 0xa3, umask: 0x06, threshold: 6, row: 193, ..Event::BASE };
     /// `CYCLE_ACTIVITY.STALLS_MEM_ANY`: event select 0xa3, umask 0x06, counter mask 6, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const CYCLE_ACTIVITY_STALLS_MEM_ANY: Event = Event { code: 0xa3, umask: 0x06, threshold: 6, row: 194, ..Event::BASE };
     /// `CYCLE_ACTIVITY.CYCLES_L1D_PENDING`: event select 0xa3, umask 0x08, counter mask 8, counters
     /// 0b100.
@@ -464,27 +610,38 @@ impl Event {
     /// `CYCLE_ACTIVITY.STALLS_L1D_MISS`: event select 0xa3, umask 0x0c, counter mask 12, counters
     /// 0b100.
     pub const CYCLE_ACTIVITY_STALLS_L1D_MISS: Event = Event { code: 0xa3, umask: 0x0c, threshold: 12, row: 198, ..Event::BASE };
-    /// `LSD.UOPS`: event select 0xa8, umask 0x01, counters 0b1111.
+    /// `LSD.UOPS`: event select 0xa8, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const LSD_UOPS: Event = Event { code: 0xa8, umask: 0x01, row: 199, ..Event::BASE };
-    /// `LSD.CYCLES_4_UOPS`: event select 0xa8, umask 0x01, counter mask 4, counters 0b1111.
+    /// `LSD.CYCLES_4_UOPS`: event select 0xa8, umask 0x01, counter mask 4, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const LSD_CYCLES_4_UOPS: Event = Event { code: 0xa8, umask: 0x01, threshold: 4, row: 200, ..Event::BASE };
-    /// `LSD.CYCLES_ACTIVE`: event select 0xa8, umask 0x01, counter mask 1, counters 0b1111.
+    /// `LSD.CYCLES_ACTIVE`: event select 0xa8, umask 0x01, counter mask 1, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const LSD_CYCLES_ACTIVE: Event = Event { code: 0xa8, umask: 0x01, threshold: 1, row: 201, ..Event::BASE };
-    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`: event select 0xab, umask 0x02, counters 0b1111.
+    /// `DSB2MITE_SWITCHES.PENALTY_CYCLES`: event select 0xab, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const DSB2MITE_SWITCHES_PENALTY_CYCLES: Event = Event { code: 0xab, umask: 0x02, row: 202, ..Event::BASE };
-    /// `ITLB.ITLB_FLUSH`: event select 0xae, umask 0x01, counters 0b1111.
+    /// `ITLB.ITLB_FLUSH`: event select 0xae, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const ITLB_ITLB_FLUSH: Event = Event { code: 0xae, umask: 0x01, row: 203, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`: event select 0xb0, umask 0x01, counters 0b1111.
+    /// `OFFCORE_REQUESTS.DEMAND_DATA_RD`: event select 0xb0, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_DEMAND_DATA_RD: Event = Event { code: 0xb0, umask: 0x01, row: 204, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`: event select 0xb0, umask 0x02, counters 0b1111.
+    /// `OFFCORE_REQUESTS.DEMAND_CODE_RD`: event select 0xb0, umask 0x02, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_DEMAND_CODE_RD: Event = Event { code: 0xb0, umask: 0x02, row: 205, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.DEMAND_RFO`: event select 0xb0, umask 0x04, counters 0b1111.
+    /// `OFFCORE_REQUESTS.DEMAND_RFO`: event select 0xb0, umask 0x04, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const OFFCORE_REQUESTS_DEMAND_RFO: Event = Event { code: 0xb0, umask: 0x04, row: 206, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.ALL_DATA_RD`: event select 0xb0, umask 0x08, counters 0b1111.
+    /// `OFFCORE_REQUESTS.ALL_DATA_RD`: event select 0xb0, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const OFFCORE_REQUESTS_ALL_DATA_RD: Event = Event { code: 0xb0, umask: 0x08, row: 207, ..Event::BASE };
-    /// `OFFCORE_REQUESTS.ALL_REQUESTS`: event select 0xb0, umask 0x80, counters 0b1111.
+    /// `OFFCORE_REQUESTS.ALL_REQUESTS`: event select 0xb0, umask 0x80, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const OFFCORE_REQUESTS_ALL_REQUESTS: Event = Event { code: 0xb0, umask: 0x80, row: 208, ..Event::BASE };
-    /// `UOPS_EXECUTED.THREAD`: event select 0xb1, umask 0x01, counters 0b1111.
+    /// `UOPS_EXECUTED.THREAD`: event select 0xb1, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const UOPS_EXECUTED_THREAD: Event = Event { code: 0xb1, umask: 0x01, row: 209, ..Event::BASE };
     /// `UOPS_EXECUTED.STALL_CYCLES`: event select 0xb1, umask 0x01, counter mask 1, invert,
     /// counters 0b1111.
@@ -501,23 +658,26 @@ impl Event {
     /// `UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC`: event select 0xb1, umask 0x01, counter mask 4,
     /// counters 0b1111.
     pub const UOPS_EXECUTED_CYCLES_GE_4_UOPS_EXEC: Event = Event { code: 0xb1, umask: 0x01, threshold: 4, row: 214, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE`: event select 0xb1, umask 0x02, counters 0b1111.
+    /// `UOPS_EXECUTED.CORE`: event select 0xb1, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const UOPS_EXECUTED_CORE: Event = Event { code: 0xb1, umask: 0x02, row: 215, ..Event::BASE };
     /// `UOPS_EXECUTED.CORE_CYCLES_GE_1`: event select 0xb1, umask 0x02, counter mask 1, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CORE_CYCLES_GE_1: Event = Event { code: 0xb1, umask: 0x02, threshold: 1, row: 216, ..Event::BASE };
     /// `UOPS_EXECUTED.CORE_CYCLES_GE_2`: event select 0xb1, umask 0x02, counter mask 2, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CORE_CYCLES_GE_2: Event = Event { code: 0xb1, umask: 0x02, threshold: 2, row: 217, ..Event::BASE };
     /// `UOPS_EXECUTED.CORE_CYCLES_GE_3`: event select 0xb1, umask 0x02, counter mask 3, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CORE_CYCLES_GE_3: Event = Event { code: 0xb1, umask: 0x02, threshold: 3, row: 218, ..Event::BASE };
     /// `UOPS_EXECUTED.CORE_CYCLES_GE_4`: event select 0xb1, umask 0x02, counter mask 4, counters
-    /// 0b1111.
+    /// 0b1111 (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CORE_CYCLES_GE_4: Event = Event { code: 0xb1, umask: 0x02, threshold: 4, row: 219, ..Event::BASE };
-    /// `UOPS_EXECUTED.CORE_CYCLES_NONE`: event select 0xb1, umask 0x02, invert, counters 0b1111.
+    /// `UOPS_EXECUTED.CORE_CYCLES_NONE`: event select 0xb1, umask 0x02, invert, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const UOPS_EXECUTED_CORE_CYCLES_NONE: Event = Event { code: 0xb1, umask: 0x02, invert: true, row: 220, ..Event::BASE };
-    /// `OFFCORE_REQUESTS_BUFFER.SQ_FULL`: event select 0xb2, umask 0x01, counters 0b1111.
+    /// `OFFCORE_REQUESTS_BUFFER.SQ_FULL`: event select 0xb2, umask 0x01, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const OFFCORE_REQUESTS_BUFFER_SQ_FULL: Event = Event { code: 0xb2, umask: 0x01, row: 221, ..Event::BASE };
     /// `PAGE_WALKER_LOADS.DTLB_L1`: event select 0xbc, umask 0x11, counters 0b1111.
     pub const PAGE_WALKER_LOADS_DTLB_L1: Event = Event { code: 0xbc, umask: 0x11, row: 222, ..Event::BASE };
@@ -533,21 +693,29 @@ impl Event {
     pub const PAGE_WALKER_LOADS_ITLB_L2: Event = Event { code: 0xbc, umask: 0x22, row: 227, ..Event::BASE };
     /// `PAGE_WALKER_LOADS.ITLB_L3`: event select 0xbc, umask 0x24, counters 0b1111.
     pub const PAGE_WALKER_LOADS_ITLB_L3: Event = Event { code: 0xbc, umask: 0x24, row: 228, ..Event::BASE };
-    /// `TLB_FLUSH.DTLB_THREAD`: event select 0xbd, umask 0x01, counters 0b1111.
+    /// `TLB_FLUSH.DTLB_THREAD`: event select 0xbd, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TLB_FLUSH_DTLB_THREAD: Event = Event { code: 0xbd, umask: 0x01, row: 229, ..Event::BASE };
-    /// `TLB_FLUSH.STLB_ANY`: event select 0xbd, umask 0x20, counters 0b1111.
+    /// `TLB_FLUSH.STLB_ANY`: event select 0xbd, umask 0x20, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const TLB_FLUSH_STLB_ANY: Event = Event { code: 0xbd, umask: 0x20, row: 230, ..Event::BASE };
-    /// `INST_RETIRED.ANY_P`: event select 0xc0, umask 0x00, counters 0b1111.
+    /// `INST_RETIRED.ANY_P`: event select 0xc0, umask 0x00, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const INST_RETIRED_ANY_P: Event = Event { code: 0xc0, umask: 0x00, row: 231, ..Event::BASE };
-    /// `INST_RETIRED.X87`: event select 0xc0, umask 0x02, counters 0b1111.
+    /// `INST_RETIRED.X87`: event select 0xc0, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const INST_RETIRED_X87: Event = Event { code: 0xc0, umask: 0x02, row: 232, ..Event::BASE };
-    /// `OTHER_ASSISTS.AVX_TO_SSE`: event select 0xc1, umask 0x08, counters 0b1111.
+    /// `OTHER_ASSISTS.AVX_TO_SSE`: event select 0xc1, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const OTHER_ASSISTS_AVX_TO_SSE: Event = Event { code: 0xc1, umask: 0x08, row: 233, ..Event::BASE };
-    /// `OTHER_ASSISTS.SSE_TO_AVX`: event select 0xc1, umask 0x10, counters 0b1111.
+    /// `OTHER_ASSISTS.SSE_TO_AVX`: event select 0xc1, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const OTHER_ASSISTS_SSE_TO_AVX: Event = Event { code: 0xc1, umask: 0x10, row: 234, ..Event::BASE };
-    /// `OTHER_ASSISTS.ANY_WB_ASSIST`: event select 0xc1, umask 0x40, counters 0b1111.
+    /// `OTHER_ASSISTS.ANY_WB_ASSIST`: event select 0xc1, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const OTHER_ASSISTS_ANY_WB_ASSIST: Event = Event { code: 0xc1, umask: 0x40, row: 235, ..Event::BASE };
-    /// `UOPS_RETIRED.ALL`: event select 0xc2, umask 0x01, counters 0b1111.
+    /// `UOPS_RETIRED.ALL`: event select 0xc2, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const UOPS_RETIRED_ALL: Event = Event { code: 0xc2, umask: 0x01, row: 236, ..Event::BASE };
     /// `UOPS_RETIRED.STALL_CYCLES`: event select 0xc2, umask 0x01, counter mask 1, invert, counters
     /// 0b1111.
@@ -555,42 +723,59 @@ impl Event {
     /// `UOPS_RETIRED.TOTAL_CYCLES`: event select 0xc2, umask 0x01, counter mask 16, invert,
     /// counters 0b1111.
     pub const UOPS_RETIRED_TOTAL_CYCLES: Event = Event { code: 0xc2, umask: 0x01, threshold: 16, invert: true, row: 238, ..Event::BASE };
-    /// `UOPS_RETIRED.RETIRE_SLOTS`: event select 0xc2, umask 0x02, counters 0b1111.
+    /// `UOPS_RETIRED.RETIRE_SLOTS`: event select 0xc2, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const UOPS_RETIRED_RETIRE_SLOTS: Event = Event { code: 0xc2, umask: 0x02, row: 239, ..Event::BASE };
-    /// `MACHINE_CLEARS.CYCLES`: event select 0xc3, umask 0x01, counters 0b1111.
+    /// `MACHINE_CLEARS.CYCLES`: event select 0xc3, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const MACHINE_CLEARS_CYCLES: Event = Event { code: 0xc3, umask: 0x01, row: 240, ..Event::BASE };
-    /// `MACHINE_CLEARS.COUNT`: event select 0xc3, umask 0x01, counter mask 1, edge, counters
-    /// 0b1111.
+    /// `MACHINE_CLEARS.COUNT`: event select 0xc3, umask 0x01, counter mask 1, edge, counters 0b1111
+    /// (0b11111111 without Hyper-Threading).
     pub const MACHINE_CLEARS_COUNT: Event = Event { code: 0xc3, umask: 0x01, threshold: 1, edge: true, row: 241, ..Event::BASE };
-    /// `MACHINE_CLEARS.MEMORY_ORDERING`: event select 0xc3, umask 0x02, counters 0b1111.
+    /// `MACHINE_CLEARS.MEMORY_ORDERING`: event select 0xc3, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const MACHINE_CLEARS_MEMORY_ORDERING: Event = Event { code: 0xc3, umask: 0x02, row: 242, ..Event::BASE };
-    /// `MACHINE_CLEARS.SMC`: event select 0xc3, umask 0x04, counters 0b1111.
+    /// `MACHINE_CLEARS.SMC`: event select 0xc3, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const MACHINE_CLEARS_SMC: Event = Event { code: 0xc3, umask: 0x04, row: 243, ..Event::BASE };
-    /// `MACHINE_CLEARS.MASKMOV`: event select 0xc3, umask 0x20, counters 0b1111.
+    /// `MACHINE_CLEARS.MASKMOV`: event select 0xc3, umask 0x20, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const MACHINE_CLEARS_MASKMOV: Event = Event { code: 0xc3, umask: 0x20, row: 244, ..Event::BASE };
-    /// `BR_INST_RETIRED.ALL_BRANCHES`: event select 0xc4, umask 0x00, counters 0b1111.
+    /// `BR_INST_RETIRED.ALL_BRANCHES`: event select 0xc4, umask 0x00, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc4, umask: 0x00, row: 245, ..Event::BASE };
-    /// `BR_INST_RETIRED.CONDITIONAL`: event select 0xc4, umask 0x01, counters 0b1111.
+    /// `BR_INST_RETIRED.CONDITIONAL`: event select 0xc4, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_CONDITIONAL: Event = Event { code: 0xc4, umask: 0x01, row: 246, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_CALL`: event select 0xc4, umask 0x02, counters 0b1111.
+    /// `BR_INST_RETIRED.NEAR_CALL`: event select 0xc4, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_NEAR_CALL: Event = Event { code: 0xc4, umask: 0x02, row: 247, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_CALL_R3`: event select 0xc4, umask 0x02, counters 0b1111.
+    /// `BR_INST_RETIRED.NEAR_CALL_R3`: event select 0xc4, umask 0x02, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_NEAR_CALL_R3: Event = Event { code: 0xc4, umask: 0x02, row: 248, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_RETURN`: event select 0xc4, umask 0x08, counters 0b1111.
+    /// `BR_INST_RETIRED.NEAR_RETURN`: event select 0xc4, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_NEAR_RETURN: Event = Event { code: 0xc4, umask: 0x08, row: 249, ..Event::BASE };
-    /// `BR_INST_RETIRED.NOT_TAKEN`: event select 0xc4, umask 0x10, counters 0b1111.
+    /// `BR_INST_RETIRED.NOT_TAKEN`: event select 0xc4, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_NOT_TAKEN: Event = Event { code: 0xc4, umask: 0x10, row: 250, ..Event::BASE };
-    /// `BR_INST_RETIRED.NEAR_TAKEN`: event select 0xc4, umask 0x20, counters 0b1111.
+    /// `BR_INST_RETIRED.NEAR_TAKEN`: event select 0xc4, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_NEAR_TAKEN: Event = Event { code: 0xc4, umask: 0x20, row: 251, ..Event::BASE };
-    /// `BR_INST_RETIRED.FAR_BRANCH`: event select 0xc4, umask 0x40, counters 0b1111.
+    /// `BR_INST_RETIRED.FAR_BRANCH`: event select 0xc4, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_INST_RETIRED_FAR_BRANCH: Event = Event { code: 0xc4, umask: 0x40, row: 252, ..Event::BASE };
-    /// `BR_MISP_RETIRED.ALL_BRANCHES`: event select 0xc5, umask 0x00, counters 0b1111.
+    /// `BR_MISP_RETIRED.ALL_BRANCHES`: event select 0xc5, umask 0x00, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_RETIRED_ALL_BRANCHES: Event = Event { code: 0xc5, umask: 0x00, row: 253, ..Event::BASE };
-    /// `BR_MISP_RETIRED.CONDITIONAL`: event select 0xc5, umask 0x01, counters 0b1111.
+    /// `BR_MISP_RETIRED.CONDITIONAL`: event select 0xc5, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_RETIRED_CONDITIONAL: Event = Event { code: 0xc5, umask: 0x01, row: 254, ..Event::BASE };
-    /// `BR_MISP_RETIRED.RET`: event select 0xc5, umask 0x08, counters 0b1111.
+    /// `BR_MISP_RETIRED.RET`: event select 0xc5, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const BR_MISP_RETIRED_RET: Event = Event { code: 0xc5, umask: 0x08, row: 255, ..Event::BASE };
-    /// `BR_MISP_RETIRED.NEAR_TAKEN`: event select 0xc5, umask 0x20, counters 0b1111.
+    /// `BR_MISP_RETIRED.NEAR_TAKEN`: event select 0xc5, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const BR_MISP_RETIRED_NEAR_TAKEN: Event = Event { code: 0xc5, umask: 0x20, row: 256, ..Event::BASE };
     /// `FP_ARITH_INST_RETIRED.SCALAR_DOUBLE`: event select 0xc7, umask 0x01, counters 0b1111.
     pub const FP_ARITH_INST_RETIRED_SCALAR_DOUBLE: Event = Event { code: 0xc7, umask: 0x01, row: 257, ..Event::BASE };
@@ -616,21 +801,29 @@ impl Event {
     pub const FP_ARITH_INST_RETIRED_PACKED: Event = Event { code: 0xc7, umask: 0x3c, row: 267, ..Event::BASE };
     /// `FP_ARITH_INST_RETIRED.VECTOR`: event select 0xc7, umask 0xfc, counters 0b1111.
     pub const FP_ARITH_INST_RETIRED_VECTOR: Event = Event { code: 0xc7, umask: 0xfc, row: 268, ..Event::BASE };
-    /// `HLE_RETIRED.START`: event select 0xc8, umask 0x01, counters 0b1111.
+    /// `HLE_RETIRED.START`: event select 0xc8, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const HLE_RETIRED_START: Event = Event { code: 0xc8, umask: 0x01, row: 269, ..Event::BASE };
-    /// `HLE_RETIRED.COMMIT`: event select 0xc8, umask 0x02, counters 0b1111.
+    /// `HLE_RETIRED.COMMIT`: event select 0xc8, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const HLE_RETIRED_COMMIT: Event = Event { code: 0xc8, umask: 0x02, row: 270, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED`: event select 0xc8, umask 0x04, counters 0b1111.
+    /// `HLE_RETIRED.ABORTED`: event select 0xc8, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const HLE_RETIRED_ABORTED: Event = Event { code: 0xc8, umask: 0x04, row: 271, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_MISC1`: event select 0xc8, umask 0x08, counters 0b1111.
+    /// `HLE_RETIRED.ABORTED_MISC1`: event select 0xc8, umask 0x08, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const HLE_RETIRED_ABORTED_MISC1: Event = Event { code: 0xc8, umask: 0x08, row: 272, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_MISC2`: event select 0xc8, umask 0x10, counters 0b1111.
+    /// `HLE_RETIRED.ABORTED_MISC2`: event select 0xc8, umask 0x10, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const HLE_RETIRED_ABORTED_MISC2: Event = Event { code: 0xc8, umask: 0x10, row: 273, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_MISC3`: event select 0xc8, umask 0x20, counters 0b1111.
+    /// `HLE_RETIRED.ABORTED_MISC3`: event select 0xc8, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const HLE_RETIRED_ABORTED_MISC3: Event = Event { code: 0xc8, umask: 0x20, row: 274, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_MISC4`: event select 0xc8, umask 0x40, counters 0b1111.
+    /// `HLE_RETIRED.ABORTED_MISC4`: event select 0xc8, umask 0x40, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const HLE_RETIRED_ABORTED_MISC4: Event = Event { code: 0xc8, umask: 0x40, row: 275, ..Event::BASE };
-    /// `HLE_RETIRED.ABORTED_MISC5`: event select 0xc8, umask 0x80, counters 0b1111.
+    /// `HLE_RETIRED.ABORTED_MISC5`: event select 0xc8, umask 0x80, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const HLE_RETIRED_ABORTED_MISC5: Event = Event { code: 0xc8, umask: 0x80, row: 276, ..Event::BASE };
     /// `RTM_RETIRED.START`: event select 0xc9, umask 0x01, counters 0b1111.
     pub const RTM_RETIRED_START: Event = Event { code: 0xc9, umask: 0x01, row: 277, ..Event::BASE };
@@ -648,17 +841,22 @@ impl Event {
     pub const RTM_RETIRED_ABORTED_MISC4: Event = Event { code: 0xc9, umask: 0x40, row: 283, ..Event::BASE };
     /// `RTM_RETIRED.ABORTED_MISC5`: event select 0xc9, umask 0x80, counters 0b1111.
     pub const RTM_RETIRED_ABORTED_MISC5: Event = Event { code: 0xc9, umask: 0x80, row: 284, ..Event::BASE };
-    /// `FP_ASSIST.X87_OUTPUT`: event select 0xca, umask 0x02, counters 0b1111.
+    /// `FP_ASSIST.X87_OUTPUT`: event select 0xca, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const FP_ASSIST_X87_OUTPUT: Event = Event { code: 0xca, umask: 0x02, row: 285, ..Event::BASE };
-    /// `FP_ASSIST.X87_INPUT`: event select 0xca, umask 0x04, counters 0b1111.
+    /// `FP_ASSIST.X87_INPUT`: event select 0xca, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const FP_ASSIST_X87_INPUT: Event = Event { code: 0xca, umask: 0x04, row: 286, ..Event::BASE };
-    /// `FP_ASSIST.SIMD_OUTPUT`: event select 0xca, umask 0x08, counters 0b1111.
+    /// `FP_ASSIST.SIMD_OUTPUT`: event select 0xca, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const FP_ASSIST_SIMD_OUTPUT: Event = Event { code: 0xca, umask: 0x08, row: 287, ..Event::BASE };
-    /// `FP_ASSIST.SIMD_INPUT`: event select 0xca, umask 0x10, counters 0b1111.
+    /// `FP_ASSIST.SIMD_INPUT`: event select 0xca, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const FP_ASSIST_SIMD_INPUT: Event = Event { code: 0xca, umask: 0x10, row: 288, ..Event::BASE };
     /// `FP_ASSIST.ANY`: event select 0xca, umask 0x1e, counter mask 1, counters 0b1111.
     pub const FP_ASSIST_ANY: Event = Event { code: 0xca, umask: 0x1e, threshold: 1, row: 289, ..Event::BASE };
-    /// `ROB_MISC_EVENTS.LBR_INSERTS`: event select 0xcc, umask 0x20, counters 0b1111.
+    /// `ROB_MISC_EVENTS.LBR_INSERTS`: event select 0xcc, umask 0x20, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const ROB_MISC_EVENTS_LBR_INSERTS: Event = Event { code: 0xcc, umask: 0x20, row: 290, ..Event::BASE };
     /// `MEM_UOPS_RETIRED.STLB_MISS_LOADS`: event select 0xd0, umask 0x11, counters 0b1111.
     pub const MEM_UOPS_RETIRED_STLB_MISS_LOADS: Event = Event { code: 0xd0, umask: 0x11, row: 291, ..Event::BASE };
@@ -704,35 +902,50 @@ impl Event {
     pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_HITM: Event = Event { code: 0xd3, umask: 0x10, row: 311, ..Event::BASE };
     /// `MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD`: event select 0xd3, umask 0x20, counters 0b1111.
     pub const MEM_LOAD_UOPS_L3_MISS_RETIRED_REMOTE_FWD: Event = Event { code: 0xd3, umask: 0x20, row: 312, ..Event::BASE };
-    /// `BACLEARS.ANY`: event select 0xe6, umask 0x1f, counters 0b1111.
+    /// `BACLEARS.ANY`: event select 0xe6, umask 0x1f, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const BACLEARS_ANY: Event = Event { code: 0xe6, umask: 0x1f, row: 313, ..Event::BASE };
-    /// `L2_TRANS.DEMAND_DATA_RD`: event select 0xf0, umask 0x01, counters 0b1111.
+    /// `L2_TRANS.DEMAND_DATA_RD`: event select 0xf0, umask 0x01, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_TRANS_DEMAND_DATA_RD: Event = Event { code: 0xf0, umask: 0x01, row: 314, ..Event::BASE };
-    /// `L2_TRANS.RFO`: event select 0xf0, umask 0x02, counters 0b1111.
+    /// `L2_TRANS.RFO`: event select 0xf0, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_TRANS_RFO: Event = Event { code: 0xf0, umask: 0x02, row: 315, ..Event::BASE };
-    /// `L2_TRANS.CODE_RD`: event select 0xf0, umask 0x04, counters 0b1111.
+    /// `L2_TRANS.CODE_RD`: event select 0xf0, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_TRANS_CODE_RD: Event = Event { code: 0xf0, umask: 0x04, row: 316, ..Event::BASE };
-    /// `L2_TRANS.ALL_PF`: event select 0xf0, umask 0x08, counters 0b1111.
+    /// `L2_TRANS.ALL_PF`: event select 0xf0, umask 0x08, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_TRANS_ALL_PF: Event = Event { code: 0xf0, umask: 0x08, row: 317, ..Event::BASE };
-    /// `L2_TRANS.L1D_WB`: event select 0xf0, umask 0x10, counters 0b1111.
+    /// `L2_TRANS.L1D_WB`: event select 0xf0, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_TRANS_L1D_WB: Event = Event { code: 0xf0, umask: 0x10, row: 318, ..Event::BASE };
-    /// `L2_TRANS.L2_FILL`: event select 0xf0, umask 0x20, counters 0b1111.
+    /// `L2_TRANS.L2_FILL`: event select 0xf0, umask 0x20, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_TRANS_L2_FILL: Event = Event { code: 0xf0, umask: 0x20, row: 319, ..Event::BASE };
-    /// `L2_TRANS.L2_WB`: event select 0xf0, umask 0x40, counters 0b1111.
+    /// `L2_TRANS.L2_WB`: event select 0xf0, umask 0x40, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_TRANS_L2_WB: Event = Event { code: 0xf0, umask: 0x40, row: 320, ..Event::BASE };
-    /// `L2_TRANS.ALL_REQUESTS`: event select 0xf0, umask 0x80, counters 0b1111.
+    /// `L2_TRANS.ALL_REQUESTS`: event select 0xf0, umask 0x80, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_TRANS_ALL_REQUESTS: Event = Event { code: 0xf0, umask: 0x80, row: 321, ..Event::BASE };
-    /// `L2_LINES_IN.I`: event select 0xf1, umask 0x01, counters 0b1111.
+    /// `L2_LINES_IN.I`: event select 0xf1, umask 0x01, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_LINES_IN_I: Event = Event { code: 0xf1, umask: 0x01, row: 322, ..Event::BASE };
-    /// `L2_LINES_IN.S`: event select 0xf1, umask 0x02, counters 0b1111.
+    /// `L2_LINES_IN.S`: event select 0xf1, umask 0x02, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_LINES_IN_S: Event = Event { code: 0xf1, umask: 0x02, row: 323, ..Event::BASE };
-    /// `L2_LINES_IN.E`: event select 0xf1, umask 0x04, counters 0b1111.
+    /// `L2_LINES_IN.E`: event select 0xf1, umask 0x04, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_LINES_IN_E: Event = Event { code: 0xf1, umask: 0x04, row: 324, ..Event::BASE };
-    /// `L2_LINES_IN.ALL`: event select 0xf1, umask 0x07, counters 0b1111.
+    /// `L2_LINES_IN.ALL`: event select 0xf1, umask 0x07, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const L2_LINES_IN_ALL: Event = Event { code: 0xf1, umask: 0x07, row: 325, ..Event::BASE };
-    /// `L2_LINES_OUT.DEMAND_CLEAN`: event select 0xf2, umask 0x05, counters 0b1111.
+    /// `L2_LINES_OUT.DEMAND_CLEAN`: event select 0xf2, umask 0x05, counters 0b1111 (0b11111111
+    /// without Hyper-Threading).
     pub const L2_LINES_OUT_DEMAND_CLEAN: Event = Event { code: 0xf2, umask: 0x05, row: 326, ..Event::BASE };
-    /// `SQ_MISC.SPLIT_LOCK`: event select 0xf4, umask 0x10, counters 0b1111.
+    /// `SQ_MISC.SPLIT_LOCK`: event select 0xf4, umask 0x10, counters 0b1111 (0b11111111 without
+    /// Hyper-Threading).
     pub const SQ_MISC_SPLIT_LOCK: Event = Event { code: 0xf4, umask: 0x10, row: 327, ..Event::BASE };
     /// `OFFCORE_RESPONSE.ALL_REQUESTS.LLC_MISS.ANY_RESPONSE`: event select 0xb7, umask 0x01,
     /// MSR_OFFCORE_RSP_0 = 0x3fbfc08fff, counters 0b1111.
@@ -839,156 +1052,156 @@ impl crate::core_events::EventList for List {
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
 const EVENT_INFOS: &[&EventInfo] = &[
-    &EventInfo { name: "LD_BLOCKS.STORE_FORWARD", code: 0x03, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS.NO_SR", code: 0x03, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MISALIGN_MEM_REF.LOADS", code: 0x05, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MISALIGN_MEM_REF.STORES", code: 0x05, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", code: 0x07, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", code: 0x08, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", code: 0x08, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", code: 0x08, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", code: 0x08, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED", code: 0x08, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_DURATION", code: 0x08, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT_4K", code: 0x08, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT_2M", code: 0x08, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT", code: 0x08, umask: 0x60, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES", code: 0x0d, umask: 0x03, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES_ANY", code: 0x0d, umask: 0x03, counters: 0b1111, threshold: 1, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "INT_MISC.RAT_STALL_CYCLES", code: 0x0d, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.ANY", code: 0x0e, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "LD_BLOCKS.STORE_FORWARD", code: 0x03, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LD_BLOCKS.NO_SR", code: 0x03, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "MISALIGN_MEM_REF.LOADS", code: 0x05, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "MISALIGN_MEM_REF.STORES", code: 0x05, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LD_BLOCKS_PARTIAL.ADDRESS_ALIAS", code: 0x07, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.MISS_CAUSES_A_WALK", code: 0x08, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_4K", code: 0x08, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_2M_4M", code: 0x08, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED_1G", code: 0x08, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_COMPLETED", code: 0x08, umask: 0x0e, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.WALK_DURATION", code: 0x08, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT_4K", code: 0x08, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT_2M", code: 0x08, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_LOAD_MISSES.STLB_HIT", code: 0x08, umask: 0x60, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES", code: 0x0d, umask: 0x03, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "INT_MISC.RECOVERY_CYCLES_ANY", code: 0x0d, umask: 0x03, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "INT_MISC.RAT_STALL_CYCLES", code: 0x0d, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_ISSUED.ANY", code: 0x0e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "UOPS_ISSUED.STALL_CYCLES", code: 0x0e, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.FLAGS_MERGE", code: 0x0e, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.SLOW_LEA", code: 0x0e, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_ISSUED.SINGLE_MUL", code: 0x0e, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ARITH.FPU_DIV_ACTIVE", code: 0x14, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_MISS", code: 0x24, umask: 0x21, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFO_MISS", code: 0x24, umask: 0x22, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.CODE_RD_MISS", code: 0x24, umask: 0x24, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_MISS", code: 0x24, umask: 0x27, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.L2_PF_MISS", code: 0x24, umask: 0x30, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.MISS", code: 0x24, umask: 0x3f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_HIT", code: 0x24, umask: 0xc1, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.RFO_HIT", code: 0x24, umask: 0xc2, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.CODE_RD_HIT", code: 0x24, umask: 0xc4, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.L2_PF_HIT", code: 0x24, umask: 0xd0, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_DATA_RD", code: 0x24, umask: 0xe1, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_RFO", code: 0x24, umask: 0xe2, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_CODE_RD", code: 0x24, umask: 0xe4, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_REFERENCES", code: 0x24, umask: 0xe7, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.ALL_PF", code: 0x24, umask: 0xf8, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_RQSTS.REFERENCES", code: 0x24, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_DEMAND_RQSTS.WB_HIT", code: 0x27, umask: 0x50, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.MISS", code: 0x2e, umask: 0x41, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LONGEST_LAT_CACHE.REFERENCE", code: 0x2e, umask: 0x4f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P", code: 0x3c, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P_ANY", code: 0x3c, umask: 0x00, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_ISSUED.FLAGS_MERGE", code: 0x0e, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_ISSUED.SLOW_LEA", code: 0x0e, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_ISSUED.SINGLE_MUL", code: 0x0e, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ARITH.FPU_DIV_ACTIVE", code: 0x14, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_MISS", code: 0x24, umask: 0x21, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.RFO_MISS", code: 0x24, umask: 0x22, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.CODE_RD_MISS", code: 0x24, umask: 0x24, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_MISS", code: 0x24, umask: 0x27, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.L2_PF_MISS", code: 0x24, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.MISS", code: 0x24, umask: 0x3f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.DEMAND_DATA_RD_HIT", code: 0x24, umask: 0xc1, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.RFO_HIT", code: 0x24, umask: 0xc2, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.CODE_RD_HIT", code: 0x24, umask: 0xc4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.L2_PF_HIT", code: 0x24, umask: 0xd0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_DATA_RD", code: 0x24, umask: 0xe1, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.ALL_RFO", code: 0x24, umask: 0xe2, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.ALL_CODE_RD", code: 0x24, umask: 0xe4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.ALL_DEMAND_REFERENCES", code: 0x24, umask: 0xe7, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.ALL_PF", code: 0x24, umask: 0xf8, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_RQSTS.REFERENCES", code: 0x24, umask: 0xff, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_DEMAND_RQSTS.WB_HIT", code: 0x27, umask: 0x50, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LONGEST_LAT_CACHE.MISS", code: 0x2e, umask: 0x41, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LONGEST_LAT_CACHE.REFERENCE", code: 0x2e, umask: 0x4f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P", code: 0x3c, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_UNHALTED.THREAD_P_ANY", code: 0x3c, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_UNHALTED.REF_XCLK_ANY", code: 0x3c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
     &EventInfo { name: "CPU_CLK_THREAD_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "CPU_CLK_UNHALTED.ONE_THREAD_ACTIVE", code: 0x3c, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "L1D_PEND_MISS.PENDING", code: 0x48, umask: 0x01, counters: 0b100, ..EventInfo::BASE },
     &EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES", code: 0x48, umask: 0x01, counters: 0b100, threshold: 1, ..EventInfo::BASE },
     &EventInfo { name: "L1D_PEND_MISS.PENDING_CYCLES_ANY", code: 0x48, umask: 0x01, counters: 0b100, threshold: 1, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "L1D_PEND_MISS.FB_FULL", code: 0x48, umask: 0x02, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", code: 0x49, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_4K", code: 0x49, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", code: 0x49, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_1G", code: 0x49, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED", code: 0x49, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.WALK_DURATION", code: 0x49, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT_4K", code: 0x49, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT_2M", code: 0x49, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT", code: 0x49, umask: 0x60, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LOAD_HIT_PRE.SW_PF", code: 0x4c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LOAD_HIT_PRE.HW_PF", code: 0x4c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "EPT.WALK_CYCLES", code: 0x4f, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L1D.REPLACEMENT", code: 0x51, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_CONFLICT", code: 0x54, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_CAPACITY_WRITE", code: 0x54, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK", code: 0x54, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY", code: 0x54, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH", code: 0x54, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT", code: 0x54, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_MEM.HLE_ELISION_BUFFER_FULL", code: 0x54, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MOVE_ELIMINATION.INT_ELIMINATED", code: 0x58, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MOVE_ELIMINATION.SIMD_ELIMINATED", code: 0x58, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MOVE_ELIMINATION.INT_NOT_ELIMINATED", code: 0x58, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MOVE_ELIMINATION.SIMD_NOT_ELIMINATED", code: 0x58, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPL_CYCLES.RING0", code: 0x5c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CPL_CYCLES.RING0_TRANS", code: 0x5c, umask: 0x01, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "CPL_CYCLES.RING123", code: 0x5c, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC1", code: 0x5d, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC2", code: 0x5d, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC3", code: 0x5d, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC4", code: 0x5d, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TX_EXEC.MISC5", code: 0x5d, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RS_EVENTS.EMPTY_CYCLES", code: 0x5e, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RS_EVENTS.EMPTY_END", code: 0x5e, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6", code: 0x60, umask: 0x01, counters: 0b1111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", code: 0x60, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION", code: 0x63, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LOCK_CYCLES.CACHE_LOCK_DURATION", code: 0x63, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "L1D_PEND_MISS.FB_FULL", code: 0x48, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.MISS_CAUSES_A_WALK", code: 0x49, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_4K", code: 0x49, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_2M_4M", code: 0x49, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED_1G", code: 0x49, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.WALK_COMPLETED", code: 0x49, umask: 0x0e, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.WALK_DURATION", code: 0x49, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT_4K", code: 0x49, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT_2M", code: 0x49, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "DTLB_STORE_MISSES.STLB_HIT", code: 0x49, umask: 0x60, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LOAD_HIT_PRE.SW_PF", code: 0x4c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LOAD_HIT_PRE.HW_PF", code: 0x4c, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "EPT.WALK_CYCLES", code: 0x4f, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L1D.REPLACEMENT", code: 0x51, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_MEM.ABORT_CONFLICT", code: 0x54, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_MEM.ABORT_CAPACITY_WRITE", code: 0x54, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_MEM.ABORT_HLE_STORE_TO_ELIDED_LOCK", code: 0x54, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_MEM.ABORT_HLE_ELISION_BUFFER_NOT_EMPTY", code: 0x54, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_MEM.ABORT_HLE_ELISION_BUFFER_MISMATCH", code: 0x54, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_MEM.ABORT_HLE_ELISION_BUFFER_UNSUPPORTED_ALIGNMENT", code: 0x54, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_MEM.HLE_ELISION_BUFFER_FULL", code: 0x54, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "MOVE_ELIMINATION.INT_ELIMINATED", code: 0x58, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "MOVE_ELIMINATION.SIMD_ELIMINATED", code: 0x58, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "MOVE_ELIMINATION.INT_NOT_ELIMINATED", code: 0x58, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "MOVE_ELIMINATION.SIMD_NOT_ELIMINATED", code: 0x58, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CPL_CYCLES.RING0", code: 0x5c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CPL_CYCLES.RING0_TRANS", code: 0x5c, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
+    &EventInfo { name: "CPL_CYCLES.RING123", code: 0x5c, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_EXEC.MISC1", code: 0x5d, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_EXEC.MISC2", code: 0x5d, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_EXEC.MISC3", code: 0x5d, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_EXEC.MISC4", code: 0x5d, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TX_EXEC.MISC5", code: 0x5d, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RS_EVENTS.EMPTY_CYCLES", code: 0x5e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RS_EVENTS.EMPTY_END", code: 0x5e, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, invert: true, edge: true, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_DATA_RD", code: 0x60, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_DATA_RD_GE_6", code: 0x60, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 6, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_CODE_RD", code: 0x60, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DEMAND_RFO", code: 0x60, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.ALL_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD", code: 0x60, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "LOCK_CYCLES.SPLIT_LOCK_UC_LOCK_DURATION", code: 0x63, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LOCK_CYCLES.CACHE_LOCK_DURATION", code: 0x63, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "IDQ.EMPTY", code: 0x79, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_UOPS", code: 0x79, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_CYCLES", code: 0x79, umask: 0x04, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_UOPS", code: 0x79, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.DSB_CYCLES", code: 0x79, umask: 0x08, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_DSB_UOPS", code: 0x79, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_DSB_CYCLES", code: 0x79, umask: 0x10, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_DSB_OCCUR", code: 0x79, umask: 0x10, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_4_UOPS", code: 0x79, umask: 0x18, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_ANY_UOPS", code: 0x79, umask: 0x18, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_MITE_UOPS", code: 0x79, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_4_UOPS", code: 0x79, umask: 0x24, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", code: 0x79, umask: 0x24, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_UOPS", code: 0x79, umask: 0x30, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_CYCLES", code: 0x79, umask: 0x30, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MS_SWITCHES", code: 0x79, umask: 0x30, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "IDQ.MITE_ALL_UOPS", code: 0x79, umask: 0x3c, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE.HIT", code: 0x80, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE.MISSES", code: 0x80, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ICACHE.IFDATA_STALL", code: 0x80, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.MISS_CAUSES_A_WALK", code: 0x85, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_4K", code: 0x85, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_2M_4M", code: 0x85, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_1G", code: 0x85, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED", code: 0x85, umask: 0x0e, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.WALK_DURATION", code: 0x85, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.STLB_HIT_4K", code: 0x85, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.STLB_HIT_2M", code: 0x85, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB_MISSES.STLB_HIT", code: 0x85, umask: 0x60, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ILD_STALL.LCP", code: 0x87, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.NONTAKEN_CONDITIONAL", code: 0x88, umask: 0x41, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_CONDITIONAL", code: 0x88, umask: 0x81, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_DIRECT_JUMP", code: 0x88, umask: 0x82, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", code: 0x88, umask: 0x84, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN", code: 0x88, umask: 0x88, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL", code: 0x88, umask: 0x90, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL", code: 0x88, umask: 0xa0, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_CONDITIONAL", code: 0x88, umask: 0xc1, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_DIRECT_JMP", code: 0x88, umask: 0xc2, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", code: 0x88, umask: 0xc4, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN", code: 0x88, umask: 0xc8, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_DIRECT_NEAR_CALL", code: 0x88, umask: 0xd0, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_EXEC.ALL_BRANCHES", code: 0x88, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.NONTAKEN_CONDITIONAL", code: 0x89, umask: 0x41, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN_CONDITIONAL", code: 0x89, umask: 0x81, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", code: 0x89, umask: 0x84, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN_RETURN_NEAR", code: 0x89, umask: 0x88, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL", code: 0x89, umask: 0xa0, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.ALL_CONDITIONAL", code: 0x89, umask: 0xc1, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", code: 0x89, umask: 0xc4, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.INDIRECT", code: 0x89, umask: 0xe4, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_EXEC.ALL_BRANCHES", code: 0x89, umask: 0xff, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MITE_UOPS", code: 0x79, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MITE_CYCLES", code: 0x79, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.DSB_UOPS", code: 0x79, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.DSB_CYCLES", code: 0x79, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_DSB_UOPS", code: 0x79, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_DSB_CYCLES", code: 0x79, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_DSB_OCCUR", code: 0x79, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_4_UOPS", code: 0x79, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.ALL_DSB_CYCLES_ANY_UOPS", code: 0x79, umask: 0x18, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_MITE_UOPS", code: 0x79, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_4_UOPS", code: 0x79, umask: 0x24, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.ALL_MITE_CYCLES_ANY_UOPS", code: 0x79, umask: 0x24, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_UOPS", code: 0x79, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_CYCLES", code: 0x79, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MS_SWITCHES", code: 0x79, umask: 0x30, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
+    &EventInfo { name: "IDQ.MITE_ALL_UOPS", code: 0x79, umask: 0x3c, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ICACHE.HIT", code: 0x80, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ICACHE.MISSES", code: 0x80, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ICACHE.IFDATA_STALL", code: 0x80, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.MISS_CAUSES_A_WALK", code: 0x85, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_4K", code: 0x85, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_2M_4M", code: 0x85, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED_1G", code: 0x85, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.WALK_COMPLETED", code: 0x85, umask: 0x0e, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.WALK_DURATION", code: 0x85, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.STLB_HIT_4K", code: 0x85, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.STLB_HIT_2M", code: 0x85, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB_MISSES.STLB_HIT", code: 0x85, umask: 0x60, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ILD_STALL.LCP", code: 0x87, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.NONTAKEN_CONDITIONAL", code: 0x88, umask: 0x41, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN_CONDITIONAL", code: 0x88, umask: 0x81, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN_DIRECT_JUMP", code: 0x88, umask: 0x82, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", code: 0x88, umask: 0x84, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_NEAR_RETURN", code: 0x88, umask: 0x88, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN_DIRECT_NEAR_CALL", code: 0x88, umask: 0x90, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.TAKEN_INDIRECT_NEAR_CALL", code: 0x88, umask: 0xa0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.ALL_CONDITIONAL", code: 0x88, umask: 0xc1, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.ALL_DIRECT_JMP", code: 0x88, umask: 0xc2, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", code: 0x88, umask: 0xc4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.ALL_INDIRECT_NEAR_RETURN", code: 0x88, umask: 0xc8, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.ALL_DIRECT_NEAR_CALL", code: 0x88, umask: 0xd0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_EXEC.ALL_BRANCHES", code: 0x88, umask: 0xff, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.NONTAKEN_CONDITIONAL", code: 0x89, umask: 0x41, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.TAKEN_CONDITIONAL", code: 0x89, umask: 0x81, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.TAKEN_INDIRECT_JUMP_NON_CALL_RET", code: 0x89, umask: 0x84, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.TAKEN_RETURN_NEAR", code: 0x89, umask: 0x88, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.TAKEN_INDIRECT_NEAR_CALL", code: 0x89, umask: 0xa0, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.ALL_CONDITIONAL", code: 0x89, umask: 0xc1, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.ALL_INDIRECT_JUMP_NON_CALL_RET", code: 0x89, umask: 0xc4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.INDIRECT", code: 0x89, umask: 0xe4, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_EXEC.ALL_BRANCHES", code: 0x89, umask: 0xff, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
     &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_1_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 3, ..EventInfo::BASE },
@@ -996,71 +1209,71 @@ const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_LE_3_UOP_DELIV.CORE", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
     &EventInfo { name: "IDQ_UOPS_NOT_DELIVERED.CYCLES_FE_WAS_OK", code: 0x9c, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
     &EventInfo { name: "UOP_DISPATCHES_CANCELLED.SIMD_PRF", code: 0xa0, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_0", code: 0xa1, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_0_CORE", code: 0xa1, umask: 0x01, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_0", code: 0xa1, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_1", code: 0xa1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_1_CORE", code: 0xa1, umask: 0x02, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_1", code: 0xa1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_2", code: 0xa1, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_2_CORE", code: 0xa1, umask: 0x04, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_2", code: 0xa1, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_3", code: 0xa1, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_3_CORE", code: 0xa1, umask: 0x08, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_3", code: 0xa1, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_4", code: 0xa1, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_4_CORE", code: 0xa1, umask: 0x10, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_4", code: 0xa1, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_5", code: 0xa1, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_5_CORE", code: 0xa1, umask: 0x20, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_5", code: 0xa1, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_6", code: 0xa1, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_6_CORE", code: 0xa1, umask: 0x40, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_6", code: 0xa1, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_7", code: 0xa1, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_7_CORE", code: 0xa1, umask: 0x80, counters: 0b1111, any_thread: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_7", code: 0xa1, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.ANY", code: 0xa2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.RS", code: 0xa2, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.SB", code: 0xa2, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "RESOURCE_STALLS.ROB", code: 0xa2, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L2_PENDING", code: 0xa3, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L2_MISS", code: 0xa3, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_LDM_PENDING", code: 0xa3, umask: 0x02, counters: 0b1111, threshold: 2, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_0", code: 0xa1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_0_CORE", code: 0xa1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_0", code: 0xa1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_1", code: 0xa1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_1_CORE", code: 0xa1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_1", code: 0xa1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_2", code: 0xa1, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_2_CORE", code: 0xa1, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_2", code: 0xa1, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_3", code: 0xa1, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_3_CORE", code: 0xa1, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_3", code: 0xa1, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_4", code: 0xa1, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_4_CORE", code: 0xa1, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_4", code: 0xa1, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_5", code: 0xa1, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_5_CORE", code: 0xa1, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_5", code: 0xa1, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_6", code: 0xa1, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_6_CORE", code: 0xa1, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_6", code: 0xa1, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_DISPATCHED_PORT.PORT_7", code: 0xa1, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_7_CORE", code: 0xa1, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, any_thread: true, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED_PORT.PORT_7", code: 0xa1, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RESOURCE_STALLS.ANY", code: 0xa2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RESOURCE_STALLS.RS", code: 0xa2, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RESOURCE_STALLS.SB", code: 0xa2, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "RESOURCE_STALLS.ROB", code: 0xa2, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L2_PENDING", code: 0xa3, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L2_MISS", code: 0xa3, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_LDM_PENDING", code: 0xa3, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 2, ..EventInfo::BASE },
     &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_MEM_ANY", code: 0xa3, umask: 0x02, counters: 0b1111, threshold: 2, ..EventInfo::BASE },
     &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_NO_EXECUTE", code: 0xa3, umask: 0x04, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_TOTAL", code: 0xa3, umask: 0x04, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
+    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_TOTAL", code: 0xa3, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
     &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L2_PENDING", code: 0xa3, umask: 0x05, counters: 0b1111, threshold: 5, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L2_MISS", code: 0xa3, umask: 0x05, counters: 0b1111, threshold: 5, ..EventInfo::BASE },
+    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L2_MISS", code: 0xa3, umask: 0x05, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 5, ..EventInfo::BASE },
     &EventInfo { name: "CYCLE_ACTIVITY.STALLS_LDM_PENDING", code: 0xa3, umask: 0x06, counters: 0b1111, threshold: 6, ..EventInfo::BASE },
-    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", code: 0xa3, umask: 0x06, counters: 0b1111, threshold: 6, ..EventInfo::BASE },
+    &EventInfo { name: "CYCLE_ACTIVITY.STALLS_MEM_ANY", code: 0xa3, umask: 0x06, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 6, ..EventInfo::BASE },
     &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L1D_PENDING", code: 0xa3, umask: 0x08, counters: 0b100, threshold: 8, ..EventInfo::BASE },
     &EventInfo { name: "CYCLE_ACTIVITY.CYCLES_L1D_MISS", code: 0xa3, umask: 0x08, counters: 0b100, threshold: 8, ..EventInfo::BASE },
     &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L1D_PENDING", code: 0xa3, umask: 0x0c, counters: 0b100, threshold: 12, ..EventInfo::BASE },
     &EventInfo { name: "CYCLE_ACTIVITY.STALLS_L1D_MISS", code: 0xa3, umask: 0x0c, counters: 0b100, threshold: 12, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.CYCLES_4_UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "LSD.CYCLES_ACTIVE", code: 0xa8, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", code: 0xab, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "ITLB.ITLB_FLUSH", code: 0xae, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", code: 0xb0, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_CODE_RD", code: 0xb0, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_RFO", code: 0xb0, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.ALL_DATA_RD", code: 0xb0, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS.ALL_REQUESTS", code: 0xb0, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.THREAD", code: 0xb1, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "LSD.UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "LSD.CYCLES_4_UOPS", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
+    &EventInfo { name: "LSD.CYCLES_ACTIVE", code: 0xa8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "DSB2MITE_SWITCHES.PENALTY_CYCLES", code: 0xab, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "ITLB.ITLB_FLUSH", code: 0xae, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_DATA_RD", code: 0xb0, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_CODE_RD", code: 0xb0, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS.DEMAND_RFO", code: 0xb0, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS.ALL_DATA_RD", code: 0xb0, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS.ALL_REQUESTS", code: 0xb0, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.THREAD", code: 0xb1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "UOPS_EXECUTED.STALL_CYCLES", code: 0xb1, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
     &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_1_UOP_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
     &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_2_UOPS_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, threshold: 2, ..EventInfo::BASE },
     &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_3_UOPS_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, threshold: 3, ..EventInfo::BASE },
     &EventInfo { name: "UOPS_EXECUTED.CYCLES_GE_4_UOPS_EXEC", code: 0xb1, umask: 0x01, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE", code: 0xb1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", code: 0xb1, umask: 0x02, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", code: 0xb1, umask: 0x02, counters: 0b1111, threshold: 2, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", code: 0xb1, umask: 0x02, counters: 0b1111, threshold: 3, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_4", code: 0xb1, umask: 0x02, counters: 0b1111, threshold: 4, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_NONE", code: 0xb1, umask: 0x02, counters: 0b1111, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "OFFCORE_REQUESTS_BUFFER.SQ_FULL", code: 0xb2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CORE", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_1", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_2", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 2, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_3", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 3, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_GE_4", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 4, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_EXECUTED.CORE_CYCLES_NONE", code: 0xb1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, invert: true, ..EventInfo::BASE },
+    &EventInfo { name: "OFFCORE_REQUESTS_BUFFER.SQ_FULL", code: 0xb2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "PAGE_WALKER_LOADS.DTLB_L1", code: 0xbc, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "PAGE_WALKER_LOADS.DTLB_L2", code: 0xbc, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "PAGE_WALKER_LOADS.DTLB_L3", code: 0xbc, umask: 0x14, counters: 0b1111, ..EventInfo::BASE },
@@ -1068,34 +1281,34 @@ const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "PAGE_WALKER_LOADS.ITLB_L1", code: 0xbc, umask: 0x21, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "PAGE_WALKER_LOADS.ITLB_L2", code: 0xbc, umask: 0x22, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "PAGE_WALKER_LOADS.ITLB_L3", code: 0xbc, umask: 0x24, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TLB_FLUSH.DTLB_THREAD", code: 0xbd, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "TLB_FLUSH.STLB_ANY", code: 0xbd, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.ANY_P", code: 0xc0, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "INST_RETIRED.X87", code: 0xc0, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OTHER_ASSISTS.AVX_TO_SSE", code: 0xc1, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OTHER_ASSISTS.SSE_TO_AVX", code: 0xc1, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "OTHER_ASSISTS.ANY_WB_ASSIST", code: 0xc1, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.ALL", code: 0xc2, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "TLB_FLUSH.DTLB_THREAD", code: 0xbd, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "TLB_FLUSH.STLB_ANY", code: 0xbd, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "INST_RETIRED.ANY_P", code: 0xc0, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "INST_RETIRED.X87", code: 0xc0, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OTHER_ASSISTS.AVX_TO_SSE", code: 0xc1, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OTHER_ASSISTS.SSE_TO_AVX", code: 0xc1, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "OTHER_ASSISTS.ANY_WB_ASSIST", code: 0xc1, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_RETIRED.ALL", code: 0xc2, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "UOPS_RETIRED.STALL_CYCLES", code: 0xc2, umask: 0x01, counters: 0b1111, threshold: 1, invert: true, ..EventInfo::BASE },
     &EventInfo { name: "UOPS_RETIRED.TOTAL_CYCLES", code: 0xc2, umask: 0x01, counters: 0b1111, threshold: 16, invert: true, ..EventInfo::BASE },
-    &EventInfo { name: "UOPS_RETIRED.RETIRE_SLOTS", code: 0xc2, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.CYCLES", code: 0xc3, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.COUNT", code: 0xc3, umask: 0x01, counters: 0b1111, threshold: 1, edge: true, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.MEMORY_ORDERING", code: 0xc3, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.SMC", code: 0xc3, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "MACHINE_CLEARS.MASKMOV", code: 0xc3, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.ALL_BRANCHES", code: 0xc4, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.CONDITIONAL", code: 0xc4, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL", code: 0xc4, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL_R3", code: 0xc4, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_RETURN", code: 0xc4, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NOT_TAKEN", code: 0xc4, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.NEAR_TAKEN", code: 0xc4, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_INST_RETIRED.FAR_BRANCH", code: 0xc4, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.ALL_BRANCHES", code: 0xc5, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.CONDITIONAL", code: 0xc5, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.RET", code: 0xc5, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BR_MISP_RETIRED.NEAR_TAKEN", code: 0xc5, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "UOPS_RETIRED.RETIRE_SLOTS", code: 0xc2, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "MACHINE_CLEARS.CYCLES", code: 0xc3, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "MACHINE_CLEARS.COUNT", code: 0xc3, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, threshold: 1, edge: true, ..EventInfo::BASE },
+    &EventInfo { name: "MACHINE_CLEARS.MEMORY_ORDERING", code: 0xc3, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "MACHINE_CLEARS.SMC", code: 0xc3, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "MACHINE_CLEARS.MASKMOV", code: 0xc3, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.ALL_BRANCHES", code: 0xc4, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.CONDITIONAL", code: 0xc4, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL", code: 0xc4, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.NEAR_CALL_R3", code: 0xc4, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.NEAR_RETURN", code: 0xc4, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.NOT_TAKEN", code: 0xc4, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.NEAR_TAKEN", code: 0xc4, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_INST_RETIRED.FAR_BRANCH", code: 0xc4, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_RETIRED.ALL_BRANCHES", code: 0xc5, umask: 0x00, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_RETIRED.CONDITIONAL", code: 0xc5, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_RETIRED.RET", code: 0xc5, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "BR_MISP_RETIRED.NEAR_TAKEN", code: 0xc5, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "FP_ARITH_INST_RETIRED.SCALAR_DOUBLE", code: 0xc7, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "FP_ARITH_INST_RETIRED.SCALAR_SINGLE", code: 0xc7, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "FP_ARITH_INST_RETIRED.SCALAR", code: 0xc7, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
@@ -1108,14 +1321,14 @@ const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "FP_ARITH_INST_RETIRED.SINGLE", code: 0xc7, umask: 0x2a, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "FP_ARITH_INST_RETIRED.PACKED", code: 0xc7, umask: 0x3c, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "FP_ARITH_INST_RETIRED.VECTOR", code: 0xc7, umask: 0xfc, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.START", code: 0xc8, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.COMMIT", code: 0xc8, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED", code: 0xc8, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_MISC1", code: 0xc8, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_MISC2", code: 0xc8, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_MISC3", code: 0xc8, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_MISC4", code: 0xc8, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "HLE_RETIRED.ABORTED_MISC5", code: 0xc8, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "HLE_RETIRED.START", code: 0xc8, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "HLE_RETIRED.COMMIT", code: 0xc8, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "HLE_RETIRED.ABORTED", code: 0xc8, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "HLE_RETIRED.ABORTED_MISC1", code: 0xc8, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "HLE_RETIRED.ABORTED_MISC2", code: 0xc8, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "HLE_RETIRED.ABORTED_MISC3", code: 0xc8, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "HLE_RETIRED.ABORTED_MISC4", code: 0xc8, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "HLE_RETIRED.ABORTED_MISC5", code: 0xc8, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "RTM_RETIRED.START", code: 0xc9, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "RTM_RETIRED.COMMIT", code: 0xc9, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "RTM_RETIRED.ABORTED", code: 0xc9, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
@@ -1124,12 +1337,12 @@ const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "RTM_RETIRED.ABORTED_MISC3", code: 0xc9, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "RTM_RETIRED.ABORTED_MISC4", code: 0xc9, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "RTM_RETIRED.ABORTED_MISC5", code: 0xc9, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.X87_OUTPUT", code: 0xca, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.X87_INPUT", code: 0xca, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.SIMD_OUTPUT", code: 0xca, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "FP_ASSIST.SIMD_INPUT", code: 0xca, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ASSIST.X87_OUTPUT", code: 0xca, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ASSIST.X87_INPUT", code: 0xca, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ASSIST.SIMD_OUTPUT", code: 0xca, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "FP_ASSIST.SIMD_INPUT", code: 0xca, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "FP_ASSIST.ANY", code: 0xca, umask: 0x1e, counters: 0b1111, threshold: 1, ..EventInfo::BASE },
-    &EventInfo { name: "ROB_MISC_EVENTS.LBR_INSERTS", code: 0xcc, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "ROB_MISC_EVENTS.LBR_INSERTS", code: 0xcc, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "MEM_UOPS_RETIRED.STLB_MISS_LOADS", code: 0xd0, umask: 0x11, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "MEM_UOPS_RETIRED.STLB_MISS_STORES", code: 0xd0, umask: 0x12, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "MEM_UOPS_RETIRED.LOCK_LOADS", code: 0xd0, umask: 0x21, counters: 0b1111, ..EventInfo::BASE },
@@ -1152,21 +1365,21 @@ const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_DRAM", code: 0xd3, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_HITM", code: 0xd3, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "MEM_LOAD_UOPS_L3_MISS_RETIRED.REMOTE_FWD", code: 0xd3, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "BACLEARS.ANY", code: 0xe6, umask: 0x1f, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.DEMAND_DATA_RD", code: 0xf0, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.RFO", code: 0xf0, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.CODE_RD", code: 0xf0, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.ALL_PF", code: 0xf0, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.L1D_WB", code: 0xf0, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.L2_FILL", code: 0xf0, umask: 0x20, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.L2_WB", code: 0xf0, umask: 0x40, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_TRANS.ALL_REQUESTS", code: 0xf0, umask: 0x80, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.I", code: 0xf1, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.S", code: 0xf1, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.E", code: 0xf1, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_IN.ALL", code: 0xf1, umask: 0x07, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "L2_LINES_OUT.DEMAND_CLEAN", code: 0xf2, umask: 0x05, counters: 0b1111, ..EventInfo::BASE },
-    &EventInfo { name: "SQ_MISC.SPLIT_LOCK", code: 0xf4, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
+    &EventInfo { name: "BACLEARS.ANY", code: 0xe6, umask: 0x1f, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_TRANS.DEMAND_DATA_RD", code: 0xf0, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_TRANS.RFO", code: 0xf0, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_TRANS.CODE_RD", code: 0xf0, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_TRANS.ALL_PF", code: 0xf0, umask: 0x08, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_TRANS.L1D_WB", code: 0xf0, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_TRANS.L2_FILL", code: 0xf0, umask: 0x20, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_TRANS.L2_WB", code: 0xf0, umask: 0x40, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_TRANS.ALL_REQUESTS", code: 0xf0, umask: 0x80, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_LINES_IN.I", code: 0xf1, umask: 0x01, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_LINES_IN.S", code: 0xf1, umask: 0x02, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_LINES_IN.E", code: 0xf1, umask: 0x04, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_LINES_IN.ALL", code: 0xf1, umask: 0x07, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "L2_LINES_OUT.DEMAND_CLEAN", code: 0xf2, umask: 0x05, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
+    &EventInfo { name: "SQ_MISC.SPLIT_LOCK", code: 0xf4, umask: 0x10, counters: 0b1111, counters_ht_off: 0b11111111, ..EventInfo::BASE },
     &EventInfo { name: "OFFCORE_RESPONSE.ALL_REQUESTS.LLC_MISS.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3fbfc08fff }), ..EventInfo::BASE },
     &EventInfo { name: "OFFCORE_RESPONSE.ALL_REQUESTS.LLC_HIT.ANY_RESPONSE", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x3f803c8fff }), ..EventInfo::BASE },
     &EventInfo { name: "OFFCORE_RESPONSE.ALL_READS.LLC_MISS.REMOTE_HIT_FORWARD", code: 0xb7, umask: 0x01, counters: 0b1111, aux: Some(AuxMsr { register: "MSR_OFFCORE_RSP_0", address: 0x1a6, value: 0x87fc007f7 }), ..EventInfo::BASE },

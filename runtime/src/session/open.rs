@@ -208,8 +208,9 @@ impl<'m> Session<'m> {
         }
         for c in &claimed {
             // Events beyond the part's counters take turns on all of them.
-            let limit = self.counters_on_part(c.planned.pmu_box);
-            let numbers: Vec<u32> = super::turns::turn_counters(&c.counting, limit)
+            let numbers: Vec<u32> = c
+                .counting
+                .general_counters()
                 .iter()
                 .map(|g| g.number())
                 .collect();
@@ -454,7 +455,7 @@ impl<'m> Session<'m> {
         let shared = claimed
             .iter()
             .find(|c| c.counting.shares_pmu(pmu_box, cpu, socket as usize));
-        match shared {
+        let mut counting = match shared {
             Some(c) => c
                 .counting
                 .open_beside(pmu_box, cpu, socket as usize, devices),
@@ -466,7 +467,11 @@ impl<'m> Session<'m> {
                 socket as usize,
                 devices,
             ),
+        }?;
+        if let Some(n) = self.counters_on_part(pmu_box) {
+            counting.limit_general(n);
         }
+        Ok(counting)
     }
 
     /// Programs one claimed box through the registers, and adds its series.
@@ -485,7 +490,7 @@ impl<'m> Session<'m> {
         let pmu_box = planned.pmu_box;
         // More events than counters: every turn's control values are made before the first
         // write, and the first turn is programmed.
-        let turns = Turns::plan(&counting, &planned.events, self.counters_on_part(pmu_box))?;
+        let turns = Turns::plan(&counting, &planned.events)?;
         let counters = match &turns {
             Some(t) => counting.program(&t.first_turn(&planned.events))?,
             None => counting.program(&planned.events)?,

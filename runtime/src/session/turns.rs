@@ -17,7 +17,6 @@
 
 use std::time::Duration;
 
-use crate::boxes::Counter;
 use crate::counters::Counting;
 use crate::error::{Result, UsageError};
 use crate::machine::Machine;
@@ -64,17 +63,6 @@ pub fn turn_count(n: usize, k: usize) -> usize {
         (a, b) = (b, a % b);
     }
     n / a
-}
-
-/// The counters a box's events take turns on: its general counters, the first `limit` of
-/// them where the part has fewer than its spec lists (CPUID's count).
-pub fn turn_counters(
-    counting: &Counting<'_, Machine>,
-    limit: Option<usize>,
-) -> Vec<&'static Counter> {
-    let mut general = counting.general_counters();
-    general.truncate(limit.unwrap_or(usize::MAX).max(1));
-    general
 }
 
 /// Whether `sels` take turns on `counters`: more events than counters, or events that cannot
@@ -148,15 +136,11 @@ fn groups(
 }
 
 impl Turns {
-    /// The turns of `sels` over `counting`'s general counters (the first `limit` of them,
-    /// where the part has fewer than its spec lists), every control value made first:
-    /// `None` when every event has a counter of its own.
-    pub fn plan(
-        counting: &Counting<'_, Machine>,
-        sels: &[EventSelect],
-        limit: Option<usize>,
-    ) -> Result<Option<Self>> {
-        let general = turn_counters(counting, limit);
+    /// The turns of `sels` over `counting`'s general counters (those the part has,
+    /// [`Counting::limit_general`]), every control value made first: `None` when every event
+    /// has a counter of its own.
+    pub fn plan(counting: &Counting<'_, Machine>, sels: &[EventSelect]) -> Result<Option<Self>> {
+        let general = counting.general_counters();
         let k = general.len();
         // A box counting a free-running counter takes no turns ([`PmuBox::assign`] refused
         // more general events than counters beside one).

@@ -699,7 +699,9 @@ fn mask_suffix(role: crate::model::pmu::Role) -> String {
 /// The comment above a unit's event macros: what each suffix means.
 fn events_comment(unit: &str, settings: bool, masks: &[crate::model::pmu::Role]) -> String {
     let settings = if settings {
-        "; _THRESHOLD, _INVERT, _EDGE and _ANY_THREAD what it sets in the control's threshold \
+        "; _COUNTERS_HT_OFF the counters that may count it when its core runs one hardware \
+         thread (Intel's CounterHTOff: _COUNTERS and those such a core adds, which it reports \
+         in CPUID); _THRESHOLD, _INVERT, _EDGE and _ANY_THREAD what it sets in the control's threshold \
          (counter mask), invert, edge and any-thread fields; _AUX_MSR and _AUX_MSR_VALUE, \
          where defined, the auxiliary MSR the event needs programmed besides the control \
          (offcore response, load latency, front end) and its value"
@@ -796,6 +798,11 @@ fn events(
         if settings {
             let s = e.settings;
             let flag = |b: bool| if b { "1" } else { "0" };
+            h.define(
+                &format!("{stem}_COUNTERS_HT_OFF"),
+                &format!("0x{:X}U", e.counters | e.counters_ht_off),
+                &what,
+            );
             h.define(
                 &format!("{stem}_THRESHOLD"),
                 &format!("{}U", s.threshold),

@@ -428,6 +428,11 @@ fn selected_event_lists(
     Ok(lists)
 }
 
+/// The set bits of a counter mask, ascending.
+fn bits(mask: u32) -> Vec<u32> {
+    (0..32).filter(|n| mask >> n & 1 != 0).collect()
+}
+
 /// What an event sets beyond its select and umask (`cmask=4 inv edge any`; an uncore event's
 /// `umask_ext=0xc001fe`, `port_mask=0x1 fc_mask=0x7`), or "".
 fn settings_text(e: &EventInfo) -> String {
@@ -499,7 +504,8 @@ pub fn list_events(
             .flat_map(|(pid, unit, events)| {
                 events.iter().map(move |e| {
                     let counters: Vec<u32> = (0..32).filter(|n| e.can_count_on(*n)).collect();
-                    json!({"name": e.name, "processor": pid, "unit": unit, "code": e.code, "code_hex": format!("{:#04x}", e.code), "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "ext_sel": e.ext_sel, "counters": counters, "filters": e.filters, "threshold": e.threshold, "invert": e.invert, "edge": e.edge, "any_thread": e.any_thread, "umask_ext": e.umask_ext, "port_mask": e.port_mask, "fc_mask": e.fc_mask, "experimental": e.experimental, "description": describe(pid, unit, e)})
+                    let ht_off = (e.counters_ht_off != 0).then(|| bits(e.counters_ht_off));
+                    json!({"name": e.name, "processor": pid, "unit": unit, "code": e.code, "code_hex": format!("{:#04x}", e.code), "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "ext_sel": e.ext_sel, "counters": counters, "counters_ht_off": ht_off, "filters": e.filters, "threshold": e.threshold, "invert": e.invert, "edge": e.edge, "any_thread": e.any_thread, "umask_ext": e.umask_ext, "port_mask": e.port_mask, "fc_mask": e.fc_mask, "experimental": e.experimental, "description": describe(pid, unit, e)})
                 })
             })
             .collect();
@@ -540,10 +546,16 @@ pub fn list_events(
             format!("{pid}:{unit}")
         };
         for e in events.iter() {
-            let counters: Vec<String> = (0..32)
+            let mut counters: String = (0..32)
                 .filter(|n| e.can_count_on(*n))
                 .map(|n| n.to_string())
-                .collect();
+                .collect::<Vec<_>>()
+                .join(",");
+            if e.counters_ht_off != 0 {
+                // More counters on a core running one hardware thread (Intel's CounterHTOff).
+                let more = pmu_runtime::machine::ranges(&bits(e.counters_ht_off));
+                counters.push_str(&format!(" (HT off: {more})"));
+            }
             let code = if e.ext_sel {
                 format!("{:#04x}+ext", e.code)
             } else {
@@ -554,7 +566,7 @@ pub fn list_events(
                 shown.clone(),
                 code,
                 format!("{:#04x}", e.umask),
-                counters.join(","),
+                counters,
                 e.filters.into(),
             ];
             if with_settings {

@@ -90,7 +90,9 @@ pub fn parse(
     let mut words = Vec::new();
     let mut given: Vec<Role> = Vec::new();
     let mut by_name = false;
-    // The counters the named event's list allows it.
+    // The counters the named event's list allows it: on a core without Hyper-Threading,
+    // more for some (Intel's CounterHTOff). The session places it only on counters the part
+    // reports (`Counting::limit_general`), which with Hyper-Threading on are the others.
     let mut counters = None;
     let mut fields = FieldSettings::NONE;
     for part in text.split(',') {
@@ -103,8 +105,8 @@ pub fn parse(
         match role_of(k, v)? {
             None => {
                 by_name = true;
-                counters =
-                    pmu_runtime::codec::named_event(control, v.trim(), core).map(|e| e.counters);
+                counters = pmu_runtime::codec::named_event(control, v.trim(), core)
+                    .map(|e| e.counters_without_ht());
                 super::commands::note_if_experimental(control, v.trim(), core);
                 words.push(format!("event={v}"));
             }

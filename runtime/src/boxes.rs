@@ -125,6 +125,17 @@ pub struct EventSelect {
     /// The counters the event may count on, bit n for counter n, where its list restricts
     /// them (an occupancy event of Intel's lists counts only on counter 0); `None`: any.
     pub counters: Option<u32>,
+    /// The unit-mask extension some uncore events need (Intel's UMaskExt: a CHA's TOR
+    /// opcode and cache-state match), written through the control's `umask-ext` role.
+    pub umask_ext: Option<u32>,
+    /// The IIO port mask (Intel's PortMask), through the control's `port-mask` role.
+    pub port_mask: Option<u16>,
+    /// The IIO traffic-class mask (Intel's FCMask), through the control's `fc-mask` role.
+    pub fc_mask: Option<u8>,
+    /// The auxiliary MSR a core event needs, and its value (Intel's `MSRIndex` and
+    /// `MSRValue`: the offcore response, load-latency or front-end register). A counting
+    /// session writes it beside the control and puts it back when it closes.
+    pub aux: Option<pmu_regs::AuxMsr>,
 }
 
 /// Fields of a counter's control set by name, at most [`FieldSettings::CAPACITY`]: what an
@@ -181,6 +192,10 @@ impl EventSelect {
             any_thread: None,
             fields: FieldSettings::NONE,
             counters: None,
+            umask_ext: None,
+            port_mask: None,
+            fc_mask: None,
+            aux: None,
         }
     }
 
@@ -259,6 +274,22 @@ impl Counter {
             "event-select extension",
         )?;
         set(Role::AnyThread, flag(sel.any_thread), "any-thread")?;
+        let mask = |v: Option<u64>| v.unwrap_or(0);
+        set(
+            Role::UmaskExt,
+            mask(sel.umask_ext.map(u64::from)),
+            "unit-mask extension",
+        )?;
+        set(
+            Role::PortMask,
+            mask(sel.port_mask.map(u64::from)),
+            "port mask",
+        )?;
+        set(
+            Role::FcMask,
+            mask(sel.fc_mask.map(u64::from)),
+            "traffic-class mask",
+        )?;
         set(
             Role::OverflowEnable,
             u64::from(pmi),

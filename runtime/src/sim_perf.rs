@@ -6,7 +6,8 @@
 //! Opening a group on a CPU decodes each event's `config` words through that PMU's format
 //! files into the box's counter control ([`to_control`]) and claims the box of the CPU's
 //! socket (the CPU's own core PMU for `cpu`); enabling programs the box's next counters as
-//! the driver would (control, box enable, global enable); reading accumulates each counter's
+//! the driver would (a core event's auxiliary MSR from its `config1` term, as the kernel's
+//! extra registers do; control, box enable, global enable); reading accumulates each counter's
 //! increments in 64 bits, across its wrap, as the kernel does. Events injected into the
 //! simulator are then counted by the perf path exactly as by the raw one, which is what the
 //! tests compare. Time enabled is the wall time since enabling, and a group always runs (the
@@ -15,11 +16,11 @@
 use std::io;
 use std::time::{Duration, Instant};
 
-use pmu_regs::{CounterKind, Role};
+use pmu_regs::{AuxMsr, CounterKind, FormatTarget, Role};
 
 use crate::boxes::{Boxes, EventSelect, PmuBox};
 use crate::counters::Counting;
-use crate::perf::encode::to_control;
+use crate::perf::encode::{names_register, to_control};
 use crate::perf::layer::{EventAttr, GroupValues, OpenError, OpenGroup, PerfLayer};
 use crate::perf::{EventSources, PerfError, PerfNames, Pmu, PmuName, SpecNames};
 use crate::sim::Sim;
@@ -113,6 +114,62 @@ fn free_running(d: &Driven, ev: &EventAttr) -> Option<u32> {
     d.name.counters.contains(&c.number()).then_some(c.number())
 }
 
+/// The auxiliary MSRs event `ev` (control value `raw`) sets on the core PMU `d` of
+/// `processor`, as the kernel's extra registers do: each term of the driver's format that
+/// maps onto a register (`offcore_rsp`, `ldlat`, `frontend`) and is set, into the register
+/// the processor's events of the same event select name (Intel pairs 0xB7 with
+/// MSR_OFFCORE_RSP_0 and 0xBB with MSR_OFFCORE_RSP_1); a term no such event names is not the
+/// event's, and the kernel ignores it too. Uncore PMUs' register terms are their box
+/// filters, which this driver leaves alone.
+fn aux_of(
+    d: &Driven,
+    processor: &str,
+    ev: &EventAttr,
+    control: &'static pmu_regs::RegisterInfo,
+    raw: u64,
+) -> Vec<AuxMsr> {
+    if d.pmu_box.scope() != pmu_regs::Scope::Cpu {
+        return Vec::new();
+    }
+    let code = control.role(Role::Event).map_or(0, |f| f.extract(raw));
+    let events = crate::codec::events_for(control, Some(processor));
+    let mut aux = Vec::new();
+    for f in d.name.driver.formats {
+        let FormatTarget::Register(template) = f.target else {
+            continue;
+        };
+        let value = d.pmu.format(f.name).map_or(0, |t| t.extract(&ev.config));
+        if value == 0 {
+            continue;
+        }
+        // The terms share config1: a term is this event's where its events name the register.
+        let named = events
+            .iter()
+            .filter_map(|e| e.aux.filter(|_| u64::from(e.code) == code));
+        if let Some(a) = named
+            .into_iter()
+            .find(|a| names_register(template, a.register))
+        {
+            aux.push(AuxMsr { value, ..a });
+        }
+    }
+    aux
+}
+
+/// `ev`'s config words without a core event's auxiliary MSR terms, which go to their
+/// registers ([`aux_of`]) rather than the counter control.
+fn control_words(d: &Driven, ev: &EventAttr) -> [u64; 3] {
+    let mut words = ev.config;
+    if d.pmu_box.scope() == pmu_regs::Scope::Cpu {
+        for f in d.name.driver.formats {
+            if let (FormatTarget::Register(_), Some(t)) = (f.target, d.pmu.format(f.name)) {
+                t.place(0, &mut words);
+            }
+        }
+    }
+    words
+}
+
 /// The counter and control value of each event of a group on `d`, as the driver programs
 /// them: its config decoded through the PMU's format files, enabled, in the privilege levels
 /// the event asks for. A free-running counter has no control: `None`, nothing to program.
@@ -158,7 +215,7 @@ fn controls(d: &Driven, events: &[EventAttr]) -> Result<Vec<(u32, Option<u64>)>,
             return Err(refused(i, format!("counter {number} has no control")));
         };
         let control = c.control.expect("filtered").info;
-        let mut raw = to_control(control, &ev.config, &d.pmu.name, &d.pmu.formats)
+        let mut raw = to_control(control, &control_words(d, ev), &d.pmu.name, &d.pmu.formats)
             .map_err(|e| refused(i, e))?;
         let mut set = |role, on: bool| {
             if let Some(bits) = c.control_bits(role) {
@@ -203,6 +260,28 @@ impl PerfLayer for SimPerf<'_> {
             .socket_of(cpu)
             .ok_or_else(|| refused(0, format!("no CPU {cpu} in the simulator")))?;
         let controls = controls(d, events)?;
+        let mut aux = Vec::new();
+        for (ev, &(n, raw)) in events.iter().zip(&controls) {
+            let control = d.pmu_box.counter(n).and_then(|c| c.control);
+            if let (Some(raw), Some(control)) = (raw, control) {
+                let processor = self.sim.config().processor.id;
+                aux.extend(
+                    aux_of(d, processor, ev, control.info, raw)
+                        .into_iter()
+                        .map(|a| EventSelect {
+                            aux: Some(a),
+                            ..EventSelect::event(0)
+                        }),
+                );
+            }
+        }
+        // The kernel schedules a group at once: its events' auxiliary MSRs must agree.
+        if !crate::counters::aux_agree(&aux.iter().collect::<Vec<_>>()) {
+            return Err(refused(
+                0,
+                "two events of the group need one auxiliary MSR with different values",
+            ));
+        }
         let devices = Some(self.sim.uncore_devices());
         let counting = Counting::open(self.sim, d.boxes, d.pmu_box, cpu, socket as usize, devices)
             .map_err(|e| OpenError {
@@ -213,6 +292,7 @@ impl PerfLayer for SimPerf<'_> {
         Ok(Box::new(SimGroup {
             counting,
             controls,
+            aux,
             programmed: false,
             last: Vec::new(),
             totals: vec![0; events.len()],
@@ -227,6 +307,8 @@ struct SimGroup<'s> {
     counting: Counting<'s, Sim>,
     /// Each event's counter and the control programmed for it (none: free-running).
     controls: Vec<(u32, Option<u64>)>,
+    /// The auxiliary MSRs the events set, one selection each.
+    aux: Vec<EventSelect>,
     programmed: bool,
     /// The counter values at the last read while enabled.
     last: Vec<u64>,
@@ -269,6 +351,7 @@ impl OpenGroup for SimGroup<'_> {
                 .iter()
                 .filter_map(|&(n, raw)| Some((n, raw?)))
                 .collect();
+            self.counting.program_aux(&self.aux).map_err(io_err)?;
             if !programmed.is_empty() {
                 self.counting
                     .program_controls(&programmed)

@@ -850,7 +850,7 @@ fn every_unit_of_the_summary_can_be_watched_on_the_simulator() {
 
 /// An uncore event's unit-mask extension and IIO port and traffic-class masks: `list` shows
 /// them, `encode event=NAME` programs them where Linux's formats put them, `decode` names the
-/// event only with them, and `watch` refuses the event rather than count another one.
+/// event only with them, and `watch` programs them too.
 #[test]
 fn uncore_masks_are_listed_encoded_decoded_and_never_dropped() {
     let (code, out, err) = run(&[
@@ -897,22 +897,33 @@ fn uncore_masks_are_listed_encoded_decoded_and_never_dropped() {
         assert_eq!(code, 0, "{err}");
         assert!(out.contains(&format!("event: {event}\n")), "{raw}: {out}");
     }
-    let (code, _, err) = run(&[
+    let (code, out, err) = run(&[
         "watch",
         "--sim",
         "--processor",
         "ice-lake-sp",
         "--unit",
         "CHA0",
+        "--socket",
+        "0",
         "--event",
         "event=UNC_CHA_TOR_INSERTS.IA_MISS",
         "--count",
         "1",
+        "--interval",
+        "0.01",
+        "-x,",
     ]);
-    assert_eq!(code, 2);
+    assert_eq!(code, 0, "{err}");
+    let row = out.lines().last().unwrap_or_default();
+    let count: u64 = row
+        .split(',')
+        .nth(4)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
     assert!(
-        err.contains("unit-mask extension") && err.contains("pmu encode"),
-        "{err}"
+        row.contains("UNC_CHA_TOR_INSERTS.IA_MISS") && count > 0,
+        "{out}"
     );
 }
 
@@ -1012,10 +1023,10 @@ fn experimental_events_are_marked_wherever_they_are_used() {
 /// A core event that needs an auxiliary MSR (Intel's MSRIndex and MSRValue): `encode` shows
 /// the register and its value beside the control (text and JSON), `encode --perf` puts the
 /// value in the driver's `config1` term for that register (`offcore_rsp`, `frontend`), and
-/// `watch` refuses the event before writing anything, naming the register, rather than count
-/// something else.
+/// `watch` programs it beside the control; two events needing one register with different
+/// values take turns, each turn writing its own.
 #[test]
-fn an_event_with_an_auxiliary_msr_shows_it_and_watch_refuses_it() {
+fn an_event_with_an_auxiliary_msr_is_shown_encoded_and_counted() {
     let args = |event: &'static str| {
         [
             "encode",
@@ -1061,23 +1072,49 @@ fn an_event_with_an_auxiliary_msr_shows_it_and_watch_refuses_it() {
         v["event"].as_str().unwrap().contains("offcore_rsp=0x10001"),
         "{out}"
     );
-    let (code, _, err) = run(&[
-        "watch",
-        "--sim",
-        "--processor",
-        "skylake-sp",
-        "--unit",
-        "CORE",
-        "--event",
+    let watch = |events: &[&str]| {
+        let mut v = vec![
+            "watch",
+            "--sim",
+            "--processor",
+            "skylake-sp",
+            "--unit",
+            "CORE",
+            "--cpu",
+            "0",
+        ];
+        for e in events {
+            v.extend(["--event", e]);
+        }
+        // Two turns of 10 ms in an interval, where events take turns.
+        v.extend(["--count", "1", "--interval", "0.02", "-x,"]);
+        run(&v)
+    };
+    let (code, out, err) = watch(&["event=OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE"]);
+    assert_eq!(code, 0, "{err}");
+    let row = out.lines().last().unwrap_or_default();
+    let count: u64 = row
+        .split(',')
+        .nth(4)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    assert!(count > 0, "{out}");
+    // Two values for MSR_OFFCORE_RSP_0: the events take turns, each half the time.
+    let (code, out, err) = watch(&[
         "event=OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE",
-        "--count",
-        "1",
+        "event=OFFCORE_RESPONSE.DEMAND_RFO.ANY_RESPONSE",
     ]);
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("MSR_OFFCORE_RSP_0") && err.contains("0x10001") && err.contains("pmu encode"),
-        "{err}"
-    );
+    assert_eq!(code, 0, "{err}");
+    let rows: Vec<&str> = out.lines().skip(1).collect();
+    assert_eq!(rows.len(), 2, "{out}");
+    for row in rows {
+        let count: u64 = row
+            .split(',')
+            .nth(4)
+            .and_then(|c| c.parse().ok())
+            .unwrap_or(0);
+        assert!(count > 0 && row.ends_with("50.00%"), "{out}");
+    }
 }
 
 /// `event=NAME` carries the counters the event's list allows: Skylake-SP's

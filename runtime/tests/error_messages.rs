@@ -51,6 +51,7 @@ fn variant(e: &Error) -> &'static str {
             UsageError::UnknownProcessor { .. } => "Usage/UnknownProcessor",
             UsageError::DuplicateCounter { .. } => "Usage/DuplicateCounter",
             UsageError::NotAsDiscovered { .. } => "Usage/NotAsDiscovered",
+            UsageError::AuxMsr { .. } => "Usage/AuxMsr",
         },
         Error::Sampling(s) => match s {
             SamplingError::BadInterval { .. } => "Sampling/BadInterval",
@@ -353,6 +354,13 @@ fn every_error() -> Vec<Error> {
         UsageError::NotAsDiscovered {
             name: "CHA0".into(),
             why: "width: table 32, spec 48 (intel-pcm)".into(),
+        }
+        .into(),
+        UsageError::AuxMsr {
+            register: "MSR_OFFCORE_RSP_0",
+            why: "event 2 needs it as 0x10002 and event 1 as 0x10001; it holds one value at a \
+                  time, so count them in separate runs"
+                .into(),
         }
         .into(),
         SamplingError::Owned {

@@ -101,6 +101,29 @@ fn memory_bandwidth_is_the_cas_counts_of_every_channel_times_64_bytes() {
     }
 }
 
+/// Metrics of events told apart by their unit-mask extension alone (Ice Lake-SP's CHA TOR
+/// inserts: one select and umask, the local and remote requests in the extension): the
+/// session programs each event's extension and the simulated CHA counts a stream only on
+/// counters whose extension matches, so the share is what the formula gives, not a half.
+#[test]
+fn numa_local_reads_are_told_apart_by_the_unit_mask_extension() {
+    let metric = "numa_reads_addressed_to_local_dram";
+    let rows = watch("ice-lake-sp", &[metric], &[]);
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    for (n, (_, socket, name, value)) in rows.iter().enumerate() {
+        let n = n as u64 + 1;
+        // 100 * (local DRD + local DRD prefetch) / (those + remote DRD + remote prefetch):
+        // the plan's events 0 to 3, each counted in every CHA alike.
+        let local = demo(0, n) + demo(1, n);
+        let expected = 100.0 * local / (local + demo(2, n) + demo(3, n));
+        assert_eq!((*socket, name.as_str()), (0, metric));
+        assert!(
+            close(value.parse().unwrap(), expected),
+            "step {n}: {value} != {expected}"
+        );
+    }
+}
+
 #[test]
 fn llc_hit_rate_and_top_down_level_1_are_what_the_formulas_give() {
     for p in FAMILIES.into_iter().chain([

@@ -108,6 +108,15 @@ pub enum UsageError {
         /// The counter.
         counter: String,
     },
+    /// An event's auxiliary MSR (the offcore response, load-latency or front-end register)
+    /// cannot be programmed as the event needs: another event counted with it needs another
+    /// value there, or the box has no such register.
+    AuxMsr {
+        /// The register (`MSR_OFFCORE_RSP_0`).
+        register: &'static str,
+        /// Why, and what to do.
+        why: String,
+    },
 }
 
 impl fmt::Display for UsageError {
@@ -160,6 +169,7 @@ impl fmt::Display for UsageError {
                 }
             }
             UsageError::DuplicateCounter { counter } => write!(f, "{counter} is given more than once; give each counter once (one event and interval per counter)"),
+            UsageError::AuxMsr { register, why } => write!(f, "auxiliary MSR {register}: {why}"),
         }
     }
 }

@@ -203,18 +203,10 @@ pub fn with_aux(
     driver: &PerfDriverInfo,
     aux: AuxMsr,
 ) -> Result<(), PerfError> {
-    let names_register = |template: &str| match template.split_once("{n}") {
-        None => template == aux.register,
-        Some((before, after)) => aux
-            .register
-            .strip_prefix(before)
-            .and_then(|rest| rest.strip_suffix(after))
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())),
-    };
     let Some(format) = driver
         .formats
         .iter()
-        .find(|f| matches!(f.target, FormatTarget::Register(r) if names_register(r)))
+        .find(|f| matches!(f.target, FormatTarget::Register(r) if names_register(r, aux.register)))
     else {
         return Err(PerfError::FieldNotInFormat {
             pmu: event.pmu.clone(),
@@ -232,6 +224,18 @@ pub fn with_aux(
     )?;
     order(&mut event.terms);
     Ok(())
+}
+
+/// Whether a format's register `template` (`MSR_OFFCORE_RSP_{n}`, `MSR_PEBS_FRONTEND`) names
+/// the concrete `register` (`MSR_OFFCORE_RSP_1`).
+pub fn names_register(template: &str, register: &str) -> bool {
+    match template.split_once("{n}") {
+        None => template == register,
+        Some((before, after)) => register
+            .strip_prefix(before)
+            .and_then(|rest| rest.strip_suffix(after))
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())),
+    }
 }
 
 /// The format among `formats` that the spec's perf drivers map counter-control field

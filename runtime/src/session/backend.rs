@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::error::Error;
 use crate::machine::Machine;
-use crate::perf::encode::{free_running_terms, from_control, from_terms};
+use crate::perf::encode::{free_running_terms, from_control, from_terms, with_aux};
 use crate::perf::layer::PerfLayer;
 use crate::perf::syscall::Syscalls;
 use crate::perf::{EventSources, PerfEvent, PerfNames, Pmu, SpecNames};
@@ -176,7 +176,7 @@ pub(super) fn perf_events(
             }
         };
         let (pmu, events, counters) = &mut groups[at];
-        let event = match (c.control, c.info.perf_event) {
+        let mut event = match (c.control, c.info.perf_event) {
             (Some(control), _) => from_control(
                 control.info,
                 c.control_value(sel, false)?,
@@ -194,6 +194,10 @@ pub(super) fn perf_events(
                 .into())
             }
         };
+        // The auxiliary MSR goes in the term the kernel programs it from (`offcore_rsp`).
+        if let Some(aux) = sel.aux {
+            with_aux(&mut event, &pmu.formats, name.driver, aux)?;
+        }
         events.push(event);
         counters.push((i, c.counter.name()));
     }

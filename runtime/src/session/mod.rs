@@ -378,7 +378,7 @@ impl<'m> Session<'m> {
     fn rotate_all(&mut self, at: Duration) -> Result<()> {
         for g in &mut self.groups {
             if let Some(t) = &mut g.turns {
-                t.rotate(&g.counting, at)?;
+                t.rotate(&mut g.counting, at)?;
             }
         }
         self.turned_at = at;

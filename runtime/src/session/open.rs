@@ -218,6 +218,11 @@ impl<'m> Session<'m> {
             if super::turns::needs_turns(events, &numbers) {
                 c.counting
                     .check_free(&vec![EventSelect::event(0); numbers.len()])?;
+                // Events that need one auxiliary MSR with different values are in
+                // different turns: only the registers and values are checked.
+                for e in events {
+                    c.counting.check_aux(std::slice::from_ref(e))?;
+                }
             } else {
                 c.counting.check_free(events)?;
             }
@@ -492,7 +497,11 @@ impl<'m> Session<'m> {
         // write, and the first turn is programmed.
         let turns = Turns::plan(&counting, &planned.events)?;
         let counters = match &turns {
-            Some(t) => counting.program(&t.first_turn(&planned.events))?,
+            Some(t) => {
+                // Every turn's auxiliary MSRs are saved now; each turn writes its own.
+                counting.claim_aux(&planned.events)?;
+                counting.program(&t.first_turn(&planned.events))?
+            }
             None => counting.program(&planned.events)?,
         };
         let on = |i: usize| match &turns {
@@ -580,6 +589,12 @@ impl<'m> Session<'m> {
                     ev_sel: sel.ev_sel,
                     umask: sel.umask,
                     rate: self.options.pace.rate(i),
+                    masks: Some(crate::sim::StreamMasks {
+                        umask_ext: sel.umask_ext.unwrap_or(0),
+                        port_mask: sel.port_mask.unwrap_or(0),
+                        fc_mask: sel.fc_mask.unwrap_or(0),
+                    }),
+                    aux: sel.aux,
                 }));
             }
         }
@@ -598,6 +613,8 @@ impl<'m> Session<'m> {
                 ev_sel: crate::sim::SLOTS_EVENT.0,
                 umask: Some(crate::sim::SLOTS_EVENT.1),
                 rate: slots_rate,
+                masks: None,
+                aux: None,
             }));
         }
         self.streams = streams;

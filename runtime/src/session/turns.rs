@@ -33,6 +33,8 @@ pub(super) struct Turns {
     widths: Vec<u32>,
     /// Per event, its control value on each slot's counter.
     controls: Vec<Vec<u64>>,
+    /// The events, for the auxiliary MSRs each turn writes.
+    sels: Vec<EventSelect>,
     /// Per distinct turn (as many as come before the first comes round again), its
     /// events on the counters: (slot, event), in slot order.
     turns: Vec<Vec<(usize, usize)>>,
@@ -65,11 +67,22 @@ pub fn turn_count(n: usize, k: usize) -> usize {
     n / a
 }
 
-/// Whether `sels` take turns on `counters`: more events than counters, or events that cannot
-/// all have a counter their lists allow at once (three events kept to two counters).
+/// Whether `sels` take turns on `counters`: more events than counters, events that cannot
+/// all have a counter their lists allow at once (three events kept to two counters), or
+/// events that need one auxiliary MSR with different values.
 pub fn needs_turns(sels: &[EventSelect], counters: &[u32]) -> bool {
     let all: Vec<&EventSelect> = sels.iter().collect();
-    sels.len() > counters.len() || crate::counters::place(counters, &all).is_none()
+    sels.len() > counters.len() || fits(counters, &all).is_none()
+}
+
+/// Where `events` go on `counters` if they can count at once: each on a counter its list
+/// allows ([`crate::counters::place`]), all agreeing on their auxiliary MSRs
+/// ([`crate::counters::aux_agree`]).
+fn fits(counters: &[u32], events: &[&EventSelect]) -> Option<Vec<usize>> {
+    if !crate::counters::aux_agree(events) {
+        return None;
+    }
+    crate::counters::place(counters, events)
 }
 
 /// `events` (indices into `sels`) placed on `counters`, each on one its list allows:
@@ -80,7 +93,7 @@ fn placed(
     counters: &[u32],
 ) -> Option<Vec<(usize, usize)>> {
     let chosen: Vec<&EventSelect> = events.iter().map(|&e| &sels[e]).collect();
-    let slots = crate::counters::place(counters, &chosen)?;
+    let slots = fits(counters, &chosen)?;
     let mut placed: Vec<(usize, usize)> = slots.into_iter().zip(events).collect();
     placed.sort_unstable();
     Some(placed)
@@ -110,7 +123,7 @@ fn groups(
     for e in 0..sels.len() {
         let fits = |turn: &Vec<usize>| {
             let with: Vec<&EventSelect> = turn.iter().chain([&e]).map(|&i| &sels[i]).collect();
-            crate::counters::place(counters, &with).is_some()
+            fits(counters, &with).is_some()
         };
         match turns.iter_mut().find(|t| fits(t)) {
             Some(turn) => turn.push(e),
@@ -164,6 +177,7 @@ impl Turns {
             counters,
             widths: general.iter().map(|c| c.info.width).collect(),
             controls,
+            sels: sels.to_vec(),
             turns,
             turn: 0,
             began: Duration::ZERO,
@@ -226,10 +240,16 @@ impl Turns {
         Ok(())
     }
 
-    /// Ends the turn on the counters at `at` and puts the next one on.
-    pub fn rotate(&mut self, counting: &Counting<'_, Machine>, at: Duration) -> Result<()> {
+    /// Ends the turn on the counters at `at` and puts the next one on: its events'
+    /// auxiliary MSRs, then their controls.
+    pub fn rotate(&mut self, counting: &mut Counting<'_, Machine>, at: Duration) -> Result<()> {
         self.settle(counting, at)?;
         self.turn = (self.turn + 1) % self.turns.len();
+        let turn: Vec<EventSelect> = self.turns[self.turn]
+            .iter()
+            .map(|&(_, e)| self.sels[e])
+            .collect();
+        counting.reprogram_aux(&turn)?;
         for &(slot, event) in &self.turns[self.turn] {
             counting.reprogram(self.counters[slot], self.controls[event][slot])?;
         }

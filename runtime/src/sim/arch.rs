@@ -163,6 +163,9 @@ enum Kind {
     GlobalOvf,
     Capabilities,
     InUse,
+    /// An auxiliary MSR some core events need (offcore response, load latency, front end):
+    /// it holds what software writes, its reserved bits refused.
+    Aux,
 }
 
 fn kind(reg: &Reg) -> Option<Kind> {
@@ -180,6 +183,7 @@ fn kind(reg: &Reg) -> Option<Kind> {
         "Ia32PerfGlobalOvfCtrl" => Kind::GlobalOvf,
         "Ia32PerfCapabilities" => Kind::Capabilities,
         "Ia32PerfGlobalInuse" => Kind::InUse,
+        "MsrOffcoreRsp" | "MsrPebsLdLatThreshold" | "MsrPebsFrontend" => Kind::Aux,
         _ => return None,
     })
 }
@@ -232,7 +236,7 @@ impl CpuState {
             Kind::FixedCtrl => c.cpuid().fixed_counter_mask() != 0,
             Kind::Slots => c.has_slots(),
             Kind::PerfMetrics => c.topdown.shares > 0,
-            Kind::Capabilities => true,
+            Kind::Capabilities | Kind::Aux => true,
         }
     }
 

@@ -44,7 +44,7 @@ use pmu_regs::{BitRef, Location, ProcessorInfo};
 pub use crate::cpuid::Cpuid0A;
 pub use arch::{ArchConfig, SimTopdown, SLOTS_EVENT};
 pub use uncore::{UncoreEvent, FIXED_EVENT};
-pub use workload::{Rate, Stream, StreamId, StreamTarget};
+pub use workload::{Rate, Stream, StreamId, StreamMasks, StreamTarget};
 
 /// An event for a box in PCI space: the same as any box's.
 pub type PciEvent = UncoreEvent;
@@ -265,6 +265,20 @@ pub(crate) fn arch_reg(type_name: &str, index: u32) -> Option<Reg> {
     .copied()
 }
 
+/// The architectural register at MSR `address`, if any.
+fn arch_reg_at(address: u32) -> Option<Reg> {
+    pmu_regs::arch::PROCESSOR
+        .units
+        .iter()
+        .flat_map(|u| u.registers.iter().copied())
+        .flat_map(|info| {
+            info.known_addresses()
+                .iter()
+                .map(move |addr| Reg { info, addr })
+        })
+        .find(|r| r.addr.location == pmu_regs::Location::Msr(address))
+}
+
 /// The uncore bus of socket `s` in the simulator (as firmware numbers them on these parts).
 fn sim_bus(s: u32) -> u8 {
     (0x3f + 0x40 * s).min(0xff) as u8
@@ -445,6 +459,17 @@ impl Sim {
     /// Injects `count` events into box `event.instance` of the L3 that `cpu` shares (a box of
     /// a `scope="l3"` unit).
     pub fn inject_l3(&self, cpu: u32, event: UncoreEvent, count: u64) -> Result<()> {
+        self.inject_l3_masked(cpu, event, None, count)
+    }
+
+    /// [`Self::inject_l3`] of events that put `masks` in their controls' mask fields.
+    fn inject_l3_masked(
+        &self,
+        cpu: u32,
+        event: UncoreEvent,
+        masks: Option<StreamMasks>,
+        count: u64,
+    ) -> Result<()> {
         if !self.is_l3_box(event.instance) {
             return Err(self.no_box(event.instance));
         }
@@ -452,8 +477,15 @@ impl Sim {
         let mut guard = self.lock();
         let st = &mut *guard;
         let (skew, journal) = (self.config.freeze_skew, &mut st.journal);
-        self.uncore
-            .inject(l3, &mut st.l3s[l3], &event, count, skew, journal);
+        self.uncore.inject(
+            l3,
+            &mut st.l3s[l3],
+            &event,
+            masks.as_ref(),
+            count,
+            skew,
+            journal,
+        );
         Ok(())
     }
 
@@ -497,12 +529,25 @@ impl Sim {
     /// Injects `count` events into box `event.instance` of `socket` (for a box of a
     /// `scope="l3"` unit: of the socket's first L3; [`Self::inject_l3`] chooses the L3).
     pub fn inject_uncore(&self, socket: usize, event: UncoreEvent, count: u64) -> Result<()> {
+        self.inject_uncore_masked(socket, event, None, count)
+    }
+
+    /// [`Self::inject_uncore`] of events that put `masks` in their controls' mask fields
+    /// (Intel's UMaskExt, PortMask, FCMask): only counters whose fields hold the same count
+    /// them.
+    pub fn inject_uncore_masked(
+        &self,
+        socket: usize,
+        event: UncoreEvent,
+        masks: Option<StreamMasks>,
+        count: u64,
+    ) -> Result<()> {
         if self.is_l3_box(event.instance) {
             let per = self.config.cpus_per_socket.max(1);
             if socket >= self.config.sockets.max(1) as usize {
                 return Err(self.bad_socket(socket).into());
             }
-            return self.inject_l3(socket as u32 * per, event, count);
+            return self.inject_l3_masked(socket as u32 * per, event, masks, count);
         }
         let mut guard = self.lock();
         let st = &mut *guard;
@@ -514,6 +559,7 @@ impl Sim {
             socket,
             sock,
             &event,
+            masks.as_ref(),
             count,
             self.config.freeze_skew,
             &mut st.journal,
@@ -629,7 +675,7 @@ impl Sim {
             };
             let (skew, journal) = (self.config.freeze_skew, &mut st.journal);
             self.uncore
-                .inject(cpu as usize, state, &event, count, skew, journal);
+                .inject(cpu as usize, state, &event, None, count, skew, journal);
             return Ok(());
         }
         let state = st
@@ -638,6 +684,12 @@ impl Sim {
             .ok_or_else(|| self.bad_cpu(cpu))?;
         state.inject(cpu, ev_sel, umask, count, &mut st.journal);
         Ok(())
+    }
+
+    /// What architectural MSR `address` of `cpu` holds (`None` where it faults).
+    fn core_msr(&self, cpu: u32, address: u32) -> Option<u64> {
+        let reg = arch_reg_at(address)?;
+        self.lock().cpus.get(cpu as usize)?.read(&reg)
     }
 
     /// The box of the simulated processor's own per-CPU unit (a core PMU described by the
@@ -695,24 +747,30 @@ impl Sim {
         for (s, count) in due {
             match s.target {
                 StreamTarget::Core { cpu } => {
-                    self.inject_core(cpu, s.ev_sel, s.umask.unwrap_or(0), count)?
+                    if s.aux
+                        .is_none_or(|a| self.core_msr(cpu, a.address) == Some(a.value))
+                    {
+                        self.inject_core(cpu, s.ev_sel, s.umask.unwrap_or(0), count)?
+                    }
                 }
-                StreamTarget::L3 { cpu, instance } => self.inject_l3(
+                StreamTarget::L3 { cpu, instance } => self.inject_l3_masked(
                     cpu,
                     UncoreEvent {
                         instance,
                         ev_sel: s.ev_sel,
                         umask: s.umask,
                     },
+                    s.masks,
                     count,
                 )?,
-                StreamTarget::Uncore { socket, instance } => self.inject_uncore(
+                StreamTarget::Uncore { socket, instance } => self.inject_uncore_masked(
                     socket,
                     UncoreEvent {
                         instance,
                         ev_sel: s.ev_sel,
                         umask: s.umask,
                     },
+                    s.masks,
                     count,
                 )?,
             }

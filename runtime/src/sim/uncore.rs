@@ -12,6 +12,7 @@ use std::collections::HashMap;
 use pmu_regs::{Access, BitRef, CounterKind, FieldInfo, Location, Role, Scope};
 
 use super::regs::RegFile;
+use super::workload::StreamMasks;
 use super::{Journal, PmiRecord, PmiSource};
 use crate::boxes::{hop_reg, Boxes, Counter, PmuBox, Reg};
 
@@ -159,7 +160,13 @@ impl Model {
         !self.frozen(st, b)
     }
 
-    fn selects(&self, st: &SocketState, c: &Counter, ev: &UncoreEvent) -> bool {
+    fn selects(
+        &self,
+        st: &SocketState,
+        c: &Counter,
+        ev: &UncoreEvent,
+        masks: Option<&StreamMasks>,
+    ) -> bool {
         if c.info.kind != CounterKind::General {
             // A free-running counter the kernel selects by unit mask counts only its own
             // event; an injection without a unit mask reaches every fixed-event counter.
@@ -173,6 +180,15 @@ impl Model {
         let v = st.regs.get(&ctl);
         let is = |role: Role, want: u64| c.control_bits(role).is_some_and(|b| b.extract(v) == want);
         if !is(Role::Event, u64::from(ev.ev_sel)) {
+            return false;
+        }
+        // Where the control has a mask field, the stream's value must be there.
+        let masked = masks.is_none_or(|m| {
+            m.by_role()
+                .iter()
+                .all(|&(role, want)| c.control_bits(role).is_none() || is(role, want))
+        });
+        if !masked {
             return false;
         }
         match (ev.umask, c.control_bits(Role::Umask)) {
@@ -249,12 +265,15 @@ impl Model {
         st.regs.put(&c.counter, new);
     }
 
-    /// Injects `count` events of `ev`. Returns `false` if the box does not exist.
+    /// Injects `count` events of `ev`, with `masks` where the stream has them (`None`: counted
+    /// whatever the controls' mask fields hold). Returns `false` if the box does not exist.
+    #[allow(clippy::too_many_arguments)]
     pub fn inject(
         &self,
         socket: usize,
         st: &mut SocketState,
         ev: &UncoreEvent,
+        masks: Option<&StreamMasks>,
         count: u64,
         skew: u64,
         journal: &mut Journal,
@@ -263,7 +282,7 @@ impl Model {
             return false;
         };
         self.advance(socket, st, bi, count, skew, journal, &|st, c| {
-            self.selects(st, c, ev)
+            self.selects(st, c, ev, masks)
         });
         true
     }

@@ -83,6 +83,37 @@ pub struct Stream {
     pub umask: Option<u16>,
     /// How often.
     pub rate: Rate,
+    /// What an uncore event's stream puts in the control's mask fields (Intel's UMaskExt,
+    /// PortMask, FCMask): a counter counts it only where those fields hold the same, as the
+    /// hardware counts the TOR requests or IIO ports the masks select. `None`: any.
+    pub masks: Option<StreamMasks>,
+    /// A core event's auxiliary MSR and the value that selects this stream's events (the
+    /// offcore response: which requests and responses count): the core counts them only
+    /// while the register holds it, as the hardware counts what the register selects.
+    pub aux: Option<pmu_regs::AuxMsr>,
+}
+
+/// The values an uncore event puts in its control's fields with the `umask-ext`,
+/// `port-mask` and `fc-mask` roles, 0 where it sets none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamMasks {
+    /// Intel's UMaskExt.
+    pub umask_ext: u32,
+    /// Intel's PortMask.
+    pub port_mask: u16,
+    /// Intel's FCMask.
+    pub fc_mask: u8,
+}
+
+impl StreamMasks {
+    /// Each value by the role of the field that takes it.
+    pub fn by_role(&self) -> [(pmu_regs::Role, u64); 3] {
+        [
+            (pmu_regs::Role::UmaskExt, u64::from(self.umask_ext)),
+            (pmu_regs::Role::PortMask, u64::from(self.port_mask)),
+            (pmu_regs::Role::FcMask, u64::from(self.fc_mask)),
+        ]
+    }
 }
 
 /// A stream the simulator runs: [`super::Sim::start_stream`] hands out its id.

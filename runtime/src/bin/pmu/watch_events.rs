@@ -120,18 +120,22 @@ pub fn parse(
     }
     let pairs = grammar::assignments(control, &words)?;
     let raw = codec::encode_for(control, 0, &pairs, core)?;
-    refuse_masks(control, raw, text)?;
-    refuse_aux(control, &pairs, core, text)?;
     // `event=NAME` sets the event select, the umask and the extension bit from the list, and
-    // the counter mask, invert, edge and any-thread bits where the event has them.
+    // the counter mask, invert, edge and any-thread bits and the uncore masks where the
+    // event has them; and names the auxiliary MSR it needs, with its value.
+    let aux = codec::aux_for(control, &pairs, core);
     let set = |role: Role| {
         let value = control.role(role).map(|f| f.extract(raw));
         let from_event = by_name
             && match role {
                 Role::Umask | Role::EventExt => true,
-                Role::Threshold | Role::Invert | Role::Edge | Role::AnyThread => {
-                    value.is_some_and(|v| v != 0)
-                }
+                Role::Threshold
+                | Role::Invert
+                | Role::Edge
+                | Role::AnyThread
+                | Role::UmaskExt
+                | Role::PortMask
+                | Role::FcMask => value.is_some_and(|v| v != 0),
                 _ => false,
             };
         (given.contains(&role) || from_event)
@@ -152,8 +156,13 @@ pub fn parse(
         edge_detect: set(Role::Edge).map(|v| v != 0),
         event_ext: set(Role::EventExt).map(|v| v != 0),
         any_thread: set(Role::AnyThread).map(|v| v != 0),
+        // The fields' widths bound the masks (32, 12 and 3 bits at most).
+        umask_ext: set(Role::UmaskExt).map(|v| v as u32),
+        port_mask: set(Role::PortMask).map(|v| v as u16),
+        fc_mask: set(Role::FcMask).map(|v| v as u8),
         fields,
         counters,
+        aux,
     })
 }
 
@@ -204,52 +213,6 @@ fn filter(
         )));
     }
     Ok(fields)
-}
-
-/// An event that needs an auxiliary MSR (the offcore response, load-latency or front-end
-/// register of a core event) is refused before anything is written: a counting session
-/// programs counter controls only, and without the MSR the counter would count something
-/// else. `pmu encode` gives both values.
-fn refuse_aux(
-    control: &'static RegisterInfo,
-    pairs: &[(String, String)],
-    core: Option<&str>,
-    text: &str,
-) -> Result<(), Failure> {
-    match codec::aux_for(control, pairs, core) {
-        None => Ok(()),
-        Some(a) => Err(Failure::usage(format!(
-            "`{text}` needs {} ({:#x}) programmed with {:#x} besides the counter's control, \
-             which watch and serve do not program yet (without it the counter would count \
-             something else); `pmu encode` with the control register and event=NAME gives \
-             both values",
-            a.register, a.address, a.value
-        ))),
-    }
-}
-
-/// An event that sets an uncore mask (Intel's UMaskExt, PortMask, FCMask) is refused: what
-/// `watch` programs ([`EventSelect`]) has no place for them, and counting without them would
-/// count another event. `pmu encode` gives such an event's whole control value.
-fn refuse_masks(control: &'static RegisterInfo, raw: u64, text: &str) -> Result<(), Failure> {
-    let set: Vec<&str> = [
-        (Role::UmaskExt, "unit-mask extension"),
-        (Role::PortMask, "port mask"),
-        (Role::FcMask, "traffic-class mask"),
-    ]
-    .into_iter()
-    .filter(|(role, _)| control.role(*role).is_some_and(|f| f.extract(raw) != 0))
-    .map(|(_, what)| what)
-    .collect();
-    if set.is_empty() {
-        return Ok(());
-    }
-    Err(Failure::usage(format!(
-        "`{text}` sets the {} of the counter's control, which watch cannot program yet \
-         (without it the counter would count another event); `pmu encode` with the control \
-         register and event=NAME gives the whole control value",
-        set.join(" and ")
-    )))
 }
 
 /// `--event` on a box with free-running counters: `event=NAME` naming one by the event the
@@ -351,10 +314,10 @@ mod tests {
         );
     }
 
-    /// An uncore event that needs its unit-mask extension or the IIO port masks is refused
-    /// by name, rather than counted without them; one without is taken.
+    /// An uncore event that needs its unit-mask extension or the IIO port masks carries them,
+    /// so it is not counted as another event; one without sets none.
     #[test]
-    fn an_event_with_an_uncore_mask_is_refused_not_counted_as_another() {
+    fn an_event_with_an_uncore_mask_carries_it() {
         let icx = PROCESSORS.iter().find(|p| p.id == "ice-lake-sp").unwrap();
         let boxes = Boxes::of(icx);
         let control = |unit: &str| {
@@ -366,24 +329,26 @@ mod tests {
                 .unwrap_or_else(|| panic!("no {unit} control"))
                 .info
         };
-        for (unit, event, what) in [
-            (
-                "CHA",
-                "event=UNC_CHA_TOR_INSERTS.IA_MISS",
-                "unit-mask extension",
-            ),
-            (
-                "IIO",
-                "event=UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0",
-                "port mask and traffic-class mask",
-            ),
-        ] {
-            let e = parse(control(unit), event, None).unwrap_err().to_string();
-            assert!(e.contains(what) && e.contains("pmu encode"), "{e}");
-        }
+        let sel = parse(control("CHA"), "event=UNC_CHA_TOR_INSERTS.IA_MISS", None)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (sel.ev_sel, sel.umask, sel.umask_ext),
+            (0x35, Some(0x01), Some(0xc001fe))
+        );
+        let sel = parse(
+            control("IIO"),
+            "event=UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0",
+            None,
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((sel.port_mask, sel.fc_mask), (Some(0x1), Some(0x7)));
         let sel = parse(control("CHA"), "event=UNC_CHA_CLOCKTICKS", None)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((sel.ev_sel, sel.umask), (0x00, Some(0)));
+        assert_eq!(
+            (sel.umask_ext, sel.port_mask, sel.fc_mask),
+            (None, None, None)
+        );
     }
 
     /// Every general counter control of every box of every processor reads each word by the

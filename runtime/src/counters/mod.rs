@@ -20,6 +20,9 @@
 //! # Ok::<(), pmu_runtime::Error>(())
 //! ```
 
+mod aux;
+
+pub use aux::agree as aux_agree;
 use std::sync::Arc;
 
 use pmu_regs::{CounterKind, Role, Scope};
@@ -136,6 +139,8 @@ pub struct Counting<'a, B: Registers + ?Sized> {
     /// How many of the box's general counters the part has, where fewer than the spec's
     /// ([`Self::limit_general`]).
     on_part: Option<usize>,
+    /// The auxiliary MSRs this session set for its events, and their values.
+    aux: Vec<(Reg, u64)>,
     saved: Vec<(Reg, u64)>,
     boxes: &'static Boxes,
     claimed: Pmu,
@@ -221,6 +226,7 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
             global,
             programmed: Vec::new(),
             on_part: None,
+            aux: Vec::new(),
             saved: Vec::new(),
             boxes,
             claimed,
@@ -270,6 +276,7 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
     /// back what was changed.
     pub fn program(&mut self, sels: &[EventSelect]) -> Result<Vec<u32>> {
         let box_ = self.pmu_box;
+        let aux = self.aux_plan(sels)?;
         let mut placed = self.placement(sels)?.into_iter();
         let mut numbers = Vec::with_capacity(sels.len());
         let mut plan: Vec<(&Counter, u64)> = Vec::new();
@@ -290,8 +297,8 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
             numbers.push(c.number());
             plan.push((c, c.control_value(sel, false)?));
         }
-        if !plan.is_empty() {
-            self.program_plan(&plan)?;
+        if !plan.is_empty() || !aux.is_empty() {
+            self.program_plan(&plan, &aux)?;
         }
         // The free-running counters are taken too (program_plan took the general ones).
         for n in &numbers {
@@ -366,6 +373,7 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
     /// ([`Ownership::takes_over`]). `program` checks this too; a session checks every box
     /// first, so that nothing is written when a later box is refused.
     pub fn check_free(&self, sels: &[EventSelect]) -> Result<()> {
+        self.aux_plan(sels)?;
         let free = self.placement(sels)?;
         if self.io.backend.takes_over() {
             return Ok(());
@@ -396,12 +404,20 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
                 Ok((c, raw))
             })
             .collect::<Result<_>>()?;
-        self.program_plan(&plan)
+        self.program_plan(&plan, &[])
     }
 
-    fn program_plan(&mut self, plan: &[(&'static Counter, u64)]) -> Result<Vec<u32>> {
-        // What programming changes: the controls, the box-level enables, the global control.
-        let mut touched: Vec<Reg> = Vec::new();
+    /// Writes `aux` (auxiliary MSRs and their values) and then the controls of `plan`, and
+    /// enables those counters at box and global level, each register saved first; a failed
+    /// write puts back what was changed.
+    fn program_plan(
+        &mut self,
+        plan: &[(&'static Counter, u64)],
+        aux: &[(Reg, u64)],
+    ) -> Result<Vec<u32>> {
+        // What programming changes: the auxiliary MSRs, the controls, the box-level enables,
+        // the global control.
+        let mut touched: Vec<Reg> = aux.iter().map(|(r, _)| *r).collect();
         for (c, _) in plan {
             touched.extend(c.control);
             touched.push(c.counter);
@@ -409,7 +425,7 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
                 touched.push(r);
             }
         }
-        if let Some(g) = self.global {
+        if let Some(g) = self.global.filter(|_| !plan.is_empty()) {
             touched.push(g.control);
         }
         let mut saved = Vec::new();
@@ -430,15 +446,22 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
         let numbers: Vec<u32> = plan.iter().map(|(c, _)| c.number()).collect();
         rolled_back(
             || {
+                for (r, value) in aux {
+                    self.write(r, *value)?;
+                }
                 for (c, raw) in plan {
                     let ctl = c.control.expect("general counters have a control");
                     self.write(&ctl, *raw)?;
                     self.enable_in_box(c.number())?;
                 }
+                if plan.is_empty() {
+                    return Ok(());
+                }
                 self.enable_globally()
             },
             || self.restore(&saved),
         )?;
+        self.aux.extend_from_slice(aux);
         // The first save of a register is what it was before this session.
         for s in saved {
             if !self

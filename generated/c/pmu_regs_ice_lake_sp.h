@@ -34914,7 +34914,7 @@ static inline uint64_t pmu_ice_lake_sp_u_l_pci_pmon_ctr_event_count_set(uint64_t
 #define PMU_ICE_LAKE_SP_CORE_EVENT_OCR_WRITE_ESTIMATE_MEMORY_AUX_MSR_VALUE 0xFBFF80822ULL
 
 /*
- * Derived metrics of Intel Xeon Scalable Processor, 3rd generation (Ice Lake-SP) uncore (247
+ * Derived metrics of Intel Xeon Scalable Processor, 3rd generation (Ice Lake-SP) uncore (250
  * metrics, from the spec's ice-lake-sp/metrics/). For each: _NAME, _UNIT, _EVENT_COUNT and
  * _EVENTn (the event names, in the order the counts are given) with _EVENTn_READ
  * (PMU_REGS_READ_COUNTED: a counter's count; _SLOTS and _SLOTS_SHARE: pmu_regs_topdown_count
@@ -39929,6 +39929,32 @@ static inline int pmu_ice_lake_sp_metric_split_stores(const double *counts, cons
 }
 
 /*
+ * Streaming_Stores (percent, level 4, per CPU): 100 * (9 * a / b)
+ *
+ * Events: [0] OCR.STREAMING_WR.ANY_RESPONSE (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_STREAMING_STORES_NAME "Streaming_Stores"
+#define PMU_ICE_LAKE_SP_METRIC_STREAMING_STORES_UNIT "percent"
+#define PMU_ICE_LAKE_SP_METRIC_STREAMING_STORES_EVENT_COUNT 2U
+#define PMU_ICE_LAKE_SP_METRIC_STREAMING_STORES_EVENT0 "OCR.STREAMING_WR.ANY_RESPONSE"
+#define PMU_ICE_LAKE_SP_METRIC_STREAMING_STORES_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_STREAMING_STORES_EVENT1 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_ICE_LAKE_SP_METRIC_STREAMING_STORES_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_streaming_stores_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 9.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_streaming_stores(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_streaming_stores_steps, 7U, counts, PMU_ICE_LAKE_SP_METRIC_STREAMING_STORES_EVENT_COUNT, c, value);
+}
+
+/*
  * DTLB_Store (percent, level 4, per CPU): 100 * ((7 * a + b) / (c if HYPERTHREADING_ON else
  * d))
  *
@@ -43153,6 +43179,28 @@ static inline int pmu_ice_lake_sp_metric_info_frontend_icache_miss_latency(const
 }
 
 /*
+ * Info_Frontend_IpDSB_Miss_Ret (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] FRONTEND_RETIRED.ANY_DSB_MISS (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_IPDSB_MISS_RET_NAME "Info_Frontend_IpDSB_Miss_Ret"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_IPDSB_MISS_RET_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_IPDSB_MISS_RET_EVENT_COUNT 2U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_IPDSB_MISS_RET_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_IPDSB_MISS_RET_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_IPDSB_MISS_RET_EVENT1 "FRONTEND_RETIRED.ANY_DSB_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_IPDSB_MISS_RET_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_frontend_ipdsb_miss_ret_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_info_frontend_ipdsb_miss_ret(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_info_frontend_ipdsb_miss_ret_steps, 3U, counts, PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_IPDSB_MISS_RET_EVENT_COUNT, c, value);
+}
+
+/*
  * Info_Frontend_IpUnknown_Branch (a ratio, level 1, per CPU): a / b
  *
  * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BACLEARS.ANY (CORE).
@@ -43172,6 +43220,30 @@ static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_frontend_ip
 static inline int pmu_ice_lake_sp_metric_info_frontend_ipunknown_branch(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
 {
 	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_info_frontend_ipunknown_branch_steps, 3U, counts, PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_L2MPKI_Code (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] FRONTEND_RETIRED.L2_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_NAME "Info_Frontend_L2MPKI_Code"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_EVENT_COUNT 2U
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_EVENT0 "FRONTEND_RETIRED.L2_MISS"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_ice_lake_sp_metric_info_frontend_l2mpki_code_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_ice_lake_sp_metric_info_frontend_l2mpki_code(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_ice_lake_sp_metric_info_frontend_l2mpki_code_steps, 5U, counts, PMU_ICE_LAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_EVENT_COUNT, c, value);
 }
 
 /*

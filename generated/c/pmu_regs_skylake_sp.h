@@ -24982,7 +24982,7 @@ static inline uint64_t pmu_skylake_sp_u_l_pci_pmon_ctr_event_count_set(uint64_t 
 #define PMU_SKYLAKE_SP_CORE_EVENT_OFFCORE_RESPONSE_ALL_READS_L3_HIT_HIT_OTHER_CORE_FWD_AUX_MSR_VALUE 0x8003C07F7ULL
 
 /*
- * Derived metrics of Intel Xeon Scalable Processor, 1st generation (Skylake-SP) uncore (215
+ * Derived metrics of Intel Xeon Scalable Processor, 1st generation (Skylake-SP) uncore (219
  * metrics, from the spec's skylake-sp/metrics/). For each: _NAME, _UNIT, _EVENT_COUNT and
  * _EVENTn (the event names, in the order the counts are given) with _EVENTn_READ
  * (PMU_REGS_READ_COUNTED: a counter's count; _SLOTS and _SLOTS_SHARE: pmu_regs_topdown_count
@@ -33564,6 +33564,28 @@ static inline int pmu_skylake_sp_metric_info_frontend_icache_miss_latency(const 
 }
 
 /*
+ * Info_Frontend_IpDSB_Miss_Ret (a ratio, level 1, per CPU): a / b
+ *
+ * Events: [0] INST_RETIRED.ANY_P (CORE); [1] FRONTEND_RETIRED.ANY_DSB_MISS (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_IPDSB_MISS_RET_NAME "Info_Frontend_IpDSB_Miss_Ret"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_IPDSB_MISS_RET_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_IPDSB_MISS_RET_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_IPDSB_MISS_RET_EVENT0 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_IPDSB_MISS_RET_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_IPDSB_MISS_RET_EVENT1 "FRONTEND_RETIRED.ANY_DSB_MISS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_IPDSB_MISS_RET_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_frontend_ipdsb_miss_ret_steps[3] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_frontend_ipdsb_miss_ret(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_frontend_ipdsb_miss_ret_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_IPDSB_MISS_RET_EVENT_COUNT, c, value);
+}
+
+/*
  * Info_Frontend_IpUnknown_Branch (a ratio, level 1, per CPU): a / b
  *
  * Events: [0] INST_RETIRED.ANY_P (CORE); [1] BACLEARS.ANY (CORE).
@@ -33583,6 +33605,30 @@ static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_frontend_ipu
 static inline int pmu_skylake_sp_metric_info_frontend_ipunknown_branch(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
 {
 	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_frontend_ipunknown_branch_steps, 3U, counts, PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_IPUNKNOWN_BRANCH_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_Frontend_L2MPKI_Code (a ratio, level 1, per CPU): 1000 * a / b
+ *
+ * Events: [0] FRONTEND_RETIRED.L2_MISS (CORE); [1] INST_RETIRED.ANY_P (CORE).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_NAME "Info_Frontend_L2MPKI_Code"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_EVENT_COUNT 2U
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_EVENT0 "FRONTEND_RETIRED.L2_MISS"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_EVENT1 "INST_RETIRED.ANY_P"
+#define PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_frontend_l2mpki_code_steps[5] = {
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_frontend_l2mpki_code(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_frontend_l2mpki_code_steps, 5U, counts, PMU_SKYLAKE_SP_METRIC_INFO_FRONTEND_L2MPKI_CODE_EVENT_COUNT, c, value);
 }
 
 /*
@@ -35499,6 +35545,88 @@ static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_system_dram_
 static inline int pmu_skylake_sp_metric_info_system_dram_bw_use(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
 {
 	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_system_dram_bw_use_steps, 11U, counts, PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_IO_Read_BW (a ratio, level 1, per socket): (a + b + c + d) * 4 / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0 (IIO); [1]
+ * UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1 (IIO); [2] UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2
+ * (IIO); [3] UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3 (IIO).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_NAME "Info_System_IO_Read_BW"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT_COUNT 4U
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT0 "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT1 "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT2 "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT3 "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT3_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_system_io_read_bw_steps[15] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_system_io_read_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_system_io_read_bw_steps, 15U, counts, PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT_COUNT, c, value);
+}
+
+/*
+ * Info_System_IO_Write_BW (a ratio, level 1, per socket): (a + b + c + d) * 4 / 1000000000 /
+ * (DURATIONTIMEINMILLISECONDS / 1000)
+ *
+ * Events: [0] UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0 (IIO); [1]
+ * UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1 (IIO); [2] UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2
+ * (IIO); [3] UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3 (IIO).
+ */
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_NAME "Info_System_IO_Write_BW"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_UNIT ""
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT_COUNT 4U
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT0 "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT1 "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT2 "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT3 "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3"
+#define PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT3_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_info_system_io_write_bw_steps[15] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 8U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_info_system_io_write_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_info_system_io_write_bw_steps, 15U, counts, PMU_SKYLAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT_COUNT, c, value);
 }
 
 /*

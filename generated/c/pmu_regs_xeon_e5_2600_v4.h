@@ -16181,7 +16181,7 @@ static inline uint32_t pmu_xeon_e5_2600_v4_u_pci_gidnidmap_node_id0_get(uint32_t
 #define PMU_XEON_E5_2600_V4_CORE_EVENT_OFFCORE_RESPONSE_DEMAND_RFO_LLC_HIT_ANY_RESPONSE_AUX_MSR_VALUE 0x3F803C0002ULL
 
 /*
- * Derived metrics of Intel Xeon Processor E5-2600 v4 Product Family (Broadwell-EP) uncore (153
+ * Derived metrics of Intel Xeon Processor E5-2600 v4 Product Family (Broadwell-EP) uncore (154
  * metrics, from the spec's xeon-e5-2600-v4/metrics/). For each: _NAME, _UNIT, _EVENT_COUNT and
  * _EVENTn (the event names, in the order the counts are given) with _EVENTn_READ
  * (PMU_REGS_READ_COUNTED: a counter's count; _SLOTS and _SLOTS_SHARE: pmu_regs_topdown_count
@@ -18708,6 +18708,40 @@ static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v4_metric_store_latenc
 static inline int pmu_xeon_e5_2600_v4_metric_store_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
 {
 	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v4_metric_store_latency_steps, 23U, counts, PMU_XEON_E5_2600_V4_METRIC_STORE_LATENCY_EVENT_COUNT, c, value);
+}
+
+/*
+ * False_Sharing (percent, level 4, per CPU): 100 * ((200 * a + 60 * b) / c)
+ *
+ * Events: [0] OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.REMOTE_HITM (CORE); [1]
+ * OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HITM_OTHER_CORE (CORE); [2] CPU_CLK_UNHALTED.THREAD_P
+ * (CORE).
+ */
+#define PMU_XEON_E5_2600_V4_METRIC_FALSE_SHARING_NAME "False_Sharing"
+#define PMU_XEON_E5_2600_V4_METRIC_FALSE_SHARING_UNIT "percent"
+#define PMU_XEON_E5_2600_V4_METRIC_FALSE_SHARING_EVENT_COUNT 3U
+#define PMU_XEON_E5_2600_V4_METRIC_FALSE_SHARING_EVENT0 "OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.REMOTE_HITM"
+#define PMU_XEON_E5_2600_V4_METRIC_FALSE_SHARING_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_XEON_E5_2600_V4_METRIC_FALSE_SHARING_EVENT1 "OFFCORE_RESPONSE.DEMAND_RFO.LLC_HIT.HITM_OTHER_CORE"
+#define PMU_XEON_E5_2600_V4_METRIC_FALSE_SHARING_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_XEON_E5_2600_V4_METRIC_FALSE_SHARING_EVENT2 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_XEON_E5_2600_V4_METRIC_FALSE_SHARING_EVENT2_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_xeon_e5_2600_v4_metric_false_sharing_steps[11] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_NUM, 0U, 200.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 60.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_xeon_e5_2600_v4_metric_false_sharing(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_xeon_e5_2600_v4_metric_false_sharing_steps, 11U, counts, PMU_XEON_E5_2600_V4_METRIC_FALSE_SHARING_EVENT_COUNT, c, value);
 }
 
 /*

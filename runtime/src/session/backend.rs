@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::boxes::EventSelect;
 use crate::error::Error;
 use crate::machine::Machine;
 use crate::perf::encode::{free_running_terms, from_control, from_terms, with_aux};
@@ -122,7 +123,9 @@ pub(super) type PerfPlan = (Pmu, Vec<PerfEvent>, Vec<(usize, &'static str)>);
 /// The perf groups that count `planned`'s events, by kernel PMU (a box split over two PMUs,
 /// the Xeon 7500 R-box, has two). A box with more events than general counters gets a
 /// group per counters' worth of events, which the kernel counts in turns (multiplexing) and
-/// scales. `None` where `fallback` lets the registers count a box the kernel has no PMU for.
+/// scales; so does an event that needs an auxiliary MSR with another value than an earlier
+/// event of its group (the kernel schedules a group at once, and the register holds one
+/// value). `None` where `fallback` lets the registers count a box the kernel has no PMU for.
 pub(super) fn perf_events(
     sources: &EventSources,
     planned: &BoxEvents,
@@ -141,11 +144,17 @@ pub(super) fn perf_events(
         .filter(|c| c.info.kind == pmu_regs::CounterKind::General && c.control.is_some())
         .count()
         .max(1);
-    let mut on_general = 0;
+    // The turn general events are joining, and its events so far.
+    let (mut joining, mut in_turn) = (0, Vec::new());
     for (i, (sel, c)) in planned.events.iter().zip(assigned).enumerate() {
         let turn = if c.control.is_some() {
-            on_general += 1;
-            (on_general - 1) / general
+            let with: Vec<&EventSelect> = in_turn.iter().copied().chain([sel]).collect();
+            if in_turn.len() == general || !crate::counters::aux_agree(&with) {
+                joining += 1;
+                in_turn.clear();
+            }
+            in_turn.push(sel);
+            joining
         } else {
             0
         };
@@ -202,4 +211,74 @@ pub(super) fn perf_events(
         counters.push((i, c.counter.name()));
     }
     Ok(Some(groups))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::boxes::Boxes;
+
+    /// Skylake-SP's core event `name` as a session selects it, auxiliary MSR included.
+    fn skx(name: &str) -> EventSelect {
+        let e = pmu_regs::skylake_sp::core::Event::ALL
+            .iter()
+            .map(|e| e.info())
+            .find(|e| e.name == name)
+            .unwrap();
+        EventSelect {
+            umask: Some(e.umask),
+            aux: e.aux,
+            ..EventSelect::event(e.code)
+        }
+    }
+
+    /// The kernel schedules a group at once, and an auxiliary MSR holds one value: two
+    /// offcore events that need MSR_OFFCORE_RSP_0 with different values go in different
+    /// groups, which the kernel counts in turns, each carrying its value in `config1`.
+    #[test]
+    fn events_that_disagree_on_an_auxiliary_msr_go_in_separate_groups() {
+        let tree = tempfile::tempdir().unwrap();
+        let cpu = tree.path().join("cpu");
+        std::fs::create_dir_all(cpu.join("format")).unwrap();
+        std::fs::write(cpu.join("type"), "4\n").unwrap();
+        for (f, spec) in [
+            ("event", "config:0-7"),
+            ("umask", "config:8-15"),
+            ("edge", "config:18"),
+            ("pc", "config:19"),
+            ("any", "config:21"),
+            ("inv", "config:23"),
+            ("cmask", "config:24-31"),
+            ("offcore_rsp", "config1:0-63"),
+            ("ldlat", "config1:0-15"),
+            ("frontend", "config1:0-23"),
+        ] {
+            std::fs::write(cpu.join("format").join(f), format!("{spec}\n")).unwrap();
+        }
+        let boxes = Boxes::of(&pmu_regs::arch::PROCESSOR);
+        let core = boxes.boxes.iter().find(|b| b.unit.name == "CORE").unwrap();
+        let planned = BoxEvents {
+            boxes,
+            pmu_box: core,
+            events: vec![
+                skx("OFFCORE_RESPONSE.DEMAND_DATA_RD.ANY_RESPONSE"),
+                skx("INST_RETIRED.ANY_P"),
+                skx("OFFCORE_RESPONSE.DEMAND_RFO.ANY_RESPONSE"),
+            ],
+        };
+        let sources = EventSources::with_root(tree.path());
+        let groups = perf_events(&sources, &planned, false).unwrap().unwrap();
+        let config1: Vec<Vec<u64>> = groups
+            .iter()
+            .map(|(_, events, _)| events.iter().map(|e| e.config[1]).collect())
+            .collect();
+        assert_eq!(config1, vec![vec![0x10001, 0], vec![0x10002]]);
+        // Events that agree share a group.
+        let planned = BoxEvents {
+            events: vec![planned.events[0], planned.events[1]],
+            ..planned
+        };
+        let groups = perf_events(&sources, &planned, false).unwrap().unwrap();
+        assert_eq!(groups.len(), 1);
+    }
 }

@@ -419,15 +419,15 @@ fn no_such_event(
     } else {
         format!(" (did you mean {}?)", near.join(", "))
     };
-    // A processor's core list leaves out what these controls alone cannot count.
+    // A processor's core list leaves out what a general counter cannot count.
     let core = core.filter(|_| core_lists(info).next().is_some());
     let (list, absent) = match core {
-            Some(p) => (
-                format!("`pmu list --events --unit {} --processor {p}`", info.unit),
-                "; events that need another MSR (offcore response, load latency), count only on a fixed counter or only with PEBS are not in the list",
-            ),
-            None => (format!("`pmu list --events --unit {}`", info.unit), ""),
-        };
+        Some(p) => (
+            format!("`pmu list --events --unit {} --processor {p}`", info.unit),
+            "; events that count only on a fixed counter or only with PEBS are not in the list",
+        ),
+        None => (format!("`pmu list --events --unit {}`", info.unit), ""),
+    };
     UsageError::BadValue {
         text: name.to_string(),
         expected: format!(

@@ -178,6 +178,17 @@ fn two_events_needing_one_register_with_different_values_take_turns() {
     let mut session = Session::open(&backend, &on_core(&events), options()).unwrap();
     assert!(session.in_turns());
     assert_eq!(counts_on_cpu_0(&mut session), vec![10, 20, 30]);
+    // INST_RETIRED.ANY_P fits beside either offcore event: it counts in both turns, the
+    // whole time; each offcore event half of it.
+    let interval = session.interval().unwrap();
+    let ratios: Vec<f64> = session
+        .series()
+        .iter()
+        .zip(&interval.counts)
+        .filter(|(s, _)| s.cpu == Some(0))
+        .map(|(_, c)| c.running_ratio.unwrap())
+        .collect();
+    assert_eq!(ratios, vec![0.5, 1.0, 0.5]);
     session.close().unwrap();
     assert_eq!(regs(&machine, &AUX_AND_CONTROLS), before);
     // One register holding one value for two events is fine at once.

@@ -878,6 +878,15 @@ fn uncore_masks_are_listed_encoded_decoded_and_never_dropped() {
         out.starts_with("C0_MSR_PMON_CTL0 = 0x00c001fe00000135"),
         "{out}"
     );
+    // perf: the kernel's CHA umask term carries the extension above the umask.
+    let (code, out, err) = run(&[
+        "encode",
+        "ice-lake-sp:C0_MSR_PMON_CTL0",
+        "event=UNC_CHA_TOR_INSERTS.IA_MISS",
+        "--perf",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, "uncore_cha_0/event=0x35,umask=0xc001fe01/\n");
     let (code, out, err) = run(&[
         "encode",
         "granite-rapids:IIO0_MSR_PMON_CTL0",
@@ -925,6 +934,45 @@ fn uncore_masks_are_listed_encoded_decoded_and_never_dropped() {
         row.contains("UNC_CHA_TOR_INSERTS.IA_MISS") && count > 0,
         "{out}"
     );
+    // The masks by hand, as perf's terms name them; a control without one refuses it.
+    for (unit, event) in [
+        ("IIO0", "ev_sel=0x83,umask=0x4,ch_mask=0x1,fc_mask=0x7"),
+        ("CHA0", "ev_sel=0x35,umask=0x1,umask_ext=0xc001fe"),
+    ] {
+        let (code, out, err) = run(&[
+            "watch",
+            "--sim",
+            "--processor",
+            "ice-lake-sp",
+            "--unit",
+            unit,
+            "--socket",
+            "0",
+            "--event",
+            event,
+            "--count",
+            "1",
+            "--interval",
+            "0.01",
+            "-x,",
+        ]);
+        assert_eq!(code, 0, "{event}: {err}");
+        assert_eq!(out.lines().count(), 2, "{out}");
+    }
+    let (code, _, err) = run(&[
+        "watch",
+        "--sim",
+        "--processor",
+        "xeon-e5-2600",
+        "--unit",
+        "CBO0",
+        "--event",
+        "ev_sel=0x35,umask_ext=0x1",
+        "--count",
+        "1",
+    ]);
+    assert_eq!(code, 2);
+    assert!(err.contains("has no field umask_ext"), "{err}");
 }
 
 /// Events from Intel's experimental lists: `list --events` marks them in its STATUS column

@@ -309,11 +309,13 @@ fn events_kept_to_some_counters_take_one_of_those_or_are_refused_before_any_writ
     session.close().unwrap();
     // Three occupancy events and one other on four counters: the first three fit together
     // (two occupancy events on counters 0 and 1), the third occupancy event takes a turn of
-    // its own, so each event runs half the time.
+    // its own, which the first occupancy event and the other event join (they fit beside
+    // it): those two run the whole time, the second and third occupancy events half of it.
     let sels = [occupancy, anywhere, occupancy, occupancy];
     let mut session = Session::open(&backend, &c_box(&sels), stepped(10, Pace::Demo)).unwrap();
     assert_eq!(counter(&session, 3), "C0_MSR_PMON_CTR0");
-    // Each 10 ms interval is one turn: over four, every event ran (and counted) in two.
+    // Each 10 ms interval is one turn: over four, events 0 and 1 ran (and counted) in all
+    // four, events 2 and 3 in two.
     let socket0: Vec<usize> = (0..session.series().len())
         .filter(|&i| session.series()[i].socket == 0)
         .collect();
@@ -329,7 +331,7 @@ fn events_kept_to_some_counters_take_one_of_those_or_are_refused_before_any_writ
             }
         }
     }
-    assert_eq!(ran, [2, 2, 2, 2]);
+    assert_eq!(ran, [4, 4, 2, 2]);
     session.close().unwrap();
     assert_eq!(controls(&machine), before, "put back after turns");
     // Five events in windows of four: each window puts the occupancy event on counter 0 or 1.

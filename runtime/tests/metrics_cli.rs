@@ -452,3 +452,29 @@ fn list_metrics_shows_units_and_descriptions() {
     assert_eq!(fb["level"], 1);
     assert_eq!(fb["scope"], "cpu");
 }
+
+/// `list --metrics PATTERN` keeps the metrics whose name, category, groups or description
+/// the pattern matches, as `perf list PATTERN` does; none matching is an error.
+#[test]
+fn list_metrics_takes_a_pattern() {
+    let (ok, out, err) = pmu(&[
+        "list",
+        "--metrics",
+        "--processor",
+        "sapphire-rapids",
+        "iio_bandwidth",
+    ]);
+    assert!(ok, "{err}");
+    let names: Vec<&str> = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().nth(1).unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        ["iio_bandwidth_read", "iio_bandwidth_write"],
+        "{out}"
+    );
+    let (ok, _, err) = pmu(&["list", "--metrics", "no_such_metric_anywhere"]);
+    assert!(!ok && err.contains("no metric matches"), "{err}");
+}

@@ -161,6 +161,7 @@ fn list_events_json_is_in_the_model() {
         "port_mask",
         "fc_mask",
         "experimental",
+        "aux_msr",
     ];
     // Each processor's units' events, then its own core events (for its core PMU's unit).
     for p in model["processors"].as_array().unwrap() {

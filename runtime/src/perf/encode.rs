@@ -4,7 +4,9 @@
 
 use std::fmt;
 
-use pmu_regs::{AuxMsr, CounterPerfEvent, FieldInfo, FormatTarget, PerfDriverInfo, RegisterInfo};
+use pmu_regs::{
+    AuxMsr, CounterPerfEvent, FieldInfo, FormatTarget, PerfDriverInfo, RegisterInfo, Role,
+};
 
 use super::error::PerfError;
 use super::format::{parse_terms, FormatField};
@@ -152,12 +154,20 @@ pub fn from_control(
     }
     let (mut usr, mut os) = (false, false);
     let ext = info.field("ev_sel_ext").map_or(0, |f| f.extract(raw));
+    let folded = folded_umask_ext(info, formats);
+    let umask_ext = folded.map_or(0, |f| f.extract(raw));
     for field in info.fields.iter().filter(|f| !f.is_placeholder()) {
         let value = field.extract(raw);
         match field.name.to_ascii_lowercase().as_str() {
             "usr" => usr = value != 0,
             "os" => os = value != 0,
+            _ if folded.is_some_and(|f| f.name == field.name) => {}
             _ => {
+                let ext = if field.role == Some(Role::Umask) {
+                    umask_ext
+                } else {
+                    ext
+                };
                 if let Some((name, value)) = term(info, field, value, ext, pmu, formats)? {
                     set(pmu, formats, &mut terms, &mut words, &name, value)?;
                 }
@@ -295,6 +305,12 @@ fn term(
     };
     let mut value = value;
     let mut width = field.width();
+    if name == "umask" && ext != 0 {
+        // The unit-mask extension above the umask, in a wider umask term
+        // ([`folded_umask_ext`]): refused below where the term is too narrow for it.
+        value |= ext << width;
+        width = u64::BITS - value.leading_zeros();
+    }
     if name == "event" && ext != 0 {
         // The extension bit is the event's ninth bit (QPI: `config:0-7,21`).
         if f.width() <= width {
@@ -322,6 +338,16 @@ fn term(
         });
     }
     Ok(Some((name.to_string(), value)))
+}
+
+/// The control's unit-mask extension field (the `umask-ext` role) where the kernel's format
+/// has no term of its name: the kernel then carries it in its `umask` term, above the
+/// umask's bits (Linux's `umask_ext2`, Ice Lake-SP's CHA `umask` = `config:8-15,32-57`).
+fn folded_umask_ext(info: &RegisterInfo, formats: &[FormatField]) -> Option<&'static FieldInfo> {
+    let field = info.role(Role::UmaskExt)?;
+    let ours = field.name.to_ascii_lowercase();
+    let own = kernel_name(&ours, formats);
+    (!formats.iter().any(|f| f.name == own)).then_some(field)
 }
 
 /// The reverse of [`from_control`], as a kernel driver reads an event: the counter control
@@ -361,6 +387,22 @@ pub fn to_control(
         }
         let mut value = f.extract(config);
         taken[f.word as usize] |= f.word_mask();
+        if let (true, Some(e)) = (
+            name == "umask" && value > field.max(),
+            folded_umask_ext(info, formats),
+        ) {
+            // The umask term's bits above the umask are the unit-mask extension.
+            let high = value >> field.width();
+            value &= field.max();
+            raw = e
+                .insert(info.name, raw, high)
+                .map_err(|_| PerfError::ValueTooWide {
+                    pmu: pmu.to_string(),
+                    field: format!("{} ({})", e.name, info.name),
+                    value: high,
+                    format: f.spec(),
+                })?;
+        }
         if name == "event" && value > field.max() {
             // The event's bits above the select are the extension (QPI: `config:0-7,21`).
             let high = value >> field.width();

@@ -9,7 +9,8 @@
 //! one of those within its turn: the turn's events are placed on the counters as
 //! [`crate::counters::place`] places them. Where a window's events have no such placement,
 //! or fewer events than counters cannot all have one at once (three events kept to two
-//! counters), the events take turns in groups that can (`groups`) instead of windows.
+//! counters, two that need one auxiliary MSR with different values), the events take turns
+//! in groups that can (`groups`) instead of windows.
 //!
 //! Every control value of every turn is made (and so checked) when the session opens, before
 //! the first write; a rotation writes only those values, onto counters the session already
@@ -110,10 +111,12 @@ fn windows(sels: &[EventSelect], counters: &[u32]) -> Option<Vec<Vec<(usize, usi
         .collect()
 }
 
-/// Turns for events whose lists keep them off the windows of [`turn_events`]: each event, in
-/// order, joins the first turn it can be placed in beside the events already there, or opens a
-/// new one, so every event is on a counter for the same share of the time (one turn in so
-/// many). An event no counter of the box may count is refused, naming it.
+/// Turns for events whose lists keep them off the windows of [`turn_events`], or that need
+/// one auxiliary MSR with different values: each event, in order, joins the first turn it can
+/// be placed in beside the events already there (and agrees with on auxiliary MSRs), or opens
+/// a new one; then each turn also takes every other event that fits beside its own, so a
+/// counter is left idle only where no event can use it. An event no counter of the box may
+/// count is refused, naming it.
 fn groups(
     sels: &[EventSelect],
     counters: &[u32],
@@ -139,6 +142,16 @@ fn groups(
                     available: format!("{} general counters", counters.len()),
                 }
                 .into())
+            }
+        }
+    }
+    // A counter a turn leaves free counts an event of another turn that fits beside the
+    // turn's events: that event runs longer, and its count is scaled by its own time.
+    for turn in &mut turns {
+        for e in 0..sels.len() {
+            let with: Vec<&EventSelect> = turn.iter().chain([&e]).map(|&i| &sels[i]).collect();
+            if !turn.contains(&e) && fits(counters, &with).is_some() {
+                turn.push(e);
             }
         }
     }

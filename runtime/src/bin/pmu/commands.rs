@@ -454,6 +454,10 @@ fn settings_text(e: &EventInfo) -> String {
             parts.push(format!("{name}={value:#x}"));
         }
     }
+    // The auxiliary MSR, as `encode` prints it (`MSR_OFFCORE_RSP_0=0x10001`).
+    if let Some(a) = e.aux {
+        parts.push(format!("{}={:#x}", a.register, a.value));
+    }
     parts.join(" ")
 }
 
@@ -505,7 +509,7 @@ pub fn list_events(
                 events.iter().map(move |e| {
                     let counters: Vec<u32> = (0..32).filter(|n| e.can_count_on(*n)).collect();
                     let ht_off = (e.counters_ht_off != 0).then(|| bits(e.counters_ht_off));
-                    json!({"name": e.name, "processor": pid, "unit": unit, "code": e.code, "code_hex": format!("{:#04x}", e.code), "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "ext_sel": e.ext_sel, "counters": counters, "counters_ht_off": ht_off, "filters": e.filters, "threshold": e.threshold, "invert": e.invert, "edge": e.edge, "any_thread": e.any_thread, "umask_ext": e.umask_ext, "port_mask": e.port_mask, "fc_mask": e.fc_mask, "experimental": e.experimental, "description": describe(pid, unit, e)})
+                    json!({"name": e.name, "processor": pid, "unit": unit, "code": e.code, "code_hex": format!("{:#04x}", e.code), "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "ext_sel": e.ext_sel, "counters": counters, "counters_ht_off": ht_off, "filters": e.filters, "threshold": e.threshold, "invert": e.invert, "edge": e.edge, "any_thread": e.any_thread, "umask_ext": e.umask_ext, "port_mask": e.port_mask, "fc_mask": e.fc_mask, "experimental": e.experimental, "aux_msr": e.aux.map(|a| json!({"register": a.register, "address": a.address, "value": a.value})), "description": describe(pid, unit, e)})
                 })
             })
             .collect();
@@ -802,7 +806,12 @@ fn reserved_fields(info: &RegisterInfo, bits: u64) -> String {
         .join(", ")
 }
 
-fn decoded_json(d: &Decoded, extra: serde_json::Map<String, Value>, core: Option<&str>) -> String {
+fn decoded_json(
+    d: &Decoded,
+    extra: serde_json::Map<String, Value>,
+    core: Option<&str>,
+    aux: Option<pmu_regs::AuxMsr>,
+) -> String {
     let mut m = serde_json::Map::new();
     m.insert("register".into(), json!(d.register.name));
     m.insert("value".into(), json!(d.raw));
@@ -833,7 +842,7 @@ fn decoded_json(d: &Decoded, extra: serde_json::Map<String, Value>, core: Option
         "ignored_bits_set_hex".into(),
         json!(format!("{:#x}", d.ignored_set)),
     );
-    let event = event_of(d, core);
+    let event = event_of(d, core, aux);
     m.insert("event".into(), json!(event.map(|e| e.name)));
     if event.is_some_and(|e| e.experimental) {
         m.insert("experimental".into(), json!(true));
@@ -862,8 +871,14 @@ fn header(found: &Found, value: u64) -> String {
 /// The event a control value selects, by its event list (`UNC_H_REQUESTS.READS`; for a
 /// core PMU's control, processor `core`'s own list first): select, umask, extension bit, the
 /// counter mask, invert, edge and any-thread bits and the uncore masks (unit-mask extension,
-/// port and traffic-class masks) the event sets must all match.
-fn event_of(d: &Decoded, core: Option<&str>) -> Option<&'static EventInfo> {
+/// port and traffic-class masks) the event sets must all match, and so must its auxiliary
+/// MSR: `aux` where the caller knows it (`encode event=NAME`), none otherwise, so a control
+/// that many offcore events share is not named as the first of them.
+fn event_of(
+    d: &Decoded,
+    core: Option<&str>,
+    aux: Option<pmu_regs::AuxMsr>,
+) -> Option<&'static EventInfo> {
     let info = d.register;
     let sel = info.role(Role::Event)?.extract(d.raw);
     let get = |role: Role| info.role(role).map(|f| f.extract(d.raw));
@@ -878,13 +893,14 @@ fn event_of(d: &Decoded, core: Option<&str>) -> Option<&'static EventInfo> {
             && get(Role::UmaskExt).is_none_or(|x| x == u64::from(e.umask_ext))
             && get(Role::PortMask).is_none_or(|x| x == u64::from(e.port_mask))
             && get(Role::FcMask).is_none_or(|x| x == u64::from(e.fc_mask))
+            && e.aux == aux
     })
 }
 
-fn event_line(d: &Decoded, core: Option<&str>) -> String {
+fn event_line(d: &Decoded, core: Option<&str>, aux: Option<pmu_regs::AuxMsr>) -> String {
     // A control that is all zero selects nothing yet, whatever event 0 may be.
     (d.raw != 0)
-        .then(|| event_of(d, core))
+        .then(|| event_of(d, core, aux))
         .flatten()
         .map(|e| {
             let experimental = if e.experimental {
@@ -1017,7 +1033,7 @@ pub fn decode(register: &str, value: &str, show: &ValueArgs, json_out: bool) -> 
         return Ok(format!("{}\n", value_only(&d, show)?));
     }
     if json_out {
-        return Ok(decoded_json(&d, Default::default(), None));
+        return Ok(decoded_json(&d, Default::default(), None, None));
     }
     if d.reserved_set != 0 {
         warn(&format!(
@@ -1029,7 +1045,7 @@ pub fn decode(register: &str, value: &str, show: &ValueArgs, json_out: bool) -> 
     Ok(format!(
         "{}{}{}",
         header(&found, raw),
-        event_line(&d, None),
+        event_line(&d, None, None),
         decoded_table(&d)
     ))
 }
@@ -1093,12 +1109,12 @@ pub fn encode(
                        "value_hex": format!("{:#x}", a.value)}),
             );
         }
-        return Ok(decoded_json(&d, extra, core));
+        return Ok(decoded_json(&d, extra, core, aux));
     }
     Ok(format!(
         "{}{}{}{}",
         header(&found, raw),
-        event_line(&d, core),
+        event_line(&d, core, aux),
         aux_line(aux),
         decoded_table(&d)
     ))
@@ -1222,14 +1238,14 @@ pub fn read(register: &str, all: bool, show: &ValueArgs, args: &PlaceArgs, json_
         let mut extra = serde_json::Map::new();
         extra.insert("instance".into(), json!(addr.name));
         extra.insert("place".into(), place_json(place));
-        return Ok(decoded_json(&d, extra, None));
+        return Ok(decoded_json(&d, extra, None, None));
     }
     let head = header(&found, raw);
     Ok(format!(
         "{} on {}\n{}{}",
         head.trim_end(),
         place_text(place),
-        event_line(&d, None),
+        event_line(&d, None, None),
         decoded_table(&d)
     ))
 }
@@ -1290,7 +1306,8 @@ fn read_all(
             extra.insert("place".into(), place_json(place));
             extra.insert("socket".into(), json!(socket));
             items.push(
-                serde_json::from_str::<Value>(&decoded_json(&d, extra, None)).expect("valid JSON"),
+                serde_json::from_str::<Value>(&decoded_json(&d, extra, None, None))
+                    .expect("valid JSON"),
             );
         } else {
             let set: Vec<String> = d
@@ -1381,7 +1398,7 @@ pub fn write(
         extra.insert("written".into(), json!(!dry_run));
         extra.insert("read_back".into(), json!(back));
         extra.insert("read_back_differs".into(), json!(differs.is_some()));
-        return Ok(decoded_json(&d, extra, None));
+        return Ok(decoded_json(&d, extra, None, None));
     }
     let verb = if dry_run { "would write" } else { "wrote" };
     let head = header(&found, new);

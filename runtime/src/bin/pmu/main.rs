@@ -190,7 +190,10 @@ struct ListArgs {
     /// Only this unit (W, C, HA, QPI, CORE, or its module name such as wbox).
     #[arg(long)]
     unit: Option<String>,
-    /// List events instead of registers.
+    /// List events instead of registers. COUNTERS: those that may count each event, and in
+    /// brackets those an Intel core running one hardware thread adds (`(HT off: 0-7)`, from
+    /// Intel's CounterHTOff); SETTINGS: what the event sets besides its select and umask
+    /// (counter mask, uncore masks, its auxiliary MSR's value).
     #[arg(long, conflicts_with = "summary")]
     events: bool,
     /// Count registers and events per unit.
@@ -301,7 +304,11 @@ fn main() -> ExitCode {
     };
     let json = cli.json;
     let result = match cli.command {
-        Command::List(a) if a.metrics => watch_metrics::list(a.processor.as_deref(), json),
+        Command::List(a) if a.metrics => watch_metrics::list(
+            a.processor.as_deref(),
+            a.pattern.as_deref().map(pattern::Pattern::new).as_ref(),
+            json,
+        ),
         Command::List(a) if a.backends => perf_cli::list_backends(a.root.as_deref(), json),
         Command::List(a) if a.events => commands::list_events(
             a.processor.as_deref(),

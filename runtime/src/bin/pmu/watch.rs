@@ -32,8 +32,9 @@ pub struct WatchArgs {
     /// With --unit: an event for the next free counter of each box, in encode's grammar:
     /// event=NAME (from `pmu list --events`) or ev_sel=N, then optionally ,umask=N ,thresh=N
     /// ,invert=lt|ge|0|1 ,edge=1 ,ext=1 (the event-select extension bit) ,any=1 (a core
-    /// control's any-thread bit). Repeat for more events; more than a box has counters take
-    /// turns on them (10 ms each), scaled, with a running column. Without --unit: events as `perf
+    /// control's any-thread bit) ,umask_ext=N ,ch_mask=N ,fc_mask=N (uncore masks; a named
+    /// event sets its own, and its auxiliary MSR). Repeat for more events; more than a box has
+    /// counters take turns on them (10 ms each), scaled, with a running column. Without --unit: events as `perf
     /// stat -e` takes them, counted through perf: PMU/TERMS/ (msr/tsc/, cpu/event=0x3c/u),
     /// generic names (cycles, instructions, cpu-clock, task-clock, with :u or :k) and a PMU's
     /// named events (tsc), comma-separated.

@@ -16,7 +16,8 @@ use crate::grammar;
 
 /// What `--event` takes, for messages.
 pub const ACCEPTED: &str = "event=NAME or ev_sel=N, and umask, thresh, invert, edge, ext, any, \
-     and by name the filters a control gives a count default (an L3 thread_mask)";
+     the uncore masks umask_ext, port_mask (ch_mask) and fc_mask, and by name the filters a \
+     control gives a count default (an L3 thread_mask)";
 
 /// Whether `key` names a field that some counter control of the spec gives a count default
 /// (the filters `--event` may set by name, such as a thread or slice mask).
@@ -43,6 +44,16 @@ fn role_of(key: &str, value: &str) -> Result<Option<Role>, Failure> {
         "edge" | "edge_det" | "edge_detect" => Role::Edge,
         "ext" | "ev_sel_ext" | "event_ext" => Role::EventExt,
         "any" | "any_thread" => Role::AnyThread,
+        "umask_ext" => Role::UmaskExt,
+        "port_mask" | "ch_mask" => Role::PortMask,
+        "fc_mask" => Role::FcMask,
+        "offcore_rsp" | "ldlat" | "frontend" => {
+            return Err(Failure::usage(format!(
+                "`{key}` is an auxiliary MSR's value, which --event takes from a named event \
+                 (event=NAME sets it: `pmu list --events --unit CORE` shows each event's in \
+                 SETTINGS); `pmu encode` with --perf gives perf's {key} term"
+            )))
+        }
         _ => {
             return Err(Failure::usage(format!(
                 "`{key}` cannot be given to --event (watch sets the enables itself); it takes \

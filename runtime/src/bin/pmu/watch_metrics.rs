@@ -25,19 +25,33 @@ use crate::watch::WatchArgs;
 
 /// `pmu list --metrics`: every metric of the processors (or of one), with its unit, level,
 /// scope, groups and description.
-pub fn list(processor: Option<&str>, json_out: bool) -> Result<String, Failure> {
+pub fn list(
+    processor: Option<&str>,
+    pattern: Option<&crate::pattern::Pattern>,
+    json_out: bool,
+) -> Result<String, Failure> {
     let only = crate::commands::processor_named(processor)?;
     let mut rows = Vec::new();
     for p in PROCESSORS.iter().filter(|p| only.is_none_or(|o| o == p.id)) {
         for m in for_processor(p.id) {
-            rows.push((p.id, m));
+            // Like `perf list PATTERN`: the name, category, groups or description.
+            let texts: Vec<&str> = [m.name, m.category, m.description]
+                .into_iter()
+                .chain(m.groups.iter().copied())
+                .collect();
+            if pattern.is_none_or(|pat| pat.matches_any(&texts)) {
+                rows.push((p.id, m));
+            }
         }
     }
     if rows.is_empty() {
-        return Err(Failure::usage(format!(
-            "{} has no metrics; `pmu list --metrics` lists every processor's",
-            processor.unwrap_or("the spec")
-        )));
+        return Err(Failure::usage(match pattern {
+            Some(_) => "no metric matches the pattern; `pmu list --metrics` lists them all".into(),
+            None => format!(
+                "{} has no metrics; `pmu list --metrics` lists every processor's",
+                processor.unwrap_or("the spec")
+            ),
+        }));
     }
     if json_out {
         let items: Vec<_> = rows

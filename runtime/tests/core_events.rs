@@ -195,8 +195,8 @@ fn list_shows_each_processors_core_events() {
 }
 
 /// `watch --sim` counts a processor's core events on the architectural counters (the
-/// simulator's counters advance for whatever is programmed); a core event of no named
-/// processor is refused before anything is programmed.
+/// simulator's counters advance for whatever is programmed), named with event=NAME or bare;
+/// a core event of no named processor is refused before anything is programmed.
 #[test]
 fn watch_counts_core_events_on_the_simulator() {
     let (code, out, err) = run(&[
@@ -206,8 +206,9 @@ fn watch_counts_core_events_on_the_simulator() {
         "CORE",
         "--processor",
         "xeon-e5-2600-v3",
+        // A bare name, as perf users type it, is event=NAME.
         "--event",
-        "event=INST_RETIRED.ANY_P",
+        "INST_RETIRED.ANY_P",
         "--event",
         "event=UOPS_ISSUED.CORE_STALL_CYCLES",
         "--count",
@@ -231,6 +232,7 @@ fn watch_counts_core_events_on_the_simulator() {
         rows[1][3].contains("UOPS_ISSUED.CORE_STALL_CYCLES"),
         "{out}"
     );
+    assert_eq!(rows[0][3], "INST_RETIRED.ANY_P", "{out}");
     let (code, _, err) = run(&[
         "watch",
         "--sim",

@@ -261,7 +261,7 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
     /// Keeps this session to the box's first `n` general counters (at least one): where the
     /// part has fewer than its spec lists, as the CPUID bits of the counters' `count-cpuid`
     /// say (an Intel core has 4 per thread with Hyper-Threading on and 8 without; a session
-    /// reads it with [`crate::machine::Machine::cpuid_count`]). [`Self::program`] then places events
+    /// reads it with the machine's `cpuid_count`). [`Self::program`] then places events
     /// only on counters the part has: an event allowed more counters without Hyper-Threading
     /// ([`pmu_regs::EventInfo::counters_without_ht`]) takes them only where the part
     /// reports them.

@@ -30,7 +30,7 @@ pub struct WatchArgs {
     #[arg(long, conflicts_with = "metric", add = ArgValueCandidates::new(crate::completion::units))]
     pub unit: Vec<String>,
     /// With --unit: an event for the next free counter of each box, in encode's grammar:
-    /// event=NAME (from `pmu list --events`) or ev_sel=N, then optionally ,umask=N ,thresh=N
+    /// event=NAME (from `pmu list --events`; a bare NAME too) or ev_sel=N, then optionally ,umask=N ,thresh=N
     /// ,invert=lt|ge|0|1 ,edge=1 ,ext=1 (the event-select extension bit) ,any=1 (a core
     /// control's any-thread bit) ,umask_ext=N ,ch_mask=N ,fc_mask=N (uncore masks; a named
     /// event sets its own, and its auxiliary MSR). Repeat for more events; more than a box has

@@ -63,6 +63,17 @@ fn role_of(key: &str, value: &str) -> Result<Option<Role>, Failure> {
     }))
 }
 
+/// `--event` text as the grammar takes it: a bare event name (`INST_RETIRED.ANY_P`, as perf
+/// users type it) is `event=NAME`; anything with an `=` as it is.
+pub fn named(text: &str) -> std::borrow::Cow<'_, str> {
+    let word = text.trim();
+    if word.is_empty() || word.contains(['=', ',']) {
+        text.into()
+    } else {
+        format!("event={word}").into()
+    }
+}
+
 /// Checks the words of one `--event` that do not depend on the box: each is `key=value`
 /// with a key `--event` takes. Run before any box is looked up, so a typo is reported as
 /// such whatever `--unit` says.

@@ -114,7 +114,7 @@ impl Selection {
         }
         // What can be wrong with an event whatever the box, first.
         for e in &self.events {
-            watch_events::check_words(e)?;
+            watch_events::check_words(&watch_events::named(e))?;
         }
         let mut boxes: Vec<BoxEvents> = Vec::new();
         for unit in &self.units {
@@ -232,6 +232,7 @@ impl Selection {
         // checked against the control of a counter it will be on.
         let mut on_general = 0;
         for (i, text) in self.events.iter().enumerate() {
+            let text = &*watch_events::named(text);
             if let Some(sel) = watch_events::free_running(pmu_box, text) {
                 planned.events.push(sel);
                 continue;

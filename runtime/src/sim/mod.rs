@@ -245,8 +245,8 @@ pub struct Sim {
     discovery: Mutex<Option<MemoryTable>>,
 }
 
-/// The architectural register of layout `type_name` and array index `index`.
-pub(crate) fn arch_reg(type_name: &str, index: u32) -> Option<Reg> {
+/// Every architectural register at each of its addresses, listed once.
+fn arch_regs() -> &'static [Reg] {
     static ARCH: OnceLock<Vec<Reg>> = OnceLock::new();
     ARCH.get_or_init(|| {
         pmu_regs::arch::PROCESSOR
@@ -260,23 +260,22 @@ pub(crate) fn arch_reg(type_name: &str, index: u32) -> Option<Reg> {
             })
             .collect()
     })
-    .iter()
-    .find(|r| r.info.type_name == type_name && r.addr.index == index)
-    .copied()
+}
+
+/// The architectural register of layout `type_name` and array index `index`.
+pub(crate) fn arch_reg(type_name: &str, index: u32) -> Option<Reg> {
+    arch_regs()
+        .iter()
+        .find(|r| r.info.type_name == type_name && r.addr.index == index)
+        .copied()
 }
 
 /// The architectural register at MSR `address`, if any.
 fn arch_reg_at(address: u32) -> Option<Reg> {
-    pmu_regs::arch::PROCESSOR
-        .units
+    arch_regs()
         .iter()
-        .flat_map(|u| u.registers.iter().copied())
-        .flat_map(|info| {
-            info.known_addresses()
-                .iter()
-                .map(move |addr| Reg { info, addr })
-        })
         .find(|r| r.addr.location == pmu_regs::Location::Msr(address))
+        .copied()
 }
 
 /// The uncore bus of socket `s` in the simulator (as firmware numbers them on these parts).

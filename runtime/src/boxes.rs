@@ -274,20 +274,19 @@ impl Counter {
             "event-select extension",
         )?;
         set(Role::AnyThread, flag(sel.any_thread), "any-thread")?;
-        let mask = |v: Option<u64>| v.unwrap_or(0);
         set(
             Role::UmaskExt,
-            mask(sel.umask_ext.map(u64::from)),
+            sel.umask_ext.map_or(0, u64::from),
             "unit-mask extension",
         )?;
         set(
             Role::PortMask,
-            mask(sel.port_mask.map(u64::from)),
+            sel.port_mask.map_or(0, u64::from),
             "port mask",
         )?;
         set(
             Role::FcMask,
-            mask(sel.fc_mask.map(u64::from)),
+            sel.fc_mask.map_or(0, u64::from),
             "traffic-class mask",
         )?;
         set(

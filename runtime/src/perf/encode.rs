@@ -363,6 +363,7 @@ pub fn to_control(
     let mut raw = info.reset;
     let mut taken = [0u64; 3];
     let ext = info.field("ev_sel_ext");
+    let folded = folded_umask_ext(info, formats);
     let fixed = info.name.contains("FIXED") && info.field("ev_sel").is_none();
     for field in info.fields.iter().filter(|f| !f.is_placeholder()) {
         let ours = field.name.to_ascii_lowercase();
@@ -387,10 +388,7 @@ pub fn to_control(
         }
         let mut value = f.extract(config);
         taken[f.word as usize] |= f.word_mask();
-        if let (true, Some(e)) = (
-            name == "umask" && value > field.max(),
-            folded_umask_ext(info, formats),
-        ) {
+        if let (true, Some(e)) = (name == "umask" && value > field.max(), folded) {
             // The umask term's bits above the umask are the unit-mask extension.
             let high = value >> field.width();
             value &= field.max();

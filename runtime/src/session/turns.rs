@@ -122,15 +122,16 @@ fn groups(
     counters: &[u32],
     instance: &str,
 ) -> Result<Vec<Vec<(usize, usize)>>> {
+    // Whether event `e` can count beside the events of `turn`.
+    let joins = |turn: &[usize], e: usize| {
+        let with: Vec<&EventSelect> = turn.iter().chain([&e]).map(|&i| &sels[i]).collect();
+        fits(counters, &with).is_some()
+    };
     let mut turns: Vec<Vec<usize>> = Vec::new();
     for e in 0..sels.len() {
-        let fits = |turn: &Vec<usize>| {
-            let with: Vec<&EventSelect> = turn.iter().chain([&e]).map(|&i| &sels[i]).collect();
-            fits(counters, &with).is_some()
-        };
-        match turns.iter_mut().find(|t| fits(t)) {
+        match turns.iter_mut().find(|t| joins(t, e)) {
             Some(turn) => turn.push(e),
-            None if fits(&Vec::new()) => turns.push(vec![e]),
+            None if joins(&[], e) => turns.push(vec![e]),
             None => {
                 return Err(UsageError::NoSuchCounter {
                     counter: format!(
@@ -149,8 +150,7 @@ fn groups(
     // turn's events: that event runs longer, and its count is scaled by its own time.
     for turn in &mut turns {
         for e in 0..sels.len() {
-            let with: Vec<&EventSelect> = turn.iter().chain([&e]).map(|&i| &sels[i]).collect();
-            if !turn.contains(&e) && fits(counters, &with).is_some() {
+            if !turn.contains(&e) && joins(turn, e) {
                 turn.push(e);
             }
         }

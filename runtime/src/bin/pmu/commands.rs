@@ -507,7 +507,7 @@ pub fn list_events(
             .iter()
             .flat_map(|(pid, unit, events)| {
                 events.iter().map(move |e| {
-                    let counters: Vec<u32> = (0..32).filter(|n| e.can_count_on(*n)).collect();
+                    let counters = bits(e.counters);
                     let ht_off = (e.counters_ht_off != 0).then(|| bits(e.counters_ht_off));
                     json!({"name": e.name, "processor": pid, "unit": unit, "code": e.code, "code_hex": format!("{:#04x}", e.code), "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "ext_sel": e.ext_sel, "counters": counters, "counters_ht_off": ht_off, "filters": e.filters, "threshold": e.threshold, "invert": e.invert, "edge": e.edge, "any_thread": e.any_thread, "umask_ext": e.umask_ext, "port_mask": e.port_mask, "fc_mask": e.fc_mask, "experimental": e.experimental, "aux_msr": e.aux.map(|a| json!({"register": a.register, "address": a.address, "value": a.value})), "description": describe(pid, unit, e)})
                 })
@@ -550,8 +550,8 @@ pub fn list_events(
             format!("{pid}:{unit}")
         };
         for e in events.iter() {
-            let mut counters: String = (0..32)
-                .filter(|n| e.can_count_on(*n))
+            let mut counters: String = bits(e.counters)
+                .iter()
                 .map(|n| n.to_string())
                 .collect::<Vec<_>>()
                 .join(",");
@@ -723,8 +723,9 @@ fn summary_table(rows: &[SummaryRow<'_>]) -> String {
 /// A unit's box count rule for the summary, one word: the boxes its spec lists (`28`), and
 /// what tells which a part has (`28:CAPID6.cha_en`: up to 28, the set bits of that field;
 /// `60:=UNC_CBO_CONFIG.num_cbo`: up to 60, that field's value; `4:map(PCU_CAPID4.chop)`:
-/// 4 or what that field's value maps to; `22:cores`: up to 22, one per core; `6:devices`: those whose PCI devices are found; `6:discovery`: those the
-/// discovery table lists; `1:listed`: every part has all).
+/// 4 or what that field's value maps to; `22:cores`: up to 22, one per core; `6:devices`:
+/// those whose PCI devices are found; `6:discovery`: those the discovery table lists;
+/// `1:listed`: every part has all).
 fn box_rule(u: &pmu_regs::UnitInfo) -> String {
     let listed = u.instances.len();
     match u.pmu.and_then(|m| m.box_count).map(|b| b.rule) {

@@ -567,8 +567,8 @@ fn a_c_name_clash_is_an_error() {
     assert_eq!(
         err.to_string(),
         "the C name `PMU_DEMO_FOO_RESET` would stand for both register FOO (Y unit) and the \
-         address of FOO_RESET (Y unit); rename one of them in spec/ (codegen/src/emit/c/names.rs \
-         says how C names are formed)"
+         address of FOO_RESET (Y unit); rename one of them in spec/ (codegen/src/naming/c.rs says \
+         how C names are formed)"
     );
 }
 

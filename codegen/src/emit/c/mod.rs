@@ -38,7 +38,7 @@ impl std::fmt::Display for NameClash {
         write!(
             f,
             "the C name `{}` would stand for both {} and {}; rename one of them in spec/ \
-             (codegen/src/emit/c/names.rs says how C names are formed)",
+             (codegen/src/naming/c.rs says how C names are formed)",
             self.name, self.first, self.second
         )
     }

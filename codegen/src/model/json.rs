@@ -131,7 +131,14 @@ impl Serialize for In<'_, Register> {
         let r = self.item;
         let (addresses, unknown): (Vec<Placed<'_>>, Option<&String>) = match &r.addresses {
             Addresses::Known(addrs) => (
-                addrs.iter().map(|a| Placed((self.unit, r, a))).collect(),
+                addrs
+                    .iter()
+                    .map(|a| Placed {
+                        unit: self.unit,
+                        register: r,
+                        address: a,
+                    })
+                    .collect(),
                 None,
             ),
             Addresses::Unknown { reason } => (Vec::new(), Some(reason)),
@@ -159,11 +166,15 @@ impl Serialize for In<'_, Register> {
 
 /// One instance and index of a register, with its address: the keys of a `pmu list --json`
 /// item.
-struct Placed<'a>((&'a Unit, &'a Register, &'a Address));
+struct Placed<'a> {
+    unit: &'a Unit,
+    register: &'a Register,
+    address: &'a Address,
+}
 
 impl Serialize for Placed<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let (u, r, a) = self.0;
+        let (u, r, a) = (self.unit, self.register, self.address);
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("name", &r.address_name(u, a))?;
         m.serialize_entry("instance", &u.instances[a.instance].name)?;

@@ -4,9 +4,9 @@
 //! Per register instance and index its address (MSR number, or PCI device id, device, function
 //! and offset); per layout its width, reset value and reserved, ignored and writable masks; per
 //! field a shift, width, mask and maximum, named values, and `static inline` extract/insert
-//! functions; per unit its events. [`crate::naming::c`] holds every naming rule. Two headers must be
-//! includable together, so every identifier of the whole spec is checked for a clash before
-//! anything is returned.
+//! functions; per unit its events. [`crate::naming::c`] holds every naming rule. Two headers
+//! must be includable together, so every identifier of the whole spec is checked for a clash
+//! before anything is returned.
 
 mod metrics;
 

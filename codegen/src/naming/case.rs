@@ -57,3 +57,17 @@ pub fn constant_case(s: &str) -> String {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_case_spells_the_same_words() {
+        assert_eq!(camel_case("W_MSR_PMON_EVT_SEL"), "WMsrPmonEvtSel");
+        assert_eq!(snake_case("PERFEVTSEL_InUse"), "perfevtsel_in_use");
+        assert_eq!(screaming_snake_case("WMsrPmonEvtSel"), "W_MSR_PMON_EVT_SEL");
+        assert_eq!(constant_case("umask-ext"), "UMASK_EXT");
+        assert_eq!(constant_case("xeon_7500"), "XEON_7500");
+    }
+}

@@ -102,3 +102,32 @@ fn starts_block(word: &str) -> bool {
         && word[..word.len() - 1].bytes().all(|b| b.is_ascii_digit());
     matches!(word, "-" | "+" | "*") || word.starts_with(['#', '|']) || numbered
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_fill_lines_and_a_long_word_stands_alone() {
+        assert_eq!(lines("a bb ccc", 4), ["a bb", "ccc"]);
+        assert_eq!(lines("abcdefgh x", 4), ["abcdefgh", "x"]);
+        // Line breaks and blank lines of the input are kept.
+        assert_eq!(wrap("a b\n\nc", 10), "a b\n\nc\n");
+        // Columns are characters, not bytes: "é é" is three columns.
+        assert_eq!(lines("é é", 3), ["é é"]);
+    }
+
+    #[test]
+    fn a_markdown_list_marker_never_starts_a_comment_line() {
+        // 94 + 1 + 1 columns fill the 96 a `/// ` line leaves; the `-` would start the next.
+        let long = "a".repeat(94);
+        let mut out = String::new();
+        comment(&mut out, "///", &format!("{long} b - x"));
+        assert_eq!(out, format!("/// {long}\n/// b - x\n"));
+        // A list item's later lines hang under its text: 94 columns after `/// ` and the hang.
+        let word = "a".repeat(91);
+        let mut item = String::new();
+        doc_item(&mut item, "", &format!("{word} y"));
+        assert_eq!(item, format!("/// - {word}\n///   y\n"));
+    }
+}

@@ -6,7 +6,7 @@
 //! field values, what its get/set functions return (computed with `FieldInfo::extract` and
 //! `FieldInfo::insert`), and for every event its code, unit mask, extension bit and counters.
 //! It compiles that program as C99, C11 and C++ with `-Wall -Wextra -Werror -pedantic` and
-//! runs it. The C names come from codegen's naming rules (`codegen::emit::c::names`).
+//! runs it. The C names come from codegen's naming rules (`codegen::naming::c`).
 //!
 //! The system C and C++ compilers are needed (`cc` and `c++`, or `$CC` and `$CXX`):
 //! `apt-get install -y gcc g++`. Without them the tests fail, saying so.
@@ -15,9 +15,9 @@ use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use codegen::emit::c::names;
 use codegen::model::strip_placeholders;
-use codegen::validate::event_ident;
+use codegen::naming::c as names;
+use codegen::naming::event_ident;
 use pmu_regs::{AddressInfo, FieldInfo, Location, RegisterInfo, PROCESSORS};
 
 fn c_dir() -> PathBuf {
@@ -567,8 +567,8 @@ fn a_c_name_clash_is_an_error() {
     assert_eq!(
         err.to_string(),
         "the C name `PMU_DEMO_FOO_RESET` would stand for both register FOO (Y unit) and the \
-         address of FOO_RESET (Y unit); rename one of them in spec/ (codegen/src/emit/c/names.rs \
-         says how C names are formed)"
+         address of FOO_RESET (Y unit); rename one of them in spec/ (codegen/src/naming/c.rs says \
+         how C names are formed)"
     );
 }
 

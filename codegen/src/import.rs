@@ -568,86 +568,23 @@ pub fn plan_lists(
     processor: &str,
 ) -> Result<Plan, ImportError> {
     let path = lists.first().map_or("", |l| l.path);
-    let input = |message: String| ImportError::Input {
-        path: path.to_string(),
-        message,
-    };
     let (flavour, events, origins) = read_records(lists)?;
-    let main_names: std::collections::HashSet<&str> = events
-        .iter()
-        .filter(|e| !e.experimental)
-        .map(|e| e.event_name.as_str())
-        .collect();
     let proc = spec
         .processors
         .iter()
         .find(|p| p.id == processor)
-        .ok_or_else(|| {
-            input(format!(
+        .ok_or_else(|| ImportError::Input {
+            path: path.to_string(),
+            message: format!(
                 "the spec has no processor `{processor}` (it has {})",
                 spec.processors
                     .iter()
                     .map(|p| p.id.as_str())
                     .collect::<Vec<_>>()
                     .join(", ")
-            ))
+            ),
         })?;
-    let mut report = Report::default();
-    // unit module -> (unit name, XML lines)
-    let mut files: BTreeMap<String, (String, Vec<String>)> = BTreeMap::new();
-    // (unit module, constant name) -> the record imported under it
-    let mut constants: BTreeMap<(String, String), usize> = BTreeMap::new();
-    for (i, e) in events.iter().enumerate() {
-        if e.event_code.trim().is_empty() && !e.metric_name.trim().is_empty() {
-            let record = format!("{} ({})", origins[i], e.metric_name);
-            report.errors.push(format!(
-                "{record}: a metric (a formula over events), not an event; metrics are not imported by import-perfmon"
-            ));
-            *report
-                .not_imported
-                .entry("metric, not an event")
-                .or_default() += 1;
-            continue;
-        }
-        let mapped = if e.experimental && main_names.contains(e.event_name.as_str()) {
-            Err((
-                "experimental, in the main list too",
-                "the main list has an event of this name too; the main list's is imported, not marked experimental".to_string(),
-            ))
-        } else {
-            map_record(spec, processor, e, live_twin(i, &events)).and_then(|m| {
-                let key = (m.module.clone(), crate::naming::event_ident(&e.event_name));
-                match constants.get(&key) {
-                    Some(&first) if alias_key(e) == alias_key(&events[first]) => {
-                        Err(another_name(e, &events[first]))
-                    }
-                    // Two events whose constants clash: the validator refuses the import.
-                    Some(_) => Ok(m),
-                    None => {
-                        constants.insert(key, i);
-                        Ok(m)
-                    }
-                }
-            })
-        };
-        match mapped {
-            Ok(m) => {
-                if e.experimental {
-                    *report.experimental.entry(m.unit.clone()).or_default() += 1;
-                }
-                files
-                    .entry(m.module)
-                    .or_insert_with(|| (m.unit, Vec::new()))
-                    .1
-                    .push(m.line)
-            }
-            Err((kind, why)) => {
-                let record = format!("{} ({})", origins[i], e.event_name);
-                report.errors.push(format!("{record}: {why}"));
-                *report.not_imported.entry(kind).or_default() += 1;
-            }
-        }
-    }
+    let (report, files) = sort_records(spec, processor, &events, &origins);
     // The directory of the processor's spec (its unit files'), for its events files; a
     // processor taking another's units (`units-from`) keeps its events in its own directory.
     let proc_dir = proc
@@ -675,6 +612,90 @@ pub fn plan_lists(
         plan.report.imported.insert(name.clone(), lines.len());
     }
     Ok(plan)
+}
+
+/// Unit module -> (unit name, the XML lines of its events file).
+type UnitLines = BTreeMap<String, (String, Vec<String>)>;
+
+/// Each record mapped onto its unit's events file, in list order, or reported with why not.
+fn sort_records(
+    spec: &crate::model::Spec,
+    processor: &str,
+    events: &[PerfmonEvent],
+    origins: &[String],
+) -> (Report, UnitLines) {
+    let main_names: std::collections::HashSet<&str> = events
+        .iter()
+        .filter(|e| !e.experimental)
+        .map(|e| e.event_name.as_str())
+        .collect();
+    let mut report = Report::default();
+    let mut files = UnitLines::new();
+    // (unit module, constant name) -> the record imported under it
+    let mut constants: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for (i, e) in events.iter().enumerate() {
+        if e.event_code.trim().is_empty() && !e.metric_name.trim().is_empty() {
+            let record = format!("{} ({})", origins[i], e.metric_name);
+            report.errors.push(format!(
+                "{record}: a metric (a formula over events), not an event; metrics are not imported by import-perfmon"
+            ));
+            *report
+                .not_imported
+                .entry("metric, not an event")
+                .or_default() += 1;
+            continue;
+        }
+        let mapped = if e.experimental && main_names.contains(e.event_name.as_str()) {
+            Err((
+                "experimental, in the main list too",
+                "the main list has an event of this name too; the main list's is imported, not marked experimental".to_string(),
+            ))
+        } else {
+            map_record(spec, processor, e, live_twin(i, events))
+                .and_then(|m| claim_constant(&mut constants, m, i, events))
+        };
+        match mapped {
+            Ok(m) => {
+                if e.experimental {
+                    *report.experimental.entry(m.unit.clone()).or_default() += 1;
+                }
+                files
+                    .entry(m.module)
+                    .or_insert_with(|| (m.unit, Vec::new()))
+                    .1
+                    .push(m.line)
+            }
+            Err((kind, why)) => {
+                let record = format!("{} ({})", origins[i], e.event_name);
+                report.errors.push(format!("{record}: {why}"));
+                *report.not_imported.entry(kind).or_default() += 1;
+            }
+        }
+    }
+    (report, files)
+}
+
+/// Record `i`, mapped as `m`, takes its constant name in its unit, unless a record imported
+/// before under that name counts the same (then it is that record's other name).
+fn claim_constant(
+    constants: &mut BTreeMap<(String, String), usize>,
+    m: Mapped,
+    i: usize,
+    events: &[PerfmonEvent],
+) -> Result<Mapped, Refusal> {
+    let e = &events[i];
+    let key = (m.module.clone(), crate::naming::event_ident(&e.event_name));
+    match constants.get(&key) {
+        Some(&first) if alias_key(e) == alias_key(&events[first]) => {
+            Err(another_name(e, &events[first]))
+        }
+        // Two events whose constants clash: the validator refuses the import.
+        Some(_) => Ok(m),
+        None => {
+            constants.insert(key, i);
+            Ok(m)
+        }
+    }
 }
 
 /// The records of `text`, in either flavour.

@@ -3,6 +3,10 @@
 //! Read from the source's `crate::`, `super::` and `self::` paths, with comments and string
 //! literals left out, so a new cycle fails here rather than in review.
 //!
+//! Naming has one home, `naming`: no other module defines a case-conversion or word-wrap
+//! function or re-exports a naming rule, and no emitter converts case or defines an
+//! identifier helper of its own (read from the same code, by function name and call).
+//!
 //! A module using its own ancestors (`super::Validator`) or descendants is containment, not a
 //! cycle; each edge counts between the two modules that are children of the deepest folder
 //! holding both ends.
@@ -314,6 +318,10 @@ fn the_pipeline_runs_one_way() {
         ("parse", "emit"),
         ("validate", "emit"),
         ("validate", "output"),
+        ("model", "naming"),
+        ("naming", "parse"),
+        ("naming", "validate"),
+        ("naming", "emit"),
     ] {
         assert!(!reaches(low, high), "{low} must not depend on {high}");
     }
@@ -340,4 +348,102 @@ fn comments_and_strings_name_no_module() {
             vec!["e".to_string()],
         ]
     );
+}
+
+/// The names of the functions `code` (comments and strings left out) defines.
+fn functions(code: &str) -> Vec<&str> {
+    let is_ident = |c: char| c.is_alphanumeric() || c == '_';
+    code.match_indices("fn ")
+        .filter(|&(i, _)| !code[..i].ends_with(is_ident))
+        .map(|(i, _)| {
+            let rest = &code[i + 3..];
+            &rest[..rest.find(|c: char| !is_ident(c)).unwrap_or(rest.len())]
+        })
+        .filter(|name| !name.is_empty())
+        .collect()
+}
+
+/// A function name that says it converts case or wraps words.
+fn is_case_or_wrap(name: &str) -> bool {
+    ["case", "camel", "snake", "upper", "lower", "wrap"]
+        .iter()
+        .any(|w| name.contains(w))
+}
+
+/// Why `module`'s code breaks the naming rules, if it does: for every module, a case or wrap
+/// function or a re-export of naming outside `naming`; for an emitter, also a case conversion
+/// or an identifier helper of its own.
+fn naming_breaches(module: &Module, code: &str) -> Vec<String> {
+    if module.first().is_some_and(|m| m == "naming") {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = functions(code)
+        .into_iter()
+        .filter(|f| is_case_or_wrap(f))
+        .map(|f| format!("defines `{f}`: case conversion and word wrapping belong in naming"))
+        .collect();
+    let flat: String = code.split_whitespace().collect();
+    if flat.contains("pubusecrate::naming") || flat.contains("pubusesuper::naming") {
+        out.push("re-exports naming: callers name `crate::naming` themselves".into());
+    }
+    if module.first().is_some_and(|m| m == "emit") {
+        for call in [
+            "to_ascii_uppercase",
+            "to_ascii_lowercase",
+            "to_uppercase",
+            "to_lowercase",
+            "make_ascii_uppercase",
+            "make_ascii_lowercase",
+        ] {
+            if code.contains(&format!(".{call}(")) {
+                out.push(format!("calls `{call}`: an emitter asks naming for a name"));
+            }
+        }
+        for f in functions(code) {
+            if f.ends_with("_ident") || f.contains("keyword") || f.ends_with("_type_name") {
+                out.push(format!("defines `{f}`: identifiers are naming's"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn naming_has_one_home() {
+    let modules = modules();
+    // The check sees what it must: naming's own rules, and the emitters that call them.
+    let naming = code_only(&modules[&vec!["naming".to_string(), "case".to_string()]]);
+    assert!(functions(&naming).contains(&"snake_case"));
+    let layout = vec!["emit".to_string(), "layout".to_string()];
+    assert!(code_only(&modules[&layout]).contains("naming::"));
+    let main =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/main.rs")).unwrap();
+    let breaches: Vec<String> = modules
+        .iter()
+        .chain([(&vec!["main".to_string()], &main)])
+        .flat_map(|(m, text)| {
+            naming_breaches(m, &code_only(text))
+                .into_iter()
+                .map(move |why| format!("{}: {why}", name(m)))
+        })
+        .collect();
+    assert!(
+        breaches.is_empty(),
+        "naming rules broken:\n{}",
+        breaches.join("\n")
+    );
+}
+
+#[test]
+fn a_breach_of_the_naming_rules_is_seen() {
+    let emitter = vec!["emit".to_string(), "x".to_string()];
+    let code = code_only(
+        "fn wrap_words(t: &str) {} fn lower_name() {} pub fn fieldish_ident() {} \
+         let s = n.to_ascii_uppercase(); let w = \"fn snake_case\"; pub use crate::naming::c;",
+    );
+    let found = naming_breaches(&emitter, &code);
+    assert_eq!(found.len(), 5, "{found:?}");
+    let validator = vec!["validate".to_string()];
+    assert_eq!(naming_breaches(&validator, &code).len(), 3);
+    assert!(naming_breaches(&vec!["naming".to_string()], &code).is_empty());
 }

@@ -7,10 +7,11 @@
 use std::fmt::Write;
 
 use super::events::{all_and_table, METADATA};
-use super::rust::{field_ident, lit, HEADER};
-use super::text::doc;
+use super::rust::{lit, HEADER};
 use crate::model::pmu::{Role, Scope};
 use crate::model::*;
+use crate::naming::rust::{field_ident, int_type};
+use crate::naming::wrap::doc;
 
 /// Whether `unit` lists its events as a core event list: a core PMU's unit.
 pub fn is_core_unit(unit: &Unit) -> bool {
@@ -47,7 +48,7 @@ fn control_setters(reg: &Register) -> Option<(String, Vec<String>)> {
             .fields
             .iter()
             .find(|f| f.role.as_ref().is_some_and(|r| r.role == role))?;
-        let wanted = super::text::int_name(f.width());
+        let wanted = int_type(f.width());
         let plain = f.repeat.is_none()
             && !f.has_enum()
             && match ty {

@@ -228,7 +228,7 @@ fn register_view(p: &Processor, u: &Unit, r: &Register) -> RegisterView {
     };
     RegisterView {
         name: r.name.clone(),
-        anchor: r.name.to_ascii_lowercase().replace(['{', '}'], ""),
+        anchor: crate::naming::anchor(&r.name),
         rust_path: format!("pmu_regs::{}::{}::{}", p.module, u.module, r.type_name),
         space: match r.space {
             Space::Msr => "MSR",

@@ -9,10 +9,11 @@
 use std::fmt::Write;
 
 use super::rust::lit;
-use super::text::doc;
 use crate::model::pmu::Role;
 use crate::model::*;
-use crate::validate::snake_case;
+use crate::naming::rust::{enum_ident, int_type};
+use crate::naming::snake_case;
+use crate::naming::wrap::doc;
 
 /// `#[cfg(feature = "metadata")]`: what an item that only tools need is built behind.
 pub const METADATA: &str = "#[cfg(feature = \"metadata\")]";
@@ -174,7 +175,7 @@ fn mask_roles(unit: &Unit) -> Vec<(Role, &'static str, &'static str, &'static st
             .filter(|f| f.role.as_ref().is_some_and(|x| x.role == role))
             .map(|f| f.width())
             .max()?;
-        Some((role, name, super::text::int_name(width), what))
+        Some((role, name, int_type(width), what))
     })
     .collect()
 }
@@ -250,7 +251,7 @@ fn event_controls<'u>(unit: &'u Unit, on: &str) -> Vec<(&'u Register, String, St
                 .iter()
                 .find(|f| f.name.as_ref() == field)
                 .map_or(8, |f| f.width());
-            let wanted = super::text::int_name(width);
+            let wanted = int_type(width);
             if wanted == ty {
                 format!("event.{value}")
             } else {
@@ -265,7 +266,7 @@ fn event_controls<'u>(unit: &'u Unit, on: &str) -> Vec<(&'u Register, String, St
             let value = arg(field.name.as_ref(), "umask", umask_int(unit));
             // A unit mask with named values (the AMD UMC's read/write mask) takes its enum.
             let value = if field.has_enum() {
-                format!("{}::from_bits({value})", super::rust::enum_ident(r, field))
+                format!("{}::from_bits({value})", enum_ident(r, field))
             } else {
                 value
             };

@@ -12,46 +12,17 @@
 use std::fmt::Write;
 
 use super::events::METADATA;
-use super::rust::{enum_ident, field_ident, info_ident, lit, prose, variant_ident, HEADER};
-use super::text::{doc, doc_item, int_name, wrap};
+use super::rust::{lit, prose, HEADER};
 use crate::model::*;
-use crate::validate::snake_case;
+use crate::naming::rust::{
+    accessor_type, enum_ident, field_ident, info_ident, int_type, values_const_ident, variant_ident,
+};
+use crate::naming::wrap::{comment, doc, doc_item};
+use crate::naming::{constant_case, normalize_text};
 
 /// A hex literal for a reset value, mask or address.
 fn hex(v: u64) -> String {
     format!("{v:#x}")
-}
-
-/// Text as one line: whitespace runs (newlines included) become one space.
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// The name of a field's partial value list constant (values that do not name every value).
-fn values_const(reg: &Register, f: &Field) -> String {
-    format!(
-        "{}_{}_VALUES",
-        snake_case(&reg.type_name).to_ascii_uppercase(),
-        snake_case(&f.name.replace("{n}", "")).to_ascii_uppercase()
-    )
-}
-
-/// The value type of a field's accessors: `bool`, the narrowest integer, or its enum.
-fn value_type(reg: &Register, f: &Field) -> String {
-    if let Some(rep) = &f.repeat {
-        return if rep.element_width == 1 {
-            "bool".into()
-        } else {
-            int_name(rep.element_width).into()
-        };
-    }
-    if f.has_enum() {
-        return enum_ident(reg, f);
-    }
-    if f.width() == 1 {
-        return "bool".into();
-    }
-    int_name(f.width()).into()
 }
 
 /// A value of the field's type as the `u64` the shared helpers take.
@@ -74,7 +45,7 @@ fn values_text(reg: &Register, f: &Field, out: &mut String) {
             "/// Named values of `{}.{}`.\n{METADATA}\nconst {}: &[ValueInfo] = &[\n{}];\n",
             reg.name,
             f.name,
-            values_const(reg, f),
+            values_const_ident(reg, f),
             value_infos(&f.values)
         );
         return;
@@ -119,7 +90,7 @@ fn value_infos(values: &[EnumValue]) -> String {
                 "        ValueInfo {{ value: {}, name: {}, description: {} }},\n",
                 v.value,
                 lit(&v.name),
-                lit(&one_line(&v.description))
+                lit(&normalize_text(&v.description))
             )
         })
         .collect()
@@ -135,7 +106,7 @@ fn accessors_text(reg: &Register, f: &Field, out: &mut String) {
         f.access.as_str(),
         hex(f.reset)
     );
-    let text = one_line(&prose(f.shown_description()));
+    let text = normalize_text(&prose(f.shown_description()));
     if let Some(rep) = &f.repeat {
         element_accessors_text(f, rep, &summary, &text, out);
         return;
@@ -190,13 +161,13 @@ fn int_or_bool(width: u32) -> &'static str {
     if width == 1 {
         "bool"
     } else {
-        int_name(width)
+        int_type(width)
     }
 }
 
 /// A plain field's getter.
 fn getter_text(reg: &Register, f: &Field, summary: &str, text: &str, out: &mut String) {
-    let (id, ty) = (field_ident(f), value_type(reg, f));
+    let (id, ty) = (field_ident(f), accessor_type(reg, f));
     let read = match &f.split {
         None => format!("get_bits(self.raw64(), {}, {})", f.msb, f.lsb),
         Some(_) => format!("get_ranges(self.raw64(), {})", ranges_literal(f)),
@@ -220,7 +191,7 @@ fn getter_text(reg: &Register, f: &Field, summary: &str, text: &str, out: &mut S
 /// A plain field's `with_` builder, and `try_with_` where the value type is wider than the
 /// field.
 fn builders_text(reg: &Register, f: &Field, out: &mut String) {
-    let (id, ty) = (field_ident(f), value_type(reg, f));
+    let (id, ty) = (field_ident(f), accessor_type(reg, f));
     let (msb, lsb, v) = (f.msb, f.lsb, widen(f, "v"));
     // A value type wider than the field (`int_name`) can hold values that do not fit.
     let narrow = !f.has_enum() && !matches!(f.width(), 1 | 8 | 16 | 32 | 64);
@@ -305,7 +276,7 @@ fn field_info(reg: &Register, f: &Field) -> String {
         set.push(if f.has_enum() {
             format!("values: {}::VALUES", enum_ident(reg, f))
         } else {
-            format!("values: {}", values_const(reg, f))
+            format!("values: {}", values_const_ident(reg, f))
         });
     }
     if let Some(r) = &f.repeat {
@@ -333,7 +304,7 @@ fn field_info(reg: &Register, f: &Field) -> String {
         )),
         None => {}
     }
-    let description = one_line(f.shown_description());
+    let description = normalize_text(f.shown_description());
     let rest = if description.is_empty() {
         " ".to_string()
     } else {
@@ -392,7 +363,7 @@ fn mmio_window_text(w: &MmioWindow, out: &mut String) {
     out.push_str(
         "/// channel, and the PCI config registers its physical base is assembled from.\n///\n",
     );
-    wrap(out, "///", &prose(&w.description));
+    comment(out, "///", &prose(&w.description));
     let _ = writeln!(
         out,
         "pub const MMIO_WINDOW: MmioWindow = MmioWindow {{\n    device_id: 0x{:04X},\n    device: {},\n    function: {},\n    parts: &[\n{}    ],\n    offset: 0x{:X},\n    channel_stride: 0x{:X},\n    size: 0x{:X},\n    controllers: {},\n    channels: {},\n}};\n",
@@ -477,14 +448,14 @@ fn type_text(proc: &Processor, unit: &Unit, reg: &Register, out: &mut String) {
             "`{}`: {}-bit {} register of the {} unit ({}){count}. Fields, masks and sources: [`{ty}Layout`].",
             reg.name,
             reg.width,
-            reg.space.as_str().to_ascii_uppercase(),
+            constant_case(reg.space.as_str()),
             unit.name,
             proc.id
         ),
     );
     for n in &reg.notes {
         out.push_str("///\n");
-        let title = one_line(&prose(&n.title));
+        let title = normalize_text(&prose(&n.title));
         doc(
             out,
             "",
@@ -679,7 +650,7 @@ fn info_static_text(
         },
         reg.count,
         opt_lit(reg.count_cpuid.as_deref()),
-        lit(&one_line(&reg.description)),
+        lit(&normalize_text(&reg.description)),
         sources.join(", "),
     );
 }
@@ -691,7 +662,7 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
     }
     let mut out = String::from(HEADER);
     let instances: Vec<&str> = unit.instances.iter().map(|i| i.name.as_str()).collect();
-    wrap(
+    comment(
         &mut out,
         "//!",
         &format!("{} ({}).", prose(&unit.title), prose(&proc.name)),
@@ -700,7 +671,7 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
     let instances = format!("Instances: {}.", instances.join(", "));
     for paragraph in description.split("\n\n").chain([instances.as_str()]) {
         out.push_str("//!\n");
-        wrap(&mut out, "//!", paragraph);
+        comment(&mut out, "//!", paragraph);
     }
     out.push_str("//!\n//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its\n//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,\n//! and with the `metadata` feature the field table and metadata static. What every register\n//! shares is in `support.rs`.\nuse crate::support::*;\n#[cfg(feature = \"metadata\")]\n#[allow(unused_imports)]\nuse crate::structure::Role;\n");
     let core = super::core_events::is_core_unit(unit);
@@ -732,7 +703,7 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
 /// processor's own: its events, and the metadata that names it.
 fn shared_unit_module_text(proc: &Processor, from: &ProcessorRef, unit: &Unit) -> String {
     let mut out = String::from(HEADER);
-    wrap(
+    comment(
         &mut out,
         "//!",
         &format!("{} ({}).", prose(&unit.title), prose(&proc.name)),
@@ -745,7 +716,7 @@ fn shared_unit_module_text(proc: &Processor, from: &ProcessorRef, unit: &Unit) -
     let description = prose(&unit.description);
     for paragraph in description.split("\n\n").chain([shared.as_str()]) {
         out.push_str("//!\n");
-        wrap(&mut out, "//!", paragraph);
+        comment(&mut out, "//!", paragraph);
     }
     out.push_str("#[allow(unused_imports)]\nuse crate::support::*;\n");
     let mut names = register_names(unit);

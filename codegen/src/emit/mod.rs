@@ -16,7 +16,6 @@ pub mod rust;
 pub mod structure;
 pub mod svg;
 pub mod tests;
-pub mod text;
 
 use std::collections::BTreeMap;
 use std::sync::mpsc;

@@ -13,10 +13,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 
-use super::rust::{field_ident, inner_docs, outer_docs, wrap};
+use super::rust::{inner_docs, outer_docs};
 use crate::model::pmu::*;
 use crate::model::{Processor, Register, Unit};
-use crate::naming::snake_case;
+use crate::naming::rust::{
+    bit_const_ident, field_const_ident, info_ident, perf_driver_ident, pmu_static_ident,
+    shared_perf_ident,
+};
+use crate::naming::wrap::wrap;
 
 /// An unsuffixed integer literal (`4`, not `4u32`).
 fn num(v: u32) -> Literal {
@@ -25,7 +29,7 @@ fn num(v: u32) -> Literal {
 
 /// The name of a unit's `PmuInfo` static in its processor's `pmu` module (`CBOX`).
 fn pmu_static(unit: &Unit) -> Ident {
-    format_ident!("{}", unit.module.to_ascii_uppercase())
+    format_ident!("{}", pmu_static_ident(&unit.module))
 }
 
 /// The `pmu` argument of a unit's `unit_info!`.
@@ -113,7 +117,7 @@ impl<'a> Names<'a> {
     fn info_static(&self, u: usize, r: usize) -> TokenStream {
         let unit = &self.p.units[u];
         let m = format_ident!("{}", unit.module);
-        let info = format_ident!("{}", super::rust::info_ident(&unit.registers[r]));
+        let info = format_ident!("{}", info_ident(&unit.registers[r]));
         quote!(super::#m::#info)
     }
 
@@ -121,12 +125,9 @@ impl<'a> Names<'a> {
     fn field(&self, (u, r, f): FieldKey) -> Ident {
         let unit = &self.p.units[u];
         let reg = &unit.registers[r];
-        let mut name = snake_case(&reg.type_name).to_ascii_uppercase();
-        if self.shared_types.contains(reg.type_name.as_str()) {
-            name = format!("{}_{name}", unit.module.to_ascii_uppercase());
-        }
-        let field = field_ident(&reg.fields[f]).to_ascii_uppercase();
-        format_ident!("{name}_{}", field.trim_end_matches('_'))
+        let shared = self.shared_types.contains(reg.type_name.as_str());
+        let module = shared.then_some(unit.module.as_str());
+        format_ident!("{}", field_const_ident(reg, &reg.fields[f], module))
     }
 
     /// The named constant of an overflow bit (`S0_MSR_PMON_SUMMARY_OV_MB`).
@@ -134,8 +135,7 @@ impl<'a> Names<'a> {
         let unit = &self.p.units[b.unit];
         let reg = &unit.registers[b.register];
         let name = reg.concrete_name(&unit.instances[b.instance], b.index);
-        let field = field_ident(&reg.fields[b.field]).to_ascii_uppercase();
-        format_ident!("{name}_{}", field.trim_end_matches('_'))
+        format_ident!("{}", bit_const_ident(&name, &reg.fields[b.field]))
     }
 }
 
@@ -364,7 +364,7 @@ fn perf(unit: &Unit, pf: &PerfPmu) -> TokenStream {
 
 /// The name of a unit's shared perf entry (`CBOX_PERF`).
 fn shared_perf_name(unit: &Unit) -> Ident {
-    format_ident!("{}_PERF", unit.module.to_ascii_uppercase())
+    format_ident!("{}", shared_perf_ident(&unit.module))
 }
 
 /// Whether a unit's boxes have several perf PMUs that differ only in box and name: then the
@@ -591,7 +591,7 @@ fn global_static(names: &Names, u: usize, g: &Global) -> TokenStream {
 
 /// The name of a perf driver's static in a processor's `pmu` module (`PERF_SNBEP_GENERIC`).
 fn perf_driver_static(d: &PerfDriver) -> Ident {
-    format_ident!("PERF_{}", d.id.to_ascii_uppercase().replace('-', "_"))
+    format_ident!("{}", perf_driver_ident(&d.id))
 }
 
 fn perf_format(f: &PerfFormat) -> TokenStream {

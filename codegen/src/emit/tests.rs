@@ -2,9 +2,9 @@
 //! test macros, then one `layout!` per register with one line per field, so every accessor is
 //! driven through the public API, and one `layouts!` per unit, its property test.
 
-use super::rust::{enum_ident, field_ident};
 use crate::model::*;
-use crate::validate::{is_keyword, snake_case};
+use crate::naming::rust::{enum_ident, field_ident, is_keyword, value_type};
+use crate::naming::snake_case;
 
 const PRELUDE: &str = include_str!("../../templates/layouts_prelude.rs");
 
@@ -23,23 +23,7 @@ fn value_kind(reg: &Register, f: &Field) -> String {
     if f.has_enum() {
         return format!("named {}", enum_ident(reg, f));
     }
-    match f.width() {
-        1 => "val bool".into(),
-        2..=8 => "val u8".into(),
-        9..=16 => "val u16".into(),
-        17..=32 => "val u32".into(),
-        _ => "val u64".into(),
-    }
-}
-
-fn int_name(width: u32) -> &'static str {
-    match width {
-        1 => "bool",
-        2..=8 => "u8",
-        9..=16 => "u16",
-        17..=32 => "u32",
-        _ => "u64",
-    }
+    format!("val {}", value_type(f.width()))
 }
 
 fn field_lines(reg: &Register, f: &Field, out: &mut String) {
@@ -50,7 +34,7 @@ fn field_lines(reg: &Register, f: &Field, out: &mut String) {
         let with = if w { format!("with_{id}") } else { "-".into() };
         out.push_str(&format!(
             "    rep({get}, {with}, {}, {}, {}, {});\n",
-            int_name(rep.element_width),
+            value_type(rep.element_width),
             f.lsb,
             rep.element_width,
             rep.max_count
@@ -88,7 +72,7 @@ fn field_lines(reg: &Register, f: &Field, out: &mut String) {
     if w && narrow {
         out.push_str(&format!(
             "    checked(try_with_{id}, {}, {width});\n",
-            int_name(width)
+            value_type(width)
         ));
     }
 }

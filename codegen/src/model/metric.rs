@@ -1,11 +1,14 @@
 //! Derived metrics (`<processor>/metrics/*.xml`): a formula over a processor's events and
 //! constants, with its unit and place in a hierarchy (Intel's top-down levels).
 
+use serde::Serialize;
+
 use super::formula::Expr;
 use super::{EventSettings, Position};
 
 /// Where a metric is evaluated: what the counts it reads are summed over.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum MetricScope {
     /// Per logical CPU: every event is a core event.
     Cpu,
@@ -66,7 +69,7 @@ impl MetricRead {
 }
 
 /// An event a metric reads.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MetricEvent {
     /// The formula's name for it (`a`).
     pub alias: String,
@@ -76,13 +79,15 @@ pub struct MetricEvent {
     pub unit: String,
     /// Settings the metric adds to the event (Intel's `:c1`, `:e1`, `:i1`), beyond the
     /// event's own.
+    #[serde(flatten, serialize_with = "super::json::metric_settings")]
     pub settings: EventSettings,
     /// Counted, or read from the top-down registers.
+    #[serde(flatten, serialize_with = "super::json::metric_read")]
     pub read: MetricRead,
 }
 
 /// A validated metric.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Metric {
     /// Intel's metric name (`memory_bandwidth_read`, `Frontend_Bound`).
     pub name: String,
@@ -98,16 +103,18 @@ pub struct Metric {
     pub level: u8,
     /// The metric above it in the hierarchy.
     pub parent: Option<String>,
+    /// Per CPU or per socket.
+    pub scope: MetricScope,
+    /// Public source or document id.
+    pub source: String,
     /// The events the formula reads, by index.
     pub events: Vec<MetricEvent>,
     /// The formula.
+    #[serde(skip)]
     pub expr: Expr,
     /// The formula as written in the spec.
     pub formula: String,
-    /// Public source or document id.
-    pub source: String,
-    /// Per CPU or per socket.
-    pub scope: MetricScope,
     /// Where it is declared.
+    #[serde(skip)]
     pub at: Position,
 }

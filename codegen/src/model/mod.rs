@@ -6,10 +6,12 @@
 //! routes) is in [`pmu`].
 
 pub mod formula;
+mod json;
 pub mod metric;
 pub mod pmu;
 pub mod vocab;
 
+use serde::Serialize;
 use vocab::{vocabulary, Vocabulary};
 
 /// Every vocabulary, each once.
@@ -24,16 +26,17 @@ pub const VOCABULARIES: [&Vocabulary; 7] = [
 ];
 
 /// The whole specification.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Spec {
     /// Processors in `processors.xml` order.
     pub processors: Vec<Processor>,
     /// Public sources cited for facts the Intel documents do not state.
+    #[serde(rename = "sources")]
     pub public_sources: Vec<PublicSource>,
 }
 
 /// A public source (kernel driver, likwid, PCM).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct PublicSource {
     /// Identifier used in `source="..."`.
     pub id: String,
@@ -42,7 +45,7 @@ pub struct PublicSource {
 }
 
 /// One processor family and its units.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Processor {
     /// Identifier (`xeon-7500`).
     pub id: String,
@@ -53,15 +56,19 @@ pub struct Processor {
     /// Intel documents its tables come from.
     pub documents: Vec<Document>,
     /// How software recognises the processor, where the spec says.
+    #[serde(skip)]
     pub identity: Option<Identity>,
     /// Units, in file-path order.
+    #[serde(flatten, serialize_with = "json::global_and_units")]
     pub units: Vec<Unit>,
     /// The processor whose units are this one's core PMU (`processors.xml`'s `core-pmu`):
     /// the architectural PMU for every Intel processor here.
+    #[serde(skip)]
     pub core_pmu: Option<String>,
     /// The processor whose units this one takes (`processors.xml`'s `units-from`): its
     /// `units` are copies of that processor's, with this processor's own events. The Rust
     /// emitter re-exports that processor's register types instead of writing them again.
+    #[serde(skip)]
     pub units_from: Option<ProcessorRef>,
     /// This processor's own events for a unit of its core PMU (`<proc>/events/core.xml`),
     /// if it has an events file for one.
@@ -71,6 +78,7 @@ pub struct Processor {
     /// How many top-down shares the core's IA32_PERF_METRICS reports (`processors.xml`'s
     /// `topdown-metrics`: 4 on Ice Lake, 8 from Sapphire Rapids), 0 when the core has neither
     /// that register nor fixed counter 3 (TOPDOWN.SLOTS).
+    #[serde(skip)]
     pub topdown_metrics: u8,
 }
 
@@ -85,7 +93,7 @@ pub struct ProcessorRef {
 
 /// A processor's events for a unit of another processor, its core PMU: Intel lists each
 /// processor's core events, all counted by the architectural counter controls.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct CoreEvents {
     /// The processor whose unit counts them (`architectural`).
     pub processor: String,
@@ -129,7 +137,7 @@ vocabulary! {
 }
 
 /// An Intel document.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Document {
     /// Identifier used in `document="..."`.
     pub id: String,
@@ -194,7 +202,7 @@ pub struct Unit {
 }
 
 /// An event a unit's counters can count.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Event {
     /// Intel's name (`UNC_H_REQUESTS.READS`).
     pub name: String,
@@ -207,10 +215,12 @@ pub struct Event {
     /// Needs the event-select extension bit (`ev_sel_ext`).
     pub ext_sel: bool,
     /// Bit n set: counter n may count it.
+    #[serde(serialize_with = "json::counter_list")]
     pub counters: u32,
     /// The counters that may count it when its core runs one hardware thread (Intel's
     /// `CounterHTOff`): a superset of `counters` whose extra counters the part has only
     /// then (CPUID reports them). 0: the same as `counters`.
+    #[serde(serialize_with = "json::counter_list_or_none")]
     pub counters_ht_off: u32,
     /// Filter fields it uses, as Intel's list names them (empty: none).
     pub filters: String,
@@ -218,8 +228,10 @@ pub struct Event {
     pub source: String,
     /// What the event sets beyond its select and umask: the control's threshold (a core
     /// event's counter mask), invert, edge and any-thread roles. All zero for most events.
+    #[serde(flatten)]
     pub settings: EventSettings,
     /// The uncore masks it sets besides its select and umask. All zero for most events.
+    #[serde(flatten)]
     pub masks: EventMasks,
     /// From a list its vendor calls experimental (Intel's `*_uncore_experimental.json`):
     /// the generated crate builds it only with the `experimental-events` feature, and tools
@@ -227,12 +239,13 @@ pub struct Event {
     pub experimental: bool,
     /// The auxiliary register it needs programmed besides its control (the offcore
     /// response, load-latency or front-end MSR of a core event), if any.
+    #[serde(rename = "aux_msr")]
     pub aux: Option<AuxMsr>,
 }
 
 /// An auxiliary register an event needs, and the value it must hold: a register of the
 /// event's unit outside its counter controls (Intel's `MSRIndex` and `MSRValue`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct AuxMsr {
     /// The register's concrete name (`MSR_OFFCORE_RSP_0`).
     pub register: String,
@@ -245,7 +258,7 @@ pub struct AuxMsr {
 /// The values an uncore event puts in its control's mask fields, by the role of the field
 /// that takes each (Intel's UMaskExt, PortMask and FCMask): without them the event counts
 /// something else.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct EventMasks {
     /// The `umask-ext` role's value (0: none).
     pub umask_ext: u32,
@@ -274,7 +287,7 @@ impl EventMasks {
 /// The parts of a counter control an event sets besides its select, umask and extension
 /// bit, by the role of the field that takes each (Intel's CounterMask, Invert, EdgeDetect
 /// and AnyThread).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct EventSettings {
     /// The `threshold` role's value (0: none).
     pub threshold: u8,
@@ -294,7 +307,7 @@ impl EventSettings {
 }
 
 /// One instance of a unit.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Instance {
     /// Name (`S0`).
     pub name: String,
@@ -531,7 +544,7 @@ pub enum Location {
 /// The window of (controller c, channel h) starts at `base(c) + offset + h * channel_stride`
 /// and is `size` bytes long; `base(c)` is the OR of every part's bits, each read from the
 /// dword at `part.offset + c * part.controller_stride`, shifted into place.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct MmioWindow {
     /// Vendor-8086 device id of the device whose config registers hold the base.
     pub device_id: u16,
@@ -559,7 +572,7 @@ pub struct MmioWindow {
 
 /// One piece of an MMIO base: bits `msb:lsb` of the config dword at `offset` (plus
 /// `controller_stride` per controller), moved to start at bit `shift` of the base.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct MmioBasePart {
     /// Config-space offset of the dword for controller 0.
     pub offset: u16,
@@ -819,7 +832,7 @@ impl Field {
 }
 
 /// One contiguous range of a field's bits, in register position.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct BitRange {
     /// Most significant bit.
     pub msb: u32,
@@ -849,7 +862,7 @@ impl BitRange {
 }
 
 /// A bit array whose length depends on CPUID.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Repeat {
     /// Bits per element.
     pub element_width: u32,
@@ -860,7 +873,7 @@ pub struct Repeat {
 }
 
 /// A named value of a field.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct EnumValue {
     /// The value.
     pub value: u64,
@@ -871,7 +884,7 @@ pub struct EnumValue {
 }
 
 /// A recorded erratum, source conflict or remark.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Note {
     /// `erratum`, `source-conflict` or `info`.
     pub kind: String,

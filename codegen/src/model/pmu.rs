@@ -4,6 +4,8 @@
 //! Registers are named by their position in the unit's register list (and fields by their
 //! position in the register's field list), so emitters resolve them without matching names.
 
+use serde::Serialize;
+
 use super::vocab::vocabulary;
 
 vocabulary! {
@@ -251,7 +253,7 @@ pub struct Counter {
 
 /// A free-running counter's event in the kernel's perf driver: `events/NAME` reads
 /// `event=0xff,umask=UMASK`, with `NAME.scale` and `NAME.unit` where the driver gives them.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CounterPerf {
     /// The sysfs event name (`bw_in_port0`).
     pub name: String,
@@ -366,7 +368,7 @@ pub struct Pmu {
 
 /// Why the discovery table's entries of a unit's type are not believed (a firmware bug a
 /// public source works around), with its source.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DiscoveryIgnored {
     /// The public source that ignores them.
     pub source: String,

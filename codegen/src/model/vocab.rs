@@ -85,6 +85,13 @@ macro_rules! vocabulary {
                 }
             }
         }
+
+        /// In JSON, the spec spelling.
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.as_str())
+            }
+        }
     };
 }
 pub(crate) use vocabulary;

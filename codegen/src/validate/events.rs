@@ -200,6 +200,57 @@ struct UnitOfEvents<'a> {
     source: &'a str,
 }
 
+/// An event's flags, settings, masks and auxiliary MSR, each read by its rule.
+struct Attributes {
+    ext: bool,
+    experimental: bool,
+    settings: EventSettings,
+    masks: EventMasks,
+    aux: Option<AuxMsr>,
+}
+
+/// The attributes of `e` besides its code, umask and counters, or the first that is
+/// written wrong, with what to do.
+fn attributes(e: &RawEvent, unit: &UnitOfEvents) -> Result<Attributes, (String, &'static str)> {
+    let flag = |name: &str, v: Option<&str>, help: &'static str| match v {
+        None | Some("0") => Ok(false),
+        Some("1") => Ok(true),
+        Some(other) => Err((format!("{name} `{other}` is not 0 or 1"), help)),
+    };
+    let ext = flag(
+        "ext-sel",
+        e.ext_sel.as_deref(),
+        "write ext-sel=\"1\" when the event needs the event-select extension bit",
+    )?;
+    let experimental = flag(
+        "experimental",
+        e.experimental.as_deref(),
+        "write experimental=\"1\" on an event from a list its vendor calls experimental, or leave it out",
+    )?;
+    let written = SettingsText {
+        threshold: e.threshold.as_deref(),
+        invert: e.invert.as_deref(),
+        edge: e.edge.as_deref(),
+        any_thread: e.any_thread.as_deref(),
+    };
+    let settings = event_settings(&written).map_err(|msg| {
+        let help = "threshold is a number (0-255); invert, edge and any-thread are 0 or 1";
+        (msg, help)
+    })?;
+    let masks = event_masks(e).map_err(|msg| {
+        let help = "umask-ext is a number of up to 32 bits, port-mask of 16, fc-mask of 8";
+        (msg, help)
+    })?;
+    let aux = event_aux(e, unit.caps, unit.candidates)?;
+    Ok(Attributes {
+        ext,
+        experimental,
+        settings,
+        masks,
+        aux,
+    })
+}
+
 /// An event's attributes as parsed, before they are checked against its unit.
 struct Parsed {
     code: Option<u64>,
@@ -317,50 +368,8 @@ impl Validator {
             file.error_at(e.at, format!("event {}: {msg}", e.name))
                 .help(help)
         };
-        let ext = match e.ext_sel.as_deref() {
-            None | Some("0") => false,
-            Some("1") => true,
-            Some(other) => {
-                self.push(err(
-                    format!("ext-sel `{other}` is not 0 or 1"),
-                    "write ext-sel=\"1\" when the event needs the event-select extension bit",
-                ));
-                return None;
-            }
-        };
-        let experimental = match e.experimental.as_deref() {
-            None | Some("0") => false,
-            Some("1") => true,
-            Some(other) => {
-                self.push(err(
-                    format!("experimental `{other}` is not 0 or 1"),
-                    "write experimental=\"1\" on an event from a list its vendor calls experimental, or leave it out",
-                ));
-                return None;
-            }
-        };
-        let settings = match event_settings(e) {
-            Ok(s) => s,
-            Err(msg) => {
-                self.push(err(
-                    msg,
-                    "threshold is a number (0-255); invert, edge and any-thread are 0 or 1",
-                ));
-                return None;
-            }
-        };
-        let masks = match event_masks(e) {
-            Ok(m) => m,
-            Err(msg) => {
-                self.push(err(
-                    msg,
-                    "umask-ext is a number of up to 32 bits, port-mask of 16, fc-mask of 8",
-                ));
-                return None;
-            }
-        };
-        let aux = match event_aux(e, caps, unit.candidates) {
-            Ok(aux) => aux,
+        let attrs = match attributes(e, unit) {
+            Ok(attrs) => attrs,
             Err((msg, help)) => {
                 self.push(err(msg, help));
                 return None;
@@ -370,10 +379,10 @@ impl Validator {
             code: parse_number(&e.code).filter(|c| *c <= caps.sel_max.min(0xFFFF)),
             umask: parse_number(&e.umask).filter(|u| *u <= caps.umask_max.min(0xFFFF)),
             mask: parse_counters(&e.counters),
-            ext,
+            ext: attrs.ext,
             ident: event_ident(&e.name),
-            settings,
-            masks,
+            settings: attrs.settings,
+            masks: attrs.masks,
         };
         if let Some((msg, help)) = event_problem(e, &parsed, caps, taken) {
             self.push(err(msg, help));
@@ -387,7 +396,7 @@ impl Validator {
                 .umask
                 .and_then(|u| u16::try_from(u).ok())
                 .unwrap_or(0),
-            ext_sel: ext,
+            ext_sel: parsed.ext,
             counters: parsed.mask.unwrap_or(0),
             counters_ht_off: e
                 .counters_ht_off
@@ -398,8 +407,8 @@ impl Validator {
             source: source.to_string(),
             settings: parsed.settings,
             masks: parsed.masks,
-            experimental,
-            aux,
+            experimental: attrs.experimental,
+            aux: attrs.aux,
         })
     }
 }
@@ -564,27 +573,6 @@ pub fn events_unit(
             ))
         }
     }
-}
-
-/// An event's `threshold`, `invert`, `edge` and `any-thread` attributes.
-fn event_settings(e: &RawEvent) -> Result<EventSettings, String> {
-    let flag = |name: &str, v: &Option<String>| match v.as_deref() {
-        None | Some("0") => Ok(false),
-        Some("1") => Ok(true),
-        Some(other) => Err(format!("{name} `{other}` is not 0 or 1")),
-    };
-    let threshold = match &e.threshold {
-        None => 0,
-        Some(t) => parse_number(t)
-            .and_then(|n| u8::try_from(n).ok())
-            .ok_or_else(|| format!("threshold `{t}` is not a number from 0 to 255"))?,
-    };
-    Ok(EventSettings {
-        threshold,
-        invert: flag("invert", &e.invert)?,
-        edge: flag("edge", &e.edge)?,
-        any_thread: flag("any-thread", &e.any_thread)?,
-    })
 }
 
 /// An event's `umask-ext`, `port-mask` and `fc-mask` attributes.

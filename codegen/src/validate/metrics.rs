@@ -246,7 +246,14 @@ impl Validator {
             ));
             return None;
         };
-        let settings = match metric_event_settings(e) {
+        // A metric event has no `any-thread`: the attribute is not in its schema.
+        let written = SettingsText {
+            threshold: e.threshold.as_deref(),
+            invert: e.invert.as_deref(),
+            edge: e.edge.as_deref(),
+            any_thread: None,
+        };
+        let settings = match event_settings(&written) {
             Ok(s) => s,
             Err(msg) => {
                 self.push(err(
@@ -430,27 +437,6 @@ fn find_event(p: &Processor, name: &str) -> Option<Found> {
     core.events.iter().any(|e| e.name == name).then(|| Found {
         unit: core.unit.clone(),
         core: true,
-    })
-}
-
-/// A metric event's `threshold`, `invert` and `edge`.
-fn metric_event_settings(e: &RawMetricEvent) -> Result<EventSettings, String> {
-    let flag = |name: &str, v: &Option<String>| match v.as_deref() {
-        None | Some("0") => Ok(false),
-        Some("1") => Ok(true),
-        Some(other) => Err(format!("{name} `{other}` is not 0 or 1")),
-    };
-    let threshold = match &e.threshold {
-        None => 0,
-        Some(t) => parse_number(t)
-            .and_then(|n| u8::try_from(n).ok())
-            .ok_or_else(|| format!("threshold `{t}` is not a number from 0 to 255"))?,
-    };
-    Ok(EventSettings {
-        threshold,
-        invert: flag("invert", &e.invert)?,
-        edge: flag("edge", &e.edge)?,
-        any_thread: false,
     })
 }
 

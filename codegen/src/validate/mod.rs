@@ -32,9 +32,8 @@ mod steppings;
 mod structure;
 mod unit;
 
-use crate::naming::relative_spec_path;
-pub use crate::naming::{
-    camel_case, event_ident, is_keyword, normalize_text, rust_type_name, snake_case,
+use crate::naming::{
+    camel_case, event_ident, normalize_text, relative_spec_path, rust_type_name, snake_case,
 };
 pub use events::{aux_candidates, events_unit, resolve_aux, AuxCandidate, EventCapacity};
 pub use metrics::MAX_STACK;

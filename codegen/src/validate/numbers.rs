@@ -68,6 +68,39 @@ pub(crate) fn parse_bits(s: &str) -> Option<(u32, u32)> {
     }
 }
 
+/// The settings attributes of an event as written (`threshold`, `invert`, `edge`,
+/// `any-thread`), each absent or its text. A metric's event has no `any-thread`.
+pub(crate) struct SettingsText<'a> {
+    pub(crate) threshold: Option<&'a str>,
+    pub(crate) invert: Option<&'a str>,
+    pub(crate) edge: Option<&'a str>,
+    pub(crate) any_thread: Option<&'a str>,
+}
+
+/// The one rule for an event's settings, in an events file or a metric: the threshold a
+/// number from 0 to 255, each flag 0 or 1, an absent one 0.
+pub(crate) fn event_settings(
+    written: &SettingsText<'_>,
+) -> Result<crate::model::EventSettings, String> {
+    let flag = |name: &str, v: Option<&str>| match v {
+        None | Some("0") => Ok(false),
+        Some("1") => Ok(true),
+        Some(other) => Err(format!("{name} `{other}` is not 0 or 1")),
+    };
+    let threshold = match written.threshold {
+        None => 0,
+        Some(t) => parse_number(t)
+            .and_then(|n| u8::try_from(n).ok())
+            .ok_or_else(|| format!("threshold `{t}` is not a number from 0 to 255"))?,
+    };
+    Ok(crate::model::EventSettings {
+        threshold,
+        invert: flag("invert", written.invert)?,
+        edge: flag("edge", written.edge)?,
+        any_thread: flag("any-thread", written.any_thread)?,
+    })
+}
+
 pub(crate) fn is_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphabetic())

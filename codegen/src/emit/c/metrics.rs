@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::{names, Header};
 use crate::model::formula::{BinOp, Constant, Op};
-use crate::model::metric::{Metric, MetricRead, MetricScope};
+use crate::model::metric::{Metric, MetricEvent, MetricRead, MetricScope};
 use crate::model::Processor;
 
 /// Every metric of `p`, after a comment on how to use them.
@@ -33,6 +33,32 @@ pub(super) fn emit(h: &mut Header, p: &Processor) {
     }
 }
 
+/// How the metric's comment lists event `i`: `[0] NAME (unit, threshold 1, edge, ...)`.
+fn event_phrase(i: usize, e: &MetricEvent) -> String {
+    let s = e.settings;
+    let mut extra = Vec::new();
+    if s.threshold != 0 {
+        extra.push(format!("threshold {}", s.threshold));
+    }
+    if s.invert {
+        extra.push("inverted".to_string());
+    }
+    if s.edge {
+        extra.push("edge".to_string());
+    }
+    let extra = if extra.is_empty() {
+        String::new()
+    } else {
+        format!(", {}", extra.join(", "))
+    };
+    let read = match e.read {
+        MetricRead::Counted => String::new(),
+        MetricRead::Slots => ", fixed counter 3".to_string(),
+        MetricRead::SlotsShare(n) => format!(", IA32_PERF_METRICS byte {n}"),
+    };
+    format!("[{i}] {} ({}{extra}{read})", e.name, e.unit)
+}
+
 fn metric(h: &mut Header, p: &Processor, m: &Metric) {
     let stem = names::metric(&p.module, &m.name);
     let function = names::metric_function(&p.module, &m.name);
@@ -41,30 +67,7 @@ fn metric(h: &mut Header, p: &Processor, m: &Metric) {
         .events
         .iter()
         .enumerate()
-        .map(|(i, e)| {
-            let s = e.settings;
-            let mut extra = Vec::new();
-            if s.threshold != 0 {
-                extra.push(format!("threshold {}", s.threshold));
-            }
-            if s.invert {
-                extra.push("inverted".to_string());
-            }
-            if s.edge {
-                extra.push("edge".to_string());
-            }
-            let extra = if extra.is_empty() {
-                String::new()
-            } else {
-                format!(", {}", extra.join(", "))
-            };
-            let read = match e.read {
-                MetricRead::Counted => String::new(),
-                MetricRead::Slots => ", fixed counter 3".to_string(),
-                MetricRead::SlotsShare(n) => format!(", IA32_PERF_METRICS byte {n}"),
-            };
-            format!("[{i}] {} ({}{extra}{read})", e.name, e.unit)
-        })
+        .map(|(i, e)| event_phrase(i, e))
         .collect();
     h.out.push('\n');
     h.comment(&format!(

@@ -8,8 +8,8 @@ use super::{diag, PendingRoutes, UnitScope};
 use crate::model::pmu::{BitRef, BoxCount, BoxCountRule, Scope};
 use crate::model::Space;
 use crate::model::{Position, Processor};
+use crate::naming::normalize_text;
 use crate::parse::pmu::RawBoxCount;
-use crate::validate::normalize_text;
 
 /// What a `<box-count>` reads, as written.
 #[derive(Debug, Clone)]
@@ -63,36 +63,7 @@ impl Validator {
                 Reads::ValueMap(r.clone(), f.clone(), map)
             }
             (kind @ ("set-bits" | "value"), Some(r), Some(f)) => {
-                let (regs, fields): (Vec<&str>, Vec<&str>) = (
-                    r.split_whitespace().collect(),
-                    f.split_whitespace().collect(),
-                );
-                if regs.len() != fields.len() || regs.is_empty() {
-                    self.push(unit.ctx.error(
-                        raw.at,
-                        format!(
-                            "box-count names {} register(s) but {} field(s)",
-                            regs.len(),
-                            fields.len()
-                        ),
-                        "give one field per register, in the same order: register=\"CAPID6 CAPID7\" field=\"cha_en cha_en_hi\"",
-                    ));
-                    return None;
-                }
-                if kind == "value" {
-                    if regs.len() != 1 {
-                        self.push(unit.ctx.error(
-                            raw.at,
-                            format!("box-count `value` names {} registers", regs.len()),
-                            "a count held as a value is one field of one register; sum set bits of several fields with count=\"set-bits\"",
-                        ));
-                        return None;
-                    }
-                    Reads::Value(regs[0].to_string(), fields[0].to_string())
-                } else {
-                    let pairs = regs.iter().zip(&fields);
-                    Reads::SetBits(pairs.map(|(r, f)| (r.to_string(), f.to_string())).collect())
-                }
+                self.box_count_fields(unit, raw, kind == "value", r, f)?
             }
             ("cores-per-socket", None, None) => Reads::Cores,
             ("listed", None, None) => Reads::Kind(BoxCountRule::Listed),
@@ -143,6 +114,50 @@ impl Validator {
         })
     }
 
+    /// The registers and fields of a `set-bits` or (with `value`) a `value` box count: one field per
+    /// register, and one register for a value.
+    fn box_count_fields(
+        &mut self,
+        unit: &UnitScope<'_>,
+        raw: &RawBoxCount,
+        value: bool,
+        r: &str,
+        f: &str,
+    ) -> Option<Reads> {
+        let (regs, fields): (Vec<&str>, Vec<&str>) = (
+            r.split_whitespace().collect(),
+            f.split_whitespace().collect(),
+        );
+        if regs.len() != fields.len() || regs.is_empty() {
+            self.push(unit.ctx.error(
+                raw.at,
+                format!(
+                    "box-count names {} register(s) but {} field(s)",
+                    regs.len(),
+                    fields.len()
+                ),
+                "give one field per register, in the same order: register=\"CAPID6 CAPID7\" field=\"cha_en cha_en_hi\"",
+            ));
+            return None;
+        }
+        if value {
+            if regs.len() != 1 {
+                self.push(unit.ctx.error(
+                    raw.at,
+                    format!("box-count `value` names {} registers", regs.len()),
+                    "a count held as a value is one field of one register; sum set bits of several fields with count=\"set-bits\"",
+                ));
+                return None;
+            }
+            Some(Reads::Value(regs[0].to_string(), fields[0].to_string()))
+        } else {
+            let pairs = regs.iter().zip(&fields);
+            Some(Reads::SetBits(
+                pairs.map(|(r, f)| (r.to_string(), f.to_string())).collect(),
+            ))
+        }
+    }
+
     /// A `value-map`'s `map`: `VALUE=BOXES` pairs, space-separated, each value once.
     fn box_count_map(
         &mut self,
@@ -188,29 +203,12 @@ impl Validator {
             let rule = match &pb.reads {
                 Reads::Cores => BoxCountRule::CoresPerSocket,
                 Reads::ValueMap(reg, field, map) => {
-                    let Some(bit) = self.box_count_field(p, &names, pb, reg, field, None) else {
+                    let Some(rule) =
+                        self.box_count_value_map(p, &names, pb, (reg, field), map, boxes)
+                    else {
                         continue;
                     };
-                    let width = p.units[bit.unit].registers[bit.register].fields[bit.field].width();
-                    let wide = map.iter().find(|(v, _)| width < 64 && *v >> width != 0);
-                    let many = map.iter().find(|(_, n)| *n > boxes);
-                    if let Some((v, _)) = wide {
-                        self.push(diag(
-                            &pb.at,
-                            format!("box-count map value {v} does not fit field `{field}` of {reg} ({width} bit(s))"),
-                            "map values the field can hold",
-                        ));
-                        continue;
-                    }
-                    if let Some((v, n)) = many {
-                        self.push(diag(
-                            &pb.at,
-                            format!("box-count map gives {n} boxes for {v}, more than the unit's {boxes}"),
-                            "a part has at most the boxes the unit lists",
-                        ));
-                        continue;
-                    }
-                    BoxCountRule::ValueMap(bit, map.clone())
+                    rule
                 }
                 Reads::Kind(kind) => {
                     let Some(rule) = self.box_count_kind_fits(p, *ui, pb, kind) else {
@@ -266,6 +264,40 @@ impl Validator {
             }
         }
         self.every_unit_counted(p, pending);
+    }
+
+    /// A `value-map` box count resolved: its field exists and holds every value of the map,
+    /// and no value gives more boxes than the unit's `boxes`.
+    fn box_count_value_map(
+        &mut self,
+        p: &Processor,
+        names: &Names,
+        pb: &PendingBoxCount,
+        (reg, field): (&str, &str),
+        map: &[(u64, u32)],
+        boxes: u32,
+    ) -> Option<BoxCountRule> {
+        let bit = self.box_count_field(p, names, pb, reg, field, None)?;
+        let width = p.units[bit.unit].registers[bit.register].fields[bit.field].width();
+        let wide = map.iter().find(|(v, _)| width < 64 && *v >> width != 0);
+        let many = map.iter().find(|(_, n)| *n > boxes);
+        if let Some((v, _)) = wide {
+            self.push(diag(
+                &pb.at,
+                format!("box-count map value {v} does not fit field `{field}` of {reg} ({width} bit(s))"),
+                "map values the field can hold",
+            ));
+            return None;
+        }
+        if let Some((v, n)) = many {
+            self.push(diag(
+                &pb.at,
+                format!("box-count map gives {n} boxes for {v}, more than the unit's {boxes}"),
+                "a part has at most the boxes the unit lists",
+            ));
+            return None;
+        }
+        Some(BoxCountRule::ValueMap(bit, map.to_vec()))
     }
 
     /// Once a processor says for one unit how a part's box count is learnt, it says so for

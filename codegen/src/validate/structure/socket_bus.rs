@@ -7,8 +7,8 @@ use super::routes::concrete_names;
 use super::{diag, PendingRoutes, UnitScope};
 use crate::model::pmu::{BitRef, OtherBuses, SocketBus};
 use crate::model::{Addresses, Location, Position, Processor, Register};
+use crate::naming::normalize_text;
 use crate::parse::pmu::RawSocketBus;
-use crate::validate::normalize_text;
 
 /// A `<socket-bus>` as written, kept until every unit of the processor is validated.
 #[derive(Debug, Clone)]

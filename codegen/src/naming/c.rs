@@ -1,4 +1,4 @@
-//! Every C identifier and file name the C headers use, in one place.
+//! Every C identifier and file name the C headers use.
 //!
 //! The rules take plain strings (a processor's module, a register's or field's spec name), so
 //! that a consumer holding only the `pmu_regs` metadata (the C test in `tests/`) derives the
@@ -15,7 +15,7 @@
 //! - an event: `<UNIT>_EVENT_<constant>` (the Rust constant name), then `_CODE`, `_UMASK`,
 //!   `_EXT_SEL`, `_COUNTERS`.
 
-use crate::validate::snake_case;
+use super::case::{constant_case, snake_case};
 
 /// The common header, which every processor header includes.
 pub const COMMON_HEADER: &str = "pmu_regs_common.h";
@@ -23,32 +23,19 @@ pub const COMMON_HEADER: &str = "pmu_regs_common.h";
 /// Prefix of everything the common header defines.
 pub const COMMON_PREFIX: &str = "PMU_REGS_";
 
-/// `[A-Za-z0-9_]` kept, anything else `_`; upper-cased.
-fn upper(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect()
-}
-
 /// The file name of a processor's header (`pmu_regs_xeon_7500.h`).
 pub fn header_file(module: &str) -> String {
-    format!("pmu_regs_{}.h", upper(module).to_ascii_lowercase())
+    format!("pmu_regs_{}.h", constant_case(module).to_ascii_lowercase())
 }
 
 /// The include guard of a header file (`PMU_REGS_XEON_7500_H`).
 pub fn include_guard(file: &str) -> String {
-    upper(file)
+    constant_case(file)
 }
 
 /// The macro prefix of a processor (`PMU_XEON_7500_`).
 pub fn macro_prefix(module: &str) -> String {
-    format!("PMU_{}_", upper(module))
+    format!("PMU_{}_", constant_case(module))
 }
 
 /// The function prefix of a processor (`pmu_xeon_7500_`).
@@ -59,13 +46,13 @@ pub fn function_prefix(module: &str) -> String {
 /// A field's name as in identifiers: the Rust accessor's spelling without the bit-array
 /// placeholder (`PERFEVTSEL{n}_InUse` -> `PERFEVTSEL_IN_USE`).
 pub fn field_part(field: &str) -> String {
-    upper(&snake_case(&field.replace("{n}", "")))
+    constant_case(&snake_case(&field.replace("{n}", "")))
 }
 
 /// The macro naming a register instance's MSR number, or the stem of its PCI macros
 /// (`PMU_XEON_7500_W_MSR_PMON_EVT_SEL2`).
 pub fn address(module: &str, concrete_name: &str) -> String {
-    format!("{}{}", macro_prefix(module), upper(concrete_name))
+    format!("{}{}", macro_prefix(module), constant_case(concrete_name))
 }
 
 /// The function-like macro giving element `n` of a regularly spaced array of one instance:
@@ -83,7 +70,7 @@ pub fn array_address(module: &str, instance_name: &str, pci: bool) -> String {
 /// The stem of a layout's macros (`PMU_XEON_7500_W_MSR_PMON_EVT_SEL`); `generic_name` is the
 /// register name without placeholders.
 pub fn layout(module: &str, generic_name: &str) -> String {
-    format!("{}{}", macro_prefix(module), upper(generic_name))
+    format!("{}{}", macro_prefix(module), constant_case(generic_name))
 }
 
 /// The stem of a field's macros (`PMU_XEON_7500_W_MSR_PMON_EVT_SEL_EV_SEL`).
@@ -96,7 +83,7 @@ pub fn field_value(module: &str, generic_name: &str, field_name: &str, value: &s
     format!(
         "{}_{}",
         field(module, generic_name, field_name),
-        upper(value)
+        constant_case(value)
     )
 }
 
@@ -122,25 +109,35 @@ pub fn event(module: &str, unit: &str, ident: &str) -> String {
     format!(
         "{}{}_EVENT_{}",
         macro_prefix(module),
-        upper(unit),
-        upper(ident)
+        constant_case(unit),
+        constant_case(ident)
     )
 }
 
 /// The stem of a unit's memory-mapped window macros (`PMU_ICE_LAKE_SP_IMC_MMIO_WINDOW`).
 pub fn mmio_window(module: &str, unit: &str) -> String {
-    format!("{}{}_MMIO_WINDOW", macro_prefix(module), upper(unit))
+    format!(
+        "{}{}_MMIO_WINDOW",
+        macro_prefix(module),
+        constant_case(unit)
+    )
 }
 
 /// The stem of a metric's macros (`PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_READ`).
 pub fn metric(module: &str, name: &str) -> String {
-    format!("{}METRIC_{}", macro_prefix(module), upper(name))
+    format!("{}METRIC_{}", macro_prefix(module), constant_case(name))
 }
 
 /// A metric's evaluating function (`pmu_skylake_sp_metric_memory_bandwidth_read`); its steps
 /// are this with `_steps`.
 pub fn metric_function(module: &str, name: &str) -> String {
     metric(module, name).to_ascii_lowercase()
+}
+
+/// The macro suffix of a mask role's value (`umask-ext` -> `UMASK_EXT`, `port-mask`,
+/// `fc-mask`).
+pub fn mask_suffix(role: &str) -> String {
+    constant_case(role)
 }
 
 #[cfg(test)]

@@ -120,7 +120,7 @@ builds() {
         local t="$WORK/target-cmp-$v" args=()
         rm -rf "$t"
         case $v in
-          meta) args=(--manifest-path "$ours/Cargo.toml") ;;
+          meta) args=(--manifest-path "$ours/Cargo.toml" --features all-processors) ;;
           nometa) args=(--manifest-path "$ours/Cargo.toml" --no-default-features --features "$(features "$ours")") ;;
           theirs)
             CARGO_TARGET_DIR="$t" cargo build -q $flag -p vcell --manifest-path "$theirs/Cargo.toml"
@@ -141,10 +141,11 @@ builds() {
   done
 }
 
-# The processor features of a generated crate (all but default and metadata), space-separated.
+# The processor features of a generated crate (all but default, metadata, all-processors and
+# experimental-events), space-separated.
 features() {
   sed -n '/^\[features\]/,/^\[/p' "$1/Cargo.toml" | grep -o '^[a-z0-9-]* =' | cut -d' ' -f1 \
-    | grep -vx 'default\|metadata' | tr '\n' ' '
+    | grep -vx 'default\|metadata\|all-processors\|experimental-events' | tr '\n' ' '
 }
 
 # One input: its spec and SVD, generation, then the builds.
@@ -244,8 +245,8 @@ build_row() {
   grep -q '^\[workspace\]' "$crate/Cargo.toml" || printf '\n[workspace]\n' >> "$crate/Cargo.toml"
   local debug release
   rm -rf "$WORK/target-$name"
-  debug=$(measure env CARGO_TARGET_DIR="$WORK/target-$name" cargo build -q --manifest-path "$crate/Cargo.toml" | cut -d' ' -f1)
-  release=$(measure env CARGO_TARGET_DIR="$WORK/target-$name" cargo build -q --release --manifest-path "$crate/Cargo.toml" | cut -d' ' -f1)
+  debug=$(measure env CARGO_TARGET_DIR="$WORK/target-$name" cargo build -q --features all-processors --manifest-path "$crate/Cargo.toml" | cut -d' ' -f1)
+  release=$(measure env CARGO_TARGET_DIR="$WORK/target-$name" cargo build -q --release --features all-processors --manifest-path "$crate/Cargo.toml" | cut -d' ' -f1)
   python3 -c "print(f'{\"$name\":<12} {$regs:>10} {$src:>10} {$src / $regs * 1000:>12.0f} {$tests:>10} {$debug:>12.2f} {$release:>12.2f}')"
 }
 build_row real "$REAL_REGS"

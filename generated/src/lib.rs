@@ -77,14 +77,16 @@
 //!
 //! # Features
 //!
-//! One cargo feature per processor, all on by default. A consumer that needs one processor
-//! names it alone and compiles only that one:
-//! `pmu-regs = { version = "0.1", default-features = false, features = ["xeon-7500"] }`
-//! (add `"metadata"` for the tables tools introspect). The architectural PMU (`arch`) is
-//! always built.
+//! One cargo feature per processor, none on by default: the architectural PMU (`arch`) is
+//! always built, and a project names the processors it uses and compiles only those:
+//! `pmu-regs = { version = "0.1", features = ["sapphire-rapids"] }`. `all-processors`
+//! builds every one. The default feature is `metadata` (the tables tools introspect);
+//! `default-features = false` leaves the accessors alone. The build time of each feature
+//! is in the repository's docs/generated-crate.md.
 //!
 //! | Feature | Module | Processor |
 //! |---|---|---|
+//! | `all-processors` | | Every processor below |
 //! | `metadata` | | Field, value and event tables, descriptions, [`structure`], [`PROCESSORS`] |
 //! | `experimental-events` | | Events from the vendors' experimental lists (Intel's `*_uncore_experimental.json`, not validated by Intel); off by default |
 //! | `xeon-7500` | [`xeon_7500`] | Intel Xeon Processor 7500 Series (Nehalem-EX) uncore |

@@ -312,16 +312,24 @@ fn feature_cfg(proc: &Processor) -> TokenStream {
     }
 }
 
-/// The `[features]` table of the generated crate: one per processor, all on by default.
+/// The `[features]` table of the generated crate: one per processor, none by default (a
+/// dependency names the processors it uses), `all-processors` for every one, and `metadata`.
 pub fn cargo_features(spec: &Spec) -> String {
     let features: Vec<&str> = spec
         .processors
         .iter()
         .filter_map(processor_feature)
         .collect();
-    let mut s = String::from("\n# One feature per processor (the architectural PMU is always built), and `metadata`\n# (field, value and event tables, descriptions, PMU structure); all by default.\n[features]\n");
+    let mut s = String::from(concat!(
+        "\n# One feature per processor (the architectural PMU is always built) and `metadata` (field,\n",
+        "# value and event tables, descriptions, PMU structure). By default only `metadata`: a project\n",
+        "# names the processors it uses, or takes `all-processors`. What each one costs to build:\n",
+        "# docs/generated-crate.md in the repository.\n",
+        "[features]\n",
+        "default = [\"metadata\"]\n",
+    ));
     let quoted: Vec<String> = features.iter().map(|f| format!("{f:?}")).collect();
-    let _ = writeln!(s, "default = [\"metadata\", {}]", quoted.join(", "));
+    let _ = writeln!(s, "all-processors = [{}]", quoted.join(", "));
     s.push_str("metadata = []\n");
     // Off by default: Intel's experimental lists add thousands of events (docs/events.md).
     s.push_str("# Events from the vendors' experimental lists (`experimental = true`).\nexperimental-events = []\n");
@@ -344,8 +352,18 @@ pub fn cargo_features(spec: &Spec) -> String {
 /// The crate docs' table of features.
 pub fn features_doc(spec: &Spec) -> String {
     let mut s = String::from(
-        "//!\n//! # Features\n//!\n//! One cargo feature per processor, all on by default. A consumer that needs one processor\n//! names it alone and compiles only that one:\n//! `pmu-regs = { version = \"0.1\", default-features = false, features = [\"xeon-7500\"] }`\n//! (add `\"metadata\"` for the tables tools introspect). The architectural PMU (`arch`) is\n//! always built.\n//!\n//! | Feature | Module | Processor |\n//! |---|---|---|\n",
+        concat!(
+            "//!\n//! # Features\n//!\n",
+            "//! One cargo feature per processor, none on by default: the architectural PMU (`arch`) is\n",
+            "//! always built, and a project names the processors it uses and compiles only those:\n",
+            "//! `pmu-regs = { version = \"0.1\", features = [\"sapphire-rapids\"] }`. `all-processors`\n",
+            "//! builds every one. The default feature is `metadata` (the tables tools introspect);\n",
+            "//! `default-features = false` leaves the accessors alone. The build time of each feature\n",
+            "//! is in the repository's docs/generated-crate.md.\n",
+            "//!\n//! | Feature | Module | Processor |\n//! |---|---|---|\n",
+        ),
     );
+    s.push_str("//! | `all-processors` | | Every processor below |\n");
     s.push_str("//! | `metadata` | | Field, value and event tables, descriptions, [`structure`], [`PROCESSORS`] |\n");
     s.push_str("//! | `experimental-events` | | Events from the vendors' experimental lists (Intel's `*_uncore_experimental.json`, not validated by Intel); off by default |\n");
     for p in &spec.processors {

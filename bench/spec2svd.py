@@ -10,7 +10,10 @@ Mapping (the reverse of svd2spec.py): every unit of every processor is a periphe
 (`count`) is an SVD `dim` array; each named field keeps its bits, access, description and,
 where the spec names values, its enumerated values. Reserved and ignored bits are left out,
 as svd2rust makes no accessors for gaps either. The spec's MSR numbers and PCI offsets do not
-make one memory map, so registers are laid out one after another in their peripheral. Events,
+make one memory map, so registers are laid out one after another in their peripheral. A split
+field (`bits="35:32,7:0"`, AMD's event selects) has no SVD form either: each of its ranges
+becomes a field of its own, named with the range's place in the list (`ev_sel_0` for 35:32,
+`ev_sel_1` for 7:0), and its enumerated values are left out (they name the whole value). Events,
 roles and the PMU structure have no SVD form; they are what our crate has beyond svd2rust's.
 """
 import os
@@ -36,10 +39,28 @@ def desc(el):
     return escape(text or "-")
 
 
-def bits(field):
-    b = field.get("bits")
-    msb, _, lsb = b.partition(":")
-    return int(msb), int(lsb or msb)
+def ranges(field):
+    """The field's bit ranges as (msb, lsb), in the spec's order: one, or several when split."""
+    out = []
+    for part in field.get("bits").split(","):
+        msb, _, lsb = part.strip().partition(":")
+        out.append((int(msb), int(lsb or msb)))
+    return out
+
+
+def enumerated(field, out):
+    """The field's named values as SVD enumerated values, if the spec names any."""
+    values = field.findall("value")
+    if not values:
+        return
+    out.append("              <enumeratedValues>")
+    for v in values:
+        out.append(
+            f"                <enumeratedValue><name>{ident(v.get('name'))}</name>"
+            f"<description>{escape(v.get('description') or '-')}</description>"
+            f"<value>{int(v.get('value'), 0)}</value></enumeratedValue>"
+        )
+    out.append("              </enumeratedValues>")
 
 
 def register(reg, offset, out):
@@ -57,23 +78,18 @@ def register(reg, offset, out):
     for f in reg.findall("field"):
         if f.get("access") not in ACCESS:
             continue
-        msb, lsb = bits(f)
-        out.append("            <field>")
-        out.append(f"              <name>{ident(f.get('name').replace('{n}', ''))}</name><description>{desc(f)}</description>")
-        out.append(f"              <bitRange>[{msb}:{lsb}]</bitRange><access>{ACCESS[f.get('access')]}</access>")
-        if f.get("access") in ("w1c", "rw1c"):
-            out.append("              <modifiedWriteValues>oneToClear</modifiedWriteValues>")
-        values = f.findall("value")
-        if values:
-            out.append("              <enumeratedValues>")
-            for v in values:
-                out.append(
-                    f"                <enumeratedValue><name>{ident(v.get('name'))}</name>"
-                    f"<description>{escape(v.get('description') or '-')}</description>"
-                    f"<value>{int(v.get('value'), 0)}</value></enumeratedValue>"
-                )
-            out.append("              </enumeratedValues>")
-        out.append("            </field>")
+        parts = ranges(f)
+        base = ident(f.get("name").replace("{n}", ""))
+        for i, (msb, lsb) in enumerate(parts):
+            fname = base if len(parts) == 1 else f"{base}_{i}"
+            out.append("            <field>")
+            out.append(f"              <name>{fname}</name><description>{desc(f)}</description>")
+            out.append(f"              <bitRange>[{msb}:{lsb}]</bitRange><access>{ACCESS[f.get('access')]}</access>")
+            if f.get("access") in ("w1c", "rw1c"):
+                out.append("              <modifiedWriteValues>oneToClear</modifiedWriteValues>")
+            if len(parts) == 1:
+                enumerated(f, out)
+            out.append("            </field>")
     out.append("          </fields>")
     out.append("        </register>")
     return offset + count * step

@@ -21,5 +21,7 @@ pub use core_events::CoreEvent;
 #[cfg(feature = "metadata")]
 pub use core_events::{CoreEventsInfo, EventList};
 
+// Behind its own feature: the formulas are data no register access needs.
+#[cfg(feature = "metrics")]
 #[rustfmt::skip]
 pub mod metrics;

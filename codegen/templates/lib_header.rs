@@ -10,6 +10,11 @@
 //! are typed by space and layout ([`Msr`], [`PciRegister`]), and [`PROCESSORS`] describes every
 //! register for tools that introspect.
 //!
+//! Per register, each unit's module has `pub type Name = Reg64<NameLayout>` (or `Reg32`), the
+//! layout with its masks, a getter and a `with_` builder per field, the typed addresses of
+//! each instance, and with the `metadata` feature the field table and metadata static. What
+//! every register shares is in `support.rs`.
+//!
 //! The crate is `#![no_std]` and has no dependencies, so kernels and hypervisors can use it.
 //! The metadata (field, value and event tables, descriptions, addresses by name, the PMU
 //! structure and [`PROCESSORS`]) is the default feature `metadata`; without it, every accessor,

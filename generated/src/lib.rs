@@ -12,6 +12,11 @@
 //! are typed by space and layout ([`Msr`], [`PciRegister`]), and [`PROCESSORS`] describes every
 //! register for tools that introspect.
 //!
+//! Per register, each unit's module has `pub type Name = Reg64<NameLayout>` (or `Reg32`), the
+//! layout with its masks, a getter and a `with_` builder per field, the typed addresses of
+//! each instance, and with the `metadata` feature the field table and metadata static. What
+//! every register shares is in `support.rs`.
+//!
 //! The crate is `#![no_std]` and has no dependencies, so kernels and hypervisors can use it.
 //! The metadata (field, value and event tables, descriptions, addresses by name, the PMU
 //! structure and [`PROCESSORS`]) is the default feature `metadata`; without it, every accessor,
@@ -88,6 +93,7 @@
 //! |---|---|---|
 //! | `all-processors` | | Every processor below |
 //! | `metadata` | | Field, value and event tables, descriptions, [`structure`], [`PROCESSORS`] |
+//! | `metrics` | [`metrics`] | Derived metrics: each processor's `metrics::METRICS` and their evaluator; off by default |
 //! | `experimental-events` | | Events from the vendors' experimental lists (Intel's `*_uncore_experimental.json`, not validated by Intel); off by default |
 //! | `xeon-7500` | [`xeon_7500`] | Intel Xeon Processor 7500 Series (Nehalem-EX) uncore |
 //! | `xeon-e5-2600` | [`xeon_e5_2600`] | Intel Xeon Processor E5-2600 Product Family (Sandy Bridge-EP) uncore |
@@ -129,6 +135,8 @@ pub use core_events::CoreEvent;
 #[cfg(feature = "metadata")]
 pub use core_events::{CoreEventsInfo, EventList};
 
+// Behind its own feature: the formulas are data no register access needs.
+#[cfg(feature = "metrics")]
 #[rustfmt::skip]
 pub mod metrics;
 

@@ -673,7 +673,8 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
         out.push_str("//!\n");
         comment(&mut out, "//!", paragraph);
     }
-    out.push_str("//!\n//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its\n//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,\n//! and with the `metadata` feature the field table and metadata static. What every register\n//! shares is in `support.rs`.\nuse crate::support::*;\n#[cfg(feature = \"metadata\")]\n#[allow(unused_imports)]\nuse crate::structure::Role;\n");
+    // What each register's items are is said once, in the crate's docs (lib_header.rs).
+    out.push_str("use crate::support::*;\n#[cfg(feature = \"metadata\")]\n#[allow(unused_imports)]\nuse crate::structure::Role;\n");
     let core = super::core_events::is_core_unit(unit);
     if core {
         out.push_str("use crate::core_events::CoreEvent;\n");

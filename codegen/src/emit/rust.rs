@@ -239,7 +239,7 @@ pub fn processor_module(proc: &Processor) -> TokenStream {
         // Generated modules are formatted by prettyplease; rustfmt must leave them alone.
         #(#[rustfmt::skip] pub mod #mods;)*
         #(#[rustfmt::skip] pub mod #core_mods;)*
-        #(#[rustfmt::skip] pub mod #metrics_mods;)*
+        #(#[cfg(feature = "metrics")] #[rustfmt::skip] pub mod #metrics_mods;)*
         #[cfg(feature = "metadata")]
         pub mod pmu;
 
@@ -331,6 +331,9 @@ pub fn cargo_features(spec: &Spec) -> String {
     let quoted: Vec<String> = features.iter().map(|f| format!("{f:?}")).collect();
     let _ = writeln!(s, "all-processors = [{}]", quoted.join(", "));
     s.push_str("metadata = []\n");
+    // Off by default: the metrics tables are about a tenth of a processor's build, and a
+    // user who programs registers does not evaluate them.
+    s.push_str("# Derived metrics (`metrics`, each processor's `metrics::METRICS`): formulas over events.\nmetrics = []\n");
     // Off by default: Intel's experimental lists add thousands of events (docs/events.md).
     s.push_str("# Events from the vendors' experimental lists (`experimental = true`).\nexperimental-events = []\n");
     for p in &spec.processors {
@@ -365,6 +368,7 @@ pub fn features_doc(spec: &Spec) -> String {
     );
     s.push_str("//! | `all-processors` | | Every processor below |\n");
     s.push_str("//! | `metadata` | | Field, value and event tables, descriptions, [`structure`], [`PROCESSORS`] |\n");
+    s.push_str("//! | `metrics` | [`metrics`] | Derived metrics: each processor's `metrics::METRICS` and their evaluator; off by default |\n");
     s.push_str("//! | `experimental-events` | | Events from the vendors' experimental lists (Intel's `*_uncore_experimental.json`, not validated by Intel); off by default |\n");
     for p in &spec.processors {
         let feature = processor_feature(p).map_or("(always)".to_string(), |f| format!("`{f}`"));

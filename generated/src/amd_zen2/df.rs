@@ -9,11 +9,6 @@
 //! 14 bits, spread over register bits 60:59, 35:32 and 7:0.
 //!
 //! Instances: DF.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -212,7 +207,20 @@ impl Event {
     pub const DRAM_CHANNEL_DATA_CONTROLLER_7: Event = Event { code: 0x1c7, umask: 0x38, ext_sel: false, row: 11 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::REMOTE_OUTBOUND_DATA_CONTROLLER_0, Event::REMOTE_OUTBOUND_DATA_CONTROLLER_1, Event::REMOTE_OUTBOUND_DATA_CONTROLLER_2, Event::REMOTE_OUTBOUND_DATA_CONTROLLER_3, Event::DRAM_CHANNEL_DATA_CONTROLLER_0, Event::DRAM_CHANNEL_DATA_CONTROLLER_1, Event::DRAM_CHANNEL_DATA_CONTROLLER_2, Event::DRAM_CHANNEL_DATA_CONTROLLER_3, Event::DRAM_CHANNEL_DATA_CONTROLLER_4, Event::DRAM_CHANNEL_DATA_CONTROLLER_5, Event::DRAM_CHANNEL_DATA_CONTROLLER_6, Event::DRAM_CHANNEL_DATA_CONTROLLER_7];
+    pub const ALL: &'static [Event] = &[
+        Event::REMOTE_OUTBOUND_DATA_CONTROLLER_0,
+        Event::REMOTE_OUTBOUND_DATA_CONTROLLER_1,
+        Event::REMOTE_OUTBOUND_DATA_CONTROLLER_2,
+        Event::REMOTE_OUTBOUND_DATA_CONTROLLER_3,
+        Event::DRAM_CHANNEL_DATA_CONTROLLER_0,
+        Event::DRAM_CHANNEL_DATA_CONTROLLER_1,
+        Event::DRAM_CHANNEL_DATA_CONTROLLER_2,
+        Event::DRAM_CHANNEL_DATA_CONTROLLER_3,
+        Event::DRAM_CHANNEL_DATA_CONTROLLER_4,
+        Event::DRAM_CHANNEL_DATA_CONTROLLER_5,
+        Event::DRAM_CHANNEL_DATA_CONTROLLER_6,
+        Event::DRAM_CHANNEL_DATA_CONTROLLER_7,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u16 {

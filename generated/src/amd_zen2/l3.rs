@@ -10,11 +10,6 @@
 //! filtered by a mask of the L3 slices and a mask of the eight threads of the CCX.
 //!
 //! Instances: L3.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -234,7 +229,16 @@ impl Event {
     pub const L3_MISSES: Event = Event { code: 0x04, umask: 0x01, ext_sel: false, row: 7 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::L3_REQUEST_G1_CACHING_L3_CACHE_ACCESSES, Event::L3_LOOKUP_STATE_ALL_L3_REQ_TYPS, Event::L3_COMB_CLSTR_STATE_OTHER_L3_MISS_TYPS, Event::L3_COMB_CLSTR_STATE_REQUEST_MISS, Event::XI_SYS_FILL_LATENCY, Event::XI_CCX_SDP_REQ1_ALL_L3_MISS_REQ_TYPS, Event::L3_ACCESSES, Event::L3_MISSES];
+    pub const ALL: &'static [Event] = &[
+        Event::L3_REQUEST_G1_CACHING_L3_CACHE_ACCESSES,
+        Event::L3_LOOKUP_STATE_ALL_L3_REQ_TYPS,
+        Event::L3_COMB_CLSTR_STATE_OTHER_L3_MISS_TYPS,
+        Event::L3_COMB_CLSTR_STATE_REQUEST_MISS,
+        Event::XI_SYS_FILL_LATENCY,
+        Event::XI_CCX_SDP_REQ1_ALL_L3_MISS_REQ_TYPS,
+        Event::L3_ACCESSES,
+        Event::L3_MISSES,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

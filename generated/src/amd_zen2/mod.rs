@@ -10,6 +10,7 @@ pub mod core;
 pub mod df;
 #[rustfmt::skip]
 pub mod l3;
+#[cfg(feature = "metrics")]
 #[rustfmt::skip]
 pub mod metrics;
 #[cfg(feature = "metadata")]

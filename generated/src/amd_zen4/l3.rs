@@ -10,11 +10,6 @@
 //! or all slices, one core or all cores, and a mask of the two threads of a core.
 //!
 //! Instances: L3.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -259,7 +254,11 @@ impl Event {
     pub const L3_LOOKUP_STATE_ALL_COHERENT_ACCESSES_TO_L3: Event = Event { code: 0x04, umask: 0xff, ext_sel: false, row: 2 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::L3_LOOKUP_STATE_L3_MISS, Event::L3_LOOKUP_STATE_L3_HIT, Event::L3_LOOKUP_STATE_ALL_COHERENT_ACCESSES_TO_L3];
+    pub const ALL: &'static [Event] = &[
+        Event::L3_LOOKUP_STATE_L3_MISS,
+        Event::L3_LOOKUP_STATE_L3_HIT,
+        Event::L3_LOOKUP_STATE_ALL_COHERENT_ACCESSES_TO_L3,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

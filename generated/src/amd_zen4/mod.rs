@@ -12,6 +12,7 @@ pub mod df;
 pub mod l3;
 #[rustfmt::skip]
 pub mod umc;
+#[cfg(feature = "metrics")]
 #[rustfmt::skip]
 pub mod metrics;
 #[cfg(feature = "metadata")]

@@ -11,11 +11,6 @@
 //! part does not enable are absent.
 //!
 //! Instances: UMC0, UMC1, UMC2, UMC3, UMC4, UMC5, UMC6, UMC7, UMC8, UMC9, UMC10, UMC11.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -396,7 +391,21 @@ impl Event {
     pub const UMC_DATA_SLOT_CLKS_WR: Event = Event { code: 0x14, umask: 0x02, ext_sel: false, row: 12 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::UMC_MEM_CLK, Event::UMC_ACT_CMD_ALL, Event::UMC_ACT_CMD_RD, Event::UMC_ACT_CMD_WR, Event::UMC_PCHG_CMD_ALL, Event::UMC_PCHG_CMD_RD, Event::UMC_PCHG_CMD_WR, Event::UMC_CAS_CMD_ALL, Event::UMC_CAS_CMD_RD, Event::UMC_CAS_CMD_WR, Event::UMC_DATA_SLOT_CLKS_ALL, Event::UMC_DATA_SLOT_CLKS_RD, Event::UMC_DATA_SLOT_CLKS_WR];
+    pub const ALL: &'static [Event] = &[
+        Event::UMC_MEM_CLK,
+        Event::UMC_ACT_CMD_ALL,
+        Event::UMC_ACT_CMD_RD,
+        Event::UMC_ACT_CMD_WR,
+        Event::UMC_PCHG_CMD_ALL,
+        Event::UMC_PCHG_CMD_RD,
+        Event::UMC_PCHG_CMD_WR,
+        Event::UMC_CAS_CMD_ALL,
+        Event::UMC_CAS_CMD_RD,
+        Event::UMC_CAS_CMD_WR,
+        Event::UMC_DATA_SLOT_CLKS_ALL,
+        Event::UMC_DATA_SLOT_CLKS_RD,
+        Event::UMC_DATA_SLOT_CLKS_WR,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

@@ -13,11 +13,6 @@
 //! and IA32_PERF_CAPABILITIES for the exceptions we know of).
 //!
 //! Instances: CPU.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -1724,7 +1719,15 @@ impl Event {
     /// `BRANCH_MISSES_RETIRED`: event select 0xc5, umask 0x00, counters 0b11111111.
     pub const BRANCH_MISSES_RETIRED: Event = Event { code: 0xc5, umask: 0x00, row: 6, ..Event::BASE };
     /// Every event of the list.
-    pub const ALL: &'static [Event] = &[Event::UNHALTED_CORE_CYCLES, Event::INSTRUCTION_RETIRED, Event::UNHALTED_REFERENCE_CYCLES, Event::LLC_REFERENCE, Event::LLC_MISSES, Event::BRANCH_INSTRUCTION_RETIRED, Event::BRANCH_MISSES_RETIRED];
+    pub const ALL: &'static [Event] = &[
+        Event::UNHALTED_CORE_CYCLES,
+        Event::INSTRUCTION_RETIRED,
+        Event::UNHALTED_REFERENCE_CYCLES,
+        Event::LLC_REFERENCE,
+        Event::LLC_MISSES,
+        Event::BRANCH_INSTRUCTION_RETIRED,
+        Event::BRANCH_MISSES_RETIRED,
+    ];
 }
 
 #[cfg(feature = "metadata")]

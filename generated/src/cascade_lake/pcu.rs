@@ -245,7 +245,30 @@ impl Event {
     pub const VR_HOT_CYCLES: Event = Event { code: 0x42, umask: 0x00, ext_sel: false, row: 21 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[#[cfg(feature = "experimental-events")] Event::CLOCKTICKS, #[cfg(feature = "experimental-events")] Event::CORE_TRANSITION_CYCLES, #[cfg(feature = "experimental-events")] Event::DEMOTIONS, #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS0_CYCLES, #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS1_CYCLES, #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS2_CYCLES, #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS3_CYCLES, #[cfg(feature = "experimental-events")] Event::FREQ_MAX_LIMIT_THERMAL_CYCLES, #[cfg(feature = "experimental-events")] Event::FREQ_MAX_POWER_CYCLES, #[cfg(feature = "experimental-events")] Event::FREQ_MIN_IO_P_CYCLES, #[cfg(feature = "experimental-events")] Event::FREQ_TRANS_CYCLES, #[cfg(feature = "experimental-events")] Event::MCP_PROCHOT_CYCLES, #[cfg(feature = "experimental-events")] Event::MEMORY_PHASE_SHEDDING_CYCLES, #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C0_CYCLES, #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C2E_CYCLES, #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C3_CYCLES, #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C6_CYCLES, #[cfg(feature = "experimental-events")] Event::PMAX_THROTTLED_CYCLES, #[cfg(feature = "experimental-events")] Event::PROCHOT_EXTERNAL_CYCLES, #[cfg(feature = "experimental-events")] Event::PROCHOT_INTERNAL_CYCLES, #[cfg(feature = "experimental-events")] Event::TOTAL_TRANSITION_CYCLES, #[cfg(feature = "experimental-events")] Event::VR_HOT_CYCLES];
+    pub const ALL: &'static [Event] = &[
+        #[cfg(feature = "experimental-events")] Event::CLOCKTICKS,
+        #[cfg(feature = "experimental-events")] Event::CORE_TRANSITION_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::DEMOTIONS,
+        #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS0_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS1_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS2_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::FIVR_PS_PS3_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::FREQ_MAX_LIMIT_THERMAL_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::FREQ_MAX_POWER_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::FREQ_MIN_IO_P_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::FREQ_TRANS_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::MCP_PROCHOT_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::MEMORY_PHASE_SHEDDING_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C0_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C2E_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C3_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::PKG_RESIDENCY_C6_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::PMAX_THROTTLED_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::PROCHOT_EXTERNAL_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::PROCHOT_INTERNAL_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::TOTAL_TRANSITION_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::VR_HOT_CYCLES,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

@@ -253,7 +253,19 @@ impl Event {
     pub const RACU_REQUESTS: Event = Event { code: 0x46, umask: 0x00, ext_sel: false, row: 10 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[#[cfg(feature = "experimental-events")] Event::EVENT_MSG_VLW_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_MSI_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_IPI_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_DOORBELL_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_INT_PRIO, #[cfg(feature = "experimental-events")] Event::LOCK_CYCLES, #[cfg(feature = "experimental-events")] Event::PHOLD_CYCLES_ASSERT_TO_ACK, #[cfg(feature = "experimental-events")] Event::RACU_DRNG_RDRAND, #[cfg(feature = "experimental-events")] Event::RACU_DRNG_RDSEED, #[cfg(feature = "experimental-events")] Event::RACU_DRNG_PFTCH_BUF_EMPTY, #[cfg(feature = "experimental-events")] Event::RACU_REQUESTS];
+    pub const ALL: &'static [Event] = &[
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_VLW_RCVD,
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_MSI_RCVD,
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_IPI_RCVD,
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_DOORBELL_RCVD,
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_INT_PRIO,
+        #[cfg(feature = "experimental-events")] Event::LOCK_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::PHOLD_CYCLES_ASSERT_TO_ACK,
+        #[cfg(feature = "experimental-events")] Event::RACU_DRNG_RDRAND,
+        #[cfg(feature = "experimental-events")] Event::RACU_DRNG_RDSEED,
+        #[cfg(feature = "experimental-events")] Event::RACU_DRNG_PFTCH_BUF_EMPTY,
+        #[cfg(feature = "experimental-events")] Event::RACU_REQUESTS,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

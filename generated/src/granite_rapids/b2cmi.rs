@@ -10,11 +10,6 @@
 //!
 //! Instances: B2CMI0, B2CMI1, B2CMI2, B2CMI3, B2CMI4, B2CMI5, B2CMI6, B2CMI7, B2CMI8, B2CMI9,
 //! B2CMI10, B2CMI11.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -806,7 +801,87 @@ impl Event {
     pub const DIRECTORY_UPDATE_S2A: Event = Event { code: 0x21, umask: 0x10, ext_sel: false, umask_ext: 0x3, row: 78 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::IMC_READS_NORMAL, Event::IMC_READS_ALL, Event::IMC_WRITES_FULL, Event::IMC_WRITES_PARTIAL, Event::IMC_WRITES_ALL, Event::TRACKER_OCCUPANCY_CH0, Event::TAG_MISS_CLEAN, Event::TAG_MISS_DIRTY, Event::PREFCAM_INSERTS_UPI_ALLCH, Event::PREFCAM_INSERTS_XPT_ALLCH, Event::TAG_HIT_RD_CLEAN, Event::TAG_HIT_RD_DIRTY, Event::DIRECTORY_UPDATE_ANY, Event::DIRECTORY_UPDATE_I2S, Event::DIRECTORY_UPDATE_I2A, Event::DIRECTORY_UPDATE_A2I, Event::DIRECTORY_UPDATE_A2S, Event::DIRECTORY_LOOKUP_ANY, Event::DIRECTORY_LOOKUP_STATE_I, Event::DIRECTORY_LOOKUP_STATE_S, Event::DIRECTORY_LOOKUP_STATE_A, Event::DIRECT2UPI_NOT_TAKEN_DIRSTATE_EGRESS, Event::DIRECT2UPI_NOT_TAKEN_CREDITS_EGRESS, Event::DIRECT2CORE_TXN_OVERRIDE, Event::TRACKER_INSERTS_CH0, Event::DIRECT2UPI_TAKEN, Event::DIRECT2UPI_NOT_TAKEN_DIRSTATE, Event::DIRECT2UPI_NOT_TAKEN_CREDITS, Event::DIRECT2UPI_TXN_OVERRIDE, Event::DIRECT2CORE_TAKEN, Event::DIRECT2CORE_NOT_TAKEN_DIRSTATE, Event::TAG_HIT_ALL, #[cfg(feature = "experimental-events")] Event::IMC_READS_TO_DDR_AS_MEM, #[cfg(feature = "experimental-events")] Event::IMC_READS_TO_DDR_AS_CACHE, #[cfg(feature = "experimental-events")] Event::IMC_WRITES_TO_DDR_AS_MEM, #[cfg(feature = "experimental-events")] Event::IMC_WRITES_TO_DDR_AS_CACHE, #[cfg(feature = "experimental-events")] Event::IMC_WRITES_NI, #[cfg(feature = "experimental-events")] Event::IMC_WRITES_NI_MISS, #[cfg(feature = "experimental-events")] Event::WR_TRACKER_INSERTS_CH0, #[cfg(feature = "experimental-events")] Event::TAG_MISS_RD_CLEAN, #[cfg(feature = "experimental-events")] Event::TAG_MISS_RD_DIRTY, #[cfg(feature = "experimental-events")] Event::TAG_MISS_WR_CLEAN, #[cfg(feature = "experimental-events")] Event::TAG_MISS_WR_DIRTY, #[cfg(feature = "experimental-events")] Event::TAG_MISS_RD_2WAY, #[cfg(feature = "experimental-events")] Event::TAG_MISS_WR_2WAY, #[cfg(feature = "experimental-events")] Event::PREFCAM_OCCUPANCY_CH0, #[cfg(feature = "experimental-events")] Event::PREFCAM_INSERTS_CH0_XPT, #[cfg(feature = "experimental-events")] Event::PREFCAM_INSERTS_CH0_UPI, #[cfg(feature = "experimental-events")] Event::TAG_HIT_WR_CLEAN, #[cfg(feature = "experimental-events")] Event::TAG_HIT_WR_DIRTY, #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY_I, #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY_S, #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY_A, #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN_I, #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN_S, #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN_A, #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY, #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN, #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY_I, #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY_S, #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY_A, #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN_I, #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN_S, #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN_A, #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY, #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_HIT_ANY, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_HIT_X2S, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_HIT_X2A, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_HIT_X2I, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_MISS_X2S, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_MISS_X2A, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_MISS_X2I, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_X2S, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_X2A, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_X2I, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_S2I, #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_S2A];
+    pub const ALL: &'static [Event] = &[
+        Event::CLOCKTICKS,
+        Event::IMC_READS_NORMAL,
+        Event::IMC_READS_ALL,
+        Event::IMC_WRITES_FULL,
+        Event::IMC_WRITES_PARTIAL,
+        Event::IMC_WRITES_ALL,
+        Event::TRACKER_OCCUPANCY_CH0,
+        Event::TAG_MISS_CLEAN,
+        Event::TAG_MISS_DIRTY,
+        Event::PREFCAM_INSERTS_UPI_ALLCH,
+        Event::PREFCAM_INSERTS_XPT_ALLCH,
+        Event::TAG_HIT_RD_CLEAN,
+        Event::TAG_HIT_RD_DIRTY,
+        Event::DIRECTORY_UPDATE_ANY,
+        Event::DIRECTORY_UPDATE_I2S,
+        Event::DIRECTORY_UPDATE_I2A,
+        Event::DIRECTORY_UPDATE_A2I,
+        Event::DIRECTORY_UPDATE_A2S,
+        Event::DIRECTORY_LOOKUP_ANY,
+        Event::DIRECTORY_LOOKUP_STATE_I,
+        Event::DIRECTORY_LOOKUP_STATE_S,
+        Event::DIRECTORY_LOOKUP_STATE_A,
+        Event::DIRECT2UPI_NOT_TAKEN_DIRSTATE_EGRESS,
+        Event::DIRECT2UPI_NOT_TAKEN_CREDITS_EGRESS,
+        Event::DIRECT2CORE_TXN_OVERRIDE,
+        Event::TRACKER_INSERTS_CH0,
+        Event::DIRECT2UPI_TAKEN,
+        Event::DIRECT2UPI_NOT_TAKEN_DIRSTATE,
+        Event::DIRECT2UPI_NOT_TAKEN_CREDITS,
+        Event::DIRECT2UPI_TXN_OVERRIDE,
+        Event::DIRECT2CORE_TAKEN,
+        Event::DIRECT2CORE_NOT_TAKEN_DIRSTATE,
+        Event::TAG_HIT_ALL,
+        #[cfg(feature = "experimental-events")] Event::IMC_READS_TO_DDR_AS_MEM,
+        #[cfg(feature = "experimental-events")] Event::IMC_READS_TO_DDR_AS_CACHE,
+        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_TO_DDR_AS_MEM,
+        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_TO_DDR_AS_CACHE,
+        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_NI,
+        #[cfg(feature = "experimental-events")] Event::IMC_WRITES_NI_MISS,
+        #[cfg(feature = "experimental-events")] Event::WR_TRACKER_INSERTS_CH0,
+        #[cfg(feature = "experimental-events")] Event::TAG_MISS_RD_CLEAN,
+        #[cfg(feature = "experimental-events")] Event::TAG_MISS_RD_DIRTY,
+        #[cfg(feature = "experimental-events")] Event::TAG_MISS_WR_CLEAN,
+        #[cfg(feature = "experimental-events")] Event::TAG_MISS_WR_DIRTY,
+        #[cfg(feature = "experimental-events")] Event::TAG_MISS_RD_2WAY,
+        #[cfg(feature = "experimental-events")] Event::TAG_MISS_WR_2WAY,
+        #[cfg(feature = "experimental-events")] Event::PREFCAM_OCCUPANCY_CH0,
+        #[cfg(feature = "experimental-events")] Event::PREFCAM_INSERTS_CH0_XPT,
+        #[cfg(feature = "experimental-events")] Event::PREFCAM_INSERTS_CH0_UPI,
+        #[cfg(feature = "experimental-events")] Event::TAG_HIT_WR_CLEAN,
+        #[cfg(feature = "experimental-events")] Event::TAG_HIT_WR_DIRTY,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY_I,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY_S,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY_A,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN_I,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN_S,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN_A,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_DIRTY,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_HIT_CLEAN,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY_I,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY_S,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY_A,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN_I,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN_S,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN_A,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_DIRTY,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_MISS_CLEAN,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_HIT_ANY,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_HIT_X2S,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_HIT_X2A,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_HIT_X2I,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_MISS_X2S,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_MISS_X2A,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_MISS_X2I,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_X2S,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_X2A,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_X2I,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_S2I,
+        #[cfg(feature = "experimental-events")] Event::DIRECTORY_UPDATE_S2A,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

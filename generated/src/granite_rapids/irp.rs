@@ -9,11 +9,6 @@
 //!
 //! Instances: IRP0, IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11, IRP12,
 //! IRP13, IRP14, IRP15.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]

@@ -8,11 +8,6 @@
 //! clocks.
 //!
 //! Instances: UBOX.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -464,7 +459,13 @@ impl Event {
     pub const EVENT_MSG_INT_PRIO: Event = Event { code: 0x42, umask: 0x10, ext_sel: false, row: 4 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::EVENT_MSG_MSI_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_VLW_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_IPI_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_DOORBELL_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_INT_PRIO];
+    pub const ALL: &'static [Event] = &[
+        Event::EVENT_MSG_MSI_RCVD,
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_VLW_RCVD,
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_IPI_RCVD,
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_DOORBELL_RCVD,
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_INT_PRIO,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

@@ -8,11 +8,6 @@
 //! device 16+n, function 1, on the socket's uncore bus.
 //!
 //! Instances: UPI0, UPI1, UPI2, UPI3, UPI4, UPI5.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -700,7 +695,75 @@ impl Event {
     pub const RXL_BASIC_HDR_MATCH_RSPCNFLT: Event = Event { code: 0x05, umask: 0xaa, ext_sel: false, umask_ext: 0x1, row: 66 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::TXL_FLITS_ALL_DATA, Event::TXL_FLITS_ALL_NULL, Event::TXL_FLITS_IDLE, Event::TXL_FLITS_NON_DATA, Event::RXL_FLITS_ALL_DATA, Event::RXL_FLITS_NON_DATA, Event::RXL_BASIC_HDR_MATCH_REQ, Event::RXL_BASIC_HDR_MATCH_WB, #[cfg(feature = "experimental-events")] Event::TXL_FLITS_SLOT0, #[cfg(feature = "experimental-events")] Event::TXL_FLITS_SLOT1, #[cfg(feature = "experimental-events")] Event::TXL_FLITS_SLOT2, #[cfg(feature = "experimental-events")] Event::TXL_FLITS_DATA, #[cfg(feature = "experimental-events")] Event::TXL_FLITS_LLCRD, #[cfg(feature = "experimental-events")] Event::TXL_FLITS_NULL, #[cfg(feature = "experimental-events")] Event::TXL_FLITS_LLCTRL, #[cfg(feature = "experimental-events")] Event::TXL_FLITS_PROTHDR, #[cfg(feature = "experimental-events")] Event::RXL_FLITS_SLOT0, #[cfg(feature = "experimental-events")] Event::RXL_FLITS_SLOT1, #[cfg(feature = "experimental-events")] Event::RXL_FLITS_SLOT2, #[cfg(feature = "experimental-events")] Event::RXL_FLITS_DATA, #[cfg(feature = "experimental-events")] Event::RXL_FLITS_LLCRD, #[cfg(feature = "experimental-events")] Event::RXL_FLITS_NULL, #[cfg(feature = "experimental-events")] Event::RXL_FLITS_ALL_NULL, #[cfg(feature = "experimental-events")] Event::RXL_FLITS_LLCTRL, #[cfg(feature = "experimental-events")] Event::RXL_FLITS_IDLE, #[cfg(feature = "experimental-events")] Event::RXL_FLITS_PROTHDR, #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_REQ, #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_REQ_OPC, #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_SNP, #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_SNP_OPC, #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_RSP_NODATA, #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_RSP_NODATA_OPC, #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_RSP_DATA, #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_RSP_DATA_OPC, #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_WB, #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_WB_OPC, #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_NCB, #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_NCB_OPC, #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_NCS, #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_NCS_OPC, #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_REQ_OPC, #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_SNP, #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_SNP_OPC, #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_RSP_NODATA, #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_RSP_NODATA_OPC, #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_RSP_DATA, #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_RSP_DATA_OPC, #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_WB_OPC, #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_NCB, #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_NCB_OPC, #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_NCS, #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_NCS_OPC, #[cfg(feature = "experimental-events")] Event::L1_POWER_CYCLES, #[cfg(feature = "experimental-events")] Event::TXL0P_POWER_CYCLES, #[cfg(feature = "experimental-events")] Event::TXL0P_POWER_CYCLES_LL_ENTER, #[cfg(feature = "experimental-events")] Event::TXL0P_POWER_CYCLES_M3_EXIT, #[cfg(feature = "experimental-events")] Event::RXL_INSERTS_SLOT0, #[cfg(feature = "experimental-events")] Event::RXL_INSERTS_SLOT1, #[cfg(feature = "experimental-events")] Event::RXL_INSERTS_SLOT2, #[cfg(feature = "experimental-events")] Event::RXL_OCCUPANCY_SLOT0, #[cfg(feature = "experimental-events")] Event::RXL_OCCUPANCY_SLOT1, #[cfg(feature = "experimental-events")] Event::RXL_OCCUPANCY_SLOT2, #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_RSPI, #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_RSPCNFLT, #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_RSPI, #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_RSPCNFLT];
+    pub const ALL: &'static [Event] = &[
+        Event::CLOCKTICKS,
+        Event::TXL_FLITS_ALL_DATA,
+        Event::TXL_FLITS_ALL_NULL,
+        Event::TXL_FLITS_IDLE,
+        Event::TXL_FLITS_NON_DATA,
+        Event::RXL_FLITS_ALL_DATA,
+        Event::RXL_FLITS_NON_DATA,
+        Event::RXL_BASIC_HDR_MATCH_REQ,
+        Event::RXL_BASIC_HDR_MATCH_WB,
+        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_SLOT0,
+        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_SLOT1,
+        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_SLOT2,
+        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_DATA,
+        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_LLCRD,
+        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_NULL,
+        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_LLCTRL,
+        #[cfg(feature = "experimental-events")] Event::TXL_FLITS_PROTHDR,
+        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_SLOT0,
+        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_SLOT1,
+        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_SLOT2,
+        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_DATA,
+        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_LLCRD,
+        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_NULL,
+        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_ALL_NULL,
+        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_LLCTRL,
+        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_IDLE,
+        #[cfg(feature = "experimental-events")] Event::RXL_FLITS_PROTHDR,
+        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_REQ,
+        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_REQ_OPC,
+        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_SNP,
+        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_SNP_OPC,
+        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_RSP_NODATA,
+        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_RSP_NODATA_OPC,
+        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_RSP_DATA,
+        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_RSP_DATA_OPC,
+        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_WB,
+        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_WB_OPC,
+        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_NCB,
+        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_NCB_OPC,
+        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_NCS,
+        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_NCS_OPC,
+        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_REQ_OPC,
+        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_SNP,
+        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_SNP_OPC,
+        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_RSP_NODATA,
+        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_RSP_NODATA_OPC,
+        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_RSP_DATA,
+        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_RSP_DATA_OPC,
+        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_WB_OPC,
+        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_NCB,
+        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_NCB_OPC,
+        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_NCS,
+        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_NCS_OPC,
+        #[cfg(feature = "experimental-events")] Event::L1_POWER_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::TXL0P_POWER_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::TXL0P_POWER_CYCLES_LL_ENTER,
+        #[cfg(feature = "experimental-events")] Event::TXL0P_POWER_CYCLES_M3_EXIT,
+        #[cfg(feature = "experimental-events")] Event::RXL_INSERTS_SLOT0,
+        #[cfg(feature = "experimental-events")] Event::RXL_INSERTS_SLOT1,
+        #[cfg(feature = "experimental-events")] Event::RXL_INSERTS_SLOT2,
+        #[cfg(feature = "experimental-events")] Event::RXL_OCCUPANCY_SLOT0,
+        #[cfg(feature = "experimental-events")] Event::RXL_OCCUPANCY_SLOT1,
+        #[cfg(feature = "experimental-events")] Event::RXL_OCCUPANCY_SLOT2,
+        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_RSPI,
+        #[cfg(feature = "experimental-events")] Event::TXL_BASIC_HDR_MATCH_RSPCNFLT,
+        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_RSPI,
+        #[cfg(feature = "experimental-events")] Event::RXL_BASIC_HDR_MATCH_RSPCNFLT,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

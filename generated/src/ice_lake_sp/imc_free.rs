@@ -9,11 +9,6 @@
 //! reads them as the PMUs uncore_imc_free_running_0 to _3.
 //!
 //! Instances: IMC_FREE0, IMC_FREE1, IMC_FREE2, IMC_FREE3.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]

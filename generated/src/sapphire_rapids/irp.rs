@@ -8,11 +8,6 @@
 //! from one stack to the next.
 //!
 //! Instances: IRP0, IRP1, IRP2, IRP3, IRP4, IRP5, IRP6, IRP7, IRP8, IRP9, IRP10, IRP11.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -659,7 +654,62 @@ impl Event {
     pub const TXS_REQUEST_OCCUPANCY: Event = Event { code: 0x0c, umask: 0x00, ext_sel: false, umask_ext: 0x0, row: 53 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::FAF_TRANSACTIONS, Event::FAF_FULL, Event::FAF_INSERTS, Event::FAF_OCCUPANCY, Event::MISC1_LOST_FWD, Event::IRP_ALL_INBOUND_INSERTS, Event::SNOOP_RESP_ALL_HIT_M, Event::TRANSACTIONS_WR_PREF, #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_I, #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_S, #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_E, #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_M, #[cfg(feature = "experimental-events")] Event::MISC1_SEC_RCVD_INVLD, #[cfg(feature = "experimental-events")] Event::MISC1_SEC_RCVD_VLD, #[cfg(feature = "experimental-events")] Event::IRP_ALL_OUTBOUND_INSERTS, #[cfg(feature = "experimental-events")] Event::IRP_ALL_EVICTS, #[cfg(feature = "experimental-events")] Event::CACHE_TOTAL_OCCUPANCY_MEM, #[cfg(feature = "experimental-events")] Event::MISC0_2ND_ATOMIC_INSERT, #[cfg(feature = "experimental-events")] Event::MISC0_2ND_RD_INSERT, #[cfg(feature = "experimental-events")] Event::MISC0_2ND_WR_INSERT, #[cfg(feature = "experimental-events")] Event::MISC0_FAST_REJ, #[cfg(feature = "experimental-events")] Event::MISC0_FAST_REQ, #[cfg(feature = "experimental-events")] Event::MISC0_FAST_XFER, #[cfg(feature = "experimental-events")] Event::MISC0_PF_ACK_HINT, #[cfg(feature = "experimental-events")] Event::MISC0_SLOWPATH_FWPF_NO_PRF, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT_ES, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT_I, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_MISS, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_ES, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_I, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_M, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_MISS, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPCODE, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPDATA, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPINV, #[cfg(feature = "experimental-events")] Event::TXC_AK_INSERTS, #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_CYCLES_FULL, #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_INSERTS, #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_OCCUPANCY, #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_CYCLES_FULL, #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_INSERTS, #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_OCCUPANCY, #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_CYCLES_FULL, #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_INSERTS, #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_OCCUPANCY, #[cfg(feature = "experimental-events")] Event::TXR2_AD0_STALL_CREDIT_CYCLES, #[cfg(feature = "experimental-events")] Event::TXR2_AD01_STALL_CREDIT_CYCLES, #[cfg(feature = "experimental-events")] Event::TXR2_AD1_STALL_CREDIT_CYCLES, #[cfg(feature = "experimental-events")] Event::TXR2_BL_STALL_CREDIT_CYCLES, #[cfg(feature = "experimental-events")] Event::TXS_DATA_INSERTS_NCB, #[cfg(feature = "experimental-events")] Event::TXS_DATA_INSERTS_NCS, #[cfg(feature = "experimental-events")] Event::TXS_REQUEST_OCCUPANCY];
+    pub const ALL: &'static [Event] = &[
+        Event::CLOCKTICKS,
+        Event::FAF_TRANSACTIONS,
+        Event::FAF_FULL,
+        Event::FAF_INSERTS,
+        Event::FAF_OCCUPANCY,
+        Event::MISC1_LOST_FWD,
+        Event::IRP_ALL_INBOUND_INSERTS,
+        Event::SNOOP_RESP_ALL_HIT_M,
+        Event::TRANSACTIONS_WR_PREF,
+        #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_I,
+        #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_S,
+        #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_E,
+        #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_M,
+        #[cfg(feature = "experimental-events")] Event::MISC1_SEC_RCVD_INVLD,
+        #[cfg(feature = "experimental-events")] Event::MISC1_SEC_RCVD_VLD,
+        #[cfg(feature = "experimental-events")] Event::IRP_ALL_OUTBOUND_INSERTS,
+        #[cfg(feature = "experimental-events")] Event::IRP_ALL_EVICTS,
+        #[cfg(feature = "experimental-events")] Event::CACHE_TOTAL_OCCUPANCY_MEM,
+        #[cfg(feature = "experimental-events")] Event::MISC0_2ND_ATOMIC_INSERT,
+        #[cfg(feature = "experimental-events")] Event::MISC0_2ND_RD_INSERT,
+        #[cfg(feature = "experimental-events")] Event::MISC0_2ND_WR_INSERT,
+        #[cfg(feature = "experimental-events")] Event::MISC0_FAST_REJ,
+        #[cfg(feature = "experimental-events")] Event::MISC0_FAST_REQ,
+        #[cfg(feature = "experimental-events")] Event::MISC0_FAST_XFER,
+        #[cfg(feature = "experimental-events")] Event::MISC0_PF_ACK_HINT,
+        #[cfg(feature = "experimental-events")] Event::MISC0_SLOWPATH_FWPF_NO_PRF,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT_ES,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT_I,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_MISS,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_ES,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_I,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_M,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_MISS,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPCODE,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPDATA,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPINV,
+        #[cfg(feature = "experimental-events")] Event::TXC_AK_INSERTS,
+        #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_CYCLES_FULL,
+        #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_INSERTS,
+        #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_OCCUPANCY,
+        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_CYCLES_FULL,
+        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_INSERTS,
+        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_OCCUPANCY,
+        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_CYCLES_FULL,
+        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_INSERTS,
+        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_OCCUPANCY,
+        #[cfg(feature = "experimental-events")] Event::TXR2_AD0_STALL_CREDIT_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::TXR2_AD01_STALL_CREDIT_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::TXR2_AD1_STALL_CREDIT_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::TXR2_BL_STALL_CREDIT_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::TXS_DATA_INSERTS_NCB,
+        #[cfg(feature = "experimental-events")] Event::TXS_DATA_INSERTS_NCS,
+        #[cfg(feature = "experimental-events")] Event::TXS_REQUEST_OCCUPANCY,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

@@ -8,11 +8,6 @@
 //! control, two general 48-bit counters with their controls and a fixed counter of uncore clocks.
 //!
 //! Instances: UBOX.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -691,7 +686,36 @@ impl Event {
     pub const M2U_MISC3_TXC_CYCLES_FULL_AKC: Event = Event { code: 0x4f, umask: 0x02, ext_sel: false, row: 27 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[#[cfg(feature = "experimental-events")] Event::EVENT_MSG_VLW_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_MSI_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_IPI_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_DOORBELL_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_INT_PRIO, #[cfg(feature = "experimental-events")] Event::PHOLD_CYCLES_ASSERT_TO_ACK, #[cfg(feature = "experimental-events")] Event::RACU_REQUESTS, #[cfg(feature = "experimental-events")] Event::RACU_DRNG_RDRAND, #[cfg(feature = "experimental-events")] Event::RACU_DRNG_RDSEED, #[cfg(feature = "experimental-events")] Event::RACU_DRNG_PFTCH_BUF_EMPTY, #[cfg(feature = "experimental-events")] Event::M2U_MISC1_RXC_CYCLES_NE_CBO_NCB, #[cfg(feature = "experimental-events")] Event::M2U_MISC1_RXC_CYCLES_NE_CBO_NCS, #[cfg(feature = "experimental-events")] Event::M2U_MISC1_RXC_CYCLES_NE_UPI_NCB, #[cfg(feature = "experimental-events")] Event::M2U_MISC1_RXC_CYCLES_NE_UPI_NCS, #[cfg(feature = "experimental-events")] Event::M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCB, #[cfg(feature = "experimental-events")] Event::M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCS, #[cfg(feature = "experimental-events")] Event::M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCB, #[cfg(feature = "experimental-events")] Event::M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCS, #[cfg(feature = "experimental-events")] Event::M2U_MISC2_RXC_CYCLES_EMPTY_BL, #[cfg(feature = "experimental-events")] Event::M2U_MISC2_RXC_CYCLES_FULL_BL, #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCB, #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCS, #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_EMPTY_AK, #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_EMPTY_AKC, #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_EMPTY_BL, #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_FULL_BL, #[cfg(feature = "experimental-events")] Event::M2U_MISC3_TXC_CYCLES_FULL_AK, #[cfg(feature = "experimental-events")] Event::M2U_MISC3_TXC_CYCLES_FULL_AKC];
+    pub const ALL: &'static [Event] = &[
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_VLW_RCVD,
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_MSI_RCVD,
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_IPI_RCVD,
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_DOORBELL_RCVD,
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_INT_PRIO,
+        #[cfg(feature = "experimental-events")] Event::PHOLD_CYCLES_ASSERT_TO_ACK,
+        #[cfg(feature = "experimental-events")] Event::RACU_REQUESTS,
+        #[cfg(feature = "experimental-events")] Event::RACU_DRNG_RDRAND,
+        #[cfg(feature = "experimental-events")] Event::RACU_DRNG_RDSEED,
+        #[cfg(feature = "experimental-events")] Event::RACU_DRNG_PFTCH_BUF_EMPTY,
+        #[cfg(feature = "experimental-events")] Event::M2U_MISC1_RXC_CYCLES_NE_CBO_NCB,
+        #[cfg(feature = "experimental-events")] Event::M2U_MISC1_RXC_CYCLES_NE_CBO_NCS,
+        #[cfg(feature = "experimental-events")] Event::M2U_MISC1_RXC_CYCLES_NE_UPI_NCB,
+        #[cfg(feature = "experimental-events")] Event::M2U_MISC1_RXC_CYCLES_NE_UPI_NCS,
+        #[cfg(feature = "experimental-events")] Event::M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCB,
+        #[cfg(feature = "experimental-events")] Event::M2U_MISC1_TXC_CYCLES_CRD_OVF_CBO_NCS,
+        #[cfg(feature = "experimental-events")] Event::M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCB,
+        #[cfg(feature = "experimental-events")] Event::M2U_MISC1_TXC_CYCLES_CRD_OVF_UPI_NCS,
+        #[cfg(feature = "experimental-events")] Event::M2U_MISC2_RXC_CYCLES_EMPTY_BL,
+        #[cfg(feature = "experimental-events")] Event::M2U_MISC2_RXC_CYCLES_FULL_BL,
+        #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCB,
+        #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_CRD_OVF_VN0_NCS,
+        #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_EMPTY_AK,
+        #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_EMPTY_AKC,
+        #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_EMPTY_BL,
+        #[cfg(feature = "experimental-events")] Event::M2U_MISC2_TXC_CYCLES_FULL_BL,
+        #[cfg(feature = "experimental-events")] Event::M2U_MISC3_TXC_CYCLES_FULL_AK,
+        #[cfg(feature = "experimental-events")] Event::M2U_MISC3_TXC_CYCLES_FULL_AKC,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

@@ -7,11 +7,6 @@
 //! 48-bit counters with their controls, a box control and a box status, all MSRs.
 //!
 //! Instances: IRP0, IRP1, IRP2, IRP3, IRP4, IRP5.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -766,7 +761,84 @@ impl Event {
     pub const SNOOP_RESP_ALL_MISS: Event = Event { code: 0x12, umask: 0x71, ext_sel: false, row: 75 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CACHE_TOTAL_OCCUPANCY_MEM, Event::COHERENT_OPS_RFO, Event::COHERENT_OPS_PCITOM, Event::FAF_INSERTS, Event::FAF_OCCUPANCY, Event::TRANSACTIONS_WR_PREF, #[cfg(feature = "experimental-events")] Event::CACHE_TOTAL_OCCUPANCY_ANY, #[cfg(feature = "experimental-events")] Event::CACHE_TOTAL_OCCUPANCY_IV_Q, #[cfg(feature = "experimental-events")] Event::CLOCKTICKS, #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_PCIRDCUR, #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_CRD, #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_DRD, #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_PCIDCAHINT, #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_WBMTOI, #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_CLFLUSH, #[cfg(feature = "experimental-events")] Event::FAF_FULL, #[cfg(feature = "experimental-events")] Event::FAF_TRANSACTIONS, #[cfg(feature = "experimental-events")] Event::IRP_ALL_INBOUND_INSERTS, #[cfg(feature = "experimental-events")] Event::IRP_ALL_OUTBOUND_INSERTS, #[cfg(feature = "experimental-events")] Event::MISC0_FAST_REQ, #[cfg(feature = "experimental-events")] Event::MISC0_FAST_REJ, #[cfg(feature = "experimental-events")] Event::MISC0_2ND_RD_INSERT, #[cfg(feature = "experimental-events")] Event::MISC0_2ND_WR_INSERT, #[cfg(feature = "experimental-events")] Event::MISC0_2ND_ATOMIC_INSERT, #[cfg(feature = "experimental-events")] Event::MISC0_FAST_XFER, #[cfg(feature = "experimental-events")] Event::MISC0_PF_ACK_HINT, #[cfg(feature = "experimental-events")] Event::MISC0_UNKNOWN, #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_I, #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_S, #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_E, #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_M, #[cfg(feature = "experimental-events")] Event::MISC1_LOST_FWD, #[cfg(feature = "experimental-events")] Event::MISC1_SEC_RCVD_INVLD, #[cfg(feature = "experimental-events")] Event::MISC1_SEC_RCVD_VLD, #[cfg(feature = "experimental-events")] Event::P2P_INSERTS, #[cfg(feature = "experimental-events")] Event::P2P_OCCUPANCY, #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_RD, #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_WR, #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_MSG, #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_CMPL, #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_REM, #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_REM_AND_TGT_MATCH, #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_LOC, #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_LOC_AND_TGT_MATCH, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_MISS, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_I, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_ES, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_M, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPCODE, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPDATA, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPINV, #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_READS, #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_WRITES, #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_RD_PREF, #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_ATOMIC, #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_OTHER, #[cfg(feature = "experimental-events")] Event::TXR2_AD_STALL_CREDIT_CYCLES, #[cfg(feature = "experimental-events")] Event::TXC_AK_INSERTS, #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_CYCLES_FULL, #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_INSERTS, #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_OCCUPANCY, #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_CYCLES_FULL, #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_INSERTS, #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_OCCUPANCY, #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_CYCLES_FULL, #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_INSERTS, #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_OCCUPANCY, #[cfg(feature = "experimental-events")] Event::TXR2_BL_STALL_CREDIT_CYCLES, #[cfg(feature = "experimental-events")] Event::TXS_DATA_INSERTS_NCB, #[cfg(feature = "experimental-events")] Event::TXS_DATA_INSERTS_NCS, #[cfg(feature = "experimental-events")] Event::TXS_REQUEST_OCCUPANCY, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT_I, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT_ES, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT_M, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT, #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_MISS];
+    pub const ALL: &'static [Event] = &[
+        Event::CACHE_TOTAL_OCCUPANCY_MEM,
+        Event::COHERENT_OPS_RFO,
+        Event::COHERENT_OPS_PCITOM,
+        Event::FAF_INSERTS,
+        Event::FAF_OCCUPANCY,
+        Event::TRANSACTIONS_WR_PREF,
+        #[cfg(feature = "experimental-events")] Event::CACHE_TOTAL_OCCUPANCY_ANY,
+        #[cfg(feature = "experimental-events")] Event::CACHE_TOTAL_OCCUPANCY_IV_Q,
+        #[cfg(feature = "experimental-events")] Event::CLOCKTICKS,
+        #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_PCIRDCUR,
+        #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_CRD,
+        #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_DRD,
+        #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_PCIDCAHINT,
+        #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_WBMTOI,
+        #[cfg(feature = "experimental-events")] Event::COHERENT_OPS_CLFLUSH,
+        #[cfg(feature = "experimental-events")] Event::FAF_FULL,
+        #[cfg(feature = "experimental-events")] Event::FAF_TRANSACTIONS,
+        #[cfg(feature = "experimental-events")] Event::IRP_ALL_INBOUND_INSERTS,
+        #[cfg(feature = "experimental-events")] Event::IRP_ALL_OUTBOUND_INSERTS,
+        #[cfg(feature = "experimental-events")] Event::MISC0_FAST_REQ,
+        #[cfg(feature = "experimental-events")] Event::MISC0_FAST_REJ,
+        #[cfg(feature = "experimental-events")] Event::MISC0_2ND_RD_INSERT,
+        #[cfg(feature = "experimental-events")] Event::MISC0_2ND_WR_INSERT,
+        #[cfg(feature = "experimental-events")] Event::MISC0_2ND_ATOMIC_INSERT,
+        #[cfg(feature = "experimental-events")] Event::MISC0_FAST_XFER,
+        #[cfg(feature = "experimental-events")] Event::MISC0_PF_ACK_HINT,
+        #[cfg(feature = "experimental-events")] Event::MISC0_UNKNOWN,
+        #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_I,
+        #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_S,
+        #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_E,
+        #[cfg(feature = "experimental-events")] Event::MISC1_SLOW_M,
+        #[cfg(feature = "experimental-events")] Event::MISC1_LOST_FWD,
+        #[cfg(feature = "experimental-events")] Event::MISC1_SEC_RCVD_INVLD,
+        #[cfg(feature = "experimental-events")] Event::MISC1_SEC_RCVD_VLD,
+        #[cfg(feature = "experimental-events")] Event::P2P_INSERTS,
+        #[cfg(feature = "experimental-events")] Event::P2P_OCCUPANCY,
+        #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_RD,
+        #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_WR,
+        #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_MSG,
+        #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_CMPL,
+        #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_REM,
+        #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_REM_AND_TGT_MATCH,
+        #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_LOC,
+        #[cfg(feature = "experimental-events")] Event::P2P_TRANSACTIONS_LOC_AND_TGT_MATCH,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_MISS,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_I,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_ES,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_HIT_M,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPCODE,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPDATA,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_SNPINV,
+        #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_READS,
+        #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_WRITES,
+        #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_RD_PREF,
+        #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_ATOMIC,
+        #[cfg(feature = "experimental-events")] Event::TRANSACTIONS_OTHER,
+        #[cfg(feature = "experimental-events")] Event::TXR2_AD_STALL_CREDIT_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::TXC_AK_INSERTS,
+        #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_CYCLES_FULL,
+        #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_INSERTS,
+        #[cfg(feature = "experimental-events")] Event::TXC_BL_DRS_OCCUPANCY,
+        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_CYCLES_FULL,
+        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_INSERTS,
+        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCB_OCCUPANCY,
+        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_CYCLES_FULL,
+        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_INSERTS,
+        #[cfg(feature = "experimental-events")] Event::TXC_BL_NCS_OCCUPANCY,
+        #[cfg(feature = "experimental-events")] Event::TXR2_BL_STALL_CREDIT_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::TXS_DATA_INSERTS_NCB,
+        #[cfg(feature = "experimental-events")] Event::TXS_DATA_INSERTS_NCS,
+        #[cfg(feature = "experimental-events")] Event::TXS_REQUEST_OCCUPANCY,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT_I,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT_ES,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT_M,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_HIT,
+        #[cfg(feature = "experimental-events")] Event::SNOOP_RESP_ALL_MISS,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

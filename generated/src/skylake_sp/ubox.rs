@@ -9,11 +9,6 @@
 //! two general counters, a box status and a fixed counter of uncore clocks.
 //!
 //! Instances: UBOX.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -1081,7 +1076,19 @@ impl Event {
     pub const RACU_REQUESTS: Event = Event { code: 0x46, umask: 0x00, ext_sel: false, row: 10 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[#[cfg(feature = "experimental-events")] Event::EVENT_MSG_VLW_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_MSI_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_IPI_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_DOORBELL_RCVD, #[cfg(feature = "experimental-events")] Event::EVENT_MSG_INT_PRIO, #[cfg(feature = "experimental-events")] Event::LOCK_CYCLES, #[cfg(feature = "experimental-events")] Event::PHOLD_CYCLES_ASSERT_TO_ACK, #[cfg(feature = "experimental-events")] Event::RACU_DRNG_RDRAND, #[cfg(feature = "experimental-events")] Event::RACU_DRNG_RDSEED, #[cfg(feature = "experimental-events")] Event::RACU_DRNG_PFTCH_BUF_EMPTY, #[cfg(feature = "experimental-events")] Event::RACU_REQUESTS];
+    pub const ALL: &'static [Event] = &[
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_VLW_RCVD,
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_MSI_RCVD,
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_IPI_RCVD,
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_DOORBELL_RCVD,
+        #[cfg(feature = "experimental-events")] Event::EVENT_MSG_INT_PRIO,
+        #[cfg(feature = "experimental-events")] Event::LOCK_CYCLES,
+        #[cfg(feature = "experimental-events")] Event::PHOLD_CYCLES_ASSERT_TO_ACK,
+        #[cfg(feature = "experimental-events")] Event::RACU_DRNG_RDRAND,
+        #[cfg(feature = "experimental-events")] Event::RACU_DRNG_RDSEED,
+        #[cfg(feature = "experimental-events")] Event::RACU_DRNG_PFTCH_BUF_EMPTY,
+        #[cfg(feature = "experimental-events")] Event::RACU_REQUESTS,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

@@ -20,6 +20,7 @@ pub mod ubox;
 pub mod wbox;
 #[rustfmt::skip]
 pub mod core;
+#[cfg(feature = "metrics")]
 #[rustfmt::skip]
 pub mod metrics;
 #[cfg(feature = "metadata")]

@@ -10,11 +10,6 @@
 //! its own, and a box-wide control register for freezing and resetting the channel's counters.
 //!
 //! Instances: CH0, CH1, CH2, CH3.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -701,7 +696,59 @@ impl Event {
     pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 50 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::ACT_COUNT, Event::CAS_COUNT_ALL, Event::CAS_COUNT_RD, Event::CAS_COUNT_RD_REG, Event::CAS_COUNT_RD_UNDERFILL, Event::CAS_COUNT_WR, Event::CAS_COUNT_WR_RMM, Event::CAS_COUNT_WR_WMM, Event::DRAM_PRE_ALL, Event::DRAM_REFRESH_HIGH, Event::DRAM_REFRESH_PANIC, Event::ECC_CORRECTABLE_ERRORS, Event::MAJOR_MODES_ISOCH, Event::MAJOR_MODES_PARTIAL, Event::MAJOR_MODES_READ, Event::MAJOR_MODES_WRITE, Event::POWER_CHANNEL_DLLOFF, Event::POWER_CHANNEL_PPD, Event::POWER_CKE_CYCLES_RANK0, Event::POWER_CKE_CYCLES_RANK1, Event::POWER_CKE_CYCLES_RANK2, Event::POWER_CKE_CYCLES_RANK3, Event::POWER_CKE_CYCLES_RANK4, Event::POWER_CKE_CYCLES_RANK5, Event::POWER_CKE_CYCLES_RANK6, Event::POWER_CKE_CYCLES_RANK7, Event::POWER_CRITICAL_THROTTLE_CYCLES, Event::POWER_SELF_REFRESH, Event::POWER_THROTTLE_CYCLES_RANK0, Event::POWER_THROTTLE_CYCLES_RANK1, Event::POWER_THROTTLE_CYCLES_RANK2, Event::POWER_THROTTLE_CYCLES_RANK3, Event::POWER_THROTTLE_CYCLES_RANK4, Event::POWER_THROTTLE_CYCLES_RANK5, Event::POWER_THROTTLE_CYCLES_RANK6, Event::POWER_THROTTLE_CYCLES_RANK7, Event::PREEMPTION_RD_PREEMPT_RD, Event::PREEMPTION_RD_PREEMPT_WR, Event::PRE_COUNT_PAGE_CLOSE, Event::PRE_COUNT_PAGE_MISS, Event::RPQ_CYCLES_FULL, Event::RPQ_CYCLES_NE, Event::RPQ_INSERTS, Event::RPQ_OCCUPANCY, Event::WPQ_CYCLES_FULL, Event::WPQ_CYCLES_NE, Event::WPQ_INSERTS, Event::WPQ_OCCUPANCY, Event::WPQ_READ_HIT, Event::WPQ_WRITE_HIT, Event::CLOCKTICKS];
+    pub const ALL: &'static [Event] = &[
+        Event::ACT_COUNT,
+        Event::CAS_COUNT_ALL,
+        Event::CAS_COUNT_RD,
+        Event::CAS_COUNT_RD_REG,
+        Event::CAS_COUNT_RD_UNDERFILL,
+        Event::CAS_COUNT_WR,
+        Event::CAS_COUNT_WR_RMM,
+        Event::CAS_COUNT_WR_WMM,
+        Event::DRAM_PRE_ALL,
+        Event::DRAM_REFRESH_HIGH,
+        Event::DRAM_REFRESH_PANIC,
+        Event::ECC_CORRECTABLE_ERRORS,
+        Event::MAJOR_MODES_ISOCH,
+        Event::MAJOR_MODES_PARTIAL,
+        Event::MAJOR_MODES_READ,
+        Event::MAJOR_MODES_WRITE,
+        Event::POWER_CHANNEL_DLLOFF,
+        Event::POWER_CHANNEL_PPD,
+        Event::POWER_CKE_CYCLES_RANK0,
+        Event::POWER_CKE_CYCLES_RANK1,
+        Event::POWER_CKE_CYCLES_RANK2,
+        Event::POWER_CKE_CYCLES_RANK3,
+        Event::POWER_CKE_CYCLES_RANK4,
+        Event::POWER_CKE_CYCLES_RANK5,
+        Event::POWER_CKE_CYCLES_RANK6,
+        Event::POWER_CKE_CYCLES_RANK7,
+        Event::POWER_CRITICAL_THROTTLE_CYCLES,
+        Event::POWER_SELF_REFRESH,
+        Event::POWER_THROTTLE_CYCLES_RANK0,
+        Event::POWER_THROTTLE_CYCLES_RANK1,
+        Event::POWER_THROTTLE_CYCLES_RANK2,
+        Event::POWER_THROTTLE_CYCLES_RANK3,
+        Event::POWER_THROTTLE_CYCLES_RANK4,
+        Event::POWER_THROTTLE_CYCLES_RANK5,
+        Event::POWER_THROTTLE_CYCLES_RANK6,
+        Event::POWER_THROTTLE_CYCLES_RANK7,
+        Event::PREEMPTION_RD_PREEMPT_RD,
+        Event::PREEMPTION_RD_PREEMPT_WR,
+        Event::PRE_COUNT_PAGE_CLOSE,
+        Event::PRE_COUNT_PAGE_MISS,
+        Event::RPQ_CYCLES_FULL,
+        Event::RPQ_CYCLES_NE,
+        Event::RPQ_INSERTS,
+        Event::RPQ_OCCUPANCY,
+        Event::WPQ_CYCLES_FULL,
+        Event::WPQ_CYCLES_NE,
+        Event::WPQ_INSERTS,
+        Event::WPQ_OCCUPANCY,
+        Event::WPQ_READ_HIT,
+        Event::WPQ_WRITE_HIT,
+        Event::CLOCKTICKS,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

@@ -12,11 +12,6 @@
 //! they are outside the monitoring infrastructure and cannot be frozen or reset through it.
 //!
 //! Instances: PCU.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -722,7 +717,44 @@ impl Event {
     pub const VR_HOT_CYCLES: Event = Event { code: 0x32, umask: 0x00, ext_sel: false, row: 35 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::CORE0_TRANSITION_CYCLES, Event::CORE1_TRANSITION_CYCLES, Event::CORE2_TRANSITION_CYCLES, Event::CORE3_TRANSITION_CYCLES, Event::CORE4_TRANSITION_CYCLES, Event::CORE5_TRANSITION_CYCLES, Event::CORE6_TRANSITION_CYCLES, Event::CORE7_TRANSITION_CYCLES, Event::DEMOTIONS_CORE0, Event::DEMOTIONS_CORE1, Event::DEMOTIONS_CORE2, Event::DEMOTIONS_CORE3, Event::DEMOTIONS_CORE4, Event::DEMOTIONS_CORE5, Event::DEMOTIONS_CORE6, Event::DEMOTIONS_CORE7, Event::FREQ_BAND0_CYCLES, Event::FREQ_BAND1_CYCLES, Event::FREQ_BAND2_CYCLES, Event::FREQ_BAND3_CYCLES, Event::FREQ_MAX_CURRENT_CYCLES, Event::FREQ_MAX_LIMIT_THERMAL_CYCLES, Event::FREQ_MAX_OS_CYCLES, Event::FREQ_MAX_POWER_CYCLES, Event::FREQ_MIN_IO_P_CYCLES, Event::FREQ_MIN_PERF_P_CYCLES, Event::FREQ_TRANS_CYCLES, Event::MEMORY_PHASE_SHEDDING_CYCLES, Event::PROCHOT_EXTERNAL_CYCLES, Event::PROCHOT_INTERNAL_CYCLES, Event::TOTAL_TRANSITION_CYCLES, Event::VOLT_TRANS_CYCLES_CHANGE, Event::VOLT_TRANS_CYCLES_DECREASE, Event::VOLT_TRANS_CYCLES_INCREASE, Event::VR_HOT_CYCLES];
+    pub const ALL: &'static [Event] = &[
+        Event::CLOCKTICKS,
+        Event::CORE0_TRANSITION_CYCLES,
+        Event::CORE1_TRANSITION_CYCLES,
+        Event::CORE2_TRANSITION_CYCLES,
+        Event::CORE3_TRANSITION_CYCLES,
+        Event::CORE4_TRANSITION_CYCLES,
+        Event::CORE5_TRANSITION_CYCLES,
+        Event::CORE6_TRANSITION_CYCLES,
+        Event::CORE7_TRANSITION_CYCLES,
+        Event::DEMOTIONS_CORE0,
+        Event::DEMOTIONS_CORE1,
+        Event::DEMOTIONS_CORE2,
+        Event::DEMOTIONS_CORE3,
+        Event::DEMOTIONS_CORE4,
+        Event::DEMOTIONS_CORE5,
+        Event::DEMOTIONS_CORE6,
+        Event::DEMOTIONS_CORE7,
+        Event::FREQ_BAND0_CYCLES,
+        Event::FREQ_BAND1_CYCLES,
+        Event::FREQ_BAND2_CYCLES,
+        Event::FREQ_BAND3_CYCLES,
+        Event::FREQ_MAX_CURRENT_CYCLES,
+        Event::FREQ_MAX_LIMIT_THERMAL_CYCLES,
+        Event::FREQ_MAX_OS_CYCLES,
+        Event::FREQ_MAX_POWER_CYCLES,
+        Event::FREQ_MIN_IO_P_CYCLES,
+        Event::FREQ_MIN_PERF_P_CYCLES,
+        Event::FREQ_TRANS_CYCLES,
+        Event::MEMORY_PHASE_SHEDDING_CYCLES,
+        Event::PROCHOT_EXTERNAL_CYCLES,
+        Event::PROCHOT_INTERNAL_CYCLES,
+        Event::TOTAL_TRANSITION_CYCLES,
+        Event::VOLT_TRANS_CYCLES_CHANGE,
+        Event::VOLT_TRANS_CYCLES_DECREASE,
+        Event::VOLT_TRANS_CYCLES_INCREASE,
+        Event::VR_HOT_CYCLES,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

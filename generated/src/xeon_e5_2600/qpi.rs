@@ -11,11 +11,6 @@
 //! programmed with event 0x38 (CTO_COUNT) counts the packets that match.
 //!
 //! Instances: P0, P1.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -964,7 +959,92 @@ impl Event {
     pub const VNA_CREDIT_RETURN_OCCUPANCY: Event = Event { code: 0x1b, umask: 0x00, ext_sel: true, row: 83 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::CTO_COUNT, Event::DIRECT2CORE_FAILURE_CREDITS, Event::DIRECT2CORE_FAILURE_CREDITS_RBT, Event::DIRECT2CORE_FAILURE_RBT, Event::DIRECT2CORE_SUCCESS, Event::L1_POWER_CYCLES, Event::RXL0P_POWER_CYCLES, Event::RXL0_POWER_CYCLES, Event::RXL_BYPASSED, Event::RXL_CRC_ERRORS_LINK_INIT, Event::RXL_CRC_ERRORS_NORMAL_OP, Event::RXL_CREDITS_CONSUMED_VN0_DRS, Event::RXL_CREDITS_CONSUMED_VN0_HOM, Event::RXL_CREDITS_CONSUMED_VN0_NCB, Event::RXL_CREDITS_CONSUMED_VN0_NCS, Event::RXL_CREDITS_CONSUMED_VN0_NDR, Event::RXL_CREDITS_CONSUMED_VN0_SNP, Event::RXL_CREDITS_CONSUMED_VNA, Event::RXL_CYCLES_NE, Event::RXL_FLITS_G0_DATA, Event::RXL_FLITS_G0_IDLE, Event::RXL_FLITS_G0_NON_DATA, Event::RXL_FLITS_G1_DRS, Event::RXL_FLITS_G1_DRS_DATA, Event::RXL_FLITS_G1_DRS_NONDATA, Event::RXL_FLITS_G1_HOM, Event::RXL_FLITS_G1_HOM_NONREQ, Event::RXL_FLITS_G1_HOM_REQ, Event::RXL_FLITS_G1_SNP, Event::RXL_FLITS_G2_NCB, Event::RXL_FLITS_G2_NCB_DATA, Event::RXL_FLITS_G2_NCB_NONDATA, Event::RXL_FLITS_G2_NCS, Event::RXL_FLITS_G2_NDR_AD, Event::RXL_FLITS_G2_NDR_AK, Event::RXL_INSERTS, Event::RXL_INSERTS_DRS, Event::RXL_INSERTS_HOM, Event::RXL_INSERTS_NCB, Event::RXL_INSERTS_NCS, Event::RXL_INSERTS_NDR, Event::RXL_INSERTS_SNP, Event::RXL_OCCUPANCY, Event::RXL_OCCUPANCY_DRS, Event::RXL_OCCUPANCY_HOM, Event::RXL_OCCUPANCY_NCB, Event::RXL_OCCUPANCY_NCS, Event::RXL_OCCUPANCY_NDR, Event::RXL_OCCUPANCY_SNP, Event::RXL_STALLS_BGF_DRS, Event::RXL_STALLS_BGF_HOM, Event::RXL_STALLS_BGF_NCB, Event::RXL_STALLS_BGF_NCS, Event::RXL_STALLS_BGF_NDR, Event::RXL_STALLS_BGF_SNP, Event::RXL_STALLS_EGRESS_CREDITS, Event::RXL_STALLS_GV, Event::TXL0P_POWER_CYCLES, Event::TXL0_POWER_CYCLES, Event::TXL_BYPASSED, Event::TXL_CRC_NO_CREDITS_ALMOST_FULL, Event::TXL_CRC_NO_CREDITS_FULL, Event::TXL_CYCLES_NE, Event::TXL_FLITS_G0_DATA, Event::TXL_FLITS_G0_IDLE, Event::TXL_FLITS_G0_NON_DATA, Event::TXL_FLITS_G1_DRS, Event::TXL_FLITS_G1_DRS_DATA, Event::TXL_FLITS_G1_DRS_NONDATA, Event::TXL_FLITS_G1_HOM, Event::TXL_FLITS_G1_HOM_NONREQ, Event::TXL_FLITS_G1_HOM_REQ, Event::TXL_FLITS_G1_SNP, Event::TXL_FLITS_G2_NCB, Event::TXL_FLITS_G2_NCB_DATA, Event::TXL_FLITS_G2_NCB_NONDATA, Event::TXL_FLITS_G2_NCS, Event::TXL_FLITS_G2_NDR_AD, Event::TXL_FLITS_G2_NDR_AK, Event::TXL_INSERTS, Event::TXL_OCCUPANCY, Event::VNA_CREDIT_RETURNS, Event::VNA_CREDIT_RETURN_OCCUPANCY];
+    pub const ALL: &'static [Event] = &[
+        Event::CLOCKTICKS,
+        Event::CTO_COUNT,
+        Event::DIRECT2CORE_FAILURE_CREDITS,
+        Event::DIRECT2CORE_FAILURE_CREDITS_RBT,
+        Event::DIRECT2CORE_FAILURE_RBT,
+        Event::DIRECT2CORE_SUCCESS,
+        Event::L1_POWER_CYCLES,
+        Event::RXL0P_POWER_CYCLES,
+        Event::RXL0_POWER_CYCLES,
+        Event::RXL_BYPASSED,
+        Event::RXL_CRC_ERRORS_LINK_INIT,
+        Event::RXL_CRC_ERRORS_NORMAL_OP,
+        Event::RXL_CREDITS_CONSUMED_VN0_DRS,
+        Event::RXL_CREDITS_CONSUMED_VN0_HOM,
+        Event::RXL_CREDITS_CONSUMED_VN0_NCB,
+        Event::RXL_CREDITS_CONSUMED_VN0_NCS,
+        Event::RXL_CREDITS_CONSUMED_VN0_NDR,
+        Event::RXL_CREDITS_CONSUMED_VN0_SNP,
+        Event::RXL_CREDITS_CONSUMED_VNA,
+        Event::RXL_CYCLES_NE,
+        Event::RXL_FLITS_G0_DATA,
+        Event::RXL_FLITS_G0_IDLE,
+        Event::RXL_FLITS_G0_NON_DATA,
+        Event::RXL_FLITS_G1_DRS,
+        Event::RXL_FLITS_G1_DRS_DATA,
+        Event::RXL_FLITS_G1_DRS_NONDATA,
+        Event::RXL_FLITS_G1_HOM,
+        Event::RXL_FLITS_G1_HOM_NONREQ,
+        Event::RXL_FLITS_G1_HOM_REQ,
+        Event::RXL_FLITS_G1_SNP,
+        Event::RXL_FLITS_G2_NCB,
+        Event::RXL_FLITS_G2_NCB_DATA,
+        Event::RXL_FLITS_G2_NCB_NONDATA,
+        Event::RXL_FLITS_G2_NCS,
+        Event::RXL_FLITS_G2_NDR_AD,
+        Event::RXL_FLITS_G2_NDR_AK,
+        Event::RXL_INSERTS,
+        Event::RXL_INSERTS_DRS,
+        Event::RXL_INSERTS_HOM,
+        Event::RXL_INSERTS_NCB,
+        Event::RXL_INSERTS_NCS,
+        Event::RXL_INSERTS_NDR,
+        Event::RXL_INSERTS_SNP,
+        Event::RXL_OCCUPANCY,
+        Event::RXL_OCCUPANCY_DRS,
+        Event::RXL_OCCUPANCY_HOM,
+        Event::RXL_OCCUPANCY_NCB,
+        Event::RXL_OCCUPANCY_NCS,
+        Event::RXL_OCCUPANCY_NDR,
+        Event::RXL_OCCUPANCY_SNP,
+        Event::RXL_STALLS_BGF_DRS,
+        Event::RXL_STALLS_BGF_HOM,
+        Event::RXL_STALLS_BGF_NCB,
+        Event::RXL_STALLS_BGF_NCS,
+        Event::RXL_STALLS_BGF_NDR,
+        Event::RXL_STALLS_BGF_SNP,
+        Event::RXL_STALLS_EGRESS_CREDITS,
+        Event::RXL_STALLS_GV,
+        Event::TXL0P_POWER_CYCLES,
+        Event::TXL0_POWER_CYCLES,
+        Event::TXL_BYPASSED,
+        Event::TXL_CRC_NO_CREDITS_ALMOST_FULL,
+        Event::TXL_CRC_NO_CREDITS_FULL,
+        Event::TXL_CYCLES_NE,
+        Event::TXL_FLITS_G0_DATA,
+        Event::TXL_FLITS_G0_IDLE,
+        Event::TXL_FLITS_G0_NON_DATA,
+        Event::TXL_FLITS_G1_DRS,
+        Event::TXL_FLITS_G1_DRS_DATA,
+        Event::TXL_FLITS_G1_DRS_NONDATA,
+        Event::TXL_FLITS_G1_HOM,
+        Event::TXL_FLITS_G1_HOM_NONREQ,
+        Event::TXL_FLITS_G1_HOM_REQ,
+        Event::TXL_FLITS_G1_SNP,
+        Event::TXL_FLITS_G2_NCB,
+        Event::TXL_FLITS_G2_NCB_DATA,
+        Event::TXL_FLITS_G2_NCB_NONDATA,
+        Event::TXL_FLITS_G2_NCS,
+        Event::TXL_FLITS_G2_NDR_AD,
+        Event::TXL_FLITS_G2_NDR_AK,
+        Event::TXL_INSERTS,
+        Event::TXL_OCCUPANCY,
+        Event::VNA_CREDIT_RETURNS,
+        Event::VNA_CREDIT_RETURN_OCCUPANCY,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

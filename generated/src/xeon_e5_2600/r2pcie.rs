@@ -11,11 +11,6 @@
 //! counters.
 //!
 //! Instances: R2PCIE.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -443,7 +438,44 @@ impl Event {
     pub const TXR_NACKS_BL: Event = Event { code: 0x26, umask: 0x04, ext_sel: false, row: 35 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::IIO_CREDITS_ACQUIRED_DRS, Event::IIO_CREDITS_ACQUIRED_NCB, Event::IIO_CREDITS_ACQUIRED_NCS, Event::IIO_CREDITS_REJECT_DRS, Event::IIO_CREDITS_REJECT_NCB, Event::IIO_CREDITS_REJECT_NCS, Event::IIO_CREDITS_USED_DRS, Event::IIO_CREDITS_USED_NCB, Event::IIO_CREDITS_USED_NCS, Event::RING_AD_USED_CCW_EVEN, Event::RING_AD_USED_CCW_ODD, Event::RING_AD_USED_CW_EVEN, Event::RING_AD_USED_CW_ODD, Event::RING_AK_USED_CCW_EVEN, Event::RING_AK_USED_CCW_ODD, Event::RING_AK_USED_CW_EVEN, Event::RING_AK_USED_CW_ODD, Event::RING_BL_USED_CCW_EVEN, Event::RING_BL_USED_CCW_ODD, Event::RING_BL_USED_CW_EVEN, Event::RING_BL_USED_CW_ODD, Event::RING_IV_USED_ANY, Event::RXR_AK_BOUNCES, Event::RXR_CYCLES_NE_DRS, Event::RXR_CYCLES_NE_NCB, Event::RXR_CYCLES_NE_NCS, Event::TXR_CYCLES_FULL_AD, Event::TXR_CYCLES_FULL_AK, Event::TXR_CYCLES_FULL_BL, Event::TXR_CYCLES_NE_AD, Event::TXR_CYCLES_NE_AK, Event::TXR_CYCLES_NE_BL, Event::TXR_NACKS_AD, Event::TXR_NACKS_AK, Event::TXR_NACKS_BL];
+    pub const ALL: &'static [Event] = &[
+        Event::CLOCKTICKS,
+        Event::IIO_CREDITS_ACQUIRED_DRS,
+        Event::IIO_CREDITS_ACQUIRED_NCB,
+        Event::IIO_CREDITS_ACQUIRED_NCS,
+        Event::IIO_CREDITS_REJECT_DRS,
+        Event::IIO_CREDITS_REJECT_NCB,
+        Event::IIO_CREDITS_REJECT_NCS,
+        Event::IIO_CREDITS_USED_DRS,
+        Event::IIO_CREDITS_USED_NCB,
+        Event::IIO_CREDITS_USED_NCS,
+        Event::RING_AD_USED_CCW_EVEN,
+        Event::RING_AD_USED_CCW_ODD,
+        Event::RING_AD_USED_CW_EVEN,
+        Event::RING_AD_USED_CW_ODD,
+        Event::RING_AK_USED_CCW_EVEN,
+        Event::RING_AK_USED_CCW_ODD,
+        Event::RING_AK_USED_CW_EVEN,
+        Event::RING_AK_USED_CW_ODD,
+        Event::RING_BL_USED_CCW_EVEN,
+        Event::RING_BL_USED_CCW_ODD,
+        Event::RING_BL_USED_CW_EVEN,
+        Event::RING_BL_USED_CW_ODD,
+        Event::RING_IV_USED_ANY,
+        Event::RXR_AK_BOUNCES,
+        Event::RXR_CYCLES_NE_DRS,
+        Event::RXR_CYCLES_NE_NCB,
+        Event::RXR_CYCLES_NE_NCS,
+        Event::TXR_CYCLES_FULL_AD,
+        Event::TXR_CYCLES_FULL_AK,
+        Event::TXR_CYCLES_FULL_BL,
+        Event::TXR_CYCLES_NE_AD,
+        Event::TXR_CYCLES_NE_AK,
+        Event::TXR_CYCLES_NE_BL,
+        Event::TXR_NACKS_AD,
+        Event::TXR_NACKS_AK,
+        Event::TXR_NACKS_BL,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

@@ -10,11 +10,6 @@
 //! counters (occupancy to counter 0, many others to counters 0 and 1).
 //!
 //! Instances: L0, L1.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -514,7 +509,71 @@ impl Event {
     pub const VNA_CREDIT_CYCLES_USED: Event = Event { code: 0x32, umask: 0x00, ext_sel: false, row: 62 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::IIO_CREDITS_ACQUIRED_DRS, Event::IIO_CREDITS_ACQUIRED_NCB, Event::IIO_CREDITS_ACQUIRED_NCS, Event::IIO_CREDITS_REJECT_DRS, Event::IIO_CREDITS_REJECT_NCB, Event::IIO_CREDITS_REJECT_NCS, Event::IIO_CREDITS_USED_DRS, Event::IIO_CREDITS_USED_NCB, Event::IIO_CREDITS_USED_NCS, Event::RING_AD_USED_CCW_EVEN, Event::RING_AD_USED_CCW_ODD, Event::RING_AD_USED_CW_EVEN, Event::RING_AD_USED_CW_ODD, Event::RING_AK_USED_CCW_EVEN, Event::RING_AK_USED_CCW_ODD, Event::RING_AK_USED_CW_EVEN, Event::RING_AK_USED_CW_ODD, Event::RING_BL_USED_CCW_EVEN, Event::RING_BL_USED_CCW_ODD, Event::RING_BL_USED_CW_EVEN, Event::RING_BL_USED_CW_ODD, Event::RING_IV_USED_ANY, Event::RXR_BYPASSED_AD, Event::RXR_CYCLES_NE_DRS, Event::RXR_CYCLES_NE_HOM, Event::RXR_CYCLES_NE_NCB, Event::RXR_CYCLES_NE_NCS, Event::RXR_CYCLES_NE_NDR, Event::RXR_CYCLES_NE_SNP, Event::RXR_INSERTS_DRS, Event::RXR_INSERTS_HOM, Event::RXR_INSERTS_NCB, Event::RXR_INSERTS_NCS, Event::RXR_INSERTS_NDR, Event::RXR_INSERTS_SNP, Event::RXR_OCCUPANCY_DRS, Event::RXR_OCCUPANCY_HOM, Event::RXR_OCCUPANCY_NCB, Event::RXR_OCCUPANCY_NCS, Event::RXR_OCCUPANCY_NDR, Event::RXR_OCCUPANCY_SNP, Event::VN0_CREDITS_REJECT_DRS, Event::VN0_CREDITS_REJECT_HOM, Event::VN0_CREDITS_REJECT_NCB, Event::VN0_CREDITS_REJECT_NCS, Event::VN0_CREDITS_REJECT_NDR, Event::VN0_CREDITS_REJECT_SNP, Event::VN0_CREDITS_USED_DRS, Event::VN0_CREDITS_USED_HOM, Event::VN0_CREDITS_USED_NCB, Event::VN0_CREDITS_USED_NCS, Event::VN0_CREDITS_USED_NDR, Event::VN0_CREDITS_USED_SNP, Event::VNA_CREDITS_ACQUIRED, Event::VNA_CREDITS_REJECT_DRS, Event::VNA_CREDITS_REJECT_HOM, Event::VNA_CREDITS_REJECT_NCB, Event::VNA_CREDITS_REJECT_NCS, Event::VNA_CREDITS_REJECT_NDR, Event::VNA_CREDITS_REJECT_SNP, Event::VNA_CREDIT_CYCLES_OUT, Event::VNA_CREDIT_CYCLES_USED];
+    pub const ALL: &'static [Event] = &[
+        Event::CLOCKTICKS,
+        Event::IIO_CREDITS_ACQUIRED_DRS,
+        Event::IIO_CREDITS_ACQUIRED_NCB,
+        Event::IIO_CREDITS_ACQUIRED_NCS,
+        Event::IIO_CREDITS_REJECT_DRS,
+        Event::IIO_CREDITS_REJECT_NCB,
+        Event::IIO_CREDITS_REJECT_NCS,
+        Event::IIO_CREDITS_USED_DRS,
+        Event::IIO_CREDITS_USED_NCB,
+        Event::IIO_CREDITS_USED_NCS,
+        Event::RING_AD_USED_CCW_EVEN,
+        Event::RING_AD_USED_CCW_ODD,
+        Event::RING_AD_USED_CW_EVEN,
+        Event::RING_AD_USED_CW_ODD,
+        Event::RING_AK_USED_CCW_EVEN,
+        Event::RING_AK_USED_CCW_ODD,
+        Event::RING_AK_USED_CW_EVEN,
+        Event::RING_AK_USED_CW_ODD,
+        Event::RING_BL_USED_CCW_EVEN,
+        Event::RING_BL_USED_CCW_ODD,
+        Event::RING_BL_USED_CW_EVEN,
+        Event::RING_BL_USED_CW_ODD,
+        Event::RING_IV_USED_ANY,
+        Event::RXR_BYPASSED_AD,
+        Event::RXR_CYCLES_NE_DRS,
+        Event::RXR_CYCLES_NE_HOM,
+        Event::RXR_CYCLES_NE_NCB,
+        Event::RXR_CYCLES_NE_NCS,
+        Event::RXR_CYCLES_NE_NDR,
+        Event::RXR_CYCLES_NE_SNP,
+        Event::RXR_INSERTS_DRS,
+        Event::RXR_INSERTS_HOM,
+        Event::RXR_INSERTS_NCB,
+        Event::RXR_INSERTS_NCS,
+        Event::RXR_INSERTS_NDR,
+        Event::RXR_INSERTS_SNP,
+        Event::RXR_OCCUPANCY_DRS,
+        Event::RXR_OCCUPANCY_HOM,
+        Event::RXR_OCCUPANCY_NCB,
+        Event::RXR_OCCUPANCY_NCS,
+        Event::RXR_OCCUPANCY_NDR,
+        Event::RXR_OCCUPANCY_SNP,
+        Event::VN0_CREDITS_REJECT_DRS,
+        Event::VN0_CREDITS_REJECT_HOM,
+        Event::VN0_CREDITS_REJECT_NCB,
+        Event::VN0_CREDITS_REJECT_NCS,
+        Event::VN0_CREDITS_REJECT_NDR,
+        Event::VN0_CREDITS_REJECT_SNP,
+        Event::VN0_CREDITS_USED_DRS,
+        Event::VN0_CREDITS_USED_HOM,
+        Event::VN0_CREDITS_USED_NCB,
+        Event::VN0_CREDITS_USED_NCS,
+        Event::VN0_CREDITS_USED_NDR,
+        Event::VN0_CREDITS_USED_SNP,
+        Event::VNA_CREDITS_ACQUIRED,
+        Event::VNA_CREDITS_REJECT_DRS,
+        Event::VNA_CREDITS_REJECT_HOM,
+        Event::VNA_CREDITS_REJECT_NCB,
+        Event::VNA_CREDITS_REJECT_NCS,
+        Event::VNA_CREDITS_REJECT_NDR,
+        Event::VNA_CREDITS_REJECT_SNP,
+        Event::VNA_CREDIT_CYCLES_OUT,
+        Event::VNA_CREDIT_CYCLES_USED,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

@@ -10,11 +10,6 @@
 //! Unlike the other boxes it has no box-wide control register.
 //!
 //! Instances: UBOX.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -635,7 +630,27 @@ impl Event {
     pub const CLOCKTICKS: Event = Event { code: 0x00, umask: 0x00, ext_sel: false, row: 18 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::EVENT_MSG_DOORBELL_RCVD, Event::EVENT_MSG_INT_PRIO, Event::EVENT_MSG_IPI_RCVD, Event::EVENT_MSG_MSI_RCVD, Event::EVENT_MSG_VLW_RCVD, Event::FILTER_MATCH_DISABLE, Event::FILTER_MATCH_ENABLE, Event::FILTER_MATCH_U2C_DISABLE, Event::FILTER_MATCH_U2C_ENABLE, Event::LOCK_CYCLES, Event::U2C_EVENTS_CMC, Event::U2C_EVENTS_LIVELOCK, Event::U2C_EVENTS_LTERROR, Event::U2C_EVENTS_MONITOR_T0, Event::U2C_EVENTS_MONITOR_T1, Event::U2C_EVENTS_OTHER, Event::U2C_EVENTS_TRAP, Event::U2C_EVENTS_UMC, Event::CLOCKTICKS];
+    pub const ALL: &'static [Event] = &[
+        Event::EVENT_MSG_DOORBELL_RCVD,
+        Event::EVENT_MSG_INT_PRIO,
+        Event::EVENT_MSG_IPI_RCVD,
+        Event::EVENT_MSG_MSI_RCVD,
+        Event::EVENT_MSG_VLW_RCVD,
+        Event::FILTER_MATCH_DISABLE,
+        Event::FILTER_MATCH_ENABLE,
+        Event::FILTER_MATCH_U2C_DISABLE,
+        Event::FILTER_MATCH_U2C_ENABLE,
+        Event::LOCK_CYCLES,
+        Event::U2C_EVENTS_CMC,
+        Event::U2C_EVENTS_LIVELOCK,
+        Event::U2C_EVENTS_LTERROR,
+        Event::U2C_EVENTS_MONITOR_T0,
+        Event::U2C_EVENTS_MONITOR_T1,
+        Event::U2C_EVENTS_OTHER,
+        Event::U2C_EVENTS_TRAP,
+        Event::U2C_EVENTS_UMC,
+        Event::CLOCKTICKS,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

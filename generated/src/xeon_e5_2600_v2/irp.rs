@@ -8,11 +8,6 @@
 //! box control and a box status.
 //!
 //! Instances: IRP.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -490,7 +485,46 @@ impl Event {
     pub const TRANSACTIONS_RD_PREFETCHES: Event = Event { code: 0x15, umask: 0x04, ext_sel: false, row: 37 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::ADDRESS_MATCH_MERGE_COUNT, Event::ADDRESS_MATCH_STALL_COUNT, Event::CACHE_ACK_PENDING_OCCUPANCY_ANY, Event::CACHE_ACK_PENDING_OCCUPANCY_SOURCE, Event::CACHE_OWN_OCCUPANCY_ANY, Event::CACHE_OWN_OCCUPANCY_SOURCE, Event::CACHE_READ_OCCUPANCY_ANY, Event::CACHE_READ_OCCUPANCY_SOURCE, Event::CACHE_TOTAL_OCCUPANCY_ANY, Event::CACHE_TOTAL_OCCUPANCY_SOURCE, Event::CACHE_WRITE_OCCUPANCY_ANY, Event::CACHE_WRITE_OCCUPANCY_SOURCE, Event::CLOCKTICKS, Event::RXR_AK_CYCLES_FULL, Event::RXR_AK_INSERTS, Event::RXR_AK_OCCUPANCY, Event::RXR_BL_DRS_CYCLES_FULL, Event::RXR_BL_DRS_INSERTS, Event::RXR_BL_DRS_OCCUPANCY, Event::RXR_BL_NCB_CYCLES_FULL, Event::RXR_BL_NCB_INSERTS, Event::RXR_BL_NCB_OCCUPANCY, Event::RXR_BL_NCS_CYCLES_FULL, Event::RXR_BL_NCS_INSERTS, Event::RXR_BL_NCS_OCCUPANCY, Event::TICKLES_LOST_OWNERSHIP, Event::TICKLES_TOP_OF_QUEUE, Event::TRANSACTIONS_ORDERINGQ, Event::TRANSACTIONS_PD_PREFETCHES, Event::TRANSACTIONS_READS, Event::TRANSACTIONS_WRITES, Event::TXR_AD_STALL_CREDIT_CYCLES, Event::TXR_BL_STALL_CREDIT_CYCLES, Event::TXR_DATA_INSERTS_NCB, Event::TXR_DATA_INSERTS_NCS, Event::TXR_REQUEST_OCCUPANCY, Event::WRITE_ORDERING_STALL_CYCLES, Event::TRANSACTIONS_RD_PREFETCHES];
+    pub const ALL: &'static [Event] = &[
+        Event::ADDRESS_MATCH_MERGE_COUNT,
+        Event::ADDRESS_MATCH_STALL_COUNT,
+        Event::CACHE_ACK_PENDING_OCCUPANCY_ANY,
+        Event::CACHE_ACK_PENDING_OCCUPANCY_SOURCE,
+        Event::CACHE_OWN_OCCUPANCY_ANY,
+        Event::CACHE_OWN_OCCUPANCY_SOURCE,
+        Event::CACHE_READ_OCCUPANCY_ANY,
+        Event::CACHE_READ_OCCUPANCY_SOURCE,
+        Event::CACHE_TOTAL_OCCUPANCY_ANY,
+        Event::CACHE_TOTAL_OCCUPANCY_SOURCE,
+        Event::CACHE_WRITE_OCCUPANCY_ANY,
+        Event::CACHE_WRITE_OCCUPANCY_SOURCE,
+        Event::CLOCKTICKS,
+        Event::RXR_AK_CYCLES_FULL,
+        Event::RXR_AK_INSERTS,
+        Event::RXR_AK_OCCUPANCY,
+        Event::RXR_BL_DRS_CYCLES_FULL,
+        Event::RXR_BL_DRS_INSERTS,
+        Event::RXR_BL_DRS_OCCUPANCY,
+        Event::RXR_BL_NCB_CYCLES_FULL,
+        Event::RXR_BL_NCB_INSERTS,
+        Event::RXR_BL_NCB_OCCUPANCY,
+        Event::RXR_BL_NCS_CYCLES_FULL,
+        Event::RXR_BL_NCS_INSERTS,
+        Event::RXR_BL_NCS_OCCUPANCY,
+        Event::TICKLES_LOST_OWNERSHIP,
+        Event::TICKLES_TOP_OF_QUEUE,
+        Event::TRANSACTIONS_ORDERINGQ,
+        Event::TRANSACTIONS_PD_PREFETCHES,
+        Event::TRANSACTIONS_READS,
+        Event::TRANSACTIONS_WRITES,
+        Event::TXR_AD_STALL_CREDIT_CYCLES,
+        Event::TXR_BL_STALL_CREDIT_CYCLES,
+        Event::TXR_DATA_INSERTS_NCB,
+        Event::TXR_DATA_INSERTS_NCS,
+        Event::TXR_REQUEST_OCCUPANCY,
+        Event::WRITE_ORDERING_STALL_CYCLES,
+        Event::TRANSACTIONS_RD_PREFETCHES,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

@@ -24,6 +24,7 @@ pub mod r3qpi;
 pub mod ubox;
 #[rustfmt::skip]
 pub mod core;
+#[cfg(feature = "metrics")]
 #[rustfmt::skip]
 pub mod metrics;
 #[cfg(feature = "metadata")]

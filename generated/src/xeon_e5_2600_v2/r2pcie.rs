@@ -8,11 +8,6 @@
 //! one PCI function.
 //!
 //! Instances: R2PCIE.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -517,7 +512,69 @@ impl Event {
     pub const TXR_NACK_CW_BL: Event = Event { code: 0x26, umask: 0x04, ext_sel: false, row: 60 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::IIO_CREDITS_ACQUIRED_DRS, Event::IIO_CREDITS_ACQUIRED_NCB, Event::IIO_CREDITS_ACQUIRED_NCS, Event::IIO_CREDITS_REJECT_DRS, Event::IIO_CREDITS_USED_DRS, Event::IIO_CREDITS_USED_NCB, Event::IIO_CREDITS_USED_NCS, Event::RING_AD_USED_CCW_VR0_EVEN, Event::RING_AD_USED_CCW_VR0_ODD, Event::RING_AD_USED_CCW_VR1_EVEN, Event::RING_AD_USED_CCW_VR1_ODD, Event::RING_AD_USED_CW_VR0_EVEN, Event::RING_AD_USED_CW_VR0_ODD, Event::RING_AD_USED_CW_VR1_EVEN, Event::RING_AD_USED_CW_VR1_ODD, Event::RING_AK_USED_CCW_VR0_EVEN, Event::RING_AK_USED_CCW_VR0_ODD, Event::RING_AK_USED_CCW_VR1_EVEN, Event::RING_AK_USED_CCW_VR1_ODD, Event::RING_AK_USED_CW_VR0_EVEN, Event::RING_AK_USED_CW_VR0_ODD, Event::RING_AK_USED_CW_VR1_EVEN, Event::RING_AK_USED_CW_VR1_ODD, Event::RING_BL_USED_CCW_VR0_EVEN, Event::RING_BL_USED_CCW_VR0_ODD, Event::RING_BL_USED_CCW_VR1_EVEN, Event::RING_BL_USED_CCW_VR1_ODD, Event::RING_BL_USED_CW_VR0_EVEN, Event::RING_BL_USED_CW_VR0_ODD, Event::RING_BL_USED_CW_VR1_EVEN, Event::RING_BL_USED_CW_VR1_ODD, Event::RING_IV_USED_CCW, Event::RING_IV_USED_CW, Event::RXR_AK_BOUNCES, Event::RXR_CYCLES_NE_NCB, Event::RXR_CYCLES_NE_NCS, Event::RXR_INSERTS_NCB, Event::RXR_INSERTS_NCS, Event::RXR_OCCUPANCY_DRS, Event::TXR_CYCLES_FULL_AD, Event::TXR_CYCLES_FULL_AK, Event::TXR_CYCLES_FULL_BL, Event::TXR_CYCLES_NE_AD, Event::TXR_CYCLES_NE_AK, Event::TXR_CYCLES_NE_BL, Event::RING_AD_USED_CW, Event::RING_AD_USED_CCW, Event::RING_AK_USED_CW, Event::RING_AK_USED_CCW, Event::RING_BL_USED_CW, Event::RING_BL_USED_CCW, Event::RING_IV_USED_ANY, Event::RXR_AK_BOUNCES_CW, Event::RXR_AK_BOUNCES_CCW, Event::TXR_NACK_CCW_AD, Event::TXR_NACK_CCW_AK, Event::TXR_NACK_CCW_BL, Event::TXR_NACK_CW_AD, Event::TXR_NACK_CW_AK, Event::TXR_NACK_CW_BL];
+    pub const ALL: &'static [Event] = &[
+        Event::CLOCKTICKS,
+        Event::IIO_CREDITS_ACQUIRED_DRS,
+        Event::IIO_CREDITS_ACQUIRED_NCB,
+        Event::IIO_CREDITS_ACQUIRED_NCS,
+        Event::IIO_CREDITS_REJECT_DRS,
+        Event::IIO_CREDITS_USED_DRS,
+        Event::IIO_CREDITS_USED_NCB,
+        Event::IIO_CREDITS_USED_NCS,
+        Event::RING_AD_USED_CCW_VR0_EVEN,
+        Event::RING_AD_USED_CCW_VR0_ODD,
+        Event::RING_AD_USED_CCW_VR1_EVEN,
+        Event::RING_AD_USED_CCW_VR1_ODD,
+        Event::RING_AD_USED_CW_VR0_EVEN,
+        Event::RING_AD_USED_CW_VR0_ODD,
+        Event::RING_AD_USED_CW_VR1_EVEN,
+        Event::RING_AD_USED_CW_VR1_ODD,
+        Event::RING_AK_USED_CCW_VR0_EVEN,
+        Event::RING_AK_USED_CCW_VR0_ODD,
+        Event::RING_AK_USED_CCW_VR1_EVEN,
+        Event::RING_AK_USED_CCW_VR1_ODD,
+        Event::RING_AK_USED_CW_VR0_EVEN,
+        Event::RING_AK_USED_CW_VR0_ODD,
+        Event::RING_AK_USED_CW_VR1_EVEN,
+        Event::RING_AK_USED_CW_VR1_ODD,
+        Event::RING_BL_USED_CCW_VR0_EVEN,
+        Event::RING_BL_USED_CCW_VR0_ODD,
+        Event::RING_BL_USED_CCW_VR1_EVEN,
+        Event::RING_BL_USED_CCW_VR1_ODD,
+        Event::RING_BL_USED_CW_VR0_EVEN,
+        Event::RING_BL_USED_CW_VR0_ODD,
+        Event::RING_BL_USED_CW_VR1_EVEN,
+        Event::RING_BL_USED_CW_VR1_ODD,
+        Event::RING_IV_USED_CCW,
+        Event::RING_IV_USED_CW,
+        Event::RXR_AK_BOUNCES,
+        Event::RXR_CYCLES_NE_NCB,
+        Event::RXR_CYCLES_NE_NCS,
+        Event::RXR_INSERTS_NCB,
+        Event::RXR_INSERTS_NCS,
+        Event::RXR_OCCUPANCY_DRS,
+        Event::TXR_CYCLES_FULL_AD,
+        Event::TXR_CYCLES_FULL_AK,
+        Event::TXR_CYCLES_FULL_BL,
+        Event::TXR_CYCLES_NE_AD,
+        Event::TXR_CYCLES_NE_AK,
+        Event::TXR_CYCLES_NE_BL,
+        Event::RING_AD_USED_CW,
+        Event::RING_AD_USED_CCW,
+        Event::RING_AK_USED_CW,
+        Event::RING_AK_USED_CCW,
+        Event::RING_BL_USED_CW,
+        Event::RING_BL_USED_CCW,
+        Event::RING_IV_USED_ANY,
+        Event::RXR_AK_BOUNCES_CW,
+        Event::RXR_AK_BOUNCES_CCW,
+        Event::TXR_NACK_CCW_AD,
+        Event::TXR_NACK_CCW_AK,
+        Event::TXR_NACK_CCW_BL,
+        Event::TXR_NACK_CW_AD,
+        Event::TXR_NACK_CW_AK,
+        Event::TXR_NACK_CW_BL,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

@@ -7,11 +7,6 @@
 //! counters with controls, a box control and a box status.
 //!
 //! Instances: R2PCIE.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -528,7 +523,67 @@ impl Event {
     pub const TXR_NACK_CW_UP_AK: Event = Event { code: 0x26, umask: 0x20, ext_sel: false, row: 58 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::IIO_CREDIT_PRQ_QPI0, Event::IIO_CREDIT_PRQ_QPI1, Event::IIO_CREDIT_ISOCH_QPI0, Event::IIO_CREDIT_ISOCH_QPI1, Event::IIO_CREDITS_ACQUIRED_DRS, Event::IIO_CREDITS_ACQUIRED_NCB, Event::IIO_CREDITS_ACQUIRED_NCS, Event::IIO_CREDITS_USED_DRS, Event::IIO_CREDITS_USED_NCB, Event::IIO_CREDITS_USED_NCS, Event::RING_AD_USED_CW_EVEN, Event::RING_AD_USED_CW_ODD, Event::RING_AD_USED_CCW_EVEN, Event::RING_AD_USED_CCW_ODD, Event::RING_AD_USED_CW, Event::RING_AD_USED_CCW, Event::RING_AK_BOUNCES_UP, Event::RING_AK_BOUNCES_DN, Event::RING_AK_USED_CW_EVEN, Event::RING_AK_USED_CW_ODD, Event::RING_AK_USED_CCW_EVEN, Event::RING_AK_USED_CCW_ODD, Event::RING_AK_USED_CW, Event::RING_AK_USED_CCW, Event::RING_BL_USED_CW_EVEN, Event::RING_BL_USED_CW_ODD, Event::RING_BL_USED_CCW_EVEN, Event::RING_BL_USED_CCW_ODD, Event::RING_BL_USED_CW, Event::RING_BL_USED_CCW, Event::RING_IV_USED_CW, Event::RING_IV_USED_CCW, Event::RING_IV_USED_ANY, Event::RXR_CYCLES_NE_NCB, Event::RXR_CYCLES_NE_NCS, Event::RXR_INSERTS_NCB, Event::RXR_INSERTS_NCS, Event::RXR_OCCUPANCY_DRS, Event::SBO0_CREDITS_ACQUIRED_AD, Event::SBO0_CREDITS_ACQUIRED_BL, Event::SBO0_CREDIT_OCCUPANCY_AD, Event::SBO0_CREDIT_OCCUPANCY_BL, Event::STALL_NO_SBO_CREDIT_SBO0_AD, Event::STALL_NO_SBO_CREDIT_SBO1_AD, Event::STALL_NO_SBO_CREDIT_SBO0_BL, Event::STALL_NO_SBO_CREDIT_SBO1_BL, Event::TXR_CYCLES_FULL_AD, Event::TXR_CYCLES_FULL_AK, Event::TXR_CYCLES_FULL_BL, Event::TXR_CYCLES_NE_AD, Event::TXR_CYCLES_NE_AK, Event::TXR_CYCLES_NE_BL, Event::TXR_NACK_CW_DN_AD, Event::TXR_NACK_CW_DN_BL, Event::TXR_NACK_CW_DN_AK, Event::TXR_NACK_CW_UP_AD, Event::TXR_NACK_CW_UP_BL, Event::TXR_NACK_CW_UP_AK];
+    pub const ALL: &'static [Event] = &[
+        Event::CLOCKTICKS,
+        Event::IIO_CREDIT_PRQ_QPI0,
+        Event::IIO_CREDIT_PRQ_QPI1,
+        Event::IIO_CREDIT_ISOCH_QPI0,
+        Event::IIO_CREDIT_ISOCH_QPI1,
+        Event::IIO_CREDITS_ACQUIRED_DRS,
+        Event::IIO_CREDITS_ACQUIRED_NCB,
+        Event::IIO_CREDITS_ACQUIRED_NCS,
+        Event::IIO_CREDITS_USED_DRS,
+        Event::IIO_CREDITS_USED_NCB,
+        Event::IIO_CREDITS_USED_NCS,
+        Event::RING_AD_USED_CW_EVEN,
+        Event::RING_AD_USED_CW_ODD,
+        Event::RING_AD_USED_CCW_EVEN,
+        Event::RING_AD_USED_CCW_ODD,
+        Event::RING_AD_USED_CW,
+        Event::RING_AD_USED_CCW,
+        Event::RING_AK_BOUNCES_UP,
+        Event::RING_AK_BOUNCES_DN,
+        Event::RING_AK_USED_CW_EVEN,
+        Event::RING_AK_USED_CW_ODD,
+        Event::RING_AK_USED_CCW_EVEN,
+        Event::RING_AK_USED_CCW_ODD,
+        Event::RING_AK_USED_CW,
+        Event::RING_AK_USED_CCW,
+        Event::RING_BL_USED_CW_EVEN,
+        Event::RING_BL_USED_CW_ODD,
+        Event::RING_BL_USED_CCW_EVEN,
+        Event::RING_BL_USED_CCW_ODD,
+        Event::RING_BL_USED_CW,
+        Event::RING_BL_USED_CCW,
+        Event::RING_IV_USED_CW,
+        Event::RING_IV_USED_CCW,
+        Event::RING_IV_USED_ANY,
+        Event::RXR_CYCLES_NE_NCB,
+        Event::RXR_CYCLES_NE_NCS,
+        Event::RXR_INSERTS_NCB,
+        Event::RXR_INSERTS_NCS,
+        Event::RXR_OCCUPANCY_DRS,
+        Event::SBO0_CREDITS_ACQUIRED_AD,
+        Event::SBO0_CREDITS_ACQUIRED_BL,
+        Event::SBO0_CREDIT_OCCUPANCY_AD,
+        Event::SBO0_CREDIT_OCCUPANCY_BL,
+        Event::STALL_NO_SBO_CREDIT_SBO0_AD,
+        Event::STALL_NO_SBO_CREDIT_SBO1_AD,
+        Event::STALL_NO_SBO_CREDIT_SBO0_BL,
+        Event::STALL_NO_SBO_CREDIT_SBO1_BL,
+        Event::TXR_CYCLES_FULL_AD,
+        Event::TXR_CYCLES_FULL_AK,
+        Event::TXR_CYCLES_FULL_BL,
+        Event::TXR_CYCLES_NE_AD,
+        Event::TXR_CYCLES_NE_AK,
+        Event::TXR_CYCLES_NE_BL,
+        Event::TXR_NACK_CW_DN_AD,
+        Event::TXR_NACK_CW_DN_BL,
+        Event::TXR_NACK_CW_DN_AK,
+        Event::TXR_NACK_CW_UP_AD,
+        Event::TXR_NACK_CW_UP_BL,
+        Event::TXR_NACK_CW_UP_AK,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

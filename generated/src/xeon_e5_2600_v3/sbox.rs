@@ -9,11 +9,6 @@
 //! fewer S-boxes (Linux finds two on 6-8 core Haswell-EP parts and none on some Broadwell parts).
 //!
 //! Instances: S0, S1, S2, S3.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -635,7 +630,87 @@ impl Event {
     pub const TXR_STARVED_IV: Event = Event { code: 0x03, umask: 0x08, ext_sel: false, row: 78 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::BOUNCE_CONTROL, Event::CLOCKTICKS, Event::FAST_ASSERTED, Event::RING_AD_USED_UP_EVEN, Event::RING_AD_USED_UP_ODD, Event::RING_AD_USED_DOWN_EVEN, Event::RING_AD_USED_DOWN_ODD, Event::RING_AD_USED_UP, Event::RING_AD_USED_DOWN, Event::RING_AK_USED_UP_EVEN, Event::RING_AK_USED_UP_ODD, Event::RING_AK_USED_DOWN_EVEN, Event::RING_AK_USED_DOWN_ODD, Event::RING_AK_USED_UP, Event::RING_AK_USED_DOWN, Event::RING_BL_USED_UP_EVEN, Event::RING_BL_USED_UP_ODD, Event::RING_BL_USED_DOWN_EVEN, Event::RING_BL_USED_DOWN_ODD, Event::RING_BL_USED_UP, Event::RING_BL_USED_DOWN, Event::RING_BOUNCES_AD_CACHE, Event::RING_BOUNCES_AK_CORE, Event::RING_BOUNCES_BL_CORE, Event::RING_BOUNCES_IV_CORE, Event::RING_IV_USED_UP, Event::RING_IV_USED_DN, Event::RING_SINK_STARVED_AD_CACHE, Event::RING_SINK_STARVED_AK_CORE, Event::RING_SINK_STARVED_BL_CORE, Event::RING_SINK_STARVED_IV_CORE, Event::RXR_BUSY_STARVED_AD_CRD, Event::RXR_BUSY_STARVED_AD_BNC, Event::RXR_BUSY_STARVED_BL_CRD, Event::RXR_BUSY_STARVED_BL_BNC, Event::RXR_BYPASS_AD_CRD, Event::RXR_BYPASS_AD_BNC, Event::RXR_BYPASS_BL_CRD, Event::RXR_BYPASS_BL_BNC, Event::RXR_BYPASS_AK, Event::RXR_BYPASS_IV, Event::RXR_CRD_STARVED_AD_CRD, Event::RXR_CRD_STARVED_AD_BNC, Event::RXR_CRD_STARVED_BL_CRD, Event::RXR_CRD_STARVED_BL_BNC, Event::RXR_CRD_STARVED_AK, Event::RXR_CRD_STARVED_IV, Event::RXR_CRD_STARVED_IFV, Event::RXR_INSERTS_AD_CRD, Event::RXR_INSERTS_AD_BNC, Event::RXR_INSERTS_BL_CRD, Event::RXR_INSERTS_BL_BNC, Event::RXR_INSERTS_AK, Event::RXR_INSERTS_IV, Event::RXR_OCCUPANCY_AD_CRD, Event::RXR_OCCUPANCY_AD_BNC, Event::RXR_OCCUPANCY_BL_CRD, Event::RXR_OCCUPANCY_BL_BNC, Event::RXR_OCCUPANCY_AK, Event::RXR_OCCUPANCY_IV, Event::TXR_ADS_USED_AD, Event::TXR_ADS_USED_AK, Event::TXR_ADS_USED_BL, Event::TXR_INSERTS_AD_CRD, Event::TXR_INSERTS_AD_BNC, Event::TXR_INSERTS_BL_CRD, Event::TXR_INSERTS_BL_BNC, Event::TXR_INSERTS_AK, Event::TXR_INSERTS_IV, Event::TXR_OCCUPANCY_AD_CRD, Event::TXR_OCCUPANCY_AD_BNC, Event::TXR_OCCUPANCY_BL_CRD, Event::TXR_OCCUPANCY_BL_BNC, Event::TXR_OCCUPANCY_AK, Event::TXR_OCCUPANCY_IV, Event::TXR_STARVED_AD, Event::TXR_STARVED_AK, Event::TXR_STARVED_BL, Event::TXR_STARVED_IV];
+    pub const ALL: &'static [Event] = &[
+        Event::BOUNCE_CONTROL,
+        Event::CLOCKTICKS,
+        Event::FAST_ASSERTED,
+        Event::RING_AD_USED_UP_EVEN,
+        Event::RING_AD_USED_UP_ODD,
+        Event::RING_AD_USED_DOWN_EVEN,
+        Event::RING_AD_USED_DOWN_ODD,
+        Event::RING_AD_USED_UP,
+        Event::RING_AD_USED_DOWN,
+        Event::RING_AK_USED_UP_EVEN,
+        Event::RING_AK_USED_UP_ODD,
+        Event::RING_AK_USED_DOWN_EVEN,
+        Event::RING_AK_USED_DOWN_ODD,
+        Event::RING_AK_USED_UP,
+        Event::RING_AK_USED_DOWN,
+        Event::RING_BL_USED_UP_EVEN,
+        Event::RING_BL_USED_UP_ODD,
+        Event::RING_BL_USED_DOWN_EVEN,
+        Event::RING_BL_USED_DOWN_ODD,
+        Event::RING_BL_USED_UP,
+        Event::RING_BL_USED_DOWN,
+        Event::RING_BOUNCES_AD_CACHE,
+        Event::RING_BOUNCES_AK_CORE,
+        Event::RING_BOUNCES_BL_CORE,
+        Event::RING_BOUNCES_IV_CORE,
+        Event::RING_IV_USED_UP,
+        Event::RING_IV_USED_DN,
+        Event::RING_SINK_STARVED_AD_CACHE,
+        Event::RING_SINK_STARVED_AK_CORE,
+        Event::RING_SINK_STARVED_BL_CORE,
+        Event::RING_SINK_STARVED_IV_CORE,
+        Event::RXR_BUSY_STARVED_AD_CRD,
+        Event::RXR_BUSY_STARVED_AD_BNC,
+        Event::RXR_BUSY_STARVED_BL_CRD,
+        Event::RXR_BUSY_STARVED_BL_BNC,
+        Event::RXR_BYPASS_AD_CRD,
+        Event::RXR_BYPASS_AD_BNC,
+        Event::RXR_BYPASS_BL_CRD,
+        Event::RXR_BYPASS_BL_BNC,
+        Event::RXR_BYPASS_AK,
+        Event::RXR_BYPASS_IV,
+        Event::RXR_CRD_STARVED_AD_CRD,
+        Event::RXR_CRD_STARVED_AD_BNC,
+        Event::RXR_CRD_STARVED_BL_CRD,
+        Event::RXR_CRD_STARVED_BL_BNC,
+        Event::RXR_CRD_STARVED_AK,
+        Event::RXR_CRD_STARVED_IV,
+        Event::RXR_CRD_STARVED_IFV,
+        Event::RXR_INSERTS_AD_CRD,
+        Event::RXR_INSERTS_AD_BNC,
+        Event::RXR_INSERTS_BL_CRD,
+        Event::RXR_INSERTS_BL_BNC,
+        Event::RXR_INSERTS_AK,
+        Event::RXR_INSERTS_IV,
+        Event::RXR_OCCUPANCY_AD_CRD,
+        Event::RXR_OCCUPANCY_AD_BNC,
+        Event::RXR_OCCUPANCY_BL_CRD,
+        Event::RXR_OCCUPANCY_BL_BNC,
+        Event::RXR_OCCUPANCY_AK,
+        Event::RXR_OCCUPANCY_IV,
+        Event::TXR_ADS_USED_AD,
+        Event::TXR_ADS_USED_AK,
+        Event::TXR_ADS_USED_BL,
+        Event::TXR_INSERTS_AD_CRD,
+        Event::TXR_INSERTS_AD_BNC,
+        Event::TXR_INSERTS_BL_CRD,
+        Event::TXR_INSERTS_BL_BNC,
+        Event::TXR_INSERTS_AK,
+        Event::TXR_INSERTS_IV,
+        Event::TXR_OCCUPANCY_AD_CRD,
+        Event::TXR_OCCUPANCY_AD_BNC,
+        Event::TXR_OCCUPANCY_BL_CRD,
+        Event::TXR_OCCUPANCY_BL_BNC,
+        Event::TXR_OCCUPANCY_AK,
+        Event::TXR_OCCUPANCY_IV,
+        Event::TXR_STARVED_AD,
+        Event::TXR_STARVED_AK,
+        Event::TXR_STARVED_BL,
+        Event::TXR_STARVED_IV,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

@@ -8,11 +8,6 @@
 //! function on the socket's IIO bus.
 //!
 //! Instances: IRP.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -533,7 +528,64 @@ impl Event {
     pub const TXR_REQUEST_OCCUPANCY: Event = Event { code: 0x0d, umask: 0x00, ext_sel: false, row: 55 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CACHE_TOTAL_OCCUPANCY_ANY, Event::CACHE_TOTAL_OCCUPANCY_SOURCE, Event::CLOCKTICKS, Event::COHERENT_OPS_PCIRDCUR, Event::COHERENT_OPS_CRD, Event::COHERENT_OPS_DRD, Event::COHERENT_OPS_RFO, Event::COHERENT_OPS_PCITOM, Event::COHERENT_OPS_PCIDCAHINT, Event::COHERENT_OPS_WBMTOI, Event::COHERENT_OPS_CLFLUSH, Event::MISC0_FAST_REQ, Event::MISC0_FAST_REJ, Event::MISC0_2ND_RD_INSERT, Event::MISC0_2ND_WR_INSERT, Event::MISC0_2ND_ATOMIC_INSERT, Event::MISC0_FAST_XFER, Event::MISC0_PF_ACK_HINT, Event::MISC0_PF_TIMEOUT, Event::MISC1_SLOW_I, Event::MISC1_SLOW_S, Event::MISC1_SLOW_E, Event::MISC1_SLOW_M, Event::MISC1_LOST_FWD, Event::MISC1_SEC_RCVD_INVLD, Event::MISC1_SEC_RCVD_VLD, Event::MISC1_DATA_THROTTLE, Event::RXR_AK_INSERTS, Event::RXR_BL_DRS_CYCLES_FULL, Event::RXR_BL_DRS_INSERTS, Event::RXR_BL_DRS_OCCUPANCY, Event::RXR_BL_NCB_CYCLES_FULL, Event::RXR_BL_NCB_INSERTS, Event::RXR_BL_NCB_OCCUPANCY, Event::RXR_BL_NCS_CYCLES_FULL, Event::RXR_BL_NCS_INSERTS, Event::RXR_BL_NCS_OCCUPANCY, Event::SNOOP_RESP_MISS, Event::SNOOP_RESP_HIT_I, Event::SNOOP_RESP_HIT_ES, Event::SNOOP_RESP_HIT_M, Event::SNOOP_RESP_SNPCODE, Event::SNOOP_RESP_SNPDATA, Event::SNOOP_RESP_SNPINV, Event::TRANSACTIONS_READS, Event::TRANSACTIONS_WRITES, Event::TRANSACTIONS_RD_PREF, Event::TRANSACTIONS_WR_PREF, Event::TRANSACTIONS_ATOMIC, Event::TRANSACTIONS_OTHER, Event::TRANSACTIONS_ORDERINGQ, Event::TXR_AD_STALL_CREDIT_CYCLES, Event::TXR_BL_STALL_CREDIT_CYCLES, Event::TXR_DATA_INSERTS_NCB, Event::TXR_DATA_INSERTS_NCS, Event::TXR_REQUEST_OCCUPANCY];
+    pub const ALL: &'static [Event] = &[
+        Event::CACHE_TOTAL_OCCUPANCY_ANY,
+        Event::CACHE_TOTAL_OCCUPANCY_SOURCE,
+        Event::CLOCKTICKS,
+        Event::COHERENT_OPS_PCIRDCUR,
+        Event::COHERENT_OPS_CRD,
+        Event::COHERENT_OPS_DRD,
+        Event::COHERENT_OPS_RFO,
+        Event::COHERENT_OPS_PCITOM,
+        Event::COHERENT_OPS_PCIDCAHINT,
+        Event::COHERENT_OPS_WBMTOI,
+        Event::COHERENT_OPS_CLFLUSH,
+        Event::MISC0_FAST_REQ,
+        Event::MISC0_FAST_REJ,
+        Event::MISC0_2ND_RD_INSERT,
+        Event::MISC0_2ND_WR_INSERT,
+        Event::MISC0_2ND_ATOMIC_INSERT,
+        Event::MISC0_FAST_XFER,
+        Event::MISC0_PF_ACK_HINT,
+        Event::MISC0_PF_TIMEOUT,
+        Event::MISC1_SLOW_I,
+        Event::MISC1_SLOW_S,
+        Event::MISC1_SLOW_E,
+        Event::MISC1_SLOW_M,
+        Event::MISC1_LOST_FWD,
+        Event::MISC1_SEC_RCVD_INVLD,
+        Event::MISC1_SEC_RCVD_VLD,
+        Event::MISC1_DATA_THROTTLE,
+        Event::RXR_AK_INSERTS,
+        Event::RXR_BL_DRS_CYCLES_FULL,
+        Event::RXR_BL_DRS_INSERTS,
+        Event::RXR_BL_DRS_OCCUPANCY,
+        Event::RXR_BL_NCB_CYCLES_FULL,
+        Event::RXR_BL_NCB_INSERTS,
+        Event::RXR_BL_NCB_OCCUPANCY,
+        Event::RXR_BL_NCS_CYCLES_FULL,
+        Event::RXR_BL_NCS_INSERTS,
+        Event::RXR_BL_NCS_OCCUPANCY,
+        Event::SNOOP_RESP_MISS,
+        Event::SNOOP_RESP_HIT_I,
+        Event::SNOOP_RESP_HIT_ES,
+        Event::SNOOP_RESP_HIT_M,
+        Event::SNOOP_RESP_SNPCODE,
+        Event::SNOOP_RESP_SNPDATA,
+        Event::SNOOP_RESP_SNPINV,
+        Event::TRANSACTIONS_READS,
+        Event::TRANSACTIONS_WRITES,
+        Event::TRANSACTIONS_RD_PREF,
+        Event::TRANSACTIONS_WR_PREF,
+        Event::TRANSACTIONS_ATOMIC,
+        Event::TRANSACTIONS_OTHER,
+        Event::TRANSACTIONS_ORDERINGQ,
+        Event::TXR_AD_STALL_CREDIT_CYCLES,
+        Event::TXR_BL_STALL_CREDIT_CYCLES,
+        Event::TXR_DATA_INSERTS_NCB,
+        Event::TXR_DATA_INSERTS_NCS,
+        Event::TXR_REQUEST_OCCUPANCY,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

@@ -26,6 +26,7 @@ pub mod sbox;
 pub mod ubox;
 #[rustfmt::skip]
 pub mod core;
+#[cfg(feature = "metrics")]
 #[rustfmt::skip]
 pub mod metrics;
 #[cfg(feature = "metadata")]

@@ -8,11 +8,6 @@
 //! 0x710, plus two free-running core C-state residency counters.
 //!
 //! Instances: PCU.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -834,7 +829,62 @@ impl Event {
     pub const PKG_RESIDENCY_C1E_CYCLES: Event = Event { code: 0x4e, umask: 0x00, ext_sel: false, row: 53 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::CLOCKTICKS, Event::CORE0_TRANSITION_CYCLES, Event::CORE10_TRANSITION_CYCLES, Event::CORE11_TRANSITION_CYCLES, Event::CORE12_TRANSITION_CYCLES, Event::CORE13_TRANSITION_CYCLES, Event::CORE14_TRANSITION_CYCLES, Event::CORE15_TRANSITION_CYCLES, Event::CORE16_TRANSITION_CYCLES, Event::CORE17_TRANSITION_CYCLES, Event::CORE1_TRANSITION_CYCLES, Event::CORE2_TRANSITION_CYCLES, Event::CORE3_TRANSITION_CYCLES, Event::CORE4_TRANSITION_CYCLES, Event::CORE5_TRANSITION_CYCLES, Event::CORE6_TRANSITION_CYCLES, Event::CORE7_TRANSITION_CYCLES, Event::CORE8_TRANSITION_CYCLES, Event::CORE9_TRANSITION_CYCLES, Event::DEMOTIONS_CORE0, Event::DEMOTIONS_CORE1, Event::DEMOTIONS_CORE10, Event::DEMOTIONS_CORE11, Event::DEMOTIONS_CORE12, Event::DEMOTIONS_CORE13, Event::DEMOTIONS_CORE14, Event::DEMOTIONS_CORE15, Event::DEMOTIONS_CORE16, Event::DEMOTIONS_CORE17, Event::DEMOTIONS_CORE2, Event::DEMOTIONS_CORE3, Event::DEMOTIONS_CORE4, Event::DEMOTIONS_CORE5, Event::DEMOTIONS_CORE6, Event::DEMOTIONS_CORE7, Event::DEMOTIONS_CORE8, Event::DEMOTIONS_CORE9, Event::FREQ_MAX_LIMIT_THERMAL_CYCLES, Event::FREQ_MAX_OS_CYCLES, Event::FREQ_MAX_POWER_CYCLES, Event::FREQ_MIN_IO_P_CYCLES, Event::FREQ_TRANS_CYCLES, Event::MEMORY_PHASE_SHEDDING_CYCLES, Event::PROCHOT_EXTERNAL_CYCLES, Event::PROCHOT_INTERNAL_CYCLES, Event::TOTAL_TRANSITION_CYCLES, Event::UFS_TRANSITIONS_RING_GV, Event::VR_HOT_CYCLES, Event::PKG_RESIDENCY_C0_CYCLES, Event::PKG_RESIDENCY_C2E_CYCLES, Event::PKG_RESIDENCY_C3_CYCLES, Event::PKG_RESIDENCY_C6_CYCLES, Event::PKG_RESIDENCY_C7_CYCLES, Event::PKG_RESIDENCY_C1E_CYCLES];
+    pub const ALL: &'static [Event] = &[
+        Event::CLOCKTICKS,
+        Event::CORE0_TRANSITION_CYCLES,
+        Event::CORE10_TRANSITION_CYCLES,
+        Event::CORE11_TRANSITION_CYCLES,
+        Event::CORE12_TRANSITION_CYCLES,
+        Event::CORE13_TRANSITION_CYCLES,
+        Event::CORE14_TRANSITION_CYCLES,
+        Event::CORE15_TRANSITION_CYCLES,
+        Event::CORE16_TRANSITION_CYCLES,
+        Event::CORE17_TRANSITION_CYCLES,
+        Event::CORE1_TRANSITION_CYCLES,
+        Event::CORE2_TRANSITION_CYCLES,
+        Event::CORE3_TRANSITION_CYCLES,
+        Event::CORE4_TRANSITION_CYCLES,
+        Event::CORE5_TRANSITION_CYCLES,
+        Event::CORE6_TRANSITION_CYCLES,
+        Event::CORE7_TRANSITION_CYCLES,
+        Event::CORE8_TRANSITION_CYCLES,
+        Event::CORE9_TRANSITION_CYCLES,
+        Event::DEMOTIONS_CORE0,
+        Event::DEMOTIONS_CORE1,
+        Event::DEMOTIONS_CORE10,
+        Event::DEMOTIONS_CORE11,
+        Event::DEMOTIONS_CORE12,
+        Event::DEMOTIONS_CORE13,
+        Event::DEMOTIONS_CORE14,
+        Event::DEMOTIONS_CORE15,
+        Event::DEMOTIONS_CORE16,
+        Event::DEMOTIONS_CORE17,
+        Event::DEMOTIONS_CORE2,
+        Event::DEMOTIONS_CORE3,
+        Event::DEMOTIONS_CORE4,
+        Event::DEMOTIONS_CORE5,
+        Event::DEMOTIONS_CORE6,
+        Event::DEMOTIONS_CORE7,
+        Event::DEMOTIONS_CORE8,
+        Event::DEMOTIONS_CORE9,
+        Event::FREQ_MAX_LIMIT_THERMAL_CYCLES,
+        Event::FREQ_MAX_OS_CYCLES,
+        Event::FREQ_MAX_POWER_CYCLES,
+        Event::FREQ_MIN_IO_P_CYCLES,
+        Event::FREQ_TRANS_CYCLES,
+        Event::MEMORY_PHASE_SHEDDING_CYCLES,
+        Event::PROCHOT_EXTERNAL_CYCLES,
+        Event::PROCHOT_INTERNAL_CYCLES,
+        Event::TOTAL_TRANSITION_CYCLES,
+        Event::UFS_TRANSITIONS_RING_GV,
+        Event::VR_HOT_CYCLES,
+        Event::PKG_RESIDENCY_C0_CYCLES,
+        Event::PKG_RESIDENCY_C2E_CYCLES,
+        Event::PKG_RESIDENCY_C3_CYCLES,
+        Event::PKG_RESIDENCY_C6_CYCLES,
+        Event::PKG_RESIDENCY_C7_CYCLES,
+        Event::PKG_RESIDENCY_C1E_CYCLES,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

@@ -10,11 +10,6 @@
 //! uncore clocks. The MSRs moved from 0xC00 (E5-2600) to 0x700.
 //!
 //! Instances: UBOX.
-//!
-//! Per register: `pub type Name = Reg64<NameLayout>` (or `Reg32`), the layout with its
-//! masks, a getter and a `with_` builder per field, the typed addresses of each instance,
-//! and with the `metadata` feature the field table and metadata static. What every register
-//! shares is in `support.rs`.
 use crate::support::*;
 #[cfg(feature = "metadata")]
 #[allow(unused_imports)]
@@ -918,7 +913,23 @@ impl Event {
     pub const U2C_EVENTS_OTHER: Event = Event { code: 0x43, umask: 0x80, ext_sel: false, row: 14 };
 
     /// Every event of the unit.
-    pub const ALL: &'static [Event] = &[Event::EVENT_MSG_DOORBELL_RCVD, Event::PHOLD_CYCLES_ASSERT_TO_ACK, Event::RACU_REQUESTS, Event::FILTER_MATCH_ENABLE, Event::FILTER_MATCH_DISABLE, Event::FILTER_MATCH_U2C_ENABLE, Event::FILTER_MATCH_U2C_DISABLE, Event::U2C_EVENTS_MONITOR_T0, Event::U2C_EVENTS_MONITOR_T1, Event::U2C_EVENTS_LIVELOCK, Event::U2C_EVENTS_LTERROR, Event::U2C_EVENTS_CMC, Event::U2C_EVENTS_UMC, Event::U2C_EVENTS_TRAP, Event::U2C_EVENTS_OTHER];
+    pub const ALL: &'static [Event] = &[
+        Event::EVENT_MSG_DOORBELL_RCVD,
+        Event::PHOLD_CYCLES_ASSERT_TO_ACK,
+        Event::RACU_REQUESTS,
+        Event::FILTER_MATCH_ENABLE,
+        Event::FILTER_MATCH_DISABLE,
+        Event::FILTER_MATCH_U2C_ENABLE,
+        Event::FILTER_MATCH_U2C_DISABLE,
+        Event::U2C_EVENTS_MONITOR_T0,
+        Event::U2C_EVENTS_MONITOR_T1,
+        Event::U2C_EVENTS_LIVELOCK,
+        Event::U2C_EVENTS_LTERROR,
+        Event::U2C_EVENTS_CMC,
+        Event::U2C_EVENTS_UMC,
+        Event::U2C_EVENTS_TRAP,
+        Event::U2C_EVENTS_OTHER,
+    ];
 
     /// Event select.
     pub const fn code(self) -> u8 {

@@ -93,6 +93,7 @@
 //! |---|---|---|
 //! | `all-processors` | | Every processor below |
 //! | `metadata` | | Field, value and event tables, descriptions, [`structure`], [`PROCESSORS`] |
+//! | `events` | | Each uncore unit's `Event` constants and `with_event` on its counter controls (core event lists are always built); off by default |
 //! | `metrics` | [`metrics`] | Derived metrics: each processor's `metrics::METRICS` and their evaluator; off by default |
 //! | `experimental-events` | | Events from the vendors' experimental lists (Intel's `*_uncore_experimental.json`, not validated by Intel); off by default |
 //! | `xeon-7500` | [`xeon_7500`] | Intel Xeon Processor 7500 Series (Nehalem-EX) uncore |

@@ -300,9 +300,30 @@ fn event_controls<'u>(unit: &'u Unit, on: &str) -> Vec<(&'u Register, String, St
     out
 }
 
+/// `#[cfg(feature = "events")]`: what a unit's (uncore) events are built behind, so that a
+/// user who programs registers by value does not compile thousands of event constants.
+pub const EVENTS: &str = "#[cfg(feature = \"events\")]";
+
+/// `text` (a unit's events: `Event`, its impls, `EVENT_INFOS` and the controls' methods) in a
+/// module built with the `events` feature, `Event` re-exported and the table visible to the
+/// unit's metadata static.
+fn behind_events_feature(text: &str, out: &mut String) {
+    let text = text.replace("\nconst EVENT_INFOS", "\npub(super) const EVENT_INFOS");
+    let _ = write!(
+        out,
+        "/// The unit's events (the `events` feature), re-exported: [`Event`].\n{EVENTS}\nmod unit_events {{\nuse super::*;\n{text}}}\n{EVENTS}\npub use unit_events::Event;\n#[cfg(all(feature = \"events\", feature = \"metadata\"))]\nuse unit_events::EVENT_INFOS;\n\n"
+    );
+}
+
 /// The unit's events: a constant per event, and `with_event` on every counter control (a
-/// register with an `ev_sel` field).
+/// register with an `ev_sel` field), behind the `events` feature.
 pub fn unit_events_text(unit: &Unit, out: &mut String) {
+    let mut text = String::new();
+    unit_events_items(unit, &mut text);
+    behind_events_feature(&text, out);
+}
+
+fn unit_events_items(unit: &Unit, out: &mut String) {
     event_type_text(unit, out);
     for (r, what, body) in event_controls(unit, "self") {
         let _ = writeln!(out, "\nimpl {} {{", r.type_name);
@@ -323,6 +344,12 @@ pub fn unit_events_text(unit: &Unit, out: &mut String) {
 /// (`units-from`): that module's `with_event` takes that processor's events, so these
 /// program a control the other way round, `Event::X.program(ctl)`, one method per control.
 pub fn shared_unit_events_text(unit: &Unit, out: &mut String) {
+    let mut text = String::new();
+    shared_unit_events_items(unit, &mut text);
+    behind_events_feature(&text, out);
+}
+
+fn shared_unit_events_items(unit: &Unit, out: &mut String) {
     event_type_text(unit, out);
     let controls = event_controls(unit, "ctl");
     let single = controls.len() == 1;

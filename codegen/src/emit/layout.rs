@@ -693,7 +693,7 @@ pub fn unit_module_text(proc: &Processor, unit: &Unit) -> String {
         "&[]"
     } else {
         super::events::unit_events_text(unit, &mut out);
-        "EVENT_INFOS"
+        GATED_EVENTS
     };
     unit_static_text(proc, unit, events, &mut out);
     out
@@ -737,13 +737,17 @@ fn shared_unit_module_text(proc: &Processor, from: &ProcessorRef, unit: &Unit) -
         "&[]"
     } else {
         super::events::shared_unit_events_text(unit, &mut out);
-        "EVENT_INFOS"
+        GATED_EVENTS
     };
     unit_static_text(proc, unit, events, &mut out);
     out
 }
 
 /// The unit's metadata static (with the `metadata` feature).
+/// `UnitInfo::events` of a unit whose events are behind the `events` feature: its table with
+/// the feature, none without.
+const GATED_EVENTS: &str = "EVENT_INFOS,\n    #[cfg(not(feature = \"events\"))]\n    events: &[]";
+
 fn unit_static_text(proc: &Processor, unit: &Unit, events: &str, out: &mut String) {
     let instances: Vec<String> = unit.instances.iter().map(|i| lit(&i.name)).collect();
     let infos: Vec<String> = unit
@@ -754,7 +758,7 @@ fn unit_static_text(proc: &Processor, unit: &Unit, events: &str, out: &mut Strin
     let pmu = super::structure::unit_pmu_ref(unit);
     let _ = write!(
         out,
-        "/// Metadata of this unit and its registers.\n{METADATA}\npub static UNIT: UnitInfo = UnitInfo {{\n    processor: {},\n    name: {},\n    module: {},\n    title: {},\n    description: {},\n    instances: &[{}],\n    registers: &[\n{}    ],\n    events: {events},\n    pmu: {pmu},\n    mmio_window: {},\n}};\n",
+        "/// Metadata of this unit and its registers.\n{METADATA}\npub static UNIT: UnitInfo = UnitInfo {{\n    processor: {},\n    name: {},\n    module: {},\n    title: {},\n    description: {},\n    instances: &[{}],\n    registers: &[\n{}    ],\n    {}events: {events},\n    pmu: {pmu},\n    mmio_window: {},\n}};\n",
         lit(&proc.id),
         lit(&unit.name),
         lit(&unit.module),
@@ -762,6 +766,11 @@ fn unit_static_text(proc: &Processor, unit: &Unit, events: &str, out: &mut Strin
         lit(&unit.description),
         instances.join(", "),
         infos.concat(),
+        if events == GATED_EVENTS {
+            "#[cfg(feature = \"events\")]\n    "
+        } else {
+            ""
+        },
         if unit.mmio_window.is_some() {
             "Some(&MMIO_WINDOW)"
         } else {

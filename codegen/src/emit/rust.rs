@@ -331,6 +331,8 @@ pub fn cargo_features(spec: &Spec) -> String {
     let quoted: Vec<String> = features.iter().map(|f| format!("{f:?}")).collect();
     let _ = writeln!(s, "all-processors = [{}]", quoted.join(", "));
     s.push_str("metadata = []\n");
+    // Off by default: most units' event constants outnumber their registers' items.
+    s.push_str("# Each uncore unit's events (`Event`, `with_event` on its counter controls). Core events are\n# always built.\nevents = []\n");
     // Off by default: the metrics tables are about a tenth of a processor's build, and a
     // user who programs registers does not evaluate them.
     s.push_str("# Derived metrics (`metrics`, each processor's `metrics::METRICS`): formulas over events.\nmetrics = []\n");
@@ -368,6 +370,7 @@ pub fn features_doc(spec: &Spec) -> String {
     );
     s.push_str("//! | `all-processors` | | Every processor below |\n");
     s.push_str("//! | `metadata` | | Field, value and event tables, descriptions, [`structure`], [`PROCESSORS`] |\n");
+    s.push_str("//! | `events` | | Each uncore unit's `Event` constants and `with_event` on its counter controls (core event lists are always built); off by default |\n");
     s.push_str("//! | `metrics` | [`metrics`] | Derived metrics: each processor's `metrics::METRICS` and their evaluator; off by default |\n");
     s.push_str("//! | `experimental-events` | | Events from the vendors' experimental lists (Intel's `*_uncore_experimental.json`, not validated by Intel); off by default |\n");
     for p in &spec.processors {

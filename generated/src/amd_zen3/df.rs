@@ -166,6 +166,10 @@ static DF_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     notes: &[],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -252,7 +256,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "remote_outbound_data_controller_0", code: 0x7c7, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "remote_outbound_data_controller_1", code: 0x807, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "remote_outbound_data_controller_2", code: 0x847, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
@@ -276,6 +280,12 @@ impl DfPerfCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -289,7 +299,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &DF_PERF_CTL_INFO,
         &DF_PERF_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::DF),
     mmio_window: None,
 };

@@ -711,6 +711,10 @@ static PERF_CNTR_GLOBAL_STATUS_SET_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -1797,7 +1801,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "bp_l2_btb_correct", code: 0x8b, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
     &EventInfo { name: "bp_dyn_ind_pred", code: 0x8e, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
     &EventInfo { name: "bp_de_redirect", code: 0x91, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
@@ -2153,6 +2157,12 @@ impl LegacyPerfCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -2172,7 +2182,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &PERF_CNTR_GLOBAL_STATUS_CLR_INFO,
         &PERF_CNTR_GLOBAL_STATUS_SET_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::CORE),
     mmio_window: None,
 };

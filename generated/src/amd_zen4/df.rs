@@ -212,6 +212,10 @@ static DF_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     notes: &[],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -806,7 +810,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "local_processor_read_data_beats_cs0", code: 0x1f, umask: 0x7fe, counters: 0b1111111111111111, ..EventInfo::BASE },
     &EventInfo { name: "local_processor_read_data_beats_cs1", code: 0x5f, umask: 0x7fe, counters: 0b1111111111111111, ..EventInfo::BASE },
     &EventInfo { name: "local_processor_read_data_beats_cs2", code: 0x9f, umask: 0x7fe, counters: 0b1111111111111111, ..EventInfo::BASE },
@@ -954,6 +958,12 @@ impl DfPerfCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -967,7 +977,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &DF_PERF_CTL_INFO,
         &DF_PERF_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::DF),
     mmio_window: None,
 };

@@ -231,6 +231,10 @@ static L3_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -291,7 +295,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "l3_lookup_state.l3_miss", code: 0x04, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
     &EventInfo { name: "l3_lookup_state.l3_hit", code: 0x04, umask: 0xfe, counters: 0b111111, ..EventInfo::BASE },
     &EventInfo { name: "l3_lookup_state.all_coherent_accesses_to_l3", code: 0x04, umask: 0xff, counters: 0b111111, ..EventInfo::BASE },
@@ -306,6 +310,12 @@ impl L3PerfCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -319,7 +329,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &L3_PERF_CTL_INFO,
         &L3_PERF_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::L3),
     mmio_window: None,
 };

@@ -349,6 +349,10 @@ static UMC_PERF_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -438,7 +442,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "umc_mem_clk", code: 0x00, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "umc_act_cmd.all", code: 0x05, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "umc_act_cmd.rd", code: 0x05, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
@@ -463,6 +467,12 @@ impl UmcPerfCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -476,7 +486,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &UMC_PERF_CTL_INFO,
         &UMC_PERF_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::UMC),
     mmio_window: None,
 };

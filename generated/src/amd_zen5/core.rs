@@ -711,6 +711,10 @@ static PERF_CNTR_GLOBAL_STATUS_SET_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -1858,7 +1862,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "bp_l1_tlb_miss_l2_tlb_hit", code: 0x84, umask: 0x00, counters: 0b111111, ..EventInfo::BASE },
     &EventInfo { name: "bp_l1_tlb_miss_l2_tlb_miss.if4k", code: 0x85, umask: 0x01, counters: 0b111111, ..EventInfo::BASE },
     &EventInfo { name: "bp_l1_tlb_miss_l2_tlb_miss.if2m", code: 0x85, umask: 0x02, counters: 0b111111, ..EventInfo::BASE },
@@ -2235,6 +2239,12 @@ impl LegacyPerfCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -2254,7 +2264,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &PERF_CNTR_GLOBAL_STATUS_CLR_INFO,
         &PERF_CNTR_GLOBAL_STATUS_SET_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::CORE),
     mmio_window: None,
 };

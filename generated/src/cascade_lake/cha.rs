@@ -634,6 +634,10 @@ pub(crate) static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -3640,7 +3644,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_C_LLC_LOOKUP.DATA_READ", code: 0x34, umask: 0x03, counters: 0b1111, filters: "CHAFilter0[26:17]", ..EventInfo::BASE },
     &EventInfo { name: "UNC_C_LLC_LOOKUP.REMOTE_SNOOP", code: 0x34, umask: 0x09, counters: 0b1111, filters: "CHAFilter0[26:17]", ..EventInfo::BASE },
     &EventInfo { name: "UNC_CHA_TOR_INSERTS.IO_HIT", code: 0x35, umask: 0x14, counters: 0b1111, filters: "CHAFilter1[31:0]", ..EventInfo::BASE },
@@ -4264,6 +4268,12 @@ impl Event {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -4281,7 +4291,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &CHA_BOX_STATUS_INFO,
         &CHA_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::CHA),
     mmio_window: None,
 };

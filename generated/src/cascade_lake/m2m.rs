@@ -123,6 +123,10 @@ pub(crate) static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -2290,7 +2294,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_M2M_BYPASS_M2M_Egress.NOT_TAKEN", code: 0x22, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_M2M_DIRECT2CORE_NOT_TAKEN_DIRSTATE", code: 0x24, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_M2M_DIRECT2CORE_TAKEN", code: 0x23, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
@@ -2743,6 +2747,12 @@ impl Event {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -2758,7 +2768,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &M2M_BOX_STATUS_INFO,
         &M2M_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::M2M),
     mmio_window: None,
 };

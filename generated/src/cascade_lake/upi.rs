@@ -137,6 +137,10 @@ pub(crate) static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -689,7 +693,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_UPI_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_UPI_DIRECT_ATTEMPTS.D2C", code: 0x12, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_UPI_L1_POWER_CYCLES", code: 0x21, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
@@ -811,6 +815,12 @@ impl Event {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -826,7 +836,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &UPI_BOX_STATUS_INFO,
         &UPI_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::UPI),
     mmio_window: None,
 };

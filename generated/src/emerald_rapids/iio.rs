@@ -217,6 +217,10 @@ pub(crate) static IIO_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -1301,7 +1305,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_IIO_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x1, fc_mask: 0x7, ..EventInfo::BASE },
     &EventInfo { name: "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1", code: 0x83, umask: 0x01, counters: 0b11, port_mask: 0x2, fc_mask: 0x7, ..EventInfo::BASE },
@@ -1520,6 +1524,12 @@ impl Event {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -1534,7 +1544,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &IIO_CTL_INFO,
         &IIO_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::IIO),
     mmio_window: None,
 };

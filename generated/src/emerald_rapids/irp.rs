@@ -169,6 +169,10 @@ pub(crate) static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -473,7 +477,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_I_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
     &EventInfo { name: "UNC_I_FAF_TRANSACTIONS", code: 0x16, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
     &EventInfo { name: "UNC_I_FAF_FULL", code: 0x17, umask: 0x00, counters: 0b11, ..EventInfo::BASE },
@@ -541,6 +545,12 @@ impl Event {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -555,7 +565,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &IRP_CTL_INFO,
         &IRP_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::IRP),
     mmio_window: None,
 };

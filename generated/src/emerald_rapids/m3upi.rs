@@ -121,6 +121,10 @@ pub(crate) static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -1803,7 +1807,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_M3UPI_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
     #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M3UPI_UPI_PREFETCH_SPAWN", code: 0x29, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
     #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M3UPI_D2U_SENT", code: 0x2a, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
@@ -2141,6 +2145,12 @@ impl Event {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -2155,7 +2165,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &M3UPI_CTL_INFO,
         &M3UPI_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::M3UPI),
     mmio_window: None,
 };

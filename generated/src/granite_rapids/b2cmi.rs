@@ -502,6 +502,10 @@ static B2CMI_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -914,7 +918,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_B2CMI_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_B2CMI_IMC_READS.NORMAL", code: 0x24, umask: 0x01, counters: 0b1111, umask_ext: 0x1, ..EventInfo::BASE },
     &EventInfo { name: "UNC_B2CMI_IMC_READS.ALL", code: 0x24, umask: 0x04, counters: 0b1111, umask_ext: 0x1, ..EventInfo::BASE },
@@ -1005,6 +1009,12 @@ impl B2cmiCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -1019,7 +1029,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &B2CMI_CTL_INFO,
         &B2CMI_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::B2CMI),
     mmio_window: None,
 };

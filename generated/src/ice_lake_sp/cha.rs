@@ -1319,6 +1319,10 @@ static CHA_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -7039,7 +7043,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_CHA_DIR_UPDATE.HA", code: 0x54, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_CHA_DIR_UPDATE.TOR", code: 0x54, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_CHA_REQUESTS.INVITOE_LOCAL", code: 0x50, umask: 0x10, counters: 0b1111, ..EventInfo::BASE },
@@ -8138,6 +8142,12 @@ impl ChaCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -8154,7 +8164,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &CHA_BOX_STATUS_INFO,
         &CHA_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::CHA),
     mmio_window: None,
 };

@@ -682,6 +682,10 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -1461,7 +1465,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_M_TAGCHK.HIT", code: 0xd3, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_M_TAGCHK.MISS_CLEAN", code: 0xd3, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_M_TAGCHK.MISS_DIRTY", code: 0xd3, umask: 0x04, counters: 0b1111, ..EventInfo::BASE },
@@ -1632,6 +1636,12 @@ impl ImcCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -1648,7 +1658,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &IMC_FIXED_CTL_INFO,
         &IMC_FIXED_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::IMC),
     mmio_window: Some(&MMIO_WINDOW),
 };

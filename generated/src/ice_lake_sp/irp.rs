@@ -460,6 +460,10 @@ static IRP_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -856,7 +860,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_I_MISC1.LOST_FWD", code: 0x1f, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
     &EventInfo { name: "UNC_I_COHERENT_OPS.PCITOM", code: 0x10, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
     &EventInfo { name: "UNC_I_COHERENT_OPS.WBMTOI", code: 0x10, umask: 0x40, counters: 0b11, ..EventInfo::BASE },
@@ -942,6 +946,12 @@ impl IrpCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -957,7 +967,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &IRP_BOX_STATUS_INFO,
         &IRP_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::IRP),
     mmio_window: None,
 };

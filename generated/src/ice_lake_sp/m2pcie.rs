@@ -481,6 +481,10 @@ static M2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -3405,7 +3409,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_M2P_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_M2P_CMS_CLOCKTICKS", code: 0xc0, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
     #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_M2P_IIO_CREDITS_ACQUIRED.DRS_0", code: 0x33, umask: 0x01, counters: 0b1111, experimental: true, ..EventInfo::BASE },
@@ -3967,6 +3971,12 @@ impl M2pcieCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -3982,7 +3992,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &M2PCIE_BOX_STATUS_INFO,
         &M2PCIE_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::M2PCIE),
     mmio_window: None,
 };

@@ -644,6 +644,10 @@ static CAPID7_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -807,7 +811,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_P_CLOCKTICKS", code: 0x00, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
     #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_CORE_TRANSITION_CYCLES", code: 0x60, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
     #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_P_DEMOTIONS", code: 0x30, umask: 0x00, counters: 0b1111, experimental: true, ..EventInfo::BASE },
@@ -842,6 +846,12 @@ impl PcuCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -860,7 +870,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &CAPID6_INFO,
         &CAPID7_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::PCU),
     mmio_window: None,
 };

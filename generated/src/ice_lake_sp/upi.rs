@@ -472,6 +472,10 @@ static UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -1161,7 +1165,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_UPI_RxL_FLITS.ALL_DATA", code: 0x03, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_UPI_RxL_FLITS.NON_DATA", code: 0x03, umask: 0x97, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_UPI_TxL_FLITS.ALL_DATA", code: 0x02, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
@@ -1300,6 +1304,12 @@ impl UpiCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -1315,7 +1325,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &UPI_BOX_STATUS_INFO,
         &UPI_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::UPI),
     mmio_window: None,
 };

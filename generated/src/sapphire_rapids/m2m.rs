@@ -380,6 +380,10 @@ static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -1424,7 +1428,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_M2M_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.ANY", code: 0x20, umask: 0x01, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_M2M_DIRECTORY_LOOKUP.STATE_A", code: 0x20, umask: 0x08, counters: 0b1111, ..EventInfo::BASE },
@@ -1620,6 +1624,12 @@ impl M2mCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -1634,7 +1644,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &M2M_CTL_INFO,
         &M2M_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::M2M),
     mmio_window: None,
 };

@@ -558,6 +558,10 @@ static UNC_CBO_CONFIG_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -748,7 +752,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.VLW_RCVD", code: 0x42, umask: 0x01, counters: 0b11, experimental: true, ..EventInfo::BASE },
     #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.MSI_RCVD", code: 0x42, umask: 0x02, counters: 0b11, experimental: true, ..EventInfo::BASE },
     #[cfg(feature = "experimental-events")] &EventInfo { name: "UNC_U_EVENT_MSG.IPI_RCVD", code: 0x42, umask: 0x04, counters: 0b11, experimental: true, ..EventInfo::BASE },
@@ -788,6 +792,12 @@ impl UCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -806,7 +816,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &U_UCLK_FIXED_CTR_INFO,
         &UNC_CBO_CONFIG_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::UBOX),
     mmio_window: None,
 };

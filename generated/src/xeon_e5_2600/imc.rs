@@ -578,6 +578,10 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -781,7 +785,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_M_ACT_COUNT", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_M_CAS_COUNT.ALL", code: 0x04, umask: 0x0f, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_M_CAS_COUNT.RD", code: 0x04, umask: 0x03, counters: 0b1111, ..EventInfo::BASE },
@@ -844,6 +848,12 @@ impl ImcCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -860,7 +870,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &IMC_FIXED_CTL_INFO,
         &IMC_FIXED_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::IMC),
     mmio_window: None,
 };

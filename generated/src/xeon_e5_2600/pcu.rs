@@ -629,6 +629,10 @@ static PCU_CORE_C3_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -787,7 +791,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_P_CLOCKTICKS", code: 0x00, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_P_CORE0_TRANSITION_CYCLES", code: 0x03, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
     &EventInfo { name: "UNC_P_CORE1_TRANSITION_CYCLES", code: 0x04, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
@@ -836,6 +840,12 @@ impl PcuCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -853,7 +863,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &PCU_CORE_C6_CTR_INFO,
         &PCU_CORE_C3_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::PCU),
     mmio_window: None,
 };

@@ -775,6 +775,10 @@ static QPI_PKT_MASK1_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -1077,7 +1081,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_Q_CLOCKTICKS", code: 0x14, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_Q_CTO_COUNT", code: 0x38, umask: 0x00, counters: 0b1111, ext_sel: true, ..EventInfo::BASE },
     &EventInfo { name: "UNC_Q_DIRECT2CORE.FAILURE_CREDITS", code: 0x13, umask: 0x02, counters: 0b1111, ..EventInfo::BASE },
@@ -1173,6 +1177,12 @@ impl QpiCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -1191,7 +1201,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &QPI_PKT_MASK0_INFO,
         &QPI_PKT_MASK1_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::QPI),
     mmio_window: None,
 };

@@ -350,6 +350,10 @@ static R2PCIE_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -508,7 +512,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_R2_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.DRS", code: 0x33, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
     &EventInfo { name: "UNC_R2_IIO_CREDITS_ACQUIRED.NCB", code: 0x33, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
@@ -556,6 +560,12 @@ impl R2pcieCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -570,7 +580,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &R2PCIE_CTL_INFO,
         &R2PCIE_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::R2PCIE),
     mmio_window: None,
 };

@@ -367,6 +367,10 @@ static R3QPI_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -606,7 +610,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_R3_CLOCKTICKS", code: 0x01, umask: 0x00, counters: 0b111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_R3_IIO_CREDITS_ACQUIRED.DRS", code: 0x20, umask: 0x08, counters: 0b11, ..EventInfo::BASE },
     &EventInfo { name: "UNC_R3_IIO_CREDITS_ACQUIRED.NCB", code: 0x20, umask: 0x10, counters: 0b11, ..EventInfo::BASE },
@@ -681,6 +685,12 @@ impl R3qpiCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -695,7 +705,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &R3QPI_CTL_INFO,
         &R3QPI_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::R3QPI),
     mmio_window: None,
 };

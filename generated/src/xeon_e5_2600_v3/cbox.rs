@@ -1022,6 +1022,10 @@ static CBO_CTR_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -1561,7 +1565,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_C_BOUNCE_CONTROL", code: 0x0a, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_C_CLOCKTICKS", code: 0x00, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
     &EventInfo { name: "UNC_C_COUNTER0_OCCUPANCY", code: 0x1f, umask: 0x00, counters: 0b1111, ..EventInfo::BASE },
@@ -1736,6 +1740,12 @@ impl CboCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -1753,7 +1763,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &CBO_BOX_STATUS_INFO,
         &CBO_CTR_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::CBOX),
     mmio_window: None,
 };

@@ -639,6 +639,10 @@ static HA_BOX_OPCODE_MATCH_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The unit's events (the `events` feature), re-exported: [`Event`].
+#[cfg(feature = "events")]
+mod unit_events {
+use super::*;
 /// An event of this unit. Only this unit's counter controls take it (`with_event`), so
 /// an event of one unit cannot be programmed into another's counter. Each constant's doc
 /// gives the counters that may count it (bit n: counter n).
@@ -1366,7 +1370,7 @@ impl Event {
 
 /// The facts of `Event::ALL`, row for row.
 #[cfg(feature = "metadata")]
-const EVENT_INFOS: &[&EventInfo] = &[
+pub(super) const EVENT_INFOS: &[&EventInfo] = &[
     &EventInfo { name: "UNC_H_ADDR_OPC_MATCH.FILT", code: 0x20, umask: 0x03, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0], HA_OpcodeMatch[5:0]", ..EventInfo::BASE },
     &EventInfo { name: "UNC_H_ADDR_OPC_MATCH.ADDR", code: 0x20, umask: 0x01, counters: 0b1111, filters: "HA_AddrMatch0[31:6], HA_AddrMatch1[13:0]", ..EventInfo::BASE },
     &EventInfo { name: "UNC_H_ADDR_OPC_MATCH.OPC", code: 0x20, umask: 0x02, counters: 0b1111, filters: "HA_OpcodeMatch[5:0]", ..EventInfo::BASE },
@@ -1602,6 +1606,12 @@ impl HaCtl {
     }
 }
 
+}
+#[cfg(feature = "events")]
+pub use unit_events::Event;
+#[cfg(all(feature = "events", feature = "metadata"))]
+use unit_events::EVENT_INFOS;
+
 /// Metadata of this unit and its registers.
 #[cfg(feature = "metadata")]
 pub static UNIT: UnitInfo = UnitInfo {
@@ -1620,7 +1630,10 @@ pub static UNIT: UnitInfo = UnitInfo {
         &HA_BOX_ADDR_MATCH1_INFO,
         &HA_BOX_OPCODE_MATCH_INFO,
     ],
+    #[cfg(feature = "events")]
     events: EVENT_INFOS,
+    #[cfg(not(feature = "events"))]
+    events: &[],
     pmu: Some(&super::pmu::HA),
     mmio_window: None,
 };

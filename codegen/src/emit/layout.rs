@@ -743,11 +743,11 @@ fn shared_unit_module_text(proc: &Processor, from: &ProcessorRef, unit: &Unit) -
     out
 }
 
-/// The unit's metadata static (with the `metadata` feature).
 /// `UnitInfo::events` of a unit whose events are behind the `events` feature: its table with
 /// the feature, none without.
 const GATED_EVENTS: &str = "EVENT_INFOS,\n    #[cfg(not(feature = \"events\"))]\n    events: &[]";
 
+/// The unit's metadata static (with the `metadata` feature).
 fn unit_static_text(proc: &Processor, unit: &Unit, events: &str, out: &mut String) {
     let instances: Vec<String> = unit.instances.iter().map(|i| lit(&i.name)).collect();
     let infos: Vec<String> = unit

@@ -121,7 +121,7 @@ builds() {
         rm -rf "$t"
         case $v in
           meta) args=(--manifest-path "$ours/Cargo.toml" --features all-processors) ;;
-          nometa) args=(--manifest-path "$ours/Cargo.toml" --no-default-features --features "$(features "$ours")") ;;
+          nometa) args=(--manifest-path "$ours/Cargo.toml" --no-default-features --features all-processors) ;;
           theirs)
             CARGO_TARGET_DIR="$t" cargo build -q $flag -p vcell --manifest-path "$theirs/Cargo.toml"
             args=(--manifest-path "$theirs/Cargo.toml") ;;
@@ -141,8 +141,8 @@ builds() {
   done
 }
 
-# The processor features of a generated crate (all but default, metadata, all-processors and
-# experimental-events), space-separated.
+# The features of a generated crate one at a time: every processor and the optional parts
+# (`events`, `metrics`; all but default, metadata, all-processors and experimental-events).
 features() {
   sed -n '/^\[features\]/,/^\[/p' "$1/Cargo.toml" | grep -o '^[a-z0-9-]* =' | cut -d' ' -f1 \
     | grep -vx 'default\|metadata\|all-processors\|experimental-events' | tr '\n' ' '

@@ -377,7 +377,14 @@ fn the_fixture_spec_generates_a_crate_that_compiles() {
     std::fs::write(&manifest, format!("{text}\n[workspace]\n")).unwrap();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = std::process::Command::new(cargo)
-        .args(["check", "--quiet", "--manifest-path"])
+        // Every processor: the crate's default builds none.
+        .args([
+            "check",
+            "--quiet",
+            "--features",
+            "all-processors",
+            "--manifest-path",
+        ])
         .arg(&manifest)
         .env("CARGO_TARGET_DIR", workspace().join("target/fixture-check"))
         .status()
@@ -409,7 +416,14 @@ fn a_spec_full_of_rust_names_generates_a_crate_whose_tests_pass() {
     std::fs::copy(workspace().join("Cargo.lock"), out.join("Cargo.lock")).unwrap();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = std::process::Command::new(cargo)
-        .args(["test", "--quiet", "--manifest-path"])
+        // Every processor: the crate's default builds none.
+        .args([
+            "test",
+            "--quiet",
+            "--features",
+            "all-processors",
+            "--manifest-path",
+        ])
         .arg(&manifest)
         .env("CARGO_TARGET_DIR", workspace().join("target/fixture-check"))
         .output()

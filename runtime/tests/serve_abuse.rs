@@ -87,6 +87,29 @@ fn cpu_seconds(pid: u32) -> f64 {
     ticks / 100.0
 }
 
+/// The resident and the peak resident memory of process `pid`, in KiB.
+fn memory_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// What the server cost during an attack, for BENCHMARKS.md (printed, never asserted).
+fn report(what: &str, pid: u32, cpu_before: f64, answered: usize, extra: &str) {
+    let (rss, peak) = memory_kib(pid);
+    eprintln!(
+        "{what}: {answered}/20 answered; server CPU {:.2} s; RSS {rss} KiB (peak {peak} KiB); \
+         {extra}",
+        cpu_seconds(pid) - cpu_before
+    );
+}
+
 /// Runs `attack` on its own thread until the scrapes are done; then stops it.
 fn under_attack<T>(attack: impl FnOnce(&AtomicBool) + Send, scrapes: impl FnOnce() -> T) -> T {
     let stop = AtomicBool::new(false);
@@ -135,10 +158,8 @@ fn seventy_trickling_clients_do_not_keep_the_scraper_from_its_answers() {
         |stop| trickle(served.addr, stop, &sent),
         || twenty_scrapes(served.addr, None),
     );
-    eprintln!(
-        "trickling: {answered}/20 answered, server CPU {:.2} s",
-        cpu_seconds(pid) - before
-    );
+    let extra = format!("{} requests", sent.load(Ordering::SeqCst));
+    report("trickling", pid, before, answered, &extra);
     assert!(answered >= 19, "{answered} of 20 answered: {failed:?}");
     assert!(sent.load(Ordering::SeqCst) >= 70, "the attack ran");
 }
@@ -199,11 +220,8 @@ fn seventy_clients_guessing_passwords_do_not_keep_the_scraper_from_its_answers()
         |stop| wrong_passwords(served.addr, stop, &sent),
         || twenty_scrapes(served.addr, Some(&good)),
     );
-    eprintln!(
-        "wrong passwords: {answered}/20 answered, {} wrong requests, server CPU {:.2} s; {failed:?}",
-        sent.load(Ordering::SeqCst),
-        cpu_seconds(pid) - before
-    );
+    let extra = format!("{} wrong requests", sent.load(Ordering::SeqCst));
+    report("wrong passwords", pid, before, answered, &extra);
     assert!(answered >= 19, "{answered} of 20 answered: {failed:?}");
     assert_eq!(
         scrape(served.addr, Some(&basic("prometheus", "wrong"))),
@@ -256,9 +274,12 @@ fn connections_churned_from_the_scrapers_own_address_do_not_evict_its_scrapes() 
         || twenty_scrapes(served.addr, Some(&good)),
     );
     let opened = opened.load(Ordering::SeqCst);
-    eprintln!(
-        "churn: {answered}/20 answered, {opened} connections opened, server CPU {:.2} s",
-        cpu_seconds(pid) - before
+    report(
+        "churn",
+        pid,
+        before,
+        answered,
+        &format!("{opened} connections"),
     );
     assert!(answered >= 19, "{answered} of 20 answered: {failed:?}");
     // More than the 100 were opened: the server closed some to keep within its share.
@@ -367,4 +388,34 @@ fn good_credentials_are_checked_once_and_a_flood_of_wrong_ones_is_backed_off() {
     let sent = sent.load(Ordering::SeqCst) as u64;
     assert!(checks <= 70 * 3, "{checks} checks for {sent} requests");
     assert!(sent > checks, "{sent} requests, {checks} checked");
+}
+
+#[test]
+fn a_tls_handshake_that_does_not_finish_is_dropped_holding_no_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let made = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    std::fs::write(dir.path().join("server.crt"), made.cert.pem()).unwrap();
+    std::fs::write(
+        dir.path().join("server.key"),
+        made.signing_key.serialize_pem(),
+    )
+    .unwrap();
+    let text = "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n";
+    let web = WebConfig::parse(text, dir.path()).unwrap();
+    let server = run_server(web);
+    // The header of a TLS handshake record, announcing 512 bytes that never come.
+    let mut stalled = TcpStream::connect(server.addr).unwrap();
+    stalled.write_all(&[0x16, 0x03, 0x01, 0x02, 0x00]).unwrap();
+    stalled
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let since = Instant::now();
+    let _ = stalled.read_to_end(&mut Vec::new());
+    let took = since.elapsed();
+    let bound = Limits::default().request_timeout;
+    assert!(
+        took < bound + Duration::from_secs(3),
+        "dropped after {took:?} (bound {bound:?})"
+    );
+    assert_eq!(server.gauges.answering(), 0, "no thread waited for it");
 }

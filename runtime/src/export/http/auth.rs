@@ -11,7 +11,8 @@
 //! - an address whose password was wrong waits before it is checked again, twice as long
 //!   after each wrong password (from [`BACKOFF_FIRST`] to [`BACKOFF_MAX`]); meanwhile it gets
 //!   `429` without a check. Remembered credentials pass even then, so a flood from the
-//!   scraper's own address does not lock the scraper out.
+//!   scraper's own address does not lock the scraper out. And all addresses that failed
+//!   before share a quarter of one core for their checks (`503` beyond).
 
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
@@ -31,6 +32,9 @@ const MAX_BACKOFFS: usize = 4096;
 pub const BACKOFF_FIRST: Duration = Duration::from_secs(1);
 /// The longest wait.
 pub const BACKOFF_MAX: Duration = Duration::from_secs(30);
+/// After a check for an address that failed before, no other such check starts for this
+/// many times as long as it took: together they take at most a quarter of one core.
+const REPEAT_SHARE: u32 = 3;
 
 /// What the gate says of a request.
 #[derive(Debug, PartialEq, Eq)]
@@ -57,6 +61,8 @@ pub(super) struct Gate {
     gauges: Arc<Gauges>,
     remembered: Mutex<HashSet<(String, String)>>,
     backoffs: Mutex<HashMap<IpAddr, Backoff>>,
+    /// When an address that failed before may be checked next.
+    repeat_after: Mutex<Option<Instant>>,
 }
 
 fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -71,6 +77,7 @@ impl Gate {
             gauges,
             remembered: Mutex::new(HashSet::new()),
             backoffs: Mutex::new(HashMap::new()),
+            repeat_after: Mutex::new(None),
         }
     }
 
@@ -122,14 +129,24 @@ impl Gate {
         } else {
             self.max_checks
         };
+        if failed_before && locked(&self.repeat_after).is_some_and(|t| now < t) {
+            return Verdict::Busy;
+        }
         let checking = &self.gauges.checking;
         if checking.fetch_add(1, Ordering::SeqCst) >= slots {
             checking.fetch_sub(1, Ordering::SeqCst);
             return Verdict::Busy;
         }
         self.gauges.password_checks.fetch_add(1, Ordering::SeqCst);
+        let started = Instant::now();
         let good = self.web.check(&credentials.0, &credentials.1);
         checking.fetch_sub(1, Ordering::SeqCst);
+        if failed_before {
+            // Addresses that failed before share a quarter of a core: the next of their
+            // checks waits three times as long as this one took.
+            let took = started.elapsed();
+            *locked(&self.repeat_after) = Some(now + took * (REPEAT_SHARE + 1));
+        }
         if good {
             self.remember(credentials);
             locked(&self.backoffs).remove(&peer);
@@ -265,6 +282,25 @@ mod tests {
         let right = basic("prometheus:right");
         assert_eq!(gate.admit(good, Some(&right), later), Verdict::Allowed);
         assert_eq!(gauges.password_checks(), 2);
+    }
+
+    #[test]
+    fn addresses_that_failed_before_share_a_quarter_of_a_core() {
+        let (gate, gauges) = gate(2);
+        let (a, b): (IpAddr, IpAddr) = ("127.0.0.7".parse().unwrap(), "127.0.0.8".parse().unwrap());
+        let start = Instant::now();
+        let wrong = basic("prometheus:wrong");
+        assert_eq!(gate.admit(a, Some(&wrong), start), Verdict::Refused);
+        assert_eq!(gate.admit(b, Some(&wrong), start), Verdict::Refused);
+        // Both waits are over; a's second check leaves no room for b's right after it.
+        let later = start + BACKOFF_FIRST;
+        assert_eq!(gate.admit(a, Some(&wrong), later), Verdict::Refused);
+        assert_eq!(gate.admit(b, Some(&wrong), later), Verdict::Busy);
+        assert_eq!(gauges.password_checks(), 3);
+        // A fresh address is not held back.
+        let c: IpAddr = "127.0.0.9".parse().unwrap();
+        let right = basic("prometheus:right");
+        assert_eq!(gate.admit(c, Some(&right), later), Verdict::Allowed);
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //!
 //! - good credentials are remembered (user and password, at most [`MAX_REMEMBERED`] of them),
 //!   so a scraper's repeated scrapes cost one check, not one each;
-//! - at most [`Limits::max_password_checks`] checks run at once, one of them kept for
-//!   addresses that have not sent a wrong password; a request finding no check free gets
+//! - at most [`Limits::max_password_checks`] checks run at once for addresses that never
+//!   sent a wrong password, and as many for those that did: these never take the checks of
+//!   the others (a scraper's first scrape among them). A request finding its lane busy gets
 //!   `503` at once rather than a thread that waits;
 //! - an address whose password was wrong waits before it is checked again, twice as long
 //!   after each wrong password (from [`BACKOFF_FIRST`] to [`BACKOFF_MAX`]); meanwhile it gets
@@ -16,7 +17,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -57,7 +58,10 @@ struct Backoff {
 /// The users a server serves, and what checking them may cost.
 pub(super) struct Gate {
     web: Arc<WebConfig>,
+    /// Checks at once in each lane.
     max_checks: usize,
+    /// Checks running for addresses that never sent a wrong password, and for those that did.
+    lanes: [AtomicUsize; 2],
     gauges: Arc<Gauges>,
     remembered: Mutex<HashSet<(String, String)>>,
     backoffs: Mutex<HashMap<IpAddr, Backoff>>,
@@ -74,6 +78,7 @@ impl Gate {
         Self {
             web,
             max_checks: limits.max_password_checks.max(1),
+            lanes: Default::default(),
             gauges,
             remembered: Mutex::new(HashSet::new()),
             backoffs: Mutex::new(HashMap::new()),
@@ -122,25 +127,23 @@ impl Gate {
             Ok(c) => c,
             Err(v) => return v,
         };
-        // An address that sent a wrong password before may not take the last check: one is
-        // kept for addresses that have not, such as a scraper's first scrape.
-        let slots = if failed_before {
-            (self.max_checks - 1).max(1)
-        } else {
-            self.max_checks
-        };
         if failed_before && locked(&self.repeat_after).is_some_and(|t| now < t) {
             return Verdict::Busy;
         }
-        let checking = &self.gauges.checking;
-        if checking.fetch_add(1, Ordering::SeqCst) >= slots {
-            checking.fetch_sub(1, Ordering::SeqCst);
+        // Two lanes: addresses that sent a wrong password before never take the checks of
+        // those that have not (a scraper's first scrape among them).
+        let lane = &self.lanes[usize::from(failed_before)];
+        if lane.fetch_add(1, Ordering::SeqCst) >= self.max_checks {
+            lane.fetch_sub(1, Ordering::SeqCst);
             return Verdict::Busy;
         }
+        let checking = &self.gauges.checking;
+        checking.fetch_add(1, Ordering::SeqCst);
         self.gauges.password_checks.fetch_add(1, Ordering::SeqCst);
         let started = Instant::now();
         let good = self.web.check(&credentials.0, &credentials.1);
         checking.fetch_sub(1, Ordering::SeqCst);
+        lane.fetch_sub(1, Ordering::SeqCst);
         if failed_before {
             // Addresses that failed before share a quarter of a core: the next of their
             // checks waits three times as long as this one took.
@@ -267,16 +270,16 @@ mod tests {
     }
 
     #[test]
-    fn the_last_check_is_kept_for_addresses_that_did_not_fail() {
-        let (gate, gauges) = gate(2);
+    fn addresses_that_failed_never_take_the_checks_of_those_that_did_not() {
+        let (gate, gauges) = gate(1);
         let (bad, good): (IpAddr, IpAddr) =
             ("127.0.0.5".parse().unwrap(), "127.0.0.6".parse().unwrap());
         let long_ago = Instant::now();
         let wrong = basic("prometheus:wrong");
         assert_eq!(gate.admit(bad, Some(&wrong), long_ago), Verdict::Refused);
-        // One check running: the address that failed (its wait over) finds none free, a
-        // fresh one does.
-        gauges.checking.fetch_add(1, Ordering::SeqCst);
+        // A check running in the lane of addresses that failed: the address that failed
+        // (its wait over) finds none free, a fresh one does.
+        gate.lanes[1].fetch_add(1, Ordering::SeqCst);
         let later = long_ago + BACKOFF_MAX;
         assert_eq!(gate.admit(bad, Some(&wrong), later), Verdict::Busy);
         let right = basic("prometheus:right");
@@ -306,7 +309,7 @@ mod tests {
     #[test]
     fn no_check_when_every_check_is_in_use() {
         let (gate, gauges) = gate(1);
-        gauges.checking.fetch_add(1, Ordering::SeqCst);
+        gate.lanes[0].fetch_add(1, Ordering::SeqCst);
         let peer: IpAddr = "127.0.0.3".parse().unwrap();
         let v = gate.admit(peer, Some(&basic("prometheus:right")), Instant::now());
         assert_eq!(v, Verdict::Busy);

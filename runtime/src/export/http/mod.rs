@@ -65,7 +65,8 @@ pub struct Limits {
     pub max_workers: usize,
     /// Requests from one client address answered at once; more are answered `503`.
     pub max_workers_per_client: usize,
-    /// bcrypt checks run at once; a request finding them all busy is answered `503`.
+    /// bcrypt checks run at once for addresses that never sent a wrong password, and as many
+    /// again for those that did; a request finding its checks busy is answered `503`.
     pub max_password_checks: usize,
     /// Time from accepting a connection to its first byte; then it is closed.
     pub idle_timeout: Duration,
@@ -86,7 +87,7 @@ impl Default for Limits {
             max_per_client: 32,
             max_workers: 64,
             max_workers_per_client: 32,
-            max_password_checks: 2,
+            max_password_checks: 1,
             idle_timeout: Duration::from_secs(2),
             request_timeout: Duration::from_secs(5),
             max_request_bytes: 8192,

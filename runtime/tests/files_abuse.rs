@@ -370,3 +370,18 @@ fn a_table_or_device_declaring_more_than_any_part_has_is_refused() {
         other => panic!("expected too many capabilities, got {other:?}"),
     }
 }
+
+#[test]
+fn a_device_tree_whose_files_never_end_is_read_to_a_bound() {
+    // Under --root, the PCI tree is whatever the user's tree holds: a `vendor` that is
+    // /dev/zero is read to a bound and does not match, so the device is not a discovery one.
+    let root = tempfile::tempdir().unwrap();
+    let dev = root.path().join("0000:7e:00.1");
+    fs::create_dir_all(&dev).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dev.join("vendor")).unwrap();
+    fs::write(dev.join("device"), "0x09a7\n").unwrap();
+    let since = Instant::now();
+    let found = pmu_runtime::discovery::find_in_sysfs(root.path());
+    assert!(found.is_empty(), "{found:?}");
+    assert!(since.elapsed() < Duration::from_secs(5));
+}

@@ -18,7 +18,8 @@ pub fn find_in_sysfs(
     let Ok(dir) = std::fs::read_dir(devices) else {
         return Vec::new();
     };
-    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).unwrap_or_default();
+    // Bounded: under --root these files are whatever the tree holds (a FIFO, /dev/zero).
+    let read = |p: std::path::PathBuf| crate::bounded::read_text(&p, 4096).unwrap_or_default();
     let mut found: Vec<Bdf> = dir
         .flatten()
         .filter(|e| {

@@ -51,6 +51,7 @@
 //! ```
 
 pub mod access;
+pub mod bounded;
 pub mod boxes;
 pub mod codec;
 pub mod constants;
@@ -67,6 +68,7 @@ pub mod machine;
 pub mod metrics;
 pub mod mmio;
 pub mod msr;
+pub mod out_file;
 pub mod ownership;
 pub mod part;
 pub mod pci;

@@ -376,6 +376,8 @@ fn every_error() -> Vec<Error> {
         SamplingError::Enabled {
             register: "C3_MSR_PMON_EVT_SEL0",
             value: 0x40_0001,
+            others: Vec::new(),
+            pmu: None,
         }
         .into(),
         SamplingError::UnsafeLock {

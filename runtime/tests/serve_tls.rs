@@ -97,6 +97,15 @@ fn a_scrape_needs_tls_and_a_password() {
     assert!(ok.contains("pmu_events_total"), "{ok}");
 
     for refused in [None, Some("prometheus:wrong"), Some("nobody:s3cret")] {
+        // A wrong password makes this address wait a second before its next check (429),
+        // though remembered credentials still pass.
+        if refused == Some("nobody:s3cret") {
+            let out = tls_get(served.addr, Arc::clone(&config), refused).unwrap();
+            assert!(out.starts_with("HTTP/1.1 429"), "{refused:?}: {out}");
+            let ok = tls_get(served.addr, Arc::clone(&config), Some("prometheus:s3cret"));
+            assert!(ok.unwrap().starts_with("HTTP/1.1 200"));
+            std::thread::sleep(Duration::from_millis(1100));
+        }
         let out = tls_get(served.addr, Arc::clone(&config), refused).unwrap();
         assert!(out.starts_with("HTTP/1.1 401"), "{refused:?}: {out}");
         assert!(out.contains("WWW-Authenticate: Basic"), "{out}");

@@ -30,7 +30,7 @@ use pmu_regs::{CounterKind, Role, Scope};
 use crate::access::{MmioAccess, MsrAccess, PciAccess, Place, UncoreDevices, UncoreSummary};
 use crate::boxes::{Boxes, Counter, EventSelect, Global, PmuBox, Reg};
 use crate::error::{Error, Result, UsageError};
-use crate::ownership::{check_idle, Lease, Ownership, Pmu};
+use crate::ownership::{check_idle_on, Lease, Ownership, Pmu};
 
 /// Everything the procedures that program boxes need of a backend: MSRs, PCI configuration
 /// space, the uncore's summary signals, and claims on PMUs. Every backend with the four has
@@ -383,7 +383,7 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
             .filter_map(|c| c.control)
             .map(|r| Ok((r, self.read(&r)? & !r.info.reserved_mask)))
             .collect::<Result<Vec<_>>>()?;
-        check_idle(free, &found, false)
+        check_idle_on(&self.claimed, free, &found, false)
     }
 
     /// Programs general counters with whole control values, as a kernel driver programs a
@@ -438,7 +438,8 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
             }
             saved.push((r, self.read(&r)? & !r.info.reserved_mask));
         }
-        check_idle(
+        check_idle_on(
+            &self.claimed,
             plan.iter().map(|(c, _)| *c),
             &saved,
             self.io.backend.takes_over(),

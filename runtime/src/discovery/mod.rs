@@ -33,9 +33,9 @@ pub use join::{
     join, join_on, simulated_table, simulated_table_placed, table_boxes, table_boxes_placed,
     BoxStatus, Disagreement, Joined, JoinedBox, MmioPlace, PartCount, PartFacts,
 };
-pub use locate::{find_in_sysfs, locate, Located, DISCOVERY_DEVICE_ID};
+pub use locate::{find_in_sysfs, locate, Located, DISCOVERY_DEVICE_ID, MAX_TABLES_PER_DEVICE};
 pub use memory::{MemoryTable, TableBox};
-pub use read::{read_table, MAX_TABLE_BYTES};
+pub use read::{read_dump, read_table, MAX_ENTRIES, MAX_TABLE_BYTES};
 
 use std::fmt;
 

@@ -308,10 +308,10 @@ fn perfmon_file_example() -> String {
 impl Descriptions {
     fn read(path: &std::path::Path, processor: Option<&'static str>) -> Result<Self, Failure> {
         let processor = perfmon_processor(path, processor)?;
-        let text = std::fs::read_to_string(path).map_err(|e| {
+        let limit = pmu_runtime::bounded::MAX_EVENT_LIST_BYTES;
+        let text = pmu_runtime::bounded::read_text(path, limit).map_err(|e| {
             Failure::operation(format!(
-                "cannot read {}: {e}; give the path of one of Intel's perfmon JSON files",
-                path.display()
+                "cannot read {e}; give the path of one of Intel's perfmon JSON files"
             ))
         })?;
         let v: Value = serde_json::from_str(&text).map_err(|e| {

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::discovery::{
-    join, processors_with_a_table, read_table, BoxStatus, DiscoveryError, Joined, MemoryTable,
+    join, processors_with_a_table, read_dump, BoxStatus, DiscoveryError, Joined,
     DISCOVERY_DEVICE_ID,
 };
 use pmu_runtime::machine::Machine;
@@ -59,14 +59,7 @@ pub fn run(a: &DiscoverArgs, json_out: bool) -> Result<String, Failure> {
         .expect("processor_named returns a known id");
     let boxes = Boxes::of(processor);
     let tables: Vec<(u32, Joined)> = if let Some(path) = &a.table {
-        let bytes = std::fs::read(path).map_err(|e| {
-            Failure::operation(format!(
-                "cannot read the table dump {}: {e}",
-                path.display()
-            ))
-        })?;
-        let t = MemoryTable::from_bytes(0, DUMP_DEVICE, bytes);
-        let table = read_table(&t, 0).map_err(discovery_failure)?;
+        let table = read_dump(path, DUMP_DEVICE).map_err(discovery_failure)?;
         vec![(0, join(boxes, &table))]
     } else if a.sim {
         let machine = Machine::simulating(processor);

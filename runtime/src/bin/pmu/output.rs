@@ -2,7 +2,6 @@
 //! JSON lines, or one OpenMetrics exposition per interval (`--format openmetrics`), to stdout
 //! or a file (`-o`). The columns are perf's: time, socket, counter, event, count, rate.
 
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -92,7 +91,7 @@ impl Output {
             Some(_) if matches!(format, Format::OpenMetrics | Format::PrometheusText) => {
                 Box::new(io::sink())
             }
-            Some(p) => Box::new(BufWriter::new(File::create(p)?)),
+            Some(p) => Box::new(BufWriter::new(pmu_runtime::out_file::create(p)?)),
             None => Box::new(io::stdout()),
         };
         Ok(Output {
@@ -297,12 +296,7 @@ impl Output {
         }
         match &self.path {
             None => self.out.write_all(text.as_bytes()),
-            Some(path) => {
-                let mut tmp = path.clone().into_os_string();
-                tmp.push(".tmp");
-                std::fs::write(&tmp, text)?;
-                std::fs::rename(&tmp, path)
-            }
+            Some(path) => pmu_runtime::out_file::replace(path, text.as_bytes()),
         }
     }
 }

@@ -81,15 +81,17 @@ fn a_software_group_reads_both_events_with_one_time_base() {
                 std::hint::black_box(0u64);
             }
             let r = g.read().unwrap();
-            let moved = r[0].count > 0 && (cpu.is_some() || r[1].count > 0);
+            let moved = r[0].count > 0 && r[1].count > 0;
             if moved || spin.elapsed() > Duration::from_secs(2) {
                 break r;
             }
         };
         assert_eq!(r.len(), 2);
-        // The task clock counts this process's time, so only without a CPU.
-        assert!(r[0].count > 0, "{cpu:?}: {r:?}");
-        assert_eq!(r[1].count > 0, cpu.is_none(), "{cpu:?}: {r:?}");
+        // Both clocks count this process's time (no CPU) or the CPU's (`perf stat -a -e
+        // cpu-clock,task-clock` prints the same msec for both), read at one instant.
+        assert!(r[0].count > 0 && r[1].count > 0, "{cpu:?}: {r:?}");
+        let (a, b) = (r[0].count as f64, r[1].count as f64);
+        assert!((a - b).abs() <= 0.05 * a, "{cpu:?}: {r:?}");
         assert_eq!(r[0].time_enabled, r[1].time_enabled);
     }
 }

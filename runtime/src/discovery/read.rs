@@ -11,10 +11,10 @@ use pmu_regs::discovery::unit::{
     UnitDiscoveryTable1, UnitDiscoveryTable1AccessType, UnitDiscoveryTable3, UNIT_CTL_ADDR,
     UNIT_DISCOVERY_TABLE1, UNIT_DISCOVERY_TABLE3,
 };
-use pmu_regs::TableOffset;
 
 use super::{
-    AccessKind, DiscoveredBox, DiscoveryError, GlobalState, SkippedEntry, Table, TableAddress,
+    AccessKind, DiscoveredBox, DiscoveredTable, DiscoveryError, GlobalState, SkippedEntry,
+    TableAddress,
 };
 use crate::access::{BackendError, MmioAccess};
 
@@ -32,7 +32,7 @@ const ENTRY_BYTES: u64 = 24;
 pub fn read_table(
     mmio: &(impl MmioAccess + ?Sized),
     address: u64,
-) -> Result<Table, DiscoveryError> {
+) -> Result<DiscoveredTable, DiscoveryError> {
     let qword = |at: u64| mmio.read_mmio(at, 64);
     let three = |base: u64, offsets: [u32; 3]| -> Result<[u64; 3], BackendError> {
         Ok([
@@ -59,7 +59,7 @@ pub fn read_table(
         UNIT_CTL_ADDR.offset(),
         UNIT_DISCOVERY_TABLE3.offset(),
     ];
-    let mut table = Table {
+    let mut table = DiscoveredTable {
         address,
         global: state,
         boxes: Vec::new(),
@@ -216,9 +216,4 @@ fn check_unique(boxes: &[DiscoveredBox]) -> Result<(), DiscoveryError> {
         }
     }
     Ok(())
-}
-
-/// The offset of a table register, for builders.
-pub(super) fn offset<R>(r: TableOffset<R>) -> u64 {
-    u64::from(r.offset())
 }

@@ -63,7 +63,7 @@ fn builder(ev: &EventAttr, cpu: Option<u32>) -> Builder<'static> {
 }
 
 /// A group of real perf events: the leader and its members.
-struct Group {
+struct KernelGroup {
     leader: Counter,
     members: Vec<Counter>,
 }
@@ -86,7 +86,7 @@ impl PerfLayer for Syscalls {
             fits_alone: false,
             source,
         })?;
-        let mut group = Group {
+        let mut group = KernelGroup {
             leader,
             members: Vec::new(),
         };
@@ -111,7 +111,7 @@ impl PerfLayer for Syscalls {
     }
 }
 
-impl OpenGroup for Group {
+impl OpenGroup for KernelGroup {
     fn enable(&mut self) -> io::Result<()> {
         self.leader.enable_group()
     }

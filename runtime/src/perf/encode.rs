@@ -121,6 +121,12 @@ fn order(terms: &mut [(String, u64)]) {
     terms.sort_by_key(|(k, _)| rank(k));
 }
 
+/// Whether `info` is a fixed counter's control: one with no field of the event-select role
+/// (its counter counts one event, whatever the control holds).
+fn selects_no_event(info: &RegisterInfo) -> bool {
+    info.role(Role::Event).is_none()
+}
+
 /// Translates a value of a counter control register (`raw`, laid out as `info`) into a perf
 /// event of PMU `pmu` with format `formats`. `counter` is the kernel's counter number, for
 /// boxes whose format selects it (the Xeon 7500 B-box's `counter`).
@@ -138,7 +144,7 @@ pub fn from_control(
     let mut terms = Vec::new();
     let mut words = [0u64; 3];
     let mut modifier = None;
-    let fixed = info.name.contains("FIXED") && info.field("ev_sel").is_none();
+    let fixed = selects_no_event(info);
     if fixed {
         set(
             pmu,
@@ -364,7 +370,7 @@ pub fn to_control(
     let mut taken = [0u64; 3];
     let ext = info.field("ev_sel_ext");
     let folded = folded_umask_ext(info, formats);
-    let fixed = info.name.contains("FIXED") && info.field("ev_sel").is_none();
+    let fixed = selects_no_event(info);
     for field in info.fields.iter().filter(|f| !f.is_placeholder()) {
         let ours = field.name.to_ascii_lowercase();
         if PERF_SETS.contains(&ours.as_str())

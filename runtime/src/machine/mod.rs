@@ -1,6 +1,7 @@
-//! The machine a tool works on, real hardware (under a configurable root) or the simulator,
-//! and where on it a register instance lives. Command lines parse `--cpu`, `--socket` and
-//! `--device` into a [`Where`]; everything after that is here.
+//! The machine a tool works on, whatever reaches its registers (real hardware under a
+//! configurable root, the simulator, or any backend registered through the open seam
+//! [`MachineBackend`]), and where on it a register instance lives. Command lines parse
+//! `--cpu`, `--socket` and `--device` into a [`Where`]; everything after that is here.
 //!
 //! ```
 //! use pmu_runtime::machine::{Machine, Where};
@@ -136,8 +137,9 @@ impl Machine {
         }
     }
 
-    /// Register accesses so far, (reads, writes): MSRs and PCI dwords, each counted once
-    /// (a 64-bit PCI register is two or more dword accesses). What benchmarks measure a
+    /// Register accesses so far, (reads, writes): MSRs, PCI dwords, memory-mapped registers
+    /// and the backend's own space, each counted once (a 64-bit PCI register is two or more
+    /// dword accesses). What benchmarks measure a
     /// session's cost in.
     pub fn access_counts(&self) -> (usize, usize) {
         self.backend.counts()

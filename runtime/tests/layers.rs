@@ -13,7 +13,9 @@
 //!   is imported from `boxes` where it is defined, discovery reads through the access traits
 //!   only, the simulator imports neither discovery nor ownership, and the session knows no
 //!   simulator;
-//! - one name per concept: no type, enum, trait or type alias defined twice in `src/`.
+//! - one name per concept: no type, enum, trait or type alias defined twice in `src/`;
+//! - the layer list of ARCHITECTURE.md: every top-level module in a layer, using only its
+//!   own and those beneath.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -660,4 +662,53 @@ fn the_name_scan_sees_definitions_and_not_associated_types() {
                 impl Iterator for A {\n    type Item = u8;\n}\n    pub type E<T> = T;\n";
     let names: Vec<String> = defined_names(code).into_iter().map(|n| n.0).collect();
     assert_eq!(names, ["A", "B", "C", "D", "E"]);
+}
+
+/// The runtime's layers as ARCHITECTURE.md lists them, lowest first.
+const LAYERS: [&[&str]; 9] = [
+    &["access", "error", "topology"],
+    &[
+        "boxes",
+        "lookup",
+        "codec",
+        "cpuid",
+        "identify",
+        "table_format",
+        "ownership",
+    ],
+    &["msr", "pci", "mmio", "sim", "fault"],
+    &["counters", "discovery"],
+    &["sampling"],
+    &["machine", "perf", "sim_perf"],
+    &["part", "constants"],
+    &["session"],
+    &["metrics", "export"],
+];
+
+#[test]
+fn every_module_uses_only_its_layer_and_those_beneath() {
+    let graph = graph(&src(), "crate::");
+    let layer_of = |m: &str| LAYERS.iter().position(|l| l.contains(&m));
+    for (module, deps) in &graph {
+        let Some(at) = layer_of(module) else {
+            panic!("{module} is in no layer: place it in LAYERS and in ARCHITECTURE.md's list");
+        };
+        for dep in deps.iter().filter(|d| graph.contains_key(*d)) {
+            let below = layer_of(dep).is_some_and(|l| l <= at);
+            assert!(
+                below,
+                "{module} (layer {}) uses {dep}, a layer above it",
+                at + 1
+            );
+        }
+    }
+    let architecture =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../ARCHITECTURE.md"))
+            .unwrap();
+    for module in LAYERS.iter().flat_map(|l| l.iter()) {
+        assert!(
+            *module == "topology" || architecture.contains(&format!("`{module}`")),
+            "ARCHITECTURE.md's layer list does not name {module}"
+        );
+    }
 }

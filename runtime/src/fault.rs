@@ -16,8 +16,8 @@ use std::io;
 use std::sync::Mutex;
 
 use crate::access::{
-    AccessError, BackendError, Bdf, MmioAccess, MsrAccess, Op, PciAccess, Result, Target,
-    UncoreSummary,
+    AccessError, BackendError, Bdf, MmioAccess, MsrAccess, Op, PciAccess, RegisterSpace, Result,
+    SpaceError, Target, UncoreSummary,
 };
 use crate::error::UsageError;
 use crate::ownership::{Lease, Ownership, Pmu};
@@ -51,6 +51,24 @@ pub enum Fault {
 impl Fault {
     /// Every kind, for tests that try them all.
     pub const ALL: [Fault; 4] = [Fault::Eio, Fault::Eacces, Fault::Enoent, Fault::Short];
+
+    /// The fault as a register space's error: the OS error, saying which access failed.
+    fn space_error(self, op: Op, space: &str, address: u64) -> SpaceError {
+        let code = match self {
+            Fault::Eio => 5,
+            Fault::Eacces => 13,
+            Fault::Enoent => 2,
+            Fault::Short => {
+                return format!("{op} of {space} register {address:#x}: a short transfer").into()
+            }
+        };
+        let os = io::Error::from_raw_os_error(code);
+        io::Error::new(
+            os.kind(),
+            format!("{op} of {space} register {address:#x}: {os}"),
+        )
+        .into()
+    }
 
     fn error(self, op: Op, target: Target) -> BackendError {
         // The file the real backend would have used, so messages read as they would on a
@@ -221,6 +239,37 @@ impl<B: MmioAccess> MmioAccess for Faulty<B> {
             return Err(self.fault.error(Op::Write, Target::Mmio { address }));
         }
         self.inner.write_mmio(address, width, value)
+    }
+}
+
+/// A register space of a backend's own fails with the OS error of the fault, its own error
+/// type being the space's: an injected fault is an `io::Error`.
+impl<B: RegisterSpace> RegisterSpace for Faulty<B> {
+    fn space(&self) -> &'static str {
+        self.inner.space()
+    }
+
+    fn read_register(&self, place: u32, address: u64) -> std::result::Result<u64, SpaceError> {
+        if self.trips(Op::Read) {
+            return Err(self
+                .fault
+                .space_error(Op::Read, self.inner.space(), address));
+        }
+        self.inner.read_register(place, address)
+    }
+
+    fn write_register(
+        &self,
+        place: u32,
+        address: u64,
+        value: u64,
+    ) -> std::result::Result<(), SpaceError> {
+        if self.trips(Op::Write) {
+            return Err(self
+                .fault
+                .space_error(Op::Write, self.inner.space(), address));
+        }
+        self.inner.write_register(place, address, value)
     }
 }
 

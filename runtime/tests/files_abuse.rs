@@ -381,7 +381,10 @@ fn a_device_tree_whose_files_never_end_is_read_to_a_bound() {
     std::os::unix::fs::symlink("/dev/zero", dev.join("vendor")).unwrap();
     fs::write(dev.join("device"), "0x09a7\n").unwrap();
     let since = Instant::now();
-    let found = pmu_runtime::discovery::find_in_sysfs(root.path());
+    let found = pmu_runtime::discovery::find_in_sysfs(
+        root.path(),
+        &pmu_runtime::pci::PciSysfs::with_root(root.path()),
+    );
     assert!(found.is_empty(), "{found:?}");
     assert!(since.elapsed() < Duration::from_secs(5));
 }

@@ -1,5 +1,6 @@
-//! The backend traits (raw 64-bit MSRs, 32-bit PCI config dwords and memory-mapped registers) and the typed layer over
-//! them that takes the generated register types and addresses.
+//! The backend traits (raw 64-bit MSRs, 32-bit PCI config dwords, memory-mapped registers,
+//! and a register space of a backend's own) and the typed layer over them that takes the
+//! generated register types and addresses.
 //!
 //! A typed access is bound to a place first: [`OnCpu`] for MSRs, [`OnDevice`] for PCI
 //! registers. Their methods accept only the matching address type, so passing a PCI register
@@ -10,6 +11,7 @@ use pmu_regs::{AddressInfo, Location, Msr, PciRegister, Register, RegisterInfo};
 mod bdf;
 mod devices;
 mod error;
+mod space;
 mod summary;
 pub mod topology;
 mod windows;
@@ -17,12 +19,16 @@ mod windows;
 pub use bdf::{BadBdf, Bdf};
 pub use devices::{wanted_devices, SocketDevices, UncoreDevices, INTEL_VENDOR_ID};
 pub use error::{AccessError, BackendError, Op, Target};
+pub use space::{RegisterSpace, SpaceError};
 pub use summary::UncoreSummary;
 pub use topology::Topology;
 pub use windows::{place_of, register_address, unit_window, window_base};
 
 /// The result of a backend operation.
-pub type Result<T, E = BackendError> = std::result::Result<T, E>;
+pub type BackendResult<T, E = BackendError> = std::result::Result<T, E>;
+
+/// [`BackendResult`] as this module names it, and callers written against it.
+pub use self::BackendResult as Result;
 
 /// Raw MSR access: 64-bit values by CPU and MSR number.
 pub trait MsrAccess: Send + Sync {
@@ -326,10 +332,14 @@ pub trait PciAccessExt: PciAccess {
 }
 impl<T: PciAccess + ?Sized> PciAccessExt for T {}
 
+/// [`Site`]'s name before the metrics' own `Place` (where a metric's sums are taken) made
+/// it ambiguous; kept so callers written against it still build.
+pub use self::Site as Place;
+
 /// Where one register instance is reached on a machine: the CPU for an MSR, the device for a
 /// PCI register, the physical address for a memory-mapped one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Place {
+pub enum Site {
     /// Through this logical CPU.
     Cpu(u32),
     /// In this device's configuration space.
@@ -359,16 +369,16 @@ pub fn read_by_info<B: MsrAccess + PciAccess + MmioAccess + ?Sized>(
     backend: &B,
     info: &RegisterInfo,
     addr: &'static AddressInfo,
-    place: Place,
+    place: Site,
 ) -> Result<u64> {
     match (addr.location, place) {
-        (Location::Msr(a), Place::Cpu(cpu)) => backend
+        (Location::Msr(a), Site::Cpu(cpu)) => backend
             .read_msr(cpu, a)
             .map_err(|e| e.with_register(addr.name)),
-        (Location::Pci { offset, .. }, Place::Device(bdf)) => {
+        (Location::Pci { offset, .. }, Site::Device(bdf)) => {
             read_pci_raw(backend, bdf, offset, info.width, addr.name)
         }
-        (Location::Mmio { .. }, Place::Mmio(a)) => backend
+        (Location::Mmio { .. }, Site::Mmio(a)) => backend
             .read_mmio(a, info.width)
             .map_err(|e| e.with_register(addr.name)),
         _ => Err(place_mismatch(addr)),
@@ -380,13 +390,13 @@ pub fn read_by_info<B: MsrAccess + PciAccess + MmioAccess + ?Sized>(
 pub fn check_by_info(
     info: &RegisterInfo,
     addr: &'static AddressInfo,
-    place: Place,
+    place: Site,
     raw: u64,
 ) -> Result<()> {
     let target = match (addr.location, place) {
-        (Location::Msr(a), Place::Cpu(cpu)) => Target::Msr { cpu, address: a },
-        (Location::Pci { offset, .. }, Place::Device(bdf)) => Target::Pci { bdf, offset },
-        (Location::Mmio { .. }, Place::Mmio(address)) => Target::Mmio { address },
+        (Location::Msr(a), Site::Cpu(cpu)) => Target::Msr { cpu, address: a },
+        (Location::Pci { offset, .. }, Site::Device(bdf)) => Target::Pci { bdf, offset },
+        (Location::Mmio { .. }, Site::Mmio(address)) => Target::Mmio { address },
         _ => return Err(place_mismatch(addr)),
     };
     check_write_info(info, target, raw).map_err(|e| e.with_register(addr.name))
@@ -398,25 +408,25 @@ pub fn write_by_info<B: MsrAccess + PciAccess + MmioAccess + ?Sized>(
     backend: &B,
     info: &RegisterInfo,
     addr: &'static AddressInfo,
-    place: Place,
+    place: Site,
     raw: u64,
 ) -> Result<()> {
     let name = addr.name;
     match (addr.location, place) {
-        (Location::Msr(a), Place::Cpu(cpu)) => {
+        (Location::Msr(a), Site::Cpu(cpu)) => {
             check_write_info(info, Target::Msr { cpu, address: a }, raw)
                 .map_err(|e| e.with_register(name))?;
             backend
                 .write_msr(cpu, a, raw)
                 .map_err(|e| e.with_register(name))
         }
-        (Location::Pci { offset, .. }, Place::Device(bdf)) => {
+        (Location::Pci { offset, .. }, Site::Device(bdf)) => {
             check_write_info(info, Target::Pci { bdf, offset }, raw)
                 .map_err(|e| e.with_register(name))?;
             // The same two-dword write as the typed layer: never half a value left behind.
             write_pci_dwords(backend, bdf, offset, info.width, name, raw)
         }
-        (Location::Mmio { .. }, Place::Mmio(address)) => {
+        (Location::Mmio { .. }, Site::Mmio(address)) => {
             check_write_info(info, Target::Mmio { address }, raw)
                 .map_err(|e| e.with_register(name))?;
             backend

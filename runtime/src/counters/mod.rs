@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use pmu_regs::{CounterKind, Role, Scope};
 
-use crate::access::{MmioAccess, MsrAccess, PciAccess, Place, UncoreDevices, UncoreSummary};
+use crate::access::{MmioAccess, MsrAccess, PciAccess, Site, UncoreDevices, UncoreSummary};
 use crate::boxes::{Boxes, Counter, EventSelect, Global, PmuBox, Reg};
 use crate::error::{Error, Result, UsageError};
 use crate::ownership::{check_idle_on, Lease, Ownership, Pmu};
@@ -49,9 +49,9 @@ pub(crate) struct RegIo<'a, B: ?Sized> {
 }
 
 impl<B: MsrAccess + PciAccess + MmioAccess + ?Sized> RegIo<'_, B> {
-    pub fn place(&self, reg: &Reg) -> Result<Place> {
+    pub fn place(&self, reg: &Reg) -> Result<Site> {
         match reg.addr.location {
-            pmu_regs::Location::Msr(_) => Ok(Place::Cpu(self.cpu)),
+            pmu_regs::Location::Msr(_) => Ok(Site::Cpu(self.cpu)),
             pmu_regs::Location::Pci {
                 device_id,
                 device,
@@ -62,7 +62,7 @@ impl<B: MsrAccess + PciAccess + MmioAccess + ?Sized> RegIo<'_, B> {
                     text: reg.name().to_string(),
                     expected: "the socket's uncore PCI devices (this box is in PCI space)".into(),
                 })?;
-                Ok(Place::Device(devices.bdf_at(
+                Ok(Site::Device(devices.bdf_at(
                     self.socket,
                     device_id,
                     device,
@@ -646,6 +646,16 @@ pub fn place(numbers: &[u32], events: &[&EventSelect]) -> Option<Vec<usize>> {
         }
     }
     Some(at)
+}
+
+/// Events counted from `start` to `now` on a `width`-bit counter, correct across one wrap.
+pub fn delta(start: u64, now: u64, width: u32) -> u64 {
+    let mask = if width >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    };
+    now.wrapping_sub(start) & mask
 }
 
 #[cfg(test)]

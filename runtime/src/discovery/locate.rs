@@ -11,9 +11,11 @@ use super::DiscoveryError;
 use crate::access::{Bdf, PciAccess};
 
 /// Every discovery device (8086:09a7) under `devices` (a `/sys/bus/pci/devices` directory),
-/// in address order, with the tables its capabilities locate or why none could be located.
+/// in address order, with the tables its capabilities locate (read through `pci`, the
+/// configuration space of those devices) or why none could be located.
 pub fn find_in_sysfs(
     devices: &std::path::Path,
+    pci: &dyn PciAccess,
 ) -> Vec<(Bdf, Result<Vec<Located>, DiscoveryError>)> {
     let Ok(dir) = std::fs::read_dir(devices) else {
         return Vec::new();
@@ -29,10 +31,9 @@ pub fn find_in_sysfs(
         .filter_map(|e| e.file_name().to_str()?.parse().ok())
         .collect();
     found.sort();
-    let sysfs = crate::pci::PciSysfs::with_root(devices);
     found
         .into_iter()
-        .map(|bdf| (bdf, locate(&sysfs, bdf)))
+        .map(|bdf| (bdf, locate(pci, bdf)))
         .collect()
 }
 

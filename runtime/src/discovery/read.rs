@@ -11,13 +11,12 @@ use pmu_regs::discovery::unit::{
     UnitDiscoveryTable1, UnitDiscoveryTable1AccessType, UnitDiscoveryTable3, UNIT_CTL_ADDR,
     UNIT_DISCOVERY_TABLE1, UNIT_DISCOVERY_TABLE3,
 };
-use pmu_regs::TableOffset;
 
 use std::path::Path;
 
 use super::{
-    AccessKind, DiscoveredBox, DiscoveryError, GlobalState, MemoryTable, SkippedEntry, Table,
-    TableAddress,
+    AccessKind, DiscoveredBox, DiscoveredTable, DiscoveryError, GlobalState, MemoryTable,
+    SkippedEntry, TableAddress,
 };
 use crate::access::{BackendError, Bdf, MmioAccess};
 use crate::bounded::{self, BoundedFile};
@@ -37,7 +36,7 @@ const ENTRY_BYTES: u64 = 24;
 /// Reads a table dumped to `path` (taken to come from `device`): its global state, then only
 /// the bytes that declares, never more than [`MAX_TABLE_BYTES`], each read ending within
 /// [`bounded::DEFAULT_TIMEOUT`] (a FIFO no one writes is an error, not a wait).
-pub fn read_dump(path: &Path, device: Bdf) -> Result<Table, DiscoveryError> {
+pub fn read_dump(path: &Path, device: Bdf) -> Result<DiscoveredTable, DiscoveryError> {
     let dump = |source| DiscoveryError::Dump {
         path: path.to_path_buf(),
         source,
@@ -71,7 +70,7 @@ pub fn read_dump(path: &Path, device: Bdf) -> Result<Table, DiscoveryError> {
 pub fn read_table(
     mmio: &(impl MmioAccess + ?Sized),
     address: u64,
-) -> Result<Table, DiscoveryError> {
+) -> Result<DiscoveredTable, DiscoveryError> {
     let qword = |at: u64| mmio.read_mmio(at, 64);
     let three = |base: u64, offsets: [u32; 3]| -> Result<[u64; 3], BackendError> {
         Ok([
@@ -98,7 +97,7 @@ pub fn read_table(
         UNIT_CTL_ADDR.offset(),
         UNIT_DISCOVERY_TABLE3.offset(),
     ];
-    let mut table = Table {
+    let mut table = DiscoveredTable {
         address,
         global: state,
         boxes: Vec::new(),
@@ -261,9 +260,4 @@ fn check_unique(boxes: &[DiscoveredBox]) -> Result<(), DiscoveryError> {
         }
     }
     Ok(())
-}
-
-/// The offset of a table register, for builders.
-pub(super) fn offset<R>(r: TableOffset<R>) -> u64 {
-    u64::from(r.offset())
 }

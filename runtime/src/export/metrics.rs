@@ -13,7 +13,7 @@ use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
 use super::derived::{Change, MetricGauges};
-use crate::sampling::delta;
+use crate::counters::delta;
 use crate::session::TopdownSample;
 
 /// The labels that tell one counter's series from another's.

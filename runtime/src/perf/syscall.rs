@@ -69,7 +69,7 @@ fn builder(ev: &EventAttr, cpu: Option<u32>, member: bool) -> Builder<'static> {
 }
 
 /// A group of real perf events: the leader and its members.
-struct Group {
+struct KernelGroup {
     leader: Counter,
     members: Vec<Counter>,
 }
@@ -94,7 +94,7 @@ impl PerfLayer for Syscalls {
                 fits_alone: false,
                 source,
             })?;
-        let mut group = Group {
+        let mut group = KernelGroup {
             leader,
             members: Vec::new(),
         };
@@ -119,7 +119,7 @@ impl PerfLayer for Syscalls {
     }
 }
 
-impl OpenGroup for Group {
+impl OpenGroup for KernelGroup {
     // The leader alone switches the group: its members stay enabled (see `builder`), and a
     // group is on the hardware only while its leader is.
     fn enable(&mut self) -> io::Result<()> {

@@ -46,17 +46,17 @@ pub mod turns;
 
 use std::time::{Duration, Instant};
 
+use crate::boxes::EventSelect;
+use crate::counters::delta;
 use crate::counters::Counting;
 use crate::error::{Error, Result};
 use crate::machine::Machine;
+use crate::machine::{Rate, StreamId};
 use crate::perf::counting::BoxGroup;
-use crate::sampling::delta;
-use crate::sampling::uncore::EventSelect;
-use crate::sim::{Rate, StreamId};
 
 use turns::Turns;
 
-pub use backend::{Backend, BackendKind, PerfBackend, Route};
+pub use backend::{Backend, BackendKind, PerfBackend, Route, SessionBackend};
 pub use open::SLOTS_PER_EVENT;
 pub use selection::{find_box, BoxEvents, Counted, Selection, Sockets};
 pub use topdown::TopdownSample;
@@ -328,8 +328,8 @@ impl<'m> Session<'m> {
         if matches!(self.options.clock, Clock::Steps(_)) {
             self.turns_until(at)?;
         }
-        if let (Some(sim), false) = (self.machine.sim(), self.streams.is_empty()) {
-            sim.advance(&self.streams, at)?;
+        if let (Some(w), false) = (self.machine.workload(), self.streams.is_empty()) {
+            w.advance(&self.streams, at)?;
         }
         Ok((at, seconds))
     }
@@ -366,8 +366,8 @@ impl<'m> Session<'m> {
         }
         while self.turned_at + self.options.turn <= at {
             let end = self.turned_at + self.options.turn;
-            if let (Some(sim), false) = (self.machine.sim(), self.streams.is_empty()) {
-                sim.advance(&self.streams, end)?;
+            if let (Some(w), false) = (self.machine.workload(), self.streams.is_empty()) {
+                w.advance(&self.streams, end)?;
             }
             self.rotate_all(end)?;
         }
@@ -590,8 +590,8 @@ impl<'m> Session<'m> {
     /// Puts back every box, last first, and closes every perf event; every box is tried, the
     /// first failure returned.
     fn restore(&mut self) -> Result<()> {
-        if let Some(sim) = self.machine.sim() {
-            sim.stop_streams(&self.streams);
+        if let Some(w) = self.machine.workload() {
+            w.stop(&self.streams);
         }
         self.streams.clear();
         self.perf.clear();

@@ -3,7 +3,7 @@
 use pmu_regs::{AddressInfo, Addresses, EventInfo, Location, RegisterInfo, Role, PROCESSORS};
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::codec::{self, Decoded};
-use pmu_runtime::lookup::{self, Found};
+use pmu_runtime::lookup::{self, FoundRegister as Found};
 use pmu_runtime::machine::{Machine, Resolved};
 use pmu_runtime::ownership::{Lease, Ownership, Pmu};
 use pmu_runtime::topology::Topology;

@@ -6,10 +6,10 @@
 //! guide calls the field (`edge_det`, `edge_detect`, `thresh`, `threshold`, ...).
 
 use pmu_regs::{RegisterInfo, Role};
+use pmu_runtime::boxes::EventSelect;
 use pmu_runtime::boxes::{FieldSettings, PmuBox, FIXED_EVENT};
 use pmu_runtime::codec;
 use pmu_runtime::error::UsageError;
-use pmu_runtime::sampling::uncore::EventSelect;
 
 use crate::failure::Failure;
 use crate::grammar;

@@ -1,6 +1,6 @@
 //! `pmu list`: registers, a pattern search over registers and events, and a summary per unit.
 
-use pmu_regs::{Addresses, PROCESSORS};
+use pmu_regs::{Addresses, Location, RegisterInfo, PROCESSORS};
 use serde_json::{json, Value};
 
 use crate::failure::Out;
@@ -10,6 +10,40 @@ use crate::show::{location_json, location_text, ranges_json};
 use crate::table::TextTable;
 use crate::Failure;
 
+/// A register as `pmu list` lists it: processor, unit, the register, the instance's name,
+/// its address (or why it is unknown).
+type Listed = (
+    &'static str,
+    &'static str,
+    &'static RegisterInfo,
+    &'static str,
+    Option<Location>,
+    Option<&'static str>,
+);
+
+/// A register's JSON object in `pmu list --json`.
+fn register_json((pid, unit, r, name, loc, unknown): &Listed) -> Value {
+    let mut m = serde_json::Map::new();
+    m.insert("name".into(), json!(name));
+    m.insert("processor".into(), json!(pid));
+    m.insert("unit".into(), json!(unit));
+    m.insert("space".into(), json!(r.space.as_str()));
+    m.extend(location_json(loc.as_ref()));
+    if let Some(reason) = unknown {
+        m.insert("address_unknown".into(), json!(reason));
+    }
+    m.insert("width".into(), json!(r.width));
+    let fields = r.fields.iter().map(|f| {
+        let mut j = json!({"name": f.name, "lsb": f.lsb, "msb": f.msb, "access": f.access.as_str(), "reset": f.reset, "reset_hex": format!("{:#x}", f.reset)});
+        if !f.split.is_empty() {
+            j["ranges"] = ranges_json(f.split);
+        }
+        j
+    });
+    m.insert("fields".into(), Value::Array(fields.collect()));
+    Value::Object(m)
+}
+
 /// `pmu list`.
 pub fn list(
     processor: Option<&str>,
@@ -17,7 +51,7 @@ pub fn list(
     pattern: Option<&Pattern>,
     json_out: bool,
 ) -> Out {
-    let mut rows = Vec::new();
+    let mut rows: Vec<Listed> = Vec::new();
     let mut units_seen = 0;
     for p in PROCESSORS
         .iter()
@@ -50,37 +84,7 @@ pub fn list(
         rows.retain(|(_, _, r, name, _, _)| pattern.matches_any(&[name, r.name, r.description]));
     }
     if json_out {
-        let items: Vec<Value> = rows
-            .iter()
-            .map(|(pid, unit, r, name, loc, unknown)| {
-                let mut m = serde_json::Map::new();
-                m.insert("name".into(), json!(name));
-                m.insert("processor".into(), json!(pid));
-                m.insert("unit".into(), json!(unit));
-                m.insert("space".into(), json!(r.space.as_str()));
-                m.extend(location_json(loc.as_ref()));
-                if let Some(reason) = unknown {
-                    m.insert("address_unknown".into(), json!(reason));
-                }
-                m.insert("width".into(), json!(r.width));
-                m.insert(
-                    "fields".into(),
-                    Value::Array(
-                        r.fields
-                            .iter()
-                            .map(|f| {
-                                let mut j = json!({"name": f.name, "lsb": f.lsb, "msb": f.msb, "access": f.access.as_str(), "reset": f.reset, "reset_hex": format!("{:#x}", f.reset)});
-                                if !f.split.is_empty() {
-                                    j["ranges"] = ranges_json(f.split);
-                                }
-                                j
-                            })
-                            .collect(),
-                    ),
-                );
-                Value::Object(m)
-            })
-            .collect();
+        let items: Vec<Value> = rows.iter().map(register_json).collect();
         return Ok(format!(
             "{}\n",
             serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")

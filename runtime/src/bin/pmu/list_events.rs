@@ -240,11 +240,14 @@ pub fn list_events(
     let descriptions = perfmon
         .map(|path| Descriptions::read(path, named))
         .transpose()?;
-    let describe = |p: &str, u: &str, e: &pmu_regs::EventInfo| {
-        descriptions.as_ref().and_then(|d| d.of(p, u, e))
+    let describe = |p: &str, u: &str, e: &EventInfo| -> Option<String> {
+        descriptions
+            .as_ref()
+            .and_then(|d| d.of(p, u, e))
+            .map(str::to_string)
     };
     // With a pattern, only the events whose name or description it matches.
-    let lists: Vec<(&str, &str, Vec<&EventInfo>)> = lists
+    let lists: Vec<Listed> = lists
         .iter()
         .map(|&(pid, unit, events)| {
             let kept = events
@@ -252,13 +255,47 @@ pub fn list_events(
                 .copied()
                 .filter(|e| {
                     pattern.is_none_or(|p| {
-                        p.matches_any(&[e.name, describe(pid, unit, e).unwrap_or("")])
+                        p.matches_any(&[e.name, &describe(pid, unit, e).unwrap_or_default()])
                     })
                 })
                 .collect();
             (pid, unit, kept)
         })
         .collect();
+    if json_out {
+        return Ok(events_json(&lists, &describe));
+    }
+    let describe = descriptions.is_some().then_some(&describe as &Describe);
+    Ok(events_table(&lists, describe))
+}
+
+/// One unit's events as listed: processor id, unit, the events kept.
+type Listed<'a> = (&'a str, &'a str, Vec<&'static EventInfo>);
+
+/// The description of an event of a unit of a processor, from a perfmon file.
+type Describe<'a> = dyn Fn(&str, &str, &EventInfo) -> Option<String> + 'a;
+
+/// `lists` as a JSON array, one object per event.
+fn events_json(lists: &[Listed], describe: &Describe) -> String {
+    let items: Vec<Value> = lists
+        .iter()
+        .flat_map(|(pid, unit, events)| {
+            events.iter().map(move |e| {
+                let counters = bits(e.counters);
+                let ht_off = (e.counters_ht_off != 0).then(|| bits(e.counters_ht_off));
+                json!({"name": e.name, "processor": pid, "unit": unit, "code": e.code, "code_hex": format!("{:#04x}", e.code), "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "ext_sel": e.ext_sel, "counters": counters, "counters_ht_off": ht_off, "filters": e.filters, "threshold": e.threshold, "invert": e.invert, "edge": e.edge, "any_thread": e.any_thread, "umask_ext": e.umask_ext, "port_mask": e.port_mask, "fc_mask": e.fc_mask, "experimental": e.experimental, "aux_msr": e.aux.map(|a| json!({"register": a.register, "address": a.address, "value": a.value})), "description": describe(pid, unit, e)})
+            })
+        })
+        .collect();
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")
+    )
+}
+
+/// `lists` as a table: a SETTINGS column where some event has settings, STATUS where some is
+/// experimental, DESCRIPTION with `describe` (a perfmon file).
+fn events_table(lists: &[Listed], describe: Option<&Describe>) -> String {
     // Several processors' lists share unit and event names: each row then names its own.
     let mut processors: Vec<&str> = lists
         .iter()
@@ -266,41 +303,22 @@ pub fn list_events(
         .map(|l| l.0)
         .collect();
     processors.dedup();
-    if json_out {
-        let items: Vec<Value> = lists
-            .iter()
-            .flat_map(|(pid, unit, events)| {
-                events.iter().map(move |e| {
-                    let counters = bits(e.counters);
-                    let ht_off = (e.counters_ht_off != 0).then(|| bits(e.counters_ht_off));
-                    json!({"name": e.name, "processor": pid, "unit": unit, "code": e.code, "code_hex": format!("{:#04x}", e.code), "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "ext_sel": e.ext_sel, "counters": counters, "counters_ht_off": ht_off, "filters": e.filters, "threshold": e.threshold, "invert": e.invert, "edge": e.edge, "any_thread": e.any_thread, "umask_ext": e.umask_ext, "port_mask": e.port_mask, "fc_mask": e.fc_mask, "experimental": e.experimental, "aux_msr": e.aux.map(|a| json!({"register": a.register, "address": a.address, "value": a.value})), "description": describe(pid, unit, e)})
-                })
-            })
-            .collect();
-        return Ok(format!(
-            "{}\n",
-            serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")
-        ));
-    }
-    let with_settings = lists
-        .iter()
-        .any(|(_, _, events)| events.iter().any(|e| !settings_text(e).is_empty()));
-    // A STATUS column where some event comes from an experimental list.
-    let with_status = lists
-        .iter()
-        .any(|(_, _, events)| events.iter().any(|e| e.experimental));
+    let any =
+        |f: &dyn Fn(&EventInfo) -> bool| lists.iter().any(|(_, _, es)| es.iter().any(|e| f(e)));
+    let with_settings = any(&|e| !settings_text(e).is_empty());
+    let with_status = any(&|e| e.experimental);
     let mut header = vec!["EVENT", "UNIT", "CODE", "UMASK", "COUNTERS", "FILTERS"];
-    if with_settings {
-        header.push("SETTINGS");
-    }
-    if with_status {
-        header.push("STATUS");
-    }
-    if descriptions.is_some() {
-        header.push("DESCRIPTION");
+    for (on, column) in [
+        (with_settings, "SETTINGS"),
+        (with_status, "STATUS"),
+        (describe.is_some(), "DESCRIPTION"),
+    ] {
+        if on {
+            header.push(column);
+        }
     }
     let mut t = TextTable::new(&header);
-    for (pid, unit, events) in &lists {
+    for (pid, unit, events) in lists {
         // A processor's own core list reads as `xeon-e5-2600:CORE`: the unit is another
         // processor's (the architectural one), and the lists share names; so does every row
         // where several processors are listed.
@@ -313,41 +331,46 @@ pub fn list_events(
         } else {
             format!("{pid}:{unit}")
         };
-        for e in events.iter() {
-            let mut counters: String = bits(e.counters)
-                .iter()
-                .map(|n| n.to_string())
-                .collect::<Vec<_>>()
-                .join(",");
-            if e.counters_ht_off != 0 {
-                // More counters on a core running one hardware thread (Intel's CounterHTOff).
-                let more = pmu_runtime::machine::ranges(&bits(e.counters_ht_off));
-                counters.push_str(&format!(" (HT off: {more})"));
-            }
-            let code = if e.ext_sel {
-                format!("{:#04x}+ext", e.code)
-            } else {
-                format!("{:#04x}", e.code)
-            };
-            let mut row = vec![
-                e.name.into(),
-                shown.clone(),
-                code,
-                format!("{:#04x}", e.umask),
-                counters,
-                e.filters.into(),
-            ];
+        for e in events {
+            let mut row = event_row(e, &shown);
             if with_settings {
                 row.push(settings_text(e));
             }
             if with_status {
                 row.push(if e.experimental { "experimental" } else { "" }.into());
             }
-            if descriptions.is_some() {
-                row.push(describe(pid, unit, e).unwrap_or("").to_string());
+            if let Some(describe) = describe {
+                row.push(describe(pid, unit, e).unwrap_or_default());
             }
             t.row(row);
         }
     }
-    Ok(t.render())
+    t.render()
+}
+
+/// An event's row up to its filters: name, unit as `shown`, code, umask, counters.
+fn event_row(e: &EventInfo, shown: &str) -> Vec<String> {
+    let mut counters: String = bits(e.counters)
+        .iter()
+        .map(|n| n.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    if e.counters_ht_off != 0 {
+        // More counters on a core running one hardware thread (Intel's CounterHTOff).
+        let more = pmu_runtime::machine::ranges(&bits(e.counters_ht_off));
+        counters.push_str(&format!(" (HT off: {more})"));
+    }
+    let code = if e.ext_sel {
+        format!("{:#04x}+ext", e.code)
+    } else {
+        format!("{:#04x}", e.code)
+    };
+    vec![
+        e.name.into(),
+        shown.to_string(),
+        code,
+        format!("{:#04x}", e.umask),
+        counters,
+        e.filters.into(),
+    ]
 }

@@ -294,6 +294,42 @@ struct WriteArgs {
     place: PlaceArgs,
 }
 
+/// `pmu list`, by what it lists: metrics, backends, events, registers matching a pattern, a
+/// summary, or registers.
+fn list(a: ListArgs, json_out: bool) -> Result<String, Failure> {
+    match a {
+        a if a.metrics => watch_metrics::list(
+            a.processor.as_deref(),
+            a.pattern.as_deref().map(pattern::Pattern::new).as_ref(),
+            json_out,
+        ),
+        a if a.backends => perf_cli::list_backends(a.root.as_deref(), json_out),
+        a if a.events => list_events::list_events(
+            a.processor.as_deref(),
+            a.unit.as_deref(),
+            a.perfmon.as_deref(),
+            a.pattern.as_deref().map(pattern::Pattern::new).as_ref(),
+            json_out,
+        ),
+        ListArgs {
+            pattern: Some(p),
+            summary: false,
+            backends: false,
+            processor,
+            unit,
+            ..
+        } => list::search(
+            processor.as_deref(),
+            unit.as_deref(),
+            &pattern::Pattern::new(&p),
+            &p,
+            json_out,
+        ),
+        a if a.summary => list::list_summary(a.processor.as_deref(), a.unit.as_deref(), json_out),
+        a => list::list(a.processor.as_deref(), a.unit.as_deref(), None, json_out),
+    }
+}
+
 fn main() -> ExitCode {
     // The shell asking for completions (`PMU_COMPLETE=bash pmu -- ...`) is answered first.
     completion::answer_if_asked();
@@ -308,37 +344,7 @@ fn main() -> ExitCode {
     };
     let json = cli.json;
     let result = match cli.command {
-        Command::List(a) if a.metrics => watch_metrics::list(
-            a.processor.as_deref(),
-            a.pattern.as_deref().map(pattern::Pattern::new).as_ref(),
-            json,
-        ),
-        Command::List(a) if a.backends => perf_cli::list_backends(a.root.as_deref(), json),
-        Command::List(a) if a.events => list_events::list_events(
-            a.processor.as_deref(),
-            a.unit.as_deref(),
-            a.perfmon.as_deref(),
-            a.pattern.as_deref().map(pattern::Pattern::new).as_ref(),
-            json,
-        ),
-        Command::List(ListArgs {
-            pattern: Some(p),
-            summary: false,
-            backends: false,
-            processor,
-            unit,
-            ..
-        }) => list::search(
-            processor.as_deref(),
-            unit.as_deref(),
-            &pattern::Pattern::new(&p),
-            &p,
-            json,
-        ),
-        Command::List(a) if a.summary => {
-            list::list_summary(a.processor.as_deref(), a.unit.as_deref(), json)
-        }
-        Command::List(a) => list::list(a.processor.as_deref(), a.unit.as_deref(), None, json),
+        Command::List(a) => list(a, json),
         Command::Decode(a) => decode::decode(&a.register, &a.value, &a.show, json),
         Command::Encode(a) if a.perf => perf_cli::encode(
             &a.register,
@@ -383,6 +389,11 @@ fn main() -> ExitCode {
         }
         Command::Man { dir: Some(dir) } => man_pages(&dir),
     };
+    finish(result)
+}
+
+/// Writes a command's output to stdout, or its failure to stderr, and gives the exit status.
+fn finish(result: Result<String, Failure>) -> ExitCode {
     match result {
         Ok(out) => {
             let mut stdout = std::io::stdout().lock();

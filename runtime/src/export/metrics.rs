@@ -14,7 +14,7 @@ use prometheus_client::registry::Registry;
 
 use super::derived::{Change, MetricGauges};
 use crate::sampling::delta;
-use crate::session::{Reading, TopdownSample};
+use crate::session::{Reading, SeriesInfo, TopdownSample};
 
 /// The labels that tell one counter's series from another's.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -95,6 +95,25 @@ pub struct Series {
     /// The counter's width in bits (48 for the uncore counters, 64 for perf's totals): a read
     /// smaller than the one before is a wrap, not a reset.
     pub width: u32,
+}
+
+impl From<&SeriesInfo> for Series {
+    /// The series a session's counter is exported as: its processor, socket, unit, box,
+    /// counter, event and backend as labels, and its width.
+    fn from(s: &SeriesInfo) -> Self {
+        Series {
+            labels: SeriesLabels {
+                processor: s.processor.to_string(),
+                socket: s.socket,
+                unit: s.unit.clone(),
+                box_name: s.instance.clone(),
+                counter: s.counter.clone(),
+                event: s.event.clone(),
+                backend: s.backend.label().to_string(),
+            },
+            width: s.width,
+        }
+    }
 }
 
 /// What one interval's updates must not be seen half-done: the last value of every counter.
@@ -344,6 +363,37 @@ mod tests {
             times: None,
             counted: None,
         })
+    }
+
+    #[test]
+    fn a_sessions_series_is_exported_with_its_labels_and_width() {
+        let info = SeriesInfo {
+            processor: "xeon-e5-2600",
+            socket: 1,
+            unit: "IMC".into(),
+            instance: "CH2".into(),
+            counter: "MC_CH2_PCI_PMON_CTR0".into(),
+            event: "event=UNC_M_CAS_COUNT.RD".into(),
+            event_index: 0,
+            backend: crate::session::BackendKind::Simulator,
+            width: 48,
+            perf: None,
+            cpu: None,
+        };
+        let s = Series::from(&info);
+        assert_eq!(
+            (
+                s.labels.box_name.as_str(),
+                s.labels.backend.as_str(),
+                s.width
+            ),
+            ("CH2", "sim", 48)
+        );
+        let text = Exporter::new(vec![s], Instant::now()).encode().unwrap();
+        assert!(
+            text.contains(r#"pmu_events_total{processor="xeon-e5-2600",socket="1",unit="IMC",box="CH2",counter="MC_CH2_PCI_PMON_CTR0",event="event=UNC_M_CAS_COUNT.RD",backend="sim"} 0"#),
+            "{text}"
+        );
     }
 
     #[test]

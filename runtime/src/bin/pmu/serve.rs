@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use pmu_runtime::export::http::{self, Handler, Limits, Request, Response};
 use pmu_runtime::export::web_config::{read_bounded, WebConfig, MAX_CONFIG_BYTES};
-use pmu_runtime::export::{negotiate, Exporter, Series, SeriesLabels};
+use pmu_runtime::export::{negotiate, Exporter, Series};
 use pmu_runtime::machine::Machine;
 
 use pmu_runtime::session::{self, Clock, Options, Pace, Selection, Session, Sockets};
@@ -455,21 +455,7 @@ fn serve(
 ) -> Result<(), Failure> {
     let infos: Vec<session::SeriesInfo> =
         sessions.iter().flat_map(|t| t.series()).cloned().collect();
-    let series: Vec<Series> = infos
-        .iter()
-        .map(|s| Series {
-            labels: SeriesLabels {
-                processor: s.processor.to_string(),
-                socket: s.socket,
-                unit: s.unit.clone(),
-                box_name: s.instance.clone(),
-                counter: s.counter.clone(),
-                event: s.event.clone(),
-                backend: s.backend.label().to_string(),
-            },
-            width: s.width,
-        })
-        .collect();
+    let series: Vec<Series> = infos.iter().map(Series::from).collect();
     let mut exporter = Exporter::new(series, Instant::now());
     if let Some(m) = metrics {
         // The metrics' selections are the last: their sessions' series come last, in order.

@@ -247,7 +247,7 @@ pub fn list_events(
             .map(str::to_string)
     };
     // With a pattern, only the events whose name or description it matches.
-    let lists: Vec<Listed> = lists
+    let lists: Vec<UnitEvents> = lists
         .iter()
         .map(|&(pid, unit, events)| {
             let kept = events
@@ -270,13 +270,13 @@ pub fn list_events(
 }
 
 /// One unit's events as listed: processor id, unit, the events kept.
-type Listed<'a> = (&'a str, &'a str, Vec<&'static EventInfo>);
+type UnitEvents<'a> = (&'a str, &'a str, Vec<&'static EventInfo>);
 
 /// The description of an event of a unit of a processor, from a perfmon file.
 type Describe<'a> = dyn Fn(&str, &str, &EventInfo) -> Option<String> + 'a;
 
 /// `lists` as a JSON array, one object per event.
-fn events_json(lists: &[Listed], describe: &Describe) -> String {
+fn events_json(lists: &[UnitEvents], describe: &Describe) -> String {
     let items: Vec<Value> = lists
         .iter()
         .flat_map(|(pid, unit, events)| {
@@ -295,7 +295,7 @@ fn events_json(lists: &[Listed], describe: &Describe) -> String {
 
 /// `lists` as a table: a SETTINGS column where some event has settings, STATUS where some is
 /// experimental, DESCRIPTION with `describe` (a perfmon file).
-fn events_table(lists: &[Listed], describe: Option<&Describe>) -> String {
+fn events_table(lists: &[UnitEvents], describe: Option<&Describe>) -> String {
     // Several processors' lists share unit and event names: each row then names its own.
     let mut processors: Vec<&str> = lists
         .iter()

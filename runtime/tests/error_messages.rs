@@ -52,6 +52,7 @@ fn variant(e: &Error) -> &'static str {
             UsageError::DuplicateCounter { .. } => "Usage/DuplicateCounter",
             UsageError::NotAsDiscovered { .. } => "Usage/NotAsDiscovered",
             UsageError::AuxMsr { .. } => "Usage/AuxMsr",
+            UsageError::Refused(_) => "Usage/Refused",
         },
         Error::Sampling(s) => match s {
             SamplingError::BadInterval { .. } => "Sampling/BadInterval",
@@ -362,6 +363,10 @@ fn every_error() -> Vec<Error> {
                   time, so count them in separate runs"
                 .into(),
         }
+        .into(),
+        UsageError::Refused(
+            "--unit IMC2 is given twice; give each box once".into(),
+        )
         .into(),
         SamplingError::Owned {
             pmu: "the xeon-7500 uncore of socket 0".into(),

@@ -39,10 +39,12 @@
 
 mod backend;
 mod discovered;
+mod named;
 mod open;
 mod selection;
 mod topdown;
 pub mod turns;
+pub mod words;
 
 use std::time::{Duration, Instant};
 
@@ -57,6 +59,7 @@ use crate::perf::counting::BoxGroup;
 use turns::Turns;
 
 pub use backend::{Backend, BackendKind, PerfBackend, Route, SessionBackend};
+pub use named::config_line;
 pub use open::SLOTS_PER_EVENT;
 pub use selection::{find_box, BoxEvents, Counted, Selection, Sockets};
 pub use topdown::TopdownSample;
@@ -119,6 +122,19 @@ pub struct Reading {
     /// unscaled, in 64 bits (`value` is this scaled by the times), from which each interval
     /// is scaled by its own times; `None` for a counter of its own.
     pub counted: Option<u64>,
+}
+
+impl Reading {
+    /// A counter's `value` and, through perf, the share of the time it ran, with no times:
+    /// what an exporter fed by other means than a session records.
+    pub fn new(value: u64, running_ratio: Option<f64>) -> Self {
+        Reading {
+            value,
+            running_ratio,
+            times: None,
+            counted: None,
+        }
+    }
 }
 
 /// How long a perf event has been enabled, and how long of that it was on the hardware

@@ -251,7 +251,7 @@ pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
 }
 
 /// One discovery table of the part, as `pmu detect` reports it.
-struct Found {
+struct TableReport {
     device: String,
     /// Whether it was read (else `error` says why).
     read: bool,
@@ -262,7 +262,7 @@ struct Found {
 
 /// The part's discovery tables joined with `p`'s spec, for a processor whose spec has
 /// discovery types (`None` for one without: its parts have no table).
-fn discovery(root: Option<&Path>, p: &'static pmu_regs::ProcessorInfo) -> Option<Vec<Found>> {
+fn discovery(root: Option<&Path>, p: &'static pmu_regs::ProcessorInfo) -> Option<Vec<TableReport>> {
     pmu_runtime::discovery::has_table(p).then_some(())?;
     let machine = Machine::hardware(root.map_or_else(|| PathBuf::from("/"), Path::to_path_buf));
     let boxes = Boxes::of(p);
@@ -282,14 +282,14 @@ fn discovery(root: Option<&Path>, p: &'static pmu_regs::ProcessorInfo) -> Option
                             BoxStatus::CountedByPart { .. } => 5,
                         }] += 1;
                     }
-                    Found {
+                    TableReport {
                         device: t.device.to_string(),
                         read: true,
                         error: None,
                         counts,
                     }
                 }
-                Err(e) => Found {
+                Err(e) => TableReport {
                     device: t.device.to_string(),
                     read: false,
                     error: Some(e.to_string()),
@@ -302,7 +302,7 @@ fn discovery(root: Option<&Path>, p: &'static pmu_regs::ProcessorInfo) -> Option
 
 /// `discovery table: ...` lines: none found, or per table the join's counts or why it was
 /// not read (reading physical memory needs root).
-fn discovery_lines(root: Option<&Path>, tables: &[Found]) -> String {
+fn discovery_lines(root: Option<&Path>, tables: &[TableReport]) -> String {
     if tables.is_empty() {
         let devices = root.unwrap_or(Path::new("/")).join("sys/bus/pci/devices");
         return format!(
@@ -365,4 +365,14 @@ fn box_counts(root: Option<&Path>, p: &'static pmu_regs::ProcessorInfo) -> Strin
         }
     }
     out
+}
+
+/// The processor `--processor` names (by id or module), or `None` when none is given.
+pub fn processor_named(name: Option<&str>) -> Result<Option<&'static str>, Failure> {
+    let Some(name) = name else { return Ok(None) };
+    pmu_regs::PROCESSORS
+        .iter()
+        .find(|p| crate::pattern::matches(Some(name), &[p.id, p.module]))
+        .map(|p| Some(p.id))
+        .ok_or_else(|| pmu_runtime::lookup::unknown_processor(name).into())
 }

@@ -13,8 +13,8 @@ use pmu_runtime::part::{joined_tables, JoinedTable};
 use pmu_runtime::Bdf;
 use serde_json::json;
 
-use crate::commands::processor_named;
-use crate::table::Table as TextTable;
+use crate::detect::processor_named;
+use crate::table::TextTable;
 use crate::Failure;
 
 /// The device a dumped table is taken to come from (it locates nothing: a dump is read from

@@ -6,7 +6,8 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use pmu_runtime::export::{prometheus_text, Exporter, Reading, Series, SeriesLabels};
+use pmu_runtime::export::{prometheus_text, Exporter, Series, SeriesLabels};
+use pmu_runtime::session::Reading;
 use serde_json::json;
 
 use pmu_runtime::session::PerfSeries;
@@ -269,13 +270,7 @@ impl Output {
                 })
                 .collect();
             let exporter = Exporter::new(series, programmed);
-            exporter.baseline(&vec![
-                Some(Reading {
-                    value: 0,
-                    running_ratio: None
-                });
-                rows.len()
-            ]);
+            exporter.baseline(&vec![Some(Reading::new(0, None)); rows.len()]);
             (exporter, vec![0; rows.len()])
         });
         let readings: Vec<Option<Reading>> = totals
@@ -283,10 +278,7 @@ impl Output {
             .zip(&rows)
             .map(|(total, (_, count, running))| {
                 *total = total.wrapping_add(*count);
-                Some(Reading {
-                    value: *total,
-                    running_ratio: *running,
-                })
+                Some(Reading::new(*total, *running))
             })
             .collect();
         exporter.record(&readings);

@@ -24982,7 +24982,7 @@ static inline uint64_t pmu_skylake_sp_u_l_pci_pmon_ctr_event_count_set(uint64_t 
 #define PMU_SKYLAKE_SP_CORE_EVENT_OFFCORE_RESPONSE_ALL_READS_L3_HIT_HIT_OTHER_CORE_FWD_AUX_MSR_VALUE 0x8003C07F7ULL
 
 /*
- * Derived metrics of Intel Xeon Scalable Processor, 1st generation (Skylake-SP) uncore (219
+ * Derived metrics of Intel Xeon Scalable Processor, 1st generation (Skylake-SP) uncore (221
  * metrics, from the spec's skylake-sp/metrics/). For each: _NAME, _UNIT, _EVENT_COUNT and
  * _EVENTn (the event names, in the order the counts are given) with _EVENTn_READ
  * (PMU_REGS_READ_COUNTED: a counter's count; _SLOTS and _SLOTS_SHARE: pmu_regs_topdown_count
@@ -25479,6 +25479,84 @@ static const struct pmu_regs_metric_step pmu_skylake_sp_metric_memory_bandwidth_
 static inline int pmu_skylake_sp_metric_memory_bandwidth_total(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
 {
 	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_memory_bandwidth_total_steps, 9U, counts, PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_bandwidth_read (MB/sec, level 1, per socket): (a + b + c + d) * 4 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0 (IIO); [1]
+ * UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1 (IIO); [2] UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2
+ * (IIO); [3] UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3 (IIO).
+ */
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_NAME "io_bandwidth_read"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_UNIT "MB/sec"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT_COUNT 4U
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT0 "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT1 "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT2 "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT3 "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT3_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_io_bandwidth_read_steps[13] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_io_bandwidth_read(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_io_bandwidth_read_steps, 13U, counts, PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_bandwidth_write (MB/sec, level 1, per socket): (a + b + c + d) * 4 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0 (IIO); [1]
+ * UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1 (IIO); [2] UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2
+ * (IIO); [3] UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3 (IIO).
+ */
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_NAME "io_bandwidth_write"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_UNIT "MB/sec"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT_COUNT 4U
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT0 "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT1 "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT2 "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT3 "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT3_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_io_bandwidth_write_steps[13] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_io_bandwidth_write(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_io_bandwidth_write_steps, 13U, counts, PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT_COUNT, c, value);
 }
 
 /*

@@ -18593,6 +18593,97 @@ static inline uint32_t pmu_skylake_sp_u_pci_gidnidmap_node_id1_get(uint32_t reg)
 static inline uint32_t pmu_skylake_sp_u_pci_gidnidmap_node_id0_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_SKYLAKE_SP_U_PCI_GIDNIDMAP_NODE_ID0_MASK, PMU_SKYLAKE_SP_U_PCI_GIDNIDMAP_NODE_ID0_SHIFT); }
 
 /*
+ * MSR_CPU_BUS_NUMBER: The root PCI bus of each of the socket's six I/O stacks, as firmware
+ * numbered them, and whether it has yet: one byte per stack. Linux reads it to tell which PCI
+ * bus each IIO box serves.
+ *
+ * 64-bit MSR.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): Layout and use from Linux.
+ * Note (info): Not a PMU register.
+ * The notes in full: generated/docs/skylake_sp/ubox.md.
+ */
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_WIDTH 64
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_COUNT 1
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_RESET 0x0000000000000000ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_RESERVED_MASK 0x7FFF000000000000ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_WRITABLE_MASK 0x0000000000000000ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER 0x300U
+
+/*
+ * valid (bit 63, ro): Set once firmware has programmed the bus numbers; while 0 the bytes
+ * below mean nothing.
+ */
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_VALID_SHIFT 63
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_VALID_WIDTH 1
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_VALID_MASK 0x8000000000000000ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_VALID_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_skylake_sp_msr_cpu_bus_number_valid_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_VALID_MASK, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_VALID_SHIFT); }
+
+/*
+ * bus_num_5 (bits 47:40, ro): The PCI bus number firmware gave CPUBUSNO(5): the root bus of
+ * the socket's I/O stack 5, whose IIO box is IIO5.
+ */
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_5_SHIFT 40
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_5_WIDTH 8
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_5_MASK 0x0000FF0000000000ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_5_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_skylake_sp_msr_cpu_bus_number_bus_num_5_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_5_MASK, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_5_SHIFT); }
+
+/*
+ * bus_num_4 (bits 39:32, ro): The PCI bus number firmware gave CPUBUSNO(4): the root bus of
+ * the socket's I/O stack 4, whose IIO box is IIO4.
+ */
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_4_SHIFT 32
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_4_WIDTH 8
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_4_MASK 0x000000FF00000000ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_4_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_skylake_sp_msr_cpu_bus_number_bus_num_4_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_4_MASK, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_4_SHIFT); }
+
+/*
+ * bus_num_3 (bits 31:24, ro): The PCI bus number firmware gave CPUBUSNO(3): the root bus of
+ * the socket's I/O stack 3, whose IIO box is IIO3.
+ */
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_3_SHIFT 24
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_3_WIDTH 8
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_3_MASK 0x00000000FF000000ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_3_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_skylake_sp_msr_cpu_bus_number_bus_num_3_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_3_MASK, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_3_SHIFT); }
+
+/*
+ * bus_num_2 (bits 23:16, ro): The PCI bus number firmware gave CPUBUSNO(2): the root bus of
+ * the socket's I/O stack 2, whose IIO box is IIO2.
+ */
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_2_SHIFT 16
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_2_WIDTH 8
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_2_MASK 0x0000000000FF0000ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_2_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_skylake_sp_msr_cpu_bus_number_bus_num_2_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_2_MASK, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_2_SHIFT); }
+
+/*
+ * bus_num_1 (bits 15:8, ro): The PCI bus number firmware gave CPUBUSNO(1): the root bus of the
+ * socket's I/O stack 1, whose IIO box is IIO1.
+ */
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_1_SHIFT 8
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_1_WIDTH 8
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_1_MASK 0x000000000000FF00ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_1_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_skylake_sp_msr_cpu_bus_number_bus_num_1_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_1_MASK, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_1_SHIFT); }
+
+/*
+ * bus_num_0 (bits 7:0, ro): The PCI bus number firmware gave CPUBUSNO(0): the root bus of the
+ * socket's I/O stack 0, whose IIO box is IIO0.
+ */
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_0_SHIFT 0
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_0_WIDTH 8
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_0_MASK 0x00000000000000FFULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_0_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_skylake_sp_msr_cpu_bus_number_bus_num_0_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_0_MASK, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_0_SHIFT); }
+
+/*
  * Events of the UBOX unit, from Intel's public event list: _CODE is the event select, _UMASK
  * the unit mask, _EXT_SEL whether the event-select extension bit must be set, _COUNTERS a bit
  * mask of the counters that may count it (bit n: counter n), _EXPERIMENTAL 1 when it comes

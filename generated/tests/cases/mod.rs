@@ -3233,6 +3233,16 @@ layout! {
     ro(node_id1, val u8, 3, 3);
     ro(node_id0, val u8, 0, 3);
 }
+layout! {
+    cpu_bus_number: CpuBusNumber;
+    ro(valid, val bool, 63, 1);
+    ro(bus_num_5, val u8, 40, 8);
+    ro(bus_num_4, val u8, 32, 8);
+    ro(bus_num_3, val u8, 24, 8);
+    ro(bus_num_2, val u8, 16, 8);
+    ro(bus_num_1, val u8, 8, 8);
+    ro(bus_num_0, val u8, 0, 8);
+}
 layouts! {
     u_global_ctl,
     u_global_status,
@@ -3243,6 +3253,7 @@ layouts! {
     u_ctr,
     u_cpu_node_id,
     u_gid_nid_map,
+    cpu_bus_number,
 }
 }
 
@@ -3377,6 +3388,7 @@ layout! {
     checked(try_with_thresh, u16, 12);
     rw(invert, with_invert, named IioCtlInvert, 23, 1);
     rw(en, with_en, val bool, 22, 1);
+    rw(ov_en, with_ov_en, val bool, 20, 1);
     rw(edge_det, with_edge_det, val bool, 18, 1);
     wo(with_rst, val bool, 17, 1);
     rw(umask, with_umask, val u8, 8, 8);

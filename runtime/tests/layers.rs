@@ -666,7 +666,7 @@ fn the_name_scan_sees_definitions_and_not_associated_types() {
 
 /// The runtime's layers as ARCHITECTURE.md lists them, lowest first.
 const LAYERS: [&[&str]; 9] = [
-    &["access", "error", "topology"],
+    &["access", "error", "topology", "bounded"],
     &[
         "boxes",
         "lookup",
@@ -675,12 +675,13 @@ const LAYERS: [&[&str]; 9] = [
         "identify",
         "table_format",
         "ownership",
+        "perfmon",
     ],
     &["msr", "pci", "mmio", "sim", "fault"],
     &["counters", "discovery"],
     &["sampling"],
     &["machine", "perf", "sim_perf"],
-    &["part", "constants"],
+    &["part", "constants", "detect"],
     &["session"],
     &["metrics", "export"],
 ];

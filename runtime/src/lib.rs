@@ -33,6 +33,10 @@
 //! - [`discovery`]: the uncore discovery table (Sapphire Rapids on): located through PCI,
 //!   read through memory-mapped access, checked, and joined with the spec's boxes.
 //!   [`table_format`]: the table's bytes, which the reader and the simulator both use.
+//! - `perfmon` (feature `perfmon`): event descriptions from Intel's perfmon JSON files, and
+//!   what an event sets beyond its code and umask, as `pmu list --events` shows them.
+//! - [`detect`]: what this machine has, as data: the processor `/proc/cpuinfo` describes,
+//!   the specs that describe it, and how its discovery tables agree with the spec.
 //! - [`error`]: errors typed by layer (backend, usage, sampling).
 //!
 //! Layers depend one way: [`access`] (traits, [`Bdf`], topology, uncore devices, backend
@@ -65,6 +69,7 @@ pub mod codec;
 pub mod constants;
 pub mod counters;
 pub mod cpuid;
+pub mod detect;
 pub mod discovery;
 pub mod error;
 #[cfg(feature = "export")]
@@ -81,6 +86,8 @@ pub mod ownership;
 pub mod part;
 pub mod pci;
 pub mod perf;
+#[cfg(feature = "perfmon")]
+pub mod perfmon;
 pub mod sampling;
 #[cfg(target_os = "linux")]
 pub mod session;

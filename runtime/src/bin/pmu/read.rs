@@ -10,11 +10,11 @@ use serde_json::{json, Value};
 
 use crate::failure::Out;
 use crate::show::{
-    decoded_json, decoded_table, event_line, header, hex, location_text, per_cpu_unit, resolve,
-    value_only,
+    decoded_json, decoded_table, event_line, header, hex, location_text, resolve, value_only,
 };
 use crate::table::TextTable;
 use crate::{detect, Failure, PlaceArgs, ValueArgs};
+use pmu_runtime::perfmon::per_cpu_unit;
 
 /// A register instance with an address, or why there is none.
 pub(crate) fn instance(

@@ -363,14 +363,3 @@ pub(crate) fn aux_line(aux: Option<pmu_regs::AuxMsr>) -> String {
     })
     .unwrap_or_default()
 }
-
-/// Whether `unit` of `processor` is a per-CPU PMU (a core's), as its structure says.
-pub(crate) fn per_cpu_unit(processor: &str, unit: &str) -> bool {
-    PROCESSORS
-        .iter()
-        .filter(|p| p.id == processor)
-        .flat_map(|p| p.units.iter())
-        .find(|u| u.name == unit)
-        .and_then(|u| u.pmu)
-        .is_some_and(|p| p.scope == pmu_regs::Scope::Cpu)
-}

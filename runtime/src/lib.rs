@@ -92,6 +92,6 @@ pub use access::topology;
 
 pub use access::{
     read_by_info, write_by_info, Bdf, MmioAccess, MsrAccess, MsrAccessExt, OnCpu, OnDevice,
-    PciAccess, PciAccessExt, Place, Site, UncoreSummary,
+    PciAccess, PciAccessExt, Site, UncoreSummary,
 };
 pub use error::{AccessError, BackendError, Error, Op, Result, SamplingError, Target, UsageError};

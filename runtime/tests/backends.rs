@@ -274,10 +274,10 @@ struct Moving {
 }
 
 impl PciAccess for Moving {
-    fn read_dword(&self, _: Bdf, _: u16) -> pmu_runtime::access::Result<u32> {
+    fn read_dword(&self, _: Bdf, _: u16) -> pmu_runtime::access::BackendResult<u32> {
         Ok(self.reads.lock().unwrap().remove(0))
     }
-    fn write_dword(&self, _: Bdf, _: u16, _: u32) -> pmu_runtime::access::Result<()> {
+    fn write_dword(&self, _: Bdf, _: u16, _: u32) -> pmu_runtime::access::BackendResult<()> {
         unreachable!("the test only reads")
     }
 }

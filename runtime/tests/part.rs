@@ -10,7 +10,7 @@ use pmu_runtime::boxes::Boxes;
 use pmu_runtime::machine::Machine;
 use pmu_runtime::part::box_count;
 use pmu_runtime::sampling::uncore::EventSelect;
-use pmu_runtime::session::{Backend, Options, Selection, Session, Sockets};
+use pmu_runtime::session::{Options, Selection, Session, SessionBackend, Sockets};
 use pmu_runtime::sim::SimConfig;
 use pmu_runtime::{Error, UsageError};
 
@@ -38,7 +38,7 @@ fn count_on(
     )
     .unwrap()
     .on(Sockets::All);
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let accesses = machine.access_counts();
     let result = match Session::open(&backend, &selection, Options::default()) {
         Ok(session) => session.close(),

@@ -756,7 +756,7 @@ fn the_name_scan_sees_definitions_and_not_associated_types() {
 
 /// The runtime's layers as ARCHITECTURE.md lists them, lowest first.
 const LAYERS: [&[&str]; 9] = [
-    &["access", "error", "topology"],
+    &["access", "error", "topology", "bounded", "out_file"],
     &[
         "boxes",
         "lookup",

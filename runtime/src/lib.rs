@@ -58,6 +58,9 @@
 //! # Ok::<(), pmu_runtime::BackendError>(())
 //! ```
 
+// Functions read in one sitting: at most 80 lines (clippy.toml), with no `allow`.
+#![warn(clippy::too_many_lines)]
+
 pub mod access;
 pub mod bounded;
 pub mod boxes;

@@ -4,7 +4,6 @@
 //! sets bits 35:32); the per-CPU PMC box, which has no architectural layout, is simulated from
 //! its structure alone.
 
-use pmu_regs::PROCESSORS;
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::counters::Counting;
 use pmu_runtime::sampling::cpu_box::CpuBox;
@@ -16,12 +15,11 @@ use pmu_runtime::{read_by_info, write_by_info, Site};
 mod fake_machine;
 
 use fake_machine::run;
+#[path = "support/spec.rs"]
+mod spec;
+use spec::processor;
 
 const ZEN: [&str; 4] = ["amd-zen2", "amd-zen3", "amd-zen4", "amd-zen5"];
-
-fn processor(id: &str) -> &'static pmu_regs::ProcessorInfo {
-    PROCESSORS.iter().find(|p| p.id == id).unwrap()
-}
 
 /// `pmu watch --sim --unit amd-zenN:BOX` counts the simulated workload on every box of every
 /// generation (the PMC box per CPU, the L3, the Data Fabric and each UMC per socket).

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use pmu_regs::{AddressInfo, Location, ProcessorInfo, PROCESSORS};
+use pmu_regs::{AddressInfo, Location};
 use pmu_runtime::boxes::{Boxes, PmuBox, Reg};
 use pmu_runtime::discovery::{join, table_boxes, MemoryTable, TableBox};
 use pmu_runtime::machine::Machine;
@@ -16,10 +16,9 @@ use pmu_runtime::sampling::uncore::EventSelect;
 use pmu_runtime::session::{Options, Selection, Session, SessionBackend};
 use pmu_runtime::sim::{Sim, SimConfig, DISCOVERY_DEVICE, DISCOVERY_TABLE};
 use pmu_runtime::{read_by_info, Site};
-
-fn processor(id: &str) -> &'static ProcessorInfo {
-    PROCESSORS.iter().find(|p| p.id == id).unwrap()
-}
+#[path = "support/spec.rs"]
+mod spec;
+use spec::processor;
 
 fn read(sim: &Sim, r: Reg) -> u64 {
     let a: &AddressInfo = r.addr;

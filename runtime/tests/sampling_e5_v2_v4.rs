@@ -10,13 +10,9 @@ use pmu_runtime::boxes::Boxes;
 use pmu_runtime::sampling::uncore::{EventSelect, SamplePlan, Uncore, UncoreCounter};
 use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
 use pmu_runtime::{read_by_info, Site};
-
-fn processor(id: &str) -> &'static ProcessorInfo {
-    pmu_regs::PROCESSORS
-        .iter()
-        .find(|p| p.id == id)
-        .unwrap_or_else(|| panic!("{id} is in the spec"))
-}
+#[path = "support/spec.rs"]
+mod spec;
+use spec::processor;
 
 /// Every register value of every box, to check that a session puts everything back.
 fn snapshot(sim: &Sim, p: &'static ProcessorInfo) -> Vec<u64> {

@@ -16,7 +16,7 @@ use std::time::Duration;
 use pmu_runtime::constants::PartConstants;
 use pmu_runtime::machine::Machine;
 use pmu_runtime::metrics::{select, Plan};
-use pmu_runtime::session::{Backend, Options, Session};
+use pmu_runtime::session::{Options, Session, SessionBackend};
 
 /// The metrics: a name each, or a group or category that selects several.
 pub const METRICS: [&str; 3] = [
@@ -39,7 +39,7 @@ pub fn report(out: &mut impl Write) -> Result<(), Box<dyn std::error::Error>> {
         &select(processor.id, &METRICS.map(String::from))?,
         &part.constants(),
     )?;
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let period = Duration::from_millis(10);
     let options = Options {
         clock: backend.clock(period),

@@ -16,8 +16,8 @@ use std::io;
 use std::sync::Mutex;
 
 use crate::access::{
-    AccessError, BackendError, Bdf, MmioAccess, MsrAccess, Op, PciAccess, RegisterSpace, Result,
-    SpaceError, Target, UncoreSummary,
+    AccessError, BackendError, BackendResult, Bdf, MmioAccess, MsrAccess, Op, PciAccess,
+    RegisterSpace, SpaceError, Target, UncoreSummary,
 };
 use crate::error::UsageError;
 use crate::ownership::{Lease, Ownership, Pmu};
@@ -105,7 +105,7 @@ impl Fault {
 
 /// Parses `read:N:KIND`, `write:N:KIND` or `writes-from:N:KIND`, KIND one of `eio`,
 /// `eacces`, `enoent`, `short` (the `pmu --sim-fault` syntax).
-pub fn parse(text: &str) -> Result<(When, Fault), UsageError> {
+pub fn parse(text: &str) -> std::result::Result<(When, Fault), UsageError> {
     let bad = || UsageError::BadValue {
         text: text.to_string(),
         expected: "read:N:KIND, write:N:KIND or writes-from:N:KIND with N >= 1 and KIND one of \
@@ -195,14 +195,14 @@ impl<B> Faulty<B> {
 }
 
 impl<B: MsrAccess> MsrAccess for Faulty<B> {
-    fn read_msr(&self, cpu: u32, address: u32) -> Result<u64> {
+    fn read_msr(&self, cpu: u32, address: u32) -> BackendResult<u64> {
         if self.trips(Op::Read) {
             return Err(self.fault.error(Op::Read, Target::Msr { cpu, address }));
         }
         self.inner.read_msr(cpu, address)
     }
 
-    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> Result<()> {
+    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> BackendResult<()> {
         if self.trips(Op::Write) {
             return Err(self.fault.error(Op::Write, Target::Msr { cpu, address }));
         }
@@ -211,14 +211,14 @@ impl<B: MsrAccess> MsrAccess for Faulty<B> {
 }
 
 impl<B: PciAccess> PciAccess for Faulty<B> {
-    fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32> {
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> BackendResult<u32> {
         if self.trips(Op::Read) {
             return Err(self.fault.error(Op::Read, Target::Pci { bdf, offset }));
         }
         self.inner.read_dword(bdf, offset)
     }
 
-    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> Result<()> {
+    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> BackendResult<()> {
         if self.trips(Op::Write) {
             return Err(self.fault.error(Op::Write, Target::Pci { bdf, offset }));
         }
@@ -227,14 +227,14 @@ impl<B: PciAccess> PciAccess for Faulty<B> {
 }
 
 impl<B: MmioAccess> MmioAccess for Faulty<B> {
-    fn read_mmio(&self, address: u64, width: u32) -> Result<u64> {
+    fn read_mmio(&self, address: u64, width: u32) -> BackendResult<u64> {
         if self.trips(Op::Read) {
             return Err(self.fault.error(Op::Read, Target::Mmio { address }));
         }
         self.inner.read_mmio(address, width)
     }
 
-    fn write_mmio(&self, address: u64, width: u32, value: u64) -> Result<()> {
+    fn write_mmio(&self, address: u64, width: u32, value: u64) -> BackendResult<()> {
         if self.trips(Op::Write) {
             return Err(self.fault.error(Op::Write, Target::Mmio { address }));
         }

@@ -62,6 +62,9 @@
 //! # Ok::<(), pmu_runtime::BackendError>(())
 //! ```
 
+// Functions read in one sitting: at most 80 lines (clippy.toml), with no `allow`.
+#![warn(clippy::too_many_lines)]
+
 pub mod access;
 pub mod bounded;
 pub mod boxes;
@@ -99,6 +102,6 @@ pub use access::topology;
 
 pub use access::{
     read_by_info, write_by_info, Bdf, MmioAccess, MsrAccess, MsrAccessExt, OnCpu, OnDevice,
-    PciAccess, PciAccessExt, Place, Site, UncoreSummary,
+    PciAccess, PciAccessExt, Site, UncoreSummary,
 };
 pub use error::{AccessError, BackendError, Error, Op, Result, SamplingError, Target, UsageError};

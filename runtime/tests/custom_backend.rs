@@ -11,14 +11,14 @@ use std::time::Duration;
 
 use pmu_regs::Role;
 use pmu_runtime::access::{
-    AccessError, BackendError, Bdf, MmioAccess, MsrAccess, Op, PciAccess, RegisterSpace,
-    Result as BackendResult, SpaceError, Target, Topology, UncoreDevices, UncoreSummary,
+    AccessError, BackendError, BackendResult, Bdf, MmioAccess, MsrAccess, Op, PciAccess,
+    RegisterSpace, SpaceError, Target, Topology, UncoreDevices, UncoreSummary,
 };
 use pmu_runtime::boxes::{Boxes, CountedBox, EventSelect, PmuBox};
 use pmu_runtime::fault::{Fault, When};
 use pmu_runtime::machine::{Machine, MachineBackend, Rate, StreamId, Workload};
 use pmu_runtime::ownership::{Lease, Ownership, Pmu, Registry};
-use pmu_runtime::session::{Backend, Options, Pace, Selection, Session};
+use pmu_runtime::session::{Options, Pace, Selection, Session, SessionBackend};
 
 const PROCESSOR: &pmu_regs::ProcessorInfo = &pmu_regs::xeon_7500::PROCESSOR;
 
@@ -218,7 +218,7 @@ fn a_backend_of_its_own_counts_a_box_through_a_session() {
     let machine = Machine::with_backend(SystemRegisters::default());
     assert!(machine.sim().is_none());
     assert!(machine.backend::<SystemRegisters>().is_some());
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let period = Duration::from_millis(10);
     let options = Options {
         clock: backend.clock(period),
@@ -261,7 +261,7 @@ fn the_fault_injector_reaches_the_backends_own_space() {
     // And the session refuses to open when a read of the backend's MSRs fails.
     let machine =
         Machine::with_backend(SystemRegisters::default()).with_fault(When::Read(1), Fault::Eio);
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     assert!(Session::open(&backend, &w_box_selection(), Options::default()).is_err());
     assert_eq!(machine.access_counts().1, 0, "nothing written");
 }

@@ -13,7 +13,8 @@
 //!   is imported from `boxes` where it is defined, discovery reads through the access traits
 //!   only, the simulator imports neither discovery nor ownership, and the session knows no
 //!   simulator;
-//! - one name per concept: no type, enum, trait or type alias defined twice in `src/`;
+//! - one name per concept: no type, enum, trait or type alias defined twice in `src/`, and
+//!   no crate item re-exported under a second name (`pub use x::A as B`);
 //! - the layer list of ARCHITECTURE.md: every top-level module in a layer, using only its
 //!   own and those beneath.
 
@@ -618,10 +619,7 @@ fn defined_names(code: &str) -> Vec<(String, usize)> {
     out
 }
 
-// Fails until the branch thinning the binary (bin-37) lands: the duplicates left are in
-// files it owns (Plan, Reading, Selection, and the command's and exporter's Table).
 #[test]
-#[ignore = "until bin-37 lands"]
 fn no_type_name_is_defined_twice() {
     let mut by_name: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut stack = vec![src()];
@@ -654,6 +652,98 @@ fn no_type_name_is_defined_twice() {
          (rename by what each is):\n{}",
         twice.join("\n")
     );
+}
+
+/// The crates `runtime/Cargo.toml` depends on, by the name code uses (`-` as `_`), and the
+/// standard ones: a path starting with one of them is not the crate's own.
+fn external_crates() -> BTreeSet<String> {
+    let manifest =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    let mut out: BTreeSet<String> = ["std", "core", "alloc"].map(String::from).into();
+    let mut in_deps = false;
+    for line in manifest.lines() {
+        if line.starts_with('[') {
+            in_deps = line.contains("dependencies");
+        } else if let Some((name, _)) = line.split_once('=').filter(|_| in_deps) {
+            if !line.starts_with('#') && !name.trim().is_empty() {
+                out.insert(name.trim().replace('-', "_"));
+            }
+        }
+    }
+    out
+}
+
+/// Each `pub use` of `code` that gives one of the crate's own items a second name (`pub use
+/// self::A as B;`, `pub use m::{A as B}`), with its line. `as _` (a trait brought in scope
+/// unnamed) is no name.
+fn public_aliases(code: &str, external: &BTreeSet<String>) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    for (n, _) in code.match_indices("pub use ") {
+        let line_start = code[..n].rfind('\n').map_or(0, |i| i + 1);
+        if !code[line_start..n].trim().is_empty() {
+            continue;
+        }
+        let rest = &code[n + "pub use ".len()..];
+        let statement = &rest[..rest.find(';').unwrap_or(rest.len())];
+        let first = statement
+            .trim_start_matches("::")
+            .split("::")
+            .next()
+            .unwrap_or("");
+        if external.contains(first.trim()) {
+            continue;
+        }
+        let words: Vec<&str> = statement
+            .split(|c: char| c.is_whitespace() || c == ',' || c == '{' || c == '}')
+            .filter(|w| !w.is_empty())
+            .collect();
+        for w in words.windows(3).filter(|w| w[1] == "as" && w[2] != "_") {
+            let line = code[..n].matches('\n').count() + 1;
+            let item = w[0].rsplit("::").next().unwrap_or(w[0]);
+            out.push((format!("{item} as {}", w[2]), line));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_crate_item_is_re_exported_under_a_second_name() {
+    let external = external_crates();
+    assert!(external.contains("pmu_regs") && external.contains("prometheus_client"));
+    let mut found = Vec::new();
+    let mut stack = vec![src()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let code = code_outside_tests(&std::fs::read_to_string(&path).unwrap());
+                let file = path.strip_prefix(src()).unwrap().display().to_string();
+                for (alias, line) in public_aliases(&code, &external) {
+                    found.push(format!("{file}:{line}: {alias}"));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "one name per concept: these `pub use` lines give a crate item a second name \
+         (drop the alias and have its users say the item's own name):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_alias_scan_sees_crate_aliases_and_not_external_ones() {
+    let external: BTreeSet<String> = ["pmu_regs".to_string()].into();
+    let code = "pub use self::A as B;\npub use m::{C, D as E};\npub use pmu_regs::F as G;\n\
+                use self::H as I;\npub use n::J as _;\n    pub use o::{\n        K as L,\n    };\n";
+    let found: Vec<String> = public_aliases(code, &external)
+        .into_iter()
+        .map(|(a, line)| format!("{line}: {a}"))
+        .collect();
+    assert_eq!(found, ["1: A as B", "2: D as E", "6: K as L"]);
 }
 
 #[test]

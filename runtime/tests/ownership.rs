@@ -21,7 +21,7 @@ use pmu_runtime::counters::Counting;
 use pmu_runtime::machine::{Machine, Where};
 use pmu_runtime::ownership::{LockDir, Ownership, Pmu};
 use pmu_runtime::sampling::uncore::EventSelect;
-use pmu_runtime::session::{Backend, Options, Selection, Session};
+use pmu_runtime::session::{Options, Selection, Session, SessionBackend};
 use pmu_runtime::sim::SimConfig;
 use pmu_runtime::{Error, SamplingError};
 
@@ -168,7 +168,7 @@ fn a_session_writes_nothing_when_a_later_box_is_enabled() {
         .unwrap();
     machine.write(&ctl, 0x40_0001).unwrap();
     let (_, writes) = machine.access_counts();
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     match Session::open(&backend, &selection, Options::default()) {
         Err(Error::Sampling(SamplingError::Enabled {
             register, value, ..
@@ -188,7 +188,7 @@ fn a_session_writes_nothing_when_a_later_box_is_enabled() {
 
     // Taking over, both are programmed, and C3's control is put back at the end.
     let machine = machine.taking_over(true);
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let session = Session::open(&backend, &selection, Options::default()).unwrap();
     assert_eq!(session.series().len(), 2);
     assert_eq!(

@@ -17,9 +17,9 @@ use base64::Engine;
 use rustls::pki_types::ServerName;
 use support::SIM;
 
-fn pmu() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("pmu").expect("the pmu binary is built")
-}
+#[path = "support/fake_machine.rs"]
+mod fake_machine;
+use fake_machine::pmu;
 
 /// Writes a self-signed certificate for `localhost`, its key, and a web configuration file
 /// naming them (relative paths, read from the file's directory) and user `prometheus` with

@@ -22,7 +22,7 @@
 
 mod aux;
 
-pub use aux::agree as aux_agree;
+pub use aux::aux_agree;
 use std::sync::Arc;
 
 use pmu_regs::{CounterKind, Role, Scope};

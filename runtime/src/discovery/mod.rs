@@ -180,10 +180,6 @@ pub struct SkippedEntry {
     pub reason: &'static str,
 }
 
-/// [`DiscoveredTable`]'s name before other tables (the exporter's, the command's) made it
-/// ambiguous; kept so callers written against it still build.
-pub use self::DiscoveredTable as Table;
-
 /// A whole discovery table.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiscoveredTable {

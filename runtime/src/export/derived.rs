@@ -17,7 +17,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use crate::constants::PartConstants;
-use crate::metrics::{MetricValue, Plan, Site, Summed, Sums};
+use crate::metrics::{MetricSite, MetricValue, Plan, Summed, Sums};
 use crate::session::TopdownSample;
 
 /// Where one of the exporter's series goes in a plan: its socket, and which of the plan's
@@ -60,7 +60,11 @@ struct Fed {
 impl Fed {
     /// Each socket's sums of the plan's events ([`Sums`]); a series that could not be read
     /// makes its sum missing.
-    fn sums(&self, changes: &[Change], topdown: &[TopdownSample]) -> Vec<(Site, Vec<Summed>)> {
+    fn sums(
+        &self,
+        changes: &[Change],
+        topdown: &[TopdownSample],
+    ) -> Vec<(MetricSite, Vec<Summed>)> {
         let mut sums = Sums::new(&self.plan, false);
         for (input, change) in self.inputs.iter().zip(changes) {
             if let Some(input) = input {

@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 use pmu_regs::ProcessorInfo;
 
 use crate::access::{
-    Bdf, MmioAccess, MsrAccess, PciAccess, Result as BackendResult, Topology, UncoreDevices,
-    UncoreSummary,
+    BackendResult, Bdf, MmioAccess, MsrAccess, PciAccess, Topology, UncoreDevices, UncoreSummary,
 };
 use crate::discovery::{find_in_sysfs, read_table};
 use crate::error::Result;

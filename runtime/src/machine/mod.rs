@@ -19,9 +19,8 @@ use std::path::PathBuf;
 use pmu_regs::{AddressInfo, Addresses, Location, ProcessorInfo, RegisterInfo, PROCESSORS};
 
 use crate::access::{
-    check_by_info, read_by_info, write_by_info, BackendError, Bdf, MmioAccess, MsrAccess,
-    PciAccess, RegisterSpace, Result as BackendResult, Site, Topology, UncoreDevices,
-    UncoreSummary,
+    check_by_info, read_by_info, write_by_info, BackendError, BackendResult, Bdf, MmioAccess,
+    MsrAccess, PciAccess, RegisterSpace, Site, Topology, UncoreDevices, UncoreSummary,
 };
 use crate::error::{Result, UsageError};
 use crate::fault::{Fault, Faulty, When};

@@ -12,8 +12,8 @@ use std::time::Duration;
 use pmu_regs::ProcessorInfo;
 
 use crate::access::{
-    Bdf, MmioAccess, MsrAccess, PciAccess, RegisterSpace, Result as BackendResult, SpaceError,
-    Topology, UncoreDevices, UncoreSummary,
+    BackendResult, Bdf, MmioAccess, MsrAccess, PciAccess, RegisterSpace, SpaceError, Topology,
+    UncoreDevices, UncoreSummary,
 };
 use crate::boxes::CountedBox;
 use crate::discovery::{DiscoveredTable, DiscoveryError};

@@ -34,7 +34,7 @@ use crate::session::{BoxEvents, Counted, Selection, Sockets, TopdownSample};
 
 mod sums;
 mod values;
-pub use sums::{Site, Summed, Sums};
+pub use sums::{MetricSite, Summed, Sums};
 pub use values::MetricValue;
 
 /// The metrics of `processor` that `selectors` name (a metric's name, or a category or group
@@ -299,7 +299,11 @@ impl Plan {
     /// interval's samples: each of its CPUs' slots, or its slots x the category's byte /
     /// 0xFF, summed over those CPUs. Nothing sampled there: each missing, so its metrics are
     /// n/a.
-    pub fn topdown_counts(&self, samples: &[TopdownSample], site: Site) -> Vec<(u64, Option<f64>)> {
+    pub fn topdown_counts(
+        &self,
+        samples: &[TopdownSample],
+        site: MetricSite,
+    ) -> Vec<(u64, Option<f64>)> {
         let samples: Vec<&TopdownSample> = samples
             .iter()
             .filter(|s| s.socket == site.socket && site.cpu.is_none_or(|c| c == s.cpu))

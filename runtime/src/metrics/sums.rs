@@ -8,7 +8,7 @@ use crate::session::TopdownSample;
 
 /// Where a plan's metrics are evaluated: a socket, or one logical CPU on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Site {
+pub struct MetricSite {
     /// The socket.
     pub socket: u32,
     /// The logical CPU; `None`: the socket's boxes and CPUs summed.
@@ -25,7 +25,7 @@ pub type Summed = (u64, Option<f64>);
 pub struct Sums {
     events: usize,
     per_cpu: bool,
-    places: Vec<(Site, Vec<Summed>)>,
+    places: Vec<(MetricSite, Vec<Summed>)>,
 }
 
 impl Sums {
@@ -40,15 +40,15 @@ impl Sums {
     }
 
     /// Where a series of `socket`, counted on `cpu` (`None`: a box of the socket), goes.
-    pub fn site_of(&self, socket: u32, cpu: Option<u32>) -> Site {
-        Site {
+    pub fn site_of(&self, socket: u32, cpu: Option<u32>) -> MetricSite {
+        MetricSite {
             socket,
             cpu: if self.per_cpu { cpu } else { None },
         }
     }
 
     /// The sums at `place`, all zero until something is added.
-    fn at(&mut self, place: Site) -> &mut Vec<Summed> {
+    fn at(&mut self, place: MetricSite) -> &mut Vec<Summed> {
         let i = match self.places.iter().position(|(p, _)| *p == place) {
             Some(i) => i,
             None => {
@@ -89,7 +89,11 @@ impl Sums {
     /// Each place's sums in order of place, the plan's top-down values
     /// ([`Plan::topdown`]) appended from `topdown`'s samples there; a place whose metrics read
     /// only the top-down registers comes from those samples alone.
-    pub fn finish(mut self, plan: &Plan, topdown: &[TopdownSample]) -> Vec<(Site, Vec<Summed>)> {
+    pub fn finish(
+        mut self,
+        plan: &Plan,
+        topdown: &[TopdownSample],
+    ) -> Vec<(MetricSite, Vec<Summed>)> {
         if !plan.topdown.is_empty() {
             for t in topdown {
                 let place = self.site_of(t.socket, Some(t.cpu));

@@ -4,7 +4,7 @@
 
 use pmu_regs::metrics::{Constants, MetricInfo};
 
-use super::{Plan, Site, Summed, Sums};
+use super::{MetricSite, Plan, Summed, Sums};
 use crate::session::{Interval, SeriesInfo};
 
 /// One metric's value at one site over one interval.
@@ -15,7 +15,7 @@ pub struct MetricValue {
     /// The metric.
     pub metric: &'static MetricInfo,
     /// Where it was evaluated: a socket, or one CPU.
-    pub site: Site,
+    pub site: MetricSite,
     /// The value; `None` where it is not defined (a division by zero, an event not counted).
     pub value: Option<f64>,
     /// The smallest share of the interval the plan's events ran at the site, where they
@@ -27,7 +27,11 @@ pub struct MetricValue {
 impl Plan {
     /// Every metric's value at each site from the sums there ([`Sums::finish`]), under
     /// `constants` (with the interval's length), in order of site, then of metric.
-    pub fn values(&self, sums: &[(Site, Vec<Summed>)], constants: &Constants) -> Vec<MetricValue> {
+    pub fn values(
+        &self,
+        sums: &[(MetricSite, Vec<Summed>)],
+        constants: &Constants,
+    ) -> Vec<MetricValue> {
         let mut out = Vec::new();
         for (site, counts) in sums {
             let counted = &counts[..self.events.len().min(counts.len())];

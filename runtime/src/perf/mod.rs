@@ -51,7 +51,4 @@ pub use error::PerfError;
 pub use layer::PerfLayer;
 pub use names::{PerfNames, PmuName, SpecNames};
 pub use syntax::EventSpec;
-/// [`KernelPmu`]'s name before the crate's own `ownership::Pmu` (a PMU one session may
-/// program) took the short one; kept so callers written against it still build.
-pub use sysfs::KernelPmu as Pmu;
 pub use sysfs::{EventSources, KernelPmu};

@@ -50,10 +50,6 @@ pub struct IntervalCount {
     pub reading: EventReading,
 }
 
-/// [`CountingLoop`]'s name before the library's counting session (`session::Session`)
-/// took it; kept so callers written against it still build.
-pub use self::CountingLoop as Session;
-
 /// Events of one PMU counting on each of its CPUs.
 #[derive(Debug)]
 pub struct CountingLoop<'l> {

@@ -30,12 +30,6 @@ use crate::error::{Result, SamplingError};
 pub mod core;
 pub mod cpu_box;
 pub mod standalone;
-
-/// The path [`standalone`] had when it was named after the first processor family whose
-/// boxes it drove; kept so callers written against it still build.
-pub mod e5 {
-    pub use super::standalone::{PacketFilter, StandaloneBox as E5Box};
-}
 pub mod uncore;
 
 /// The value that makes a `width`-bit counter overflow on exactly the `n`th event:

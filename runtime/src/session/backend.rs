@@ -64,10 +64,6 @@ pub struct PerfBackend<'m> {
     pub fallback: bool,
 }
 
-/// [`SessionBackend`]'s name before the machine's backends ([`crate::machine::MachineBackend`])
-/// made it ambiguous; kept so callers written against it still build.
-pub use self::SessionBackend as Backend;
-
 /// How a session reaches its counters.
 pub enum SessionBackend<'m> {
     /// Programming the registers: hardware under a root, the simulator, or any backend

@@ -1,6 +1,6 @@
 //! A counting session: what `pmu watch` and `pmu serve` do, for any program. Built from a
 //! [`Selection`] (boxes and their events, or a kernel PMU; sockets; a CPU) over a
-//! [`Backend`] (the registers of hardware or the simulator, or the kernel's perf PMUs), it
+//! [`SessionBackend`] (the registers of hardware or the simulator, or the kernel's perf PMUs), it
 //! opens (checks everything, then programs every box on every socket), reads per interval
 //! (counts, wrap-correct 64-bit totals, a perf event's time enabled and running), and closes
 //! (puts back every register it changed) on every way out: [`Session::close`], a failure
@@ -15,7 +15,7 @@
 //! use pmu_runtime::boxes::Boxes;
 //! use pmu_runtime::machine::Machine;
 //! use pmu_runtime::sampling::uncore::EventSelect;
-//! use pmu_runtime::session::{Backend, Options, Selection, Session};
+//! use pmu_runtime::session::{SessionBackend, Options, Selection, Session};
 //! use std::time::Duration;
 //!
 //! let processor = &pmu_regs::xeon_7500::PROCESSOR;
@@ -26,7 +26,7 @@
 //!     &[EventSelect::event(0x01)],
 //! )?;
 //! let machine = Machine::simulating(processor);
-//! let backend = Backend::Registers(&machine);
+//! let backend = SessionBackend::Registers(&machine);
 //! // The simulator's clock: a reading every 10 ms of simulated time.
 //! let clock = backend.clock(Duration::from_millis(10));
 //! let options = Options { clock, ..Options::default() };
@@ -58,7 +58,7 @@ use crate::perf::counting::BoxGroup;
 
 use turns::Turns;
 
-pub use backend::{Backend, BackendKind, PerfBackend, Route, SessionBackend};
+pub use backend::{BackendKind, PerfBackend, Route, SessionBackend};
 pub use named::config_line;
 pub use open::SLOTS_PER_EVENT;
 pub use selection::{find_box, BoxEvents, Counted, Selection, Sockets};
@@ -222,7 +222,7 @@ pub const TURN: Duration = Duration::from_millis(10);
 /// How a session runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
-    /// When readings are taken (see [`Backend::clock`]).
+    /// When readings are taken (see [`SessionBackend::clock`]).
     pub clock: Clock,
     /// On a simulated machine, how often the counted events happen.
     pub pace: Pace,

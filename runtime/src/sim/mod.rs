@@ -65,8 +65,8 @@ pub struct QpiPacket {
 }
 
 use crate::access::{
-    place_of, AccessError, BackendError, Bdf, MmioAccess, MsrAccess, Op, PciAccess,
-    Result as BackendResult, Site, Target, Topology, UncoreDevices, UncoreSummary,
+    place_of, AccessError, BackendError, BackendResult, Bdf, MmioAccess, MsrAccess, Op, PciAccess,
+    Site, Target, Topology, UncoreDevices, UncoreSummary,
 };
 use crate::boxes::Boxes;
 use crate::error::{Error, Result, UsageError};

@@ -14,7 +14,7 @@ impl MemoryTable {
 }
 
 impl MmioAccess for MemoryTable {
-    fn read_mmio(&self, address: u64, width: u32) -> crate::access::Result<u64> {
+    fn read_mmio(&self, address: u64, width: u32) -> crate::access::BackendResult<u64> {
         let target = Target::Mmio { address };
         let bytes = (width / 8) as u64;
         let start = address
@@ -31,13 +31,18 @@ impl MmioAccess for MemoryTable {
         Ok(u64::from_le_bytes(raw))
     }
 
-    fn write_mmio(&self, address: u64, _width: u32, _value: u64) -> crate::access::Result<()> {
+    fn write_mmio(
+        &self,
+        address: u64,
+        _width: u32,
+        _value: u64,
+    ) -> crate::access::BackendResult<()> {
         Err(Self::refuse(Op::Write, Target::Mmio { address }, 8))
     }
 }
 
 impl PciAccess for MemoryTable {
-    fn read_dword(&self, bdf: Bdf, offset: u16) -> crate::access::Result<u32> {
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> crate::access::BackendResult<u32> {
         let target = Target::Pci { bdf, offset };
         if bdf != self.device || offset % 4 != 0 || usize::from(offset) >= self.config.len() * 4 {
             return Err(Self::refuse(Op::Read, target, 4));
@@ -45,7 +50,7 @@ impl PciAccess for MemoryTable {
         Ok(self.config[usize::from(offset) / 4])
     }
 
-    fn write_dword(&self, bdf: Bdf, offset: u16, _value: u32) -> crate::access::Result<()> {
+    fn write_dword(&self, bdf: Bdf, offset: u16, _value: u32) -> crate::access::BackendResult<()> {
         Err(Self::refuse(Op::Write, Target::Pci { bdf, offset }, 4))
     }
 }

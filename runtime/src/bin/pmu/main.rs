@@ -1,6 +1,9 @@
 //! `pmu`: list, decode, encode, read, write and watch Intel and AMD performance-monitoring registers
 //! by name.
 
+// Functions read in one sitting: at most 80 lines (clippy.toml), with no `allow`.
+#![warn(clippy::too_many_lines)]
+
 mod completion;
 mod counting;
 mod decode;

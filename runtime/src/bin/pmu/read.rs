@@ -5,7 +5,7 @@ use pmu_runtime::codec::{self};
 use pmu_runtime::lookup::FoundRegister;
 use pmu_runtime::machine::{Machine, Resolved};
 use pmu_runtime::topology::Topology;
-use pmu_runtime::{BackendError, Place, UsageError};
+use pmu_runtime::{BackendError, Site, UsageError};
 use serde_json::{json, Value};
 
 use crate::failure::Out;
@@ -65,19 +65,19 @@ pub(crate) fn instance(
     }
 }
 
-pub(crate) fn place_text(place: Place) -> String {
+pub(crate) fn place_text(place: Site) -> String {
     match place {
-        Place::Cpu(c) => format!("CPU {c}"),
-        Place::Device(b) => format!("device {b}"),
-        Place::Mmio(a) => format!("address {a:#x}"),
+        Site::Cpu(c) => format!("CPU {c}"),
+        Site::Device(b) => format!("device {b}"),
+        Site::Mmio(a) => format!("address {a:#x}"),
     }
 }
 
-pub(crate) fn place_json(place: Place) -> Value {
+pub(crate) fn place_json(place: Site) -> Value {
     match place {
-        Place::Cpu(c) => json!({"cpu": c}),
-        Place::Device(b) => json!({"device": b.to_string()}),
-        Place::Mmio(a) => json!({"physical_address": format!("{a:#x}")}),
+        Site::Cpu(c) => json!({"cpu": c}),
+        Site::Device(b) => json!({"device": b.to_string()}),
+        Site::Mmio(a) => json!({"physical_address": format!("{a:#x}")}),
     }
 }
 
@@ -182,8 +182,8 @@ pub(crate) fn read_all(
         })?;
         let d = codec::decode(info, raw);
         let socket = match place {
-            Place::Cpu(c) => topology.socket_of(c),
-            Place::Device(_) | Place::Mmio(_) => w.socket,
+            Site::Cpu(c) => topology.socket_of(c),
+            Site::Device(_) | Site::Mmio(_) => w.socket,
         };
         if show.wanted() {
             lines.push_str(&value_only(&d, show)?);

@@ -350,7 +350,7 @@ fn check_each_box_once(standing: &[Standing]) -> Result<(), Failure> {
 
 /// Opens a session per selection, on the wall clock; a failure closes those opened.
 fn open_sessions<'m>(
-    backend: &session::Backend<'m>,
+    backend: &session::SessionBackend<'m>,
     standing: &[Standing],
     args: &ServeArgs,
     metrics: Option<&serve_metrics::Served>,

@@ -7,7 +7,7 @@ use pmu_runtime::codec::{self};
 use pmu_runtime::machine::{Machine, Resolved};
 use pmu_runtime::ownership::{Lease, Ownership, Pmu};
 use pmu_runtime::session::words;
-use pmu_runtime::Place;
+use pmu_runtime::Site;
 use serde_json::json;
 
 use crate::failure::Out;
@@ -113,11 +113,11 @@ pub(crate) fn claim_for_write(
 ) -> Result<Option<Lease>, Failure> {
     let processor = processor_of(reg.info);
     let (cpu, socket) = match reg.place {
-        Place::Cpu(c) => {
+        Site::Cpu(c) => {
             let topology = machine.topology().ok();
             (c, topology.and_then(|t| t.socket_of(c)).or(args.socket))
         }
-        Place::Device(bdf) => {
+        Site::Device(bdf) => {
             let devices = machine.devices(processor).ok();
             let on_bus = devices.and_then(|d| {
                 d.sockets
@@ -126,7 +126,7 @@ pub(crate) fn claim_for_write(
             });
             (0, on_bus.map(|s| s as u32).or(args.socket))
         }
-        Place::Mmio(_) => (0, args.socket),
+        Site::Mmio(_) => (0, args.socket),
     };
     let socket = socket.unwrap_or(0) as usize;
     match Pmu::of_register(Boxes::of(processor), reg.address, cpu, socket) {

@@ -184,7 +184,7 @@ fn reason_kind(why: &str) -> &'static str {
 
 /// The counts of an import as the metrics file's header records them:
 /// `records 260, imported 222, not-in-lists 20, modifier 18` (the kinds in
-/// [`REASON_KINDS`] order, those with none left out).
+/// `REASON_KINDS` order, those with none left out).
 pub fn counts_comment(report: &MetricsReport) -> String {
     let mut out = format!("records {}, imported {}", report.records, report.imported);
     for (key, _) in REASON_KINDS {

@@ -16,8 +16,8 @@
 //! - A whole request is answered on a thread of its own, at most [`Limits::max_workers`] at
 //!   once and [`Limits::max_workers_per_client`] for one address (`503` beyond), with
 //!   [`Limits::write_timeout`] for a client that does not read. The thread is free as soon as
-//!   the answer is written: closing lingers in the accept loop ([`linger`]).
-//! - With users, password checks are remembered, bounded and backed off ([`auth`]).
+//!   the answer is written: closing lingers in the accept loop (the private `linger` module).
+//! - With users, password checks are remembered, bounded and backed off (the private `auth` module).
 //!
 //! Heads are parsed by `httparse`, at most [`Limits::max_request_bytes`] (`431` beyond). The
 //! counting loop runs on a thread of its own and never waits for a client.

@@ -224,3 +224,73 @@ proptest! {
         prop_assert_eq!(v as u128, slots as u128 * share as u128 / 255);
     }
 }
+
+/// The counts the importer wrote into a metrics file's header
+/// (`<!-- import-metrics: records 260, imported 220, modifier 18, not-in-lists 22 -->`), by key.
+fn import_counts(intel_xml: &str) -> std::collections::BTreeMap<String, usize> {
+    let line = intel_xml
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("<!-- import-metrics: "))
+        .expect("the importer's counts line");
+    line.trim_end_matches("-->")
+        .split(',')
+        .map(|kv| {
+            let (k, v) = kv.trim().rsplit_once(' ').expect("`key n`");
+            (k.to_string(), v.parse().expect("a count"))
+        })
+        .collect()
+}
+
+#[test]
+fn the_docs_import_table_quotes_the_importers_counts() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let docs = std::fs::read_to_string(root.join("docs/metrics.md")).unwrap();
+    let spec = spec();
+    let mut rows = 0;
+    for p in &spec.processors {
+        let Some(prefix) = p.identity.as_ref().and_then(|i| i.perfmon.clone()) else {
+            continue;
+        };
+        let path = root.join("spec").join(&p.id).join("metrics/intel.xml");
+        let Ok(xml) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let counts = import_counts(&xml);
+        // The header's imported count is the file's metrics.
+        assert_eq!(
+            counts["imported"],
+            xml.matches("<metric ").count(),
+            "{}",
+            path.display()
+        );
+        let file = format!("`{prefix}_metrics.json`");
+        let row: Vec<&str> = docs
+            .lines()
+            .find(|l| l.starts_with('|') && l.contains(&file))
+            .unwrap_or_else(|| panic!("docs/metrics.md has no row for {file}"))
+            .split('|')
+            .map(str::trim)
+            .collect();
+        let n = |key: &str| counts.get(key).copied().unwrap_or(0).to_string();
+        assert_eq!(
+            row[3..6].iter().map(|c| c.to_string()).collect::<Vec<_>>(),
+            [
+                format!("{} of {}", counts["imported"], counts["records"]),
+                n("not-in-lists"),
+                n("modifier"),
+            ],
+            "{file}: {counts:?}"
+        );
+        // Every record is imported or left out for one of the two reasons the table has.
+        let tabled: usize = ["imported", "not-in-lists", "modifier"]
+            .iter()
+            .filter_map(|k| counts.get(*k))
+            .sum();
+        assert_eq!(
+            tabled, counts["records"],
+            "{file}: a kind the table has no column for: {counts:?}"
+        );
+        rows += 1;
+    }
+    assert_eq!(rows, 8, "one row per processor with Intel's metric file");
+}

@@ -29,11 +29,11 @@ fn every_unit_declares_its_structure() {
             assert!(u.pmu.is_some(), "{}:{} has no <pmu>", p.id, u.name);
         }
     }
-    // 7 + 8 + 9 + 10 + 10 + 9 + 9 + 10 + 1 units, Sapphire Rapids' and Emerald Rapids' 8 each,
+    // 7 + 8 + 9 + 10 + 10 + 10 + 10 + 10 + 1 units, Sapphire Rapids' and Emerald Rapids' 8 each,
     // Granite Rapids' 7, and AMD Zen 2 to 5: 3 + 3 + 4 + 4; the free-running units: the IIO's
     // of Skylake-SP and Cascade Lake, the IIO's and iMC's of Ice Lake-SP, and of Sapphire
     // and Emerald Rapids, the IIO's of Granite Rapids.
-    assert_eq!(pmus().count(), 73 + 8 * 2 + 7 + 14 + 4 + 2 + 2 + 1);
+    assert_eq!(pmus().count(), 75 + 8 * 2 + 7 + 14 + 4 + 2 + 2 + 1);
 }
 
 #[test]
@@ -106,7 +106,7 @@ fn every_counter_of_every_box_resolves() {
     // R3QPI 3*3, U 3 = 146), E5-2600 v3 (C 4*18, S 4*4, U 3, PCU 6, HA 4*2, iMC 5*8, IRP 4,
     // QPI 4*3, R2PCIe 4, R3QPI 3*3 = 174), v4 (as v3 with 24 C-boxes = 198), Skylake-SP and
     // Cascade Lake each (U 3, CHA 4*28, IIO 4*6, IRP 2*6, PCU 4, iMC 5*6, M2M 4*2, UPI 4*3,
-    // M3UPI 3*3 = 214), Ice Lake-SP (U 3, CHA 4*40, IIO 4*6, IRP 2*6, M2PCIe 4*6, PCU 4,
+    // M3UPI 3*3, M2PCIe 4*4 = 230), Ice Lake-SP (U 3, CHA 4*40, IIO 4*6, IRP 2*6, M2PCIe 4*6, PCU 4,
     // M2M 4*4, UPI 4*3, M3UPI 4*3, memory-mapped iMC 5*12 = 327), core 11, Sapphire Rapids
     // (CHA 4*60, U 2, IIO 4*12, IRP 2*12, UPI 4*4, M3UPI 4*4, M2M 4*4, memory-mapped iMC
     // 5*8 = 402) and Emerald Rapids (its units), Granite Rapids (CHA 4*126, IIO 4*16,
@@ -121,7 +121,7 @@ fn every_counter_of_every_box_resolves() {
             + 146
             + 174
             + 198
-            + 214 * 2
+            + 230 * 2
             + 327
             + 11
             + 402 * 2

@@ -207,6 +207,28 @@ fn live_twin(i: usize, all: &[PerfmonEvent]) -> Option<&str> {
         .map(|o| o.event_name.as_str())
 }
 
+/// Intel's old event names and what each is now called: every deprecated record of `lists`
+/// (a processor's core, uncore and experimental lists) that has a live twin, by name
+/// (`UNC_IIO_PAYLOAD_BYTES_IN.MEM_READ.PART0` to `UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0`).
+/// The events files hold only the live names; a metric written over an old one is read
+/// through this map (`import_metrics`).
+pub fn deprecated_names(lists: &[ListText]) -> Result<BTreeMap<String, String>, ImportError> {
+    let (_, events, _) = read_records(lists)?;
+    Ok(events
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| Some((e.event_name.clone(), live_twin(i, &events)?.to_string())))
+        .collect())
+}
+
+/// Reads one list file (or a directory of them, as `import-perfmon` does).
+pub fn read_list_file(file: &Path) -> Result<String, ImportError> {
+    read_list(file).map_err(|message| ImportError::Input {
+        path: file.display().to_string(),
+        message,
+    })
+}
+
 /// Why an uncore record cannot be one of the spec's events yet: it needs a setting the events
 /// format has no attribute for (a filter value, the AMD lists' selections), and importing it
 /// without would count something else. (The umask extension and the IIO masks are events'

@@ -10,8 +10,13 @@
 //! box filter (`:opc=`, `:filter1=`), an unknown constant, or a formula that does not parse.
 //! The fixed-counter events (`INST_RETIRED.ANY`, `CPU_CLK_UNHALTED.THREAD`,
 //! `CPU_CLK_UNHALTED.THREAD_ANY`) are counted through their general-counter twins, which
-//! count the same (SDM Vol. 3B, 18.2.1, the architectural events 0x3C and 0xC0). The new file
-//! is validated with the rest of the spec, in memory, before it is written.
+//! count the same (SDM Vol. 3B, 18.2.1, the architectural events 0x3C and 0xC0). An event
+//! under a name Intel has deprecated (`UNC_IIO_PAYLOAD_BYTES_IN.MEM_READ.PART0`) is read as
+//! the event its lists now name for the same encoding (`UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0`):
+//! the event lists beside the metric file (`X_core.json`, `X_uncore.json`,
+//! `X_uncore_experimental.json`) give the old names (`import::deprecated_names`). The new file
+//! is validated with the rest of the spec, in memory, before it is written, and its header
+//! records the import's counts (`counts_comment`), which docs/metrics.md quotes.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt::Write;
@@ -89,6 +94,9 @@ pub struct MetricsReport {
     pub refused: Vec<(String, String)>,
     /// Imported metrics whose parent was left out, so their `parent` is too.
     pub orphans: Vec<String>,
+    /// Deprecated event names read as their current ones: (old, current) and how many
+    /// imported metrics read it.
+    pub renamed: BTreeMap<(String, String), usize>,
     /// The file written.
     pub written: Option<PathBuf>,
 }
@@ -114,6 +122,12 @@ impl MetricsReport {
         for (kind, n) in &kinds {
             let _ = writeln!(out, "  {n} left out: {kind}");
         }
+        for ((old, new), n) in &self.renamed {
+            let _ = writeln!(
+                out,
+                "  {old}, a name Intel deprecated, read as {new} ({n} metrics)"
+            );
+        }
         for (name, why) in &self.refused {
             let _ = writeln!(out, "  - {name}: {why}");
         }
@@ -131,21 +145,59 @@ impl MetricsReport {
     }
 }
 
+/// The kinds of refusal: a short key (the intel.xml header's, which docs/metrics.md's table
+/// quotes) and the summary line's words.
+const REASON_KINDS: [(&str, &str); 6] = [
+    ("modifier", "an event needs a modifier a metric cannot express (box filter, umask override, privilege level, one box)"),
+    ("top-down", "an event is read from the top-down registers (IA32_PERF_METRICS and fixed counter 3), which this processor's core does not report"),
+    ("not-in-lists", "an event is not in the processor's event lists"),
+    ("constant", "an unknown constant"),
+    ("twice", "a name given twice"),
+    ("formula", "the formula does not parse"),
+];
+
+/// The kind of a refusal (an entry of [`REASON_KINDS`]).
+fn kind_of(why: &str) -> (&'static str, &'static str) {
+    let key = if why.contains("modifier") {
+        "modifier"
+    } else if why.contains("IA32_PERF_METRICS") {
+        "top-down"
+    } else if why.contains("not in the processor's event lists") {
+        "not-in-lists"
+    } else if why.contains("constant") {
+        "constant"
+    } else if why.contains("twice") {
+        "twice"
+    } else {
+        "formula"
+    };
+    *REASON_KINDS
+        .iter()
+        .find(|(k, _)| *k == key)
+        .expect("every key is listed")
+}
+
 /// The kind of a refusal, for the summary lines.
 fn reason_kind(why: &str) -> &'static str {
-    if why.contains("modifier") {
-        "an event needs a modifier a metric cannot express (box filter, umask override, privilege level, one box)"
-    } else if why.contains("IA32_PERF_METRICS") {
-        "an event is read from the top-down registers (IA32_PERF_METRICS and fixed counter 3), which this processor's core does not report"
-    } else if why.contains("not in the processor's event lists") {
-        "an event is not in the processor's event lists"
-    } else if why.contains("constant") {
-        "an unknown constant"
-    } else if why.contains("twice") {
-        "a name given twice"
-    } else {
-        "the formula does not parse"
+    kind_of(why).1
+}
+
+/// The counts of an import as the metrics file's header records them:
+/// `records 260, imported 222, not-in-lists 20, modifier 18` (the kinds in
+/// `REASON_KINDS` order, those with none left out).
+pub fn counts_comment(report: &MetricsReport) -> String {
+    let mut out = format!("records {}, imported {}", report.records, report.imported);
+    for (key, _) in REASON_KINDS {
+        let n = report
+            .refused
+            .iter()
+            .filter(|(_, why)| kind_of(why).0 == key)
+            .count();
+        if n > 0 {
+            let _ = write!(out, ", {key} {n}");
+        }
     }
+    out
 }
 
 /// An imported metric, ready to write.
@@ -197,21 +249,36 @@ fn event_names(spec: &Spec, processor: &str) -> KnownEvents {
     KnownEvents { core, uncore }
 }
 
+/// Intel's deprecated event names and their current ones (`import::deprecated_names`).
+pub type Renames = BTreeMap<String, String>;
+
 /// An Intel event reference (`UOPS_EXECUTED.CORE:c1`) as our event name and settings
-/// attributes, or why not.
-fn map_event(name: &str, known: &KnownEvents) -> Result<(String, String), String> {
+/// attributes, or why not. A deprecated name the lists lack is read as its current name.
+fn map_event(
+    name: &str,
+    known: &KnownEvents,
+    renames: &Renames,
+) -> Result<(String, String), String> {
     let mut parts = name.split(':');
-    let base = parts.next().unwrap_or_default();
+    let written = parts.next().unwrap_or_default();
     let base = FIXED_TWINS
         .iter()
-        .find(|(fixed, _)| *fixed == base)
-        .map_or(base, |(_, twin)| twin);
+        .find(|(fixed, _)| *fixed == written)
+        .map_or(written, |(_, twin)| twin);
+    let base = match renames.get(base) {
+        Some(current) if !known.contains(base) => current.as_str(),
+        _ => base,
+    };
     if !known.contains(base) {
         return Err(if is_top_down_register(base) {
             format!(
                 "event {name} is read from IA32_PERF_METRICS (MSR 0x329: each top-down class's \
                  share of the slots) or fixed counter 3 (TOPDOWN.SLOTS), which this processor's \
                  core does not report (processors.xml's topdown-metrics)"
+            )
+        } else if base != written && renames.contains_key(written) {
+            format!(
+                "event {base} (what Intel now calls {written}) is not in the processor's event lists"
             )
         } else {
             format!("event {base} is not in the processor's event lists")
@@ -254,11 +321,11 @@ fn is_top_down_register(name: &str) -> bool {
 }
 
 /// One record, mapped, or why not.
-fn map_metric(m: &IntelMetric, known: &KnownEvents) -> Result<Imported, String> {
+fn map_metric(m: &IntelMetric, known: &KnownEvents, renames: &Renames) -> Result<Imported, String> {
     let mut events = Vec::new();
     let mut leaves: HashMap<String, Leaf> = HashMap::new();
     for (i, e) in m.events.iter().enumerate() {
-        let (name, attrs) = map_event(&e.name, known)?;
+        let (name, attrs) = map_event(&e.name, known, renames)?;
         events.push((e.alias.clone(), name, attrs));
         leaves.insert(e.alias.clone(), Leaf::Event(i));
     }
@@ -319,9 +386,10 @@ fn xml(s: &str) -> String {
         .replace('"', "&quot;")
 }
 
-/// The metrics file's text.
-fn file_text(processor: &str, metrics: &[Imported]) -> String {
+/// The metrics file's text; `counts` is the import's [`counts_comment`].
+fn file_text(processor: &str, metrics: &[Imported], counts: &str) -> String {
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<!-- Written by codegen's import-metrics command from Intel's perfmon metric list: facts only. -->\n");
+    let _ = writeln!(out, "<!-- import-metrics: {counts} -->");
     let _ = writeln!(
         out,
         "<metrics processor=\"{processor}\" source=\"{SOURCE}\">"
@@ -361,8 +429,14 @@ fn file_text(processor: &str, metrics: &[Imported]) -> String {
     out
 }
 
-/// The file's metrics mapped onto `spec`'s processor: the report and the file's text.
-pub fn plan(text: &str, spec: &Spec, processor: &str) -> Result<(MetricsReport, String), String> {
+/// The file's metrics mapped onto `spec`'s processor, reading deprecated event names through
+/// `renames`: the report and the file's text.
+pub fn plan(
+    text: &str,
+    spec: &Spec,
+    processor: &str,
+    renames: &Renames,
+) -> Result<(MetricsReport, String), String> {
     let file: MetricsFile =
         serde_json::from_str(text).map_err(|e| format!("not an Intel metrics file: {e}"))?;
     let known = event_names(spec, processor);
@@ -380,8 +454,19 @@ pub fn plan(text: &str, spec: &Spec, processor: &str) -> Result<(MetricsReport, 
                 .push((m.name.clone(), "the name is given twice".into()));
             continue;
         }
-        match map_metric(m, &known) {
-            Ok(i) => imported.push(i),
+        match map_metric(m, &known, renames) {
+            Ok(i) => {
+                for e in &m.events {
+                    let base = e.name.split(':').next().unwrap_or_default();
+                    if let Some(new) = renames.get(base).filter(|_| !known.contains(base)) {
+                        *report
+                            .renamed
+                            .entry((base.to_string(), new.clone()))
+                            .or_default() += 1;
+                    }
+                }
+                imported.push(i);
+            }
             Err(why) => report.refused.push((m.name.clone(), why)),
         }
     }
@@ -393,7 +478,38 @@ pub fn plan(text: &str, spec: &Spec, processor: &str) -> Result<(MetricsReport, 
         }
     }
     report.imported = imported.len();
-    Ok((report, file_text(processor, &imported)))
+    let text = file_text(processor, &imported, &counts_comment(&report));
+    Ok((report, text))
+}
+
+/// The deprecated names of the event lists beside Intel's metric file `file`
+/// (`skylakex_metrics.json`: `skylakex_core.json`, `skylakex_uncore.json` and
+/// `skylakex_uncore_experimental.json`, those that are there).
+fn renames_beside(file: &Path) -> Result<Renames, ImportError> {
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let Some(prefix) = name.strip_suffix("_metrics.json") else {
+        return Ok(Renames::new());
+    };
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let mut lists = Vec::new();
+    for kind in ["core", "uncore", "uncore_experimental"] {
+        let path = dir.join(format!("{prefix}_{kind}.json"));
+        if path.is_file() {
+            let text = crate::import::read_list_file(&path)?;
+            lists.push((path.display().to_string(), text));
+        }
+    }
+    if lists.is_empty() {
+        return Ok(Renames::new());
+    }
+    let texts: Vec<crate::import::ListText> = lists
+        .iter()
+        .map(|(path, text)| crate::import::ListText { text, path })
+        .collect();
+    crate::import::deprecated_names(&texts)
 }
 
 /// Reads `file` and writes `spec_dir/<processor>/metrics/intel.xml`, after validating the
@@ -414,8 +530,9 @@ pub fn import_metrics(
             message: format!("unknown processor `{processor}`"),
         });
     }
+    let renames = renames_beside(file)?;
     let (mut report, content) =
-        plan(&text, &spec, processor).map_err(|message| ImportError::Input {
+        plan(&text, &spec, processor, &renames).map_err(|message| ImportError::Input {
             path: file.display().to_string(),
             message,
         })?;
@@ -441,25 +558,26 @@ mod tests {
 
     #[test]
     fn top_down_register_events_are_left_out_with_their_own_reason() {
+        let none = Renames::new();
         let known = KnownEvents {
             core: ["UOPS_ISSUED.ANY".to_string()].into(),
             uncore: ["UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD".to_string()].into(),
         };
         for name in ["PERF_METRICS.RETIRING", "TOPDOWN.SLOTS:perf_metrics"] {
-            let why = map_event(name, &known).unwrap_err();
+            let why = map_event(name, &known, &none).unwrap_err();
             assert!(why.contains("IA32_PERF_METRICS"), "{why}");
             assert!(reason_kind(&why).contains("top-down registers"), "{why}");
         }
-        let why = map_event("OFFCORE_REQUESTS.ALL_DATA_RD", &known).unwrap_err();
+        let why = map_event("OFFCORE_REQUESTS.ALL_DATA_RD", &known, &none).unwrap_err();
         assert_eq!(
             reason_kind(&why),
             "an event is not in the processor's event lists"
         );
-        assert!(map_event("UOPS_ISSUED.ANY:c1", &known).is_ok());
+        assert!(map_event("UOPS_ISSUED.ANY:c1", &known, &none).is_ok());
         // An uncore event takes no threshold in a metric: reported as a modifier.
-        let why = map_event("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD:c1", &known).unwrap_err();
+        let why = map_event("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD:c1", &known, &none).unwrap_err();
         assert!(why.contains("modifier"), "{why}");
-        assert!(map_event("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", &known).is_ok());
+        assert!(map_event("UNC_CHA_TOR_OCCUPANCY.IA_MISS_DRD", &known, &none).is_ok());
         // Where the core reports them, they are events like the others; `:perf_metrics` is
         // fixed counter 3 itself.
         let known = KnownEvents {
@@ -467,9 +585,103 @@ mod tests {
             ..KnownEvents::default()
         };
         assert_eq!(
-            map_event("TOPDOWN.SLOTS:perf_metrics", &known),
+            map_event("TOPDOWN.SLOTS:perf_metrics", &known, &none),
             Ok(("TOPDOWN.SLOTS".to_string(), String::new()))
         );
-        assert!(map_event("TOPDOWN.SLOTS:percore", &known).is_err());
+        assert!(map_event("TOPDOWN.SLOTS:percore", &known, &none).is_err());
+    }
+
+    /// Two records of one encoding, the first under a name Intel deprecated, as Intel's
+    /// Skylake-SP uncore list has them.
+    const IIO_LIST: &str = r#"{"Events": [
+        {"Unit": "IIO", "EventCode": "0x83", "UMask": "0x4", "PortMask": "0x1", "FCMask": "0x7",
+         "EventName": "UNC_IIO_PAYLOAD_BYTES_IN.MEM_READ.PART0", "Counter": "0,1", "Deprecated": "1"},
+        {"Unit": "IIO", "EventCode": "0x83", "UMask": "0x04", "PortMask": "0x01", "FCMask": "0x07",
+         "EventName": "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0", "Counter": "0,1", "Deprecated": "0"},
+        {"Unit": "IIO", "EventCode": "0x83", "UMask": "0x1", "PortMask": "0x1", "FCMask": "0x7",
+         "EventName": "UNC_IIO_PAYLOAD_BYTES_IN.MEM_WRITE.PART0", "Counter": "0,1", "Deprecated": "1"}
+    ]}"#;
+
+    #[test]
+    fn deprecated_names_are_read_as_their_current_names() {
+        let list = crate::import::ListText {
+            text: IIO_LIST,
+            path: "skylakex_uncore.json",
+        };
+        let renames = crate::import::deprecated_names(&[list]).unwrap();
+        // The write record has no live twin in this list: it keeps its name.
+        assert_eq!(
+            renames.into_iter().collect::<Vec<_>>(),
+            [(
+                "UNC_IIO_PAYLOAD_BYTES_IN.MEM_READ.PART0".to_string(),
+                "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0".to_string()
+            )]
+        );
+        let renames: Renames = [(
+            "UNC_IIO_PAYLOAD_BYTES_IN.MEM_READ.PART0".to_string(),
+            "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0".to_string(),
+        )]
+        .into();
+        let known = KnownEvents {
+            uncore: ["UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0".to_string()].into(),
+            ..KnownEvents::default()
+        };
+        assert_eq!(
+            map_event("UNC_IIO_PAYLOAD_BYTES_IN.MEM_READ.PART0", &known, &renames),
+            Ok((
+                "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0".to_string(),
+                String::new()
+            ))
+        );
+        // Without the map the old name is an event the lists lack.
+        let why = map_event(
+            "UNC_IIO_PAYLOAD_BYTES_IN.MEM_READ.PART0",
+            &known,
+            &Renames::new(),
+        )
+        .unwrap_err();
+        assert_eq!(kind_of(&why).0, "not-in-lists");
+        // A current name the spec lacks too: the reason names both.
+        let why = map_event(
+            "UNC_IIO_PAYLOAD_BYTES_IN.MEM_READ.PART0",
+            &KnownEvents::default(),
+            &renames,
+        )
+        .unwrap_err();
+        assert!(
+            why.contains("UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0"),
+            "{why}"
+        );
+        assert!(
+            why.contains("UNC_IIO_PAYLOAD_BYTES_IN.MEM_READ.PART0"),
+            "{why}"
+        );
+    }
+
+    #[test]
+    fn the_counts_comment_gives_each_kind_left_out() {
+        let report = MetricsReport {
+            records: 5,
+            imported: 2,
+            refused: vec![
+                (
+                    "a".into(),
+                    "event X is not in the processor's event lists".into(),
+                ),
+                (
+                    "b".into(),
+                    "event Y needs the modifier `SUP`, which a metric cannot express yet".into(),
+                ),
+                (
+                    "c".into(),
+                    "event Z is not in the processor's event lists".into(),
+                ),
+            ],
+            ..MetricsReport::default()
+        };
+        assert_eq!(
+            counts_comment(&report),
+            "records 5, imported 2, modifier 1, not-in-lists 2"
+        );
     }
 }

@@ -8615,14 +8615,15 @@ static inline uint32_t pmu_ice_lake_sp_iio_msr_pmon_box_ctl_rst_ctrl_set(uint32_
  *
  * Note (info): Layout from Linux.
  * Note (info): Addresses.
+ * Note (info): ov_en (bit 20).
  * The notes in full: generated/docs/ice_lake_sp/iio.md.
  */
 #define PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_WIDTH 64
 #define PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_COUNT 4
 #define PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_RESET 0x0000000000000000ULL
-#define PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_RESERVED_MASK 0xFFF8000000390000ULL
+#define PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_RESERVED_MASK 0xFFF8000000290000ULL
 #define PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_IGNORED_MASK 0x0000000000000000ULL
-#define PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_WRITABLE_MASK 0x0007FFFFFFC6FFFFULL
+#define PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_WRITABLE_MASK 0x0007FFFFFFD6FFFFULL
 #define PMU_ICE_LAKE_SP_IIO0_MSR_PMON_CTL0 0xA58U
 #define PMU_ICE_LAKE_SP_IIO0_MSR_PMON_CTL1 0xA59U
 #define PMU_ICE_LAKE_SP_IIO0_MSR_PMON_CTL2 0xA5AU
@@ -8710,6 +8711,17 @@ static inline uint64_t pmu_ice_lake_sp_iio_msr_pmon_ctl_invert_set(uint64_t reg,
 #define PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_EN_MAX 0x0000000000000001ULL
 static inline uint64_t pmu_ice_lake_sp_iio_msr_pmon_ctl_en_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_EN_MASK, PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_EN_SHIFT); }
 static inline uint64_t pmu_ice_lake_sp_iio_msr_pmon_ctl_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_EN_MASK, PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_EN_SHIFT, value); }
+
+/*
+ * ov_en (bit 20, rw): Overflow enable (Intel PCM's ICX_IIO_MSR_PMON_CTL_OV_EN): lets an
+ * overflow of this counter be signalled beyond the box.
+ */
+#define PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_OV_EN_SHIFT 20
+#define PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_OV_EN_WIDTH 1
+#define PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_OV_EN_MASK 0x0000000000100000ULL
+#define PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_OV_EN_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_ice_lake_sp_iio_msr_pmon_ctl_ov_en_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_OV_EN_MASK, PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_OV_EN_SHIFT); }
+static inline uint64_t pmu_ice_lake_sp_iio_msr_pmon_ctl_ov_en_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_OV_EN_MASK, PMU_ICE_LAKE_SP_IIO_MSR_PMON_CTL_OV_EN_SHIFT, value); }
 
 /*
  * edge_det (bit 18, rw, role edge): Edge detect: count 0-to-1 transitions of the thresholded

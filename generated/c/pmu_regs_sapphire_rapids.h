@@ -20930,7 +20930,7 @@ static inline uint64_t pmu_sapphire_rapids_u_l_pci_pmon_ctr_event_count_set(uint
 
 /*
  * Derived metrics of Intel Xeon Scalable Processor, 4th generation (Sapphire Rapids) uncore
- * (277 metrics, from the spec's sapphire-rapids/metrics/). For each: _NAME, _UNIT,
+ * (279 metrics, from the spec's sapphire-rapids/metrics/). For each: _NAME, _UNIT,
  * _EVENT_COUNT and _EVENTn (the event names, in the order the counts are given) with
  * _EVENTn_READ (PMU_REGS_READ_COUNTED: a counter's count; _SLOTS and _SLOTS_SHARE:
  * pmu_regs_topdown_count of the top-down registers, the byte in _EVENTn_PERF_METRICS_BYTE),
@@ -26819,6 +26819,33 @@ static inline int pmu_sapphire_rapids_metric_l3_miss_bound(const double *counts,
 }
 
 /*
+ * MEM_Bandwidth (percent, level 4, per CPU): 100 * (min(a, b) / a)
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE); [1] OFFCORE_REQUESTS_OUTSTANDING.DATA_RD
+ * (CORE, threshold 12).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEM_BANDWIDTH_NAME "MEM_Bandwidth"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEM_BANDWIDTH_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEM_BANDWIDTH_EVENT_COUNT 2U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEM_BANDWIDTH_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEM_BANDWIDTH_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEM_BANDWIDTH_EVENT1 "OFFCORE_REQUESTS_OUTSTANDING.DATA_RD"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEM_BANDWIDTH_EVENT1_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_mem_bandwidth_steps[7] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_mem_bandwidth(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_mem_bandwidth_steps, 7U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_MEM_BANDWIDTH_EVENT_COUNT, c, value);
+}
+
+/*
  * MBA_Stalls (percent, level 5, per CPU): 100 * (a / b)
  *
  * Events: [0] INT_MISC.MBA_STALLS (CORE); [1] CPU_CLK_UNHALTED.THREAD_P (CORE).
@@ -26840,6 +26867,42 @@ static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_mba_stalls_s
 static inline int pmu_sapphire_rapids_metric_mba_stalls(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
 {
 	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_mba_stalls_steps, 5U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_MBA_STALLS_EVENT_COUNT, c, value);
+}
+
+/*
+ * MEM_Latency (percent, level 4, per CPU): 100 * (min(a, b) / a - min(a, c) / a)
+ *
+ * Events: [0] CPU_CLK_UNHALTED.THREAD_P (CORE); [1]
+ * OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD (CORE); [2]
+ * OFFCORE_REQUESTS_OUTSTANDING.DATA_RD (CORE, threshold 12).
+ */
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEM_LATENCY_NAME "MEM_Latency"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEM_LATENCY_UNIT "percent"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEM_LATENCY_EVENT_COUNT 3U
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEM_LATENCY_EVENT0 "CPU_CLK_UNHALTED.THREAD_P"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEM_LATENCY_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEM_LATENCY_EVENT1 "OFFCORE_REQUESTS_OUTSTANDING.CYCLES_WITH_DATA_RD"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEM_LATENCY_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEM_LATENCY_EVENT2 "OFFCORE_REQUESTS_OUTSTANDING.DATA_RD"
+#define PMU_SAPPHIRE_RAPIDS_METRIC_MEM_LATENCY_EVENT2_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_sapphire_rapids_metric_mem_latency_steps[13] = {
+	{PMU_REGS_OP_NUM, 0U, 100.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_MIN, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_SUB, 0U, 0.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0}
+};
+static inline int pmu_sapphire_rapids_metric_mem_latency(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_sapphire_rapids_metric_mem_latency_steps, 13U, counts, PMU_SAPPHIRE_RAPIDS_METRIC_MEM_LATENCY_EVENT_COUNT, c, value);
 }
 
 /*

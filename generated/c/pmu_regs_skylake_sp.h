@@ -13299,6 +13299,348 @@ static inline uint64_t pmu_skylake_sp_m2m_pci_pmon_ctr_event_count_set(uint64_t 
 #define PMU_SKYLAKE_SP_M2M_EVENT_TXC_AK_SIDEBAND_WR_EXPERIMENTAL 1
 
 /*
+ * M2PCIE (M2PCIe (mesh to PCIe stack) performance monitoring): Between the mesh and the I/O
+ * stacks, M2PCIe boxes: each has four 48-bit counters with their controls and a box control,
+ * in its PCI function (device 0x2088).
+ *
+ * Instances: M2PCIE0, M2PCIE1, M2PCIE2, M2PCIE3.
+ */
+
+/*
+ * M2PCIE{i}_PCI_PMON_BOX_CTL: Box-wide control of one M2PCIe box: freeze, freeze enable and
+ * reset of all counters or all controls in one write.
+ *
+ * 32-bit register in PCI configuration space.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): Layout from Linux.
+ * Note (info): Device ids, devices and functions.
+ * The notes in full: generated/docs/skylake_sp/m2pcie.md.
+ */
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_WIDTH 32
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_COUNT 1
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_RESET 0x00000000U
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_RESERVED_MASK 0xFFFEFEFCU
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_IGNORED_MASK 0x00000000U
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_WRITABLE_MASK 0x00010103U
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_BOX_CTL_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_BOX_CTL_DEVICE 21
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_BOX_CTL_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_BOX_CTL_OFFSET 0xF4U
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_BOX_CTL_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_BOX_CTL_DEVICE 22
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_BOX_CTL_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_BOX_CTL_OFFSET 0xF4U
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_BOX_CTL_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_BOX_CTL_DEVICE 23
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_BOX_CTL_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_BOX_CTL_OFFSET 0xF4U
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_BOX_CTL_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_BOX_CTL_DEVICE 21
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_BOX_CTL_FUNCTION 5
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_BOX_CTL_OFFSET 0xF4U
+
+/*
+ * frz_en (bit 16, rw, role freeze-enable): Freeze enable: lets the box's counters be frozen by
+ * frz and by the socket-wide freeze (U_MSR_PMON_GLOBAL_CTL.frz_all).
+ */
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_FRZ_EN_SHIFT 16
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_FRZ_EN_WIDTH 1
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_FRZ_EN_MASK 0x00010000U
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_FRZ_EN_MAX 0x00000001U
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_box_ctl_frz_en_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_FRZ_EN_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_FRZ_EN_SHIFT); }
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_box_ctl_frz_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_FRZ_EN_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_FRZ_EN_SHIFT, value); }
+
+/*
+ * frz (bit 8, rw, role freeze): Freeze: while 1 (and, where the box has it, frz_en is 1) the
+ * box's counters hold their values.
+ */
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_FRZ_SHIFT 8
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_FRZ_WIDTH 1
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_FRZ_MASK 0x00000100U
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_FRZ_MAX 0x00000001U
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_box_ctl_frz_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_FRZ_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_FRZ_SHIFT); }
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_box_ctl_frz_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_FRZ_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_FRZ_SHIFT, value); }
+
+/*
+ * rst_ctrs (bit 1, wo, role reset-counters): Reset counters: writing 1 clears every data
+ * counter of the box.
+ */
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_RST_CTRS_SHIFT 1
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_RST_CTRS_WIDTH 1
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_RST_CTRS_MASK 0x00000002U
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_RST_CTRS_MAX 0x00000001U
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_box_ctl_rst_ctrs_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_RST_CTRS_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_RST_CTRS_SHIFT, value); }
+
+/*
+ * rst_ctrl (bit 0, wo, role reset-controls): Reset controls: writing 1 clears every counter
+ * control register of the box.
+ */
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_RST_CTRL_SHIFT 0
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_RST_CTRL_WIDTH 1
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_RST_CTRL_MASK 0x00000001U
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_RST_CTRL_MAX 0x00000001U
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_box_ctl_rst_ctrl_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_RST_CTRL_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_BOX_CTL_RST_CTRL_SHIFT, value); }
+
+/*
+ * M2PCIE{i}_PCI_PMON_CTL{n}: Control for M2PCIe counter n: event, unit mask, enable, reset,
+ * threshold with inversion and edge detection.
+ *
+ * 32-bit register in PCI configuration space, 4 per instance ({n} = 0..3).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): Layout from Linux.
+ * Note (info): Offsets.
+ * Note (info): Device ids, devices and functions.
+ * The notes in full: generated/docs/skylake_sp/m2pcie.md.
+ */
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_WIDTH 32
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_COUNT 4
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_RESET 0x00000000U
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_RESERVED_MASK 0x00390000U
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_IGNORED_MASK 0x00000000U
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_WRITABLE_MASK 0xFFC6FFFFU
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTL0_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTL0_DEVICE 21
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTL0_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTL0_OFFSET 0xD8U
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTL1_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTL1_DEVICE 21
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTL1_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTL1_OFFSET 0xDCU
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTL2_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTL2_DEVICE 21
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTL2_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTL2_OFFSET 0xE0U
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTL3_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTL3_DEVICE 21
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTL3_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTL3_OFFSET 0xE4U
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTL0_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTL0_DEVICE 22
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTL0_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTL0_OFFSET 0xD8U
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTL1_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTL1_DEVICE 22
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTL1_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTL1_OFFSET 0xDCU
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTL2_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTL2_DEVICE 22
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTL2_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTL2_OFFSET 0xE0U
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTL3_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTL3_DEVICE 22
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTL3_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTL3_OFFSET 0xE4U
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTL0_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTL0_DEVICE 23
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTL0_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTL0_OFFSET 0xD8U
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTL1_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTL1_DEVICE 23
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTL1_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTL1_OFFSET 0xDCU
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTL2_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTL2_DEVICE 23
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTL2_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTL2_OFFSET 0xE0U
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTL3_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTL3_DEVICE 23
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTL3_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTL3_OFFSET 0xE4U
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTL0_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTL0_DEVICE 21
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTL0_FUNCTION 5
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTL0_OFFSET 0xD8U
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTL1_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTL1_DEVICE 21
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTL1_FUNCTION 5
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTL1_OFFSET 0xDCU
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTL2_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTL2_DEVICE 21
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTL2_FUNCTION 5
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTL2_OFFSET 0xE0U
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTL3_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTL3_DEVICE 21
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTL3_FUNCTION 5
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTL3_OFFSET 0xE4U
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTL_OFFSET(n) (0xD8U + 4U * (unsigned)(n))
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTL_OFFSET(n) (0xD8U + 4U * (unsigned)(n))
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTL_OFFSET(n) (0xD8U + 4U * (unsigned)(n))
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTL_OFFSET(n) (0xD8U + 4U * (unsigned)(n))
+
+/*
+ * thresh (bits 31:24, rw, role threshold): Threshold: when non-zero, a cycle is counted only
+ * if that cycle's increment compares against this value as selected by invert.
+ */
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_THRESH_SHIFT 24
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_THRESH_WIDTH 8
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_THRESH_MASK 0xFF000000U
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_THRESH_MAX 0x000000FFU
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_ctl_thresh_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_THRESH_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_THRESH_SHIFT); }
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_ctl_thresh_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_THRESH_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_THRESH_SHIFT, value); }
+
+/*
+ * invert (bit 23, rw, role invert): Sense of the threshold comparison; with edge_det, counts
+ * falling instead of rising edges.
+ */
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_INVERT_SHIFT 23
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_INVERT_WIDTH 1
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_INVERT_MASK 0x00800000U
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_INVERT_MAX 0x00000001U
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_INVERT_GE 0x00000000U
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_INVERT_LT 0x00000001U
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_ctl_invert_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_INVERT_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_INVERT_SHIFT); }
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_ctl_invert_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_INVERT_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_INVERT_SHIFT, value); }
+
+/*
+ * en (bit 22, rw, role enable): Enables this counter: it counts while this bit is 1 and the
+ * box is not frozen.
+ */
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EN_SHIFT 22
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EN_WIDTH 1
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EN_MASK 0x00400000U
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EN_MAX 0x00000001U
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_ctl_en_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EN_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EN_SHIFT); }
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_ctl_en_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EN_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EN_SHIFT, value); }
+
+/*
+ * edge_det (bit 18, rw, role edge): Edge detect: count 0-to-1 transitions of the thresholded
+ * event instead of active cycles; needs a non-zero thresh.
+ */
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EDGE_DET_SHIFT 18
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EDGE_DET_WIDTH 1
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EDGE_DET_MASK 0x00040000U
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EDGE_DET_MAX 0x00000001U
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_ctl_edge_det_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EDGE_DET_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EDGE_DET_SHIFT); }
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_ctl_edge_det_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EDGE_DET_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EDGE_DET_SHIFT, value); }
+
+/* rst (bit 17, wo, role reset): Reset: writing 1 clears the paired data counter. */
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_RST_SHIFT 17
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_RST_WIDTH 1
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_RST_MASK 0x00020000U
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_RST_MAX 0x00000001U
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_ctl_rst_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_RST_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_RST_SHIFT, value); }
+
+/*
+ * umask (bits 15:8, rw, role umask): Unit mask: which sub-events of the selected event are
+ * counted.
+ */
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_UMASK_SHIFT 8
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_UMASK_WIDTH 8
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_UMASK_MASK 0x0000FF00U
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_UMASK_MAX 0x000000FFU
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_ctl_umask_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_UMASK_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_UMASK_SHIFT); }
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_ctl_umask_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_UMASK_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_UMASK_SHIFT, value); }
+
+/* ev_sel (bits 7:0, rw, role event): Event select: the code of the event to count. */
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EV_SEL_SHIFT 0
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EV_SEL_WIDTH 8
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EV_SEL_MASK 0x000000FFU
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EV_SEL_MAX 0x000000FFU
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_ctl_ev_sel_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EV_SEL_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EV_SEL_SHIFT); }
+static inline uint32_t pmu_skylake_sp_m2pcie_pci_pmon_ctl_ev_sel_set(uint32_t reg, uint32_t value) { return pmu_regs_set32(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EV_SEL_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTL_EV_SEL_SHIFT, value); }
+
+/*
+ * M2PCIE{i}_PCI_PMON_CTR{n}: M2PCIe data counter n: a 48-bit event count.
+ *
+ * 64-bit register in PCI configuration space, 4 per instance ({n} = 0..3).
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): Width and stride.
+ * Note (info): Device ids, devices and functions.
+ * The notes in full: generated/docs/skylake_sp/m2pcie.md.
+ */
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTR_WIDTH 64
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTR_COUNT 4
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTR_RESET 0x0000000000000000ULL
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTR_RESERVED_MASK 0xFFFF000000000000ULL
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTR_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTR_WRITABLE_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTR0_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTR0_DEVICE 21
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTR0_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTR0_OFFSET 0xA0U
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTR1_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTR1_DEVICE 21
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTR1_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTR1_OFFSET 0xA8U
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTR2_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTR2_DEVICE 21
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTR2_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTR2_OFFSET 0xB0U
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTR3_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTR3_DEVICE 21
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTR3_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTR3_OFFSET 0xB8U
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTR0_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTR0_DEVICE 22
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTR0_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTR0_OFFSET 0xA0U
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTR1_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTR1_DEVICE 22
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTR1_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTR1_OFFSET 0xA8U
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTR2_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTR2_DEVICE 22
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTR2_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTR2_OFFSET 0xB0U
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTR3_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTR3_DEVICE 22
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTR3_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTR3_OFFSET 0xB8U
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTR0_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTR0_DEVICE 23
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTR0_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTR0_OFFSET 0xA0U
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTR1_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTR1_DEVICE 23
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTR1_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTR1_OFFSET 0xA8U
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTR2_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTR2_DEVICE 23
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTR2_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTR2_OFFSET 0xB0U
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTR3_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTR3_DEVICE 23
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTR3_FUNCTION 1
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTR3_OFFSET 0xB8U
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTR0_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTR0_DEVICE 21
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTR0_FUNCTION 5
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTR0_OFFSET 0xA0U
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTR1_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTR1_DEVICE 21
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTR1_FUNCTION 5
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTR1_OFFSET 0xA8U
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTR2_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTR2_DEVICE 21
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTR2_FUNCTION 5
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTR2_OFFSET 0xB0U
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTR3_DEVICE_ID 0x2088U
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTR3_DEVICE 21
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTR3_FUNCTION 5
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTR3_OFFSET 0xB8U
+#define PMU_SKYLAKE_SP_M2PCIE0_PCI_PMON_CTR_OFFSET(n) (0xA0U + 8U * (unsigned)(n))
+#define PMU_SKYLAKE_SP_M2PCIE1_PCI_PMON_CTR_OFFSET(n) (0xA0U + 8U * (unsigned)(n))
+#define PMU_SKYLAKE_SP_M2PCIE2_PCI_PMON_CTR_OFFSET(n) (0xA0U + 8U * (unsigned)(n))
+#define PMU_SKYLAKE_SP_M2PCIE3_PCI_PMON_CTR_OFFSET(n) (0xA0U + 8U * (unsigned)(n))
+
+/*
+ * event_count (bits 47:0, rw-v, role count): The accumulated 48-bit count of the event
+ * selected by the paired control register; wraps on overflow and keeps counting.
+ */
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTR_EVENT_COUNT_SHIFT 0
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTR_EVENT_COUNT_WIDTH 48
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTR_EVENT_COUNT_MASK 0x0000FFFFFFFFFFFFULL
+#define PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTR_EVENT_COUNT_MAX 0x0000FFFFFFFFFFFFULL
+static inline uint64_t pmu_skylake_sp_m2pcie_pci_pmon_ctr_event_count_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTR_EVENT_COUNT_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTR_EVENT_COUNT_SHIFT); }
+static inline uint64_t pmu_skylake_sp_m2pcie_pci_pmon_ctr_event_count_set(uint64_t reg, uint64_t value) { return pmu_regs_set64(reg, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTR_EVENT_COUNT_MASK, PMU_SKYLAKE_SP_M2PCIE_PCI_PMON_CTR_EVENT_COUNT_SHIFT, value); }
+
+/*
  * M3UPI (M3UPI (mesh to UPI) performance monitoring): Between the mesh and each UPI link an
  * M3UPI box: three 48-bit counters with their controls, a box control and a box status, in its
  * PCI function.
@@ -18591,6 +18933,97 @@ static inline uint32_t pmu_skylake_sp_u_pci_gidnidmap_node_id1_get(uint32_t reg)
 #define PMU_SKYLAKE_SP_U_PCI_GIDNIDMAP_NODE_ID0_MASK 0x00000007U
 #define PMU_SKYLAKE_SP_U_PCI_GIDNIDMAP_NODE_ID0_MAX 0x00000007U
 static inline uint32_t pmu_skylake_sp_u_pci_gidnidmap_node_id0_get(uint32_t reg) { return pmu_regs_get32(reg, PMU_SKYLAKE_SP_U_PCI_GIDNIDMAP_NODE_ID0_MASK, PMU_SKYLAKE_SP_U_PCI_GIDNIDMAP_NODE_ID0_SHIFT); }
+
+/*
+ * MSR_CPU_BUS_NUMBER: The root PCI bus of each of the socket's six I/O stacks, as firmware
+ * numbered them, and whether it has yet: one byte per stack. Linux reads it to tell which PCI
+ * bus each IIO box serves.
+ *
+ * 64-bit MSR.
+ *
+ * Source: Linux kernel, arch/x86/events/intel/uncore_snbep.c.
+ *
+ * Note (info): Layout and use from Linux.
+ * Note (info): Not a PMU register.
+ * The notes in full: generated/docs/skylake_sp/ubox.md.
+ */
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_WIDTH 64
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_COUNT 1
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_RESET 0x0000000000000000ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_RESERVED_MASK 0x7FFF000000000000ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_IGNORED_MASK 0x0000000000000000ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_WRITABLE_MASK 0x0000000000000000ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER 0x300U
+
+/*
+ * valid (bit 63, ro): Set once firmware has programmed the bus numbers; while 0 the bytes
+ * below mean nothing.
+ */
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_VALID_SHIFT 63
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_VALID_WIDTH 1
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_VALID_MASK 0x8000000000000000ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_VALID_MAX 0x0000000000000001ULL
+static inline uint64_t pmu_skylake_sp_msr_cpu_bus_number_valid_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_VALID_MASK, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_VALID_SHIFT); }
+
+/*
+ * bus_num_5 (bits 47:40, ro): The PCI bus number firmware gave CPUBUSNO(5): the root bus of
+ * the socket's I/O stack 5, whose IIO box is IIO5.
+ */
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_5_SHIFT 40
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_5_WIDTH 8
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_5_MASK 0x0000FF0000000000ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_5_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_skylake_sp_msr_cpu_bus_number_bus_num_5_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_5_MASK, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_5_SHIFT); }
+
+/*
+ * bus_num_4 (bits 39:32, ro): The PCI bus number firmware gave CPUBUSNO(4): the root bus of
+ * the socket's I/O stack 4, whose IIO box is IIO4.
+ */
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_4_SHIFT 32
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_4_WIDTH 8
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_4_MASK 0x000000FF00000000ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_4_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_skylake_sp_msr_cpu_bus_number_bus_num_4_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_4_MASK, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_4_SHIFT); }
+
+/*
+ * bus_num_3 (bits 31:24, ro): The PCI bus number firmware gave CPUBUSNO(3): the root bus of
+ * the socket's I/O stack 3, whose IIO box is IIO3.
+ */
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_3_SHIFT 24
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_3_WIDTH 8
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_3_MASK 0x00000000FF000000ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_3_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_skylake_sp_msr_cpu_bus_number_bus_num_3_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_3_MASK, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_3_SHIFT); }
+
+/*
+ * bus_num_2 (bits 23:16, ro): The PCI bus number firmware gave CPUBUSNO(2): the root bus of
+ * the socket's I/O stack 2, whose IIO box is IIO2.
+ */
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_2_SHIFT 16
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_2_WIDTH 8
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_2_MASK 0x0000000000FF0000ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_2_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_skylake_sp_msr_cpu_bus_number_bus_num_2_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_2_MASK, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_2_SHIFT); }
+
+/*
+ * bus_num_1 (bits 15:8, ro): The PCI bus number firmware gave CPUBUSNO(1): the root bus of the
+ * socket's I/O stack 1, whose IIO box is IIO1.
+ */
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_1_SHIFT 8
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_1_WIDTH 8
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_1_MASK 0x000000000000FF00ULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_1_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_skylake_sp_msr_cpu_bus_number_bus_num_1_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_1_MASK, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_1_SHIFT); }
+
+/*
+ * bus_num_0 (bits 7:0, ro): The PCI bus number firmware gave CPUBUSNO(0): the root bus of the
+ * socket's I/O stack 0, whose IIO box is IIO0.
+ */
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_0_SHIFT 0
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_0_WIDTH 8
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_0_MASK 0x00000000000000FFULL
+#define PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_0_MAX 0x00000000000000FFULL
+static inline uint64_t pmu_skylake_sp_msr_cpu_bus_number_bus_num_0_get(uint64_t reg) { return pmu_regs_get64(reg, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_0_MASK, PMU_SKYLAKE_SP_MSR_CPU_BUS_NUMBER_BUS_NUM_0_SHIFT); }
 
 /*
  * Events of the UBOX unit, from Intel's public event list: _CODE is the event select, _UMASK
@@ -24982,7 +25415,7 @@ static inline uint64_t pmu_skylake_sp_u_l_pci_pmon_ctr_event_count_set(uint64_t 
 #define PMU_SKYLAKE_SP_CORE_EVENT_OFFCORE_RESPONSE_ALL_READS_L3_HIT_HIT_OTHER_CORE_FWD_AUX_MSR_VALUE 0x8003C07F7ULL
 
 /*
- * Derived metrics of Intel Xeon Scalable Processor, 1st generation (Skylake-SP) uncore (219
+ * Derived metrics of Intel Xeon Scalable Processor, 1st generation (Skylake-SP) uncore (221
  * metrics, from the spec's skylake-sp/metrics/). For each: _NAME, _UNIT, _EVENT_COUNT and
  * _EVENTn (the event names, in the order the counts are given) with _EVENTn_READ
  * (PMU_REGS_READ_COUNTED: a counter's count; _SLOTS and _SLOTS_SHARE: pmu_regs_topdown_count
@@ -25479,6 +25912,84 @@ static const struct pmu_regs_metric_step pmu_skylake_sp_metric_memory_bandwidth_
 static inline int pmu_skylake_sp_metric_memory_bandwidth_total(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
 {
 	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_memory_bandwidth_total_steps, 9U, counts, PMU_SKYLAKE_SP_METRIC_MEMORY_BANDWIDTH_TOTAL_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_bandwidth_read (MB/sec, level 1, per socket): (a + b + c + d) * 4 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0 (IIO); [1]
+ * UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1 (IIO); [2] UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2
+ * (IIO); [3] UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3 (IIO).
+ */
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_NAME "io_bandwidth_read"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_UNIT "MB/sec"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT_COUNT 4U
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT0 "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT1 "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART1"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT2 "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART2"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT3 "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT3_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_io_bandwidth_read_steps[13] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_io_bandwidth_read(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_io_bandwidth_read_steps, 13U, counts, PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_READ_EVENT_COUNT, c, value);
+}
+
+/*
+ * io_bandwidth_write (MB/sec, level 1, per socket): (a + b + c + d) * 4 / 1000000 /
+ * DURATIONTIMEINSECONDS
+ *
+ * Events: [0] UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0 (IIO); [1]
+ * UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1 (IIO); [2] UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2
+ * (IIO); [3] UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3 (IIO).
+ */
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_NAME "io_bandwidth_write"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_UNIT "MB/sec"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT_COUNT 4U
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT0 "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT0_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT1 "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART1"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT1_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT2 "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART2"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT2_READ PMU_REGS_READ_COUNTED
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT3 "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3"
+#define PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT3_READ PMU_REGS_READ_COUNTED
+static const struct pmu_regs_metric_step pmu_skylake_sp_metric_io_bandwidth_write_steps[13] = {
+	{PMU_REGS_OP_EVENT, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 1U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 2U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_EVENT, 3U, 0.0},
+	{PMU_REGS_OP_ADD, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 4.0},
+	{PMU_REGS_OP_MUL, 0U, 0.0},
+	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0}
+};
+static inline int pmu_skylake_sp_metric_io_bandwidth_write(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
+{
+	return pmu_regs_metric_evaluate(pmu_skylake_sp_metric_io_bandwidth_write_steps, 13U, counts, PMU_SKYLAKE_SP_METRIC_IO_BANDWIDTH_WRITE_EVENT_COUNT, c, value);
 }
 
 /*

@@ -14,7 +14,7 @@ use std::time::Duration;
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::machine::Machine;
 use pmu_runtime::sampling::uncore::EventSelect;
-use pmu_runtime::session::{Backend, Options, Selection, Session};
+use pmu_runtime::session::{Options, Selection, Session, SessionBackend};
 
 fn main() -> Result<(), pmu_runtime::Error> {
     let processor = &pmu_regs::xeon_7500::PROCESSOR;
@@ -34,7 +34,7 @@ fn main() -> Result<(), pmu_runtime::Error> {
         Selection::of_boxes(&c3_c4, &["ev_sel=0x01", "ev_sel=0x02,umask=0x04"], &events)?;
 
     let machine = Machine::simulating(processor);
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let period = Duration::from_millis(10);
     let options = Options {
         clock: backend.clock(period),

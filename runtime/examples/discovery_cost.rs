@@ -10,7 +10,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use pmu_runtime::access::{MmioAccess, Result};
+use pmu_runtime::access::{BackendResult, MmioAccess};
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::discovery::{
     join, locate, read_table, AccessKind, BoxStatus, MemoryTable, TableBox,
@@ -25,11 +25,11 @@ struct Counted {
 }
 
 impl MmioAccess for Counted {
-    fn read_mmio(&self, address: u64, width: u32) -> Result<u64> {
+    fn read_mmio(&self, address: u64, width: u32) -> BackendResult<u64> {
         self.reads.fetch_add(1, Ordering::Relaxed);
         self.table.read_mmio(address, width)
     }
-    fn write_mmio(&self, address: u64, width: u32, value: u64) -> Result<()> {
+    fn write_mmio(&self, address: u64, width: u32, value: u64) -> BackendResult<()> {
         self.table.write_mmio(address, width, value)
     }
 }

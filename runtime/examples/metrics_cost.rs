@@ -17,9 +17,10 @@ use std::time::Instant;
 use pmu_regs::metrics::{for_processor, Constants};
 use pmu_regs::PROCESSORS;
 use pmu_runtime::constants::PartConstants;
-use pmu_runtime::export::{Exporter, MetricGauges, MetricInput, Reading, Series, SeriesLabels};
+use pmu_runtime::export::{Exporter, MetricGauges, MetricInput, Series, SeriesLabels};
 use pmu_runtime::machine::Machine;
 use pmu_runtime::metrics::Plan;
+use pmu_runtime::session::Reading;
 
 const ROUNDS: usize = 2000;
 
@@ -137,10 +138,10 @@ fn serve_cost(id: &'static str) {
     let readings = |round: usize| -> Vec<Option<Reading>> {
         (0..n)
             .map(|i| {
-                Some(Reading {
-                    value: (1_000_000 * (round as u64 + 1)) + 7919 * i as u64,
-                    running_ratio: None,
-                })
+                Some(Reading::new(
+                    (1_000_000 * (round as u64 + 1)) + 7919 * i as u64,
+                    None,
+                ))
             })
             .collect()
     };

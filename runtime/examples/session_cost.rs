@@ -14,7 +14,7 @@ use pmu_regs::{CounterKind, Location};
 use pmu_runtime::boxes::{Boxes, EventSelect};
 use pmu_runtime::machine::{Machine, Where};
 use pmu_runtime::session::{
-    Backend, BoxEvents, Clock, Counted, Options, Pace, Selection, Session, Sockets,
+    BoxEvents, Clock, Counted, Options, Pace, Selection, Session, SessionBackend, Sockets,
 };
 
 const INTERVALS: u32 = 2000;
@@ -90,7 +90,7 @@ fn measure(
 ) -> Result<(usize, f64, Duration, Duration), pmu_runtime::Error> {
     let processor = selection.processor();
     let machine = Machine::simulating(processor);
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let options = Options {
         clock: Clock::Steps(Duration::from_secs(1)),
         pace,

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use pmu_regs::xeon_7500::ubox;
 use pmu_regs::{Addresses, Location, PROCESSORS};
-use pmu_runtime::access::Result;
+use pmu_runtime::access::BackendResult;
 use pmu_runtime::ownership::{Lease, Ownership, Pmu};
 use pmu_runtime::sampling::uncore::{
     EventSelect, Sample, SamplePlan, Uncore, UncoreCounter, UncoreSummary,
@@ -55,12 +55,12 @@ impl<'a> Counted<'a> {
 }
 
 impl MsrAccess for Counted<'_> {
-    fn read_msr(&self, cpu: u32, address: u32) -> Result<u64> {
+    fn read_msr(&self, cpu: u32, address: u32) -> BackendResult<u64> {
         self.reads.fetch_add(1, Ordering::Relaxed);
         self.read_log.lock().unwrap().push(address);
         self.sim.read_msr(cpu, address)
     }
-    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> Result<()> {
+    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> BackendResult<()> {
         self.writes.fetch_add(1, Ordering::Relaxed);
         self.sim.write_msr(cpu, address, value)
     }
@@ -85,10 +85,10 @@ impl UncoreSummary for Counted<'_> {
 struct NoSummary<'a>(Counted<'a>);
 
 impl MsrAccess for NoSummary<'_> {
-    fn read_msr(&self, cpu: u32, address: u32) -> Result<u64> {
+    fn read_msr(&self, cpu: u32, address: u32) -> BackendResult<u64> {
         self.0.read_msr(cpu, address)
     }
-    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> Result<()> {
+    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> BackendResult<()> {
         self.0.write_msr(cpu, address, value)
     }
 }
@@ -97,38 +97,38 @@ impl UncoreSummary for NoSummary<'_> {}
 
 // The Xeon 7500 uncore is all MSRs; PCI access is never used.
 impl PciAccess for Counted<'_> {
-    fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32> {
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> BackendResult<u32> {
         self.sim.read_dword(bdf, offset)
     }
-    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> Result<()> {
+    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> BackendResult<()> {
         self.sim.write_dword(bdf, offset, value)
     }
 }
 
 // Nor is memory-mapped access.
 impl MmioAccess for Counted<'_> {
-    fn read_mmio(&self, address: u64, width: u32) -> Result<u64> {
+    fn read_mmio(&self, address: u64, width: u32) -> BackendResult<u64> {
         self.sim.read_mmio(address, width)
     }
-    fn write_mmio(&self, address: u64, width: u32, value: u64) -> Result<()> {
+    fn write_mmio(&self, address: u64, width: u32, value: u64) -> BackendResult<()> {
         self.sim.write_mmio(address, width, value)
     }
 }
 
 impl MmioAccess for NoSummary<'_> {
-    fn read_mmio(&self, address: u64, width: u32) -> Result<u64> {
+    fn read_mmio(&self, address: u64, width: u32) -> BackendResult<u64> {
         self.0.read_mmio(address, width)
     }
-    fn write_mmio(&self, address: u64, width: u32, value: u64) -> Result<()> {
+    fn write_mmio(&self, address: u64, width: u32, value: u64) -> BackendResult<()> {
         self.0.write_mmio(address, width, value)
     }
 }
 
 impl PciAccess for NoSummary<'_> {
-    fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32> {
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> BackendResult<u32> {
         self.0.read_dword(bdf, offset)
     }
-    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> Result<()> {
+    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> BackendResult<()> {
         self.0.write_dword(bdf, offset, value)
     }
 }

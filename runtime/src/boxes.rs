@@ -339,6 +339,20 @@ fn count_defaults(ctl: Reg, raw: u64, fields: &FieldSettings) -> crate::error::R
     Ok(raw)
 }
 
+/// A box as a session counts it: where (the CPU it is reached through, its socket) and
+/// which events, in the order the selection gives them.
+#[derive(Debug, Clone, Copy)]
+pub struct CountedBox<'a> {
+    /// The box.
+    pub pmu_box: &'a PmuBox,
+    /// The CPU it is reached through.
+    pub cpu: u32,
+    /// Its socket.
+    pub socket: u32,
+    /// The events counted on it.
+    pub events: &'a [EventSelect],
+}
+
 /// One box (an instance of a unit) and its resolved registers.
 #[derive(Debug)]
 pub struct PmuBox {

@@ -5,8 +5,6 @@ use pmu_regs::{Access, FieldInfo, RegisterInfo, Role};
 
 use crate::error::UsageError;
 
-/// Names and values are checked here, before anything reaches a backend.
-type Result<T, E = UsageError> = std::result::Result<T, E>;
 use crate::lookup::suggest;
 
 /// One field of a decoded value.
@@ -138,7 +136,7 @@ pub fn decode(info: &'static RegisterInfo, raw: u64) -> Decoded {
 }
 
 /// Parses a number as users type it: `0x1F`, `31`, `0b11111`, with optional `_` separators.
-pub fn parse_number(text: &str) -> Result<u64> {
+pub fn parse_number(text: &str) -> Result<u64, UsageError> {
     let t = text.trim().replace('_', "");
     let parsed = if let Some(h) = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         u64::from_str_radix(h, 16)
@@ -154,12 +152,12 @@ pub fn parse_number(text: &str) -> Result<u64> {
 }
 
 /// A field to set: the field, and for a bit array the element.
-struct Target {
+struct FieldTarget {
     field: &'static FieldInfo,
     element: Option<u32>,
 }
 
-impl Target {
+impl FieldTarget {
     /// Bits the value may have: the element's for a bit array, else the field's (every range
     /// of a field of several).
     fn width(&self) -> u32 {
@@ -169,8 +167,8 @@ impl Target {
         }
     }
 
-    /// `raw` with the target set to `value`, which fits [`Target::width`].
-    fn insert(&self, info: &'static RegisterInfo, raw: u64, value: u64) -> Result<u64> {
+    /// `raw` with the target set to `value`, which fits [`FieldTarget::width`].
+    fn insert(&self, info: &'static RegisterInfo, raw: u64, value: u64) -> Result<u64, UsageError> {
         match (self.element, self.field.repeat) {
             (Some(n), Some(rep)) => {
                 let lsb = self.field.lsb + n * rep.element_width;
@@ -188,11 +186,11 @@ impl Target {
 
 /// Finds field `name` of `info`: a field name (case-insensitive), or for a CPUID-sized bit
 /// array its element's concrete name (`PMC3_EN` for `PMC{n}_EN`).
-fn find_field(info: &'static RegisterInfo, name: &str) -> Option<Target> {
+fn find_field(info: &'static RegisterInfo, name: &str) -> Option<FieldTarget> {
     for f in info.fields.iter().filter(|f| !f.is_placeholder()) {
         match f.repeat {
             None if f.name.eq_ignore_ascii_case(name) => {
-                return Some(Target {
+                return Some(FieldTarget {
                     field: f,
                     element: None,
                 })
@@ -203,7 +201,7 @@ fn find_field(info: &'static RegisterInfo, name: &str) -> Option<Target> {
                         .replace("{n}", &n.to_string())
                         .eq_ignore_ascii_case(name)
                     {
-                        return Some(Target {
+                        return Some(FieldTarget {
                             field: f,
                             element: Some(n),
                         });
@@ -237,7 +235,7 @@ pub fn encode(
     info: &'static RegisterInfo,
     base: u64,
     assignments: &[(String, String)],
-) -> Result<u64> {
+) -> Result<u64, UsageError> {
     encode_for(info, base, assignments, None)
 }
 
@@ -248,7 +246,7 @@ pub fn encode_for(
     base: u64,
     assignments: &[(String, String)],
     core: Option<&str>,
-) -> Result<u64> {
+) -> Result<u64, UsageError> {
     let mut raw = base;
     for (name, text) in assignments {
         if name.eq_ignore_ascii_case("event") {
@@ -460,7 +458,12 @@ pub fn aux_for(
 /// bit from the register's event list ([`events_for`]), and the counter mask, invert, edge
 /// and any-thread bits and the uncore masks (unit-mask extension, port and traffic-class
 /// masks) where the event sets them.
-fn set_event(info: &'static RegisterInfo, raw: u64, name: &str, core: Option<&str>) -> Result<u64> {
+fn set_event(
+    info: &'static RegisterInfo,
+    raw: u64,
+    name: &str,
+    core: Option<&str>,
+) -> Result<u64, UsageError> {
     let events = events_for(info, core);
     let Some(event) = events.iter().find(|e| names(e, name)) else {
         return Err(no_such_event(info, &events, name, core));
@@ -548,7 +551,7 @@ fn event_sets(event: &pmu_regs::EventInfo) -> [(Role, u64, &'static str); 7] {
 }
 
 /// Splits `field=value` words.
-pub fn parse_assignments(words: &[String]) -> Result<Vec<(String, String)>> {
+pub fn parse_assignments(words: &[String]) -> Result<Vec<(String, String)>, UsageError> {
     words
         .iter()
         .map(|w| {

@@ -18,7 +18,7 @@
 use std::path::Path;
 
 use pmu_regs::metrics::Constants;
-use pmu_regs::ProcessorInfo;
+use pmu_regs::{BoxCountRule, ProcessorInfo, Scope, UnitInfo};
 
 use crate::machine::Machine;
 use crate::topology::Topology;
@@ -179,9 +179,28 @@ fn smt(root: &Path, cpus: &Known, cores: &Known, sockets: &Known) -> Known {
     }
 }
 
+/// The caching-and-home agents `CHAS_PER_SOCKET` counts, found by the structure rather than
+/// by a unit's name: a socket's most numerous boxes, where the part reports how many it has
+/// itself (capability bits, a count field, its discovery table). Parts before them count
+/// their caching agents by cores and have none.
+fn caching_agents(processor: &'static ProcessorInfo) -> Option<&'static UnitInfo> {
+    let unit = processor
+        .units
+        .iter()
+        .filter(|u| u.pmu.is_some_and(|p| p.scope == Scope::Socket))
+        .max_by_key(|u| u.instances.len())?;
+    let reported = unit.pmu?.box_count.is_some_and(|c| {
+        matches!(
+            c.rule,
+            BoxCountRule::SetBits(_) | BoxCountRule::Value(_) | BoxCountRule::Discovery
+        )
+    });
+    reported.then_some(*unit)
+}
+
 /// The CHA boxes of one socket: read from the part where the spec says how, else listed.
 fn chas(machine: &Machine, processor: &'static ProcessorInfo) -> Known {
-    let Some(unit) = processor.units.iter().find(|u| u.name == "CHA") else {
+    let Some(unit) = caching_agents(processor) else {
         return Known::unknown(format!("{} has no CHA boxes", processor.id));
     };
     if let Some(pmu) = unit.pmu.filter(|p| p.box_count.is_some()) {
@@ -301,6 +320,21 @@ mod tests {
         let k = tsc(dir.path());
         assert_eq!(k.value, Some(2_394_454_000.0));
         assert!(k.source.contains("tsc_freq_khz"), "{}", k.source);
+    }
+
+    /// The structure finds the units Intel's guides call the caching-and-home agents (CHA,
+    /// from Skylake-SP on) on every processor, and none on those before them or AMD's.
+    #[test]
+    fn the_caching_agents_are_the_units_the_guides_call_cha() {
+        for p in pmu_regs::PROCESSORS {
+            let by_name = p.units.iter().find(|u| u.name == "CHA").map(|u| u.name);
+            assert_eq!(caching_agents(p).map(|u| u.name), by_name, "{}", p.id);
+        }
+        let with_chas = pmu_regs::PROCESSORS
+            .iter()
+            .filter(|p| caching_agents(p).is_some())
+            .count();
+        assert!(with_chas >= 5, "{with_chas}");
     }
 
     #[test]

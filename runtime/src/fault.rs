@@ -16,8 +16,8 @@ use std::io;
 use std::sync::Mutex;
 
 use crate::access::{
-    AccessError, BackendError, Bdf, MmioAccess, MsrAccess, Op, PciAccess, Result, Target,
-    UncoreSummary,
+    AccessError, BackendError, BackendResult, Bdf, MmioAccess, MsrAccess, Op, PciAccess,
+    RegisterSpace, SpaceError, Target, UncoreSummary,
 };
 use crate::error::UsageError;
 use crate::ownership::{Lease, Ownership, Pmu};
@@ -51,6 +51,24 @@ pub enum Fault {
 impl Fault {
     /// Every kind, for tests that try them all.
     pub const ALL: [Fault; 4] = [Fault::Eio, Fault::Eacces, Fault::Enoent, Fault::Short];
+
+    /// The fault as a register space's error: the OS error, saying which access failed.
+    fn space_error(self, op: Op, space: &str, address: u64) -> SpaceError {
+        let code = match self {
+            Fault::Eio => 5,
+            Fault::Eacces => 13,
+            Fault::Enoent => 2,
+            Fault::Short => {
+                return format!("{op} of {space} register {address:#x}: a short transfer").into()
+            }
+        };
+        let os = io::Error::from_raw_os_error(code);
+        io::Error::new(
+            os.kind(),
+            format!("{op} of {space} register {address:#x}: {os}"),
+        )
+        .into()
+    }
 
     fn error(self, op: Op, target: Target) -> BackendError {
         // The file the real backend would have used, so messages read as they would on a
@@ -87,7 +105,7 @@ impl Fault {
 
 /// Parses `read:N:KIND`, `write:N:KIND` or `writes-from:N:KIND`, KIND one of `eio`,
 /// `eacces`, `enoent`, `short` (the `pmu --sim-fault` syntax).
-pub fn parse(text: &str) -> Result<(When, Fault), UsageError> {
+pub fn parse(text: &str) -> std::result::Result<(When, Fault), UsageError> {
     let bad = || UsageError::BadValue {
         text: text.to_string(),
         expected: "read:N:KIND, write:N:KIND or writes-from:N:KIND with N >= 1 and KIND one of \
@@ -177,14 +195,14 @@ impl<B> Faulty<B> {
 }
 
 impl<B: MsrAccess> MsrAccess for Faulty<B> {
-    fn read_msr(&self, cpu: u32, address: u32) -> Result<u64> {
+    fn read_msr(&self, cpu: u32, address: u32) -> BackendResult<u64> {
         if self.trips(Op::Read) {
             return Err(self.fault.error(Op::Read, Target::Msr { cpu, address }));
         }
         self.inner.read_msr(cpu, address)
     }
 
-    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> Result<()> {
+    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> BackendResult<()> {
         if self.trips(Op::Write) {
             return Err(self.fault.error(Op::Write, Target::Msr { cpu, address }));
         }
@@ -193,14 +211,14 @@ impl<B: MsrAccess> MsrAccess for Faulty<B> {
 }
 
 impl<B: PciAccess> PciAccess for Faulty<B> {
-    fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32> {
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> BackendResult<u32> {
         if self.trips(Op::Read) {
             return Err(self.fault.error(Op::Read, Target::Pci { bdf, offset }));
         }
         self.inner.read_dword(bdf, offset)
     }
 
-    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> Result<()> {
+    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> BackendResult<()> {
         if self.trips(Op::Write) {
             return Err(self.fault.error(Op::Write, Target::Pci { bdf, offset }));
         }
@@ -209,18 +227,49 @@ impl<B: PciAccess> PciAccess for Faulty<B> {
 }
 
 impl<B: MmioAccess> MmioAccess for Faulty<B> {
-    fn read_mmio(&self, address: u64, width: u32) -> Result<u64> {
+    fn read_mmio(&self, address: u64, width: u32) -> BackendResult<u64> {
         if self.trips(Op::Read) {
             return Err(self.fault.error(Op::Read, Target::Mmio { address }));
         }
         self.inner.read_mmio(address, width)
     }
 
-    fn write_mmio(&self, address: u64, width: u32, value: u64) -> Result<()> {
+    fn write_mmio(&self, address: u64, width: u32, value: u64) -> BackendResult<()> {
         if self.trips(Op::Write) {
             return Err(self.fault.error(Op::Write, Target::Mmio { address }));
         }
         self.inner.write_mmio(address, width, value)
+    }
+}
+
+/// A register space of a backend's own fails with the OS error of the fault, its own error
+/// type being the space's: an injected fault is an `io::Error`.
+impl<B: RegisterSpace> RegisterSpace for Faulty<B> {
+    fn space(&self) -> &'static str {
+        self.inner.space()
+    }
+
+    fn read_register(&self, place: u32, address: u64) -> std::result::Result<u64, SpaceError> {
+        if self.trips(Op::Read) {
+            return Err(self
+                .fault
+                .space_error(Op::Read, self.inner.space(), address));
+        }
+        self.inner.read_register(place, address)
+    }
+
+    fn write_register(
+        &self,
+        place: u32,
+        address: u64,
+        value: u64,
+    ) -> std::result::Result<(), SpaceError> {
+        if self.trips(Op::Write) {
+            return Err(self
+                .fault
+                .space_error(Op::Write, self.inner.space(), address));
+        }
+        self.inner.write_register(place, address, value)
     }
 }
 

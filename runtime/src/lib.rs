@@ -1,8 +1,9 @@
 //! Runtime support for the registers of [`pmu_regs`]: backends that reach them and a
 //! simulated PMU that behaves like them.
 //!
-//! - [`MsrAccess`] / [`PciAccess`]: the two raw interfaces, 64-bit MSRs by CPU and 32-bit PCI
-//!   config dwords by device. [`MsrAccessExt::on_cpu`] and [`PciAccessExt::on_device`] give
+//! - [`MsrAccess`] / [`PciAccess`] / [`MmioAccess`]: the raw interfaces, 64-bit MSRs by CPU,
+//!   32-bit PCI config dwords by device, memory-mapped registers by physical address; a
+//!   backend's own register space is an [`access::RegisterSpace`]. [`MsrAccessExt::on_cpu`] and [`PciAccessExt::on_device`] give
 //!   typed access with the generated register types: `read`, `write` (refuses read-only
 //!   registers and reserved bits before anything is written) and `modify` (never writes
 //!   reserved bits back).
@@ -21,20 +22,31 @@
 //! - [`perf`]: Linux perf as a backend: counting through the kernel's PMU drivers.
 //!   [`sim_perf`]: a kernel perf driver over the simulator, behind the same syscall trait.
 //! - [`lookup`]: registers by name. [`codec`]: values to named fields and back.
-//! - [`machine::Machine`]: hardware (under a configurable root) or the simulator, and where on
-//!   it a register instance lives (`--cpu`, `--socket`, `--device`).
+//! - [`machine::Machine`]: what reaches the registers, behind the open seam
+//!   [`machine::MachineBackend`] (the hardware's file trees under a configurable root, the
+//!   simulator, or a backend registered with [`machine::Machine::with_backend`]), and where
+//!   on it a register instance lives (`--cpu`, `--socket`, `--device`).
 //! - [`ownership`]: one session per PMU, checked in-process and across processes.
 //! - [`session`]: counting sessions, what `pmu watch` and `pmu serve` run: a selection of
 //!   boxes and events over a backend (registers, perf, the simulator), opened, read per
 //!   interval and put back.
 //! - [`discovery`]: the uncore discovery table (Sapphire Rapids on): located through PCI,
 //!   read through memory-mapped access, checked, and joined with the spec's boxes.
+//!   [`table_format`]: the table's bytes, which the reader and the simulator both use.
+//! - `perfmon` (feature `perfmon`): event descriptions from Intel's perfmon JSON files, and
+//!   what an event sets beyond its code and umask, as `pmu list --events` shows them.
+//! - [`detect`]: what this machine has, as data: the processor `/proc/cpuinfo` describes,
+//!   the specs that describe it, and how its discovery tables agree with the spec.
 //! - [`error`]: errors typed by layer (backend, usage, sampling).
 //!
 //! Layers depend one way: [`access`] (traits, [`Bdf`], topology, uncore devices, backend
-//! errors) <- backends ([`msr`], [`pci`], [`sim`], [`fault`], [`perf`]) and
-//! [`boxes`]/[`lookup`]/[`codec`] <- [`counters`] <- [`sampling`] <- [`machine`] <-
-//! [`session`]. `runtime/tests/layers.rs` checks it.
+//! errors) <- [`boxes`]/[`lookup`]/[`codec`]/[`table_format`] <- backends ([`msr`], [`pci`],
+//! [`mmio`], [`sim`], [`fault`]) <- [`counters`] (which owns [`counters::delta`]) and
+//! [`discovery`] <- [`sampling`] <- [`machine`] (and [`perf`] beside it) <- [`session`] <-
+//! [`metrics`] <- `export` <- the `pmu` binary. The simulator imports neither [`discovery`]
+//! nor [`ownership`], and the session reaches no simulator (its workload is the machine's:
+//! [`machine::Workload`]). `runtime/tests/layers.rs` checks it, and that no module folder
+//! has an import cycle and no type name is defined twice.
 //!
 //! ```
 //! use pmu_regs::arch::core::{Ia32PerfEvtSel, IA32_PERFEVTSEL};
@@ -50,12 +62,17 @@
 //! # Ok::<(), pmu_runtime::BackendError>(())
 //! ```
 
+// Functions read in one sitting: at most 80 lines (clippy.toml), with no `allow`.
+#![warn(clippy::too_many_lines)]
+
 pub mod access;
+pub mod bounded;
 pub mod boxes;
 pub mod codec;
 pub mod constants;
 pub mod counters;
 pub mod cpuid;
+pub mod detect;
 pub mod discovery;
 pub mod error;
 #[cfg(feature = "export")]
@@ -67,20 +84,24 @@ pub mod machine;
 pub mod metrics;
 pub mod mmio;
 pub mod msr;
+pub mod out_file;
 pub mod ownership;
 pub mod part;
 pub mod pci;
 pub mod perf;
+#[cfg(feature = "perfmon")]
+pub mod perfmon;
 pub mod sampling;
 #[cfg(target_os = "linux")]
 pub mod session;
 pub mod sim;
 pub mod sim_perf;
+pub mod table_format;
 /// Sockets and their CPUs: in the access layer ([`access::Topology`]), kept here by its old name.
 pub use access::topology;
 
 pub use access::{
     read_by_info, write_by_info, Bdf, MmioAccess, MsrAccess, MsrAccessExt, OnCpu, OnDevice,
-    PciAccess, PciAccessExt, Place, UncoreSummary,
+    PciAccess, PciAccessExt, Site, UncoreSummary,
 };
 pub use error::{AccessError, BackendError, Error, Op, Result, SamplingError, Target, UsageError};

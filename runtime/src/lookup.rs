@@ -4,12 +4,9 @@ use pmu_regs::{AddressInfo, Addresses, RegisterInfo, PROCESSORS};
 
 use crate::error::UsageError;
 
-/// Names and values are checked here, before anything reaches a backend.
-type Result<T, E = UsageError> = std::result::Result<T, E>;
-
 /// A register found by name: its layout, and the instance when the name was concrete.
 #[derive(Debug, Clone, Copy)]
-pub struct Found {
+pub struct FoundRegister {
     /// The register layout.
     pub info: &'static RegisterInfo,
     /// The instance and index, when the name named one (`W_MSR_PMON_EVT_SEL2`); `None` for a
@@ -38,12 +35,12 @@ fn names(r: &'static RegisterInfo) -> impl Iterator<Item = &'static str> {
 /// or layout type (`WEvtSel`), ignoring case. A name two processors share (`C0_MSR_PMON_CTR0`
 /// is both a Xeon 7500 and an E5-2600 register) must be prefixed with the processor:
 /// `xeon-e5-2600:C0_MSR_PMON_CTR0`. An unknown name gets the closest names suggested.
-pub fn find(name: &str) -> Result<Found> {
+pub fn find(name: &str) -> Result<FoundRegister, UsageError> {
     let (processor, bare) = match name.split_once(':') {
         Some((p, n)) => (Some(p), n),
         None => (None, name),
     };
-    let mut matches: Vec<Found> = Vec::new();
+    let mut matches: Vec<FoundRegister> = Vec::new();
     for info in
         registers().filter(|r| processor.is_none_or(|p| r.processor.eq_ignore_ascii_case(p)))
     {
@@ -52,13 +49,13 @@ pub fn find(name: &str) -> Result<Found> {
             .iter()
             .find(|a| a.name.eq_ignore_ascii_case(bare))
         {
-            matches.push(Found {
+            matches.push(FoundRegister {
                 info,
                 address: Some(a),
             });
         } else if info.name.eq_ignore_ascii_case(bare) || info.type_name.eq_ignore_ascii_case(bare)
         {
-            matches.push(Found {
+            matches.push(FoundRegister {
                 info,
                 address: None,
             });

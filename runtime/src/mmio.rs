@@ -19,7 +19,7 @@ use std::sync::Mutex;
 
 use memmap2::{MmapOptions, MmapRaw};
 
-use crate::access::{AccessError, BackendError, MmioAccess, Op, Result, Target};
+use crate::access::{AccessError, BackendError, BackendResult, MmioAccess, Op, Target};
 
 /// What one mapping covers: the page holding the register.
 const PAGE: u64 = 4096;
@@ -58,7 +58,7 @@ impl DevMem {
     }
 
     /// Refuses a width other than 32 or 64 bits and an address not a multiple of it.
-    fn check(op: Op, address: u64, width: u32) -> Result<usize> {
+    fn check(op: Op, address: u64, width: u32) -> BackendResult<usize> {
         let refuse = |kind| Err(BackendError::access(op, Target::Mmio { address }, kind));
         let bytes = match width {
             32 => 4,
@@ -74,7 +74,12 @@ impl DevMem {
     }
 
     /// Runs `io` on a pointer to `address` inside its mapped page, mapping the page first.
-    fn with_page<T>(&self, op: Op, address: u64, io: impl FnOnce(*mut u8) -> T) -> Result<T> {
+    fn with_page<T>(
+        &self,
+        op: Op,
+        address: u64,
+        io: impl FnOnce(*mut u8) -> T,
+    ) -> BackendResult<T> {
         let write = op == Op::Write;
         let page = address - address % PAGE;
         let at = (address - page) as usize;
@@ -91,7 +96,7 @@ impl DevMem {
 
     /// Maps the page at `page`, refusing one a regular file does not cover (touching it would
     /// raise SIGBUS).
-    fn map(&self, op: Op, address: u64, page: u64, write: bool) -> Result<MmapRaw> {
+    fn map(&self, op: Op, address: u64, page: u64, write: bool) -> BackendResult<MmapRaw> {
         let target = Target::Mmio { address };
         let fail = |e: io::Error| BackendError::from_io(op, target, self.path.clone(), e);
         let file: File = OpenOptions::new()
@@ -135,7 +140,7 @@ impl DevMem {
 // The only unsafe code of this crate: one volatile load or store in a page mapped above.
 #[allow(unsafe_code)]
 impl MmioAccess for DevMem {
-    fn read_mmio(&self, address: u64, width: u32) -> Result<u64> {
+    fn read_mmio(&self, address: u64, width: u32) -> BackendResult<u64> {
         let bytes = Self::check(Op::Read, address, width)?;
         self.with_page(Op::Read, address, |p| {
             // SAFETY: `p` points inside a live mapping of a whole page (kept in `pages` for the
@@ -151,7 +156,7 @@ impl MmioAccess for DevMem {
         })
     }
 
-    fn write_mmio(&self, address: u64, width: u32, value: u64) -> Result<()> {
+    fn write_mmio(&self, address: u64, width: u32, value: u64) -> BackendResult<()> {
         let bytes = Self::check(Op::Write, address, width)?;
         if bytes == 4 && value > u64::from(u32::MAX) {
             return Err(BackendError::access(

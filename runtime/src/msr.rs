@@ -10,7 +10,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
-use crate::access::{AccessError, BackendError, MsrAccess, Op, Result, Target};
+use crate::access::{AccessError, BackendError, BackendResult, MsrAccess, Op, Target};
 
 /// The `/dev/cpu/N/msr` backend.
 #[derive(Debug)]
@@ -59,7 +59,7 @@ impl MsrDev {
         cpu: u32,
         address: u32,
         io: impl FnOnce(&File) -> T,
-    ) -> Result<T> {
+    ) -> BackendResult<T> {
         let write = op == Op::Write;
         {
             // A poisoned lock only means another thread panicked mid-insert; the map is valid.
@@ -81,7 +81,7 @@ impl MsrDev {
 }
 
 impl MsrAccess for MsrDev {
-    fn read_msr(&self, cpu: u32, address: u32) -> Result<u64> {
+    fn read_msr(&self, cpu: u32, address: u32) -> BackendResult<u64> {
         let target = Target::Msr { cpu, address };
         let mut buf = [0u8; 8];
         match self.with_file(Op::Read, cpu, address, |f| {
@@ -97,7 +97,7 @@ impl MsrAccess for MsrDev {
         }
     }
 
-    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> Result<()> {
+    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> BackendResult<()> {
         let target = Target::Msr { cpu, address };
         match self.with_file(Op::Write, cpu, address, |f| {
             f.write_at(&value.to_le_bytes(), u64::from(address))

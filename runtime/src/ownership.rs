@@ -34,7 +34,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -230,9 +230,45 @@ pub fn check_idle<'a>(
     found: &[(Reg, u64)],
     take_over: bool,
 ) -> Result<()> {
+    idle(None, counters, found, take_over)
+}
+
+/// [`check_idle`] for the counters of `pmu`, which the refusal names (`on the core PMU of
+/// CPU 2`), with every enabled control it finds.
+///
+/// ```
+/// use pmu_runtime::boxes::Boxes;
+/// use pmu_runtime::ownership::{check_idle_on, Pmu};
+///
+/// let c3 = Boxes::of(&pmu_regs::xeon_7500::PROCESSOR).find("C3").unwrap();
+/// let (c0, c1) = (&c3.counters[0], &c3.counters[1]);
+/// let en = c0.control_bits(pmu_regs::Role::Enable).unwrap().insert("", 0, 1).unwrap();
+/// let found = [(c0.control.unwrap(), en | 1), (c1.control.unwrap(), en | 2)];
+/// let pmu = Pmu::Uncore { processor: "xeon-7500", socket: 1 };
+/// let err = check_idle_on(&pmu, [c0, c1], &found, false).unwrap_err().to_string();
+/// assert!(err.contains("C3_MSR_PMON_EVT_SEL0 is already enabled (0x400001)"), "{err}");
+/// assert!(err.contains("C3_MSR_PMON_EVT_SEL1 is already enabled (0x400002)"), "{err}");
+/// assert!(err.contains("on the xeon-7500 uncore of socket 1"), "{err}");
+/// ```
+pub fn check_idle_on<'a>(
+    pmu: &Pmu,
+    counters: impl IntoIterator<Item = &'a Counter>,
+    found: &[(Reg, u64)],
+    take_over: bool,
+) -> Result<()> {
+    idle(Some(pmu), counters, found, take_over)
+}
+
+fn idle<'a>(
+    pmu: Option<&Pmu>,
+    counters: impl IntoIterator<Item = &'a Counter>,
+    found: &[(Reg, u64)],
+    take_over: bool,
+) -> Result<()> {
     if take_over {
         return Ok(());
     }
+    let mut enabled = Vec::new();
     for c in counters {
         let (Some(ctl), Some(enable)) = (c.control, c.control_bits(Role::Enable)) else {
             continue;
@@ -242,14 +278,19 @@ pub fn check_idle<'a>(
             .find(|(r, _)| r.addr.location == ctl.addr.location)
             .map(|&(_, v)| v);
         if let Some(value) = value.filter(|&v| enable.extract(v) != 0) {
-            return Err(SamplingError::Enabled {
-                register: ctl.name(),
-                value,
-            }
-            .into());
+            enabled.push((ctl.name(), value));
         }
     }
-    Ok(())
+    let Some((&(register, value), others)) = enabled.split_first() else {
+        return Ok(());
+    };
+    Err(SamplingError::Enabled {
+        register,
+        value,
+        others: others.to_vec(),
+        pmu: pmu.map(ToString::to_string),
+    }
+    .into())
 }
 
 /// Ownership of one PMU, given up when dropped.
@@ -367,12 +408,21 @@ impl LockDir {
             path: path.clone(),
             problem,
         };
+        if self.dir.is_relative() {
+            return Err(unsafe_lock(format!(
+                "its directory {} is a relative path, so sessions started in different \
+                 directories would not see each other's locks; give an absolute path \
+                 (PMU_RUNTIME_DIR=/run/pmu-regs)",
+                self.dir.display()
+            ))
+            .into());
+        }
         std::fs::create_dir_all(&self.dir).map_err(failed)?;
         let dir_flags = OFlags::DIRECTORY | OFlags::RDONLY | OFlags::CLOEXEC;
         let dir =
             rustix::fs::open(&self.dir, dir_flags, Mode::empty()).map_err(|e| failed(e.into()))?;
         let stat = rustix::fs::fstat(&dir).map_err(|e| failed(e.into()))?;
-        if let Some(problem) = foreign_dir(&self.dir, stat.st_uid, stat.st_mode) {
+        if let Some(problem) = foreign_dir(&self.dir, stat.st_uid, stat.st_gid, stat.st_mode) {
             return Err(unsafe_lock(problem).into());
         }
         let flags = OFlags::RDWR | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
@@ -401,20 +451,37 @@ impl LockDir {
     }
 }
 
-/// Why `dir` (owned by `uid`, with `mode`) is unsafe for lock files, if it is: another user
-/// could replace a lock file there with a link.
-fn foreign_dir(dir: &Path, uid: u32, mode: u32) -> Option<String> {
+/// Why `dir` (owned by `uid` and group `gid`, with `mode`) is unsafe for lock files, if it
+/// is: another user could replace a lock file there with a link, or plant one. The sticky
+/// bit does not help: it keeps others from replacing our files, not from planting theirs
+/// under a name we have not used yet.
+fn foreign_dir(dir: &Path, uid: u32, gid: u32, mode: u32) -> Option<String> {
     let me = rustix::process::geteuid().as_raw();
-    let sticky = mode & 0o1000 != 0;
-    if mode & 0o002 != 0 && !sticky {
+    let fix = format!(
+        "make the directory writable by its owner only (`chmod 755 {}`), or lock in a \
+         directory of your own (PMU_RUNTIME_DIR; under --root, ROOT/run/pmu-regs)",
+        dir.display()
+    );
+    if mode & 0o002 != 0 {
         return Some(format!(
-            "its directory {} can be written by every user and has no sticky bit (mode {:o}), so \
-             anyone could put a link to another file in its place; make the directory writable \
-             by its owner only (`chmod 755 {}`), or lock in a directory of your own \
-             (PMU_RUNTIME_DIR; under --root, ROOT/run/pmu-regs)",
+            "its directory {} can be written by every user (mode {:o}), so anyone could put a \
+             lock file or a link to another file there; {fix}",
             dir.display(),
             mode & 0o7777,
-            dir.display()
+        ));
+    }
+    // The owner's own group (its primary group) is the owner; any other group is others.
+    let owners_group = if uid == me {
+        rustix::process::getegid().as_raw()
+    } else {
+        0
+    };
+    if mode & 0o020 != 0 && gid != owners_group {
+        return Some(format!(
+            "its directory {} can be written by group {gid} (mode {:o}), whose members could \
+             put a lock file or a link to another file there; {fix}",
+            dir.display(),
+            mode & 0o7777,
         ));
     }
     if uid != me && uid != 0 {
@@ -439,19 +506,9 @@ impl Ownership for LockDir {
         match flock(&file, FlockOperation::NonBlockingLockExclusive) {
             Ok(()) => {}
             Err(e) if e == Errno::WOULDBLOCK => {
-                let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
-                let holder = holder.trim();
                 return Err(SamplingError::Owned {
                     pmu: pmu.to_string(),
-                    holder: if holder.is_empty() {
-                        format!(
-                            "a process that has not written its name yet ({})",
-                            path.display()
-                        )
-                    } else {
-                        holder.to_string()
-                    },
+                    holder: holder::describe(&mut file, &path),
                 }
                 .into());
             }
@@ -465,5 +522,111 @@ impl Ownership for LockDir {
         Ok(Lease {
             held: Held::File(file),
         })
+    }
+}
+
+/// Who a lock file says holds it, as a line `pmu` can print: any user who can write the
+/// file could have written anything there, so what it says is read bounded, believed only
+/// where the process it names runs with that command line, and shown escaped either way.
+mod holder {
+    use std::fs::File;
+    use std::io::{Read, Seek, SeekFrom};
+    use std::path::Path;
+
+    /// The most read of a lock file: a PID and a command line.
+    const MAX_READ: u64 = 4096;
+    /// The most of a claim shown, in characters.
+    const MAX_SHOWN: usize = 200;
+
+    /// `process 4242 (pmu watch --unit C3)` where that process runs that command line; else
+    /// what the file claims, escaped and cut short, marked as unconfirmed.
+    pub(super) fn describe(file: &mut File, path: &Path) -> String {
+        let mut bytes = Vec::new();
+        let _ = file.seek(SeekFrom::Start(0));
+        let _ = file.take(MAX_READ).read_to_end(&mut bytes);
+        let text = String::from_utf8_lossy(&bytes);
+        let line = text.lines().next().unwrap_or("").trim();
+        if line.is_empty() {
+            return format!(
+                "a process that has not written its name yet ({})",
+                escaped(&path.display().to_string())
+            );
+        }
+        match claim(line) {
+            Some((pid, command)) if runs(pid, command) => {
+                format!("process {pid} ({})", escaped(command))
+            }
+            _ => format!(
+                "an unconfirmed holder (its lock file {} claims \"{}\", which no running \
+                 process matches)",
+                escaped(&path.display().to_string()),
+                escaped(line)
+            ),
+        }
+    }
+
+    /// The PID and command line of `process PID (COMMAND)`.
+    fn claim(line: &str) -> Option<(u32, &str)> {
+        let rest = line.strip_prefix("process ")?;
+        let (pid, rest) = rest.split_once(' ')?;
+        let command = rest.strip_prefix('(')?.strip_suffix(')')?;
+        Some((pid.parse().ok()?, command))
+    }
+
+    /// Whether process `pid` runs with `command` as its arguments joined by spaces.
+    fn runs(pid: u32, command: &str) -> bool {
+        let Ok(f) = File::open(format!("/proc/{pid}/cmdline")) else {
+            return false;
+        };
+        let mut bytes = Vec::new();
+        if f.take(MAX_READ).read_to_end(&mut bytes).is_err() {
+            return false;
+        }
+        let args = bytes.strip_suffix(b"\0").unwrap_or(&bytes);
+        let args: Vec<String> = args
+            .split(|&b| b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        args.join(" ") == command
+    }
+
+    /// `text` with everything but printable ASCII escaped (`\u{1b}`), at most
+    /// [`MAX_SHOWN`] characters of it: no terminal control sequence gets through.
+    pub(super) fn escaped(text: &str) -> String {
+        let mut out = String::new();
+        for (i, c) in text.chars().enumerate() {
+            if i == MAX_SHOWN {
+                out.push_str("...");
+                break;
+            }
+            if c == ' ' || c.is_ascii_graphic() {
+                out.push(c);
+            } else {
+                out.extend(c.escape_default());
+            }
+        }
+        out
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn a_claim_is_escaped_and_cut_short() {
+            assert_eq!(escaped("a\u{1b}[31mb\u{202e}"), "a\\u{1b}[31mb\\u{202e}");
+            let long = escaped(&"x".repeat(10_000));
+            assert_eq!(long.len(), MAX_SHOWN + 3);
+        }
+
+        #[test]
+        fn only_a_running_process_with_that_command_line_is_believed() {
+            let me = std::process::id();
+            let args: Vec<String> = std::env::args().collect();
+            assert!(runs(me, &args.join(" ")));
+            assert!(!runs(me, "systemd"));
+            assert_eq!(claim("process 12 (a (b))"), Some((12, "a (b)")));
+            assert_eq!(claim("pid 1 (systemd)"), None);
+        }
     }
 }

@@ -272,7 +272,7 @@ pub fn part_facts<'a>(machine: &'a Machine, spec: &'static Boxes, socket: u32) -
         ..Where::default()
     };
     let mmio = move |r: Reg| match machine.place(r.info, r.addr, &at) {
-        Ok(crate::Place::Mmio(a)) => Some(a),
+        Ok(crate::Site::Mmio(a)) => Some(a),
         _ => None,
     };
     PartFacts {

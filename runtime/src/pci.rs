@@ -15,7 +15,7 @@ use pmu_regs::ProcessorInfo;
 pub use crate::access::{
     wanted_devices, BadBdf, Bdf, SocketDevices, UncoreDevices, INTEL_VENDOR_ID,
 };
-use crate::access::{AccessError, BackendError, Op, PciAccess, Result, Target};
+use crate::access::{AccessError, BackendError, BackendResult, Op, PciAccess, Target};
 
 /// The sysfs PCI backend.
 #[derive(Debug)]
@@ -54,7 +54,7 @@ impl PciSysfs {
         self.root.join(bdf.to_string()).join("config")
     }
 
-    fn file(&self, op: Op, bdf: Bdf, offset: u16) -> Result<Arc<File>> {
+    fn file(&self, op: Op, bdf: Bdf, offset: u16) -> BackendResult<Arc<File>> {
         let write = op == Op::Write;
         let mut files = self.files.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(f) = files.get(&(bdf, write)) {
@@ -76,7 +76,7 @@ impl PciSysfs {
     /// Devices are found bus by bus and grouped into sockets by the node-id registers the
     /// processor's `<socket-bus>` names ([`UncoreDevices::by_socket`]): no bus order is
     /// assumed where the spec says how to read the owner.
-    pub fn discover(&self, processor: &'static ProcessorInfo) -> Result<UncoreDevices> {
+    pub fn discover(&self, processor: &'static ProcessorInfo) -> BackendResult<UncoreDevices> {
         let wanted = wanted_devices(processor);
         let looked_for = || {
             wanted
@@ -146,7 +146,7 @@ fn read_ids(dir: &Path) -> Option<(u16, u16)> {
 }
 
 impl PciAccess for PciSysfs {
-    fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32> {
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> BackendResult<u32> {
         let target = Target::Pci { bdf, offset };
         let file = self.file(Op::Read, bdf, offset)?;
         let mut buf = [0u8; 4];
@@ -166,7 +166,7 @@ impl PciAccess for PciSysfs {
         }
     }
 
-    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> Result<()> {
+    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> BackendResult<()> {
         let target = Target::Pci { bdf, offset };
         let file = self.file(Op::Write, bdf, offset)?;
         match file.write_at(&value.to_le_bytes(), u64::from(offset)) {

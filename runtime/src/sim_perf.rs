@@ -22,7 +22,7 @@ use crate::boxes::{Boxes, EventSelect, PmuBox};
 use crate::counters::Counting;
 use crate::perf::encode::{names_register, to_control};
 use crate::perf::layer::{EventAttr, GroupValues, OpenError, OpenGroup, PerfLayer};
-use crate::perf::{EventSources, PerfError, PerfNames, Pmu, PmuName, SpecNames};
+use crate::perf::{EventSources, KernelPmu, PerfError, PerfNames, PmuName, SpecNames};
 use crate::sim::Sim;
 
 /// `EINVAL` and `ENOENT`, as the kernel answers an event it refuses and a PMU type it lacks.
@@ -32,7 +32,7 @@ const ENOENT: i32 = 2;
 /// A PMU of the tree that counts a box of the simulated processor.
 #[derive(Debug)]
 struct Driven {
-    pmu: Pmu,
+    pmu: KernelPmu,
     name: PmuName,
     boxes: &'static Boxes,
     pmu_box: &'static PmuBox,

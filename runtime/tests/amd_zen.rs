@@ -4,24 +4,22 @@
 //! sets bits 35:32); the per-CPU PMC box, which has no architectural layout, is simulated from
 //! its structure alone.
 
-use pmu_regs::PROCESSORS;
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::counters::Counting;
 use pmu_runtime::sampling::cpu_box::CpuBox;
 use pmu_runtime::sampling::uncore::EventSelect;
 use pmu_runtime::sim::{PmiSource, Sim, SimConfig};
-use pmu_runtime::{read_by_info, write_by_info, Place};
+use pmu_runtime::{read_by_info, write_by_info, Site};
 
 #[path = "support/fake_machine.rs"]
 mod fake_machine;
 
 use fake_machine::run;
+#[path = "support/spec.rs"]
+mod spec;
+use spec::processor;
 
 const ZEN: [&str; 4] = ["amd-zen2", "amd-zen3", "amd-zen4", "amd-zen5"];
-
-fn processor(id: &str) -> &'static pmu_regs::ProcessorInfo {
-    PROCESSORS.iter().find(|p| p.id == id).unwrap()
-}
 
 /// `pmu watch --sim --unit amd-zenN:BOX` counts the simulated workload on every box of every
 /// generation (the PMC box per CPU, the L3, the Data Fabric and each UMC per socket).
@@ -84,7 +82,7 @@ fn every_counter_counts_and_every_register_is_put_back() {
                 .collect();
             // Every AMD register is an MSR, read on CPU 0.
             let read = |r: &pmu_runtime::boxes::Reg| {
-                read_by_info(&sim, r.info, r.addr, Place::Cpu(0)).unwrap()
+                read_by_info(&sim, r.info, r.addr, Site::Cpu(0)).unwrap()
             };
             let before: Vec<u64> = regs.iter().map(read).collect();
             let mut session = Counting::open(&sim, boxes, b, 0, 0, None).unwrap();
@@ -159,7 +157,7 @@ fn box_registers(sim: &Sim, b: &pmu_runtime::boxes::PmuBox, cpu: u32) -> Vec<u64
         .flat_map(|c| c.control.into_iter().chain([c.counter]))
         .chain(b.controls.iter().copied())
         .chain(b.statuses.iter().copied())
-        .map(|r| read_by_info(&sim, r.info, r.addr, Place::Cpu(cpu)).unwrap())
+        .map(|r| read_by_info(&sim, r.info, r.addr, Site::Cpu(cpu)).unwrap())
         .collect()
 }
 
@@ -271,7 +269,7 @@ fn sampling_plans_the_counters_cannot_take_are_refused_before_any_write() {
             .control_bits(pmu_regs::Role::Enable)
             .unwrap()
             .mask();
-        write_by_info(&sim, ctl.info, ctl.addr, Place::Cpu(0), en).unwrap();
+        write_by_info(&sim, ctl.info, ctl.addr, Site::Cpu(0), en).unwrap();
         let e = pmc
             .arm(&[(3, EventSelect::event(0xC0), 10)])
             .unwrap_err()
@@ -302,7 +300,7 @@ fn the_l3_is_one_box_per_core_complex() {
         let l3 = boxes.find("L3").unwrap();
         assert_eq!(l3.scope(), pmu_regs::Scope::L3, "{id}");
         let ctl = l3.counters[0].control.unwrap();
-        let read = |cpu| read_by_info(&sim, ctl.info, ctl.addr, Place::Cpu(cpu)).unwrap();
+        let read = |cpu| read_by_info(&sim, ctl.info, ctl.addr, Site::Cpu(cpu)).unwrap();
         let mut first = Counting::open(&sim, boxes, l3, 0, 0, None).unwrap();
         let mut second = Counting::open(&sim, boxes, l3, 4, 0, None).unwrap();
         let a = first.program(&[EventSelect::event(0x04)]).unwrap()[0];
@@ -455,7 +453,7 @@ fn an_l3_filter_is_refused_where_it_does_not_fit() {
 #[test]
 fn a_zen4_part_with_fewer_core_counters_is_counted_on_those_it_reports() {
     use pmu_runtime::machine::{Machine, Where};
-    use pmu_runtime::session::{Backend, Clock, Options, Selection, Session};
+    use pmu_runtime::session::{Clock, Options, Selection, Session, SessionBackend};
     let p = processor("amd-zen4");
     let counted = |cpuid_counts: &'static [(&'static str, u32)]| {
         let machine = Machine::simulated(SimConfig {
@@ -476,7 +474,7 @@ fn a_zen4_part_with_fewer_core_counters_is_counted_on_those_it_reports() {
         let names: Vec<String> = (1..=6).map(|e| format!("ev_sel={e:#x}")).collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let selection = Selection::of_boxes(&[(boxes, pmc)], &names, &sels).unwrap();
-        let backend = Backend::Registers(&machine);
+        let backend = SessionBackend::Registers(&machine);
         let options = Options {
             clock: Clock::Steps(std::time::Duration::from_millis(10)),
             ..Options::default()

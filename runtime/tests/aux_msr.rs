@@ -12,7 +12,7 @@ use pmu_regs::EventInfo;
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::machine::{Machine, Where};
 use pmu_runtime::sampling::uncore::EventSelect;
-use pmu_runtime::session::{Backend, Clock, Options, Pace, Selection, Session};
+use pmu_runtime::session::{Clock, Options, Pace, Selection, Session, SessionBackend};
 
 const SKX: &pmu_regs::ProcessorInfo = &pmu_regs::skylake_sp::PROCESSOR;
 const ICX: &pmu_regs::ProcessorInfo = &pmu_regs::ice_lake_sp::PROCESSOR;
@@ -115,7 +115,7 @@ fn an_offcore_event_counts_with_its_register_set_and_closing_puts_it_back() {
         "INST_RETIRED.ANY_P",
         "FRONTEND_RETIRED.DSB_MISS",
     ]);
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let mut session = Session::open(&backend, &on_core(&events), options()).unwrap();
     // While counting, each register holds what its event needs.
     let during = regs(&machine, &AUX_AND_CONTROLS[..3]);
@@ -172,7 +172,7 @@ fn two_events_needing_one_register_with_different_values_take_turns() {
         "INST_RETIRED.ANY_P",
         "OFFCORE_RESPONSE.DEMAND_RFO.ANY_RESPONSE",
     ]);
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     // Three events and four counters, but MSR_OFFCORE_RSP_0 holds one value at a time: the
     // offcore events take turns, each with its value in the register while it counts.
     let mut session = Session::open(&backend, &on_core(&events), options()).unwrap();
@@ -250,7 +250,7 @@ fn counting_in_turns_sets_every_turns_registers_and_puts_them_back() {
         "FRONTEND_RETIRED.DSB_MISS",
         "MEM_LOAD_RETIRED.L3_MISS",
     ]);
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let mut session = Session::open(&backend, &on_core(&events), options()).unwrap();
     assert!(session.in_turns());
     // Each count scaled by its share of the time: exact for steady streams.
@@ -272,7 +272,7 @@ fn an_uncore_event_gets_its_unit_mask_extension() {
         .unwrap();
     assert_eq!(event.umask_ext, 0xc001fe);
     let selection = Selection::of_boxes(&[(boxes, cha0)], &[event.name], &[select(event)]).unwrap();
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let at = Where {
         socket: Some(0),
         ..Where::default()

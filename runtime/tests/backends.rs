@@ -3,7 +3,6 @@
 //! directory of `<BDF>/{vendor,device,config}` like sysfs.
 
 use std::fs;
-use std::path::Path;
 
 use pmu_regs::arch::core::{IA32_PERF_CAPABILITIES, IA32_PERF_GLOBAL_STATUS};
 use pmu_regs::xeon_7500::wbox::{WEvtSel, W_MSR_PMON_EVT_SEL};
@@ -18,6 +17,7 @@ use pmu_runtime::{AccessError, BackendError, MsrAccess, MsrAccessExt, PciAccess,
 #[path = "support/fake_machine.rs"]
 mod fake_machine;
 
+use fake_machine::redact;
 use fake_machine::{pci_tree, peek, poke};
 
 /// A tree with `/dev/cpu/N/msr` for each CPU: sparse files covering MSRs 0..0x1000.
@@ -35,10 +35,6 @@ fn msr_tree(cpus: u32) -> tempfile::TempDir {
 }
 
 /// The message without the temporary directory's name, for snapshots.
-fn redact(e: &impl std::fmt::Display, dir: &Path) -> String {
-    e.to_string().replace(&dir.display().to_string(), "ROOT")
-}
-
 #[test]
 fn msr_round_trip_at_the_msr_number() {
     let tree = msr_tree(2);
@@ -110,7 +106,7 @@ fn a_missing_device_file_says_to_load_the_module() {
         err.access_kind(),
         Some(AccessError::NoMsrDevice { .. })
     ));
-    insta::assert_snapshot!("no_msr_device", redact(&err, tree.path()));
+    insta::assert_snapshot!("no_msr_device", redact(&err.to_string(), tree.path()));
 }
 
 #[test]
@@ -220,7 +216,7 @@ fn discovery_falls_back_to_the_config_header() {
 fn no_uncore_devices_lists_what_was_looked_for() {
     let tree = pci_tree(&[("0000:00:02.0", 0x8086, 0x0166)]);
     let err = PciSysfs::with_root(tree.path()).discover(e5()).unwrap_err();
-    let msg = redact(&err, tree.path());
+    let msg = redact(&err.to_string(), tree.path());
     assert!(msg.contains("8086:3c46 (HA, dev 14 fn 1)"), "{msg}");
     insta::assert_snapshot!("no_uncore_devices", msg);
 }
@@ -265,7 +261,7 @@ fn a_missing_pci_device_says_so() {
         err.access_kind(),
         Some(AccessError::NoPciDevice { .. })
     ));
-    insta::assert_snapshot!("no_pci_device", redact(&err, tree.path()));
+    insta::assert_snapshot!("no_pci_device", redact(&err.to_string(), tree.path()));
 }
 
 /// A PCI backend whose counter's high dword changes under the reader a few times.
@@ -274,10 +270,10 @@ struct Moving {
 }
 
 impl PciAccess for Moving {
-    fn read_dword(&self, _: Bdf, _: u16) -> pmu_runtime::access::Result<u32> {
+    fn read_dword(&self, _: Bdf, _: u16) -> pmu_runtime::access::BackendResult<u32> {
         Ok(self.reads.lock().unwrap().remove(0))
     }
-    fn write_dword(&self, _: Bdf, _: u16, _: u32) -> pmu_runtime::access::Result<()> {
+    fn write_dword(&self, _: Bdf, _: u16, _: u32) -> pmu_runtime::access::BackendResult<()> {
         unreachable!("the test only reads")
     }
 }
@@ -383,7 +379,7 @@ fn topology_reads_which_cpus_share_an_l3() {
 fn a_missing_sysfs_tree_is_a_clear_error() {
     let sys = tempfile::tempdir().unwrap();
     let err = Topology::read(sys.path()).unwrap_err();
-    insta::assert_snapshot!("no_topology", redact(&err, sys.path()));
+    insta::assert_snapshot!("no_topology", redact(&err.to_string(), sys.path()));
 }
 
 #[test]

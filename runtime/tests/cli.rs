@@ -2,13 +2,13 @@
 //! temporary file trees and `--sim`, with the human output kept as insta snapshots.
 
 use std::fs;
-use std::path::Path;
 
 #[path = "support/chunks.rs"]
 mod chunks;
 #[path = "support/fake_machine.rs"]
 mod fake_machine;
 
+use fake_machine::redact;
 use fake_machine::{add_ha, peek, poke, run, two_sockets};
 
 /// A machine root: ROOT/dev/cpu/{0,1}/msr, ROOT/sys CPU topology (CPU 0 socket 0, CPU 1
@@ -17,10 +17,6 @@ fn machine() -> tempfile::TempDir {
     let root = two_sockets();
     add_ha(root.path());
     root
-}
-
-fn redact(text: &str, root: &Path) -> String {
-    text.replace(&root.display().to_string(), "ROOT")
 }
 
 #[test]

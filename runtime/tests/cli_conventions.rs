@@ -6,7 +6,6 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::io::Read;
-use std::path::Path;
 use std::process::Stdio;
 
 use assert_cmd::cargo::CommandCargoExt;
@@ -14,6 +13,7 @@ use assert_cmd::cargo::CommandCargoExt;
 #[path = "support/fake_machine.rs"]
 mod fake_machine;
 
+use fake_machine::redact;
 use fake_machine::{add_ha, poke, run, two_sockets};
 
 /// A file-tree machine: two sockets (CPU 0 on socket 0, CPU 1 on socket 1), an MSR file per
@@ -30,10 +30,6 @@ fn machine(cpuinfo: Option<&str>) -> tempfile::TempDir {
 
 const AMD: &str = "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 1\nmodel name\t: AMD EPYC 7713 64-Core Processor\nflags\t\t: fpu msr perfctr_core\n\nprocessor\t: 1\nvendor_id\t: AuthenticAMD\n";
 const JAKETOWN: &str = "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 45\nmodel name\t: Intel(R) Xeon(R) CPU E5-2680 0 @ 2.70GHz\nflags\t\t: fpu msr arch_perfmon pebs\n";
-
-fn redact(text: &str, root: &Path) -> String {
-    text.replace(&root.display().to_string(), "ROOT")
-}
 
 /// Every message of `cases` (name, args, expected exit code), as one reviewed snapshot.
 fn messages(cases: &[(&str, Vec<&str>, i32)]) -> String {

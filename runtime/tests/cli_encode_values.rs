@@ -1,9 +1,9 @@
 //! `pmu encode -x | -d | -f FIELD`: the value alone, as `decode` and `read` print it, for
 //! scripting `wrmsr` (`wrmsr -p0 0xc94 0x$(pmu encode W_MSR_PMON_EVT_SEL2 ... -x)`).
 
-fn pmu() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("pmu").expect("the pmu binary is built")
-}
+#[path = "support/fake_machine.rs"]
+mod fake_machine;
+use fake_machine::pmu;
 
 const SEL: &[&str] = &[
     "encode",

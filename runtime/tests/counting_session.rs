@@ -12,7 +12,7 @@ use pmu_runtime::fault::{Fault, When};
 use pmu_runtime::machine::{Machine, Where};
 use pmu_runtime::sampling::uncore::EventSelect;
 use pmu_runtime::session::{
-    Backend, BackendKind, Clock, Options, Pace, Selection, SeriesInfo, Session, Sockets,
+    BackendKind, Clock, Options, Pace, Selection, SeriesInfo, Session, SessionBackend, Sockets,
 };
 use serde_json::Value;
 
@@ -59,7 +59,7 @@ fn every_box_on_every_socket_counts_its_workload_and_is_put_back() {
     let selection = one_box(E5, "CH2", 2).on(Sockets::All);
     let machine = Machine::simulating(E5);
     let before = peek(&machine, "xeon-e5-2600:MC_CH2_PCI_PMON_CTL0");
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let mut session = Session::open(&backend, &selection, stepped(10, Pace::Demo)).unwrap();
     let series = session.series().to_vec();
     let sockets = machine.topology().unwrap().sockets().count();
@@ -106,7 +106,7 @@ fn dropping_the_session_puts_the_registers_back_and_a_failed_read_is_none() {
     let selection = one_box(NHM, "C3", 1);
     let machine = Machine::simulating(NHM);
     let before = peek(&machine, "C3_MSR_PMON_EVT_SEL0");
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     {
         let mut session = Session::open(&backend, &selection, Options::default()).unwrap();
         assert_ne!(peek(&machine, "C3_MSR_PMON_EVT_SEL0"), before);
@@ -121,7 +121,7 @@ fn dropping_the_session_puts_the_registers_back_and_a_failed_read_is_none() {
     // each read in turn until the first one after programming.
     let failed_read = (1..100).any(|n| {
         let faulty = Machine::simulating(NHM).with_fault(When::Read(n), Fault::Eio);
-        let backend = Backend::Registers(&faulty);
+        let backend = SessionBackend::Registers(&faulty);
         let Ok(mut session) = Session::open(&backend, &selection, Options::default()) else {
             return false;
         };
@@ -153,7 +153,7 @@ fn a_box_that_fails_part_way_leaves_every_box_as_it_was() {
     for n in 1..40 {
         let machine = Machine::simulating(NHM).with_fault(When::Write(n), Fault::Eio);
         let before: Vec<u64> = names.iter().map(|r| peek(&machine, r)).collect();
-        let backend = Backend::Registers(&machine);
+        let backend = SessionBackend::Registers(&machine);
         match Session::open(&backend, &selection, Options::default()) {
             // A failure while putting back is reported (and leaves what it could not write).
             Ok(session) => {
@@ -174,7 +174,7 @@ fn a_simulated_rate_does_not_depend_on_the_interval() {
     // A steady pace: every interval's rate is the pace, at 0.1 s and at 0.5 s.
     for ms in [100, 500] {
         let machine = Machine::simulating(NHM);
-        let backend = Backend::Registers(&machine);
+        let backend = SessionBackend::Registers(&machine);
         let options = stepped(ms, Pace::Steady(20_000));
         let mut session = Session::open(&backend, &one_box(NHM, "C3", 2), options).unwrap();
         for _ in 0..3 {
@@ -272,7 +272,7 @@ fn events_kept_to_some_counters_take_one_of_those_or_are_refused_before_any_writ
         ..EventSelect::event(0x21)
     };
     let machine = Machine::simulating(E5);
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let counter = |session: &Session, event: usize| {
         session
             .series()

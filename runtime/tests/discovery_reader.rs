@@ -45,7 +45,7 @@ fn table() -> MemoryTable {
 }
 
 /// The table a well-formed device locates.
-fn read(t: &MemoryTable) -> Result<pmu_runtime::discovery::Table, DiscoveryError> {
+fn read(t: &MemoryTable) -> Result<pmu_runtime::discovery::DiscoveredTable, DiscoveryError> {
     let found = locate(t, DEVICE)?;
     assert_eq!(found.len(), 1);
     read_table(t, found[0].address)

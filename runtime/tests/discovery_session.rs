@@ -8,29 +8,28 @@
 
 use std::time::Duration;
 
-use pmu_regs::{AddressInfo, Location, ProcessorInfo, PROCESSORS};
+use pmu_regs::{AddressInfo, Location};
 use pmu_runtime::boxes::{Boxes, PmuBox, Reg};
 use pmu_runtime::discovery::{join, table_boxes, MemoryTable, TableBox};
 use pmu_runtime::machine::Machine;
 use pmu_runtime::sampling::uncore::EventSelect;
-use pmu_runtime::session::{Backend, Options, Selection, Session};
+use pmu_runtime::session::{Options, Selection, Session, SessionBackend};
 use pmu_runtime::sim::{Sim, SimConfig, DISCOVERY_DEVICE, DISCOVERY_TABLE};
-use pmu_runtime::{read_by_info, Place};
-
-fn processor(id: &str) -> &'static ProcessorInfo {
-    PROCESSORS.iter().find(|p| p.id == id).unwrap()
-}
+use pmu_runtime::{read_by_info, Site};
+#[path = "support/spec.rs"]
+mod spec;
+use spec::processor;
 
 fn read(sim: &Sim, r: Reg) -> u64 {
     let a: &AddressInfo = r.addr;
     let place = match a.location {
-        Location::Msr(_) => Place::Cpu(0),
+        Location::Msr(_) => Site::Cpu(0),
         Location::Pci {
             device_id,
             device,
             function,
             ..
-        } => Place::Device(
+        } => Site::Device(
             sim.uncore_devices()
                 .bdf_at(0, device_id, device, function, r.name())
                 .unwrap(),
@@ -57,7 +56,7 @@ fn registers(boxes: &[&PmuBox]) -> Vec<Reg> {
         .collect()
 }
 
-fn options(backend: &Backend<'_>, allow_mismatch: bool) -> Options {
+fn options(backend: &SessionBackend<'_>, allow_mismatch: bool) -> Options {
     Options {
         clock: backend.clock(Duration::from_millis(10)),
         allow_mismatch,
@@ -97,7 +96,7 @@ fn every_box_of_each_discovering_processor_counts_through_the_join_and_is_put_ba
         let sim = machine.sim().unwrap();
         let regs = registers(&listed);
         let before: Vec<u64> = regs.iter().map(|r| read(sim, *r)).collect();
-        let backend = Backend::Registers(&machine);
+        let backend = SessionBackend::Registers(&machine);
         let mut session = Session::open(
             &backend,
             &selection(boxes, &listed),
@@ -142,7 +141,7 @@ fn count(
     picked: &[&'static PmuBox],
     allow: bool,
 ) -> Result<u64, String> {
-    let backend = Backend::Registers(machine);
+    let backend = SessionBackend::Registers(machine);
     let selection = selection(boxes, picked);
     let mut session =
         Session::open(&backend, &selection, options(&backend, allow)).map_err(|e| e.to_string())?;
@@ -349,7 +348,7 @@ fn with_allow_mismatch_what_disagrees_is_still_reported() {
     let q = table.qword(32);
     table.set_qword(32, (q & !(0xFF << 16)) | (32 << 16));
     sim.publish_discovery_table(Some(table));
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let session = Session::open(
         &backend,
         &selection(boxes, &[cha0]),

@@ -10,20 +10,20 @@ use pmu_runtime::discovery::{join, locate, read_table, simulated_table, BoxStatu
 use pmu_runtime::sampling::uncore::EventSelect;
 use pmu_runtime::session::Selection;
 use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
-use pmu_runtime::{read_by_info, Bdf, Place};
+use pmu_runtime::{read_by_info, Bdf, Site};
 
 const DEVICE: Bdf = Bdf::new(0x7e, 0, 1);
 
 fn read(sim: &Sim, r: Reg) -> u64 {
     let a: &AddressInfo = r.addr;
     let place = match a.location {
-        Location::Msr(_) => Place::Cpu(0),
+        Location::Msr(_) => Site::Cpu(0),
         Location::Pci {
             device_id,
             device,
             function,
             ..
-        } => Place::Device(
+        } => Site::Device(
             sim.uncore_devices()
                 .bdf_at(0, device_id, device, function, r.name())
                 .unwrap(),

@@ -727,3 +727,93 @@ fn anchors_are_written_as_github_writes_them() {
         "what-the-runtime-drives"
     );
 }
+
+/// The file or folder of module `segments` under `dir` (`a/b.rs` or `a/b/mod.rs`).
+fn module_file(dir: &Path, segments: &[&str]) -> Option<PathBuf> {
+    let base = segments.iter().fold(dir.to_path_buf(), |p, s| p.join(s));
+    let file = base.with_extension("rs");
+    if segments.is_empty() {
+        Some(dir.join("lib.rs"))
+    } else if file.is_file() {
+        Some(file)
+    } else {
+        Some(base.join("mod.rs")).filter(|m| m.is_file())
+    }
+}
+
+/// Whether the module source `text` defines or re-exports an item named `name`.
+fn names_item(text: &str, name: &str) -> bool {
+    let is_word = |s: &str| {
+        s.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|w| w == name)
+    };
+    let defined = [
+        "struct", "enum", "trait", "type", "fn", "mod", "const", "static",
+    ]
+    .iter()
+    .any(|kind| text.contains(&format!("{kind} {name}")));
+    defined
+        || text.match_indices("pub use ").any(|(i, _)| {
+            let rest = &text[i..];
+            is_word(&rest[..rest.find(';').unwrap_or(rest.len())])
+        })
+}
+
+/// What of ARCHITECTURE.md's `runtime/src/...`, `codegen/src/...` and `pmu_runtime::...`
+/// paths names nothing in the code.
+fn missing_paths(architecture: &str, root: &Path) -> Vec<String> {
+    let mut missing = BTreeSet::new();
+    let word = |c: char| c.is_alphanumeric() || "_/.:".contains(c);
+    for prefix in ["runtime/src/", "codegen/src/"] {
+        for (i, _) in architecture.match_indices(prefix) {
+            let rest = &architecture[i..];
+            let path = rest[..rest.find(|c| !word(c)).unwrap_or(rest.len())].trim_end_matches('.');
+            if !root.join(path).exists() {
+                missing.insert(path.to_string());
+            }
+        }
+    }
+    let src = root.join("runtime/src");
+    for (i, _) in architecture.match_indices("pmu_runtime::") {
+        let rest = &architecture[i + "pmu_runtime::".len()..];
+        let path = &rest[..rest.find(|c| !word(c)).unwrap_or(rest.len())];
+        let segments: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+        // The longest prefix that is a module; what follows must be one item of it.
+        let found = (0..=segments.len()).rev().any(|n| {
+            module_file(&src, &segments[..n]).is_some_and(|file| match &segments[n..] {
+                [] => true,
+                [item] => names_item(&std::fs::read_to_string(file).unwrap(), item),
+                _ => false,
+            })
+        });
+        if !found {
+            missing.insert(format!("pmu_runtime::{path}"));
+        }
+    }
+    missing.into_iter().collect()
+}
+
+#[test]
+fn every_module_path_architecture_md_names_exists() {
+    let root = root();
+    let architecture = std::fs::read_to_string(root.join("ARCHITECTURE.md")).unwrap();
+    let missing = missing_paths(&architecture, &root);
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names what the code does not have (update the page):\n{}",
+        missing.join("\n")
+    );
+}
+
+#[test]
+fn a_made_up_module_path_is_found_missing() {
+    let text = "`runtime/src/lib.rs`, `runtime/src/nowhere.rs`, `pmu_runtime::machine::Machine`, \
+                `pmu_runtime::sampling::counting::Counting`, `pmu_runtime::perf`.";
+    assert_eq!(
+        missing_paths(text, &root()),
+        [
+            "pmu_runtime::sampling::counting::Counting",
+            "runtime/src/nowhere.rs"
+        ]
+    );
+}

@@ -52,6 +52,7 @@ fn variant(e: &Error) -> &'static str {
             UsageError::DuplicateCounter { .. } => "Usage/DuplicateCounter",
             UsageError::NotAsDiscovered { .. } => "Usage/NotAsDiscovered",
             UsageError::AuxMsr { .. } => "Usage/AuxMsr",
+            UsageError::Refused(_) => "Usage/Refused",
         },
         Error::Sampling(s) => match s {
             SamplingError::BadInterval { .. } => "Sampling/BadInterval",
@@ -363,6 +364,10 @@ fn every_error() -> Vec<Error> {
                 .into(),
         }
         .into(),
+        UsageError::Refused(
+            "--unit IMC2 is given twice; give each box once".into(),
+        )
+        .into(),
         SamplingError::Owned {
             pmu: "the xeon-7500 uncore of socket 0".into(),
             holder: "process 4242 (pmu watch --unit C3)".into(),
@@ -376,6 +381,8 @@ fn every_error() -> Vec<Error> {
         SamplingError::Enabled {
             register: "C3_MSR_PMON_EVT_SEL0",
             value: 0x40_0001,
+            others: Vec::new(),
+            pmu: None,
         }
         .into(),
         SamplingError::UnsafeLock {

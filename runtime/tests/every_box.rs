@@ -10,7 +10,7 @@ use pmu_runtime::boxes::Boxes;
 use pmu_runtime::counters::Counting;
 use pmu_runtime::sampling::uncore::{EventSelect, SamplePlan, Uncore, UncoreCounter};
 use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent, FIXED_EVENT};
-use pmu_runtime::{read_by_info, Place};
+use pmu_runtime::{read_by_info, Site};
 
 #[test]
 fn every_box_counts_on_the_simulator_and_is_put_back() {
@@ -138,13 +138,13 @@ fn count_free_running(
 /// A register's raw value on socket 0 of the simulator (0 where the simulated CPU lacks it).
 fn read(sim: &Sim, r: pmu_runtime::boxes::Reg) -> u64 {
     let place = match r.addr.location {
-        pmu_regs::Location::Msr(_) => Place::Cpu(0),
+        pmu_regs::Location::Msr(_) => Site::Cpu(0),
         pmu_regs::Location::Pci {
             device_id,
             device,
             function,
             ..
-        } => Place::Device(
+        } => Site::Device(
             sim.uncore_devices()
                 .bdf_at(0, device_id, device, function, r.name())
                 .unwrap(),

@@ -10,7 +10,7 @@ use pmu_regs::xeon_e5_2600::{ha, qpi};
 use pmu_runtime::fault::{Fault, Faulty, When};
 use pmu_runtime::machine::{Machine, Where};
 use pmu_runtime::sampling::core::{CoreEventSelect, CorePmu};
-use pmu_runtime::sampling::e5::{E5Box, PacketFilter};
+use pmu_runtime::sampling::standalone::{PacketFilter, StandaloneBox};
 
 /// The first E5-2600's QPI packet filter, in its generated layouts.
 type QpiFilter = PacketFilter<
@@ -170,7 +170,7 @@ fn a_failed_filter_programming_leaves_the_counter_as_it_was() {
     let ctl = devices.bdf(0, qpi::Q_P0_PCI_PMON_CTL[0]).unwrap();
     for n in 1..=5 {
         let faulty = Faulty::new(&sim, When::Write(n), Fault::Enoent);
-        let port = E5Box::of(&faulty, &devices, 0, "P0").unwrap();
+        let port = StandaloneBox::of(&faulty, &devices, 0, "P0").unwrap();
         let err = port.program_filter(0, &QpiFilter::default()).unwrap_err();
         assert_names_register(&err, "write");
         assert_eq!(

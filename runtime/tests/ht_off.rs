@@ -12,7 +12,7 @@ use pmu_regs::EventInfo;
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::machine::{Machine, Where};
 use pmu_runtime::sampling::uncore::EventSelect;
-use pmu_runtime::session::{Backend, Clock, Options, Pace, Selection, Session};
+use pmu_runtime::session::{Clock, Options, Pace, Selection, Session, SessionBackend};
 use pmu_runtime::sim::{ArchConfig, SimConfig};
 
 const SKX: &pmu_regs::ProcessorInfo = &pmu_regs::skylake_sp::PROCESSOR;
@@ -104,7 +104,7 @@ fn controls(machine: &Machine, gp: u8) -> Vec<u64> {
 fn count(gp: u8, events: &[Event]) -> (bool, Vec<String>, Vec<u64>) {
     let machine = machine(gp);
     let before = controls(&machine, gp);
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let mut session = Session::open(&backend, &selection(events), options()).unwrap();
     let interval = session.interval().unwrap();
     let on_cpu_0: Vec<(String, u64)> = session

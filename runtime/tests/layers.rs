@@ -6,7 +6,17 @@
 //!   and sampling beside each other and reaching registers through the access layer only,
 //!   the base errors naming no backend, no backend using a sampling procedure;
 //! - the `pmu` command reaches counters through the library's sessions and machine, never
-//!   through the simulator or the raw backends themselves.
+//!   through the simulator or the raw backends themselves;
+//! - no import cycle among the files of any module folder (`perf/encode.rs` and
+//!   `perf/syntax.rs` may not name each other both ways);
+//! - the layers the issue of the open backend seam set: counters own `delta`, `EventSelect`
+//!   is imported from `boxes` where it is defined, discovery reads through the access traits
+//!   only, the simulator imports neither discovery nor ownership, and the session knows no
+//!   simulator;
+//! - one name per concept: no type, enum, trait or type alias defined twice in `src/`, and
+//!   no crate item re-exported under a second name (`pub use x::A as B`);
+//! - the layer list of ARCHITECTURE.md: every top-level module in a layer, using only its
+//!   own and those beneath.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -182,7 +192,7 @@ fn no_backend_uses_a_sampling_procedure() {
 fn the_command_has_no_module_cycle_and_reaches_no_backend_directly() {
     let dir = src().join("bin/pmu");
     let graph = graph(&dir, "crate::");
-    assert!(graph.contains_key("watch") && graph.contains_key("targets"));
+    assert!(graph.contains_key("watch") && graph.contains_key("counting"));
     assert_acyclic(&graph);
     let mut library = graph_of_library_uses(&dir);
     library.extend(named_after(
@@ -423,4 +433,373 @@ fn h() { let _ = "haswellx_uncore.json"; }
         code.contains("FROZEN") && !code.contains("mod tests"),
         "{code}"
     );
+}
+
+/// Every folder under `dir` that holds `.rs` files, `dir` included.
+fn folders(dir: &Path) -> Vec<PathBuf> {
+    let mut out = vec![dir.to_path_buf()];
+    let mut i = 0;
+    while i < out.len() {
+        for entry in std::fs::read_dir(&out[i]).unwrap().flatten() {
+            if entry.path().is_dir() {
+                out.push(entry.path());
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Within `folder`, each file module (a `.rs` file other than `mod.rs`, or a sub-folder) ->
+/// the siblings its code outside tests names, as `super::x` or `crate::<folder>::x`. The
+/// folder's own `mod.rs` re-exports its children and is left out: a child naming what it
+/// re-exports is not a cycle between files.
+fn folder_graph(src: &Path, folder: &Path) -> Graph {
+    let rel = folder
+        .strip_prefix(src)
+        .unwrap()
+        .to_string_lossy()
+        .replace('/', "::");
+    let mut siblings = BTreeMap::new();
+    for entry in std::fs::read_dir(folder).unwrap().flatten() {
+        let path = entry.path();
+        let name = path.file_stem().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            let mut files = vec![];
+            let mut stack = vec![path];
+            while let Some(d) = stack.pop() {
+                for f in std::fs::read_dir(&d).unwrap().flatten() {
+                    if f.path().is_dir() {
+                        stack.push(f.path());
+                    } else {
+                        files.push(f.path());
+                    }
+                }
+            }
+            siblings.insert(name, files);
+        } else if path.extension().is_some_and(|e| e == "rs") && name != "mod" {
+            siblings.insert(name, vec![path]);
+        }
+    }
+    let mut graph = Graph::new();
+    for (name, files) in &siblings {
+        let deps = graph.entry(name.clone()).or_default();
+        for file in files {
+            let code = code_outside_tests(&std::fs::read_to_string(file).unwrap());
+            // A file directly in the folder reaches its siblings as `super::`; one deeper
+            // (a sub-folder's file) as `super::super::`, which names its own folder first.
+            let nested = file.parent() != Some(folder);
+            let mut named = if nested {
+                named_after(&code, "super::super::")
+            } else {
+                named_after(&code, "super::")
+            };
+            if !rel.is_empty() {
+                named.extend(named_after(&code, &format!("crate::{rel}::")));
+            }
+            deps.extend(
+                named
+                    .into_iter()
+                    .filter(|d| d != name && siblings.contains_key(d)),
+            );
+        }
+    }
+    graph
+}
+
+#[test]
+fn no_module_folder_has_an_import_cycle_among_its_files() {
+    let src = src();
+    let mut checked = 0;
+    for folder in folders(&src) {
+        if folder == src {
+            continue; // the top-level modules: no_module_depends_on_itself_through_others
+        }
+        let graph = folder_graph(&src, &folder);
+        for module in graph.keys() {
+            if let Some(cycle) = reaches(&graph, module, module) {
+                panic!(
+                    "import cycle in {}: {}",
+                    folder.display(),
+                    cycle.join(" -> ")
+                );
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 8, "only {checked} folders");
+}
+
+#[test]
+fn the_folder_check_sees_a_cycle_between_siblings() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("f");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(folder.join("mod.rs"), "mod a; mod b; pub use a::X;").unwrap();
+    std::fs::write(folder.join("a.rs"), "use super::b::Y; pub struct X;").unwrap();
+    std::fs::write(
+        folder.join("b.rs"),
+        "use crate::f::a::X; pub struct Y;\n#[cfg(test)]\nmod tests { use super::c; }",
+    )
+    .unwrap();
+    let graph = folder_graph(dir.path(), &folder);
+    assert!(reaches(&graph, "a", "a").is_some(), "{graph:?}");
+    assert!(
+        !graph.contains_key("mod") && !graph["b"].contains("c"),
+        "{graph:?}"
+    );
+}
+
+#[test]
+fn each_layer_reaches_only_the_layers_beneath_it() {
+    let graph = graph(&src(), "crate::");
+    // Counters own `delta`, and `EventSelect` comes from `boxes`, where it is defined: what
+    // counts through a session reaches no sampling procedure.
+    for user in ["session", "export", "metrics", "counters"] {
+        assert!(
+            !graph[user].contains("sampling"),
+            "{user} names sampling: take delta from counters and EventSelect from boxes"
+        );
+    }
+    // Discovery reads registers through the access traits, handed to it.
+    for backend in BACKENDS {
+        assert!(
+            !graph["discovery"].contains(backend),
+            "discovery names the backend {backend}: take an access trait object instead"
+        );
+    }
+    // The simulator builds its table with the table format, and its claims are the
+    // machine's to keep.
+    for above in ["discovery", "ownership", "machine", "session"] {
+        assert!(
+            reaches(&graph, "sim", above).is_none(),
+            "sim reaches {above}: {:?}",
+            reaches(&graph, "sim", above)
+        );
+    }
+    // The session reaches a workload through the machine's seam, never the simulator.
+    for sim in ["sim", "sim_perf"] {
+        assert!(
+            !graph["session"].contains(sim),
+            "the session names {sim}: run a workload through Machine::workload"
+        );
+    }
+    let counters = std::fs::read_to_string(src().join("counters/mod.rs")).unwrap();
+    assert!(counters.contains("pub fn delta("));
+}
+
+/// The names `code` defines as a struct, enum, union, trait or type alias, each with its line.
+/// An associated type (`type Item = ..;` in an impl, never `pub`, never at the file's top
+/// level) is not a definition of a name of the crate's, and is left out.
+fn defined_names(code: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        let top = !line.starts_with(' ');
+        let mut words = line.split_whitespace().peekable();
+        let public = words.peek().is_some_and(|w| w.starts_with("pub"));
+        if public {
+            words.next();
+        }
+        let (Some(kind), Some(name)) = (words.next(), words.next()) else {
+            continue;
+        };
+        let kind_ok = match kind {
+            "struct" | "enum" | "union" | "trait" => true,
+            "type" => public || top,
+            _ => false,
+        };
+        let name: String = name
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if kind_ok && name.starts_with(|c: char| c.is_ascii_uppercase()) {
+            out.push((name, n + 1));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_type_name_is_defined_twice() {
+    let mut by_name: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut stack = vec![src()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let code = code_outside_tests(&std::fs::read_to_string(&path).unwrap());
+                let file = path.strip_prefix(src()).unwrap().display().to_string();
+                for (name, line) in defined_names(&code) {
+                    by_name
+                        .entry(name)
+                        .or_default()
+                        .push(format!("{file}:{line}"));
+                }
+            }
+        }
+    }
+    assert!(by_name.contains_key("Machine") && by_name.contains_key("MachineBackend"));
+    let twice: Vec<String> = by_name
+        .iter()
+        .filter(|(_, at)| at.len() > 1)
+        .map(|(name, at)| format!("{name}: {}", at.join(", ")))
+        .collect();
+    assert!(
+        twice.is_empty(),
+        "one name per concept: these type names are defined more than once in runtime/src \
+         (rename by what each is):\n{}",
+        twice.join("\n")
+    );
+}
+
+/// The crates `runtime/Cargo.toml` depends on, by the name code uses (`-` as `_`), and the
+/// standard ones: a path starting with one of them is not the crate's own.
+fn external_crates() -> BTreeSet<String> {
+    let manifest =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml")).unwrap();
+    let mut out: BTreeSet<String> = ["std", "core", "alloc"].map(String::from).into();
+    let mut in_deps = false;
+    for line in manifest.lines() {
+        if line.starts_with('[') {
+            in_deps = line.contains("dependencies");
+        } else if let Some((name, _)) = line.split_once('=').filter(|_| in_deps) {
+            if !line.starts_with('#') && !name.trim().is_empty() {
+                out.insert(name.trim().replace('-', "_"));
+            }
+        }
+    }
+    out
+}
+
+/// Each `pub use` of `code` that gives one of the crate's own items a second name (`pub use
+/// self::A as B;`, `pub use m::{A as B}`), with its line. `as _` (a trait brought in scope
+/// unnamed) is no name.
+fn public_aliases(code: &str, external: &BTreeSet<String>) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    for (n, _) in code.match_indices("pub use ") {
+        let line_start = code[..n].rfind('\n').map_or(0, |i| i + 1);
+        if !code[line_start..n].trim().is_empty() {
+            continue;
+        }
+        let rest = &code[n + "pub use ".len()..];
+        let statement = &rest[..rest.find(';').unwrap_or(rest.len())];
+        let first = statement
+            .trim_start_matches("::")
+            .split("::")
+            .next()
+            .unwrap_or("");
+        if external.contains(first.trim()) {
+            continue;
+        }
+        let words: Vec<&str> = statement
+            .split(|c: char| c.is_whitespace() || c == ',' || c == '{' || c == '}')
+            .filter(|w| !w.is_empty())
+            .collect();
+        for w in words.windows(3).filter(|w| w[1] == "as" && w[2] != "_") {
+            let line = code[..n].matches('\n').count() + 1;
+            let item = w[0].rsplit("::").next().unwrap_or(w[0]);
+            out.push((format!("{item} as {}", w[2]), line));
+        }
+    }
+    out
+}
+
+#[test]
+fn no_crate_item_is_re_exported_under_a_second_name() {
+    let external = external_crates();
+    assert!(external.contains("pmu_regs") && external.contains("prometheus_client"));
+    let mut found = Vec::new();
+    let mut stack = vec![src()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let code = code_outside_tests(&std::fs::read_to_string(&path).unwrap());
+                let file = path.strip_prefix(src()).unwrap().display().to_string();
+                for (alias, line) in public_aliases(&code, &external) {
+                    found.push(format!("{file}:{line}: {alias}"));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "one name per concept: these `pub use` lines give a crate item a second name \
+         (drop the alias and have its users say the item's own name):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_alias_scan_sees_crate_aliases_and_not_external_ones() {
+    let external: BTreeSet<String> = ["pmu_regs".to_string()].into();
+    let code = "pub use self::A as B;\npub use m::{C, D as E};\npub use pmu_regs::F as G;\n\
+                use self::H as I;\npub use n::J as _;\n    pub use o::{\n        K as L,\n    };\n";
+    let found: Vec<String> = public_aliases(code, &external)
+        .into_iter()
+        .map(|(a, line)| format!("{line}: {a}"))
+        .collect();
+    assert_eq!(found, ["1: A as B", "2: D as E", "6: K as L"]);
+}
+
+#[test]
+fn the_name_scan_sees_definitions_and_not_associated_types() {
+    let code = "pub struct A;\nenum B { X }\n    pub(crate) trait C {}\ntype D = u8;\n\
+                impl Iterator for A {\n    type Item = u8;\n}\n    pub type E<T> = T;\n";
+    let names: Vec<String> = defined_names(code).into_iter().map(|n| n.0).collect();
+    assert_eq!(names, ["A", "B", "C", "D", "E"]);
+}
+
+/// The runtime's layers as ARCHITECTURE.md lists them, lowest first.
+const LAYERS: [&[&str]; 9] = [
+    &["access", "error", "topology", "bounded", "out_file"],
+    &[
+        "boxes",
+        "lookup",
+        "codec",
+        "cpuid",
+        "identify",
+        "table_format",
+        "ownership",
+        "perfmon",
+    ],
+    &["msr", "pci", "mmio", "sim", "fault"],
+    &["counters", "discovery"],
+    &["sampling"],
+    &["machine", "perf", "sim_perf"],
+    &["part", "constants", "detect"],
+    &["session"],
+    &["metrics", "export"],
+];
+
+#[test]
+fn every_module_uses_only_its_layer_and_those_beneath() {
+    let graph = graph(&src(), "crate::");
+    let layer_of = |m: &str| LAYERS.iter().position(|l| l.contains(&m));
+    for (module, deps) in &graph {
+        let Some(at) = layer_of(module) else {
+            panic!("{module} is in no layer: place it in LAYERS and in ARCHITECTURE.md's list");
+        };
+        for dep in deps.iter().filter(|d| graph.contains_key(*d)) {
+            let below = layer_of(dep).is_some_and(|l| l <= at);
+            assert!(
+                below,
+                "{module} (layer {}) uses {dep}, a layer above it",
+                at + 1
+            );
+        }
+    }
+    let architecture =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../ARCHITECTURE.md"))
+            .unwrap();
+    for module in LAYERS.iter().flat_map(|l| l.iter()) {
+        assert!(
+            *module == "topology" || architecture.contains(&format!("`{module}`")),
+            "ARCHITECTURE.md's layer list does not name {module}"
+        );
+    }
 }

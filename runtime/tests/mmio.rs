@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use pmu_regs::{Location, MmioBasePart, MmioWindow};
-use pmu_runtime::access::Result;
+use pmu_runtime::access::BackendResult;
 use pmu_runtime::access::{register_address, window_base};
 use pmu_runtime::mmio::DevMem;
 use pmu_runtime::{AccessError, Bdf, MmioAccess, PciAccess};
@@ -90,10 +90,10 @@ fn a_missing_dev_mem_says_what_to_do() {
 struct Config(Mutex<HashMap<u16, u32>>);
 
 impl PciAccess for Config {
-    fn read_dword(&self, _: Bdf, offset: u16) -> Result<u32> {
+    fn read_dword(&self, _: Bdf, offset: u16) -> BackendResult<u32> {
         Ok(self.0.lock().unwrap().get(&offset).copied().unwrap_or(0))
     }
-    fn write_dword(&self, _: Bdf, _: u16, _: u32) -> Result<()> {
+    fn write_dword(&self, _: Bdf, _: u16, _: u32) -> BackendResult<()> {
         unreachable!("assembling a base only reads")
     }
 }

@@ -4,7 +4,7 @@
 //!   write; `--force` takes it, and it is put back at exit;
 //! - `pmu write` to a box a running session holds is refused, naming the session;
 //! - lock files are never opened through a link, and a lock directory that other users can
-//!   write is refused;
+//!   write is refused (sticky or not: issue 41);
 //! - a socket or CPU the machine lacks is refused, naming those it has;
 //! - the same mistake gets the same exit status, and `pmu write` says when the register reads
 //!   back differently.
@@ -21,7 +21,7 @@ use pmu_runtime::counters::Counting;
 use pmu_runtime::machine::{Machine, Where};
 use pmu_runtime::ownership::{LockDir, Ownership, Pmu};
 use pmu_runtime::sampling::uncore::EventSelect;
-use pmu_runtime::session::{Backend, Options, Selection, Session};
+use pmu_runtime::session::{Options, Selection, Session, SessionBackend};
 use pmu_runtime::sim::SimConfig;
 use pmu_runtime::{Error, SamplingError};
 
@@ -115,7 +115,9 @@ fn the_library_refuses_an_enabled_counter_unless_taking_over() {
 
     let mut counting = Counting::open(&machine, boxes, c3, 0, 0, None).unwrap();
     match counting.program(&[EventSelect::event(0x02)]) {
-        Err(Error::Sampling(SamplingError::Enabled { register, value })) => {
+        Err(Error::Sampling(SamplingError::Enabled {
+            register, value, ..
+        })) => {
             assert_eq!((register, value), ("C3_MSR_PMON_EVT_SEL0", 0x40_0001));
         }
         other => panic!(
@@ -166,9 +168,11 @@ fn a_session_writes_nothing_when_a_later_box_is_enabled() {
         .unwrap();
     machine.write(&ctl, 0x40_0001).unwrap();
     let (_, writes) = machine.access_counts();
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     match Session::open(&backend, &selection, Options::default()) {
-        Err(Error::Sampling(SamplingError::Enabled { register, value })) => {
+        Err(Error::Sampling(SamplingError::Enabled {
+            register, value, ..
+        })) => {
             assert_eq!((register, value), ("C3_MSR_PMON_EVT_SEL0", 0x40_0001));
         }
         other => panic!(
@@ -184,7 +188,7 @@ fn a_session_writes_nothing_when_a_later_box_is_enabled() {
 
     // Taking over, both are programmed, and C3's control is put back at the end.
     let machine = machine.taking_over(true);
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let session = Session::open(&backend, &selection, Options::default()).unwrap();
     assert_eq!(session.series().len(), 2);
     assert_eq!(
@@ -330,8 +334,7 @@ fn a_lock_directory_other_users_can_write_is_refused() {
     let (code, _, err) = watch_w(root.path(), &[]);
     assert_eq!(code, 1, "{err}");
     assert!(
-        err.contains("can be written by every user and has no sticky bit (mode 777)")
-            && err.contains("chmod 755"),
+        err.contains("can be written by every user (mode 777)") && err.contains("chmod 755"),
         "{err}"
     );
     // Through the library, as PMU_RUNTIME_DIR would name it.
@@ -345,12 +348,16 @@ fn a_lock_directory_other_users_can_write_is_refused() {
         0,
         "no file made there"
     );
-    // With the sticky bit (as /tmp has) others cannot replace our files: accepted.
+    // With the sticky bit (as /tmp has) others cannot replace our files, but they can plant
+    // a lock file under a name we have not used yet: refused too (issue 41).
     chmod(0o1777);
+    let (code, _, err) = watch_w(root.path(), &[]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("mode 1777"), "{err}");
+    chmod(0o755);
     let (code, _, err) = watch_w(root.path(), &[]);
     assert_eq!(code, 0, "{err}");
     // Owned by another user: refused (only root can give a directory away to test it).
-    chmod(0o755);
     if rustix::process::geteuid().is_root() {
         std::os::unix::fs::chown(&locks, Some(65534), None).unwrap();
         let (code, _, err) = watch_w(root.path(), &[]);

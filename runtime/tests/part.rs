@@ -5,18 +5,17 @@
 //! CAPID7), E5-2600 v3 and v4 (C-boxes, cores; S-boxes, CAPID4's chop mapped to a count),
 //! and PCI units counted by the devices found (Skylake-SP's and the E5-2600 v3's iMCs).
 
-use pmu_regs::{ProcessorInfo, PROCESSORS};
+use pmu_regs::ProcessorInfo;
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::machine::Machine;
 use pmu_runtime::part::box_count;
 use pmu_runtime::sampling::uncore::EventSelect;
-use pmu_runtime::session::{Backend, Options, Selection, Session, Sockets};
+use pmu_runtime::session::{Options, Selection, Session, SessionBackend, Sockets};
 use pmu_runtime::sim::SimConfig;
 use pmu_runtime::{Error, UsageError};
-
-fn processor(id: &str) -> &'static ProcessorInfo {
-    PROCESSORS.iter().copied().find(|p| p.id == id).unwrap()
-}
+#[path = "support/spec.rs"]
+mod spec;
+use spec::processor;
 
 /// Counting one event on `instance` of `processor` on a part configured by `part`, on every
 /// socket: the session's result, and the registers' values before and after, to show a
@@ -38,7 +37,7 @@ fn count_on(
     )
     .unwrap()
     .on(Sockets::All);
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let accesses = machine.access_counts();
     let result = match Session::open(&backend, &selection, Options::default()) {
         Ok(session) => session.close(),

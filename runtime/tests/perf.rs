@@ -10,7 +10,7 @@ use pmu_regs::{CounterInfo, CounterKind, RegisterInfo, PROCESSORS};
 use pmu_runtime::codec;
 use pmu_runtime::perf::counting::BoxGroup;
 use pmu_runtime::perf::encode::{free_running_terms, from_terms, to_control};
-use pmu_runtime::perf::session::{box_event, Session};
+use pmu_runtime::perf::session::{box_event, CountingLoop};
 use pmu_runtime::perf::{EventSources, PerfError, PerfNames, SpecNames};
 
 #[path = "support/kernel_pmus.rs"]
@@ -81,15 +81,17 @@ fn a_software_group_reads_both_events_with_one_time_base() {
                 std::hint::black_box(0u64);
             }
             let r = g.read().unwrap();
-            let moved = r[0].count > 0 && (cpu.is_some() || r[1].count > 0);
+            let moved = r[0].count > 0 && r[1].count > 0;
             if moved || spin.elapsed() > Duration::from_secs(2) {
                 break r;
             }
         };
         assert_eq!(r.len(), 2);
-        // The task clock counts this process's time, so only without a CPU.
-        assert!(r[0].count > 0, "{cpu:?}: {r:?}");
-        assert_eq!(r[1].count > 0, cpu.is_none(), "{cpu:?}: {r:?}");
+        // Both clocks count this process's time (no CPU) or the CPU's (`perf stat -a -e
+        // cpu-clock,task-clock` prints the same msec for both), read at one instant.
+        assert!(r[0].count > 0 && r[1].count > 0, "{cpu:?}: {r:?}");
+        let (a, b) = (r[0].count as f64, r[1].count as f64);
+        assert!((a - b).abs() <= 0.05 * a, "{cpu:?}: {r:?}");
         assert_eq!(r[0].time_enabled, r[1].time_enabled);
     }
 }
@@ -98,8 +100,8 @@ fn a_software_group_reads_both_events_with_one_time_base() {
 fn a_session_reports_interval_counts_of_the_tsc() {
     let msr = real().pmu("msr", MSR_DRIVER).unwrap();
     let tsc = from_terms(&msr, "tsc").unwrap();
-    let cpus = Session::cpus(&msr, None, 0).unwrap();
-    let mut s = Session::start(&msr, &cpus, &[tsc]).unwrap();
+    let cpus = CountingLoop::cpus(&msr, None, 0).unwrap();
+    let mut s = CountingLoop::start(&msr, &cpus, &[tsc]).unwrap();
     let mut seen = Vec::new();
     s.run(
         Duration::from_millis(10),
@@ -233,7 +235,7 @@ fn free_running_event(
     u: &pmu_regs::UnitInfo,
     instance: &str,
     c: &CounterInfo,
-) -> (pmu_runtime::perf::Pmu, pmu_runtime::perf::PerfEvent) {
+) -> (pmu_runtime::perf::KernelPmu, pmu_runtime::perf::PerfEvent) {
     let name = SpecNames
         .lookup(u.processor, u.name, instance, Some(c.number))
         .unwrap_or_else(|e| panic!("{instance}: {e}"));

@@ -1,7 +1,7 @@
 //! The perf path against the register path on the same simulated events, through the
-//! library's counting session: `Backend::Perf` over `sim_perf::SimPerf` (a kernel driver
+//! library's counting session: `SessionBackend::Perf` over `sim_perf::SimPerf` (a kernel driver
 //! over the simulator: the spec's PMU names, encoding through a sysfs tree's format files,
-//! groups per CPU, reads with times) and `Backend::Registers` over a simulator of the same
+//! groups per CPU, reads with times) and `SessionBackend::Registers` over a simulator of the same
 //! processor, both running the session's demo workload on the same stepped clock. Every unit
 //! of every processor whose spec names its kernel PMUs is counted both ways; the
 //! per-interval counts must be the same.
@@ -22,7 +22,7 @@ use pmu_runtime::machine::Machine;
 use pmu_runtime::perf::EventSources;
 use pmu_runtime::sampling::uncore::EventSelect;
 use pmu_runtime::session::{
-    Backend, BackendKind, Options, PerfBackend, Selection, SeriesInfo, Session, Sockets,
+    BackendKind, Options, PerfBackend, Selection, SeriesInfo, Session, SessionBackend, Sockets,
 };
 use pmu_runtime::sim_perf::SimPerf;
 
@@ -47,13 +47,13 @@ fn count(
         None => None,
     };
     let backend = match (&driver, sources, tree) {
-        (Some(driver), Some(sources), Some((_, fallback))) => Backend::Perf(PerfBackend {
+        (Some(driver), Some(sources), Some((_, fallback))) => SessionBackend::Perf(PerfBackend {
             machine: &machine,
             sources,
             layer: driver,
             fallback,
         }),
-        _ => Backend::Registers(&machine),
+        _ => SessionBackend::Registers(&machine),
     };
     let options = Options {
         clock: backend.clock(Duration::from_millis(10)),

@@ -5,7 +5,7 @@ use pmu_regs::xeon_7500::ubox;
 use pmu_regs::xeon_7500::PROCESSOR as NHM;
 use pmu_runtime::ownership::{Lease, Ownership, Pmu};
 use pmu_runtime::sampling::core::{CoreEventSelect, CorePmu};
-use pmu_runtime::sampling::e5::{E5Box, PacketFilter};
+use pmu_runtime::sampling::standalone::{PacketFilter, StandaloneBox};
 
 /// The first E5-2600's QPI packet filter, in its generated layouts.
 type QpiFilter = PacketFilter<
@@ -150,24 +150,38 @@ fn two_boxes_under_different_s_boxes_overflow_in_one_interval() {
 struct NoSummary<'a>(&'a Sim);
 
 impl MsrAccess for NoSummary<'_> {
-    fn read_msr(&self, cpu: u32, address: u32) -> pmu_runtime::access::Result<u64> {
+    fn read_msr(&self, cpu: u32, address: u32) -> pmu_runtime::access::BackendResult<u64> {
         self.0.read_msr(cpu, address)
     }
-    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> pmu_runtime::access::Result<()> {
+    fn write_msr(
+        &self,
+        cpu: u32,
+        address: u32,
+        value: u64,
+    ) -> pmu_runtime::access::BackendResult<()> {
         self.0.write_msr(cpu, address, value)
     }
 }
 impl UncoreSummary for NoSummary<'_> {}
 impl pmu_runtime::MmioAccess for NoSummary<'_> {
-    fn read_mmio(&self, address: u64, width: u32) -> pmu_runtime::access::Result<u64> {
+    fn read_mmio(&self, address: u64, width: u32) -> pmu_runtime::access::BackendResult<u64> {
         self.0.read_mmio(address, width)
     }
-    fn write_mmio(&self, address: u64, width: u32, value: u64) -> pmu_runtime::access::Result<()> {
+    fn write_mmio(
+        &self,
+        address: u64,
+        width: u32,
+        value: u64,
+    ) -> pmu_runtime::access::BackendResult<()> {
         self.0.write_mmio(address, width, value)
     }
 }
 impl pmu_runtime::PciAccess for NoSummary<'_> {
-    fn read_dword(&self, bdf: pmu_runtime::Bdf, offset: u16) -> pmu_runtime::access::Result<u32> {
+    fn read_dword(
+        &self,
+        bdf: pmu_runtime::Bdf,
+        offset: u16,
+    ) -> pmu_runtime::access::BackendResult<u32> {
         self.0.read_dword(bdf, offset)
     }
     fn write_dword(
@@ -175,7 +189,7 @@ impl pmu_runtime::PciAccess for NoSummary<'_> {
         bdf: pmu_runtime::Bdf,
         offset: u16,
         value: u32,
-    ) -> pmu_runtime::access::Result<()> {
+    ) -> pmu_runtime::access::BackendResult<()> {
         self.0.write_dword(bdf, offset, value)
     }
 }
@@ -475,7 +489,7 @@ fn a_counter_in_use_is_refused_unless_forced() {
 fn e5_boxes_freeze_reset_and_filter() {
     let sim = Sim::new(SimConfig::of(&pmu_regs::xeon_e5_2600::PROCESSOR));
     let devices = sim.uncore_devices();
-    let ha = E5Box::of(&sim, &devices, 1, "HA").unwrap();
+    let ha = StandaloneBox::of(&sim, &devices, 1, "HA").unwrap();
     ha.configure(0, &EventSelect::event(0x01).with_umask(0x03))
         .unwrap();
     let e = PciEvent {
@@ -507,7 +521,7 @@ fn e5_boxes_freeze_reset_and_filter() {
         .is_err());
     assert!(ha.program_filter(0, &QpiFilter::default()).is_err());
 
-    let p0 = E5Box::of(&sim, &devices, 1, "P0").unwrap();
+    let p0 = StandaloneBox::of(&sim, &devices, 1, "P0").unwrap();
     use pmu_regs::xeon_e5_2600::qpi::{QpiPktMask1, QpiPktMatch1};
     p0.program_filter(
         3,
@@ -525,7 +539,7 @@ fn e5_boxes_freeze_reset_and_filter() {
     sim.inject_qpi_packet(1, "P0", pkt(0x2), 3).unwrap();
     sim.inject_qpi_packet(1, "P0", pkt(0x3), 3).unwrap();
     assert_eq!(p0.read_counter(3).unwrap(), 3);
-    assert!(E5Box::of(&sim, &devices, 1, "P2").is_err());
+    assert!(StandaloneBox::of(&sim, &devices, 1, "P2").is_err());
 }
 
 #[test]
@@ -535,7 +549,7 @@ fn a_packet_filter_in_another_processors_layouts_is_refused_before_any_write() {
     let sim = Sim::new(SimConfig::of(&pmu_regs::xeon_e5_2600_v3::PROCESSOR));
     let devices = sim.uncore_devices();
     let counted = Faulty::new(&sim, When::Never, Fault::Eio);
-    let p0 = E5Box::of(&counted, &devices, 0, "P0").unwrap();
+    let p0 = StandaloneBox::of(&counted, &devices, 0, "P0").unwrap();
     // The first E5-2600's layouts on a v3 port: refused, naming the v3 register, nothing written.
     let err = p0.program_filter(0, &QpiFilter::default()).unwrap_err();
     let text = err.to_string();
@@ -572,7 +586,7 @@ fn events_are_checked_against_their_counters_and_unit() {
     use pmu_regs::xeon_e5_2600::{qpi, r3qpi};
     let sim = Sim::new(SimConfig::of(&pmu_regs::xeon_e5_2600::PROCESSOR));
     let devices = sim.uncore_devices();
-    let link = E5Box::of(&sim, &devices, 0, "L1").unwrap();
+    let link = StandaloneBox::of(&sim, &devices, 0, "L1").unwrap();
     // An event Intel's list restricts to counters 0 and 1 is refused on counter 2.
     let restricted = r3qpi::Event::ALL
         .iter()

@@ -9,14 +9,10 @@ use pmu_regs::{ProcessorInfo, Role};
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::sampling::uncore::{EventSelect, SamplePlan, Uncore, UncoreCounter};
 use pmu_runtime::sim::{Sim, SimConfig, UncoreEvent};
-use pmu_runtime::{read_by_info, Place};
-
-fn processor(id: &str) -> &'static ProcessorInfo {
-    pmu_regs::PROCESSORS
-        .iter()
-        .find(|p| p.id == id)
-        .unwrap_or_else(|| panic!("{id} is in the spec"))
-}
+use pmu_runtime::{read_by_info, Site};
+#[path = "support/spec.rs"]
+mod spec;
+use spec::processor;
 
 /// Every register value of every box, to check that a session puts everything back.
 fn snapshot(sim: &Sim, p: &'static ProcessorInfo) -> Vec<u64> {
@@ -33,13 +29,13 @@ fn snapshot(sim: &Sim, p: &'static ProcessorInfo) -> Vec<u64> {
     regs.iter()
         .map(|r| {
             let place = match r.addr.location {
-                pmu_regs::Location::Msr(_) => Place::Cpu(0),
+                pmu_regs::Location::Msr(_) => Site::Cpu(0),
                 pmu_regs::Location::Pci {
                     device_id,
                     device,
                     function,
                     ..
-                } => Place::Device(
+                } => Site::Device(
                     devices
                         .bdf_at(0, device_id, device, function, r.name())
                         .unwrap(),
@@ -205,7 +201,7 @@ fn the_global_status_shows_which_box_overflowed_and_a_written_one_clears_it() {
         })
         .unwrap();
     let status = Boxes::of(p).global.as_ref().unwrap().status;
-    let global_status = || read_by_info(&sim, status.info, status.addr, Place::Cpu(0)).unwrap();
+    let global_status = || read_by_info(&sim, status.info, status.addr, Site::Cpu(0)).unwrap();
     let ov_ha1 = status.info.field("ov_ha1").unwrap();
     assert_eq!(global_status(), 0);
     sim.inject_uncore(

@@ -7,8 +7,11 @@ mod support;
 
 use std::time::Duration;
 
+#[path = "support/fake_machine.rs"]
+mod fake_machine;
+
 fn pmu() -> assert_cmd::Command {
-    let mut cmd = assert_cmd::Command::cargo_bin("pmu").expect("the pmu binary is built");
+    let mut cmd = fake_machine::pmu();
     // A config read without bound would never end on /dev/zero: fail instead of hanging.
     cmd.timeout(Duration::from_secs(60));
     cmd

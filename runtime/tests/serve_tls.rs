@@ -17,9 +17,9 @@ use base64::Engine;
 use rustls::pki_types::ServerName;
 use support::SIM;
 
-fn pmu() -> assert_cmd::Command {
-    assert_cmd::Command::cargo_bin("pmu").expect("the pmu binary is built")
-}
+#[path = "support/fake_machine.rs"]
+mod fake_machine;
+use fake_machine::pmu;
 
 /// Writes a self-signed certificate for `localhost`, its key, and a web configuration file
 /// naming them (relative paths, read from the file's directory) and user `prometheus` with
@@ -97,6 +97,15 @@ fn a_scrape_needs_tls_and_a_password() {
     assert!(ok.contains("pmu_events_total"), "{ok}");
 
     for refused in [None, Some("prometheus:wrong"), Some("nobody:s3cret")] {
+        // A wrong password makes this address wait a second before its next check (429),
+        // though remembered credentials still pass.
+        if refused == Some("nobody:s3cret") {
+            let out = tls_get(served.addr, Arc::clone(&config), refused).unwrap();
+            assert!(out.starts_with("HTTP/1.1 429"), "{refused:?}: {out}");
+            let ok = tls_get(served.addr, Arc::clone(&config), Some("prometheus:s3cret"));
+            assert!(ok.unwrap().starts_with("HTTP/1.1 200"));
+            std::thread::sleep(Duration::from_millis(1100));
+        }
         let out = tls_get(served.addr, Arc::clone(&config), refused).unwrap();
         assert!(out.starts_with("HTTP/1.1 401"), "{refused:?}: {out}");
         assert!(out.contains("WWW-Authenticate: Basic"), "{out}");

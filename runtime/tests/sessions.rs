@@ -12,7 +12,7 @@ use pmu_regs::{Addresses, Location, PROCESSORS};
 use pmu_runtime::fault::{Fault, Faulty, When};
 use pmu_runtime::ownership::{LockDir, Ownership, Pmu};
 use pmu_runtime::sampling::core::{CoreEventSelect, CorePmu};
-use pmu_runtime::sampling::e5::E5Box;
+use pmu_runtime::sampling::standalone::StandaloneBox;
 use pmu_runtime::sampling::uncore::{EventSelect, SamplePlan, Uncore, UncoreCounter};
 use pmu_runtime::sim::{ArchConfig, Sim, SimConfig, UncoreEvent};
 use pmu_runtime::{Error, MsrAccess, MsrAccessExt, SamplingError, UsageError};
@@ -294,10 +294,10 @@ fn a_second_session_on_a_pmu_is_refused_naming_the_holder() {
 
     let sim = Sim::new(SimConfig::of(&pmu_regs::xeon_e5_2600::PROCESSOR));
     let devices = sim.uncore_devices();
-    let ha = E5Box::of(&sim, &devices, 0, "HA").unwrap();
-    assert!(E5Box::of(&sim, &devices, 0, "HA").is_err());
-    E5Box::of(&sim, &devices, 1, "HA").unwrap();
-    E5Box::of(&sim, &devices, 0, "P0").unwrap();
+    let ha = StandaloneBox::of(&sim, &devices, 0, "HA").unwrap();
+    assert!(StandaloneBox::of(&sim, &devices, 0, "HA").is_err());
+    StandaloneBox::of(&sim, &devices, 1, "HA").unwrap();
+    StandaloneBox::of(&sim, &devices, 0, "P0").unwrap();
     drop(ha);
 }
 

@@ -3,7 +3,6 @@
 //! build: no bus order is assumed, a socket's devices may span several buses, and a map that
 //! does not name one owner per bus is refused with what was read.
 
-use pmu_regs::PROCESSORS;
 use pmu_runtime::pci::PciSysfs;
 use pmu_runtime::BackendError;
 
@@ -11,10 +10,9 @@ use pmu_runtime::BackendError;
 mod fake_machine;
 
 use fake_machine::{pci_tree, poke};
-
-fn processor(id: &str) -> &'static pmu_regs::ProcessorInfo {
-    PROCESSORS.iter().find(|p| p.id == id).unwrap()
-}
+#[path = "support/spec.rs"]
+mod spec;
+use spec::processor;
 
 /// Writes a U-box's node id and node map (slot n: package n's node id) into its config.
 fn ubox(tree: &tempfile::TempDir, bdf: &str, node_at: u64, map_at: u64, node: u64, map: &[u64]) {

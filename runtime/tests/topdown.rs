@@ -49,7 +49,7 @@ mod session {
     use pmu_runtime::boxes::Boxes;
     use pmu_runtime::machine::{Machine, Where};
     use pmu_runtime::sampling::uncore::EventSelect;
-    use pmu_runtime::session::{Backend, Clock, Options, Pace, Selection, Session};
+    use pmu_runtime::session::{Clock, Options, Pace, Selection, Session, SessionBackend};
     use pmu_runtime::sim::SimTopdown;
 
     const REGS: [&str; 4] = [
@@ -110,7 +110,7 @@ mod session {
         write(&machine, 0, "IA32_FIXED_CTR3", 77);
         write(&machine, 0, "IA32_PERF_METRICS", 0x1234);
         let before = regs(&machine, 0);
-        let backend = Backend::Registers(&machine);
+        let backend = SessionBackend::Registers(&machine);
         let mut session = Session::open(&backend, &core_selection(), options(true)).unwrap();
         for _ in 0..2 {
             let interval = session.interval().unwrap();
@@ -133,7 +133,7 @@ mod session {
         let machine = Machine::simulating(icx);
         write(&machine, 0, "IA32_FIXED_CTR_CTRL", 0b11 << 12);
         let before = regs(&machine, 0);
-        let backend = Backend::Registers(&machine);
+        let backend = SessionBackend::Registers(&machine);
         let (_, writes) = machine.access_counts();
         let Err(e) = Session::open(&backend, &core_selection(), options(true)) else {
             panic!("fixed counter 3 taken from another user");
@@ -144,7 +144,7 @@ mod session {
         assert_eq!(regs(&machine, 0), before);
         // A core without the registers: refused too, nothing left programmed.
         let skx = Machine::simulating(&pmu_regs::skylake_sp::PROCESSOR);
-        let backend = Backend::Registers(&skx);
+        let backend = SessionBackend::Registers(&skx);
         assert!(Session::open(&backend, &core_selection(), options(true)).is_err());
     }
 
@@ -170,7 +170,7 @@ mod session {
         };
         // Three fixed counters and no bitmap: counter 3 is not there.
         let machine = hidden(3, 0);
-        let backend = Backend::Registers(&machine);
+        let backend = SessionBackend::Registers(&machine);
         let Err(e) = Session::open(&backend, &core_selection(), options(true)) else {
             panic!("fixed counter 3 used where CPUID does not enumerate it");
         };
@@ -180,13 +180,13 @@ mod session {
         assert_eq!(machine.access_counts().1, 0, "a register was written");
         // The bitmap alone may enumerate it (a count of 0, ECX bits 0-3): then it counts.
         let machine = hidden(0, 0b1111);
-        let backend = Backend::Registers(&machine);
+        let backend = SessionBackend::Registers(&machine);
         let mut session = Session::open(&backend, &core_selection(), options(true)).unwrap();
         assert_eq!(session.interval().unwrap().topdown[0].slots, 10_000);
         session.close().unwrap();
         // Counter 3 enumerated but counters 0-2 bitmapped out: counter 3 is still there.
         let machine = hidden(0, 0b1000);
-        let backend = Backend::Registers(&machine);
+        let backend = SessionBackend::Registers(&machine);
         assert!(Session::open(&backend, &core_selection(), options(true)).is_ok());
     }
 }

@@ -10,7 +10,7 @@ use pmu_runtime::fault::{Fault, When};
 use pmu_runtime::machine::{Machine, Where};
 use pmu_runtime::sampling::uncore::EventSelect;
 use pmu_runtime::session::turns::{turn_count, turn_events};
-use pmu_runtime::session::{Backend, Clock, Options, Pace, Selection, Session};
+use pmu_runtime::session::{Clock, Options, Pace, Selection, Session, SessionBackend};
 use proptest::prelude::*;
 
 const E5: &pmu_regs::ProcessorInfo = &pmu_regs::xeon_e5_2600::PROCESSOR;
@@ -71,7 +71,7 @@ fn options(interval_ms: u64, turn_ms: u64) -> Options {
 #[test]
 fn six_events_on_four_counters_are_counted_in_turns_and_scaled_exactly() {
     let machine = Machine::simulating(E5);
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let selection = events_on_ch2(6);
     let mut session = Session::open(&backend, &selection, options(100, 10)).unwrap();
     assert!(session.in_turns());
@@ -120,7 +120,7 @@ fn every_rotation_writes_valid_controls_and_close_puts_everything_back() {
         poke(&machine, name, 0x1000 + n as u64);
     }
     let before: Vec<u64> = CH2.iter().map(|r| peek(&machine, r)).collect();
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let selection = events_on_ch2(5);
     let mut session = Session::open(&backend, &selection, options(7, 3)).unwrap();
     for _ in 0..12 {
@@ -141,7 +141,7 @@ fn every_rotation_writes_valid_controls_and_close_puts_everything_back() {
 fn dropping_a_session_in_turns_puts_everything_back() {
     let machine = Machine::simulating(E5);
     let before: Vec<u64> = CH2.iter().map(|r| peek(&machine, r)).collect();
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     {
         let mut session = Session::open(&backend, &events_on_ch2(9), options(50, 5)).unwrap();
         session.interval().unwrap();
@@ -158,7 +158,7 @@ fn a_turn_that_fails_to_write_is_an_error_and_everything_is_still_put_back() {
     for n in 1..200 {
         let machine = Machine::simulating(E5).with_fault(When::Write(n), Fault::Eio);
         let before: Vec<u64> = CH2.iter().map(|r| peek(&machine, r)).collect();
-        let backend = Backend::Registers(&machine);
+        let backend = SessionBackend::Registers(&machine);
         let Ok(mut session) = Session::open(&backend, &events_on_ch2(6), options(100, 10)) else {
             assert_eq!(CH2.map(|r| peek(&machine, r)).to_vec(), before);
             continue;
@@ -177,7 +177,7 @@ fn a_turn_that_fails_to_write_is_an_error_and_everything_is_still_put_back() {
 #[test]
 fn a_turn_per_reading_on_the_wall_clock_still_gives_every_event_its_time() {
     let machine = Machine::simulating(E5);
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let options = Options {
         clock: Clock::Wall,
         pace: Pace::Ladder(1_000_000),
@@ -202,7 +202,7 @@ fn a_turn_per_reading_on_the_wall_clock_still_gives_every_event_its_time() {
 #[test]
 fn a_box_with_enough_counters_does_not_count_in_turns() {
     let machine = Machine::simulating(E5);
-    let backend = Backend::Registers(&machine);
+    let backend = SessionBackend::Registers(&machine);
     let mut session = Session::open(&backend, &events_on_ch2(4), options(100, 10)).unwrap();
     assert!(!session.in_turns());
     assert_eq!(session.turn_length(), None);
@@ -246,7 +246,7 @@ proptest! {
     #[test]
     fn every_event_gets_a_turn_and_its_exact_scaled_count(n in 1usize..12, turn_ms in 1u64..20) {
         let machine = Machine::simulating(E5);
-        let backend = Backend::Registers(&machine);
+        let backend = SessionBackend::Registers(&machine);
         let interval_ms = turn_ms * turn_count(n, 4) as u64;
         let mut session =
             Session::open(&backend, &events_on_ch2(n), options(interval_ms, turn_ms)).unwrap();

@@ -17,6 +17,8 @@ pub mod irp;
 #[rustfmt::skip]
 pub mod m2m;
 #[rustfmt::skip]
+pub mod m2pcie;
+#[rustfmt::skip]
 pub mod m3upi;
 #[rustfmt::skip]
 pub mod pcu;
@@ -57,6 +59,7 @@ pub static PROCESSOR: crate::support::ProcessorInfo = crate::support::ProcessorI
         &imc::UNIT,
         &irp::UNIT,
         &m2m::UNIT,
+        &m2pcie::UNIT,
         &m3upi::UNIT,
         &pcu::UNIT,
         &ubox::UNIT,

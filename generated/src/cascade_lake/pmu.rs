@@ -1101,6 +1101,101 @@ const M2M_PERF: PerfInfo = PerfInfo {
     source: "linux-snbep",
     driver: &PERF_SKX_GENERIC,
 };
+/// PMU structure of the M2PCIe (mesh to PCIe stack) performance monitoring (4 counters per box;
+/// boxes M2PCIE0, M2PCIE1, M2PCIE2, M2PCIE3).
+///
+/// **Added from Linux** (info): The unit was absent until the spec was compared with Linux's
+/// skx_pci_uncores (SKX_PCI_UNCORE_M2PCIE): four boxes of four 48-bit counters, with the Sandy
+/// Bridge-EP PCI layout (box control 0xF4, controls 0xD8, counters 0xA0) and
+/// skx_uncore_format_group. Linux restricts event 0x23 to counters 0 and 1
+/// (skx_uncore_m2pcie_constraints); Intel's Skylake-SP and Cascade Lake event lists have no M2PCIe
+/// events, so the unit has no events file and is programmed by raw event and unit mask.
+///
+/// **Kernel PMU names** (info): Linux registers skx_uncore_m2pcie as m2pcie, four boxes:
+/// uncore_m2pcie_0 to uncore_m2pcie_3, with skx_uncore_formats_attr (the skx-generic driver).
+pub static M2PCIE: PmuInfo = PmuInfo {
+    processor: "cascade-lake",
+    unit: "M2PCIE",
+    scope: Scope::Socket,
+    discovery_type: None,
+    controls: &[&super::m2pcie::M2PCIE_BOX_CTL_INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(
+            0,
+            48,
+            super::m2pcie::M2PCIE_CTL_INFO.at(0),
+            super::m2pcie::M2PCIE_CTR_INFO.at(0),
+        ),
+        CounterInfo::general(
+            1,
+            48,
+            super::m2pcie::M2PCIE_CTL_INFO.at(1),
+            super::m2pcie::M2PCIE_CTR_INFO.at(1),
+        ),
+        CounterInfo::general(
+            2,
+            48,
+            super::m2pcie::M2PCIE_CTL_INFO.at(2),
+            super::m2pcie::M2PCIE_CTR_INFO.at(2),
+        ),
+        CounterInfo::general(
+            3,
+            48,
+            super::m2pcie::M2PCIE_CTL_INFO.at(3),
+            super::m2pcie::M2PCIE_CTR_INFO.at(3),
+        ),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        M2PCIE_PERF.of_box("M2PCIE0", "uncore_m2pcie_0"),
+        M2PCIE_PERF.of_box("M2PCIE1", "uncore_m2pcie_1"),
+        M2PCIE_PERF.of_box("M2PCIE2", "uncore_m2pcie_2"),
+        M2PCIE_PERF.of_box("M2PCIE3", "uncore_m2pcie_3"),
+    ],
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (skx_uncore_pci_ids: four M2PCIe functions of device id 0x2088) and \
+            reads no count.",
+    }),
+    socket_bus: None,
+    discovery_ignored: None,
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Added from Linux",
+            text: "The unit was absent until the spec was compared with Linux's \
+            skx_pci_uncores[] (SKX_PCI_UNCORE_M2PCIE): four boxes of four 48-bit \
+            counters, with the Sandy Bridge-EP PCI layout (box control 0xF4, \
+            controls 0xD8, counters 0xA0) and skx_uncore_format_group. Linux \
+            restricts event 0x23 to counters 0 and 1 \
+            (skx_uncore_m2pcie_constraints); Intel's Skylake-SP and Cascade Lake \
+            event lists have no M2PCIe events, so the unit has no events file and is \
+            programmed by raw event and unit mask.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux registers skx_uncore_m2pcie as m2pcie, four boxes: \
+            uncore_m2pcie_0 to uncore_m2pcie_3, with skx_uncore_formats_attr (the \
+            skx-generic driver).",
+        },
+    ],
+};
+/// What the perf PMUs of the M2PCIe (mesh to PCIe stack) performance monitoring share; each box's
+/// entry adds its box and PMU name.
+const M2PCIE_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_SKX_GENERIC,
+};
 /// PMU structure of the M3UPI (mesh to UPI) performance monitoring (3 counters per box; boxes
 /// M3UPI0, M3UPI1, M3UPI2).
 ///

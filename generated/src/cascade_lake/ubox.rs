@@ -43,6 +43,9 @@ pub use crate::skylake_sp::ubox::{
     UGidNidMap,
     UGidNidMapLayout,
     U_PCI_GIDNIDMAP,
+    CpuBusNumber,
+    CpuBusNumberLayout,
+    MSR_CPU_BUS_NUMBER,
 };
 
 #[cfg(feature = "metadata")]
@@ -190,6 +193,23 @@ pub(crate) static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     fields: UGidNidMapLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Fields from Linux", text: "snbep_pci2phy_map_init() compares (value >> 3*i) & 7 with the local node id for i = 0..7, so bits 23:0 are eight 3-bit slots; bits 31:24 are used by no source read and are recorded as reserved. Offset 0xD4 and the device id are Linux's; device and function as for U_PCI_CPUNODEID. Firmware programs the map; it is read-only here and its reset value is a placeholder." },
+    ],
+};
+
+#[cfg(feature = "metadata")]
+pub(crate) static CPU_BUS_NUMBER_INFO: RegisterInfo = RegisterInfo {
+    processor: "cascade-lake", unit: "UBOX", name: CpuBusNumberLayout::NAME, type_name: "CpuBusNumber",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: CpuBusNumberLayout::RESET, reserved_mask: CpuBusNumberLayout::RESERVED_MASK, ignored_mask: CpuBusNumberLayout::IGNORED_MASK, writable_mask: CpuBusNumberLayout::WRITABLE_MASK,
+    description: "The root PCI bus of each of the socket's six I/O stacks, as firmware numbered them, and whether it has yet: one byte per stack. Linux reads it to tell which PCI bus each IIO box serves.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "MSR_CPU_BUS_NUMBER", instance: "UBOX", index: 0, location: Location::Msr(0x300), source: "linux-snbep" },
+    ]),
+    fields: CpuBusNumberLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout and use from Linux", text: "Linux uncore_snbep.c describes the register above SKX_MSR_CPU_BUS_NUMBER (0x300): package scope, VALID at bit 63 (SKX_MSR_CPU_BUS_VALID_BIT), bits 62:48 reserved, and BUS_NUM_5 to BUS_NUM_0 in bits 47:40 down to 7:0, each the bus number firmware assigned CPUBUSNO(n), read-only, default 0. skx_iio_get_topology reads it once per die, on a CPU of that die (skx_msr_cpu_bus_read, die_to_cpu), and gives up the mapping when the read fails or VALID is clear; skx_iio_stack then takes byte pmu_idx (BUS_NUM_STRIDE = 8 bits) as the root bus of IIO box pmu_idx, which perf shows as /sys/devices/uncore_iio_N/dieD (\"segment:bus\"); a bus of 0 is shown only for box 0 (skx_iio_mapping_visible), since only stack 0 can have root bus 0. Intel PCM reads the same six bytes from the U-box's PCI function 2 (pcm-iio-topology.cpp: offset ROOT_BUSES_OFFSET 0xCC of device 8, function 2, SKX_BUS_NUM_STRIDE 8) and names the stacks 0 CBDMA/DMI, 1-3 PCIe0-2, 4-5 MCP0-1. Ice Lake-SP and later map their stacks another way (Linux sad_cfg_iio_topology, the SAD_CONTROL_CFG register of device 0x09a2); this register is Skylake-SP's and Cascade Lake's." },
+        NoteInfo { kind: "info", title: "Not a PMU register", text: "The register takes no part in counting: it is here so that software can tell which PCI bus an IIO box's traffic belongs to, as Linux does. Firmware writes it; it is read-only, and its reset value is Linux's stated default." },
     ],
 };
 
@@ -352,6 +372,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &U_CTR_INFO,
         &U_CPU_NODE_ID_INFO,
         &U_GID_NID_MAP_INFO,
+        &CPU_BUS_NUMBER_INFO,
     ],
     #[cfg(feature = "events")]
     events: EVENT_INFOS,

@@ -1065,11 +1065,18 @@ impl BoxControl for IrpBoxCtl {
 /// ignores types 8 (UPI), 15, 18 (B2UPI), 21 and 22 (gnr_uncore_units_ignore).
 ///
 /// **Box types the spec does not describe** (info): The discovery table of a Granite Rapids part
-/// also lists the PCU, the MDF, the B2UPI (type 18), the PCIe boxes and the memory-mapped B2CXL:
-/// every public source read (Linux uncore_snbep.c's gnr_uncores, Intel PCM, likwid) takes their
-/// addresses from the table at run time (PCM reaches the B2UPI at known functions without naming
-/// its device id), and none states them outside it, so there is no unit file for them. pmu discover
-/// lists their entries as unknown; a unit file with their discovery-type would join them.
+/// also lists the PCU, the MDF, the B2UPI (type 18), the PCIe boxes and the memory-mapped B2CXL.
+/// Settled against the sources (2026): no public source gives the PCU, M2PCIe or MDF boxes of this
+/// processor a fixed address. Linux builds its types from the table and copies onto them only
+/// names, formats and constraints (gnr_uncores, reusing the Sapphire Rapids types spr_uncore_pcu
+/// and spr_uncore_mdf, which have no box_ctl, event_ctl or perf_ctr; see sapphire-rapids/ubox.xml).
+/// Intel PCM takes the PCU from the table (addPMUsFromDiscoveryRef with SPR_PCU_BOX_TYPE = 4 for
+/// GNR) and the MDF likewise (BHS_MDF_BOX_TYPE = 20), and reaches the B2UPI at known functions
+/// without naming its device id. likwid's Granite Rapids counter map gives the M2PCIe (PBOX), PCU
+/// (WBOX0-4) and MDF counters the placeholder registers FAKE_UNC_CTRL0-3/FAKE_UNC_CTR0-3, resolved
+/// through the table. So there is no unit file for them, and Intel's metrics over UNC_P_CLOCKTICKS
+/// stay out (docs/metrics.md). pmu discover lists their entries as unknown; a unit file with their
+/// discovery-type would join them.
 pub static UBOX: PmuInfo = PmuInfo {
     processor: "granite-rapids",
     unit: "UBOX",
@@ -1142,13 +1149,22 @@ pub static UBOX: PmuInfo = PmuInfo {
             kind: "info",
             title: "Box types the spec does not describe",
             text: "The discovery table of a Granite Rapids part also lists the PCU, the \
-            MDF, the B2UPI (type 18), the PCIe boxes and the memory-mapped B2CXL: \
-            every public source read (Linux uncore_snbep.c's gnr_uncores[], Intel \
-            PCM, likwid) takes their addresses from the table at run time (PCM \
-            reaches the B2UPI at known functions without naming its device id), and \
-            none states them outside it, so there is no unit file for them. `pmu \
-            discover` lists their entries as unknown; a unit file with their \
-            discovery-type would join them.",
+            MDF, the B2UPI (type 18), the PCIe boxes and the memory-mapped B2CXL. \
+            Settled against the sources (2026): no public source gives the PCU, \
+            M2PCIe or MDF boxes of this processor a fixed address. Linux builds its \
+            types from the table and copies onto them only names, formats and \
+            constraints (gnr_uncores[], reusing the Sapphire Rapids types \
+            spr_uncore_pcu and spr_uncore_mdf, which have no box_ctl, event_ctl or \
+            perf_ctr; see sapphire-rapids/ubox.xml). Intel PCM takes the PCU from \
+            the table (addPMUsFromDiscoveryRef with SPR_PCU_BOX_TYPE = 4 for GNR) \
+            and the MDF likewise (BHS_MDF_BOX_TYPE = 20), and reaches the B2UPI at \
+            known functions without naming its device id. likwid's Granite Rapids \
+            counter map gives the M2PCIe (PBOX), PCU (WBOX0-4) and MDF counters the \
+            placeholder registers FAKE_UNC_CTRL0-3/FAKE_UNC_CTR0-3, resolved through \
+            the table. So there is no unit file for them, and Intel's metrics over \
+            UNC_P_CLOCKTICKS stay out (docs/metrics.md). `pmu discover` lists their \
+            entries as unknown; a unit file with their discovery-type would join \
+            them.",
         },
     ],
 };

@@ -177,6 +177,15 @@ impl IioCtlInvert {
 ///
 /// **Addresses** (info): Linux ICX_IIO_MSR_PMON_CTL0 = 0xA58 plus icx_msr_offsets\[n\]; likwid
 /// MSR_UNC_M2IOSF_TC0_PMON_CTL0..3 = 0xA58..0xA5B.
+///
+/// **ov_en (bit 20)** (info): This bit was recorded as reserved, no source read then describing it.
+/// Intel PCM's types.h defines it for this processor's IIO control as ICX_IIO_MSR_PMON_CTL_OV_EN (1
+/// \<\< 20), as it does IIO_MSR_PMON_CTL_OV_EN for Skylake-SP's, and likwid writes it with the
+/// enable bit whenever it programs an IIO counter (icx_tc_setup in perfmon_icelake.h: flags =
+/// (1ULL\<\<22)|(1ULL\<\<20)). Linux never sets it: its event masks for this box
+/// (SNBEP_PMON_RAW_EVENT_MASK and SNR_IIO_PMON_RAW_EVENT_MASK_EXT at bit 32) leave bit 20 out.
+/// Decision: a writable field, ov_en, as on Skylake-SP; no source says where the overflow goes when
+/// it is set, so, as there, it has no overflow-enable role and counting leaves it 0, as Linux does.
 pub type IioCtl = Reg64<IioCtlLayout>;
 
 /// The layout of [`IioCtl`] (`IIO{i}_MSR_PMON_CTL{n}`): its fields, masks and metadata.
@@ -188,9 +197,9 @@ pub enum IioCtlLayout {}
 impl Layout for IioCtlLayout {
     const NAME: &'static str = "IIO{i}_MSR_PMON_CTL{n}";
     const RESET: u64 = 0x0;
-    const RESERVED_MASK: u64 = 0xfff8000000390000;
+    const RESERVED_MASK: u64 = 0xfff8000000290000;
     const IGNORED_MASK: u64 = 0x0;
-    const WRITABLE_MASK: u64 = 0x7ffffffc6ffff;
+    const WRITABLE_MASK: u64 = 0x7ffffffd6ffff;
     #[cfg(feature = "metadata")]
     const INFO: &'static RegisterInfo = &IIO_CTL_INFO;
     #[cfg(feature = "metadata")]
@@ -209,8 +218,8 @@ impl Layout for IioCtlLayout {
             description: "Enables this counter: it counts while this bit is 1 and the box is not frozen.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rsv", ident: "rsv", lsb: 21, msb: 21, access: Access::Rsv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
-        FieldInfo { name: "rsv", ident: "rsv", lsb: 20, msb: 20, access: Access::Rsv,
-            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "ov_en", ident: "ov_en", lsb: 20, msb: 20, access: Access::Rw,
+            description: "Overflow enable (Intel PCM's ICX_IIO_MSR_PMON_CTL_OV_EN): lets an overflow of this counter be signalled beyond the box.", ..FieldInfo::EMPTY },
         FieldInfo { name: "rsv", ident: "rsv", lsb: 19, msb: 19, access: Access::Rv,
             description: "Reserved; write zero.", ..FieldInfo::EMPTY },
         FieldInfo { name: "edge_det", ident: "edge_det", lsb: 18, msb: 18, access: Access::Rw, role: Some(Role::Edge),
@@ -261,6 +270,11 @@ impl IioCtl {
     #[inline] pub const fn en(self) -> bool { get_bits(self.raw64(), 22, 22) != 0 }
     /// This value with `en` (bit 22) set to `v`.
     #[inline] pub const fn with_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 22, 22, v as u64)) }
+    /// `ov_en` (bit 20, rw, reset 0x0): Overflow enable (Intel PCM's ICX_IIO_MSR_PMON_CTL_OV_EN):
+    /// lets an overflow of this counter be signalled beyond the box.
+    #[inline] pub const fn ov_en(self) -> bool { get_bits(self.raw64(), 20, 20) != 0 }
+    /// This value with `ov_en` (bit 20) set to `v`.
+    #[inline] pub const fn with_ov_en(self, v: bool) -> Self { self.with_raw64(set_bits(self.raw64(), 20, 20, v as u64)) }
     /// `edge_det` (bit 18, rw, reset 0x0): Edge detect: count 0-to-1 transitions of the thresholded
     /// event instead of active cycles; needs a non-zero thresh.
     #[inline] pub const fn edge_det(self) -> bool { get_bits(self.raw64(), 18, 18) != 0 }
@@ -331,6 +345,7 @@ static IIO_CTL_INFO: RegisterInfo = RegisterInfo {
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "icx_uncore_iio: event mask SNBEP_PMON_RAW_EVENT_MASK (ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24) and event_mask_ext SNR_IIO_PMON_RAW_EVENT_MASK_EXT = 0x7FFFF for bits 50:32; the formats (snr_uncore_iio_formats_attr) put the threshold at config:24-35, ch_mask at config:36-47 and fc_mask at config:48-50, so the port mask is 12 bits wide here (8 on Skylake-SP) and both masks sit 4 bits higher. Linux writes the whole 64-bit value with the enable bit 22 (skx_iio_enable_event, through skx_uncore_iio_ops). The threshold is one 12-bit field, as the format has it. Bits no source describes are reserved." },
         NoteInfo { kind: "info", title: "Addresses", text: "Linux ICX_IIO_MSR_PMON_CTL0 = 0xA58 plus icx_msr_offsets[n]; likwid MSR_UNC_M2IOSF_TC0_PMON_CTL0..3 = 0xA58..0xA5B." },
+        NoteInfo { kind: "info", title: "ov_en (bit 20)", text: "This bit was recorded as reserved, no source read then describing it. Intel PCM's types.h defines it for this processor's IIO control as ICX_IIO_MSR_PMON_CTL_OV_EN (1 << 20), as it does IIO_MSR_PMON_CTL_OV_EN for Skylake-SP's, and likwid writes it with the enable bit whenever it programs an IIO counter (icx_tc_setup in perfmon_icelake.h: flags = (1ULL<<22)|(1ULL<<20)). Linux never sets it: its event masks for this box (SNBEP_PMON_RAW_EVENT_MASK and SNR_IIO_PMON_RAW_EVENT_MASK_EXT at bit 32) leave bit 20 out. Decision: a writable field, ov_en, as on Skylake-SP; no source says where the overflow goes when it is set, so, as there, it has no overflow-enable role and counting leaves it 0, as Linux does." },
     ],
 };
 

@@ -1251,10 +1251,21 @@ impl BoxControl for M3upiBoxCtl {
 ///
 /// **Box types the spec does not describe** (info): The discovery table of a Sapphire Rapids (and
 /// Emerald Rapids) part also lists the M2PCIe (type 3 in Linux's spr_uncores), the PCU (type 4),
-/// the MDF (type 11), the CXL boxes and, on HBM parts, the HBM channels: every public source read
-/// (Linux uncore_snbep.c, Intel PCM, likwid) takes their addresses from the table at run time, and
-/// none states them outside it, so there is no unit file for them. pmu discover lists their entries
-/// as unknown; a unit file with their discovery-type would join them.
+/// the MDF (type 11), the CXL boxes and, on HBM parts, the HBM channels. Settled against the
+/// sources (2026): no public source gives these boxes a fixed address; each finds them in the table
+/// at run time. Linux: spr_uncore_m2pcie, spr_uncore_pcu and spr_uncore_mdf (uncore_snbep.c) set
+/// only a name, formats, constraints and alias groups, no box_ctl, event_ctl or perf_ctr;
+/// spr_uncore_cpu_init and uncore_get_uncores build the types from the table
+/// (intel_uncore_generic_init_uncores) and copy those customisations onto them. Intel PCM: the PCU
+/// on SPR, EMR, GNR and SRF comes from addPMUsFromDiscoveryRef(.., SPR_PCU_BOX_TYPE = 4, ..) and
+/// the MDF from SPR_MDF_BOX_TYPE = 11 (BHS_MDF_BOX_TYPE = 20 on Granite Rapids) (cpucounters.cpp,
+/// uncore_pmu_discovery.h); PCM has no M2PCIe boxes for these processors. likwid: its Sapphire and
+/// Emerald Rapids counter maps give the M2PCIe (PBOX), PCU (WBOX) and MDF counters the placeholder
+/// registers FAKE_UNC_CTRL0-3/FAKE_UNC_CTR0-3, which it resolves through the table
+/// (intel_perfmon_uncore_discovery.h). So there is no unit file for them, and Intel's metrics over
+/// UNC_P_CLOCKTICKS (cpu_cstate_c0, cpu_cstate_c6) stay out (docs/metrics.md). pmu discover lists
+/// their entries as unknown; a unit file with their discovery-type, once the runtime can take a
+/// box's addresses from the table alone, would join them.
 pub static UBOX: PmuInfo = PmuInfo {
     processor: "sapphire-rapids",
     unit: "UBOX",
@@ -1320,12 +1331,26 @@ pub static UBOX: PmuInfo = PmuInfo {
             title: "Box types the spec does not describe",
             text: "The discovery table of a Sapphire Rapids (and Emerald Rapids) part also \
             lists the M2PCIe (type 3 in Linux's spr_uncores[]), the PCU (type 4), \
-            the MDF (type 11), the CXL boxes and, on HBM parts, the HBM channels: \
-            every public source read (Linux uncore_snbep.c, Intel PCM, likwid) takes \
-            their addresses from the table at run time, and none states them outside \
-            it, so there is no unit file for them. `pmu discover` lists their \
-            entries as unknown; a unit file with their discovery-type would join \
-            them.",
+            the MDF (type 11), the CXL boxes and, on HBM parts, the HBM channels. \
+            Settled against the sources (2026): no public source gives these boxes a \
+            fixed address; each finds them in the table at run time. Linux: \
+            spr_uncore_m2pcie, spr_uncore_pcu and spr_uncore_mdf (uncore_snbep.c) \
+            set only a name, formats, constraints and alias groups, no box_ctl, \
+            event_ctl or perf_ctr; spr_uncore_cpu_init and uncore_get_uncores build \
+            the types from the table (intel_uncore_generic_init_uncores) and copy \
+            those customisations onto them. Intel PCM: the PCU on SPR, EMR, GNR and \
+            SRF comes from addPMUsFromDiscoveryRef(.., SPR_PCU_BOX_TYPE = 4, ..) and \
+            the MDF from SPR_MDF_BOX_TYPE = 11 (BHS_MDF_BOX_TYPE = 20 on Granite \
+            Rapids) (cpucounters.cpp, uncore_pmu_discovery.h); PCM has no M2PCIe \
+            boxes for these processors. likwid: its Sapphire and Emerald Rapids \
+            counter maps give the M2PCIe (PBOX), PCU (WBOX) and MDF counters the \
+            placeholder registers FAKE_UNC_CTRL0-3/FAKE_UNC_CTR0-3, which it \
+            resolves through the table (intel_perfmon_uncore_discovery.h). So there \
+            is no unit file for them, and Intel's metrics over UNC_P_CLOCKTICKS \
+            (cpu_cstate_c0, cpu_cstate_c6) stay out (docs/metrics.md). `pmu \
+            discover` lists their entries as unknown; a unit file with their \
+            discovery-type, once the runtime can take a box's addresses from the \
+            table alone, would join them.",
         },
     ],
 };

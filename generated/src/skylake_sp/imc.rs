@@ -31,9 +31,10 @@ use crate::structure::Role;
 /// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
 /// gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR /
 /// _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at
-/// several devices (one per box), so the device and function tell the boxes apart; which bus holds
-/// a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not
-/// described yet.
+/// several devices (one per box), so the device and function tell the boxes apart; which socket
+/// owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule
+/// in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the
+/// root bus of each I/O stack.
 ///
 /// **Bits 17:16: PCM writes them, Linux does not** (source-conflict): On this processor PCM
 /// programs the UPI and iMC box controls with UNC_PMON_UNIT_CTL_RSV (bits 16 and 17) where it sets
@@ -122,7 +123,7 @@ static IMC_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     fields: ImcBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which bus holds a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
         NoteInfo { kind: "source-conflict", title: "Bits 17:16: PCM writes them, Linux does not", text: "On this processor PCM programs the UPI and iMC box controls with UNC_PMON_UNIT_CTL_RSV (bits 16 and 17) where it sets FRZ_EN (bit 16) on the other boxes and other processors (programXPI, programIMC: cpu_family_model == SKX); Linux writes only the reset bits and freezes with bit 8 (IVBEP_PMON_BOX_CTL_INT, snbep_uncore_pci_disable_box). No source says what the two bits do here. We follow Linux: bits 17:16 are reserved and written 0, and the box has no freeze enable, so the socket-wide freeze does not reach it in this model." },
     ],
 };
@@ -171,9 +172,10 @@ impl ImcCtlInvert {
 /// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
 /// gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR /
 /// _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at
-/// several devices (one per box), so the device and function tell the boxes apart; which bus holds
-/// a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not
-/// described yet.
+/// several devices (one per box), so the device and function tell the boxes apart; which socket
+/// owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule
+/// in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the
+/// root bus of each I/O stack.
 pub type ImcCtl = Reg32<ImcCtlLayout>;
 
 /// The layout of [`ImcCtl`] (`MC{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
@@ -302,7 +304,7 @@ static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
     fields: ImcCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "The shared Sandy Bridge-EP control bits Linux uses for this box (event mask SNBEP_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24; enable SNBEP_PMON_CTL_EN 22; reset SNBEP_PMON_CTL_RST 17); PCM's MC_CH_PCI_PMON_CTL_* / Q_P_PCI_PMON_CTL_* macros give the same positions. Bits no source describes are reserved." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which bus holds a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
     ],
 };
 
@@ -321,9 +323,10 @@ static IMC_CTL_INFO: RegisterInfo = RegisterInfo {
 /// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
 /// gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR /
 /// _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at
-/// several devices (one per box), so the device and function tell the boxes apart; which bus holds
-/// a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not
-/// described yet.
+/// several devices (one per box), so the device and function tell the boxes apart; which socket
+/// owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule
+/// in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the
+/// root bus of each I/O stack.
 pub type ImcBoxStatus = Reg32<ImcBoxStatusLayout>;
 
 /// The layout of [`ImcBoxStatus`] (`MC{i}_PCI_PMON_BOX_STATUS`): its fields, masks and metadata.
@@ -393,7 +396,7 @@ static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     fields: ImcBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which bus holds a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
     ],
 };
 
@@ -409,9 +412,10 @@ static IMC_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
 /// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
 /// gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR /
 /// _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at
-/// several devices (one per box), so the device and function tell the boxes apart; which bus holds
-/// a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not
-/// described yet.
+/// several devices (one per box), so the device and function tell the boxes apart; which socket
+/// owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule
+/// in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the
+/// root bus of each I/O stack.
 pub type ImcCtr = Reg64<ImcCtrLayout>;
 
 /// The layout of [`ImcCtr`] (`MC{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
@@ -499,7 +503,7 @@ static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
     fields: ImcCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width and stride", text: "Linux skx_uncore_imc: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which bus holds a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
     ],
 };
 
@@ -517,9 +521,10 @@ static IMC_CTR_INFO: RegisterInfo = RegisterInfo {
 /// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
 /// gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR /
 /// _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at
-/// several devices (one per box), so the device and function tell the boxes apart; which bus holds
-/// a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not
-/// described yet.
+/// several devices (one per box), so the device and function tell the boxes apart; which socket
+/// owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule
+/// in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the
+/// root bus of each I/O stack.
 pub type ImcFixedCtl = Reg32<ImcFixedCtlLayout>;
 
 /// The layout of [`ImcFixedCtl`] (`MC{i}_PCI_PMON_FIXED_CTL`): its fields, masks and metadata.
@@ -595,7 +600,7 @@ static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
     fields: ImcFixedCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offset and layout", text: "Linux skx_uncore_imc: fixed_ctl SNBEP_MC_CHy_PCI_PMON_FIXED_CTL = 0xF0, enabled with SNBEP_PMON_CTL_EN (bit 22); PCM XPF_MC_CH_PCI_PMON_FIXED_CTL_ADDR = 0xF0 with MC_CH_PCI_PMON_FIXED_CTL_EN (22) and _RST (19); likwid PCI_UNC_SKX_MC_PMON_FIXED_CTL = 0xF0. Other bits are reserved." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which bus holds a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
     ],
 };
 
@@ -612,9 +617,10 @@ static IMC_FIXED_CTL_INFO: RegisterInfo = RegisterInfo {
 /// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
 /// gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR /
 /// _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at
-/// several devices (one per box), so the device and function tell the boxes apart; which bus holds
-/// a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not
-/// described yet.
+/// several devices (one per box), so the device and function tell the boxes apart; which socket
+/// owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule
+/// in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the
+/// root bus of each I/O stack.
 pub type ImcFixedCtr = Reg64<ImcFixedCtrLayout>;
 
 /// The layout of [`ImcFixedCtr`] (`MC{i}_PCI_PMON_FIXED_CTR`): its fields, masks and metadata.
@@ -684,7 +690,7 @@ static IMC_FIXED_CTR_INFO: RegisterInfo = RegisterInfo {
     fields: ImcFixedCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Offset and width", text: "Linux SNBEP_MC_CHy_PCI_PMON_FIXED_CTR = 0xD0, fixed_ctr_bits = 48 (skx_uncore_imc); likwid PCI_UNC_SKX_MC_PMON_FIXED_CTR and PCM XPF_MC_CH_PCI_PMON_FIXED_CTR_ADDR = 0xD0." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which bus holds a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_MC0_CH0..2 and SKX_MC1_CH0..2 _REGISTER_DEV_ADDR / _FUNC_ADDR: 10.2, 10.6, 11.2, 12.2, 12.6, 13.2). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
     ],
 };
 

@@ -32,8 +32,9 @@ use crate::structure::Role;
 /// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
 /// gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From
 /// this processor on one device id recurs at several devices (one per box), so the device and
-/// function tell the boxes apart; which bus holds a socket's devices is read from the part (the
-/// CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
+/// function tell the boxes apart; which socket owns each bus is read from the part, through the
+/// U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init);
+/// MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack.
 pub type M2mBoxCtl = Reg32<M2mBoxCtlLayout>;
 
 /// The layout of [`M2mBoxCtl`] (`M2M{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
@@ -109,7 +110,7 @@ static M2M_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     fields: M2mBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which bus holds a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
     ],
 };
 
@@ -167,8 +168,9 @@ impl M2mCtlInvert {
 /// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
 /// gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From
 /// this processor on one device id recurs at several devices (one per box), so the device and
-/// function tell the boxes apart; which bus holds a socket's devices is read from the part (the
-/// CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
+/// function tell the boxes apart; which socket owns each bus is read from the part, through the
+/// U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init);
+/// MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack.
 pub type M2mCtl = Reg32<M2mCtlLayout>;
 
 /// The layout of [`M2mCtl`] (`M2M{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
@@ -275,7 +277,7 @@ static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
         NoteInfo { kind: "info", title: "Layout from Linux", text: "The shared Sandy Bridge-EP control bits Linux uses for this box (event mask SNBEP_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24; enable SNBEP_PMON_CTL_EN 22; reset SNBEP_PMON_CTL_RST 17); PCM's MC_CH_PCI_PMON_CTL_* / Q_P_PCI_PMON_CTL_* macros give the same positions. Bits no source describes are reserved." },
         NoteInfo { kind: "info", title: "Offsets", text: "Linux SKX_M2M_PCI_PMON_BOX_CTL = 0x258, SKX_M2M_PCI_PMON_CTL0 = 0x228, SKX_M2M_PCI_PMON_CTR0 = 0x200 with UNCORE_BOX_FLAG_CTL_OFFS8 (controls 8 bytes apart); likwid MSR_UNC_SKX_M2M_PMON_CTL0..3 = 0x228..0x240 and PCM SKX_M2M_PCI_PMON_CTL0..3_ADDR agree. Linux writes each control as one 32-bit dword; no source says what the four bytes after each control hold, so the controls are 32-bit here." },
         NoteInfo { kind: "erratum", title: "likwid reads M2M 1 counter 3 from counter 2", text: "likwid's skylakeX_counter_map pairs M2M1C3 with MSR_UNC_SKX_M2M_PMON_CTR2 (M2M0C3 has CTR3); we take CTR3 = 0x218 for counter 3 of both boxes, as Linux and PCM do." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which bus holds a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
     ],
 };
 
@@ -294,8 +296,9 @@ static M2M_CTL_INFO: RegisterInfo = RegisterInfo {
 /// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
 /// gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From
 /// this processor on one device id recurs at several devices (one per box), so the device and
-/// function tell the boxes apart; which bus holds a socket's devices is read from the part (the
-/// CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
+/// function tell the boxes apart; which socket owns each bus is read from the part, through the
+/// U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init);
+/// MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack.
 pub type M2mBoxStatus = Reg32<M2mBoxStatusLayout>;
 
 /// The layout of [`M2mBoxStatus`] (`M2M{i}_PCI_PMON_BOX_STATUS`): its fields, masks and metadata.
@@ -353,7 +356,7 @@ static M2M_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     fields: M2mBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which bus holds a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
     ],
 };
 
@@ -369,8 +372,9 @@ static M2M_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
 /// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
 /// gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From
 /// this processor on one device id recurs at several devices (one per box), so the device and
-/// function tell the boxes apart; which bus holds a socket's devices is read from the part (the
-/// CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
+/// function tell the boxes apart; which socket owns each bus is read from the part, through the
+/// U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init);
+/// MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack.
 pub type M2mCtr = Reg64<M2mCtrLayout>;
 
 /// The layout of [`M2mCtr`] (`M2M{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
@@ -434,7 +438,7 @@ static M2M_CTR_INFO: RegisterInfo = RegisterInfo {
     fields: M2mCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width and stride", text: "Linux skx_uncore_m2m: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which bus holds a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M2M_0/1_REGISTER_DEV_ADDR 8 and 9, function 0). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
     ],
 };
 

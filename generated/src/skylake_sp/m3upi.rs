@@ -31,8 +31,10 @@ use crate::structure::Role;
 /// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
 /// gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2
 /// and 5). From this processor on one device id recurs at several devices (one per box), so the
-/// device and function tell the boxes apart; which bus holds a socket's devices is read from the
-/// part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
+/// device and function tell the boxes apart; which socket owns each bus is read from the part,
+/// through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's
+/// snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O
+/// stack.
 pub type M3upiBoxCtl = Reg32<M3upiBoxCtlLayout>;
 
 /// The layout of [`M3upiBoxCtl`] (`M3UPI_L{i}_PCI_PMON_BOX_CTL`): its fields, masks and metadata.
@@ -111,7 +113,7 @@ static M3UPI_BOX_CTL_INFO: RegisterInfo = RegisterInfo {
     fields: M3upiBoxCtlLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "Linux uncore_snbep.c programs the Skylake-SP boxes with the Sandy Bridge-EP box control bits: SNBEP_PMON_BOX_CTL_RST_CTRL (bit 0) and RST_CTRS (bit 1) at initialisation (IVBEP_PMON_BOX_CTL_INT, ivbep_uncore_msr_init_box and the skx_*_init_box functions), and FRZ (bit 8) set and cleared by read-modify-write to stop and start the box (snbep_uncore_msr_disable_box / enable_box and the PCI equivalents). FRZ_EN (bit 16) is the SNBEP_PMON_BOX_CTL_FRZ_EN bit; Intel PCM sets it (UNC_PMON_UNIT_CTL_FRZ_EN) when it programs this box. The other bits are covered by no source read and are reserved. Intel's uncore guide for this processor (336274) was not available to this transcription." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2 and 5). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which bus holds a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2 and 5). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
     ],
 };
 
@@ -163,8 +165,10 @@ impl M3upiCtlInvert {
 /// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
 /// gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2
 /// and 5). From this processor on one device id recurs at several devices (one per box), so the
-/// device and function tell the boxes apart; which bus holds a socket's devices is read from the
-/// part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
+/// device and function tell the boxes apart; which socket owns each bus is read from the part,
+/// through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's
+/// snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O
+/// stack.
 pub type M3upiCtl = Reg32<M3upiCtlLayout>;
 
 /// The layout of [`M3upiCtl`] (`M3UPI_L{i}_PCI_PMON_CTL{n}`): its fields, masks and metadata.
@@ -273,7 +277,7 @@ static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
     notes: &[
         NoteInfo { kind: "info", title: "Layout from Linux", text: "The shared Sandy Bridge-EP control bits Linux uses for this box (event mask SNBEP_PMON_RAW_EVENT_MASK: ev_sel 7:0, umask 15:8, edge 18, invert 23, threshold 31:24; enable SNBEP_PMON_CTL_EN 22; reset SNBEP_PMON_CTL_RST 17); PCM's MC_CH_PCI_PMON_CTL_* / Q_P_PCI_PMON_CTL_* macros give the same positions. Bits no source describes are reserved." },
         NoteInfo { kind: "info", title: "Offsets", text: "Linux skx_uncore_m3upi: SNBEP_PCI_PMON_BOX_CTL = 0xF4, CTL0 = 0xD8 (4 bytes apart), CTR0 = 0xA0 (8 bytes apart), three counters; likwid MSR_UNC_SKX_M3UPI_PMON_* (box status 0xF8) and PCM M3UPI_PCI_PMON_* agree." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2 and 5). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which bus holds a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2 and 5). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
     ],
 };
 
@@ -292,8 +296,10 @@ static M3UPI_CTL_INFO: RegisterInfo = RegisterInfo {
 /// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
 /// gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2
 /// and 5). From this processor on one device id recurs at several devices (one per box), so the
-/// device and function tell the boxes apart; which bus holds a socket's devices is read from the
-/// part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
+/// device and function tell the boxes apart; which socket owns each bus is read from the part,
+/// through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's
+/// snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O
+/// stack.
 pub type M3upiBoxStatus = Reg32<M3upiBoxStatusLayout>;
 
 /// The layout of [`M3upiBoxStatus`] (`M3UPI_L{i}_PCI_PMON_BOX_STATUS`): its fields, masks and
@@ -355,7 +361,7 @@ static M3UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
     fields: M3upiBoxStatusLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Box status from likwid", text: "likwid names this register for Skylake-SP (registers.h: MSR_UNC_V3_*_PMON_BOX_STATUS, MSR_UNC_SKX_*_BOX_STATUS, PCI_UNC_SKX_MC_PMON_BOX_STATUS) and uses it as the box's overflow status (perfmon_skylake.h): when a counter of the box wraps it tests bit n for counter n and clears it by writing 1 << n. The bits above the box's counters are described by no source read and are recorded as reserved. Linux does not use this register." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2 and 5). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which bus holds a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2 and 5). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
     ],
 };
 
@@ -371,8 +377,10 @@ static M3UPI_BOX_STATUS_INFO: RegisterInfo = RegisterInfo {
 /// id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h
 /// gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2
 /// and 5). From this processor on one device id recurs at several devices (one per box), so the
-/// device and function tell the boxes apart; which bus holds a socket's devices is read from the
-/// part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet.
+/// device and function tell the boxes apart; which socket owns each bus is read from the part,
+/// through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's
+/// snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O
+/// stack.
 pub type M3upiCtr = Reg64<M3upiCtrLayout>;
 
 /// The layout of [`M3upiCtr`] (`M3UPI_L{i}_PCI_PMON_CTR{n}`): its fields, masks and metadata.
@@ -439,7 +447,7 @@ static M3UPI_CTR_INFO: RegisterInfo = RegisterInfo {
     fields: M3upiCtrLayout::FIELDS,
     notes: &[
         NoteInfo { kind: "info", title: "Width and stride", text: "Linux skx_uncore_m3upi: perf_ctr_bits = 48; counters 8 bytes apart (uncore_pci_perf_ctr); likwid gives 48 bits." },
-        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2 and 5). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which bus holds a socket's devices is read from the part (the CPU_BUS_NUMBER MSR 0x300 Linux reads), not described yet." },
+        NoteInfo { kind: "info", title: "Device ids, devices and functions", text: "Linux skx_uncore_pci_ids gives each box its device id, device and function (UNCORE_PCI_DEV_FULL_DATA), on the socket's uncore bus; PCM's types.h gives the same devices and functions (SKX_M3UPI_PORT0..2_REGISTER_DEV_ADDR 0x12, functions 1, 2 and 5). From this processor on one device id recurs at several devices (one per box), so the device and function tell the boxes apart; which socket owns each bus is read from the part, through the U-box's node-id registers (the socket-bus rule in ubox.xml, as Linux's snbep_pci2phy_map_init); MSR_CPU_BUS_NUMBER (0x300, ubox.xml) gives the root bus of each I/O stack." },
     ],
 };
 

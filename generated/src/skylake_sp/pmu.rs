@@ -11,6 +11,7 @@ use super::iio::{IioBoxCtl, IioBoxStatus, IioCtl, IioCtr};
 use super::imc::{ImcBoxCtl, ImcCtl, ImcCtr, ImcFixedCtl, ImcFixedCtr};
 use super::irp::{IrpBoxCtl, IrpBoxStatus, IrpCtl, IrpCtr};
 use super::m2m::{M2mBoxCtl, M2mBoxStatus, M2mCtl, M2mCtr};
+use super::m2pcie::{M2pcieBoxCtl, M2pcieCtl, M2pcieCtr};
 use super::m3upi::{M3upiBoxCtl, M3upiBoxStatus, M3upiCtl, M3upiCtr};
 use super::pcu::{Capid6, PcuBoxCtl, PcuBoxFilter, PcuBoxStatus, PcuCtl, PcuCtr};
 use super::ubox::{
@@ -1126,6 +1127,100 @@ impl BoxControl for M2mBoxCtl {
     const RESET_COUNTERS: Option<&'static FieldInfo> = Some(M2M_BOX_CTL_RST_CTRS);
     const RESET_CONTROLS: Option<&'static FieldInfo> = Some(M2M_BOX_CTL_RST_CTRL);
 }
+/// PMU structure of the M2PCIe (mesh to PCIe stack) performance monitoring (4 counters per box;
+/// boxes M2PCIE0, M2PCIE1, M2PCIE2, M2PCIE3).
+///
+/// **Added from Linux** (info): The unit was absent until the spec was compared with Linux's
+/// skx_pci_uncores (SKX_PCI_UNCORE_M2PCIE): four boxes of four 48-bit counters, with the Sandy
+/// Bridge-EP PCI layout (box control 0xF4, controls 0xD8, counters 0xA0) and
+/// skx_uncore_format_group. Linux restricts event 0x23 to counters 0 and 1
+/// (skx_uncore_m2pcie_constraints); Intel's Skylake-SP and Cascade Lake event lists have no M2PCIe
+/// events, so the unit has no events file and is programmed by raw event and unit mask.
+///
+/// **Kernel PMU names** (info): Linux registers skx_uncore_m2pcie as m2pcie, four boxes:
+/// uncore_m2pcie_0 to uncore_m2pcie_3, with skx_uncore_formats_attr (the skx-generic driver).
+pub static M2PCIE: PmuInfo = PmuInfo {
+    processor: "skylake-sp",
+    unit: "M2PCIE",
+    scope: Scope::Socket,
+    discovery_type: None,
+    controls: &[M2pcieBoxCtl::INFO],
+    statuses: &[],
+    overflow_clears: &[],
+    counters: &[
+        CounterInfo::general(0, 48, M2pcieCtl::INFO.at(0), M2pcieCtr::INFO.at(0)),
+        CounterInfo::general(1, 48, M2pcieCtl::INFO.at(1), M2pcieCtr::INFO.at(1)),
+        CounterInfo::general(2, 48, M2pcieCtl::INFO.at(2), M2pcieCtr::INFO.at(2)),
+        CounterInfo::general(3, 48, M2pcieCtl::INFO.at(3), M2pcieCtr::INFO.at(3)),
+    ],
+    filters: &[],
+    routes: &[],
+    perf: &[
+        M2PCIE_PERF.of_box("M2PCIE0", "uncore_m2pcie_0"),
+        M2PCIE_PERF.of_box("M2PCIE1", "uncore_m2pcie_1"),
+        M2PCIE_PERF.of_box("M2PCIE2", "uncore_m2pcie_2"),
+        M2PCIE_PERF.of_box("M2PCIE3", "uncore_m2pcie_3"),
+    ],
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Devices,
+        source: "linux-snbep",
+        description: "A box is present when the PCI device holding its registers is found on \
+            the socket: Linux registers one box per device it probes \
+            (skx_uncore_pci_ids: four M2PCIe functions of device id 0x2088) and \
+            reads no count.",
+    }),
+    socket_bus: None,
+    discovery_ignored: None,
+    notes: &[
+        NoteInfo {
+            kind: "info",
+            title: "Added from Linux",
+            text: "The unit was absent until the spec was compared with Linux's \
+            skx_pci_uncores[] (SKX_PCI_UNCORE_M2PCIE): four boxes of four 48-bit \
+            counters, with the Sandy Bridge-EP PCI layout (box control 0xF4, \
+            controls 0xD8, counters 0xA0) and skx_uncore_format_group. Linux \
+            restricts event 0x23 to counters 0 and 1 \
+            (skx_uncore_m2pcie_constraints); Intel's Skylake-SP and Cascade Lake \
+            event lists have no M2PCIe events, so the unit has no events file and is \
+            programmed by raw event and unit mask.",
+        },
+        NoteInfo {
+            kind: "info",
+            title: "Kernel PMU names",
+            text: "Linux registers skx_uncore_m2pcie as m2pcie, four boxes: \
+            uncore_m2pcie_0 to uncore_m2pcie_3, with skx_uncore_formats_attr (the \
+            skx-generic driver).",
+        },
+    ],
+};
+/// What the perf PMUs of the M2PCIe (mesh to PCIe stack) performance monitoring share; each box's
+/// entry adds its box and PMU name.
+const M2PCIE_PERF: PerfInfo = PerfInfo {
+    instance: "",
+    pmu: "",
+    counters: &[0, 1, 2, 3],
+    source: "linux-snbep",
+    driver: &PERF_SKX_GENERIC,
+};
+impl CounterControl for M2pcieCtl {
+    const ENABLE: &'static FieldInfo = M2PCIE_CTL_EN;
+    const EVENT: &'static FieldInfo = M2PCIE_CTL_EV_SEL;
+    const UMASK: Option<&'static FieldInfo> = Some(M2PCIE_CTL_UMASK);
+    const EVENT_EXT: Option<&'static FieldInfo> = None;
+    const THRESHOLD: Option<&'static FieldInfo> = Some(M2PCIE_CTL_THRESH);
+    const INVERT: Option<&'static FieldInfo> = Some(M2PCIE_CTL_INVERT);
+    const EDGE: Option<&'static FieldInfo> = Some(M2PCIE_CTL_EDGE_DET);
+    const OVERFLOW_ENABLE: Option<&'static FieldInfo> = None;
+}
+impl CounterValue for M2pcieCtr {
+    const COUNT: &'static FieldInfo = M2PCIE_CTR_EVENT_COUNT;
+}
+impl BoxControl for M2pcieBoxCtl {
+    const FREEZE: Option<&'static FieldInfo> = Some(M2PCIE_BOX_CTL_FRZ);
+    const FREEZE_ENABLE: Option<&'static FieldInfo> = Some(M2PCIE_BOX_CTL_FRZ_EN);
+    const RESET_COUNTERS: Option<&'static FieldInfo> = Some(M2PCIE_BOX_CTL_RST_CTRS);
+    const RESET_CONTROLS: Option<&'static FieldInfo> = Some(M2PCIE_BOX_CTL_RST_CTRL);
+}
 /// PMU structure of the M3UPI (mesh to UPI) performance monitoring (3 counters per box; boxes
 /// M3UPI0, M3UPI1, M3UPI2).
 ///
@@ -2206,6 +2301,28 @@ const M2M_CTL_UMASK: &FieldInfo = M2mCtl::INFO.field_named("umask");
 const M2M_CTL_EV_SEL: &FieldInfo = M2mCtl::INFO.field_named("ev_sel");
 /// `M2M_PCI_PMON_CTR.event_count` (bits 47:0).
 const M2M_CTR_EVENT_COUNT: &FieldInfo = M2mCtr::INFO.field_named("event_count");
+/// `M2PCIE_PCI_PMON_BOX_CTL.frz_en` (bit 16).
+const M2PCIE_BOX_CTL_FRZ_EN: &FieldInfo = M2pcieBoxCtl::INFO.field_named("frz_en");
+/// `M2PCIE_PCI_PMON_BOX_CTL.frz` (bit 8).
+const M2PCIE_BOX_CTL_FRZ: &FieldInfo = M2pcieBoxCtl::INFO.field_named("frz");
+/// `M2PCIE_PCI_PMON_BOX_CTL.rst_ctrs` (bit 1).
+const M2PCIE_BOX_CTL_RST_CTRS: &FieldInfo = M2pcieBoxCtl::INFO.field_named("rst_ctrs");
+/// `M2PCIE_PCI_PMON_BOX_CTL.rst_ctrl` (bit 0).
+const M2PCIE_BOX_CTL_RST_CTRL: &FieldInfo = M2pcieBoxCtl::INFO.field_named("rst_ctrl");
+/// `M2PCIE_PCI_PMON_CTL.thresh` (bits 31:24).
+const M2PCIE_CTL_THRESH: &FieldInfo = M2pcieCtl::INFO.field_named("thresh");
+/// `M2PCIE_PCI_PMON_CTL.invert` (bit 23).
+const M2PCIE_CTL_INVERT: &FieldInfo = M2pcieCtl::INFO.field_named("invert");
+/// `M2PCIE_PCI_PMON_CTL.en` (bit 22).
+const M2PCIE_CTL_EN: &FieldInfo = M2pcieCtl::INFO.field_named("en");
+/// `M2PCIE_PCI_PMON_CTL.edge_det` (bit 18).
+const M2PCIE_CTL_EDGE_DET: &FieldInfo = M2pcieCtl::INFO.field_named("edge_det");
+/// `M2PCIE_PCI_PMON_CTL.umask` (bits 15:8).
+const M2PCIE_CTL_UMASK: &FieldInfo = M2pcieCtl::INFO.field_named("umask");
+/// `M2PCIE_PCI_PMON_CTL.ev_sel` (bits 7:0).
+const M2PCIE_CTL_EV_SEL: &FieldInfo = M2pcieCtl::INFO.field_named("ev_sel");
+/// `M2PCIE_PCI_PMON_CTR.event_count` (bits 47:0).
+const M2PCIE_CTR_EVENT_COUNT: &FieldInfo = M2pcieCtr::INFO.field_named("event_count");
 /// `M3UPI_L_PCI_PMON_BOX_CTL.frz_en` (bit 16).
 const M3UPI_BOX_CTL_FRZ_EN: &FieldInfo = M3upiBoxCtl::INFO.field_named("frz_en");
 /// `M3UPI_L_PCI_PMON_BOX_CTL.frz` (bit 8).

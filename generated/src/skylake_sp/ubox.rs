@@ -1016,6 +1016,110 @@ static U_GID_NID_MAP_INFO: RegisterInfo = RegisterInfo {
     ],
 };
 
+/// The root PCI bus of each of the socket's six I/O stacks, as firmware numbered them, and whether
+/// it has yet: one byte per stack. Linux reads it to tell which PCI bus each IIO box serves.
+///
+/// `MSR_CPU_BUS_NUMBER`: 64-bit MSR register of the UBOX unit (skylake-sp). Fields, masks and
+/// sources: [`CpuBusNumberLayout`].
+///
+/// **Layout and use from Linux** (info): Linux uncore_snbep.c describes the register above
+/// SKX_MSR_CPU_BUS_NUMBER (0x300): package scope, VALID at bit 63 (SKX_MSR_CPU_BUS_VALID_BIT), bits
+/// 62:48 reserved, and BUS_NUM_5 to BUS_NUM_0 in bits 47:40 down to 7:0, each the bus number
+/// firmware assigned CPUBUSNO(n), read-only, default 0. skx_iio_get_topology reads it once per die,
+/// on a CPU of that die (skx_msr_cpu_bus_read, die_to_cpu), and gives up the mapping when the read
+/// fails or VALID is clear; skx_iio_stack then takes byte pmu_idx (BUS_NUM_STRIDE = 8 bits) as the
+/// root bus of IIO box pmu_idx, which perf shows as /sys/devices/uncore_iio_N/dieD ("segment:bus");
+/// a bus of 0 is shown only for box 0 (skx_iio_mapping_visible), since only stack 0 can have root
+/// bus 0. Intel PCM reads the same six bytes from the U-box's PCI function 2 (pcm-iio-topology.cpp:
+/// offset ROOT_BUSES_OFFSET 0xCC of device 8, function 2, SKX_BUS_NUM_STRIDE 8) and names the
+/// stacks 0 CBDMA/DMI, 1-3 PCIe0-2, 4-5 MCP0-1. Ice Lake-SP and later map their stacks another way
+/// (Linux sad_cfg_iio_topology, the SAD_CONTROL_CFG register of device 0x09a2); this register is
+/// Skylake-SP's and Cascade Lake's.
+///
+/// **Not a PMU register** (info): The register takes no part in counting: it is here so that
+/// software can tell which PCI bus an IIO box's traffic belongs to, as Linux does. Firmware writes
+/// it; it is read-only, and its reset value is Linux's stated default.
+pub type CpuBusNumber = Reg64<CpuBusNumberLayout>;
+
+/// The layout of [`CpuBusNumber`] (`MSR_CPU_BUS_NUMBER`): its fields, masks and metadata.
+///
+/// Sources:
+/// - Linux kernel, arch/x86/events/intel/uncore_snbep.c
+pub enum CpuBusNumberLayout {}
+
+impl Layout for CpuBusNumberLayout {
+    const NAME: &'static str = "MSR_CPU_BUS_NUMBER";
+    const RESET: u64 = 0x0;
+    const RESERVED_MASK: u64 = 0x7fff000000000000;
+    const IGNORED_MASK: u64 = 0x0;
+    const WRITABLE_MASK: u64 = 0x0;
+    #[cfg(feature = "metadata")]
+    const INFO: &'static RegisterInfo = &CPU_BUS_NUMBER_INFO;
+    #[cfg(feature = "metadata")]
+    const FIELDS: &'static [FieldInfo] = &[
+        FieldInfo { name: "valid", ident: "valid", lsb: 63, msb: 63, access: Access::Ro,
+            description: "Set once firmware has programmed the bus numbers; while 0 the bytes below mean nothing.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "rsv", ident: "rsv", lsb: 48, msb: 62, access: Access::Rv,
+            description: "Reserved; write zero.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "bus_num_5", ident: "bus_num_5", lsb: 40, msb: 47, access: Access::Ro,
+            description: "The PCI bus number firmware gave CPUBUSNO(5): the root bus of the socket's I/O stack 5, whose IIO box is IIO5.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "bus_num_4", ident: "bus_num_4", lsb: 32, msb: 39, access: Access::Ro,
+            description: "The PCI bus number firmware gave CPUBUSNO(4): the root bus of the socket's I/O stack 4, whose IIO box is IIO4.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "bus_num_3", ident: "bus_num_3", lsb: 24, msb: 31, access: Access::Ro,
+            description: "The PCI bus number firmware gave CPUBUSNO(3): the root bus of the socket's I/O stack 3, whose IIO box is IIO3.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "bus_num_2", ident: "bus_num_2", lsb: 16, msb: 23, access: Access::Ro,
+            description: "The PCI bus number firmware gave CPUBUSNO(2): the root bus of the socket's I/O stack 2, whose IIO box is IIO2.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "bus_num_1", ident: "bus_num_1", lsb: 8, msb: 15, access: Access::Ro,
+            description: "The PCI bus number firmware gave CPUBUSNO(1): the root bus of the socket's I/O stack 1, whose IIO box is IIO1.", ..FieldInfo::EMPTY },
+        FieldInfo { name: "bus_num_0", ident: "bus_num_0", lsb: 0, msb: 7, access: Access::Ro,
+            description: "The PCI bus number firmware gave CPUBUSNO(0): the root bus of the socket's I/O stack 0, whose IIO box is IIO0.", ..FieldInfo::EMPTY },
+    ];
+}
+
+impl CpuBusNumber {
+    /// `valid` (bit 63, ro, reset 0x0): Set once firmware has programmed the bus numbers; while 0
+    /// the bytes below mean nothing.
+    #[inline] pub const fn valid(self) -> bool { get_bits(self.raw64(), 63, 63) != 0 }
+    /// `bus_num_5` (bits 47:40, ro, reset 0x0): The PCI bus number firmware gave CPUBUSNO(5): the
+    /// root bus of the socket's I/O stack 5, whose IIO box is IIO5.
+    #[inline] pub const fn bus_num_5(self) -> u8 { get_bits(self.raw64(), 47, 40) as u8 }
+    /// `bus_num_4` (bits 39:32, ro, reset 0x0): The PCI bus number firmware gave CPUBUSNO(4): the
+    /// root bus of the socket's I/O stack 4, whose IIO box is IIO4.
+    #[inline] pub const fn bus_num_4(self) -> u8 { get_bits(self.raw64(), 39, 32) as u8 }
+    /// `bus_num_3` (bits 31:24, ro, reset 0x0): The PCI bus number firmware gave CPUBUSNO(3): the
+    /// root bus of the socket's I/O stack 3, whose IIO box is IIO3.
+    #[inline] pub const fn bus_num_3(self) -> u8 { get_bits(self.raw64(), 31, 24) as u8 }
+    /// `bus_num_2` (bits 23:16, ro, reset 0x0): The PCI bus number firmware gave CPUBUSNO(2): the
+    /// root bus of the socket's I/O stack 2, whose IIO box is IIO2.
+    #[inline] pub const fn bus_num_2(self) -> u8 { get_bits(self.raw64(), 23, 16) as u8 }
+    /// `bus_num_1` (bits 15:8, ro, reset 0x0): The PCI bus number firmware gave CPUBUSNO(1): the
+    /// root bus of the socket's I/O stack 1, whose IIO box is IIO1.
+    #[inline] pub const fn bus_num_1(self) -> u8 { get_bits(self.raw64(), 15, 8) as u8 }
+    /// `bus_num_0` (bits 7:0, ro, reset 0x0): The PCI bus number firmware gave CPUBUSNO(0): the
+    /// root bus of the socket's I/O stack 0, whose IIO box is IIO0.
+    #[inline] pub const fn bus_num_0(self) -> u8 { get_bits(self.raw64(), 7, 0) as u8 }
+}
+
+/// `MSR_CPU_BUS_NUMBER` of instance UBOX.
+pub const MSR_CPU_BUS_NUMBER: Msr<CpuBusNumber> = Msr::new(0x300, "MSR_CPU_BUS_NUMBER");
+
+#[cfg(feature = "metadata")]
+static CPU_BUS_NUMBER_INFO: RegisterInfo = RegisterInfo {
+    processor: "skylake-sp", unit: "UBOX", name: CpuBusNumberLayout::NAME, type_name: "CpuBusNumber",
+    width: 64, space: Space::Msr, count: 1, count_cpuid: None,
+    reset: CpuBusNumberLayout::RESET, reserved_mask: CpuBusNumberLayout::RESERVED_MASK, ignored_mask: CpuBusNumberLayout::IGNORED_MASK, writable_mask: CpuBusNumberLayout::WRITABLE_MASK,
+    description: "The root PCI bus of each of the socket's six I/O stacks, as firmware numbered them, and whether it has yet: one byte per stack. Linux reads it to tell which PCI bus each IIO box serves.",
+    sources: &["Linux kernel, arch/x86/events/intel/uncore_snbep.c"],
+    addresses: Addresses::Known(&[
+        AddressInfo { name: "MSR_CPU_BUS_NUMBER", instance: "UBOX", index: 0, location: Location::Msr(0x300), source: "linux-snbep" },
+    ]),
+    fields: CpuBusNumberLayout::FIELDS,
+    notes: &[
+        NoteInfo { kind: "info", title: "Layout and use from Linux", text: "Linux uncore_snbep.c describes the register above SKX_MSR_CPU_BUS_NUMBER (0x300): package scope, VALID at bit 63 (SKX_MSR_CPU_BUS_VALID_BIT), bits 62:48 reserved, and BUS_NUM_5 to BUS_NUM_0 in bits 47:40 down to 7:0, each the bus number firmware assigned CPUBUSNO(n), read-only, default 0. skx_iio_get_topology reads it once per die, on a CPU of that die (skx_msr_cpu_bus_read, die_to_cpu), and gives up the mapping when the read fails or VALID is clear; skx_iio_stack then takes byte pmu_idx (BUS_NUM_STRIDE = 8 bits) as the root bus of IIO box pmu_idx, which perf shows as /sys/devices/uncore_iio_N/dieD (\"segment:bus\"); a bus of 0 is shown only for box 0 (skx_iio_mapping_visible), since only stack 0 can have root bus 0. Intel PCM reads the same six bytes from the U-box's PCI function 2 (pcm-iio-topology.cpp: offset ROOT_BUSES_OFFSET 0xCC of device 8, function 2, SKX_BUS_NUM_STRIDE 8) and names the stacks 0 CBDMA/DMI, 1-3 PCIe0-2, 4-5 MCP0-1. Ice Lake-SP and later map their stacks another way (Linux sad_cfg_iio_topology, the SAD_CONTROL_CFG register of device 0x09a2); this register is Skylake-SP's and Cascade Lake's." },
+        NoteInfo { kind: "info", title: "Not a PMU register", text: "The register takes no part in counting: it is here so that software can tell which PCI bus an IIO box's traffic belongs to, as Linux does. Firmware writes it; it is read-only, and its reset value is Linux's stated default." },
+    ],
+};
+
 /// The unit's events (the `events` feature), re-exported: [`Event`].
 #[cfg(feature = "events")]
 mod unit_events {
@@ -1173,6 +1277,7 @@ pub static UNIT: UnitInfo = UnitInfo {
         &U_CTR_INFO,
         &U_CPU_NODE_ID_INFO,
         &U_GID_NID_MAP_INFO,
+        &CPU_BUS_NUMBER_INFO,
     ],
     #[cfg(feature = "events")]
     events: EVENT_INFOS,

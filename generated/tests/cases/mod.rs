@@ -3035,6 +3035,40 @@ layouts! {
 }
 
 #[cfg(feature = "skylake-sp")]
+mod skylake_sp_m2pcie {
+use super::*;
+use pmu_regs::skylake_sp::m2pcie::*;
+
+layout! {
+    m2pcie_box_ctl: M2pcieBoxCtl;
+    rw(frz_en, with_frz_en, val bool, 16, 1);
+    rw(frz, with_frz, val bool, 8, 1);
+    wo(with_rst_ctrs, val bool, 1, 1);
+    wo(with_rst_ctrl, val bool, 0, 1);
+}
+layout! {
+    m2pcie_ctl: M2pcieCtl;
+    rw(thresh, with_thresh, val u8, 24, 8);
+    rw(invert, with_invert, named M2pcieCtlInvert, 23, 1);
+    rw(en, with_en, val bool, 22, 1);
+    rw(edge_det, with_edge_det, val bool, 18, 1);
+    wo(with_rst, val bool, 17, 1);
+    rw(umask, with_umask, val u8, 8, 8);
+    rw(ev_sel, with_ev_sel, val u8, 0, 8);
+}
+layout! {
+    m2pcie_ctr: M2pcieCtr;
+    rw(event_count, with_event_count, val u64, 0, 48);
+    checked(try_with_event_count, u64, 48);
+}
+layouts! {
+    m2pcie_box_ctl,
+    m2pcie_ctl,
+    m2pcie_ctr,
+}
+}
+
+#[cfg(feature = "skylake-sp")]
 mod skylake_sp_m3upi {
 use super::*;
 use pmu_regs::skylake_sp::m3upi::*;
@@ -3233,6 +3267,16 @@ layout! {
     ro(node_id1, val u8, 3, 3);
     ro(node_id0, val u8, 0, 3);
 }
+layout! {
+    cpu_bus_number: CpuBusNumber;
+    ro(valid, val bool, 63, 1);
+    ro(bus_num_5, val u8, 40, 8);
+    ro(bus_num_4, val u8, 32, 8);
+    ro(bus_num_3, val u8, 24, 8);
+    ro(bus_num_2, val u8, 16, 8);
+    ro(bus_num_1, val u8, 8, 8);
+    ro(bus_num_0, val u8, 0, 8);
+}
 layouts! {
     u_global_ctl,
     u_global_status,
@@ -3243,6 +3287,7 @@ layouts! {
     u_ctr,
     u_cpu_node_id,
     u_gid_nid_map,
+    cpu_bus_number,
 }
 }
 
@@ -3377,6 +3422,7 @@ layout! {
     checked(try_with_thresh, u16, 12);
     rw(invert, with_invert, named IioCtlInvert, 23, 1);
     rw(en, with_en, val bool, 22, 1);
+    rw(ov_en, with_ov_en, val bool, 20, 1);
     rw(edge_det, with_edge_det, val bool, 18, 1);
     wo(with_rst, val bool, 17, 1);
     rw(umask, with_umask, val u8, 8, 8);

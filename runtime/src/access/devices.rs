@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use pmu_regs::{BitRef, Location, OtherBuses, PciRegister, ProcessorInfo, SocketBusInfo, Space};
 
-use super::{BackendError, Bdf, PciAccess, Result};
+use super::{BackendError, BackendResult, Bdf, PciAccess};
 
 /// Intel's PCI vendor id.
 pub const INTEL_VENDOR_ID: u16 = 0x8086;
@@ -128,7 +128,7 @@ impl UncoreDevices {
         processor: &'static ProcessorInfo,
         by_bus: BTreeMap<(u16, u8), Vec<(u16, Bdf)>>,
         pci: &dyn PciAccess,
-    ) -> Result<Self> {
+    ) -> BackendResult<Self> {
         let rule = socket_bus_rule(processor);
         let owners = match rule {
             Some(rule) => bus_owners(rule, &by_bus, pci)?,
@@ -171,7 +171,7 @@ impl UncoreDevices {
     }
 
     /// The device that holds `reg` on `socket`.
-    pub fn bdf<R>(&self, socket: usize, reg: PciRegister<R>) -> Result<Bdf> {
+    pub fn bdf<R>(&self, socket: usize, reg: PciRegister<R>) -> BackendResult<Bdf> {
         self.bdf_at(
             socket,
             reg.device_id(),
@@ -190,7 +190,7 @@ impl UncoreDevices {
         device: u8,
         function: u8,
         name: &'static str,
-    ) -> Result<Bdf> {
+    ) -> BackendResult<Bdf> {
         let wanted = || format!("{INTEL_VENDOR_ID:04x}:{device_id:04x} dev {device} fn {function}");
         let s = self
             .sockets
@@ -242,7 +242,7 @@ fn bus_owners(
     rule: &SocketBusInfo,
     by_bus: &BTreeMap<(u16, u8), Vec<(u16, Bdf)>>,
     pci: &dyn PciAccess,
-) -> Result<Option<Owners>> {
+) -> BackendResult<Option<Owners>> {
     let (Some(node), Some(map)) = (
         pci_place(&rule.node_id),
         rule.slots.first().and_then(pci_place),
@@ -318,7 +318,7 @@ fn home_packages(
     pci: &dyn PciAccess,
     node: (u16, u8, u8, u16),
     map: (u16, u8, u8, u16),
-) -> Result<BTreeMap<(u16, u8), u32>> {
+) -> BackendResult<BTreeMap<(u16, u8), u32>> {
     let (id, device, function, _) = node;
     let bus_name = |(segment, bus): (u16, u8)| format!("{segment:04x}:{bus:02x}");
     let mut homes: BTreeMap<(u16, u8), u32> = BTreeMap::new();

@@ -211,7 +211,7 @@ pub enum BackendError {
 
 impl BackendError {
     /// An access error without an OS error behind it.
-    pub(crate) fn access(op: Op, target: Target, kind: AccessError) -> Self {
+    pub fn access(op: Op, target: Target, kind: AccessError) -> Self {
         BackendError::Access {
             op,
             target,
@@ -222,7 +222,7 @@ impl BackendError {
     }
 
     /// Classifies an OS error from opening or transferring.
-    pub(crate) fn from_io(op: Op, target: Target, path: PathBuf, e: io::Error) -> Self {
+    pub fn from_io(op: Op, target: Target, path: PathBuf, e: io::Error) -> Self {
         let kind = match (e.kind(), e.raw_os_error(), target) {
             (io::ErrorKind::NotFound, _, Target::Msr { .. }) => AccessError::NoMsrDevice { path },
             (io::ErrorKind::NotFound, _, Target::Pci { .. }) => AccessError::NoPciDevice { path },

@@ -1,5 +1,6 @@
-//! The backend traits (raw 64-bit MSRs, 32-bit PCI config dwords and memory-mapped registers) and the typed layer over
-//! them that takes the generated register types and addresses.
+//! The backend traits (raw 64-bit MSRs, 32-bit PCI config dwords, memory-mapped registers,
+//! and a register space of a backend's own) and the typed layer over them that takes the
+//! generated register types and addresses.
 //!
 //! A typed access is bound to a place first: [`OnCpu`] for MSRs, [`OnDevice`] for PCI
 //! registers. Their methods accept only the matching address type, so passing a PCI register
@@ -10,6 +11,7 @@ use pmu_regs::{AddressInfo, Location, Msr, PciRegister, Register, RegisterInfo};
 mod bdf;
 mod devices;
 mod error;
+mod space;
 mod summary;
 pub mod topology;
 mod windows;
@@ -17,27 +19,28 @@ mod windows;
 pub use bdf::{BadBdf, Bdf};
 pub use devices::{wanted_devices, SocketDevices, UncoreDevices, INTEL_VENDOR_ID};
 pub use error::{AccessError, BackendError, Op, Target};
+pub use space::{RegisterSpace, SpaceError};
 pub use summary::UncoreSummary;
 pub use topology::Topology;
 pub use windows::{place_of, register_address, unit_window, window_base};
 
 /// The result of a backend operation.
-pub type Result<T, E = BackendError> = std::result::Result<T, E>;
+pub type BackendResult<T, E = BackendError> = std::result::Result<T, E>;
 
 /// Raw MSR access: 64-bit values by CPU and MSR number.
 pub trait MsrAccess: Send + Sync {
     /// Reads MSR `address` on logical CPU `cpu`.
-    fn read_msr(&self, cpu: u32, address: u32) -> Result<u64>;
+    fn read_msr(&self, cpu: u32, address: u32) -> BackendResult<u64>;
     /// Writes MSR `address` on logical CPU `cpu`.
-    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> Result<()>;
+    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> BackendResult<()>;
 }
 
 /// Raw PCI configuration-space access: 32-bit dwords by device and offset.
 pub trait PciAccess: Send + Sync {
     /// Reads the dword at `offset` (a multiple of 4).
-    fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32>;
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> BackendResult<u32>;
     /// Writes the dword at `offset` (a multiple of 4).
-    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> Result<()>;
+    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> BackendResult<()>;
 }
 
 /// Raw memory-mapped register access by physical address: 32- or 64-bit, naturally aligned.
@@ -47,46 +50,50 @@ pub trait PciAccess: Send + Sync {
 /// backend maps what it is asked for and refuses any other width or a misaligned address.
 pub trait MmioAccess: Send + Sync {
     /// Reads `width` bits (32 or 64) at physical address `address`.
-    fn read_mmio(&self, address: u64, width: u32) -> Result<u64>;
+    fn read_mmio(&self, address: u64, width: u32) -> BackendResult<u64>;
     /// Writes `width` bits (32 or 64) at physical address `address`.
-    fn write_mmio(&self, address: u64, width: u32, value: u64) -> Result<()>;
+    fn write_mmio(&self, address: u64, width: u32, value: u64) -> BackendResult<()>;
 }
 
 impl<T: MmioAccess + ?Sized> MmioAccess for &T {
-    fn read_mmio(&self, address: u64, width: u32) -> Result<u64> {
+    fn read_mmio(&self, address: u64, width: u32) -> BackendResult<u64> {
         (**self).read_mmio(address, width)
     }
-    fn write_mmio(&self, address: u64, width: u32, value: u64) -> Result<()> {
+    fn write_mmio(&self, address: u64, width: u32, value: u64) -> BackendResult<()> {
         (**self).write_mmio(address, width, value)
     }
 }
 
 impl<T: MsrAccess + ?Sized> MsrAccess for &T {
-    fn read_msr(&self, cpu: u32, address: u32) -> Result<u64> {
+    fn read_msr(&self, cpu: u32, address: u32) -> BackendResult<u64> {
         (**self).read_msr(cpu, address)
     }
-    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> Result<()> {
+    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> BackendResult<()> {
         (**self).write_msr(cpu, address, value)
     }
 }
 
 impl<T: PciAccess + ?Sized> PciAccess for &T {
-    fn read_dword(&self, bdf: Bdf, offset: u16) -> Result<u32> {
+    fn read_dword(&self, bdf: Bdf, offset: u16) -> BackendResult<u32> {
         (**self).read_dword(bdf, offset)
     }
-    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> Result<()> {
+    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> BackendResult<()> {
         (**self).write_dword(bdf, offset, value)
     }
 }
 
 /// Checks a raw value before it is written to a register of layout `R`: it must fit, set no
 /// reserved bit, and the register must have something writable.
-fn check_write<R: Register>(op_target: Target, raw: u64) -> Result<()> {
+fn check_write<R: Register>(op_target: Target, raw: u64) -> BackendResult<()> {
     check_write_info(R::INFO, op_target, raw)
 }
 
 /// [`check_write`] for a register known only by its metadata.
-pub(crate) fn check_write_info(info: &RegisterInfo, op_target: Target, raw: u64) -> Result<()> {
+pub(crate) fn check_write_info(
+    info: &RegisterInfo,
+    op_target: Target,
+    raw: u64,
+) -> BackendResult<()> {
     // The caller names the register instance (`W_MSR_PMON_EVT_SEL2`), not the layout.
     let refuse = |kind| Err(BackendError::access(Op::Write, op_target, kind));
     if info.writable_mask == 0 {
@@ -125,25 +132,25 @@ impl<'a, B: MsrAccess + ?Sized> OnCpu<'a, B> {
 
     /// Reads a register. Reserved bits the hardware returns are dropped (see
     /// [`Register::from_raw`]); use [`Self::read_raw`] to see them.
-    pub fn read<R: Register>(&self, reg: Msr<R>) -> Result<R> {
+    pub fn read<R: Register>(&self, reg: Msr<R>) -> BackendResult<R> {
         self.read_raw(reg).map(R::from_raw)
     }
 
     /// Reads a register's raw 64 bits.
-    pub fn read_raw<R: Register>(&self, reg: Msr<R>) -> Result<u64> {
+    pub fn read_raw<R: Register>(&self, reg: Msr<R>) -> BackendResult<u64> {
         self.backend
             .read_msr(self.cpu, reg.address())
             .map_err(|e| e.with_register(reg.name()))
     }
 
     /// Writes a register. Refused, before anything is written, if the register is read-only.
-    pub fn write<R: Register>(&self, reg: Msr<R>, value: R) -> Result<()> {
+    pub fn write<R: Register>(&self, reg: Msr<R>, value: R) -> BackendResult<()> {
         self.write_raw(reg, value.to_raw())
     }
 
     /// Writes raw bits. Refused, before anything is written, if they set a reserved bit, do not
     /// fit, or the register is read-only.
-    pub fn write_raw<R: Register>(&self, reg: Msr<R>, raw: u64) -> Result<()> {
+    pub fn write_raw<R: Register>(&self, reg: Msr<R>, raw: u64) -> BackendResult<()> {
         check_write::<R>(
             Target::Msr {
                 cpu: self.cpu,
@@ -159,7 +166,7 @@ impl<'a, B: MsrAccess + ?Sized> OnCpu<'a, B> {
 
     /// Read-modify-write. Reserved bits read back are cleared before `f` sees the value, so
     /// they are never written back. Returns the value written.
-    pub fn modify<R: Register>(&self, reg: Msr<R>, f: impl FnOnce(R) -> R) -> Result<R> {
+    pub fn modify<R: Register>(&self, reg: Msr<R>, f: impl FnOnce(R) -> R) -> BackendResult<R> {
         let new = f(self.read(reg)?);
         self.write(reg, new)?;
         Ok(new)
@@ -188,14 +195,14 @@ impl<'a, B: PciAccess + ?Sized> OnDevice<'a, B> {
     }
 
     /// Reads a register (reserved bits dropped; see [`Register::from_raw`]).
-    pub fn read<R: Register>(&self, reg: PciRegister<R>) -> Result<R> {
+    pub fn read<R: Register>(&self, reg: PciRegister<R>) -> BackendResult<R> {
         self.read_raw(reg).map(R::from_raw)
     }
 
     /// Reads a register's raw bits. A 64-bit register (a 48-bit counter in two dwords) is read
     /// high, low, high again, and retried if the high half moved, so a carry between the two
     /// halves cannot produce a torn value.
-    pub fn read_raw<R: Register>(&self, reg: PciRegister<R>) -> Result<u64> {
+    pub fn read_raw<R: Register>(&self, reg: PciRegister<R>) -> BackendResult<u64> {
         read_pci_raw(
             self.backend,
             self.bdf,
@@ -206,13 +213,13 @@ impl<'a, B: PciAccess + ?Sized> OnDevice<'a, B> {
     }
 
     /// Writes a register, refusing read-only registers.
-    pub fn write<R: Register>(&self, reg: PciRegister<R>, value: R) -> Result<()> {
+    pub fn write<R: Register>(&self, reg: PciRegister<R>, value: R) -> BackendResult<()> {
         self.write_raw(reg, value.to_raw())
     }
 
     /// Writes raw bits, refusing reserved bits, too-wide values and read-only registers before
     /// anything is written. A 64-bit register is written low dword first.
-    pub fn write_raw<R: Register>(&self, reg: PciRegister<R>, raw: u64) -> Result<()> {
+    pub fn write_raw<R: Register>(&self, reg: PciRegister<R>, raw: u64) -> BackendResult<()> {
         let name = reg.name();
         let off = reg.offset();
         check_write::<R>(
@@ -227,7 +234,11 @@ impl<'a, B: PciAccess + ?Sized> OnDevice<'a, B> {
     }
 
     /// Read-modify-write; reserved bits are never written back. Returns the value written.
-    pub fn modify<R: Register>(&self, reg: PciRegister<R>, f: impl FnOnce(R) -> R) -> Result<R> {
+    pub fn modify<R: Register>(
+        &self,
+        reg: PciRegister<R>,
+        f: impl FnOnce(R) -> R,
+    ) -> BackendResult<R> {
         let new = f(self.read(reg)?);
         self.write(reg, new)?;
         Ok(new)
@@ -243,7 +254,7 @@ pub(crate) fn read_pci_raw<B: PciAccess + ?Sized>(
     off: u16,
     width: u32,
     name: &'static str,
-) -> Result<u64> {
+) -> BackendResult<u64> {
     let dword = |o: u16| {
         backend
             .read_dword(bdf, o)
@@ -283,7 +294,7 @@ pub(crate) fn write_pci_dwords<B: PciAccess + ?Sized>(
     width: u32,
     name: &'static str,
     raw: u64,
-) -> Result<()> {
+) -> BackendResult<()> {
     if width == 32 {
         return backend
             .write_dword(bdf, off, raw as u32)
@@ -329,7 +340,7 @@ impl<T: PciAccess + ?Sized> PciAccessExt for T {}
 /// Where one register instance is reached on a machine: the CPU for an MSR, the device for a
 /// PCI register, the physical address for a memory-mapped one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Place {
+pub enum Site {
     /// Through this logical CPU.
     Cpu(u32),
     /// In this device's configuration space.
@@ -359,16 +370,16 @@ pub fn read_by_info<B: MsrAccess + PciAccess + MmioAccess + ?Sized>(
     backend: &B,
     info: &RegisterInfo,
     addr: &'static AddressInfo,
-    place: Place,
-) -> Result<u64> {
+    place: Site,
+) -> BackendResult<u64> {
     match (addr.location, place) {
-        (Location::Msr(a), Place::Cpu(cpu)) => backend
+        (Location::Msr(a), Site::Cpu(cpu)) => backend
             .read_msr(cpu, a)
             .map_err(|e| e.with_register(addr.name)),
-        (Location::Pci { offset, .. }, Place::Device(bdf)) => {
+        (Location::Pci { offset, .. }, Site::Device(bdf)) => {
             read_pci_raw(backend, bdf, offset, info.width, addr.name)
         }
-        (Location::Mmio { .. }, Place::Mmio(a)) => backend
+        (Location::Mmio { .. }, Site::Mmio(a)) => backend
             .read_mmio(a, info.width)
             .map_err(|e| e.with_register(addr.name)),
         _ => Err(place_mismatch(addr)),
@@ -380,13 +391,13 @@ pub fn read_by_info<B: MsrAccess + PciAccess + MmioAccess + ?Sized>(
 pub fn check_by_info(
     info: &RegisterInfo,
     addr: &'static AddressInfo,
-    place: Place,
+    place: Site,
     raw: u64,
-) -> Result<()> {
+) -> BackendResult<()> {
     let target = match (addr.location, place) {
-        (Location::Msr(a), Place::Cpu(cpu)) => Target::Msr { cpu, address: a },
-        (Location::Pci { offset, .. }, Place::Device(bdf)) => Target::Pci { bdf, offset },
-        (Location::Mmio { .. }, Place::Mmio(address)) => Target::Mmio { address },
+        (Location::Msr(a), Site::Cpu(cpu)) => Target::Msr { cpu, address: a },
+        (Location::Pci { offset, .. }, Site::Device(bdf)) => Target::Pci { bdf, offset },
+        (Location::Mmio { .. }, Site::Mmio(address)) => Target::Mmio { address },
         _ => return Err(place_mismatch(addr)),
     };
     check_write_info(info, target, raw).map_err(|e| e.with_register(addr.name))
@@ -398,25 +409,25 @@ pub fn write_by_info<B: MsrAccess + PciAccess + MmioAccess + ?Sized>(
     backend: &B,
     info: &RegisterInfo,
     addr: &'static AddressInfo,
-    place: Place,
+    place: Site,
     raw: u64,
-) -> Result<()> {
+) -> BackendResult<()> {
     let name = addr.name;
     match (addr.location, place) {
-        (Location::Msr(a), Place::Cpu(cpu)) => {
+        (Location::Msr(a), Site::Cpu(cpu)) => {
             check_write_info(info, Target::Msr { cpu, address: a }, raw)
                 .map_err(|e| e.with_register(name))?;
             backend
                 .write_msr(cpu, a, raw)
                 .map_err(|e| e.with_register(name))
         }
-        (Location::Pci { offset, .. }, Place::Device(bdf)) => {
+        (Location::Pci { offset, .. }, Site::Device(bdf)) => {
             check_write_info(info, Target::Pci { bdf, offset }, raw)
                 .map_err(|e| e.with_register(name))?;
             // The same two-dword write as the typed layer: never half a value left behind.
             write_pci_dwords(backend, bdf, offset, info.width, name, raw)
         }
-        (Location::Mmio { .. }, Place::Mmio(address)) => {
+        (Location::Mmio { .. }, Site::Mmio(address)) => {
             check_write_info(info, Target::Mmio { address }, raw)
                 .map_err(|e| e.with_register(name))?;
             backend

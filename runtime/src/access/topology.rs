@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::access::{BackendError, Result};
+use crate::access::{BackendError, BackendResult};
 
 /// Sockets and their online CPUs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,7 +22,7 @@ pub struct Topology {
 
 impl Topology {
     /// Reads the topology under `sys_root` (normally `/sys`).
-    pub fn read(sys_root: &Path) -> Result<Self> {
+    pub fn read(sys_root: &Path) -> BackendResult<Self> {
         let dir = sys_root.join("devices/system/cpu");
         let entries = std::fs::read_dir(&dir).map_err(|e| BackendError::Topology {
             path: dir.clone(),
@@ -80,7 +80,7 @@ impl Topology {
     }
 
     /// The topology of the running system.
-    pub fn system() -> Result<Self> {
+    pub fn system() -> BackendResult<Self> {
         Self::read(&PathBuf::from("/sys"))
     }
 
@@ -158,7 +158,7 @@ impl Topology {
     }
 
     /// The CPU through which to access `socket`'s uncore MSRs: its lowest online CPU.
-    pub fn cpu_for_socket(&self, socket: u32) -> Result<u32> {
+    pub fn cpu_for_socket(&self, socket: u32) -> BackendResult<u32> {
         self.sockets
             .get(&socket)
             .and_then(|cpus| cpus.first().copied())

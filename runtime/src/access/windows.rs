@@ -4,7 +4,7 @@
 
 use pmu_regs::{AddressInfo, Location, MmioWindow, RegisterInfo};
 
-use super::{BackendError, Bdf, PciAccess, Place, Result, UncoreDevices};
+use super::{BackendError, BackendResult, Bdf, PciAccess, Site, UncoreDevices};
 
 /// The physical base of `controller`'s windows: each part of `window` read from the config
 /// space of `bdf` (the window's base device on the socket) and combined as the spec says.
@@ -13,7 +13,7 @@ pub fn window_base<P: PciAccess + ?Sized>(
     bdf: Bdf,
     window: &MmioWindow,
     controller: u8,
-) -> Result<u64> {
+) -> BackendResult<u64> {
     window.base(controller, |offset| pci.read_dword(bdf, offset))
 }
 
@@ -46,7 +46,7 @@ pub fn place_of<P: PciAccess + ?Sized>(
     socket: usize,
     info: &RegisterInfo,
     addr: &'static AddressInfo,
-) -> Result<Place> {
+) -> BackendResult<Site> {
     let (Location::Mmio { controller, .. }, Some(window)) = (addr.location, unit_window(info))
     else {
         return Err(BackendError::Misplaced {
@@ -63,5 +63,5 @@ pub fn place_of<P: PciAccess + ?Sized>(
     )?;
     let base = window_base(pci, bdf, window, controller).map_err(|e| e.with_register(addr.name))?;
     let address = register_address(window, base, addr.location).expect("a memory-mapped location");
-    Ok(Place::Mmio(address))
+    Ok(Site::Mmio(address))
 }

@@ -1,6 +1,6 @@
 //! The auxiliary MSRs some core events need besides their control (Intel's `MSRIndex` and
 //! `MSRValue`: the offcore response, load-latency and front-end registers). A register holds
-//! one value at a time: events counted at once must agree on it ([`agree`]). A session saves
+//! one value at a time: events counted at once must agree on it ([`aux_agree`]). A session saves
 //! each register before its first write and puts it back with the rest when it closes.
 
 use pmu_regs::AuxMsr;
@@ -11,7 +11,7 @@ use crate::error::{Result, UsageError};
 
 /// Whether `events` can count at once as far as their auxiliary MSRs go: no two need one
 /// register with different values.
-pub fn agree(events: &[&EventSelect]) -> bool {
+pub fn aux_agree(events: &[&EventSelect]) -> bool {
     let aux: Vec<AuxMsr> = events.iter().filter_map(|s| s.aux).collect();
     aux.iter().enumerate().all(|(i, a)| {
         aux[..i]
@@ -62,7 +62,7 @@ impl<B: Registers + ?Sized> Counting<'_, B> {
         self.reprogram_aux(sels)
     }
 
-    /// Writes the auxiliary MSRs `sels` need (a turn's events, which [`agree`]), each one
+    /// Writes the auxiliary MSRs `sels` need (a turn's events, which [`aux_agree`]), each one
     /// [`Self::claim_aux`] or [`Self::program`] saved: what counting in turns does at each
     /// rotation, before the turn's controls. A register this session did not save is refused.
     pub fn reprogram_aux(&mut self, sels: &[EventSelect]) -> Result<()> {

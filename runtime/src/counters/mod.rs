@@ -22,15 +22,15 @@
 
 mod aux;
 
-pub use aux::agree as aux_agree;
+pub use aux::aux_agree;
 use std::sync::Arc;
 
 use pmu_regs::{CounterKind, Role, Scope};
 
-use crate::access::{MmioAccess, MsrAccess, PciAccess, Place, UncoreDevices, UncoreSummary};
+use crate::access::{MmioAccess, MsrAccess, PciAccess, Site, UncoreDevices, UncoreSummary};
 use crate::boxes::{Boxes, Counter, EventSelect, Global, PmuBox, Reg};
 use crate::error::{Error, Result, UsageError};
-use crate::ownership::{check_idle, Lease, Ownership, Pmu};
+use crate::ownership::{check_idle_on, Lease, Ownership, Pmu};
 
 /// Everything the procedures that program boxes need of a backend: MSRs, PCI configuration
 /// space, the uncore's summary signals, and claims on PMUs. Every backend with the four has
@@ -49,9 +49,9 @@ pub(crate) struct RegIo<'a, B: ?Sized> {
 }
 
 impl<B: MsrAccess + PciAccess + MmioAccess + ?Sized> RegIo<'_, B> {
-    pub fn place(&self, reg: &Reg) -> Result<Place> {
+    pub fn place(&self, reg: &Reg) -> Result<Site> {
         match reg.addr.location {
-            pmu_regs::Location::Msr(_) => Ok(Place::Cpu(self.cpu)),
+            pmu_regs::Location::Msr(_) => Ok(Site::Cpu(self.cpu)),
             pmu_regs::Location::Pci {
                 device_id,
                 device,
@@ -62,7 +62,7 @@ impl<B: MsrAccess + PciAccess + MmioAccess + ?Sized> RegIo<'_, B> {
                     text: reg.name().to_string(),
                     expected: "the socket's uncore PCI devices (this box is in PCI space)".into(),
                 })?;
-                Ok(Place::Device(devices.bdf_at(
+                Ok(Site::Device(devices.bdf_at(
                     self.socket,
                     device_id,
                     device,
@@ -383,7 +383,7 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
             .filter_map(|c| c.control)
             .map(|r| Ok((r, self.read(&r)? & !r.info.reserved_mask)))
             .collect::<Result<Vec<_>>>()?;
-        check_idle(free, &found, false)
+        check_idle_on(&self.claimed, free, &found, false)
     }
 
     /// Programs general counters with whole control values, as a kernel driver programs a
@@ -438,7 +438,8 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
             }
             saved.push((r, self.read(&r)? & !r.info.reserved_mask));
         }
-        check_idle(
+        check_idle_on(
+            &self.claimed,
             plan.iter().map(|(c, _)| *c),
             &saved,
             self.io.backend.takes_over(),
@@ -645,6 +646,16 @@ pub fn place(numbers: &[u32], events: &[&EventSelect]) -> Option<Vec<usize>> {
         }
     }
     Some(at)
+}
+
+/// Events counted from `start` to `now` on a `width`-bit counter, correct across one wrap.
+pub fn delta(start: u64, now: u64, width: u32) -> u64 {
+    let mask = if width >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    };
+    now.wrapping_sub(start) & mask
 }
 
 #[cfg(test)]

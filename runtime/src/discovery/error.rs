@@ -80,6 +80,27 @@ pub enum DiscoveryError {
         /// The most the reader accepts.
         limit: u64,
     },
+    /// The global state declares more unit entries than any part has.
+    TooManyEntries {
+        /// The entries declared.
+        entries: u16,
+        /// The most the reader accepts.
+        limit: u16,
+    },
+    /// A device carries more discovery capabilities than any part has.
+    TooManyTables {
+        /// The device.
+        device: Bdf,
+        /// The most accepted.
+        limit: usize,
+    },
+    /// A table dumped to a file could not be read within its bounds.
+    Dump {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        source: crate::bounded::BoundedError,
+    },
     /// An entry the global state declares could not be read: the table is shorter than it says.
     Truncated {
         /// The entry's index.
@@ -132,6 +153,9 @@ impl fmt::Display for DiscoveryError {
             BadStride { stride } => write!(f, "the discovery table's entries are {stride} bytes apart, less than the 24 bytes of one entry"),
             NoUnits { address } => write!(f, "the discovery table at {address:#x} declares no unit entries"),
             TooLarge { bytes, limit } => write!(f, "the discovery table declares {bytes} bytes, more than the {limit} any part needs; its global state is corrupt"),
+            TooManyEntries { entries, limit } => write!(f, "the discovery table declares {entries} unit entries, more than the {limit} any part needs; its global state is corrupt"),
+            TooManyTables { device, limit } => write!(f, "PCI {device} carries more than {limit} discovery capabilities, more than any part has; its configuration space is corrupt, do not trust it"),
+            Dump { source, .. } => write!(f, "cannot read the table dump {source}"),
             Truncated { entry, of, source } => write!(f, "the discovery table ends before entry {entry} of the {of} it declares: {source}"),
             BadAddress { entry, value, why } => write!(f, "entry {entry} of the discovery table gives box control {value:#x}: {why}"),
             DuplicateBox { box_type, box_id, entries } => write!(f, "entries {} and {} of the discovery table both describe box type {box_type} id {box_id}", entries.0, entries.1),
@@ -146,6 +170,7 @@ impl std::error::Error for DiscoveryError {
             DiscoveryError::Read { source, .. } | DiscoveryError::Truncated { source, .. } => {
                 Some(source)
             }
+            DiscoveryError::Dump { source, .. } => Some(source),
             _ => None,
         }
     }

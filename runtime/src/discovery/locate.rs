@@ -11,14 +11,17 @@ use super::DiscoveryError;
 use crate::access::{Bdf, PciAccess};
 
 /// Every discovery device (8086:09a7) under `devices` (a `/sys/bus/pci/devices` directory),
-/// in address order, with the tables its capabilities locate or why none could be located.
+/// in address order, with the tables its capabilities locate (read through `pci`, the
+/// configuration space of those devices) or why none could be located.
 pub fn find_in_sysfs(
     devices: &std::path::Path,
+    pci: &dyn PciAccess,
 ) -> Vec<(Bdf, Result<Vec<Located>, DiscoveryError>)> {
     let Ok(dir) = std::fs::read_dir(devices) else {
         return Vec::new();
     };
-    let read = |p: std::path::PathBuf| std::fs::read_to_string(p).unwrap_or_default();
+    // Bounded: under --root these files are whatever the tree holds (a FIFO, /dev/zero).
+    let read = |p: std::path::PathBuf| crate::bounded::read_text(&p, 4096).unwrap_or_default();
     let mut found: Vec<Bdf> = dir
         .flatten()
         .filter(|e| {
@@ -28,10 +31,9 @@ pub fn find_in_sysfs(
         .filter_map(|e| e.file_name().to_str()?.parse().ok())
         .collect();
     found.sort();
-    let sysfs = crate::pci::PciSysfs::with_root(devices);
     found
         .into_iter()
-        .map(|bdf| (bdf, locate(&sysfs, bdf)))
+        .map(|bdf| (bdf, locate(pci, bdf)))
         .collect()
 }
 
@@ -45,6 +47,9 @@ const FIRST_EXTENDED_CAPABILITY: u16 = 0x100;
 const FIRST_BAR: u16 = 0x10;
 /// Six BARs in a type-0 header (PCI).
 const BARS: u8 = 6;
+/// The most discovery capabilities one device may carry (parts carry one); beyond, the
+/// configuration space is corrupt, and each would be another table to read.
+pub const MAX_TABLES_PER_DEVICE: usize = 4;
 
 /// A discovery capability and the table it locates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,6 +103,12 @@ pub fn locate(
             let id =
                 DvsecHeader2::from_bits(read(at + DVSEC_HEADER2.offset() as u16, "the DVSEC id")?);
             if id.dvsec_id() == want_id {
+                if found.len() == MAX_TABLES_PER_DEVICE {
+                    return Err(DiscoveryError::TooManyTables {
+                        device,
+                        limit: MAX_TABLES_PER_DEVICE,
+                    });
+                }
                 found.push(table_of(device, at, &read)?);
             }
         }

@@ -10,12 +10,13 @@
 //! - [`locate`]: the capability list of a device, through [`PciAccess`](crate::PciAccess), to
 //!   the table's physical address;
 //! - [`read_table`]: the table, through [`MmioAccess`](crate::access::MmioAccess), to a
-//!   [`Table`] of [`DiscoveredBox`]es;
+//!   [`DiscoveredTable`] of [`DiscoveredBox`]es;
 //! - [`join`], [`join_on`]: the spec's boxes against the table's ([`Joined`]), the latter
 //!   knowing what the part says of itself ([`PartFacts`]); [`table_boxes`]: the table
 //!   a part would publish for a spec;
 //! - [`MemoryTable`]: a table built in memory (from boxes, or from raw bytes), which the
-//!   simulator publishes and tests corrupt.
+//!   simulator publishes and tests corrupt; its format is [`crate::table_format`]'s, which
+//!   the simulator uses without this module.
 //!
 //! Every way a table can be wrong (a capability list that loops, a BAR that is not memory, a
 //! global state that is empty, a size beyond [`MAX_TABLE_BYTES`], an entry past the end, two
@@ -25,17 +26,16 @@
 mod error;
 mod join;
 mod locate;
-mod memory;
 mod read;
 
-pub use error::DiscoveryError;
-pub use join::{
-    join, join_on, simulated_table, simulated_table_placed, table_boxes, table_boxes_placed,
-    BoxStatus, Disagreement, Joined, JoinedBox, MmioPlace, PartCount, PartFacts,
+pub use crate::table_format::{
+    simulated_table, simulated_table_placed, table_boxes, table_boxes_placed, AccessKind,
+    MemoryTable, MmioPlace, TableBox,
 };
-pub use locate::{find_in_sysfs, locate, Located, DISCOVERY_DEVICE_ID};
-pub use memory::{MemoryTable, TableBox};
-pub use read::{read_table, MAX_TABLE_BYTES};
+pub use error::DiscoveryError;
+pub use join::{join, join_on, BoxStatus, Disagreement, Joined, JoinedBox, PartCount, PartFacts};
+pub use locate::{find_in_sysfs, locate, Located, DISCOVERY_DEVICE_ID, MAX_TABLES_PER_DEVICE};
+pub use read::{read_dump, read_table, MAX_ENTRIES, MAX_TABLE_BYTES};
 
 use std::fmt;
 
@@ -60,28 +60,6 @@ pub fn processors_with_a_table() -> String {
         None => "none".to_string(),
         Some((last, [])) => (*last).to_string(),
         Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
-    }
-}
-
-/// How a box's registers are reached, as the table's `access_type` says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum AccessKind {
-    /// MSR numbers.
-    Msr,
-    /// Physical memory addresses.
-    Mmio,
-    /// PCI configuration addresses.
-    Pci,
-}
-
-impl AccessKind {
-    /// `msr`, `mmio`, `pci`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AccessKind::Msr => "msr",
-            AccessKind::Mmio => "mmio",
-            AccessKind::Pci => "pci",
-        }
     }
 }
 
@@ -204,7 +182,7 @@ pub struct SkippedEntry {
 
 /// A whole discovery table.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Table {
+pub struct DiscoveredTable {
     /// Where it was read (its physical address).
     pub address: u64,
     /// Its global state.
@@ -215,7 +193,7 @@ pub struct Table {
     pub skipped: Vec<SkippedEntry>,
 }
 
-impl Table {
+impl DiscoveredTable {
     /// The box of `box_type` with id `box_id`, if the table lists it.
     pub fn find(&self, box_type: u16, box_id: u16) -> Option<&DiscoveredBox> {
         self.boxes

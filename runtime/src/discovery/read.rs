@@ -11,20 +11,58 @@ use pmu_regs::discovery::unit::{
     UnitDiscoveryTable1, UnitDiscoveryTable1AccessType, UnitDiscoveryTable3, UNIT_CTL_ADDR,
     UNIT_DISCOVERY_TABLE1, UNIT_DISCOVERY_TABLE3,
 };
-use pmu_regs::TableOffset;
+
+use std::path::Path;
 
 use super::{
-    AccessKind, DiscoveredBox, DiscoveryError, GlobalState, SkippedEntry, Table, TableAddress,
+    AccessKind, DiscoveredBox, DiscoveredTable, DiscoveryError, GlobalState, MemoryTable,
+    SkippedEntry, TableAddress,
 };
-use crate::access::{BackendError, MmioAccess};
+use crate::access::{BackendError, Bdf, MmioAccess};
+use crate::bounded::{self, BoundedFile};
 
 /// The largest table the reader accepts, in bytes. The fields allow (1 + 1023) entries 255 * 8
 /// bytes apart (2 MiB); real parts list a few hundred boxes of 32 bytes or less, so anything
 /// near the limit is a corrupt global state, and reading it would only map memory for nothing.
 pub const MAX_TABLE_BYTES: u64 = 512 * 1024;
 
+/// The most unit entries a table may declare (the field allows 1023). Real parts list a few
+/// hundred boxes at most; more is a corrupt global state, and would only make rows for nothing.
+pub const MAX_ENTRIES: u16 = 512;
+
 /// One entry is three qwords.
 const ENTRY_BYTES: u64 = 24;
+
+/// Reads a table dumped to `path` (taken to come from `device`): its global state, then only
+/// the bytes that declares, never more than [`MAX_TABLE_BYTES`], each read ending within
+/// [`bounded::DEFAULT_TIMEOUT`] (a FIFO no one writes is an error, not a wait).
+pub fn read_dump(path: &Path, device: Bdf) -> Result<DiscoveredTable, DiscoveryError> {
+    let dump = |source| DiscoveryError::Dump {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut file = BoundedFile::open(path, bounded::DEFAULT_TIMEOUT).map_err(dump)?;
+    let global = [
+        GLOBAL_DISCOVERY_TABLE1.offset(),
+        GLOBAL_CTL_ADDR.offset(),
+        GLOBAL_DISCOVERY_TABLE3.offset(),
+    ];
+    let head = u64::from(global.iter().max().copied().unwrap_or(0)) + 8;
+    let mut bytes = file.read_up_to(head).map_err(dump)?;
+    let qword = |at: u32| {
+        let at = at as usize;
+        bytes
+            .get(at..at + 8)
+            .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+    };
+    let state = global_state(0, global.map(qword))?;
+    let declared = (1 + u64::from(state.max_units)) * state.stride;
+    bytes.extend(
+        file.read_up_to(declared.saturating_sub(head))
+            .map_err(dump)?,
+    );
+    read_table(&MemoryTable::from_bytes(0, device, bytes), 0)
+}
 
 /// Reads the table at physical address `address`: its global state, then every unit entry it
 /// declares. Empty entries and entries of an undefined access kind are skipped (and listed,
@@ -32,7 +70,7 @@ const ENTRY_BYTES: u64 = 24;
 pub fn read_table(
     mmio: &(impl MmioAccess + ?Sized),
     address: u64,
-) -> Result<Table, DiscoveryError> {
+) -> Result<DiscoveredTable, DiscoveryError> {
     let qword = |at: u64| mmio.read_mmio(at, 64);
     let three = |base: u64, offsets: [u32; 3]| -> Result<[u64; 3], BackendError> {
         Ok([
@@ -59,7 +97,7 @@ pub fn read_table(
         UNIT_CTL_ADDR.offset(),
         UNIT_DISCOVERY_TABLE3.offset(),
     ];
-    let mut table = Table {
+    let mut table = DiscoveredTable {
         address,
         global: state,
         boxes: Vec::new(),
@@ -106,6 +144,12 @@ fn global_state(address: u64, q: [u64; 3]) -> Result<GlobalState, DiscoveryError
         return Err(DiscoveryError::TooLarge {
             bytes,
             limit: MAX_TABLE_BYTES,
+        });
+    }
+    if max_units > MAX_ENTRIES {
+        return Err(DiscoveryError::TooManyEntries {
+            entries: max_units,
+            limit: MAX_ENTRIES,
         });
     }
     let access = match t1.access_type() {
@@ -216,9 +260,4 @@ fn check_unique(boxes: &[DiscoveredBox]) -> Result<(), DiscoveryError> {
         }
     }
     Ok(())
-}
-
-/// The offset of a table register, for builders.
-pub(super) fn offset<R>(r: TableOffset<R>) -> u64 {
-    u64::from(r.offset())
 }

@@ -45,10 +45,15 @@ pub enum SamplingError {
     /// A counter's control is already enabled: someone else counts with it, or a session was
     /// killed before it put it back.
     Enabled {
-        /// The control register (`C3_MSR_PMON_EVT_SEL0`).
+        /// The control register (`C3_MSR_PMON_EVT_SEL0`), the first found enabled.
         register: &'static str,
         /// Its value.
         value: u64,
+        /// Every other control of the same PMU found enabled, with its value: after a crash
+        /// all of them are left, and each must be seen to.
+        others: Vec<(&'static str, u64)>,
+        /// The PMU they belong to (`the core PMU of CPU 2`), where the caller knows it.
+        pmu: Option<String>,
     },
     /// A lock file, or its directory, that another user could have replaced with a link.
     UnsafeLock {
@@ -74,7 +79,20 @@ impl fmt::Display for SamplingError {
             SamplingError::InUse { counter, holder } => write!(f, "{counter} is already in use ({holder}); leave it to its owner, or force the takeover"),
             SamplingError::NotRepresentable { counter, value, width } => write!(f, "{value:#x} cannot be written to {counter}: without full-width writes (IA32_PERF_CAPABILITIES.FW_WRITE) a write stores the sign extension of bits 31:0, which cannot produce this {width}-bit value; write a value whose bits {}:31 are all equal, or use the full-width alias (IA32_A_PMCx) where FW_WRITE is 1", width - 1),
             SamplingError::Owned { pmu, holder } => write!(f, "{pmu} is in use by {holder}; wait until that session ends (or stop it), then try again"),
-            SamplingError::Enabled { register, value } => write!(f, "{register} is already enabled ({value:#x}): another tool is counting with it, or a session was killed before it put it back; leave it to its owner, clear it (`pmu write {register} 0`), or take it over with --force (it is saved and put back at exit)"),
+            SamplingError::Enabled { register, value, others, pmu } => {
+                write!(f, "{register} is already enabled ({value:#x})")?;
+                for (r, v) in others {
+                    write!(f, ", {r} is already enabled ({v:#x})")?;
+                }
+                if let Some(pmu) = pmu {
+                    write!(f, " on {pmu}")?;
+                }
+                if others.is_empty() {
+                    return write!(f, ": another tool is counting with it, or a session was killed before it put it back; leave it to its owner, clear it (`pmu write {register} 0`), or take it over with --force (it is saved and put back at exit)");
+                }
+                let clear: Vec<String> = std::iter::once(register).chain(others.iter().map(|(r, _)| r)).map(|r| format!("`pmu write {r} 0`")).collect();
+                write!(f, ": another tool is counting with them, or a session was killed before it put them back; leave them to their owner, clear them ({}), or take them over with --force (they are saved and put back at exit)", clear.join(", "))
+            }
             SamplingError::UnsafeLock { path, problem } => write!(f, "refusing the lock file {}: {problem}", path.display()),
             SamplingError::Lock { path, source } => write!(f, "cannot use the lock file {} that keeps two sessions off one PMU ({source}); make its directory writable, or choose another runtime directory", path.display()),
         }

@@ -117,6 +117,9 @@ pub enum UsageError {
         /// Why, and what to do.
         why: String,
     },
+    /// A request that cannot be done as asked, in a message that says why and what to do
+    /// instead (an `--event` word the grammar does not take, a box given twice).
+    Refused(String),
 }
 
 impl fmt::Display for UsageError {
@@ -170,6 +173,7 @@ impl fmt::Display for UsageError {
             }
             UsageError::DuplicateCounter { counter } => write!(f, "{counter} is given more than once; give each counter once (one event and interval per counter)"),
             UsageError::AuxMsr { register, why } => write!(f, "auxiliary MSR {register}: {why}"),
+            UsageError::Refused(message) => f.write_str(message),
         }
     }
 }

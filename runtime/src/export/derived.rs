@@ -1,9 +1,10 @@
 //! Derived metrics as gauges (`pmu serve --metric`): each counting interval, the exporter's
 //! deltas are summed per socket and event, as [`crate::metrics::Plan::evaluate`] takes them,
-//! and every metric's value over that interval is set in a `pmu_metric` gauge labelled by
-//! processor, metric, unit and socket: the same series `pmu watch --metric --format
-//! openmetrics` prints. A value that is not defined (a division by zero, a box that could not
-//! be read) is taken out of the exposition until it is defined again, never written as NaN.
+//! and every metric's value over that interval is kept for the exposition, written by
+//! [`super::Exposition::metric_values`] as `pmu watch --metric --format openmetrics` writes
+//! it: `pmu_metric` labelled by processor, metric, unit and socket. A value that is not
+//! defined (a division by zero, a box that could not be read) is left out of the exposition
+//! until it is defined again, never written as NaN.
 
 use std::fmt;
 use std::sync::atomic::AtomicU64;
@@ -16,7 +17,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use crate::constants::PartConstants;
-use crate::metrics::{Place, Plan, Summed, Sums};
+use crate::metrics::{MetricSite, MetricValue, Plan, Summed, Sums};
 use crate::session::TopdownSample;
 
 /// Where one of the exporter's series goes in a plan: its socket, and which of the plan's
@@ -27,27 +28,6 @@ pub struct MetricInput {
     pub socket: u32,
     /// The index of its event in [`Plan::events`].
     pub event: usize,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct MetricLabels {
-    processor: String,
-    metric: String,
-    unit: String,
-    socket: u32,
-}
-
-impl EncodeLabelSet for MetricLabels {
-    fn encode(&self, encoder: &mut LabelSetEncoder) -> Result<(), fmt::Error> {
-        let socket = self.socket.to_string();
-        [
-            ("processor", self.processor.as_str()),
-            ("metric", self.metric.as_str()),
-            ("unit", self.unit.as_str()),
-            ("socket", socket.as_str()),
-        ]
-        .encode(encoder)
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -80,7 +60,11 @@ struct Fed {
 impl Fed {
     /// Each socket's sums of the plan's events ([`Sums`]); a series that could not be read
     /// makes its sum missing.
-    fn sums(&self, changes: &[Change], topdown: &[TopdownSample]) -> Vec<(Place, Vec<Summed>)> {
+    fn sums(
+        &self,
+        changes: &[Change],
+        topdown: &[TopdownSample],
+    ) -> Vec<(MetricSite, Vec<Summed>)> {
         let mut sums = Sums::new(&self.plan, false);
         for (input, change) in self.inputs.iter().zip(changes) {
             if let Some(input) = input {
@@ -97,10 +81,9 @@ impl Fed {
 pub struct MetricGauges {
     fed: Vec<Fed>,
     constants: Constants,
-    gauges: Family<MetricLabels, Gauge<f64, AtomicU64>>,
     known: Family<ConstantLabels, Gauge<f64, AtomicU64>>,
     /// Each metric's value on each socket after the last interval.
-    last: Mutex<Vec<(MetricLabels, Option<f64>)>>,
+    last: Mutex<Vec<MetricValue>>,
 }
 
 impl MetricGauges {
@@ -121,7 +104,6 @@ impl MetricGauges {
         MetricGauges {
             fed: Vec::new(),
             constants: constants.constants(),
-            gauges: Family::default(),
             known,
             last: Mutex::new(Vec::new()),
         }
@@ -135,11 +117,6 @@ impl MetricGauges {
     }
 
     pub(super) fn register(&self, registry: &mut Registry) {
-        registry.register(
-            "pmu_metric",
-            "A derived metric over the last counting interval, by socket (pmu list --metrics)",
-            self.gauges.clone(),
-        );
         registry.register(
             "pmu_constant",
             "A constant the metrics read (SOCKET_COUNT, SYSTEM_TSC_FREQ, ...), by where it came from",
@@ -157,28 +134,22 @@ impl MetricGauges {
         };
         let mut last = Vec::new();
         for fed in &self.fed {
-            for (place, counts) in fed.sums(changes, topdown) {
-                let values = fed.plan.evaluate(&counts, &constants);
-                for (m, v) in fed.plan.metrics.iter().zip(values) {
-                    let labels = MetricLabels {
-                        processor: fed.plan.processor.to_string(),
-                        metric: m.name.to_string(),
-                        unit: m.unit.to_string(),
-                        socket: place.socket,
-                    };
-                    match v {
-                        Some(v) if v.is_finite() => {
-                            self.gauges.get_or_create(&labels).set(v);
-                        }
-                        _ => {
-                            self.gauges.remove(&labels);
-                        }
-                    }
-                    last.push((labels, v.filter(|v| v.is_finite())));
-                }
-            }
+            last.extend(
+                fed.plan
+                    .values(&fed.sums(changes, topdown), &constants)
+                    .into_iter()
+                    .map(|v| MetricValue {
+                        value: v.value.filter(|v| v.is_finite()),
+                        ..v
+                    }),
+            );
         }
         *self.last.lock().unwrap_or_else(PoisonError::into_inner) = last;
+    }
+
+    /// Writes the last interval's values into `text` (see [`super::Exposition::metric_values`]).
+    pub(super) fn write(&self, text: &mut super::Exposition) {
+        text.metric_values(&self.last.lock().unwrap_or_else(PoisonError::into_inner));
     }
 
     /// The value of `metric` on `socket` as the last interval left it (`None`: n/a, or not
@@ -186,7 +157,7 @@ impl MetricGauges {
     pub fn value(&self, metric: &str, socket: u32) -> Option<f64> {
         let last = self.last.lock().unwrap_or_else(PoisonError::into_inner);
         last.iter()
-            .find(|(l, _)| l.metric == metric && l.socket == socket)
-            .and_then(|(_, v)| *v)
+            .find(|v| v.metric.name == metric && v.site.socket == socket)
+            .and_then(|v| v.value)
     }
 }

@@ -13,8 +13,8 @@ use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
 use super::derived::{Change, MetricGauges};
-use crate::sampling::delta;
-use crate::session::TopdownSample;
+use crate::counters::delta;
+use crate::session::{Reading, SeriesInfo, TopdownSample};
 
 /// The labels that tell one counter's series from another's.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -97,19 +97,28 @@ pub struct Series {
     pub width: u32,
 }
 
-/// One read of one counter.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Reading {
-    /// The counter's value.
-    pub value: u64,
-    /// perf only: the fraction of the enabled time the counter was running (1.0 unless the
-    /// kernel multiplexed it with other events).
-    pub running_ratio: Option<f64>,
+impl From<&SeriesInfo> for Series {
+    /// The series a session's counter is exported as: its processor, socket, unit, box,
+    /// counter, event and backend as labels, and its width.
+    fn from(s: &SeriesInfo) -> Self {
+        Series {
+            labels: SeriesLabels {
+                processor: s.processor.to_string(),
+                socket: s.socket,
+                unit: s.unit.clone(),
+                box_name: s.instance.clone(),
+                counter: s.counter.clone(),
+                event: s.event.clone(),
+                backend: s.backend.label().to_string(),
+            },
+            width: s.width,
+        }
+    }
 }
 
 /// What one interval's updates must not be seen half-done: the last value of every counter.
 #[derive(Debug)]
-struct State {
+struct LastRead {
     last: Vec<Option<u64>>,
     /// When the last interval ended (or the baseline was taken): derived metrics are rates
     /// over the time between two records.
@@ -127,7 +136,7 @@ pub struct Exporter {
     since_programmed: Gauge<f64, AtomicU64>,
     scrape_duration: Histogram,
     programmed: Instant,
-    state: RwLock<State>,
+    state: RwLock<LastRead>,
     derived: Option<MetricGauges>,
 }
 
@@ -195,7 +204,7 @@ impl Exporter {
             since_programmed,
             scrape_duration,
             programmed,
-            state: RwLock::new(State { last, at: None }),
+            state: RwLock::new(LastRead { last, at: None }),
             derived: None,
         }
     }
@@ -305,6 +314,15 @@ impl Exporter {
             .set(self.programmed.elapsed().as_secs_f64());
         let mut out = String::new();
         prometheus_client::encoding::text::encode(&mut out, &self.registry)?;
+        if let Some(derived) = &self.derived {
+            // The derived metrics are written by the library's own writer, as `pmu watch
+            // --metric` writes them, before the closing `# EOF`.
+            let body = out.strip_suffix("# EOF\n").unwrap_or(&out).len();
+            out.truncate(body);
+            let mut text = super::Exposition::new();
+            derived.write(&mut text);
+            out.push_str(&text.finish());
+        }
         self.scrape_duration
             .observe(started.elapsed().as_secs_f64());
         Ok(out)
@@ -342,7 +360,40 @@ mod tests {
         Some(Reading {
             value,
             running_ratio: None,
+            times: None,
+            counted: None,
         })
+    }
+
+    #[test]
+    fn a_sessions_series_is_exported_with_its_labels_and_width() {
+        let info = SeriesInfo {
+            processor: "xeon-e5-2600",
+            socket: 1,
+            unit: "IMC".into(),
+            instance: "CH2".into(),
+            counter: "MC_CH2_PCI_PMON_CTR0".into(),
+            event: "event=UNC_M_CAS_COUNT.RD".into(),
+            event_index: 0,
+            backend: crate::session::BackendKind::Simulator,
+            width: 48,
+            perf: None,
+            cpu: None,
+        };
+        let s = Series::from(&info);
+        assert_eq!(
+            (
+                s.labels.box_name.as_str(),
+                s.labels.backend.as_str(),
+                s.width
+            ),
+            ("CH2", "sim", 48)
+        );
+        let text = Exporter::new(vec![s], Instant::now()).encode().unwrap();
+        assert!(
+            text.contains(r#"pmu_events_total{processor="xeon-e5-2600",socket="1",unit="IMC",box="CH2",counter="MC_CH2_PCI_PMON_CTR0",event="event=UNC_M_CAS_COUNT.RD",backend="sim"} 0"#),
+            "{text}"
+        );
     }
 
     #[test]

@@ -23,11 +23,13 @@
 mod derived;
 pub mod http;
 mod metrics;
+mod openmetrics;
 mod text;
 pub mod web_config;
 
 pub use derived::{MetricGauges, MetricInput};
-pub use metrics::{Exporter, Reading, Series, SeriesLabels};
+pub use metrics::{Exporter, Series, SeriesLabels};
+pub use openmetrics::Exposition;
 pub use text::{negotiate, prometheus_text};
 
 /// The content type of an OpenMetrics text exposition.

@@ -18,7 +18,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -30,18 +29,17 @@ use serde::Deserialize;
 /// The largest configuration file read; anything longer is refused, not read to its end.
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
-/// Reads a configuration file of at most `limit` bytes as UTF-8 text; a longer one (such as
-/// `/dev/zero`) is refused after `limit + 1` bytes, whatever its size.
+/// Reads a configuration file of at most `limit` bytes as UTF-8 text, within
+/// [`crate::bounded::DEFAULT_TIMEOUT`]: a longer one (such as `/dev/zero`) is refused after
+/// `limit + 1` bytes, whatever its size, and a FIFO no one writes after the timeout.
 pub fn read_bounded(path: &Path, limit: u64) -> Result<String, ReadError> {
-    let file = std::fs::File::open(path).map_err(ReadError::Io)?;
-    let mut bytes = Vec::new();
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(ReadError::Io)?;
-    if bytes.len() as u64 > limit {
-        return Err(ReadError::TooLarge(limit));
-    }
-    String::from_utf8(bytes).map_err(|_| ReadError::NotUtf8)
+    use crate::bounded::{self, BoundedError};
+    bounded::read_text(path, limit).map_err(|e| match e {
+        BoundedError::Io { source, .. } => ReadError::Io(source),
+        BoundedError::TooLarge { limit, .. } => ReadError::TooLarge(limit),
+        BoundedError::TimedOut { after, .. } => ReadError::TimedOut(after),
+        BoundedError::NotUtf8 { .. } => ReadError::NotUtf8,
+    })
 }
 
 /// Why [`read_bounded`] read no text.
@@ -53,6 +51,8 @@ pub enum ReadError {
     TooLarge(u64),
     /// The file is not UTF-8 text.
     NotUtf8,
+    /// Nothing (more) came from it for this long: a FIFO or a device no one writes.
+    TimedOut(std::time::Duration),
 }
 
 impl fmt::Display for ReadError {
@@ -65,6 +65,12 @@ impl fmt::Display for ReadError {
                 n / 1024
             ),
             ReadError::NotUtf8 => write!(f, "it is not UTF-8 text"),
+            ReadError::TimedOut(after) => write!(
+                f,
+                "nothing came from it for {} s (a pipe or device no one writes?); give a \
+                 regular file",
+                after.as_secs()
+            ),
         }
     }
 }
@@ -131,9 +137,13 @@ impl WebConfig {
         };
         let users = form.basic_auth_users.unwrap_or_default();
         for (user, hash) in &users {
-            if user.contains(':') || hash.parse::<bcrypt::HashParts>().is_err() {
+            if user.contains(':') {
                 return Err(WebConfigError::User(user.clone()));
             }
+            check_hash(hash).map_err(|problem| WebConfigError::Hash {
+                user: user.clone(),
+                problem,
+            })?;
         }
         let tls = match form.tls_server_config {
             Some(t) => Some(Arc::new(server_config(
@@ -165,19 +175,68 @@ impl WebConfig {
         if self.users.is_empty() {
             return true;
         }
-        let Some((user, password)) = authorization.and_then(basic_credentials) else {
+        let Some((user, password)) = authorization.and_then(Self::basic_credentials) else {
             return false;
         };
-        match self.users.get(&user) {
+        self.check(&user, &password)
+    }
+
+    /// Whether `password` is `user`'s: one bcrypt check, as long for an unknown user as for
+    /// a known one, so the time taken tells no names.
+    pub(crate) fn check(&self, user: &str, password: &str) -> bool {
+        match self.users.get(user) {
             Some(hash) => bcrypt::verify(password, hash).unwrap_or(false),
             None => {
-                // As long as for a known user, so the time taken tells no names.
                 let any = self.users.values().next().map_or("", String::as_str);
                 let _ = bcrypt::verify(password, any);
                 false
             }
         }
     }
+
+    /// The user and password of a `Basic` `Authorization` header.
+    pub(crate) fn basic_credentials(header: &str) -> Option<(String, String)> {
+        basic_credentials(header)
+    }
+}
+
+/// The bcrypt costs accepted: below 4 bcrypt itself refuses; above 14 one check takes
+/// seconds of a core, which any client could then ask for over and over.
+pub const BCRYPT_COSTS: std::ops::RangeInclusive<u32> = 4..=14;
+
+/// Why `hash` is not a bcrypt hash a login can be checked against, if it is not: a
+/// `$2a$`, `$2b$` or `$2y$` prefix, a cost in [`BCRYPT_COSTS`], a 22-character salt and a
+/// 31-character digest in bcrypt's base64 alphabet.
+pub fn check_hash(hash: &str) -> Result<(), String> {
+    let alphabet = |c: char| c.is_ascii_alphanumeric() || c == '.' || c == '/';
+    let parts: Vec<&str> = hash.split('$').collect();
+    let [empty, version, cost, rest] = parts[..] else {
+        return Err("it is not of the form $2y$COST$SALTDIGEST".to_string());
+    };
+    if !empty.is_empty() || !matches!(version, "2a" | "2b" | "2y") {
+        return Err(format!(
+            "version {version:?} is not a bcrypt version this server checks (2a, 2b, 2y)"
+        ));
+    }
+    if !matches!(cost.parse::<u32>(), Ok(c) if cost.len() == 2 && BCRYPT_COSTS.contains(&c)) {
+        return Err(format!(
+            "cost {cost:?} is not from {} to {} (a higher cost makes each check take seconds, \
+             a lower one bcrypt refuses)",
+            BCRYPT_COSTS.start(),
+            BCRYPT_COSTS.end()
+        ));
+    }
+    if rest.chars().count() != 53 || !rest.chars().all(alphabet) {
+        return Err(
+            "the salt and digest are not 53 characters of bcrypt's alphabet (./A-Za-z0-9)"
+                .to_string(),
+        );
+    }
+    // The salt's last character carries 4 bits: only these four encode them with the rest 0.
+    if !matches!(rest.as_bytes()[21], b'.' | b'O' | b'e' | b'u') {
+        return Err("the salt's last character is not one bcrypt writes".to_string());
+    }
+    Ok(())
 }
 
 /// The user and password of a `Basic` `Authorization` header.
@@ -233,8 +292,15 @@ pub enum WebConfigError {
     Pem(PathBuf, String),
     /// The certificate and key do not make a TLS configuration (they do not match, say).
     Tls(rustls::Error),
-    /// This user's name holds a colon, or its password is not a bcrypt hash.
+    /// This user's name holds a colon.
     User(String),
+    /// This user's password hash is not one a login can be checked against in bounded time.
+    Hash {
+        /// The user.
+        user: String,
+        /// What is wrong with the hash.
+        problem: String,
+    },
 }
 
 impl fmt::Display for WebConfigError {
@@ -260,6 +326,12 @@ impl fmt::Display for WebConfigError {
                 f,
                 "basic_auth_users: user {user:?} needs a bcrypt hash as its password (make one \
                  with `htpasswd -nBC 10 \"\" | tr -d ':\\n'`) and a name without ':'"
+            ),
+            WebConfigError::Hash { user, problem } => write!(
+                f,
+                "basic_auth_users: user {user:?} needs a bcrypt hash a login can be checked \
+                 against in bounded time, and {problem}; make one with \
+                 `htpasswd -nBC 10 \"\" | tr -d ':\\n'` (cost 10)"
             ),
         }
     }
@@ -313,7 +385,40 @@ mod tests {
         let e = WebConfig::parse("http_server_config:\n  http2: false\n", Path::new("."));
         assert!(e.unwrap_err().to_string().contains("http_server_config"));
         let e = WebConfig::parse("basic_auth_users:\n  alice: secret\n", Path::new("."));
-        assert!(matches!(e, Err(WebConfigError::User(u)) if u == "alice"));
+        assert!(matches!(e, Err(WebConfigError::Hash { user, .. }) if user == "alice"));
+    }
+
+    #[test]
+    fn hashes_that_cannot_be_checked_in_bounded_time_are_refused() {
+        let good = bcrypt::hash("pw", 4).unwrap();
+        assert_eq!(check_hash(&good), Ok(()));
+        let with_cost = |cost: &str| good.replacen("$04$", &format!("${cost}$"), 1);
+        for (hash, says) in [
+            (with_cost("03"), "cost \"03\""),
+            (with_cost("99"), "cost \"99\""),
+            (with_cost("31"), "cost \"31\""),
+            (with_cost("15"), "cost \"15\""),
+            (with_cost("4"), "cost \"4\""),
+            (good.replacen('$', "!", 1), "not of the form"),
+            (good.replacen("$2b$", "$2x$", 1), "version \"2x\""),
+            (format!("{}!{}", &good[..10], &good[11..]), "alphabet"),
+            (good[..59].to_string(), "53 characters"),
+        ] {
+            let e = check_hash(&hash).unwrap_err();
+            assert!(e.contains(says), "{hash}: {e}");
+        }
+        // The 22nd character of the salt holds 4 bits: `/` would set the 2 bcrypt never sets.
+        let mut odd = good.clone();
+        odd.replace_range(28..29, "/");
+        assert!(check_hash(&odd).unwrap_err().contains("salt"), "{odd}");
+        for cost in ["10", "14"] {
+            assert_eq!(check_hash(&with_cost(cost)), Ok(()));
+        }
+        let text = format!("basic_auth_users:\n  alice: '{}'\n", with_cost("31"));
+        let e = WebConfig::parse(&text, Path::new("."))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("alice") && e.contains("from 4 to 14"), "{e}");
     }
 
     #[test]

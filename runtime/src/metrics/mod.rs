@@ -14,19 +14,28 @@
 //! let chosen = select("xeon-e5-2600-v3", &["memory_bandwidth_read".into()])?;
 //! let plan = Plan::new("xeon-e5-2600-v3", &chosen, &pmu_regs::metrics::Constants::NONE)?;
 //! assert_eq!(plan.unit, "IMC");
-//! assert_eq!(plan.events[0].word(), "event=UNC_M_CAS_COUNT.RD");
+//! assert_eq!(plan.events[0].name, "UNC_M_CAS_COUNT.RD");
+//! // What a session counts: the event on every box of the unit.
+//! let selection = plan.selection()?;
+//! let boxes = pmu_runtime::boxes::Boxes::of(selection.processor());
+//! let imc = boxes.boxes.iter().filter(|b| b.unit.name == "IMC").count();
+//! assert_eq!(selection.boxes().len(), imc);
+//! assert!(selection.boxes().iter().all(|b| b.pmu_box.unit.name == "IMC"));
 //! # Ok::<(), pmu_runtime::UsageError>(())
 //! ```
 
 use pmu_regs::metrics::{for_processor, Constants, MetricInfo, MetricRead, MetricScope, Op};
-use pmu_regs::PROCESSORS;
+use pmu_regs::{CounterKind, ProcessorInfo, PROCESSORS};
 
-use crate::boxes::Boxes;
+use crate::boxes::{Boxes, EventSelect, PmuBox};
 use crate::error::UsageError;
-use crate::session::TopdownSample;
+use crate::session::words::{self, Modifiers};
+use crate::session::{BoxEvents, Counted, Selection, Sockets, TopdownSample};
 
 mod sums;
-pub use sums::{Place, Summed, Sums};
+mod values;
+pub use sums::{MetricSite, Summed, Sums};
+pub use values::MetricValue;
 
 /// The metrics of `processor` that `selectors` name (a metric's name, or a category or group
 /// that selects several, like `perf stat -M`), each once, in spec order.
@@ -84,8 +93,9 @@ pub struct PlannedEvent {
 }
 
 impl PlannedEvent {
-    /// The event in `pmu watch --event`'s grammar (`event=NAME,thresh=1`).
-    pub fn word(&self) -> String {
+    /// The name its series carry: the event as `pmu watch --event` writes it
+    /// (`event=NAME,thresh=1`).
+    pub fn label(&self) -> String {
         let mut w = format!("event={}", self.name);
         if self.threshold != 0 {
             w.push_str(&format!(",thresh={}", self.threshold));
@@ -196,37 +206,107 @@ impl Plan {
         })
     }
 
-    /// The boxes to count on, as `pmu watch --unit` names them: every box of the unit (the
-    /// per-CPU `CORE` for core events).
-    pub fn boxes(&self) -> Vec<String> {
-        let Some(info) = PROCESSORS.iter().find(|p| p.id == self.processor) else {
-            return Vec::new();
+    /// What a session counts for this plan: every box of the unit (for core events, the core
+    /// box of the processor's core PMU), each counting [`Plan::events`] in order, on socket 0
+    /// ([`Selection::on`] counts elsewhere). Each event is looked up by its name in the box's
+    /// list (or the processor's core list) with the settings its metrics add.
+    pub fn selection(&self) -> Result<Selection, UsageError> {
+        let boxes: Vec<(&'static Boxes, &'static PmuBox)> = self
+            .box_owners()
+            .find_map(|p| {
+                let boxes = Boxes::of(p);
+                let own: Vec<_> = boxes
+                    .boxes
+                    .iter()
+                    .filter(|b| b.unit.name == self.unit)
+                    .map(|b| (boxes, b))
+                    .collect();
+                (!own.is_empty()).then_some(own)
+            })
+            .ok_or_else(|| UsageError::NoSuchBox {
+                name: format!("of unit {}", self.unit),
+                available: format!("the boxes of {}", self.processor),
+            })?;
+        let counted = boxes
+            .into_iter()
+            .map(|(boxes, pmu_box)| {
+                Ok(BoxEvents {
+                    boxes,
+                    pmu_box,
+                    events: self.selects(pmu_box)?,
+                })
+            })
+            .collect::<Result<Vec<_>, UsageError>>()?;
+        let selection = Selection {
+            counted: Counted::Boxes(counted),
+            events: self.events.iter().map(PlannedEvent::label).collect(),
+            sockets: Sockets::One(0),
+            cpu: None,
+            every_cpu: false,
         };
-        let own: Vec<String> = Boxes::of(info)
-            .boxes
-            .iter()
-            .filter(|b| b.unit.name == self.unit)
-            .map(|b| format!("{}:{}", self.processor, b.instance))
-            .collect();
-        if own.is_empty() {
-            vec![self.unit.to_string()]
-        } else {
-            own
-        }
+        selection.check()?;
+        Ok(selection)
     }
 
-    /// The values of [`Plan::topdown`] at `place` (a socket, or one CPU of it) from an
+    /// The processors whose boxes may count the plan's unit: its own, then the one whose core
+    /// PMU it uses.
+    fn box_owners(&self) -> impl Iterator<Item = &'static ProcessorInfo> + '_ {
+        let own = PROCESSORS.iter().find(|p| p.id == self.processor).copied();
+        let core = own
+            .and_then(|p| p.core_events)
+            .and_then(|c| PROCESSORS.iter().find(|p| p.id == c.processor).copied());
+        own.into_iter().chain(core)
+    }
+
+    /// The plan's events as `pmu_box` counts them: on the free-running counter an event names,
+    /// or on a general counter (the i-th on the i-th, in turns where there are more events).
+    fn selects(&self, pmu_box: &'static PmuBox) -> Result<Vec<EventSelect>, UsageError> {
+        let general: Vec<_> = pmu_box
+            .counters
+            .iter()
+            .filter_map(|c| c.control.filter(|_| c.info.kind == CounterKind::General))
+            .collect();
+        let mut on_general = 0;
+        let mut selects = Vec::new();
+        for e in &self.events {
+            if let Some(sel) = words::free_running_named(pmu_box, e.name) {
+                selects.push(sel);
+                continue;
+            }
+            let Some(control) = general.get(on_general % general.len().max(1)) else {
+                return Err(UsageError::NoSuchCounter {
+                    counter: format!("general counter for {} in {}", e.name, pmu_box.instance),
+                    available: pmu_box.offers(),
+                });
+            };
+            on_general += 1;
+            let modifiers = Modifiers {
+                threshold: e.threshold,
+                invert: e.invert,
+                edge: e.edge,
+            };
+            selects.push(words::named_event(
+                control.info,
+                e.name,
+                modifiers,
+                Some(self.processor),
+            )?);
+        }
+        Ok(selects)
+    }
+
+    /// The values of [`Plan::topdown`] at `site` (a socket, or one CPU of it) from an
     /// interval's samples: each of its CPUs' slots, or its slots x the category's byte /
     /// 0xFF, summed over those CPUs. Nothing sampled there: each missing, so its metrics are
     /// n/a.
     pub fn topdown_counts(
         &self,
         samples: &[TopdownSample],
-        place: Place,
+        site: MetricSite,
     ) -> Vec<(u64, Option<f64>)> {
         let samples: Vec<&TopdownSample> = samples
             .iter()
-            .filter(|s| s.socket == place.socket && place.cpu.is_none_or(|c| c == s.cpu))
+            .filter(|s| s.socket == site.socket && site.cpu.is_none_or(|c| c == s.cpu))
             .collect();
         self.topdown
             .iter()

@@ -8,7 +8,7 @@ use crate::session::TopdownSample;
 
 /// Where a plan's metrics are evaluated: a socket, or one logical CPU on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Place {
+pub struct MetricSite {
     /// The socket.
     pub socket: u32,
     /// The logical CPU; `None`: the socket's boxes and CPUs summed.
@@ -25,7 +25,7 @@ pub type Summed = (u64, Option<f64>);
 pub struct Sums {
     events: usize,
     per_cpu: bool,
-    places: Vec<(Place, Vec<Summed>)>,
+    places: Vec<(MetricSite, Vec<Summed>)>,
 }
 
 impl Sums {
@@ -40,15 +40,15 @@ impl Sums {
     }
 
     /// Where a series of `socket`, counted on `cpu` (`None`: a box of the socket), goes.
-    pub fn place_of(&self, socket: u32, cpu: Option<u32>) -> Place {
-        Place {
+    pub fn site_of(&self, socket: u32, cpu: Option<u32>) -> MetricSite {
+        MetricSite {
             socket,
             cpu: if self.per_cpu { cpu } else { None },
         }
     }
 
     /// The sums at `place`, all zero until something is added.
-    fn at(&mut self, place: Place) -> &mut Vec<Summed> {
+    fn at(&mut self, place: MetricSite) -> &mut Vec<Summed> {
         let i = match self.places.iter().position(|(p, _)| *p == place) {
             Some(i) => i,
             None => {
@@ -69,7 +69,7 @@ impl Sums {
         event: usize,
         change: Option<(u64, Option<f64>)>,
     ) {
-        let place = self.place_of(socket, cpu);
+        let place = self.site_of(socket, cpu);
         let Some(slot) = self.at(place).get_mut(event) else {
             return;
         };
@@ -89,10 +89,14 @@ impl Sums {
     /// Each place's sums in order of place, the plan's top-down values
     /// ([`Plan::topdown`]) appended from `topdown`'s samples there; a place whose metrics read
     /// only the top-down registers comes from those samples alone.
-    pub fn finish(mut self, plan: &Plan, topdown: &[TopdownSample]) -> Vec<(Place, Vec<Summed>)> {
+    pub fn finish(
+        mut self,
+        plan: &Plan,
+        topdown: &[TopdownSample],
+    ) -> Vec<(MetricSite, Vec<Summed>)> {
         if !plan.topdown.is_empty() {
             for t in topdown {
-                let place = self.place_of(t.socket, Some(t.cpu));
+                let place = self.site_of(t.socket, Some(t.cpu));
                 self.at(place);
             }
         }

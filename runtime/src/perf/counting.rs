@@ -13,11 +13,11 @@ use super::encode::PerfEvent;
 use super::error::PerfError;
 use super::layer::{EventAttr, OpenGroup, PerfLayer};
 use super::syscall::Syscalls;
-use super::sysfs::Pmu;
+use super::sysfs::KernelPmu;
 
 /// One reading of one event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Reading {
+pub struct EventReading {
     /// The count since the group was opened.
     pub count: u64,
     /// How long the group has been enabled.
@@ -27,7 +27,7 @@ pub struct Reading {
     pub time_running: Duration,
 }
 
-impl Reading {
+impl EventReading {
     /// Whether the event shared its counter with others (time running < time enabled).
     pub fn multiplexed(&self) -> bool {
         self.time_running < self.time_enabled
@@ -48,8 +48,8 @@ impl Reading {
     }
 
     /// The change since `earlier`, with the times of this interval.
-    pub fn since(&self, earlier: &Reading) -> Reading {
-        Reading {
+    pub fn since(&self, earlier: &EventReading) -> EventReading {
+        EventReading {
             count: self.count.wrapping_sub(earlier.count),
             time_enabled: self.time_enabled.saturating_sub(earlier.time_enabled),
             time_running: self.time_running.saturating_sub(earlier.time_running),
@@ -146,7 +146,7 @@ impl std::fmt::Debug for BoxGroup<'_> {
 }
 
 /// What `perf_event_open` is given for `ev` of `pmu`.
-fn attr(pmu: &Pmu, ev: &PerfEvent) -> EventAttr {
+fn attr(pmu: &KernelPmu, ev: &PerfEvent) -> EventAttr {
     EventAttr {
         type_: pmu.type_,
         config: ev.config,
@@ -160,7 +160,11 @@ impl BoxGroup<'static> {
     /// disabled, through `perf_event_open`. A failure names the event and the box; an event
     /// the box accepts alone but not beside the others is reported as too many events for
     /// the box.
-    pub fn open(pmu: &Pmu, cpu: Option<u32>, events: &[PerfEvent]) -> Result<Self, PerfError> {
+    pub fn open(
+        pmu: &KernelPmu,
+        cpu: Option<u32>,
+        events: &[PerfEvent],
+    ) -> Result<Self, PerfError> {
         BoxGroup::open_on(&Syscalls, pmu, cpu, events)
     }
 }
@@ -169,7 +173,7 @@ impl<'l> BoxGroup<'l> {
     /// [`BoxGroup::open`] through `layer`.
     pub fn open_on(
         layer: &'l dyn PerfLayer,
-        pmu: &Pmu,
+        pmu: &KernelPmu,
         cpu: Option<u32>,
         events: &[PerfEvent],
     ) -> Result<Self, PerfError> {
@@ -236,7 +240,7 @@ impl<'l> BoxGroup<'l> {
     }
 
     /// Reads every event of the group at once.
-    pub fn read(&mut self) -> Result<Vec<Reading>, PerfError> {
+    pub fn read(&mut self) -> Result<Vec<EventReading>, PerfError> {
         let err = self.io("read");
         let v = self.group.read().map_err(err)?;
         if v.counts.len() != self.labels.len() {
@@ -246,7 +250,7 @@ impl<'l> BoxGroup<'l> {
         }
         Ok(v.counts
             .iter()
-            .map(|&count| Reading {
+            .map(|&count| EventReading {
                 count,
                 time_enabled: v.time_enabled,
                 time_running: v.time_running,
@@ -314,26 +318,26 @@ mod tests {
 
     #[test]
     fn multiplexed_counts_scale_like_perf_stat() {
-        let r = Reading {
+        let r = EventReading {
             count: 100,
             time_enabled: Duration::from_millis(40),
             time_running: Duration::from_millis(10),
         };
         assert!(r.multiplexed());
         assert_eq!(r.scaled(), Some(400));
-        let never = Reading {
+        let never = EventReading {
             time_running: Duration::ZERO,
             ..r
         };
         assert_eq!(never.scaled(), None);
-        let later = Reading {
+        let later = EventReading {
             count: 150,
             time_enabled: Duration::from_millis(60),
             time_running: Duration::from_millis(30),
         };
         assert_eq!(
             later.since(&r),
-            Reading {
+            EventReading {
                 count: 50,
                 time_enabled: Duration::from_millis(20),
                 time_running: Duration::from_millis(20),

@@ -10,7 +10,7 @@ use pmu_regs::{
 
 use super::error::PerfError;
 use super::format::{parse_terms, FormatField};
-use super::sysfs::Pmu;
+use super::sysfs::KernelPmu;
 
 /// Our control fields whose kernel format field has another name. Every other field is looked
 /// up under its own name (`umask`, `tid_en`, `occ_sel`, `inc_sel`, `pc`).
@@ -121,6 +121,12 @@ fn order(terms: &mut [(String, u64)]) {
     terms.sort_by_key(|(k, _)| rank(k));
 }
 
+/// Whether `info` is a fixed counter's control: one with no field of the event-select role
+/// (its counter counts one event, whatever the control holds).
+fn selects_no_event(info: &RegisterInfo) -> bool {
+    info.role(Role::Event).is_none()
+}
+
 /// Translates a value of a counter control register (`raw`, laid out as `info`) into a perf
 /// event of PMU `pmu` with format `formats`. `counter` is the kernel's counter number, for
 /// boxes whose format selects it (the Xeon 7500 B-box's `counter`).
@@ -138,7 +144,7 @@ pub fn from_control(
     let mut terms = Vec::new();
     let mut words = [0u64; 3];
     let mut modifier = None;
-    let fixed = info.name.contains("FIXED") && info.field("ev_sel").is_none();
+    let fixed = selects_no_event(info);
     if fixed {
         set(
             pmu,
@@ -364,7 +370,7 @@ pub fn to_control(
     let mut taken = [0u64; 3];
     let ext = info.field("ev_sel_ext");
     let folded = folded_umask_ext(info, formats);
-    let fixed = info.name.contains("FIXED") && info.field("ev_sel").is_none();
+    let fixed = selects_no_event(info);
     for field in info.fields.iter().filter(|f| !f.is_placeholder()) {
         let ours = field.name.to_ascii_lowercase();
         if PERF_SETS.contains(&ours.as_str())
@@ -388,35 +394,7 @@ pub fn to_control(
         }
         let mut value = f.extract(config);
         taken[f.word as usize] |= f.word_mask();
-        if let (true, Some(e)) = (name == "umask" && value > field.max(), folded) {
-            // The umask term's bits above the umask are the unit-mask extension.
-            let high = value >> field.width();
-            value &= field.max();
-            raw = e
-                .insert(info.name, raw, high)
-                .map_err(|_| PerfError::ValueTooWide {
-                    pmu: pmu.to_string(),
-                    field: format!("{} ({})", e.name, info.name),
-                    value: high,
-                    format: f.spec(),
-                })?;
-        }
-        if name == "event" && value > field.max() {
-            // The event's bits above the select are the extension (QPI: `config:0-7,21`).
-            let high = value >> field.width();
-            value &= field.max();
-            match ext {
-                Some(e) if high <= e.max() => raw = (raw & !e.mask()) | (high << e.lsb),
-                _ => {
-                    return Err(PerfError::ValueTooWide {
-                        pmu: pmu.to_string(),
-                        field: format!("{} ({})", field.name, info.name),
-                        value: high << field.width() | value,
-                        format: f.spec(),
-                    })
-                }
-            }
-        }
+        raw = put_high_bits(info, field, f, (name, &mut value), (folded, ext), raw, pmu)?;
         raw = field
             .insert(info.name, raw, value)
             .map_err(|_| PerfError::ValueTooWide {
@@ -438,7 +416,60 @@ pub fn to_control(
         // The kernel's counter select (the Xeon 7500 B-box) says where, not what.
         taken[f.word as usize] |= f.word_mask();
     }
-    for (w, (&c, &t)) in config.iter().zip(&taken).enumerate() {
+    every_bit_taken(info, config, &taken, pmu, formats)?;
+    Ok(raw)
+}
+
+/// Where a umask or event term is wider than its field, puts the bits above the field in the
+/// control's extension (the folded unit-mask extension, or the event-select extension: QPI's
+/// `config:0-7,21`), leaving the field's own bits in `value`; refuses what no extension holds.
+fn put_high_bits(
+    info: &RegisterInfo,
+    field: &FieldInfo,
+    f: &FormatField,
+    (name, value): (&str, &mut u64),
+    (folded, ext): (Option<&FieldInfo>, Option<&FieldInfo>),
+    mut raw: u64,
+    pmu: &str,
+) -> Result<u64, PerfError> {
+    let too_wide = |field: String, value: u64| PerfError::ValueTooWide {
+        pmu: pmu.to_string(),
+        field,
+        value,
+        format: f.spec(),
+    };
+    if let (true, Some(e)) = (name == "umask" && *value > field.max(), folded) {
+        // The umask term's bits above the umask are the unit-mask extension.
+        let high = *value >> field.width();
+        *value &= field.max();
+        raw = e
+            .insert(info.name, raw, high)
+            .map_err(|_| too_wide(format!("{} ({})", e.name, info.name), high))?;
+    }
+    if name == "event" && *value > field.max() {
+        // The event's bits above the select are the extension (QPI: `config:0-7,21`).
+        let high = *value >> field.width();
+        *value &= field.max();
+        match ext {
+            Some(e) if high <= e.max() => raw = (raw & !e.mask()) | (high << e.lsb),
+            _ => {
+                let whole = high << field.width() | *value;
+                return Err(too_wide(format!("{} ({})", field.name, info.name), whole));
+            }
+        }
+    }
+    Ok(raw)
+}
+
+/// Refuses a `config` word with a bit no format field of the control `taken` took.
+fn every_bit_taken(
+    info: &RegisterInfo,
+    config: &[u64; 3],
+    taken: &[u64; 3],
+    pmu: &str,
+    formats: &[FormatField],
+) -> Result<(), PerfError> {
+    for (w, (&c, &t)) in config.iter().zip(taken).enumerate() {
         if c & !t != 0 {
             return Err(PerfError::FieldNotInFormat {
                 pmu: pmu.to_string(),
@@ -452,7 +483,7 @@ pub fn to_control(
             });
         }
     }
-    Ok(raw)
+    Ok(())
 }
 
 /// The terms of a free-running counter's event as the kernel's driver publishes it in its
@@ -466,7 +497,7 @@ pub fn free_running_terms(event: &CounterPerfEvent) -> String {
 /// Builds an event of `pmu` from what a user types: a name the PMU lists in `events/`
 /// (`tsc`), format terms (`event=0x3c,umask=0x1`), or both (`tsc,edge=1`). Raw `config=`,
 /// `config1=` and `config2=` terms are taken as perf takes them.
-pub fn from_terms(pmu: &Pmu, text: &str) -> Result<PerfEvent, PerfError> {
+pub fn from_terms(pmu: &KernelPmu, text: &str) -> Result<PerfEvent, PerfError> {
     let mut terms = Vec::new();
     let mut words = [0u64; 3];
     for part in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -479,7 +510,7 @@ pub fn from_terms(pmu: &Pmu, text: &str) -> Result<PerfEvent, PerfError> {
             }
             // The software PMU lists no events: its events are the kernel's generic ones
             // (`software/cpu-clock/`), chosen by config alone.
-            if let Some(g) = super::syntax::generic(part).filter(|g| g.type_ == pmu.type_) {
+            if let Some(g) = super::generic::generic(part).filter(|g| g.type_ == pmu.type_) {
                 set_term(pmu, &mut terms, &mut words, "config", g.config)?;
                 continue;
             }
@@ -514,7 +545,7 @@ pub fn from_terms(pmu: &Pmu, text: &str) -> Result<PerfEvent, PerfError> {
 }
 
 fn set_term(
-    pmu: &Pmu,
+    pmu: &KernelPmu,
     terms: &mut Vec<(String, u64)>,
     words: &mut [u64; 3],
     name: &str,

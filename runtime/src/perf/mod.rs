@@ -8,6 +8,7 @@
 //!   drivers' formats.
 //! - [`encode`]: a control-register value (our fields) to `config`/`config1`/`config2` and
 //!   the event string `perf` accepts; refuses what the PMU's format cannot express.
+//! - [`generic`](mod@generic): the kernel's generic events by `type` and `config`.
 //! - [`syntax`]: perf's own event language (`msr/tsc/`, `cycles:u`, `cpu-clock`), so a
 //!   `perf stat -e` list can be pasted.
 //! - [`layer`]: the syscalls behind a trait ([`PerfLayer`]): [`syscall`] is the kernel's;
@@ -35,6 +36,7 @@ pub mod counting;
 pub mod encode;
 pub mod error;
 pub mod format;
+pub mod generic;
 pub mod layer;
 pub mod names;
 #[cfg(target_os = "linux")]
@@ -49,4 +51,4 @@ pub use error::PerfError;
 pub use layer::PerfLayer;
 pub use names::{PerfNames, PmuName, SpecNames};
 pub use syntax::EventSpec;
-pub use sysfs::{EventSources, Pmu};
+pub use sysfs::{EventSources, KernelPmu};

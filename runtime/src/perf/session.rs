@@ -6,13 +6,13 @@ use std::time::{Duration, Instant};
 
 use pmu_regs::RegisterInfo;
 
-use super::counting::{BoxGroup, Reading};
+use super::counting::{BoxGroup, EventReading};
 use super::encode::{from_control, PerfEvent};
 use super::error::PerfError;
 use super::layer::PerfLayer;
 use super::names::{PerfNames, PmuName};
 use super::syscall::Syscalls;
-use super::sysfs::{EventSources, Pmu};
+use super::sysfs::{EventSources, KernelPmu};
 
 /// The PMU of box `instance` (the one covering `counter`, for a box split over several) and
 /// our control-register value `raw` (laid out as `info`) as its event. The PMU is read from
@@ -24,7 +24,7 @@ pub fn box_event(
     instance: &str,
     counter: u32,
     raw: u64,
-) -> Result<(Pmu, PerfEvent, PmuName), PerfError> {
+) -> Result<(KernelPmu, PerfEvent, PmuName), PerfError> {
     let name = names.lookup(info.processor, info.unit, instance, Some(counter))?;
     let pmu = sources.pmu(name.pmu, &name.driver_name())?;
     let ev = from_control(
@@ -47,29 +47,33 @@ pub struct IntervalCount {
     /// The event string.
     pub event: String,
     /// The interval's count and times.
-    pub reading: Reading,
+    pub reading: EventReading,
 }
 
 /// Events of one PMU counting on each of its CPUs.
 #[derive(Debug)]
-pub struct Session<'l> {
+pub struct CountingLoop<'l> {
     groups: Vec<BoxGroup<'l>>,
-    previous: Vec<Vec<Reading>>,
+    previous: Vec<Vec<EventReading>>,
 }
 
-impl Session<'static> {
+impl CountingLoop<'static> {
     /// Opens `events` as one group on each CPU of `cpus` (`None`: this process on any CPU),
     /// and enables them. Nothing stays open if any fails.
-    pub fn start(pmu: &Pmu, cpus: &[Option<u32>], events: &[PerfEvent]) -> Result<Self, PerfError> {
-        Session::start_on(&Syscalls, pmu, cpus, events)
+    pub fn start(
+        pmu: &KernelPmu,
+        cpus: &[Option<u32>],
+        events: &[PerfEvent],
+    ) -> Result<Self, PerfError> {
+        CountingLoop::start_on(&Syscalls, pmu, cpus, events)
     }
 }
 
-impl<'l> Session<'l> {
-    /// [`Session::start`] through `layer`.
+impl<'l> CountingLoop<'l> {
+    /// [`CountingLoop::start`] through `layer`.
     pub fn start_on(
         layer: &'l dyn PerfLayer,
-        pmu: &Pmu,
+        pmu: &KernelPmu,
         cpus: &[Option<u32>],
         events: &[PerfEvent],
     ) -> Result<Self, PerfError> {
@@ -84,13 +88,13 @@ impl<'l> Session<'l> {
             .iter_mut()
             .map(BoxGroup::read)
             .collect::<Result<_, _>>()?;
-        Ok(Session { groups, previous })
+        Ok(CountingLoop { groups, previous })
     }
 
     /// The CPUs a PMU's events are opened on: those of its `cpumask` (one per socket), or
     /// only `socket`'s; a PMU without a cpumask counts on `fallback`.
     pub fn cpus(
-        pmu: &Pmu,
+        pmu: &KernelPmu,
         socket: Option<u32>,
         fallback: u32,
     ) -> Result<Vec<Option<u32>>, PerfError> {

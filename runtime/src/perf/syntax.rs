@@ -13,78 +13,8 @@
 
 use super::encode::{from_terms, PerfEvent};
 use super::error::PerfError;
-use super::sysfs::{EventSources, Pmu};
-
-/// `perf_event_attr.type` of the kernel's generic hardware events (`PERF_TYPE_HARDWARE`).
-pub const TYPE_HARDWARE: u32 = 0;
-/// `perf_event_attr.type` of the kernel's software events (`PERF_TYPE_SOFTWARE`), also the
-/// `type` of the `software` PMU in sysfs.
-pub const TYPE_SOFTWARE: u32 = 1;
-
-/// A generic event the kernel defines by `type` and `config` rather than by a PMU's format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Generic {
-    /// The name perf takes (`cycles`); the first of a row's aliases is the one perf prints.
-    pub name: &'static str,
-    /// [`TYPE_HARDWARE`] or [`TYPE_SOFTWARE`].
-    pub type_: u32,
-    /// `perf_event_attr.config`: `PERF_COUNT_HW_*` or `PERF_COUNT_SW_*`.
-    pub config: u64,
-}
-
-const fn hw(name: &'static str, config: u64) -> Generic {
-    Generic {
-        name,
-        type_: TYPE_HARDWARE,
-        config,
-    }
-}
-
-const fn sw(name: &'static str, config: u64) -> Generic {
-    Generic {
-        name,
-        type_: TYPE_SOFTWARE,
-        config,
-    }
-}
-
-/// The generic events and their aliases, from the kernel's `enum perf_hw_id` and
-/// `enum perf_sw_ids` (include/uapi/linux/perf_event.h) and the names perf's parser gives
-/// them (tools/perf/util/parse-events.c, `event_symbols_hw`/`event_symbols_sw`).
-pub const GENERIC: &[Generic] = &[
-    hw("cycles", 0),
-    hw("cpu-cycles", 0),
-    hw("instructions", 1),
-    hw("cache-references", 2),
-    hw("cache-misses", 3),
-    hw("branches", 4),
-    hw("branch-instructions", 4),
-    hw("branch-misses", 5),
-    hw("bus-cycles", 6),
-    hw("stalled-cycles-frontend", 7),
-    hw("idle-cycles-frontend", 7),
-    hw("stalled-cycles-backend", 8),
-    hw("idle-cycles-backend", 8),
-    hw("ref-cycles", 9),
-    sw("cpu-clock", 0),
-    sw("task-clock", 1),
-    sw("page-faults", 2),
-    sw("faults", 2),
-    sw("context-switches", 3),
-    sw("cs", 3),
-    sw("cpu-migrations", 4),
-    sw("migrations", 4),
-    sw("minor-faults", 5),
-    sw("major-faults", 6),
-    sw("alignment-faults", 7),
-    sw("emulation-faults", 8),
-    sw("dummy", 9),
-];
-
-/// The generic event called `name` (case-insensitive, as perf reads them).
-pub fn generic(name: &str) -> Option<&'static Generic> {
-    GENERIC.iter().find(|g| g.name.eq_ignore_ascii_case(name))
-}
+pub use super::generic::{generic, Generic, GENERIC, TYPE_HARDWARE, TYPE_SOFTWARE};
+use super::sysfs::{EventSources, KernelPmu};
 
 /// One event of a list, as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -211,7 +141,7 @@ impl EventSpec {
     /// The PMU and the perf event this names on the machine `sources` describes. A generic
     /// hardware event is the kernel's `PERF_TYPE_HARDWARE` (counted by whatever core PMU the
     /// machine has); a name is looked up as a generic event, then in every PMU's `events/`.
-    pub fn resolve(&self, sources: &EventSources) -> Result<(Pmu, PerfEvent), PerfError> {
+    pub fn resolve(&self, sources: &EventSources) -> Result<(KernelPmu, PerfEvent), PerfError> {
         match self {
             EventSpec::Pmu {
                 pmu,
@@ -238,10 +168,10 @@ impl EventSpec {
 /// The PMU a generic event is opened on: the `software` PMU of sysfs for a software event
 /// (its `type` is the kernel's), and `PERF_TYPE_HARDWARE` for a hardware one, which has no
 /// directory of its own.
-fn generic_event(sources: &EventSources, g: &Generic) -> Result<(Pmu, PerfEvent), PerfError> {
+fn generic_event(sources: &EventSources, g: &Generic) -> Result<(KernelPmu, PerfEvent), PerfError> {
     let pmu = match g.type_ {
         TYPE_SOFTWARE if sources.has("software") => sources.pmu("software", "the kernel")?,
-        type_ => Pmu {
+        type_ => KernelPmu {
             name: if type_ == TYPE_SOFTWARE {
                 "software"
             } else {
@@ -264,7 +194,7 @@ fn generic_event(sources: &EventSources, g: &Generic) -> Result<(Pmu, PerfEvent)
 }
 
 /// The PMU that lists event `name` in its `events/` directory: it must be exactly one.
-fn named_event(sources: &EventSources, name: &str) -> Result<(Pmu, PerfEvent), PerfError> {
+fn named_event(sources: &EventSources, name: &str) -> Result<(KernelPmu, PerfEvent), PerfError> {
     let mut found = Vec::new();
     let mut known: Vec<String> = GENERIC.iter().map(|g| g.name.to_string()).collect();
     for pmu_name in sources.names() {

@@ -34,11 +34,17 @@ impl Event for Attr {
 /// `EINVAL`, which uncore drivers answer when a group does not fit the box.
 const EINVAL: i32 = 22;
 
-fn builder(ev: &EventAttr, cpu: Option<u32>) -> Builder<'static> {
+/// A builder for `ev` on `cpu`; a group `member` starts enabled, as `perf stat` opens its
+/// members: it then counts whenever its leader does. A member opened disabled waits for
+/// `PERF_IOC_FLAG_GROUP`, which Linux 6.18 (this machine's) does not honour for a member of
+/// another kernel PMU than the leader's (`cpu-clock` leading `task-clock` or `page-faults`):
+/// it stayed off and read 0 with the leader's times.
+fn builder(ev: &EventAttr, cpu: Option<u32>, member: bool) -> Builder<'static> {
     let mut b = Builder::new(Attr {
         type_: ev.type_,
         config: ev.config,
     });
+    b.enabled(member);
     // Uncore and msr PMUs refuse any exclude bit; only the core PMU's u/k modifier sets one.
     b.exclude_kernel(ev.exclude_kernel)
         .exclude_user(ev.exclude_user)
@@ -63,7 +69,7 @@ fn builder(ev: &EventAttr, cpu: Option<u32>) -> Builder<'static> {
 }
 
 /// A group of real perf events: the leader and its members.
-struct Group {
+struct KernelGroup {
     leader: Counter,
     members: Vec<Counter>,
 }
@@ -81,24 +87,26 @@ impl PerfLayer for Syscalls {
                 source: io::Error::from_raw_os_error(EINVAL),
             });
         };
-        let leader = builder(first, cpu).build().map_err(|source| OpenError {
-            index: 0,
-            fits_alone: false,
-            source,
-        })?;
-        let mut group = Group {
+        let leader = builder(first, cpu, false)
+            .build()
+            .map_err(|source| OpenError {
+                index: 0,
+                fits_alone: false,
+                source,
+            })?;
+        let mut group = KernelGroup {
             leader,
             members: Vec::new(),
         };
         for (i, ev) in rest.iter().enumerate() {
-            let b = builder(ev, cpu);
+            let b = builder(ev, cpu, true);
             match b.build_with_group(&mut group.leader) {
                 Ok(c) => group.members.push(c),
                 Err(source) => {
                     // The same event opened alone tells a group that does not fit the box
                     // apart from an event the driver refuses.
-                    let fits_alone =
-                        source.raw_os_error() == Some(EINVAL) && builder(ev, cpu).build().is_ok();
+                    let fits_alone = source.raw_os_error() == Some(EINVAL)
+                        && builder(ev, cpu, false).build().is_ok();
                     return Err(OpenError {
                         index: i + 1,
                         fits_alone,
@@ -111,13 +119,15 @@ impl PerfLayer for Syscalls {
     }
 }
 
-impl OpenGroup for Group {
+impl OpenGroup for KernelGroup {
+    // The leader alone switches the group: its members stay enabled (see `builder`), and a
+    // group is on the hardware only while its leader is.
     fn enable(&mut self) -> io::Result<()> {
-        self.leader.enable_group()
+        self.leader.enable()
     }
 
     fn disable(&mut self) -> io::Result<()> {
-        self.leader.disable_group()
+        self.leader.disable()
     }
 
     fn read(&mut self) -> io::Result<GroupValues> {

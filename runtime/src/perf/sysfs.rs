@@ -53,7 +53,7 @@ impl EventSources {
 
     /// Reads PMU `name`. `driver` names the kernel driver that would provide it, for the
     /// error when it is absent.
-    pub fn pmu(&self, name: &str, driver: &str) -> Result<Pmu, PerfError> {
+    pub fn pmu(&self, name: &str, driver: &str) -> Result<KernelPmu, PerfError> {
         let dir = self.root.join(name);
         if !dir.join("type").is_file() {
             return Err(PerfError::PmuAbsent {
@@ -113,7 +113,7 @@ impl EventSources {
                 })
             }
         };
-        Ok(Pmu {
+        Ok(KernelPmu {
             name: name.to_string(),
             type_,
             formats,
@@ -154,7 +154,7 @@ fn read_dir_files(dir: &Path) -> Result<Vec<(String, String)>, PerfError> {
 /// One PMU: its type number for `perf_event_attr.type`, its format, the CPUs to open its
 /// events on, and the events the kernel names.
 #[derive(Debug, Clone)]
-pub struct Pmu {
+pub struct KernelPmu {
     /// Its name (`uncore_ha`, `msr`, `cpu`).
     pub name: String,
     /// `perf_event_attr.type`.
@@ -168,7 +168,7 @@ pub struct Pmu {
     pub events: BTreeMap<String, Vec<(String, u64)>>,
 }
 
-impl Pmu {
+impl KernelPmu {
     /// The format field called `name`.
     pub fn format(&self, name: &str) -> Option<&FormatField> {
         self.formats.iter().find(|f| f.name == name)

@@ -49,7 +49,7 @@ pub struct CpuBox<'a, B: Registers + ?Sized> {
 
 /// An armed counter: its interval and the value the current interval started from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Armed {
+struct ArmedCounter {
     number: u32,
     n: u64,
     start: u64,
@@ -60,7 +60,7 @@ struct Armed {
 #[must_use = "dropping the sampling session disarms it at once"]
 pub struct CpuSampling<'c, 'a, B: Registers + ?Sized> {
     pmu: &'c CpuBox<'a, B>,
-    armed: Vec<Armed>,
+    armed: Vec<ArmedCounter>,
     /// What arming changed, in the order it is put back; `None` once put back.
     saved: Option<Vec<(Reg, u64)>>,
 }
@@ -68,7 +68,7 @@ pub struct CpuSampling<'c, 'a, B: Registers + ?Sized> {
 /// What a PMI handler reads: which armed counters overflowed and what each counted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuSample {
-    /// Armed counters whose overflow is seen, by number (more than one may be).
+    /// ArmedCounter counters whose overflow is seen, by number (more than one may be).
     pub overflowed: Vec<u32>,
     /// Events each armed counter counted this interval, including those counted since its
     /// overflow.
@@ -252,7 +252,7 @@ impl<'a, B: Registers + ?Sized> CpuBox<'a, B> {
             pmu: self,
             armed: planned
                 .iter()
-                .map(|p| Armed {
+                .map(|p| ArmedCounter {
                     number: p.counter.number(),
                     n: p.n,
                     start: p.start,

@@ -7,7 +7,7 @@
 //!   counters).
 //! - Counting on any box is [`crate::counters::Counting`], beneath these procedures (what
 //!   sessions and the simulated perf driver program boxes with).
-//! - [`e5`]: boxes programmed on their own (box freeze and resets, packet filters).
+//! - [`standalone`]: boxes programmed on their own (box freeze and resets, packet filters).
 //! - [`core`]: the architectural counters (CPUID leaf 0AH, full-width or sign-extending
 //!   writes, IA32_PERF_GLOBAL_INUSE).
 //! - [`cpu_box`]: a processor's own per-CPU box (AMD's core PMC), from its structure: armed
@@ -29,7 +29,7 @@ use crate::error::{Result, SamplingError};
 
 pub mod core;
 pub mod cpu_box;
-pub mod e5;
+pub mod standalone;
 pub mod uncore;
 
 /// The value that makes a `width`-bit counter overflow on exactly the `n`th event:
@@ -46,16 +46,7 @@ pub fn preload(n: u64, width: u32) -> Result<u64> {
     Ok(((modulus - u128::from(n)) % modulus) as u64)
 }
 
-/// Events counted from `start` to `now` on a `width`-bit counter, correct across one wrap.
-pub fn delta(start: u64, now: u64, width: u32) -> u64 {
-    let mask = if width >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << width) - 1
-    };
-    now.wrapping_sub(start) & mask
-}
-
+pub use crate::counters::delta;
 pub use crate::counters::rolled_back;
 pub(crate) use crate::counters::RegIo;
 

@@ -83,13 +83,13 @@ pub struct SamplePlan {
 /// back when it ends ([`Self::close`], or drop).
 pub struct Sampling<'u, 'a, B: Registers + ?Sized> {
     uncore: &'u Uncore<'a, B>,
-    armed: Vec<Armed>,
+    armed: Vec<ArmedUncoreCounter>,
     /// What arming changed; `None` once put back.
     saved: Option<Saved>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Armed {
+struct ArmedUncoreCounter {
     counter: UncoreCounter,
     n: u64,
     /// Counter value at the start of the current interval.
@@ -135,7 +135,7 @@ impl<B: Registers + ?Sized> fmt::Debug for Sampling<'_, '_, B> {
 /// One frozen sample.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sample {
-    /// Armed counters the overflow hierarchy reports as overflowed (more than one may be).
+    /// ArmedUncoreCounter counters the overflow hierarchy reports as overflowed (more than one may be).
     pub overflowed: Vec<UncoreCounter>,
     /// Events each armed counter counted this interval, including those counted between the
     /// overflow and the freeze.
@@ -510,7 +510,11 @@ impl<'a, B: Registers + ?Sized> Uncore<'a, B> {
         })
     }
 
-    fn arm_prepared(&self, prepared: &[(Prepared, u64, u64)], pmi_core: u8) -> Result<Vec<Armed>> {
+    fn arm_prepared(
+        &self,
+        prepared: &[(Prepared, u64, u64)],
+        pmi_core: u8,
+    ) -> Result<Vec<ArmedUncoreCounter>> {
         if self
             .global()
             .is_some_and(|g| g.info.freeze_signal().is_some())
@@ -530,7 +534,7 @@ impl<'a, B: Registers + ?Sized> Uncore<'a, B> {
         for &(p, n, start) in prepared {
             self.program(&p)?;
             self.write_count(p.counter, start)?;
-            armed.push(Armed {
+            armed.push(ArmedUncoreCounter {
                 counter: p.counter,
                 n,
                 start,

@@ -1,6 +1,8 @@
-//! What a session reaches counters through: a [`Backend`] value, chosen once, never a name
-//! compared along the way. A new way to reach counters (memory-mapped registers, another
-//! vendor's driver) is a new variant here and a new arm where a box is opened.
+//! What a session reaches counters through: a [`SessionBackend`] value, chosen once, never a
+//! name compared along the way. A new register backend is registered with the machine
+//! ([`crate::machine::MachineBackend`]) and needs nothing here; a way to reach counters that
+//! is not registers (another kernel driver) is a new variant here and a new arm where a box
+//! is opened.
 
 use std::time::Duration;
 
@@ -10,7 +12,7 @@ use crate::machine::Machine;
 use crate::perf::encode::{free_running_terms, from_control, from_terms, with_aux};
 use crate::perf::layer::PerfLayer;
 use crate::perf::syscall::Syscalls;
-use crate::perf::{EventSources, PerfEvent, PerfNames, Pmu, SpecNames};
+use crate::perf::{EventSources, KernelPmu, PerfEvent, PerfNames, SpecNames};
 
 use super::selection::BoxEvents;
 use super::Clock;
@@ -63,23 +65,24 @@ pub struct PerfBackend<'m> {
 }
 
 /// How a session reaches its counters.
-pub enum Backend<'m> {
-    /// Programming the registers: hardware under a root, or the simulator (whose workload
-    /// the session then runs on its clock).
+pub enum SessionBackend<'m> {
+    /// Programming the registers: hardware under a root, the simulator, or any backend
+    /// registered with the machine (one with a workload, the simulator's, the session runs
+    /// on its clock).
     Registers(&'m Machine),
     /// The kernel's perf PMUs.
     Perf(PerfBackend<'m>),
 }
 
-impl<'m> Backend<'m> {
+impl<'m> SessionBackend<'m> {
     /// The backend `route` names on `machine`, with the kernel's PMUs in `sources` and the
-    /// real `perf_event_open`. A simulated machine has no kernel PMUs: it is always reached
-    /// through its registers.
+    /// real `perf_event_open`. A machine whose time is its own (the simulator) has no kernel
+    /// PMUs: it is always reached through its registers.
     pub fn new(machine: &'m Machine, route: Route, sources: EventSources) -> Self {
-        if machine.sim().is_some() || route == Route::Raw {
-            return Backend::Registers(machine);
+        if machine.workload().is_some() || route == Route::Raw {
+            return SessionBackend::Registers(machine);
         }
-        Backend::Perf(PerfBackend {
+        SessionBackend::Perf(PerfBackend {
             machine,
             sources,
             layer: &Syscalls,
@@ -90,16 +93,17 @@ impl<'m> Backend<'m> {
     /// The machine under it.
     pub fn machine(&self) -> &'m Machine {
         match self {
-            Backend::Registers(m) => m,
-            Backend::Perf(p) => p.machine,
+            SessionBackend::Registers(m) => m,
+            SessionBackend::Perf(p) => p.machine,
         }
     }
 
     /// The clock that makes this backend's counts what they should be for a reading every
-    /// `period`: the wall clock on hardware; on the simulator, whose time is its own, steps
-    /// of exactly `period`, so its output is the same on every run.
+    /// `period`: the wall clock on hardware; on a backend whose time is its own (the
+    /// simulator's workload), steps of exactly `period`, so its output is the same on every
+    /// run.
     pub fn clock(&self, period: Duration) -> Clock {
-        if self.machine().sim().is_some() {
+        if self.machine().workload().is_some() {
             Clock::Steps(period)
         } else {
             Clock::Wall
@@ -108,7 +112,7 @@ impl<'m> Backend<'m> {
 
     /// What a box programmed through the registers is labelled.
     pub(super) fn register_kind(&self) -> BackendKind {
-        if self.machine().sim().is_some() {
+        if self.machine().workload().is_some() {
             BackendKind::Simulator
         } else {
             BackendKind::Registers
@@ -118,7 +122,7 @@ impl<'m> Backend<'m> {
 
 /// A perf group to open for a box: the kernel PMU, its events, and per event its index
 /// among the selection's events and the counter register it stands for.
-pub(super) type PerfPlan = (Pmu, Vec<PerfEvent>, Vec<(usize, &'static str)>);
+pub(super) type PerfPlan = (KernelPmu, Vec<PerfEvent>, Vec<(usize, &'static str)>);
 
 /// The perf groups that count `planned`'s events, by kernel PMU (a box split over two PMUs,
 /// the Xeon 7500 R-box, has two). A box with more events than general counters gets a
@@ -185,32 +189,44 @@ pub(super) fn perf_events(
             }
         };
         let (pmu, events, counters) = &mut groups[at];
-        let mut event = match (c.control, c.info.perf_event) {
-            (Some(control), _) => from_control(
-                control.info,
-                c.control_value(sel, false)?,
-                &pmu.name,
-                &pmu.formats,
-                Some(name.kernel_counter(c.number())),
-            )?,
-            // A free-running counter is the kernel's event of its own, by its terms.
-            (None, Some(p)) => from_terms(pmu, &free_running_terms(&p))?,
-            (None, None) => {
-                return Err(crate::error::UsageError::UnsupportedField {
-                    register: c.counter.name(),
-                    field: "perf event (the spec gives this free-running counter none)",
-                }
-                .into())
-            }
-        };
-        // The auxiliary MSR goes in the term the kernel programs it from (`offcore_rsp`).
-        if let Some(aux) = sel.aux {
-            with_aux(&mut event, &pmu.formats, name.driver, aux)?;
-        }
+        let event = perf_event(c, sel, pmu, &name)?;
         events.push(event);
         counters.push((i, c.counter.name()));
     }
     Ok(Some(groups))
+}
+
+/// The perf event that counts `sel` on counter `c` of kernel PMU `pmu` (`name`: the
+/// kernel's names of the box and counter): the control value translated through the
+/// PMU's format files, or a free-running counter's event by its terms; the auxiliary MSR
+/// goes in the term the kernel programs it from (`offcore_rsp`).
+fn perf_event(
+    c: &crate::boxes::Counter,
+    sel: &EventSelect,
+    pmu: &KernelPmu,
+    name: &crate::perf::PmuName,
+) -> Result<PerfEvent, Error> {
+    let mut event = match (c.control, c.info.perf_event) {
+        (Some(control), _) => from_control(
+            control.info,
+            c.control_value(sel, false)?,
+            &pmu.name,
+            &pmu.formats,
+            Some(name.kernel_counter(c.number())),
+        )?,
+        (None, Some(p)) => from_terms(pmu, &free_running_terms(&p))?,
+        (None, None) => {
+            return Err(crate::error::UsageError::UnsupportedField {
+                register: c.counter.name(),
+                field: "perf event (the spec gives this free-running counter none)",
+            }
+            .into())
+        }
+    };
+    if let Some(aux) = sel.aux {
+        with_aux(&mut event, &pmu.formats, name.driver, aux)?;
+    }
+    Ok(event)
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! A counting session: what `pmu watch` and `pmu serve` do, for any program. Built from a
 //! [`Selection`] (boxes and their events, or a kernel PMU; sockets; a CPU) over a
-//! [`Backend`] (the registers of hardware or the simulator, or the kernel's perf PMUs), it
+//! [`SessionBackend`] (the registers of hardware or the simulator, or the kernel's perf PMUs), it
 //! opens (checks everything, then programs every box on every socket), reads per interval
 //! (counts, wrap-correct 64-bit totals, a perf event's time enabled and running), and closes
 //! (puts back every register it changed) on every way out: [`Session::close`], a failure
@@ -15,7 +15,7 @@
 //! use pmu_runtime::boxes::Boxes;
 //! use pmu_runtime::machine::Machine;
 //! use pmu_runtime::sampling::uncore::EventSelect;
-//! use pmu_runtime::session::{Backend, Options, Selection, Session};
+//! use pmu_runtime::session::{SessionBackend, Options, Selection, Session};
 //! use std::time::Duration;
 //!
 //! let processor = &pmu_regs::xeon_7500::PROCESSOR;
@@ -26,7 +26,7 @@
 //!     &[EventSelect::event(0x01)],
 //! )?;
 //! let machine = Machine::simulating(processor);
-//! let backend = Backend::Registers(&machine);
+//! let backend = SessionBackend::Registers(&machine);
 //! // The simulator's clock: a reading every 10 ms of simulated time.
 //! let clock = backend.clock(Duration::from_millis(10));
 //! let options = Options { clock, ..Options::default() };
@@ -39,24 +39,27 @@
 
 mod backend;
 mod discovered;
+mod named;
 mod open;
 mod selection;
 mod topdown;
 pub mod turns;
+pub mod words;
 
 use std::time::{Duration, Instant};
 
+use crate::boxes::EventSelect;
+use crate::counters::delta;
 use crate::counters::Counting;
 use crate::error::{Error, Result};
 use crate::machine::Machine;
+use crate::machine::{Rate, StreamId};
 use crate::perf::counting::BoxGroup;
-use crate::sampling::delta;
-use crate::sampling::uncore::EventSelect;
-use crate::sim::{Rate, StreamId};
 
 use turns::Turns;
 
-pub use backend::{Backend, BackendKind, PerfBackend, Route};
+pub use backend::{BackendKind, PerfBackend, Route, SessionBackend};
+pub use named::config_line;
 pub use open::SLOTS_PER_EVENT;
 pub use selection::{find_box, BoxEvents, Counted, Selection, Sockets};
 pub use topdown::TopdownSample;
@@ -119,6 +122,19 @@ pub struct Reading {
     /// unscaled, in 64 bits (`value` is this scaled by the times), from which each interval
     /// is scaled by its own times; `None` for a counter of its own.
     pub counted: Option<u64>,
+}
+
+impl Reading {
+    /// A counter's `value` and, through perf, the share of the time it ran, with no times:
+    /// what an exporter fed by other means than a session records.
+    pub fn new(value: u64, running_ratio: Option<f64>) -> Self {
+        Reading {
+            value,
+            running_ratio,
+            times: None,
+            counted: None,
+        }
+    }
 }
 
 /// How long a perf event has been enabled, and how long of that it was on the hardware
@@ -206,7 +222,7 @@ pub const TURN: Duration = Duration::from_millis(10);
 /// How a session runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Options {
-    /// When readings are taken (see [`Backend::clock`]).
+    /// When readings are taken (see [`SessionBackend::clock`]).
     pub clock: Clock,
     /// On a simulated machine, how often the counted events happen.
     pub pace: Pace,
@@ -328,8 +344,8 @@ impl<'m> Session<'m> {
         if matches!(self.options.clock, Clock::Steps(_)) {
             self.turns_until(at)?;
         }
-        if let (Some(sim), false) = (self.machine.sim(), self.streams.is_empty()) {
-            sim.advance(&self.streams, at)?;
+        if let (Some(w), false) = (self.machine.workload(), self.streams.is_empty()) {
+            w.advance(&self.streams, at)?;
         }
         Ok((at, seconds))
     }
@@ -366,8 +382,8 @@ impl<'m> Session<'m> {
         }
         while self.turned_at + self.options.turn <= at {
             let end = self.turned_at + self.options.turn;
-            if let (Some(sim), false) = (self.machine.sim(), self.streams.is_empty()) {
-                sim.advance(&self.streams, end)?;
+            if let (Some(w), false) = (self.machine.workload(), self.streams.is_empty()) {
+                w.advance(&self.streams, end)?;
             }
             self.rotate_all(end)?;
         }
@@ -590,8 +606,8 @@ impl<'m> Session<'m> {
     /// Puts back every box, last first, and closes every perf event; every box is tried, the
     /// first failure returned.
     fn restore(&mut self) -> Result<()> {
-        if let Some(sim) = self.machine.sim() {
-            sim.stop_streams(&self.streams);
+        if let Some(w) = self.machine.workload() {
+            w.stop(&self.streams);
         }
         self.streams.clear();
         self.perf.clear();

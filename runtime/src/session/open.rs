@@ -8,25 +8,23 @@ use std::time::Instant;
 
 use pmu_regs::Scope;
 
-use crate::boxes::{EventSelect, PmuBox};
+use crate::boxes::{CountedBox, EventSelect, PmuBox};
 use crate::counters::Counting;
 use crate::error::{Result, UsageError};
 use crate::machine::Machine;
 use crate::ownership::Ownership;
 use crate::perf::counting::BoxGroup;
 use crate::perf::layer::PerfLayer;
-use crate::perf::session::Session as PerfSession;
-use crate::perf::{EventSpec, PerfEvent, Pmu};
-use crate::sim::{Rate, Stream, StreamTarget};
+use crate::perf::session::CountingLoop;
+use crate::perf::{EventSpec, KernelPmu, PerfEvent};
 
-/// On the simulator, TOPDOWN.SLOTS runs this many times as fast as the pace's next event.
-pub const SLOTS_PER_EVENT: u64 = 1000;
+pub use crate::machine::SLOTS_PER_EVENT;
 
 use super::backend::{perf_events, PerfPlan};
 use super::selection::{BoxEvents, Counted};
 use super::turns::Turns;
 use super::{
-    Backend, BackendKind, Group, Options, PerfSeries, Selection, SeriesInfo, Session,
+    BackendKind, Group, Options, PerfSeries, Selection, SeriesInfo, Session, SessionBackend,
     SimulatedPerfBox, Sockets,
 };
 
@@ -53,7 +51,11 @@ impl<'m> Session<'m> {
     /// ([`crate::ownership::check_idle`]), is refused before anything is written. Nothing
     /// stays programmed if any box fails: the ones before it are put back, and a failure of
     /// that is reported with the first error.
-    pub fn open(backend: &Backend<'m>, selection: &Selection, options: Options) -> Result<Self> {
+    pub fn open(
+        backend: &SessionBackend<'m>,
+        selection: &Selection,
+        options: Options,
+    ) -> Result<Self> {
         let machine = backend.machine();
         let mut session = Session {
             machine,
@@ -126,13 +128,17 @@ impl<'m> Session<'m> {
     /// untouched), and the sockets. Checks of the machine itself belong here too: a CPU or
     /// socket the machine lacks is refused, naming those it has, and a box the part's
     /// discovery table does not show as the spec does ([`super::discovered`]).
-    fn check(backend: &Backend<'m>, selection: &Selection, options: &Options) -> Result<Checked> {
+    fn check(
+        backend: &SessionBackend<'m>,
+        selection: &Selection,
+        options: &Options,
+    ) -> Result<Checked> {
         selection.check()?;
         let mut through_perf = Vec::new();
         for planned in selection.boxes() {
             through_perf.push(match backend {
-                Backend::Registers(_) => None,
-                Backend::Perf(p) => perf_events(&p.sources, planned, p.fallback)?,
+                SessionBackend::Registers(_) => None,
+                SessionBackend::Perf(p) => perf_events(&p.sources, planned, p.fallback)?,
             });
         }
         let all_perf = through_perf.iter().all(Option::is_some);
@@ -174,12 +180,12 @@ impl<'m> Session<'m> {
     /// Opens the perf groups, then programs the register boxes socket by socket.
     fn program(
         &mut self,
-        backend: &Backend<'m>,
+        backend: &SessionBackend<'m>,
         selection: &Selection,
         checked: &Checked,
     ) -> Result<()> {
         let boxes = selection.boxes();
-        if let Backend::Perf(p) = backend {
+        if let SessionBackend::Perf(p) = backend {
             for (planned, perf) in boxes.iter().zip(&checked.through_perf) {
                 for (pmu, events, counters) in perf.iter().flatten() {
                     self.open_box_groups(p.layer, planned, pmu, events, counters, selection)?;
@@ -244,11 +250,11 @@ impl<'m> Session<'m> {
     /// order they were given in.
     fn open_perf_events(
         &mut self,
-        backend: &Backend<'m>,
+        backend: &SessionBackend<'m>,
         specs: &[EventSpec],
         selection: &Selection,
     ) -> Result<()> {
-        let Backend::Perf(p) = backend else {
+        let SessionBackend::Perf(p) = backend else {
             return Err(UsageError::BadValue {
                 text: format!(
                     "perf events ({}) through the registers",
@@ -291,7 +297,7 @@ impl<'m> Session<'m> {
         &mut self,
         layer: &'m dyn PerfLayer,
         planned: &BoxEvents,
-        pmu: &Pmu,
+        pmu: &KernelPmu,
         events: &[PerfEvent],
         counters: &[(usize, &'static str)],
         selection: &Selection,
@@ -307,7 +313,7 @@ impl<'m> Session<'m> {
             .collect();
         let opened = self.perf.len();
         self.open_perf(layer, pmu, events, &series, selection)?;
-        if self.machine.sim().is_some() {
+        if self.machine.workload().is_some() {
             // Each group opened is this box on one CPU: the workload's events go there.
             let sels: Vec<_> = counters.iter().map(|&(i, _)| planned.events[i]).collect();
             let cpus: Vec<u32> = self.perf[opened..]
@@ -332,7 +338,7 @@ impl<'m> Session<'m> {
     fn open_perf(
         &mut self,
         layer: &'m dyn PerfLayer,
-        pmu: &Pmu,
+        pmu: &KernelPmu,
         events: &[PerfEvent],
         planned: &[SeriesInfo],
         selection: &Selection,
@@ -364,7 +370,11 @@ impl<'m> Session<'m> {
     /// without a cpumask (`msr`), a CPU of the socket asked for, or every online CPU with
     /// [`Selection::every_cpu`]; a PMU with one CPU per L3 cache in its cpumask (`amd_l3`) is
     /// opened on each of those CPUs of the selected sockets.
-    fn perf_places(&self, pmu: &Pmu, selection: &Selection) -> Result<Vec<(u32, Option<u32>)>> {
+    fn perf_places(
+        &self,
+        pmu: &KernelPmu,
+        selection: &Selection,
+    ) -> Result<Vec<(u32, Option<u32>)>> {
         let per_cpu = pmu.cpumask.is_empty();
         let fallback = selection.cpu.unwrap_or(0);
         // A cpumask naming more CPUs than the machine has sockets names one CPU per smaller
@@ -390,7 +400,7 @@ impl<'m> Session<'m> {
                 .into_iter()
                 .map(|(cpu, socket)| (socket, Some(cpu)))
                 .collect(),
-            (Sockets::All, _) => PerfSession::cpus(pmu, None, fallback)?
+            (Sockets::All, _) => CountingLoop::cpus(pmu, None, fallback)?
                 .into_iter()
                 .enumerate()
                 .map(|(s, c)| (s as u32, c))
@@ -402,7 +412,7 @@ impl<'m> Session<'m> {
             (Sockets::One(s), None) if per_cpu => {
                 vec![(s, Some(self.machine.cpu_for_socket(s)?))]
             }
-            (Sockets::One(s), None) => PerfSession::cpus(pmu, Some(s), fallback)?
+            (Sockets::One(s), None) => CountingLoop::cpus(pmu, Some(s), fallback)?
                 .into_iter()
                 .map(|c| (s, c))
                 .collect(),
@@ -556,68 +566,33 @@ impl<'m> Session<'m> {
         self.machine.cpuid_count(count_cpuid).map(|n| n as usize)
     }
 
-    /// On the simulator: runs a stream of each selected event into every box counted, at
-    /// the rate the session's pace gives the event.
+    /// On a machine whose time is its own (the simulator): starts its workload, each
+    /// selected event happening in every box counted at the rate the session's pace gives it.
     fn run_workload(&mut self) {
-        let Some(sim) = self.machine.sim() else {
+        let Some(workload) = self.machine.workload() else {
             return;
         };
-        let raw = self
-            .groups
+        let raw = self.groups.iter().map(|g| CountedBox {
+            pmu_box: g.counting.pmu_box(),
+            cpu: g.cpu,
+            socket: g.socket,
+            events: &g.sels,
+        });
+        let perf = self.perf_sim_boxes.iter().map(|b| CountedBox {
+            pmu_box: b.pmu_box,
+            cpu: b.cpu,
+            socket: b.socket,
+            events: &b.sels,
+        });
+        let counted: Vec<CountedBox> = raw.chain(perf).collect();
+        let topdown: Vec<u32> = self
+            .topdown
             .iter()
-            .map(|g| (g.counting.pmu_box(), g.cpu, g.socket, g.sels.as_slice()));
-        let perf = self
-            .perf_sim_boxes
-            .iter()
-            .map(|b| (b.pmu_box, b.cpu, b.socket, b.sels.as_slice()));
-        let mut streams = Vec::new();
-        for (pmu_box, cpu, socket, sels) in raw.chain(perf) {
-            for (i, sel) in sels.iter().enumerate() {
-                let target = match pmu_box.scope() {
-                    Scope::Cpu => StreamTarget::Core { cpu },
-                    Scope::L3 => StreamTarget::L3 {
-                        cpu,
-                        instance: pmu_box.instance,
-                    },
-                    Scope::Socket => StreamTarget::Uncore {
-                        socket: socket as usize,
-                        instance: pmu_box.instance,
-                    },
-                };
-                streams.push(sim.start_stream(Stream {
-                    target,
-                    ev_sel: sel.ev_sel,
-                    umask: sel.umask,
-                    rate: self.options.pace.rate(i),
-                    masks: Some(crate::sim::StreamMasks {
-                        umask_ext: sel.umask_ext.unwrap_or(0),
-                        port_mask: sel.port_mask.unwrap_or(0),
-                        fc_mask: sel.fc_mask.unwrap_or(0),
-                    }),
-                    aux: sel.aux,
-                }));
-            }
-        }
-        // TOPDOWN.SLOTS on every CPU the top-down registers are read on: 1000 times the rate
-        // of the event after the selection's last, so the slots outnumber the counted
-        // events, as on hardware.
-        let after_last = self.groups.iter().map(|g| g.sels.len()).max().unwrap_or(0);
-        let r = self.options.pace.rate(after_last);
-        let slots_rate = Rate {
-            per_second: r.per_second.saturating_mul(SLOTS_PER_EVENT),
-            ramp: r.ramp.saturating_mul(SLOTS_PER_EVENT),
-        };
-        for (cpu, _) in self.topdown.iter().flat_map(|t| t.cpus()) {
-            streams.push(sim.start_stream(Stream {
-                target: StreamTarget::Core { cpu },
-                ev_sel: crate::sim::SLOTS_EVENT.0,
-                umask: Some(crate::sim::SLOTS_EVENT.1),
-                rate: slots_rate,
-                masks: None,
-                aux: None,
-            }));
-        }
-        self.streams = streams;
+            .flat_map(|t| t.cpus())
+            .map(|(cpu, _)| cpu)
+            .collect();
+        let pace = self.options.pace;
+        self.streams = workload.run(&counted, &|i| pace.rate(i), &topdown);
     }
 }
 

@@ -5,11 +5,11 @@
 
 use pmu_regs::{ProcessorInfo, PROCESSORS};
 
+use crate::boxes::EventSelect;
 use crate::boxes::{Boxes, PmuBox};
 use crate::discovery::{BoxStatus, Joined};
 use crate::error::UsageError;
 use crate::perf::EventSpec;
-use crate::sampling::uncore::EventSelect;
 
 /// Which sockets to count on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,11 +18,11 @@
 
 use std::time::Duration;
 
+use crate::boxes::EventSelect;
+use crate::counters::delta;
 use crate::counters::Counting;
 use crate::error::{Result, UsageError};
 use crate::machine::Machine;
-use crate::sampling::delta;
-use crate::sampling::uncore::EventSelect;
 
 use super::{Reading, Times};
 

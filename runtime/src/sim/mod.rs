@@ -44,7 +44,7 @@ use pmu_regs::{BitRef, Location, ProcessorInfo};
 pub use crate::cpuid::Cpuid0A;
 pub use arch::{ArchConfig, SimTopdown, SLOTS_EVENT};
 pub use uncore::{UncoreEvent, FIXED_EVENT};
-pub use workload::{Rate, Stream, StreamId, StreamMasks, StreamTarget};
+pub use workload::{Rate, Stream, StreamId, StreamMasks, StreamTarget, SLOTS_PER_EVENT};
 
 /// An event for a box in PCI space: the same as any box's.
 pub type PciEvent = UncoreEvent;
@@ -65,13 +65,12 @@ pub struct QpiPacket {
 }
 
 use crate::access::{
-    place_of, AccessError, BackendError, Bdf, MmioAccess, MsrAccess, Op, PciAccess, Place,
-    Result as BackendResult, Target, Topology, UncoreDevices, UncoreSummary,
+    place_of, AccessError, BackendError, BackendResult, Bdf, MmioAccess, MsrAccess, Op, PciAccess,
+    Site, Target, Topology, UncoreDevices, UncoreSummary,
 };
 use crate::boxes::Boxes;
-use crate::discovery::{self, MemoryTable};
 use crate::error::{Error, Result, UsageError};
-use crate::ownership::{Lease, Ownership, Pmu, Registry};
+use crate::table_format::{self, MemoryTable};
 use regs::{Home, Index, Reg};
 
 /// The running number of injected events (1-based once any was injected).
@@ -216,7 +215,7 @@ pub struct PmiRecord {
     pub core: Option<u32>,
 }
 
-struct State {
+struct SimState {
     uncore: Vec<uncore::SocketState>,
     /// Per logical CPU: the boxes of the simulated processor's own `scope="cpu"` units.
     cores: Vec<uncore::SocketState>,
@@ -234,12 +233,14 @@ pub struct Sim {
     /// The box of the simulated processor's own per-CPU unit that core events go to (`CPU`),
     /// when it has one; otherwise they go to the architectural model.
     core_box: Option<&'static str>,
-    state: Mutex<State>,
+    state: Mutex<SimState>,
     /// The memory-mapped windows: where each controller's base is, and what is at each address.
     windows: mmio::Windows,
-    owners: Registry,
+    /// What the machine layer keeps per simulator, in a type the simulator does not know:
+    /// its in-process PMU claims (`machine::simulated`).
+    claims: OnceLock<Box<dyn std::any::Any + Send + Sync>>,
     /// Streams of events that run while something counts (see [`workload`]).
-    workload: Mutex<workload::Workload>,
+    workload: Mutex<workload::Streams>,
     /// The uncore discovery table the part publishes (built from the spec), which tests may
     /// replace with a corrupted or disagreeing one.
     discovery: Mutex<Option<MemoryTable>>,
@@ -313,25 +314,25 @@ impl Sim {
             uncore,
             windows: mmio::Windows::new(config.processor, sockets),
             core_box,
-            state: Mutex::new(State {
+            state: Mutex::new(SimState {
                 uncore: vec![socket.clone(); sockets],
                 cores: vec![Default::default(); cpus],
                 l3s: vec![socket; cpus],
                 cpus: vec![arch::CpuState::new(config.arch); cpus],
                 journal: Journal::default(),
             }),
-            owners: Registry::new(),
+            claims: OnceLock::new(),
             workload: Mutex::default(),
             discovery: Mutex::new(None),
         };
         // The table lists the memory-mapped boxes at the addresses this part's windows give.
         let devices = sim.uncore_devices();
         let mmio = |r: crate::boxes::Reg| match place_of(&sim, &devices, 0, r.info, r.addr) {
-            Ok(Place::Mmio(a)) => Some(a),
+            Ok(Site::Mmio(a)) => Some(a),
             _ => None,
         };
         let table =
-            discovery::simulated_table_placed(boxes, DISCOVERY_TABLE, DISCOVERY_DEVICE, &mmio);
+            table_format::simulated_table_placed(boxes, DISCOVERY_TABLE, DISCOVERY_DEVICE, &mmio);
         sim.publish_discovery_table(table);
         sim
     }
@@ -341,7 +342,7 @@ impl Sim {
         &self.config
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, SimState> {
         // A panic while holding the lock leaves consistent register values behind.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -376,7 +377,7 @@ impl Sim {
     }
 
     /// The uncore discovery table this part publishes: the one built from its spec
-    /// ([`discovery::simulated_table`], at [`DISCOVERY_TABLE`], located by
+    /// ([`table_format::simulated_table`], at [`DISCOVERY_TABLE`], located by
     /// [`DISCOVERY_DEVICE`]'s capability) for a processor with discovery types, `None` for
     /// one without, or what [`Sim::publish_discovery_table`] put in its place.
     pub fn discovery_table(&self) -> Option<MemoryTable> {
@@ -1005,10 +1006,10 @@ impl Sim {
     }
 }
 
-impl Ownership for Sim {
-    /// Claims are in-process: one simulator, one registry.
-    fn claim(&self, pmu: &Pmu) -> Result<Lease> {
-        self.owners.claim(pmu)
+impl Sim {
+    /// The slot for what the machine layer keeps per simulator (its PMU claims).
+    pub(crate) fn claims(&self) -> &OnceLock<Box<dyn std::any::Any + Send + Sync>> {
+        &self.claims
     }
 }
 

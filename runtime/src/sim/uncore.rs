@@ -463,34 +463,48 @@ impl Model {
         }
         let stored = st.regs.get(reg);
         let acting = |f: &FieldInfo| f.extract(actions | stored) != 0;
-        // A global reset resets every counter and control of the uncore; the global control
-        // keeps what was just written.
-        if let Some(g) = &self.boxes.global {
-            if g.control.addr.location == loc {
-                if let Some(f) = g.info.field(Role::GlobalReset) {
-                    if acting(f) {
-                        self.reset_all(st, loc);
-                    }
-                }
+        self.after_global_write(st, loc, actions, acting);
+        let cleared = self.cleared_by(loc, actions);
+        self.after_box_write(st, loc, raw, actions, cleared);
+    }
+
+    /// A write to the global control: a global reset resets every counter and control of
+    /// the uncore (the global control keeps what was just written); the freeze-signal
+    /// model's commands raise or lift the freeze of every box that lets it take effect.
+    fn after_global_write(
+        &self,
+        st: &mut SocketState,
+        loc: Location,
+        actions: u64,
+        acting: impl Fn(&FieldInfo) -> bool,
+    ) {
+        let Some(g) = self
+            .boxes
+            .global
+            .as_ref()
+            .filter(|g| g.control.addr.location == loc)
+        else {
+            return;
+        };
+        if g.info.field(Role::GlobalReset).is_some_and(acting) {
+            self.reset_all(st, loc);
+        }
+        if let Some((freeze, unfreeze)) = g.info.freeze_signal() {
+            if freeze.extract(actions) != 0 {
+                st.signal = true;
+            }
+            if unfreeze.extract(actions) != 0 {
+                st.signal = false;
+                st.pending_freeze = None;
             }
         }
-        // The freeze-signal model's commands: raise or lift the freeze of every box that
-        // lets it take effect.
-        if let Some(g) = &self.boxes.global {
-            if let Some((freeze, unfreeze)) = g.info.freeze_signal() {
-                if g.control.addr.location == loc {
-                    if freeze.extract(actions) != 0 {
-                        st.signal = true;
-                    }
-                    if unfreeze.extract(actions) != 0 {
-                        st.signal = false;
-                        st.pending_freeze = None;
-                    }
-                }
-            }
-        }
-        // Clearing a hop clears the counters below it, so the hierarchy stays consistent.
-        let mut cleared: Vec<(usize, u32)> = Vec::new();
+    }
+
+    /// The counters (box, number) whose overflow a write at `loc` clears through a hop of
+    /// their route: clearing a hop clears the counters below it, so the hierarchy stays
+    /// consistent.
+    fn cleared_by(&self, loc: Location, actions: u64) -> Vec<(usize, u32)> {
+        let mut cleared = Vec::new();
         for (bi, b) in self.boxes.boxes.iter().enumerate() {
             for c in &b.counters {
                 let Some(route) = c.route else { continue };
@@ -503,6 +517,19 @@ impl Model {
                 }
             }
         }
+        cleared
+    }
+
+    /// A write to a box's registers: its overflow clears, its resets and its counter
+    /// controls' reset bits; then the overflow of every counter in `cleared` is cleared.
+    fn after_box_write(
+        &self,
+        st: &mut SocketState,
+        loc: Location,
+        raw: u64,
+        actions: u64,
+        mut cleared: Vec<(usize, u32)>,
+    ) {
         for (bi, b) in self.boxes.boxes.iter().enumerate() {
             // Box-level overflow clear.
             for clear in b.clears.iter().filter(|r| r.addr.location == loc) {

@@ -6,6 +6,10 @@
 
 use std::time::Duration;
 
+use pmu_regs::Scope;
+
+use crate::boxes::CountedBox;
+
 /// Events per second, rising by `ramp` events per second every second: by time `t` (in
 /// seconds) a stream has had `floor(per_second * t + ramp * t^2 / 2)` events. Exact integer
 /// arithmetic, so a schedule gives the same counts on every machine.
@@ -116,16 +120,91 @@ impl StreamMasks {
     }
 }
 
-/// A stream the simulator runs: [`super::Sim::start_stream`] hands out its id.
+/// A stream of events a backend runs: [`super::Sim::start_stream`] hands out the
+/// simulator's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct StreamId(pub(super) u64);
 
+impl StreamId {
+    /// Stream number `n` of a backend that numbers its own.
+    pub const fn new(n: u64) -> Self {
+        StreamId(n)
+    }
+
+    /// The stream's number.
+    pub const fn number(self) -> u64 {
+        self.0
+    }
+}
+
+/// On the simulator, TOPDOWN.SLOTS runs this many times as fast as the pace's next event.
+pub const SLOTS_PER_EVENT: u64 = 1000;
+
 /// The streams running, with the events each has had so far.
 #[derive(Debug, Default)]
-pub(super) struct Workload {
+pub(super) struct Streams {
     pub next: u64,
     /// (id, stream, events injected so far).
     pub running: Vec<(StreamId, Stream, u64)>,
+}
+
+impl super::Sim {
+    /// Runs a stream of each event of every box in `counted` into that box, event `i` at
+    /// `rate(i)`, and TOPDOWN.SLOTS on each of `topdown_cpus` at [`SLOTS_PER_EVENT`] times
+    /// the rate of the event after the longest box's last, so the slots outnumber the counted
+    /// events, as on hardware: the demonstration workload a counting session runs.
+    pub fn run_counted(
+        &self,
+        counted: &[CountedBox<'_>],
+        rate: &dyn Fn(usize) -> Rate,
+        topdown_cpus: &[u32],
+    ) -> Vec<StreamId> {
+        let mut streams = Vec::new();
+        for b in counted {
+            for (i, sel) in b.events.iter().enumerate() {
+                let target = match b.pmu_box.scope() {
+                    Scope::Cpu => StreamTarget::Core { cpu: b.cpu },
+                    Scope::L3 => StreamTarget::L3 {
+                        cpu: b.cpu,
+                        instance: b.pmu_box.instance,
+                    },
+                    Scope::Socket => StreamTarget::Uncore {
+                        socket: b.socket as usize,
+                        instance: b.pmu_box.instance,
+                    },
+                };
+                streams.push(self.start_stream(Stream {
+                    target,
+                    ev_sel: sel.ev_sel,
+                    umask: sel.umask,
+                    rate: rate(i),
+                    masks: Some(StreamMasks {
+                        umask_ext: sel.umask_ext.unwrap_or(0),
+                        port_mask: sel.port_mask.unwrap_or(0),
+                        fc_mask: sel.fc_mask.unwrap_or(0),
+                    }),
+                    aux: sel.aux,
+                }));
+            }
+        }
+        let after_last = counted.iter().map(|b| b.events.len()).max().unwrap_or(0);
+        let r = rate(after_last);
+        let slots_rate = Rate {
+            per_second: r.per_second.saturating_mul(SLOTS_PER_EVENT),
+            ramp: r.ramp.saturating_mul(SLOTS_PER_EVENT),
+        };
+        for &cpu in topdown_cpus {
+            streams.push(self.start_stream(Stream {
+                target: StreamTarget::Core { cpu },
+                ev_sel: super::SLOTS_EVENT.0,
+                umask: Some(super::SLOTS_EVENT.1),
+                rate: slots_rate,
+                masks: None,
+                aux: None,
+            }));
+        }
+        streams
+    }
 }
 
 #[cfg(test)]

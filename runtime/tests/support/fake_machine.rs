@@ -94,3 +94,9 @@ pub fn pci_tree(devices: &[(&str, u16, u16)]) -> tempfile::TempDir {
     }
     dir
 }
+
+/// `text` with the fake machine's tree `root` written `ROOT`, so a message naming a file in
+/// the tree reads the same on every run.
+pub fn redact(text: &str, root: &Path) -> String {
+    text.replace(&root.display().to_string(), "ROOT")
+}

@@ -1060,6 +1060,8 @@ pub const NO_INDEPENDENT_SOURCE: &[(&str, &str, &str)] = &[
     ("granite-rapids", "UBOX", "the kernel reads it from the discovery table"),
     ("granite-rapids", "UPI", "the kernel reads it from the discovery table; not transcribed from another source"),
     ("granite-rapids", "IIO_FREE", "spec cites Linux; PCM and likwid have no free-running IIO counters: not transcribed"),
+    ("skylake-sp", "M2PCIE", "spec cites Linux skx_uncore_m2pcie and skx_uncore_pci_ids; PCM and likwid program no M2PCIe box on this part"),
+    ("cascade-lake", "M2PCIE", "Skylake-SP's unit (units-from): Linux only; PCM and likwid program no M2PCIe box on this part"),
     ("ice-lake-sp", "IMC_FREE", "spec cites Linux icx_imc_freerunning; likwid MDEV0-3 give offsets relative to another base: not transcribed"),
 ];
 

@@ -470,6 +470,7 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             v.extend(idx("uncore_m2m", 2, SNBEP));
             v.extend(idx("uncore_upi", 3, SKX_UPI));
             v.extend(idx("uncore_m3upi", 3, SNBEP));
+            v.extend(idx("uncore_m2pcie", 4, SNBEP));
             v.extend(idx("uncore_iio_free_running", 6, SKX_FREE));
         }
         "ice-lake-sp" => {

@@ -1,139 +1,18 @@
 //! Which processor this is (from `/proc/cpuinfo`: vendor, family, model) and which specs
 //! describe it, so that a command refuses plainly on a machine no spec matches instead of
-//! failing later with advice meant for a missing driver.
+//! failing later with advice meant for a missing driver. The library's [`pmu_runtime::detect`]
+//! finds it; this module prints it and refuses.
 
 use std::path::{Path, PathBuf};
 
-use pmu_runtime::boxes::Boxes;
-use pmu_runtime::discovery::{BoxStatus, DISCOVERY_DEVICE_ID};
+use pmu_runtime::detect::{cpuinfo_path, described_vendors, discovery_tables, TableReport};
+pub use pmu_runtime::detect::{detected, read};
+use pmu_runtime::discovery::DISCOVERY_DEVICE_ID;
 use pmu_runtime::machine::Machine;
 use pmu_runtime::part;
-use pmu_runtime::part::joined_tables;
 use serde_json::json;
 
-use pmu_runtime::identify::CpuSignature;
-
 use crate::failure::Failure;
-
-/// The processor as `/proc/cpuinfo` describes its first CPU.
-#[derive(Debug)]
-pub struct Cpu {
-    pub vendor: String,
-    pub family: u32,
-    pub model: u32,
-    /// The `stepping` line, which tells apart processors of one model (06_55H: Skylake-SP
-    /// and Cascade Lake).
-    pub stepping: Option<u32>,
-    pub name: String,
-    /// CPUID leaf 0AH is present (the `arch_perfmon` flag).
-    pub arch_perfmon: bool,
-}
-
-/// The vendors of the processors the spec identifies, in spec order, each once.
-fn described_vendors() -> Vec<&'static str> {
-    let mut vendors: Vec<&'static str> = Vec::new();
-    for id in pmu_regs::PROCESSORS.iter().filter_map(|p| p.identity) {
-        if !vendors.contains(&id.vendor.as_str()) {
-            vendors.push(id.vendor.as_str());
-        }
-    }
-    vendors
-}
-
-fn cpuinfo_path(root: Option<&Path>) -> PathBuf {
-    root.unwrap_or(Path::new("/")).join("proc/cpuinfo")
-}
-
-/// Reads `ROOT/proc/cpuinfo`; `None` when it cannot be read or names no vendor.
-pub fn read(root: Option<&Path>) -> Option<Cpu> {
-    let text = std::fs::read_to_string(cpuinfo_path(root)).ok()?;
-    let mut cpu = Cpu {
-        vendor: String::new(),
-        family: 0,
-        model: 0,
-        stepping: None,
-        name: String::new(),
-        arch_perfmon: false,
-    };
-    // The first processor's block is enough: a machine has one kind of processor.
-    for line in text.lines().take_while(|l| !l.trim().is_empty()) {
-        let Some((k, v)) = line.split_once(':') else {
-            continue;
-        };
-        let v = v.trim();
-        match k.trim() {
-            "vendor_id" => cpu.vendor = v.to_string(),
-            "cpu family" => cpu.family = v.parse().unwrap_or(0),
-            "model" => cpu.model = v.parse().unwrap_or(0),
-            "stepping" => cpu.stepping = v.parse().ok(),
-            "model name" => cpu.name = v.to_string(),
-            "flags" => cpu.arch_perfmon = v.split_whitespace().any(|f| f == "arch_perfmon"),
-            _ => {}
-        }
-    }
-    (!cpu.vendor.is_empty()).then_some(cpu)
-}
-
-impl Cpu {
-    /// Whether the spec knows this vendor's processors at all.
-    fn known_vendor(&self) -> bool {
-        pmu_regs::Vendor::from_name(&self.vendor).is_some()
-    }
-
-    /// The vendor, family, model and stepping the spec's identities are matched against.
-    fn signature(&self) -> CpuSignature {
-        CpuSignature {
-            vendor: self.vendor.clone(),
-            family: self.family,
-            model: self.model,
-            stepping: self.stepping,
-        }
-    }
-
-    /// The specs that describe this processor.
-    pub fn specs(&self) -> Vec<&'static str> {
-        let mut specs: Vec<&'static str> = self
-            .signature()
-            .processor()
-            .map(|p| p.id)
-            .into_iter()
-            .collect();
-        // Leaf 0AH's architectural PMU is Intel's (AMD CPUs do not set `arch_perfmon`).
-        if self.arch_perfmon && self.signature().known_vendor() == Some(pmu_regs::Vendor::Intel) {
-            specs.push("architectural");
-        }
-        specs
-    }
-
-    fn describe(&self) -> String {
-        format!(
-            "{} ({}, family {:#x}, model {:#x})",
-            if self.name.is_empty() {
-                "?"
-            } else {
-                &self.name
-            },
-            self.vendor,
-            self.family,
-            self.model
-        )
-    }
-
-    /// The uncore spec of this processor, for names two processors share.
-    pub fn uncore_spec(&self) -> Option<&'static str> {
-        self.specs().into_iter().find(|s| *s != "architectural")
-    }
-}
-
-/// The uncore spec of this machine's processor, which settles a name several processors
-/// share; `None` under `--sim` (the simulator is whichever processor the names say) or where
-/// cpuinfo names none.
-pub fn detected(sim: bool, root: Option<&Path>) -> Option<&'static str> {
-    (!sim)
-        .then(|| read(root))
-        .flatten()
-        .and_then(|c| c.uncore_spec())
-}
 
 /// Refuses a register of `processor` on a machine whose processor it does not describe.
 /// Nothing is checked when cpuinfo cannot be read (a file-tree machine without one).
@@ -203,7 +82,7 @@ pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
     let uncore = cpu
         .uncore_spec()
         .and_then(|s| pmu_regs::PROCESSORS.iter().copied().find(|p| p.id == s));
-    let discovery = uncore.and_then(|p| discovery(root, p));
+    let discovery = uncore.and_then(|p| discovery_tables(root, p));
     if json_out {
         let tables: Vec<_> = discovery
             .iter()
@@ -250,59 +129,9 @@ pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
     Ok(out)
 }
 
-/// One discovery table of the part, as `pmu detect` reports it.
-struct Found {
-    device: String,
-    /// Whether it was read (else `error` says why).
-    read: bool,
-    error: Option<String>,
-    /// Boxes matching, missing, unknown, disagreeing, ignored, counted by the part.
-    counts: [usize; 6],
-}
-
-/// The part's discovery tables joined with `p`'s spec, for a processor whose spec has
-/// discovery types (`None` for one without: its parts have no table).
-fn discovery(root: Option<&Path>, p: &'static pmu_regs::ProcessorInfo) -> Option<Vec<Found>> {
-    pmu_runtime::discovery::has_table(p).then_some(())?;
-    let machine = Machine::hardware(root.map_or_else(|| PathBuf::from("/"), Path::to_path_buf));
-    let boxes = Boxes::of(p);
-    Some(
-        joined_tables(&machine, boxes)
-            .into_iter()
-            .map(|t| match t.joined {
-                Ok(joined) => {
-                    let mut counts = [0; 6];
-                    for b in &joined.boxes {
-                        counts[match b.status {
-                            BoxStatus::Matching => 0,
-                            BoxStatus::Missing => 1,
-                            BoxStatus::Unknown => 2,
-                            BoxStatus::Disagreeing(_) => 3,
-                            BoxStatus::Ignored { .. } => 4,
-                            BoxStatus::CountedByPart { .. } => 5,
-                        }] += 1;
-                    }
-                    Found {
-                        device: t.device.to_string(),
-                        read: true,
-                        error: None,
-                        counts,
-                    }
-                }
-                Err(e) => Found {
-                    device: t.device.to_string(),
-                    read: false,
-                    error: Some(e.to_string()),
-                    counts: [0; 6],
-                },
-            })
-            .collect(),
-    )
-}
-
 /// `discovery table: ...` lines: none found, or per table the join's counts or why it was
 /// not read (reading physical memory needs root).
-fn discovery_lines(root: Option<&Path>, tables: &[Found]) -> String {
+fn discovery_lines(root: Option<&Path>, tables: &[TableReport]) -> String {
     if tables.is_empty() {
         let devices = root.unwrap_or(Path::new("/")).join("sys/bus/pci/devices");
         return format!(
@@ -365,4 +194,14 @@ fn box_counts(root: Option<&Path>, p: &'static pmu_regs::ProcessorInfo) -> Strin
         }
     }
     out
+}
+
+/// The processor `--processor` names (by id or module), or `None` when none is given.
+pub fn processor_named(name: Option<&str>) -> Result<Option<&'static str>, Failure> {
+    let Some(name) = name else { return Ok(None) };
+    pmu_regs::PROCESSORS
+        .iter()
+        .find(|p| crate::pattern::matches(Some(name), &[p.id, p.module]))
+        .map(|p| Some(p.id))
+        .ok_or_else(|| pmu_runtime::lookup::unknown_processor(name).into())
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::discovery::{
-    join, processors_with_a_table, read_table, BoxStatus, DiscoveryError, Joined, MemoryTable,
+    join, processors_with_a_table, read_dump, BoxStatus, DiscoveryError, Joined,
     DISCOVERY_DEVICE_ID,
 };
 use pmu_runtime::machine::Machine;
@@ -13,8 +13,8 @@ use pmu_runtime::part::{joined_tables, JoinedTable};
 use pmu_runtime::Bdf;
 use serde_json::json;
 
-use crate::commands::processor_named;
-use crate::table::Table as TextTable;
+use crate::detect::processor_named;
+use crate::table::TextTable;
 use crate::Failure;
 
 /// The device a dumped table is taken to come from (it locates nothing: a dump is read from
@@ -59,14 +59,7 @@ pub fn run(a: &DiscoverArgs, json_out: bool) -> Result<String, Failure> {
         .expect("processor_named returns a known id");
     let boxes = Boxes::of(processor);
     let tables: Vec<(u32, Joined)> = if let Some(path) = &a.table {
-        let bytes = std::fs::read(path).map_err(|e| {
-            Failure::operation(format!(
-                "cannot read the table dump {}: {e}",
-                path.display()
-            ))
-        })?;
-        let t = MemoryTable::from_bytes(0, DUMP_DEVICE, bytes);
-        let table = read_table(&t, 0).map_err(discovery_failure)?;
+        let table = read_dump(path, DUMP_DEVICE).map_err(discovery_failure)?;
         vec![(0, join(boxes, &table))]
     } else if a.sim {
         let machine = Machine::simulating(processor);

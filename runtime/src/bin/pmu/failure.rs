@@ -61,3 +61,5 @@ impl<E: Into<pmu_runtime::Error>> From<E> for Failure {
         Failure::Runtime(error.into())
     }
 }
+
+pub(crate) type Out = Result<String, Failure>;

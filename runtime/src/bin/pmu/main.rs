@@ -1,24 +1,31 @@
 //! `pmu`: list, decode, encode, read, write and watch Intel and AMD performance-monitoring registers
 //! by name.
 
-mod commands;
+// Functions read in one sitting: at most 80 lines (clippy.toml), with no `allow`.
+#![warn(clippy::too_many_lines)]
+
 mod completion;
+mod counting;
+mod decode;
 mod detect;
 mod discover;
+mod encode;
 mod failure;
-mod grammar;
+mod list;
+mod list_events;
 mod messages;
 mod output;
 mod pattern;
 mod perf_cli;
 mod place;
+mod read;
 mod serve;
 mod serve_metrics;
+mod show;
 mod table;
-mod targets;
 mod watch;
-mod watch_events;
 mod watch_metrics;
+mod write;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -92,12 +99,12 @@ enum Command {
     /// Split a value into the register's fields, with their meanings.
     ///
     /// Example: pmu decode W_MSR_PMON_EVT_SEL2 0x500f01
-    #[command(after_help = grammar::NUMBER_RULE)]
+    #[command(after_help = pmu_runtime::session::words::NUMBER_RULE)]
     Decode(DecodeArgs),
     /// Build a register value from field=value pairs, starting from the reset value.
     ///
     /// Example: pmu encode IA32_PERFEVTSEL0 ev_sel=0x3c usr=1 en=1
-    #[command(after_help = grammar::NUMBER_RULE)]
+    #[command(after_help = pmu_runtime::session::words::NUMBER_RULE)]
     Encode(EncodeArgs),
     /// Read a register and decode it.
     ///
@@ -110,7 +117,7 @@ enum Command {
     /// a warning says which fields did not take.
     ///
     /// Example: pmu write W_MSR_PMON_EVT_SEL0 ev_sel=0x02 en=1 --dry-run
-    #[command(after_help = grammar::NUMBER_RULE)]
+    #[command(after_help = pmu_runtime::session::words::NUMBER_RULE)]
     Write(WriteArgs),
     /// Program counters and print their counts every interval, like `perf stat -I`.
     ///
@@ -290,6 +297,42 @@ struct WriteArgs {
     place: PlaceArgs,
 }
 
+/// `pmu list`, by what it lists: metrics, backends, events, registers matching a pattern, a
+/// summary, or registers.
+fn list(a: ListArgs, json_out: bool) -> Result<String, Failure> {
+    match a {
+        a if a.metrics => watch_metrics::list(
+            a.processor.as_deref(),
+            a.pattern.as_deref().map(pattern::Pattern::new).as_ref(),
+            json_out,
+        ),
+        a if a.backends => perf_cli::list_backends(a.root.as_deref(), json_out),
+        a if a.events => list_events::list_events(
+            a.processor.as_deref(),
+            a.unit.as_deref(),
+            a.perfmon.as_deref(),
+            a.pattern.as_deref().map(pattern::Pattern::new).as_ref(),
+            json_out,
+        ),
+        ListArgs {
+            pattern: Some(p),
+            summary: false,
+            backends: false,
+            processor,
+            unit,
+            ..
+        } => list::search(
+            processor.as_deref(),
+            unit.as_deref(),
+            &pattern::Pattern::new(&p),
+            &p,
+            json_out,
+        ),
+        a if a.summary => list::list_summary(a.processor.as_deref(), a.unit.as_deref(), json_out),
+        a => list::list(a.processor.as_deref(), a.unit.as_deref(), None, json_out),
+    }
+}
+
 fn main() -> ExitCode {
     // The shell asking for completions (`PMU_COMPLETE=bash pmu -- ...`) is answered first.
     completion::answer_if_asked();
@@ -304,54 +347,24 @@ fn main() -> ExitCode {
     };
     let json = cli.json;
     let result = match cli.command {
-        Command::List(a) if a.metrics => watch_metrics::list(
-            a.processor.as_deref(),
-            a.pattern.as_deref().map(pattern::Pattern::new).as_ref(),
-            json,
-        ),
-        Command::List(a) if a.backends => perf_cli::list_backends(a.root.as_deref(), json),
-        Command::List(a) if a.events => commands::list_events(
-            a.processor.as_deref(),
-            a.unit.as_deref(),
-            a.perfmon.as_deref(),
-            a.pattern.as_deref().map(pattern::Pattern::new).as_ref(),
-            json,
-        ),
-        Command::List(ListArgs {
-            pattern: Some(p),
-            summary: false,
-            backends: false,
-            processor,
-            unit,
-            ..
-        }) => commands::search(
-            processor.as_deref(),
-            unit.as_deref(),
-            &pattern::Pattern::new(&p),
-            &p,
-            json,
-        ),
-        Command::List(a) if a.summary => {
-            commands::list_summary(a.processor.as_deref(), a.unit.as_deref(), json)
-        }
-        Command::List(a) => commands::list(a.processor.as_deref(), a.unit.as_deref(), None, json),
-        Command::Decode(a) => commands::decode(&a.register, &a.value, &a.show, json),
+        Command::List(a) => list(a, json),
+        Command::Decode(a) => decode::decode(&a.register, &a.value, &a.show, json),
         Command::Encode(a) if a.perf => perf_cli::encode(
             &a.register,
             &a.fields,
             (a.processor.as_deref(), a.root.as_deref()),
             json,
         ),
-        Command::Encode(a) => commands::encode(
+        Command::Encode(a) => encode::encode(
             &a.register,
             &a.fields,
             (a.processor.as_deref(), a.root.as_deref()),
             &a.show,
             json,
         ),
-        Command::Read(a) => commands::read(&a.register, a.all, &a.show, &a.place, json)
+        Command::Read(a) => read::read(&a.register, a.all, &a.show, &a.place, json)
             .map_err(|e| explain(e, &a.register, &a.place)),
-        Command::Write(a) => commands::write(&a.register, &a.values, a.dry_run, &a.place, json)
+        Command::Write(a) => write::write(&a.register, &a.values, a.dry_run, &a.place, json)
             .map_err(|e| explain(e, &a.register, &a.place)),
         Command::Serve(a) => serve::run(&a),
         Command::Watch(a) if !a.metric.is_empty() => {
@@ -379,6 +392,11 @@ fn main() -> ExitCode {
         }
         Command::Man { dir: Some(dir) } => man_pages(&dir),
     };
+    finish(result)
+}
+
+/// Writes a command's output to stdout, or its failure to stderr, and gives the exit status.
+fn finish(result: Result<String, Failure>) -> ExitCode {
     match result {
         Ok(out) => {
             let mut stdout = std::io::stdout().lock();

@@ -2,12 +2,12 @@
 //! JSON lines, or one OpenMetrics exposition per interval (`--format openmetrics`), to stdout
 //! or a file (`-o`). The columns are perf's: time, socket, counter, event, count, rate.
 
-use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use pmu_runtime::export::{prometheus_text, Exporter, Reading, Series, SeriesLabels};
+use pmu_runtime::export::{prometheus_text, Exporter, Series, SeriesLabels};
+use pmu_runtime::session::Reading;
 use serde_json::json;
 
 use pmu_runtime::session::PerfSeries;
@@ -92,7 +92,7 @@ impl Output {
             Some(_) if matches!(format, Format::OpenMetrics | Format::PrometheusText) => {
                 Box::new(io::sink())
             }
-            Some(p) => Box::new(BufWriter::new(File::create(p)?)),
+            Some(p) => Box::new(BufWriter::new(pmu_runtime::out_file::create(p)?)),
             None => Box::new(io::stdout()),
         };
         Ok(Output {
@@ -270,13 +270,7 @@ impl Output {
                 })
                 .collect();
             let exporter = Exporter::new(series, programmed);
-            exporter.baseline(&vec![
-                Some(Reading {
-                    value: 0,
-                    running_ratio: None
-                });
-                rows.len()
-            ]);
+            exporter.baseline(&vec![Some(Reading::new(0, None)); rows.len()]);
             (exporter, vec![0; rows.len()])
         });
         let readings: Vec<Option<Reading>> = totals
@@ -284,10 +278,7 @@ impl Output {
             .zip(&rows)
             .map(|(total, (_, count, running))| {
                 *total = total.wrapping_add(*count);
-                Some(Reading {
-                    value: *total,
-                    running_ratio: *running,
-                })
+                Some(Reading::new(*total, *running))
             })
             .collect();
         exporter.record(&readings);
@@ -297,12 +288,7 @@ impl Output {
         }
         match &self.path {
             None => self.out.write_all(text.as_bytes()),
-            Some(path) => {
-                let mut tmp = path.clone().into_os_string();
-                tmp.push(".tmp");
-                std::fs::write(&tmp, text)?;
-                std::fs::rename(&tmp, path)
-            }
+            Some(path) => pmu_runtime::out_file::replace(path, text.as_bytes()),
         }
     }
 }

@@ -1,6 +1,11 @@
 //! `pmu list PATTERN`: which names and descriptions a pattern selects, as `perf list PATTERN`
 //! reads one: case-insensitive, `*` and `?` as in a shell glob, and a pattern without them
-//! matches anywhere in the text (`cas` finds `UNC_M_CAS_COUNT.RD`).
+//! matches anywhere in the text (`cas` finds `UNC_M_CAS_COUNT.RD`); and the processors and
+//! units `--processor` and `--unit` name.
+
+use pmu_regs::PROCESSORS;
+
+use crate::failure::Failure;
 
 /// A pattern as the user typed it, lowercased.
 #[derive(Debug, Clone)]
@@ -58,6 +63,77 @@ fn glob(pattern: &[char], text: &[char]) -> bool {
         }
     }
     pattern[p..].iter().all(|&c| c == '*')
+}
+
+pub fn matches(want: Option<&str>, names: &[&str]) -> bool {
+    want.is_none_or(|w| names.iter().any(|n| n.eq_ignore_ascii_case(w)))
+}
+
+/// Why `--processor`/`--unit` selected nothing, naming only what was asked about.
+pub fn nothing_selected(processor: Option<&str>, unit: Option<&str>) -> Failure {
+    let Some(p) = PROCESSORS
+        .iter()
+        .find(|p| processor.is_none_or(|w| matches(Some(w), &[p.id, p.module])))
+    else {
+        return pmu_runtime::lookup::unknown_processor(processor.unwrap_or_default()).into();
+    };
+    let unit = unit.unwrap_or_default();
+    let owners: Vec<&str> = PROCESSORS
+        .iter()
+        .filter(|q| {
+            q.units
+                .iter()
+                .any(|u| matches(Some(unit), &[u.name, u.module]))
+        })
+        .map(|q| q.id)
+        .collect();
+    match processor {
+        Some(_) => {
+            let units: Vec<&str> = p.units.iter().map(|u| u.name).collect();
+            let elsewhere = if owners.is_empty() {
+                String::new()
+            } else {
+                format!(" ({unit} is a unit of {})", owners.join(", "))
+            };
+            Failure::usage(format!(
+                "{} has no unit {unit}{elsewhere}; its units are {}",
+                p.id,
+                units.join(", ")
+            ))
+        }
+        None => Failure::usage(format!(
+            "there is no unit {unit}; `pmu list --summary` shows every processor's units"
+        )),
+    }
+}
+
+/// The units `list` selects, or a usage error naming what exists.
+pub fn selected_units(
+    processor: Option<&str>,
+    unit: Option<&str>,
+) -> Result<Vec<(&'static str, &'static pmu_regs::UnitInfo)>, Failure> {
+    let units = matching_units(processor, unit);
+    if units.is_empty() {
+        return Err(nothing_selected(processor, unit));
+    }
+    Ok(units)
+}
+
+/// The units the filters select, in processor order; none is not an error here.
+pub fn matching_units(
+    processor: Option<&str>,
+    unit: Option<&str>,
+) -> Vec<(&'static str, &'static pmu_regs::UnitInfo)> {
+    PROCESSORS
+        .iter()
+        .filter(|p| matches(processor, &[p.id, p.module]))
+        .flat_map(|p| {
+            p.units
+                .iter()
+                .filter(|u| matches(unit, &[u.name, u.module]))
+                .map(move |u| (p.id, *u))
+        })
+        .collect()
 }
 
 #[cfg(test)]

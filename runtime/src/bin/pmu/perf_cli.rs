@@ -3,28 +3,43 @@
 
 use std::path::{Path, PathBuf};
 
+use clap::builder::PossibleValue;
 use clap::{Args, ValueEnum};
 use pmu_regs::{Location, PROCESSORS};
 use pmu_runtime::codec;
 use pmu_runtime::machine::Machine;
 use pmu_runtime::perf::encode::from_control;
 use pmu_runtime::perf::{EventSources, PerfNames, SpecNames};
+use pmu_runtime::session::Route;
 use pmu_runtime::{Error, UsageError};
 use serde_json::json;
 
 use crate::failure::Failure;
-use crate::table::Table;
+use crate::table::TextTable;
 
-/// Which way `watch` reaches the counters.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
-pub enum Backend {
-    /// Through the kernel's PMU (perf_event_open), where it exists; otherwise raw.
-    #[default]
-    Auto,
-    /// Through the kernel's PMU only (counting; no root needed with CAP_PERFMON).
-    Perf,
-    /// Programming the registers directly (/dev/cpu/N/msr, PCI config space).
-    Raw,
+/// `--backend`: which way `watch` and `serve` reach the counters, the library's [`Route`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct RouteArg(pub Route);
+
+impl ValueEnum for RouteArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        &[
+            RouteArg(Route::Auto),
+            RouteArg(Route::Perf),
+            RouteArg(Route::Raw),
+        ]
+    }
+
+    fn to_possible_value(&self) -> Option<PossibleValue> {
+        Some(match self.0 {
+            Route::Auto => PossibleValue::new("auto")
+                .help("Through the kernel's PMU (perf_event_open), where it exists; otherwise raw"),
+            Route::Perf => PossibleValue::new("perf")
+                .help("Through the kernel's PMU only (counting; no root needed with CAP_PERFMON)"),
+            Route::Raw => PossibleValue::new("raw")
+                .help("Programming the registers directly (/dev/cpu/N/msr, PCI config space)"),
+        })
+    }
 }
 
 /// `watch`'s perf options.
@@ -32,8 +47,8 @@ pub enum Backend {
 pub struct PerfWatchArgs {
     /// How to reach the counters: perf (the kernel's PMU driver), raw (the registers), or
     /// auto (perf where the kernel has the box's PMU, raw otherwise).
-    #[arg(long, value_enum, default_value_t = Backend::Auto)]
-    pub backend: Backend,
+    #[arg(long, value_enum, default_value_t = RouteArg::default())]
+    pub backend: RouteArg,
     /// Count events of this kernel PMU (msr, software, uncore_ha, ...) instead of one of our
     /// units; --event then takes the PMU's event names or format terms (tsc, event=0x3c).
     #[arg(long, conflicts_with = "unit")]
@@ -57,11 +72,11 @@ pub fn encode(
     (processor, root): (Option<&str>, Option<&Path>),
     json_out: bool,
 ) -> Result<String, Failure> {
-    let core = match crate::commands::processor_named(processor)? {
+    let core = match crate::detect::processor_named(processor)? {
         Some(p) => Some(p),
         None => crate::detect::detected(false, root),
     };
-    let found = crate::commands::resolve(register, core)?;
+    let found = crate::show::resolve(register, core)?;
     let info = found.info;
     let Some(addr) = found.address else {
         let instances: Vec<&str> = info
@@ -76,7 +91,7 @@ pub fn encode(
         }
         .into());
     };
-    let assignments = crate::grammar::assignments(info, fields)?;
+    let assignments = pmu_runtime::session::words::assignments(info, fields)?;
     let raw = codec::encode_for(info, info.reset, &assignments, core)?;
     let name = SpecNames
         .lookup(info.processor, info.unit, addr.instance, Some(addr.index))
@@ -160,7 +175,7 @@ pub fn list_backends(root: Option<&Path>, json_out: bool) -> Result<String, Fail
             serde_json::to_string_pretty(&items).expect("JSON values serialise")
         ));
     }
-    let mut t = Table::new(&[
+    let mut t = TextTable::new(&[
         "PROCESSOR",
         "UNIT",
         "BOX",

@@ -7,7 +7,7 @@ use clap::Args;
 use pmu_regs::ProcessorInfo;
 use pmu_runtime::fault;
 use pmu_runtime::machine::{Machine, Where};
-use pmu_runtime::session::{Backend, Route};
+use pmu_runtime::session::{Route, SessionBackend};
 use pmu_runtime::{Bdf, Error, UsageError};
 
 use crate::perf_cli;
@@ -59,8 +59,8 @@ impl PlaceArgs {
 
     /// What a session on `machine` reaches its counters through: `route` (`--backend`), with
     /// the kernel's perf PMUs under `--root`.
-    pub fn backend<'m>(&self, machine: &'m Machine, route: Route) -> Backend<'m> {
-        Backend::new(machine, route, perf_cli::sources(self.root.as_deref()))
+    pub fn backend<'m>(&self, machine: &'m Machine, route: Route) -> SessionBackend<'m> {
+        SessionBackend::new(machine, route, perf_cli::sources(self.root.as_deref()))
     }
 
     /// Where `--cpu`, `--socket` and `--device` say a register is.

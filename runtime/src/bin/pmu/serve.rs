@@ -19,16 +19,17 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use pmu_runtime::export::http::{self, Handler, Limits, Request, Response};
 use pmu_runtime::export::web_config::{read_bounded, WebConfig, MAX_CONFIG_BYTES};
-use pmu_runtime::export::{negotiate, Exporter, Reading, Series, SeriesLabels};
+use pmu_runtime::export::{negotiate, Exporter, Series};
+use pmu_runtime::machine::Machine;
 
-use pmu_runtime::session::{self, Clock, Options, Pace, Session, Sockets};
+use pmu_runtime::session::{self, Clock, Options, Pace, Selection, Session, Sockets};
 
+use crate::counting::{check_interval, close_after, Asked};
 use crate::detect;
 use crate::failure::Failure;
 use crate::perf_cli::PerfWatchArgs;
 use crate::place::PlaceArgs;
 use crate::serve_metrics;
-use crate::targets::{check_interval, close_after, Plan, Selection};
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -109,36 +110,55 @@ impl ServeArgs {
 
     /// The processor named, or this machine's.
     fn detected(&self) -> Option<&'static str> {
-        crate::commands::processor_named(self.processor.as_deref())
+        crate::detect::processor_named(self.processor.as_deref())
             .ok()
             .flatten()
             .or_else(|| detect::detected(self.place.sim, self.place.root.as_deref()))
     }
 
-    /// The metrics asked for (`--metric`), planned.
-    fn metrics(&self) -> Result<Option<serve_metrics::Served>, Failure> {
+    /// The metrics asked for (`--metric`), planned, and the machine of their processor,
+    /// whose constants they read (and which counts them).
+    fn metrics(&self) -> Result<Option<(Machine, serve_metrics::Served)>, Failure> {
         if self.metric.is_empty() {
             return Ok(None);
         }
-        serve_metrics::plan(
+        let processor = serve_metrics::processor(self.detected())?;
+        let machine = self.place.machine_for(processor)?.taking_over(self.force);
+        let served = serve_metrics::plan(
             &self.metric,
-            self.detected(),
+            processor,
             &self.place,
+            &machine,
             self.sockets(),
-            self.perf.backend,
-        )
-        .map(Some)
+        )?;
+        Ok(Some((machine, served)))
     }
 
-    /// Every selection asked for: the command line's, then the config file's lines, each
-    /// with where it came from (`FILE:LINE` for a config line) for its errors; the metrics'
-    /// selection, if any, is `metrics`.
+    /// What `units` and `events` (the command line's, or a config line's) ask for, of
+    /// `kernel_pmu` (`--pmu`) if given.
+    fn asked<'a>(
+        &'a self,
+        units: &'a [String],
+        events: &'a [String],
+        kernel_pmu: Option<&'a str>,
+    ) -> Asked<'a> {
+        Asked {
+            units,
+            events,
+            kernel_pmu,
+            processor: self.detected(),
+            cpu: self.place.cpu,
+            route: self.perf.backend.0,
+        }
+    }
+
+    /// Every selection asked for, checked for what the place reaches: the command line's,
+    /// then the config file's lines (an error names its `FILE:LINE`), then the metrics'.
     fn selections(
         &self,
-        metrics: &[Selection],
-    ) -> Result<Vec<(Option<String>, Selection)>, Failure> {
-        let detected = self.detected();
-        let mut selections = Vec::new();
+        metrics: Option<&serve_metrics::Served>,
+    ) -> Result<Vec<Standing>, Failure> {
+        let mut standing = Vec::new();
         if !self.unit.is_empty() || self.perf.pmu.is_some() {
             if self.events.is_empty() {
                 let (unit, event) = counter_example();
@@ -147,45 +167,81 @@ impl ServeArgs {
                      --unit {unit} --event event={event}"
                 )));
             }
-            selections.push((
+            // Series per CPU would share their labels (the exporter has no CPU).
+            standing.push(self.standing(
                 None,
-                Selection {
-                    units: self.unit.clone(),
-                    events: self.events.clone(),
-                    sockets: self.sockets(),
-                    cpu: self.place.cpu,
-                    detected,
-                    backend: self.perf.backend,
-                    kernel_pmu: self.perf.pmu.clone(),
-                    // Series per CPU would share their labels (the exporter has no CPU).
-                    every_cpu: false,
-                },
-            ));
+                &self.unit,
+                &self.events,
+                self.perf.pmu.as_deref(),
+            )?);
         }
         if let Some(path) = &self.config {
-            for (origin, mut s) in config_selections(path, self.sockets())? {
-                s.cpu = self.place.cpu;
-                s.detected = detected;
-                s.backend = self.perf.backend;
-                selections.push((Some(origin), s));
+            for (origin, unit, events) in config_lines(path)? {
+                let units = [unit];
+                let s = self.standing(Some(origin), &units, &events, None)?;
+                standing.push(s);
             }
         }
-        for m in metrics {
-            selections.push((Some("--metric".to_string()), m.clone()));
+        for (plan, selection) in metrics
+            .iter()
+            .flat_map(|m| m.plans.iter().zip(&m.selections))
+        {
+            let units: Vec<String> = selection
+                .boxes()
+                .iter()
+                .map(|b| format!("{}:{}", plan.processor, b.pmu_box.instance))
+                .collect();
+            self.asked(&units, &[], None).check_reach(
+                selection,
+                self.place.sim,
+                self.place.root.as_deref(),
+            )?;
+            standing.push(Standing {
+                units,
+                selection: selection.clone(),
+            });
         }
-        if selections.is_empty() {
+        if standing.is_empty() {
             return Err(Failure::usage(
                 "nothing to count: give --unit and --event (as `pmu watch` takes them), \
                  --metric NAME, or --config FILE"
                     .to_string(),
             ));
         }
-        Ok(selections)
+        Ok(standing)
+    }
+
+    /// The selection of `units` and `events`, asked at `origin` (`FILE:LINE`, for errors).
+    fn standing(
+        &self,
+        origin: Option<String>,
+        units: &[String],
+        events: &[String],
+        kernel_pmu: Option<&str>,
+    ) -> Result<Standing, Failure> {
+        let asked = self.asked(units, events, kernel_pmu);
+        let selection = asked
+            .selection()
+            .map_err(|e| at(origin.as_deref(), e))?
+            .on(self.sockets());
+        asked.check_reach(&selection, self.place.sim, self.place.root.as_deref())?;
+        crate::encode::note_experimental_events(&selection, asked.processor);
+        Ok(Standing {
+            units: units.to_vec(),
+            selection,
+        })
     }
 }
 
-/// The selections of a configuration file, each with its `FILE:LINE`; an error names them.
-fn config_selections(path: &Path, sockets: Sockets) -> Result<Vec<(String, Selection)>, Failure> {
+/// One selection `serve` counts, with the box names it was asked by (for messages).
+struct Standing {
+    units: Vec<String>,
+    selection: Selection,
+}
+
+/// The lines of a configuration file that name counters: `FILE:LINE`, the box and its
+/// events; an error names the line.
+fn config_lines(path: &Path) -> Result<Vec<(String, String, Vec<String>)>, Failure> {
     // Bounded: a path such as /dev/zero is refused, not read until memory runs out.
     let text = read_bounded(path, MAX_CONFIG_BYTES).map_err(|e| {
         Failure::usage(format!(
@@ -193,33 +249,70 @@ fn config_selections(path: &Path, sockets: Sockets) -> Result<Vec<(String, Selec
             path.display()
         ))
     })?;
-    let mut selections = Vec::new();
+    let mut lines = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        match Selection::from_line(line, sockets) {
-            Ok(Some(s)) => selections.push((format!("{}:{}", path.display(), i + 1), s)),
+        let origin = format!("{}:{}", path.display(), i + 1);
+        match session::config_line(line) {
+            Ok(Some((unit, events))) => lines.push((origin, unit, events)),
             Ok(None) => {}
-            Err(e) => {
-                return Err(Failure::usage(format!(
-                    "{}:{}: {}",
-                    path.display(),
-                    i + 1,
-                    e
-                )))
-            }
+            Err(e) => return Err(Failure::usage(format!("{origin}: {e}"))),
         }
     }
-    if selections.is_empty() {
+    if lines.is_empty() {
         let (unit, event) = counter_example();
         return Err(Failure::usage(format!(
             "{} names no counter: add a line such as `{unit} event={event}`",
             path.display()
         )));
     }
-    Ok(selections)
+    Ok(lines)
 }
 
 /// Runs `pmu serve` until a signal; everything it programmed is put back before it returns.
 pub fn run(args: &ServeArgs) -> Result<String, Failure> {
+    let web = check_args(args)?;
+    // Everything the command line and the config file can get wrong is found here, before
+    // the socket is bound and before any register is touched.
+    let (metric_machine, metrics) = args.metrics()?.unzip();
+    let standing = args.selections(metrics.as_ref())?;
+    check_each_box_once(&standing)?;
+    let processor = one_processor(&standing)?;
+    let listener = TcpListener::bind(args.listen).map_err(|e| {
+        Failure::operation(format!(
+            "cannot listen on {}: {e}; choose another --listen address or port (0 picks a free one)",
+            args.listen
+        ))
+    })?;
+    let addr = listener.local_addr().map_err(|e| {
+        Failure::operation(format!("cannot tell where {} listens: {e}", args.listen))
+    })?;
+    // The metrics' processor's machine counts everything when the boxes are its own or the
+    // core PMU's (its cores have the top-down registers the metrics may read).
+    let machine = match metric_machine {
+        Some(m)
+            if ["architectural", metrics_processor(metrics.as_ref())].contains(&processor.id) =>
+        {
+            m
+        }
+        _ => args.place.machine_for(processor)?.taking_over(args.force),
+    };
+    let backend = args.place.backend(&machine, args.perf.backend.0);
+    let mut sessions = open_sessions(&backend, &standing, args, metrics.as_ref())?;
+    // A panic from here on unwinds through `sessions`, whose drops put the registers back.
+    let result = serve(&mut sessions, args, metrics.as_ref(), (listener, addr, web));
+    close_all(sessions, result.map(|()| String::new()))
+}
+
+/// The processor of the metrics' plans (none without metrics).
+fn metrics_processor(metrics: Option<&serve_metrics::Served>) -> &'static str {
+    metrics
+        .and_then(|m| m.plans.first())
+        .map_or("", |p| p.processor)
+}
+
+/// Checks what needs no spec: the interval, the simulator's rate, the address, the
+/// processor's name, and the web configuration, which it returns.
+fn check_args(args: &ServeArgs) -> Result<WebConfig, Failure> {
     check_interval(args.interval)?;
     if !(args.sim_rate.is_finite() && args.sim_rate >= 0.0 && args.sim_rate <= 1e12) {
         return Err(Failure::usage(format!(
@@ -228,27 +321,20 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
         )));
     }
     http::check_listen(args.listen, args.allow_remote).map_err(Failure::usage)?;
-    crate::commands::processor_named(args.processor.as_deref())?;
-    let web = match &args.web_config {
+    crate::detect::processor_named(args.processor.as_deref())?;
+    match &args.web_config {
         Some(path) => WebConfig::load(path)
-            .map_err(|e| Failure::usage(format!("--web.config.file {}: {e}", path.display())))?,
-        None => WebConfig::default(),
-    };
-    // Everything the command line and the config file can get wrong is found here, before
-    // the socket is bound and before any register is touched.
-    let metrics = args.metrics()?;
-    let plans: Vec<Plan> = args
-        .selections(metrics.as_ref().map_or(&[][..], |m| &m.selections))?
-        .iter()
-        .map(|(origin, s)| s.resolve().map_err(|e| at(origin.as_deref(), e)))
-        .collect::<Result<_, _>>()?;
-    for plan in &plans {
-        plan.check_reach(args.place.sim, args.place.root.as_deref())?;
+            .map_err(|e| Failure::usage(format!("--web.config.file {}: {e}", path.display()))),
+        None => Ok(WebConfig::default()),
     }
-    // One box on two lines (or on a line and --unit) would be claimed twice.
+}
+
+/// Refuses one box on two lines (or on a line and --unit): it would be claimed twice.
+fn check_each_box_once(standing: &[Standing]) -> Result<(), Failure> {
     let mut seen: Vec<(&str, &str)> = Vec::new();
-    for plan in &plans {
-        for (unit, b) in plan.selection().units.iter().zip(plan.box_names()) {
+    for s in standing {
+        for (unit, b) in s.units.iter().zip(s.selection.boxes()) {
+            let b = (b.boxes.processor.id, b.pmu_box.instance);
             if seen.contains(&b) {
                 return Err(Failure::usage(format!(
                     "box {} of {} is selected twice (--unit {unit} names it again); give each \
@@ -259,24 +345,16 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
             seen.push(b);
         }
     }
-    let processor = one_processor(&plans)?;
-    // Core events are the architectural processor's; the top-down registers are the metrics'
-    // processor's own (the simulator gives them to the cores of the processors that have them).
-    let processor = match metrics.as_ref().and_then(|m| m.topdown_processor()) {
-        Some(p) if processor.id == "architectural" => p,
-        _ => processor,
-    };
-    let listener = TcpListener::bind(args.listen).map_err(|e| {
-        Failure::operation(format!(
-            "cannot listen on {}: {e}; choose another --listen address or port (0 picks a free one)",
-            args.listen
-        ))
-    })?;
-    let addr = listener.local_addr().map_err(|e| {
-        Failure::operation(format!("cannot tell where {} listens: {e}", args.listen))
-    })?;
+    Ok(())
+}
 
-    let machine = args.place.machine_for(processor)?.taking_over(args.force);
+/// Opens a session per selection, on the wall clock; a failure closes those opened.
+fn open_sessions<'m>(
+    backend: &session::SessionBackend<'m>,
+    standing: &[Standing],
+    args: &ServeArgs,
+    metrics: Option<&serve_metrics::Served>,
+) -> Result<Vec<Session<'m>>, Failure> {
     // Prometheus's rate() is per second of real time: the wall clock, even on the simulator,
     // whose events then happen at --sim-rate per real second.
     let options = Options {
@@ -288,15 +366,14 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
     let mut sessions: Vec<Session> = Vec::new();
     // The metrics' selections are the last: those whose metrics read the top-down registers
     // open them too.
-    let topdown = metrics.as_ref().map_or(Vec::new(), |m| m.reads_topdown());
-    let first_metric = plans.len() - topdown.len();
-    for (i, plan) in plans.iter().enumerate() {
-        let backend = args.place.backend(&machine, plan.selection().route());
+    let topdown = metrics.map_or(Vec::new(), |m| m.reads_topdown());
+    let first_metric = standing.len() - topdown.len();
+    for (i, s) in standing.iter().enumerate() {
         let options = Options {
             topdown: i >= first_metric && topdown[i - first_metric],
             ..options
         };
-        match Session::open(&backend, plan.counting(), options) {
+        match Session::open(backend, &s.selection, options) {
             Ok(s) => {
                 crate::warn_mismatches(&s);
                 sessions.push(s);
@@ -304,24 +381,23 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
             Err(e) => return close_all(sessions, Err(Failure::Runtime(e))),
         }
     }
-    // A panic from here on unwinds through `sessions`, whose drops put the registers back.
-    let result = serve(&mut sessions, args, metrics.as_ref(), (listener, addr, web));
-    close_all(sessions, result.map(|()| String::new()))
+    Ok(sessions)
 }
 
-/// The processor whose boxes `plans` count: one, or the architectural CORE box (a core
+/// The processor whose boxes `standing` count: one, or the architectural CORE box (a core
 /// metric's, on every processor) beside one other.
-fn one_processor(plans: &[Plan]) -> Result<&'static pmu_regs::ProcessorInfo, Failure> {
+fn one_processor(standing: &[Standing]) -> Result<&'static pmu_regs::ProcessorInfo, Failure> {
+    let processors: Vec<_> = standing.iter().map(|s| s.selection.processor()).collect();
     // The architectural CORE box (a core metric's) is on every processor: the machine is
     // the other boxes' processor.
-    let processor = plans
+    let processor = processors
         .iter()
-        .map(|p| p.processor())
+        .copied()
         .find(|p| p.id != "architectural")
-        .unwrap_or(plans[0].processor());
-    if let Some(other) = plans
+        .unwrap_or(processors[0]);
+    if let Some(other) = processors
         .iter()
-        .find(|p| p.processor().id != processor.id && p.processor().id != "architectural")
+        .find(|p| p.id != processor.id && p.id != "architectural")
     {
         let example = processor
             .units
@@ -331,8 +407,7 @@ fn one_processor(plans: &[Plan]) -> Result<&'static pmu_regs::ProcessorInfo, Fai
         return Err(Failure::usage(format!(
             "serve counts one processor's boxes at a time, and the selection names boxes of {} \
              and {}; prefix the box names with one processor{example}",
-            processor.id,
-            other.processor().id
+            processor.id, other.id
         )));
     }
     Ok(processor)
@@ -366,7 +441,7 @@ fn at(origin: Option<&str>, e: Failure) -> Failure {
 }
 
 /// Closes every session, whatever happened, and reports both failures if both fail.
-fn close_all(sessions: Vec<Session>, result: Result<String, Failure>) -> Result<String, Failure> {
+fn close_all<T>(sessions: Vec<Session>, result: Result<T, Failure>) -> Result<T, Failure> {
     sessions
         .into_iter()
         .fold(result, |result, session| close_after(session, result))
@@ -380,21 +455,7 @@ fn serve(
 ) -> Result<(), Failure> {
     let infos: Vec<session::SeriesInfo> =
         sessions.iter().flat_map(|t| t.series()).cloned().collect();
-    let series: Vec<Series> = infos
-        .iter()
-        .map(|s| Series {
-            labels: SeriesLabels {
-                processor: s.processor.to_string(),
-                socket: s.socket,
-                unit: s.unit.clone(),
-                box_name: s.instance.clone(),
-                counter: s.counter.clone(),
-                event: s.event.clone(),
-                backend: s.backend.label().to_string(),
-            },
-            width: s.width,
-        })
-        .collect();
+    let series: Vec<Series> = infos.iter().map(Series::from).collect();
     let mut exporter = Exporter::new(series, Instant::now());
     if let Some(m) = metrics {
         // The metrics' selections are the last: their sessions' series come last, in order.
@@ -473,17 +534,8 @@ fn metrics_handler(exporter: Arc<Exporter>) -> Arc<Handler> {
 }
 
 /// One reading per series of every session, in the exporter's order.
-fn read_all(sessions: &mut [Session]) -> Vec<Option<Reading>> {
-    sessions
-        .iter_mut()
-        .flat_map(|s| s.read())
-        .map(|r| {
-            r.map(|r: session::Reading| Reading {
-                value: r.value,
-                running_ratio: r.running_ratio,
-            })
-        })
-        .collect()
+fn read_all(sessions: &mut [Session]) -> Vec<Option<session::Reading>> {
+    sessions.iter_mut().flat_map(|s| s.read()).collect()
 }
 
 /// Every session's top-down samples since the last reading (none where a session does not

@@ -1,16 +1,17 @@
-//! `pmu serve --metric NAME`: the metrics' events become one more selection of boxes (as
-//! `watch --metric` counts them), and the exporter evaluates the metrics each interval into
+//! `pmu serve --metric NAME`: the metrics' plans become selections of boxes (as `watch
+//! --metric` counts them), and the exporter evaluates the metrics each interval into
 //! `pmu_metric` gauges by socket ([`pmu_runtime::export::MetricGauges`]).
 
 use pmu_regs::metrics::MetricInfo;
+use pmu_regs::ProcessorInfo;
 use pmu_runtime::constants::PartConstants;
 use pmu_runtime::export::{MetricGauges, MetricInput};
+use pmu_runtime::machine::Machine;
 use pmu_runtime::metrics::{select, Plan as MetricPlan};
-use pmu_runtime::session::{SeriesInfo, Sockets};
+use pmu_runtime::session::{Selection, SeriesInfo, Sockets};
 
 use crate::failure::Failure;
 use crate::place::PlaceArgs;
-use crate::targets::Selection;
 
 /// The metrics `serve` exports, what they count, and the constants they read.
 pub struct Served {
@@ -18,29 +19,35 @@ pub struct Served {
     pub plans: Vec<MetricPlan>,
     /// The part's constants, with their sources.
     pub constants: PartConstants,
-    /// The boxes and events to count, in `watch`'s words: a selection per plan.
+    /// What to count: a selection per plan.
     pub selections: Vec<Selection>,
 }
 
-/// Plans `metrics` of `processor` (`None`: not named and not detected) on `sockets`: one
-/// plan per unit the metrics' events are on (a metric whose events are on several units is
-/// refused, saying why).
-pub fn plan(
-    metrics: &[String],
-    processor: Option<&'static str>,
-    place: &PlaceArgs,
-    sockets: Sockets,
-    backend: crate::perf_cli::Backend,
-) -> Result<Served, Failure> {
-    let Some(id) = processor else {
+/// The processor the metrics are of: named or detected (`None`: neither).
+pub fn processor(detected: Option<&'static str>) -> Result<&'static ProcessorInfo, Failure> {
+    let Some(id) = detected else {
         return Err(Failure::usage(
             "--metric needs the processor: name it with --processor (nothing is detected with \
              --sim, or on a machine the spec does not describe)"
                 .to_string(),
         ));
     };
+    crate::watch_metrics::processor_info(id)
+}
+
+/// Plans `metrics` of `processor` on `sockets`, with the constants read from `machine`: one
+/// plan per unit the metrics' events are on (a metric whose events are on several units is
+/// refused, saying why).
+pub fn plan(
+    metrics: &[String],
+    processor: &'static ProcessorInfo,
+    place: &PlaceArgs,
+    machine: &Machine,
+    sockets: Sockets,
+) -> Result<Served, Failure> {
+    let id = processor.id;
     let chosen = select(id, metrics)?;
-    let constants = crate::watch_metrics::part_constants(place, id)?;
+    let constants = crate::watch_metrics::part_constants(place, machine, processor);
     let mut by_unit: Vec<(&str, Vec<&'static MetricInfo>)> = Vec::new();
     for m in chosen {
         let unit = m.events.first().map_or("", |e| e.unit);
@@ -53,17 +60,8 @@ pub fn plan(
     let mut selections = Vec::new();
     for (_, ms) in by_unit {
         let plan = MetricPlan::new(id, &ms, &constants.constants())?;
-        selections.push(Selection {
-            units: plan.boxes(),
-            events: plan.events.iter().map(|e| e.word()).collect(),
-            sockets,
-            cpu: place.cpu,
-            detected: Some(id),
-            backend,
-            kernel_pmu: None,
-            // One CPU per socket for core events: the exporter's series carry no CPU label.
-            every_cpu: false,
-        });
+        // One CPU per socket for core events: the exporter's series carry no CPU label.
+        selections.push(plan.selection()?.on(sockets).through(place.cpu));
         plans.push(plan);
     }
     Ok(Served {
@@ -78,15 +76,6 @@ impl Served {
     /// registers (fixed counter 3, IA32_PERF_METRICS).
     pub fn reads_topdown(&self) -> Vec<bool> {
         self.plans.iter().map(|p| !p.topdown.is_empty()).collect()
-    }
-
-    /// The processor whose top-down registers the metrics read, if any reads them.
-    pub fn topdown_processor(&self) -> Option<&'static pmu_regs::ProcessorInfo> {
-        let plan = self.plans.iter().find(|p| !p.topdown.is_empty())?;
-        pmu_regs::PROCESSORS
-            .iter()
-            .find(|p| p.id == plan.processor)
-            .copied()
     }
 
     /// The gauges, fed by `series` (every session's, in the exporter's order); the last

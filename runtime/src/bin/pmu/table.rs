@@ -2,13 +2,13 @@
 
 /// A table: a header row and data rows, columns padded to the widest cell. Columns listed in
 /// `right` are right-aligned (numbers).
-pub struct Table {
+pub struct TextTable {
     header: Vec<String>,
     rows: Vec<Vec<String>>,
     right: Vec<usize>,
 }
 
-impl Table {
+impl TextTable {
     pub fn new(header: &[&str]) -> Self {
         Self {
             header: header.iter().map(|h| h.to_string()).collect(),

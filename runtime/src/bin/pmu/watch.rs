@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use pmu_runtime::session::{Count, Options, PerfSeries, SeriesInfo, Session, Sockets};
 
+use crate::counting::{check_interval, close_after, Asked};
 use crate::detect;
 use crate::failure::Failure;
 use crate::output::{Format, Output, Row};
 use crate::perf_cli::PerfWatchArgs;
 use crate::place::PlaceArgs;
-use crate::targets::{check_interval, close_after, Selection};
 
 #[derive(Args)]
 pub struct WatchArgs {
@@ -133,25 +133,28 @@ impl WatchArgs {
         self.all_sockets && !self.no_aggr
     }
 
-    /// What to count, in the terms `serve` shares.
-    pub fn selection(&self) -> Selection {
-        let detected = crate::commands::processor_named(self.processor.as_deref())
+    /// What to count, as the arguments say it.
+    pub fn asked(&self) -> Asked<'_> {
+        let processor = crate::detect::processor_named(self.processor.as_deref())
             .ok()
             .flatten()
             .or_else(|| detect::detected(self.place.sim, self.place.root.as_deref()));
-        Selection {
-            units: self.unit.clone(),
-            events: self.events.clone(),
-            sockets: if self.all_sockets {
-                Sockets::All
-            } else {
-                Sockets::One(self.place.socket.unwrap_or(0))
-            },
+        Asked {
+            units: &self.unit,
+            events: &self.events,
+            kernel_pmu: self.perf.pmu.as_deref(),
+            processor,
             cpu: self.place.cpu,
-            detected,
-            backend: self.perf.backend,
-            kernel_pmu: self.perf.pmu.clone(),
-            every_cpu: self.all_sockets,
+            route: self.perf.backend.0,
+        }
+    }
+
+    /// The sockets to count on: every one with -a, else `--socket` (default 0).
+    pub fn sockets(&self) -> Sockets {
+        if self.all_sockets {
+            Sockets::All
+        } else {
+            Sockets::One(self.place.socket.unwrap_or(0))
         }
     }
 }
@@ -166,22 +169,27 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
              choose the socket with --socket (or every socket with -a)"
         )));
     }
-    crate::commands::processor_named(args.processor.as_deref())?;
-    let plan = args.selection().resolve()?;
-    plan.check_reach(args.place.sim, args.place.root.as_deref())?;
+    crate::detect::processor_named(args.processor.as_deref())?;
+    let asked = args.asked();
+    let selection = asked
+        .selection()?
+        .on(args.sockets())
+        .on_every_cpu(args.all_sockets);
+    asked.check_reach(&selection, args.place.sim, args.place.root.as_deref())?;
+    crate::encode::note_experimental_events(&selection, asked.processor);
     let format = format_of(args, json_out)?;
     let machine = args
         .place
-        .machine_for(plan.processor())?
+        .machine_for(selection.processor())?
         .taking_over(args.force);
-    let backend = args.place.backend(&machine, plan.selection().route());
+    let backend = args.place.backend(&machine, asked.route);
     let period = Duration::from_secs_f64(args.interval);
     let options = Options {
         clock: backend.clock(period),
         allow_mismatch: args.allow_mismatch,
         ..Options::default()
     };
-    let mut session = Session::open(&backend, plan.counting(), options)?;
+    let mut session = Session::open(&backend, &selection, options)?;
     crate::warn_mismatches(&session);
     // A `running` column where events may share counters: through perf, or in turns.
     let perf = session.series().iter().any(|s| s.perf.is_some()) || session.in_turns();

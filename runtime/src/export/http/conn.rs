@@ -74,25 +74,20 @@ impl Conn {
         }
     }
 
-    /// Ends the connection: what was written goes out (with TLS's close_notify), our side
-    /// closes, and what the client still sends is read and dropped until it closes too (at
-    /// most 64 KiB, a second on a blocking socket): closing with unread bytes would reset the
-    /// connection, and a reset can lose the response in the client's buffers.
-    pub fn close(mut self) {
+    /// Ends our side of the connection: what was written goes out (with TLS's close_notify)
+    /// and the sending side is shut. The socket is returned to linger
+    /// ([`super::linger`]): what the client still sends is read there, not here.
+    pub fn finish(mut self) -> TcpStream {
         if let Conn::Tls(t) = &mut self {
             t.conn.send_close_notify();
         }
         let _ = self.flush();
-        let socket = self.socket();
-        let _ = socket.shutdown(Shutdown::Write);
-        let _ = socket.set_read_timeout(Some(std::time::Duration::from_secs(1)));
-        let mut sink = [0u8; 4096];
-        for _ in 0..16 {
-            match (&mut &*socket).read(&mut sink) {
-                Ok(n) if n > 0 => {}
-                _ => break,
-            }
-        }
+        let stream = match self {
+            Conn::Plain(s) => s,
+            Conn::Tls(t) => t.into_parts().1.stream,
+        };
+        let _ = stream.shutdown(Shutdown::Write);
+        stream
     }
 }
 

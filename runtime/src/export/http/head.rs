@@ -65,6 +65,7 @@ fn reason(status: u16) -> &'static str {
         404 => "Not Found",
         405 => "Method Not Allowed",
         408 => "Request Timeout",
+        429 => "Too Many Requests",
         431 => "Request Header Fields Too Large",
         500 => "Internal Server Error",
         503 => "Service Unavailable",
@@ -81,6 +82,7 @@ pub(super) fn write_response(
     let extra = match r.status {
         405 => "Allow: GET, HEAD\r\n",
         401 => "WWW-Authenticate: Basic realm=\"pmu\", charset=\"UTF-8\"\r\n",
+        429 | 503 => "Retry-After: 1\r\n",
         _ => "",
     };
     let head = format!(

@@ -1,38 +1,49 @@
 //! A small HTTP/1.1 server for `/metrics`.
 //!
-//! It answers `GET` and `HEAD` with one response per connection and closes it. It holds its
-//! ground against clients that connect and send nothing, or send slowly:
+//! It answers `GET` and `HEAD` with one response per connection and closes it. What any one
+//! client, or many, can cost it is bounded, so a scraper keeps getting its answers:
 //!
 //! - A connection that has not sent its whole request head costs a file descriptor and a
 //!   buffer, not a thread: the accept loop reads all of them as their bytes arrive
 //!   (`poll(2)` through rustix). One that sends nothing within [`Limits::idle_timeout`], or not
-//!   its whole head within [`Limits::request_timeout`] (`408`), is closed.
+//!   its whole head (a TLS handshake included) within [`Limits::request_timeout`] (`408`), is
+//!   closed.
 //! - One client address holds at most [`Limits::max_per_client`] of them, and all together at
-//!   most [`Limits::max_connections`]; a new connection always finds room, because the oldest
-//!   waiting connection of that address (or of the address holding the most) is closed to
-//!   make it. So a scraper, which sends its request at once, is read and answered however many
-//!   idle connections others hold.
+//!   most [`Limits::max_connections`]; a new connection always finds room, because a waiting
+//!   connection of that address (or of the address holding the most) is closed to make it:
+//!   the oldest that has nothing to read, so a scraper's request that has arrived is read
+//!   even while its own address churns connections.
 //! - A whole request is answered on a thread of its own, at most [`Limits::max_workers`] at
-//!   once (`503` beyond), with [`Limits::write_timeout`] for a client that does not read.
+//!   once and [`Limits::max_workers_per_client`] for one address (`503` beyond), with
+//!   [`Limits::write_timeout`] for a client that does not read. The thread is free as soon as
+//!   the answer is written: closing lingers in the accept loop (the private `linger` module).
+//! - With users, password checks are remembered, bounded and backed off (the private `auth` module).
 //!
 //! Heads are parsed by `httparse`, at most [`Limits::max_request_bytes`] (`431` beyond). The
 //! counting loop runs on a thread of its own and never waits for a client.
 
+mod auth;
 mod conn;
+mod gauges;
 mod head;
+mod linger;
 mod table;
 
+use std::collections::HashMap;
 use std::io;
-use std::net::{SocketAddr, TcpListener};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 
 use super::web_config::WebConfig;
+use auth::{Gate, Verdict};
 use conn::Conn;
+pub use gauges::Gauges;
 use head::Head;
+use linger::{Closing, Lingering};
 use table::{Progress, Table, Waiting};
 
 /// How long the accept loop waits for a connection before it looks at `stop` again.
@@ -45,13 +56,18 @@ const POLL_TIMEOUT: Timespec = Timespec {
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// Connections waiting for their request head, from all clients together; beyond it,
-    /// the oldest waiting connection of the address holding the most is closed.
+    /// a waiting connection of the address holding the most is closed.
     pub max_connections: usize,
-    /// Connections waiting for their request head from one client address; beyond it, that
-    /// address's oldest waiting connection is closed.
+    /// Connections waiting for their request head from one client address; beyond it, one
+    /// of that address's waiting connections is closed.
     pub max_per_client: usize,
     /// Requests answered at once; more are answered `503`.
     pub max_workers: usize,
+    /// Requests from one client address answered at once; more are answered `503`.
+    pub max_workers_per_client: usize,
+    /// bcrypt checks run at once for addresses that never sent a wrong password, and as many
+    /// again for those that did; a request finding its checks busy is answered `503`.
+    pub max_password_checks: usize,
     /// Time from accepting a connection to its first byte; then it is closed.
     pub idle_timeout: Duration,
     /// Time from accepting a connection to the end of its request head; then `408`.
@@ -60,6 +76,8 @@ pub struct Limits {
     pub max_request_bytes: usize,
     /// Time to write the response to a client that does not read.
     pub write_timeout: Duration,
+    /// Time an answered connection is read (and what it sends dropped) before it is closed.
+    pub linger: Duration,
 }
 
 impl Default for Limits {
@@ -68,14 +86,16 @@ impl Default for Limits {
             max_connections: 512,
             max_per_client: 32,
             max_workers: 64,
+            max_workers_per_client: 32,
+            max_password_checks: 1,
             idle_timeout: Duration::from_secs(2),
             request_timeout: Duration::from_secs(5),
             max_request_bytes: 8192,
             write_timeout: Duration::from_secs(5),
+            linger: Duration::from_secs(1),
         }
     }
 }
-
 /// A response: status, content type and body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Response {
@@ -131,76 +151,115 @@ pub fn run(
     web: &WebConfig,
     stop: &AtomicBool,
 ) -> io::Result<()> {
+    serve(listener, handler, limits, web, stop, Arc::default())
+}
+
+/// [`run`], counting what the server does in `gauges` (which tests and benchmarks read).
+pub fn serve(
+    listener: TcpListener,
+    handler: Arc<Handler>,
+    limits: Limits,
+    web: &WebConfig,
+    stop: &AtomicBool,
+    gauges: Arc<Gauges>,
+) -> io::Result<()> {
     listener.set_nonblocking(true)?;
-    let server = Server {
+    let web = Arc::new(web.clone());
+    let server = Server(Arc::new(Shared {
         handler,
         limits,
-        web: Arc::new(web.clone()),
-        busy: Arc::new(AtomicUsize::new(0)),
-    };
+        gate: Gate::new(Arc::clone(&web), &limits, Arc::clone(&gauges)),
+        web,
+        gauges,
+        per_client: Mutex::default(),
+        handed_over: Mutex::default(),
+    }));
     let mut table = Table::default();
+    let mut closing = Closing::default();
     while !stop.load(Ordering::SeqCst) {
+        for l in std::mem::take(&mut *locked(&server.0.handed_over)) {
+            closing.add(l, &limits);
+        }
         // Wait until a client connects or sends, or a tenth of a second to look at `stop`
         // and the deadlines again: nothing waits longer, and an idle server does not spin.
-        let (accept, ready) = wait(&listener, &table)?;
-        server.read_ready(&mut table, &ready);
-        server.expire(&mut table, Instant::now());
+        let (accept, ready, lingering) = wait(&listener, &table, &closing)?;
+        let now = Instant::now();
+        closing.service(&lingering, now, &server.0.gauges);
+        server.read_ready(&mut table, &mut closing, &ready);
+        server.expire(&mut table, &mut closing, now);
         if accept {
             server.accept_all(&listener, &mut table)?;
         }
+        server.0.gauges.set_lingering(closing.list.len());
     }
     Ok(())
 }
 
-/// Polls the listener and every waiting connection: (the listener is ready, which waiting
-/// connections are).
-fn wait(listener: &TcpListener, table: &Table) -> io::Result<(bool, Vec<bool>)> {
-    let mut fds = Vec::with_capacity(1 + table.waiting.len());
+fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Which of the listener, the waiting connections and the lingering ones are ready.
+type Ready = (bool, Vec<bool>, Vec<bool>);
+
+/// Polls the listener, every waiting connection and every lingering one.
+fn wait(listener: &TcpListener, table: &Table, closing: &Closing) -> io::Result<Ready> {
+    let mut fds = Vec::with_capacity(1 + table.waiting.len() + closing.list.len());
     fds.push(PollFd::new(listener, PollFlags::IN));
+    let waiting = table.waiting.iter().map(Waiting::socket);
+    let lingering = closing.list.iter().map(Lingering::socket);
     fds.extend(
-        table
-            .waiting
-            .iter()
-            .map(|w| PollFd::new(w.socket(), PollFlags::IN)),
+        waiting
+            .chain(lingering)
+            .map(|s| PollFd::new(s, PollFlags::IN)),
     );
+    let n = table.waiting.len();
     match poll(&mut fds, Some(&POLL_TIMEOUT)) {
         Ok(_) => {}
-        Err(e) if e == rustix::io::Errno::INTR => return Ok((false, vec![false; fds.len() - 1])),
+        Err(e) if e == rustix::io::Errno::INTR => {
+            return Ok((false, vec![false; n], vec![false; fds.len() - 1 - n]))
+        }
         Err(e) => return Err(e.into()),
     }
     // Readable, closed or in error: reading it tells which.
     let ready: Vec<bool> = fds.iter().map(|f| !f.revents().is_empty()).collect();
-    Ok((ready[0], ready[1..].to_vec()))
+    Ok((ready[0], ready[1..=n].to_vec(), ready[1 + n..].to_vec()))
 }
 
 /// What answering needs, shared by the accept loop and the threads that answer.
-struct Server {
+struct Shared {
     handler: Arc<Handler>,
     limits: Limits,
     web: Arc<WebConfig>,
-    /// Requests being answered now.
-    busy: Arc<AtomicUsize>,
+    gate: Gate,
+    gauges: Arc<Gauges>,
+    /// Requests being answered now, per client address.
+    per_client: Mutex<HashMap<IpAddr, usize>>,
+    /// Answered connections the threads hand to the accept loop to linger.
+    handed_over: Mutex<Vec<Lingering>>,
 }
+
+struct Server(Arc<Shared>);
 
 impl Server {
     /// Reads the waiting connections `ready` marks; answers or closes those that are done.
-    fn read_ready(&self, table: &mut Table, ready: &[bool]) {
+    fn read_ready(&self, table: &mut Table, closing: &mut Closing, ready: &[bool]) {
         for i in (0..table.waiting.len()).rev() {
             if !ready.get(i).copied().unwrap_or(false) {
                 continue;
             }
-            match table.waiting[i].read(&self.limits) {
+            match table.waiting[i].read(&self.0.limits) {
                 Progress::More => {}
-                done => self.finish(table.waiting.remove(i).conn, done),
+                done => self.finish(table.waiting.remove(i), closing, done),
             }
         }
     }
 
     /// Closes (`Gone`) or answers `408` (part of a head) the connections whose time is up.
-    fn expire(&self, table: &mut Table, now: Instant) {
+    fn expire(&self, table: &mut Table, closing: &mut Closing, now: Instant) {
         for i in (0..table.waiting.len()).rev() {
-            if let Some(done) = table.waiting[i].expired(now, &self.limits) {
-                self.finish(table.waiting.remove(i).conn, done);
+            if let Some(done) = table.waiting[i].expired(now, &self.0.limits) {
+                self.finish(table.waiting.remove(i), closing, done);
             }
         }
     }
@@ -214,8 +273,9 @@ impl Server {
                         continue;
                     }
                     // Only an exhausted TLS configuration fails here: drop the connection.
-                    if let Ok(conn) = Conn::new(stream, self.web.server_config()) {
-                        table.admit(Waiting::new(conn, peer.ip(), Instant::now()), &self.limits);
+                    if let Ok(conn) = Conn::new(stream, self.0.web.server_config()) {
+                        let w = Waiting::new(conn, peer.ip(), Instant::now());
+                        table.admit(w, &self.0.limits);
                     }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
@@ -233,36 +293,77 @@ impl Server {
 
     /// Acts on what reading a connection came to: answers a whole request on a thread of
     /// its own, an error at once; closes one that is gone.
-    fn finish(&self, conn: Conn, done: Progress) {
+    fn finish(&self, w: Waiting, closing: &mut Closing, done: Progress) {
+        let peer = w.peer();
+        let limits = &self.0.limits;
         match done {
-            Progress::More | Progress::Gone => conn.close(),
-            Progress::Failed(e) => answer_now(conn, &e.response()),
-            Progress::Complete(head) => self.dispatch(conn, head),
+            // Nothing unread (it ended, or sent nothing): it closes without a reset.
+            Progress::More | Progress::Gone => drop(w.conn),
+            Progress::Failed(e) => closing.add(answer_now(w.conn, &e.response(), limits), limits),
+            Progress::Complete(head) => {
+                let auth = head.authorization.as_deref();
+                let settled = self.0.gate.settle(peer, auth, Instant::now());
+                if let Some(v @ (Verdict::Refused | Verdict::Wait(_))) = settled {
+                    closing.add(answer_now(w.conn, &refusal(&v), limits), limits);
+                } else if let Err(conn) = self.dispatch(w.conn, head, peer) {
+                    let busy = Response::text(503, "too busy; try again\n");
+                    closing.add(answer_now(conn, &busy, limits), limits);
+                }
+            }
         }
     }
 
-    /// Answers `head` on a thread of its own, or `503` when [`Limits::max_workers`] are busy.
-    fn dispatch(&self, conn: Conn, head: Head) {
-        if self.busy.fetch_add(1, Ordering::SeqCst) >= self.limits.max_workers {
-            self.busy.fetch_sub(1, Ordering::SeqCst);
-            answer_now(conn, &Response::text(503, "too busy; try again\n"));
-            return;
+    /// Answers `head` on a thread of its own; gives the connection back when
+    /// [`Limits::max_workers`] are busy, or [`Limits::max_workers_per_client`] for `peer`.
+    fn dispatch(&self, conn: Conn, head: Head, peer: IpAddr) -> Result<(), Conn> {
+        if !self.take_worker(peer) {
+            return Err(conn);
         }
-        let handler = Arc::clone(&self.handler);
-        let web = Arc::clone(&self.web);
-        let busy = Arc::clone(&self.busy);
-        let limits = self.limits;
+        let shared = Arc::clone(&self.0);
         let spawned = std::thread::Builder::new()
             .name("pmu-serve-conn".into())
             .spawn(move || {
-                respond(conn, &head, &*handler, &web, limits);
-                busy.fetch_sub(1, Ordering::SeqCst);
+                let stream = respond(conn, &head, peer, &shared);
+                let l = Lingering::new(stream, Instant::now(), &shared.limits);
+                locked(&shared.handed_over).push(l);
+                give_back_worker(&shared, peer);
             });
         if spawned.is_err() {
             // The closure, and the connection with it, is dropped: the client sees it close.
-            self.busy.fetch_sub(1, Ordering::SeqCst);
+            give_back_worker(&self.0, peer);
+        }
+        Ok(())
+    }
+
+    /// Counts a worker for `peer`, if one is free for it.
+    fn take_worker(&self, peer: IpAddr) -> bool {
+        let limits = &self.0.limits;
+        let mut per_client = locked(&self.0.per_client);
+        let mine = per_client.entry(peer).or_default();
+        let all = self.0.gauges.answering();
+        if all >= limits.max_workers || *mine >= limits.max_workers_per_client.max(1) {
+            if *mine == 0 {
+                per_client.remove(&peer);
+            }
+            return false;
+        }
+        *mine += 1;
+        self.0.gauges.set_answering(all + 1);
+        true
+    }
+}
+
+/// Gives back a worker [`Server::take_worker`] counted for `peer`.
+fn give_back_worker(shared: &Shared, peer: IpAddr) {
+    let mut per_client = locked(&shared.per_client);
+    if let Some(mine) = per_client.get_mut(&peer) {
+        *mine -= 1;
+        if *mine == 0 {
+            per_client.remove(&peer);
         }
     }
+    let all = shared.gauges.answering();
+    shared.gauges.set_answering(all.saturating_sub(1));
 }
 
 fn is_transient(e: &io::Error) -> bool {
@@ -275,27 +376,48 @@ fn is_transient(e: &io::Error) -> bool {
     ) || matches!(e.raw_os_error(), Some(23 | 24 | 105 | 12)) // ENFILE, EMFILE, ENOBUFS, ENOMEM
 }
 
-/// Writes a short answer on the non-blocking socket as far as it goes, and closes.
-fn answer_now(mut conn: Conn, r: &Response) {
+/// Writes a short answer on the non-blocking socket as far as it goes; the connection then
+/// lingers.
+fn answer_now(mut conn: Conn, r: &Response, limits: &Limits) -> Lingering {
     let _ = head::write_response(&mut conn, r, false);
-    conn.close();
+    Lingering::new(conn.finish(), Instant::now(), limits)
 }
 
-/// Answers a whole request head (blocking, within the write timeout) and closes.
-fn respond(mut conn: Conn, head: &Head, handler: &Handler, web: &WebConfig, limits: Limits) {
+/// Answers a whole request head (blocking, within the write timeout); returns the socket,
+/// its sending side shut, to linger.
+fn respond(mut conn: Conn, head: &Head, peer: IpAddr, shared: &Shared) -> TcpStream {
     let _ = conn.socket().set_nonblocking(false);
-    let _ = conn.socket().set_write_timeout(Some(limits.write_timeout));
+    let _ = conn
+        .socket()
+        .set_write_timeout(Some(shared.limits.write_timeout));
     // bcrypt takes its time on purpose: here, on the answering thread, not in the accept loop.
-    let response = if web.authorized(head.authorization.as_deref()) {
-        answer(head, handler)
-    } else {
-        Response::text(
-            401,
-            "a user name and password are needed (HTTP basic auth)\n",
-        )
+    let response = match shared
+        .gate
+        .admit(peer, head.authorization.as_deref(), Instant::now())
+    {
+        Verdict::Allowed => answer(head, &*shared.handler),
+        refused => refusal(&refused),
     };
     let _ = head::write_response(&mut conn, &response, head.method == "HEAD");
-    conn.close();
+    conn.finish()
+}
+
+/// The answer to a request the gate did not let through.
+fn refusal(v: &Verdict) -> Response {
+    match v {
+        Verdict::Wait(d) => Response::text(
+            429,
+            format!(
+                "a wrong password came from this address; try again in {} s\n",
+                d.as_secs() + 1
+            ),
+        ),
+        Verdict::Busy => Response::text(503, "too many password checks at once; try again\n"),
+        Verdict::Allowed | Verdict::Refused => Response::text(
+            401,
+            "a user name and password are needed (HTTP basic auth)\n",
+        ),
+    }
 }
 
 fn answer(head: &Head, handler: &Handler) -> Response {

@@ -2,10 +2,10 @@
 //!
 //! They cost a file descriptor and a buffer each, never a thread: the accept loop reads them
 //! as bytes arrive. Their number is bounded per client address and in all; a new connection
-//! always finds room, because the oldest waiting connection of the address that holds the
-//! most (or of its own address, when that one has its share) is closed to make it. A client
-//! that sends its request at once (a scraper) is therefore always read, however many idle
-//! connections others hold.
+//! always finds room, because a waiting connection of the address that holds the most (or of
+//! its own address, when that one has its share) is closed to make it: the oldest that has
+//! sent nothing, else the oldest. A client that sends its request at once (a scraper) is
+//! therefore always read, however many idle connections others, or its own address, hold.
 
 use std::io::{self, Read};
 use std::net::{IpAddr, TcpStream};
@@ -42,6 +42,24 @@ impl Waiting {
             peer,
             accepted: now,
             buf: Vec::new(),
+        }
+    }
+
+    /// The client's address.
+    pub fn peer(&self) -> IpAddr {
+        self.peer
+    }
+
+    /// Whether nothing has come from the client: no request byte read, none waiting to be.
+    /// A connection that has sent its request, even unread, is not idle.
+    fn idle(&self) -> bool {
+        if !self.buf.is_empty() || self.conn.started() {
+            return false;
+        }
+        let mut b = [0u8; 1];
+        match self.socket().peek(&mut b) {
+            Ok(n) => n == 0,
+            Err(e) => e.kind() != io::ErrorKind::Interrupted,
         }
     }
 
@@ -111,7 +129,11 @@ impl Table {
             None
         };
         if let Some(peer) = victim {
-            if let Some(i) = self.waiting.iter().position(|o| o.peer == peer) {
+            // The oldest with nothing to read, else the oldest: a request that has arrived
+            // (a scraper's, among connections its own address churns) is read, not dropped.
+            let of = |o: &&Waiting| o.peer == peer;
+            let idle = self.waiting.iter().position(|o| of(&o) && o.idle());
+            if let Some(i) = idle.or_else(|| self.waiting.iter().position(|o| of(&o))) {
                 // Dropping it closes it; the client sees the connection end.
                 drop(self.waiting.remove(i));
             }

@@ -1,16 +1,17 @@
-//! Box-level operations of boxes that are programmed on their own (the E5-2600's): freeze,
-//! unfreeze, reset counters or controls, and a box's packet filter with the event that counts
-//! what it accepts, as one typed operation. Everything is found through the roles and
+//! Box-level operations of boxes that are programmed on their own, independently of the
+//! other boxes of their socket (the E5-2600's are): freeze, unfreeze, reset counters or
+//! controls, and a box's packet filter with the event that counts what it accepts, as one
+//! typed operation. Everything is found through the roles and
 //! filters the spec declares for the box.
 //!
 //! ```
 //! use pmu_regs::xeon_e5_2600::qpi::{QpiPktMask0, QpiPktMask1, QpiPktMatch0, QpiPktMatch1};
-//! use pmu_runtime::sampling::e5::{E5Box, PacketFilter};
+//! use pmu_runtime::sampling::standalone::{PacketFilter, StandaloneBox};
 //! use pmu_runtime::sim::{QpiPacket, Sim, SimConfig};
 //!
 //! let sim = Sim::new(SimConfig::of(&pmu_regs::xeon_e5_2600::PROCESSOR));
 //! let devices = sim.uncore_devices();
-//! let port = E5Box::of(&sim, &devices, 0, "P1")?;
+//! let port = StandaloneBox::of(&sim, &devices, 0, "P1")?;
 //! // Count packets with opcode 0x3, whatever their other fields.
 //! type QpiFilter = PacketFilter<QpiPktMatch0, QpiPktMask0, QpiPktMatch1, QpiPktMask1>;
 //! port.program_filter(0, &QpiFilter {
@@ -26,7 +27,7 @@
 
 use pmu_regs::{FieldInfo, Register, RegisterInfo, Role};
 
-use crate::access::{Bdf, Place, UncoreDevices};
+use crate::access::{Bdf, Site, UncoreDevices};
 use crate::boxes::{Boxes, Counter, EventSelect, PmuBox, Reg};
 use crate::counters::Registers;
 use crate::error::{Result, UsageError};
@@ -36,7 +37,7 @@ use crate::sampling::{rolled_back, RegIo};
 /// A box's packet filter: the two match/mask pairs its spec declares (the first two filters
 /// that select an event), each value in the generated layout of its register. For a QPI port
 /// of the E5-2600 these are `qpi::QpiPktMatch0`, `QpiPktMask0`, `QpiPktMatch1` and
-/// `QpiPktMask1`; [`E5Box::program_filter`] refuses layouts of other registers (another
+/// `QpiPktMask1`; [`StandaloneBox::program_filter`] refuses layouts of other registers (another
 /// processor's, say) before writing anything.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct PacketFilter<Match0, Mask0, Match1, Mask1> {
@@ -77,13 +78,13 @@ fn same_layout(wanted: Option<&'static RegisterInfo>, given: &'static RegisterIn
 
 /// One box of one socket that is programmed on its own, owned by this session while the
 /// value lives.
-pub struct E5Box<'a, B: Registers + ?Sized> {
+pub struct StandaloneBox<'a, B: Registers + ?Sized> {
     io: RegIo<'a, B>,
     pmu_box: &'static PmuBox,
     _lease: Lease,
 }
 
-impl<'a, B: Registers + ?Sized> E5Box<'a, B> {
+impl<'a, B: Registers + ?Sized> StandaloneBox<'a, B> {
     /// Box `instance` of `devices`' processor on `socket` (`HA`, `P0`, `CH2`, `C3`, ...;
     /// MSR boxes are reached through `socket`'s first CPU in the simulator's numbering, so
     /// prefer [`Self::with_cpu`] on hardware).
@@ -136,8 +137,8 @@ impl<'a, B: Registers + ?Sized> E5Box<'a, B> {
     pub fn bdf(&self) -> Option<Bdf> {
         let c = self.pmu_box.counters.first()?;
         match self.io.place(&c.counter).ok()? {
-            Place::Device(bdf) => Some(bdf),
-            Place::Cpu(_) | Place::Mmio(_) => None,
+            Site::Device(bdf) => Some(bdf),
+            Site::Cpu(_) | Site::Mmio(_) => None,
         }
     }
 

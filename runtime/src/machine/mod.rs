@@ -1,6 +1,7 @@
-//! The machine a tool works on, real hardware (under a configurable root) or the simulator,
-//! and where on it a register instance lives. Command lines parse `--cpu`, `--socket` and
-//! `--device` into a [`Where`]; everything after that is here.
+//! The machine a tool works on, whatever reaches its registers (real hardware under a
+//! configurable root, the simulator, or any backend registered through the open seam
+//! [`MachineBackend`]), and where on it a register instance lives. Command lines parse
+//! `--cpu`, `--socket` and `--device` into a [`Where`]; everything after that is here.
 //!
 //! ```
 //! use pmu_runtime::machine::{Machine, Where};
@@ -18,18 +19,23 @@ use std::path::PathBuf;
 use pmu_regs::{AddressInfo, Addresses, Location, ProcessorInfo, RegisterInfo, PROCESSORS};
 
 use crate::access::{
-    check_by_info, read_by_info, write_by_info, BackendError, Bdf, MmioAccess, MsrAccess,
-    PciAccess, Place, Result as BackendResult, Topology, UncoreDevices, UncoreSummary,
+    check_by_info, read_by_info, write_by_info, BackendError, BackendResult, Bdf, MmioAccess,
+    MsrAccess, PciAccess, RegisterSpace, Site, Topology, UncoreDevices, UncoreSummary,
 };
-use crate::discovery::{find_in_sysfs, locate, read_table, DiscoveryError, Table};
 use crate::error::{Result, UsageError};
 use crate::fault::{Fault, Faulty, When};
 use crate::lookup;
-use crate::mmio::DevMem;
-use crate::msr::MsrDev;
-use crate::ownership::{default_runtime_dir, Lease, LockDir, Ownership, Pmu};
-use crate::pci::PciSysfs;
+use crate::ownership::{Lease, Ownership, Pmu};
 use crate::sim::{Sim, SimConfig};
+
+mod hardware;
+mod seam;
+mod simulated;
+
+pub use crate::sim::{Rate, StreamId, SLOTS_PER_EVENT};
+pub use hardware::FileTrees;
+use seam::Seam;
+pub use seam::{DiscoveryTables, MachineBackend, TableAccess, Workload};
 
 /// Where the user asked a register to be reached: all optional, as on a command line.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -50,49 +56,34 @@ pub struct Resolved {
     /// The instance.
     pub address: &'static AddressInfo,
     /// The CPU or device it is reached through.
-    pub place: Place,
+    pub place: Site,
 }
 
-/// Hardware backends or the simulator, behind a fault injector that passes every access
-/// through unless [`Machine::with_fault`] names one to fail.
+/// What reaches the registers (a [`MachineBackend`]: the hardware's file trees, the
+/// simulator, or one registered with [`Machine::with_backend`]), behind a fault injector
+/// that passes every access through unless [`Machine::with_fault`] names one to fail.
 pub struct Machine {
-    backend: Faulty<Backend>,
+    backend: Faulty<Seam>,
     /// Whether sessions take counters they find enabled ([`Machine::taking_over`]).
     take_over: bool,
 }
 
-enum Backend {
-    Hardware(Box<Hardware>),
-    Sim(Box<Sim>),
-}
-
-struct Hardware {
-    msr: MsrDev,
-    pci: PciSysfs,
-    mem: DevMem,
-    sys: PathBuf,
-    locks: LockDir,
-}
-
 impl Machine {
+    /// A machine whose registers `backend` reaches: how a backend is registered.
+    pub fn with_backend(backend: impl MachineBackend) -> Self {
+        Machine {
+            backend: Faulty::new(Seam(Box::new(backend)), When::Never, Fault::Eio),
+            take_over: false,
+        }
+    }
+
     /// The hardware under `root` (`/` for the real one): `root/dev/cpu/N/msr`,
     /// `root/sys/bus/pci/devices`, `root/dev/mem` (memory-mapped registers),
     /// `root/sys/devices/system/cpu`. Sessions lock PMUs in
-    /// [`default_runtime_dir`] for the real root, else in `root/run/pmu-regs`.
+    /// [`crate::ownership::default_runtime_dir`] for the real root, else in
+    /// `root/run/pmu-regs`.
     pub fn hardware(root: impl Into<PathBuf>) -> Self {
-        let root = root.into();
-        let locks = if root == std::path::Path::new("/") {
-            default_runtime_dir()
-        } else {
-            root.join("run/pmu-regs")
-        };
-        Self::new(Backend::Hardware(Box::new(Hardware {
-            msr: MsrDev::with_root(root.join("dev/cpu")),
-            pci: PciSysfs::with_root(root.join("sys/bus/pci/devices")),
-            mem: DevMem::with_path(root.join("dev/mem")),
-            sys: root.join("sys"),
-            locks: LockDir::new(locks),
-        })))
+        Self::with_backend(FileTrees::under(&root.into()))
     }
 
     /// How many elements of a register array the part implements, as the CPUID bits its
@@ -111,18 +102,12 @@ impl Machine {
     /// real machine (root `/`) this processor's. `None` elsewhere (a directory tree has no
     /// CPUID) and for a leaf the processor lacks.
     pub fn cpuid(&self, leaf: u32) -> Option<[u32; 4]> {
-        match self.backend.inner() {
-            Backend::Sim(s) => s.cpuid(leaf),
-            Backend::Hardware(h) if h.sys == std::path::Path::new("/sys") => {
-                crate::cpuid::host_cpuid(leaf)
-            }
-            Backend::Hardware(_) => None,
-        }
+        self.registered().cpuid(leaf)
     }
 
     /// A fresh simulated machine.
     pub fn simulated(config: SimConfig) -> Self {
-        Self::new(Backend::Sim(Box::new(Sim::new(config))))
+        Self::with_backend(Sim::new(config))
     }
 
     /// A fresh simulator of the default simulated machine ([`SimConfig::default`]): what a
@@ -137,18 +122,9 @@ impl Machine {
         Self::simulated(SimConfig::of(processor))
     }
 
-    fn new(backend: Backend) -> Self {
-        Machine {
-            backend: Faulty::new(backend, When::Never, Fault::Eio),
-            take_over: false,
-        }
-    }
-
     /// Sessions lock PMUs in `dir` (hardware only; the simulator's claims are in-process).
     pub fn with_runtime_dir(mut self, dir: impl Into<PathBuf>) -> Self {
-        if let Backend::Hardware(hw) = self.backend.inner_mut() {
-            hw.locks = LockDir::new(dir);
-        }
+        self.backend.inner_mut().0.lock_in(dir.into());
         self
     }
 
@@ -160,8 +136,9 @@ impl Machine {
         }
     }
 
-    /// Register accesses so far, (reads, writes): MSRs and PCI dwords, each counted once
-    /// (a 64-bit PCI register is two or more dword accesses). What benchmarks measure a
+    /// Register accesses so far, (reads, writes): MSRs, PCI dwords, memory-mapped registers
+    /// and the backend's own space, each counted once (a 64-bit PCI register is two or more
+    /// dword accesses). What benchmarks measure a
     /// session's cost in.
     pub fn access_counts(&self) -> (usize, usize) {
         self.backend.counts()
@@ -175,17 +152,37 @@ impl Machine {
         self
     }
 
+    fn registered(&self) -> &dyn MachineBackend {
+        self.backend.inner().0.as_ref()
+    }
+
+    /// The registered backend, when it is a `B`.
+    pub fn backend<B: MachineBackend>(&self) -> Option<&B> {
+        self.registered().as_any().downcast_ref()
+    }
+
     /// The simulator, when this machine is simulated.
     pub fn sim(&self) -> Option<&Sim> {
-        self.backend.inner().sim()
+        self.backend()
+    }
+
+    /// What runs on this machine between readings when its time is its own (the
+    /// simulator's workload): see [`Workload`]. `None` on hardware.
+    pub fn workload(&self) -> Option<&dyn Workload> {
+        self.registered().workload()
+    }
+
+    /// The register space of the backend's own, behind the fault injector (its accesses
+    /// count in [`Self::access_counts`] and can be made to fail): `None` when it has none.
+    pub fn register_space(&self) -> Option<&dyn RegisterSpace> {
+        self.registered()
+            .register_space()
+            .map(|_| &self.backend as &dyn RegisterSpace)
     }
 
     /// Sockets and their CPUs.
     pub fn topology(&self) -> Result<Topology> {
-        match self.backend.inner() {
-            Backend::Hardware(hw) => Ok(Topology::read(&hw.sys)?),
-            Backend::Sim(s) => Ok(s.topology()),
-        }
+        self.registered().topology()
     }
 
     /// The CPU to reach `socket`'s uncore MSRs through.
@@ -195,10 +192,7 @@ impl Machine {
 
     /// The uncore PCI devices of `processor`, by socket.
     pub fn devices(&self, processor: &'static ProcessorInfo) -> Result<UncoreDevices> {
-        match self.backend.inner() {
-            Backend::Hardware(hw) => Ok(hw.pci.discover(processor)?),
-            Backend::Sim(s) => Ok(s.uncore_devices()),
-        }
+        self.registered().devices(processor)
     }
 
     /// The uncore discovery tables this part publishes, each with its device, read (or why
@@ -206,28 +200,8 @@ impl Machine {
     /// from physical memory (`dev/mem`); on the simulator, the one it publishes
     /// ([`Sim::discovery_table`]). None where the part has no discovery device (every part
     /// before Sapphire Rapids, and virtual machines).
-    pub fn discovery_tables(&self) -> Vec<(Bdf, std::result::Result<Table, DiscoveryError>)> {
-        match self.backend.inner() {
-            Backend::Hardware(hw) => find_in_sysfs(&hw.sys.join("bus/pci/devices"))
-                .into_iter()
-                .flat_map(|(device, located)| match located {
-                    Ok(tables) => tables
-                        .into_iter()
-                        .map(|l| (device, read_table(self, l.address)))
-                        .collect(),
-                    Err(e) => vec![(device, Err(e))],
-                })
-                .collect(),
-            Backend::Sim(s) => s
-                .discovery_table()
-                .map(|t| {
-                    let read = locate(&t, t.device)
-                        .and_then(|at| read_table(&t, at.first().map_or(t.base, |l| l.address)));
-                    (t.device, read)
-                })
-                .into_iter()
-                .collect(),
-        }
+    pub fn discovery_tables(&self) -> DiscoveryTables {
+        self.registered().discovery_tables(self)
     }
 
     /// Where `addr` (an instance of `info`) is reached, from what the user gave: `--cpu` or
@@ -238,7 +212,7 @@ impl Machine {
         info: &'static RegisterInfo,
         addr: &'static AddressInfo,
         at: &Where,
-    ) -> Result<Place> {
+    ) -> Result<Site> {
         match addr.location {
             Location::Msr(_) => {
                 if at.device.is_some() {
@@ -253,7 +227,7 @@ impl Machine {
                     (None, Some(s)) => self.cpu_for_socket(s)?,
                     (None, None) => 0,
                 };
-                Ok(Place::Cpu(cpu))
+                Ok(Site::Cpu(cpu))
             }
             Location::Pci {
                 device_id,
@@ -269,7 +243,7 @@ impl Machine {
                     .into());
                 }
                 if let Some(bdf) = at.device {
-                    return Ok(Place::Device(bdf));
+                    return Ok(Site::Device(bdf));
                 }
                 let socket = at.socket.unwrap_or(0) as usize;
                 let processor = PROCESSORS
@@ -278,7 +252,7 @@ impl Machine {
                     .find(|p| p.id == info.processor)
                     .expect("every register's processor is in the metadata");
                 let devices = self.devices(processor)?;
-                Ok(Place::Device(
+                Ok(Site::Device(
                     devices.bdf_at(socket, device_id, device, function, addr.name)?,
                 ))
             }
@@ -412,83 +386,6 @@ pub fn ranges(numbers: &[u32]) -> String {
         i += 1;
     }
     out.join(",")
-}
-
-impl Backend {
-    fn sim(&self) -> Option<&Sim> {
-        match self {
-            Backend::Sim(s) => Some(s),
-            Backend::Hardware(_) => None,
-        }
-    }
-}
-
-impl MsrAccess for Backend {
-    fn read_msr(&self, cpu: u32, address: u32) -> BackendResult<u64> {
-        match self {
-            Backend::Hardware(hw) => hw.msr.read_msr(cpu, address),
-            Backend::Sim(s) => s.read_msr(cpu, address),
-        }
-    }
-    fn write_msr(&self, cpu: u32, address: u32, value: u64) -> BackendResult<()> {
-        match self {
-            Backend::Hardware(hw) => hw.msr.write_msr(cpu, address, value),
-            Backend::Sim(s) => s.write_msr(cpu, address, value),
-        }
-    }
-}
-
-impl PciAccess for Backend {
-    fn read_dword(&self, bdf: Bdf, offset: u16) -> BackendResult<u32> {
-        match self {
-            Backend::Hardware(hw) => hw.pci.read_dword(bdf, offset),
-            Backend::Sim(s) => s.read_dword(bdf, offset),
-        }
-    }
-    fn write_dword(&self, bdf: Bdf, offset: u16, value: u32) -> BackendResult<()> {
-        match self {
-            Backend::Hardware(hw) => hw.pci.write_dword(bdf, offset, value),
-            Backend::Sim(s) => s.write_dword(bdf, offset, value),
-        }
-    }
-}
-
-impl MmioAccess for Backend {
-    fn read_mmio(&self, address: u64, width: u32) -> BackendResult<u64> {
-        match self {
-            Backend::Hardware(hw) => hw.mem.read_mmio(address, width),
-            Backend::Sim(s) => s.read_mmio(address, width),
-        }
-    }
-    fn write_mmio(&self, address: u64, width: u32, value: u64) -> BackendResult<()> {
-        match self {
-            Backend::Hardware(hw) => hw.mem.write_mmio(address, width, value),
-            Backend::Sim(s) => s.write_mmio(address, width, value),
-        }
-    }
-}
-
-impl UncoreSummary for Backend {
-    fn global_pmi(&self, socket: usize) -> Option<bool> {
-        self.sim().and_then(|s| s.global_pmi(socket))
-    }
-    fn hidden_bit(&self, socket: usize, bit: &pmu_regs::BitRef) -> Option<bool> {
-        self.sim().and_then(|sim| sim.hidden_bit(socket, bit))
-    }
-    fn acknowledge_pmi(&self, socket: usize) {
-        if let Some(s) = self.sim() {
-            UncoreSummary::acknowledge_pmi(s, socket)
-        }
-    }
-}
-
-impl Ownership for Backend {
-    fn claim(&self, pmu: &Pmu) -> Result<Lease> {
-        match self {
-            Backend::Hardware(hw) => hw.locks.claim(pmu),
-            Backend::Sim(s) => s.claim(pmu),
-        }
-    }
 }
 
 // Every access goes through the fault injector.

@@ -1,15 +1,20 @@
-//! A discovery table in memory, with the device whose capability locates it: what the
-//! simulator publishes, and what tests build and corrupt.
+//! The discovery table's bytes as the spec's layouts (`spec/discovery/`) lay them out: a
+//! global state and one entry per box, at a physical address, with a device whose capability
+//! locates it. What the simulator publishes, and what tests build and corrupt.
 
 use pmu_regs::discovery::dvsec::{DvsecCapHeader, DvsecHeader1, DvsecHeader2};
 use pmu_regs::discovery::global::GlobalDiscoveryTable1;
 use pmu_regs::discovery::unit::{UnitDiscoveryTable1, UnitDiscoveryTable3};
 use pmu_regs::discovery::{dvsec, global, unit};
-use pmu_regs::FieldInfo;
+use pmu_regs::{FieldInfo, TableOffset};
 
-use super::read::offset;
 use super::AccessKind;
-use crate::access::{AccessError, BackendError, Bdf, MmioAccess, Op, PciAccess, Target};
+use crate::access::Bdf;
+
+/// The offset of a table register.
+pub fn offset<R>(r: TableOffset<R>) -> u64 {
+    u64::from(r.offset())
+}
 
 /// One box to put into a table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,8 +43,8 @@ const CAPABILITY: u16 = 0x100;
 const BAR: usize = 0x10;
 
 /// A table at a physical address, and a discovery device whose capability points at it.
-/// Reads outside the table or the device fail as a real backend's would; nothing can be
-/// written.
+/// Served as registers ([`super::serve`]), reads outside the table or the device fail as a
+/// real backend's would, and nothing can be written.
 #[derive(Debug, Clone)]
 pub struct MemoryTable {
     /// The table's physical address.
@@ -156,47 +161,5 @@ impl MemoryTable {
     pub fn qword(&self, at: u64) -> u64 {
         let at = at as usize;
         u64::from_le_bytes(self.bytes[at..at + 8].try_into().expect("8 bytes"))
-    }
-
-    /// What reading past the end of a dump or a mapping looks like: nothing transferred.
-    fn refuse(op: Op, target: Target, wanted: usize) -> BackendError {
-        BackendError::access(op, target, AccessError::Short { done: 0, wanted })
-    }
-}
-
-impl MmioAccess for MemoryTable {
-    fn read_mmio(&self, address: u64, width: u32) -> crate::access::Result<u64> {
-        let target = Target::Mmio { address };
-        let bytes = (width / 8) as u64;
-        let start = address
-            .checked_sub(self.base)
-            .filter(|_| (width == 32 || width == 64) && address % bytes == 0)
-            .filter(|s| {
-                s.checked_add(bytes)
-                    .is_some_and(|e| e <= self.bytes.len() as u64)
-            })
-            .ok_or_else(|| Self::refuse(Op::Read, target, bytes as usize))?
-            as usize;
-        let mut raw = [0u8; 8];
-        raw[..bytes as usize].copy_from_slice(&self.bytes[start..start + bytes as usize]);
-        Ok(u64::from_le_bytes(raw))
-    }
-
-    fn write_mmio(&self, address: u64, _width: u32, _value: u64) -> crate::access::Result<()> {
-        Err(Self::refuse(Op::Write, Target::Mmio { address }, 8))
-    }
-}
-
-impl PciAccess for MemoryTable {
-    fn read_dword(&self, bdf: Bdf, offset: u16) -> crate::access::Result<u32> {
-        let target = Target::Pci { bdf, offset };
-        if bdf != self.device || offset % 4 != 0 || usize::from(offset) >= self.config.len() * 4 {
-            return Err(Self::refuse(Op::Read, target, 4));
-        }
-        Ok(self.config[usize::from(offset) / 4])
-    }
-
-    fn write_dword(&self, bdf: Bdf, offset: u16, _value: u32) -> crate::access::Result<()> {
-        Err(Self::refuse(Op::Write, Target::Pci { bdf, offset }, 4))
     }
 }

@@ -1,18 +1,160 @@
-//! `watch --event TEXT` read with the grammar `encode` uses: `event=NAME`, named values
-//! (`invert=lt`) and numbers by the one number rule, checked against the counter's own
-//! control register. The words a user types (`ev_sel`, `umask`, `thresh`, `invert`, `edge`,
+//! The words of a command line that say what to count, read as `pmu watch`, `pmu serve` and
+//! a configuration file's lines read them: numbers as an msr-tools user types them
+//! ([`NUMBER_RULE`]), `field=value` lists ([`assignments`]), and events in `--event`'s grammar
+//! ([`event`]): `event=NAME`, named values (`invert=lt`) and numbers, checked against the
+//! counter's own control register. The words (`ev_sel`, `umask`, `thresh`, `invert`, `edge`,
 //! `ext`) name roles ([`Role`]); the control's field playing each role is found in the
-//! generated metadata, so every box of every processor reads the same way whatever its
-//! guide calls the field (`edge_det`, `edge_detect`, `thresh`, `threshold`, ...).
+//! generated metadata, so every box of every processor reads the same way whatever its guide
+//! calls the field (`edge_det`, `edge_detect`, `thresh`, `threshold`, ...).
+//!
+//! ```
+//! use pmu_runtime::session::{words, Selection};
+//! assert_eq!(words::number("0x1f")?, 31);
+//! let selection = Selection::of_named_boxes(
+//!     &["xeon-e5-2600:IMC2"],
+//!     &["event=UNC_M_CAS_COUNT.RD"],
+//!     None,
+//!     None,
+//! )?;
+//! assert_eq!(selection.boxes()[0].events[0].ev_sel, 0x04);
+//! # Ok::<(), pmu_runtime::UsageError>(())
+//! ```
 
 use pmu_regs::{RegisterInfo, Role};
-use pmu_runtime::boxes::{FieldSettings, PmuBox, FIXED_EVENT};
-use pmu_runtime::codec;
-use pmu_runtime::error::UsageError;
-use pmu_runtime::sampling::uncore::EventSelect;
 
-use crate::failure::Failure;
-use crate::grammar;
+use crate::boxes::{EventSelect, FieldSettings, PmuBox, FIXED_EVENT};
+use crate::codec;
+use crate::error::UsageError;
+
+/// A request refused with `message`.
+fn refused(message: String) -> UsageError {
+    UsageError::Refused(message)
+}
+
+/// The number rule, for `--help`.
+pub const NUMBER_RULE: &str = "Numbers: 0x1f is hex, 0d31 decimal, 0b11111 binary. A bare number \
+with a hex letter (1f, 4300c0) is hex, as rdmsr prints it. A bare number of two or more digits \
+and no letter (430076) is refused as ambiguous: write 0x430076 or 0d430076. A single digit (0-9) \
+is the same in both.";
+
+/// Parses a number by [`NUMBER_RULE`]. Negative and too-large numbers say so.
+pub fn number(text: &str) -> Result<u64, UsageError> {
+    let t = text.trim().replace('_', "");
+    if t.starts_with('-') {
+        return Err(refused(format!(
+            "`{text}` is negative; register and field values are unsigned (0 or more)"
+        )));
+    }
+    let lower = t.to_ascii_lowercase();
+    let (digits, radix, explicit) = if let Some(h) = lower.strip_prefix("0x") {
+        (h, 16, true)
+    } else if let Some(d) = lower.strip_prefix("0d") {
+        (d, 10, true)
+    } else if let Some(b) = lower.strip_prefix("0b") {
+        (b, 2, true)
+    } else {
+        (lower.as_str(), 16, false)
+    };
+    let valid = |c: char| c.is_digit(radix);
+    if digits.is_empty() || !digits.chars().all(valid) {
+        return Err(refused(format!(
+            "`{text}` is not a number; write hex as 0x1f (or 1f), decimal as 0d31, binary as 0b11111"
+        )));
+    }
+    if !explicit && digits.len() > 1 && digits.chars().all(|c| c.is_ascii_digit()) {
+        return Err(refused(format!(
+            "`{text}` is ambiguous: rdmsr prints hex without 0x, so it could be 0x{digits} or \
+             decimal {digits}; write 0x{digits} or 0d{digits}"
+        )));
+    }
+    u64::from_str_radix(digits, radix).map_err(|_| {
+        refused(format!(
+            "`{text}` is too large: values are at most 64 bits (0xffff_ffff_ffff_ffff)"
+        ))
+    })
+}
+
+/// Checks `field=value` words for `info` and rewrites every number in the one form the
+/// library's codec reads unambiguously (hex with 0x). Refused: a word that is not
+/// `field=value`, a field given twice, `event=NAME` together with a field it sets, a field
+/// that names reserved or ignored bits, a number that breaks [`NUMBER_RULE`].
+pub fn assignments(
+    info: &RegisterInfo,
+    words: &[String],
+) -> Result<Vec<(String, String)>, UsageError> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for w in words {
+        let Some((f, v)) = w.split_once('=') else {
+            return Err(refused(format!(
+                "`{w}` is not field=value (e.g. ev_sel=0x3c)"
+            )));
+        };
+        let (f, v) = (f.trim(), v.trim());
+        if f.is_empty() || v.is_empty() {
+            return Err(refused(format!(
+                "`{w}` is not field=value (e.g. ev_sel=0x3c)"
+            )));
+        }
+        if let Some((prev, _)) = out.iter().find(|(p, _)| p.eq_ignore_ascii_case(f)) {
+            return Err(refused(format!(
+                "{prev} is given twice; give each field once"
+            )));
+        }
+        if let Some(p) = info
+            .fields
+            .iter()
+            .find(|p| p.is_placeholder() && p.name.eq_ignore_ascii_case(f))
+        {
+            let bits = if p.msb == p.lsb {
+                format!("bit {}", p.lsb)
+            } else {
+                format!("bits {}:{}", p.msb, p.lsb)
+            };
+            return Err(refused(format!(
+                "{}.{} names {} ({}), which cannot be set; leave it out",
+                info.name,
+                p.name,
+                bits,
+                match p.access.as_str() {
+                    "ig" => "ignored",
+                    _ => "reserved",
+                }
+            )));
+        }
+        let named = info
+            .fields
+            .iter()
+            .filter(|x| x.name.eq_ignore_ascii_case(f))
+            .any(|x| x.values.iter().any(|n| n.name.eq_ignore_ascii_case(v)));
+        let value = if f.eq_ignore_ascii_case("event") || named || !starts_like_number(v) {
+            v.to_string()
+        } else {
+            format!("{:#x}", number(v)?)
+        };
+        out.push((f.to_string(), value));
+    }
+    if let Some((_, name)) = out.iter().find(|(f, _)| f.eq_ignore_ascii_case("event")) {
+        // The fields playing the roles an event of the list sets.
+        let set_by_event = |f: &str| {
+            [Role::Event, Role::Umask, Role::EventExt]
+                .iter()
+                .filter_map(|r| info.role(*r))
+                .any(|x| x.name.eq_ignore_ascii_case(f))
+        };
+        if let Some((f, _)) = out.iter().find(|(f, _)| set_by_event(f)) {
+            return Err(refused(format!(
+                "event={name} sets {f} itself; give either event=NAME or {f}=..., not both"
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// Whether a value is meant as a number (rather than a value name such as `lt` or `usr`).
+fn starts_like_number(v: &str) -> bool {
+    v.starts_with(|c: char| c.is_ascii_digit() || c == '-')
+        || v.chars().all(|c| c.is_ascii_hexdigit() || c == '_')
+}
 
 /// What `--event` takes, for messages.
 pub const ACCEPTED: &str = "event=NAME or ev_sel=N, and umask, thresh, invert, edge, ext, any, \
@@ -32,7 +174,7 @@ fn is_filter_field(key: &str) -> bool {
 
 /// The role a word of `--event` sets; `None` for `event=NAME` (an event by name). Filter
 /// fields set by name ([`is_filter_field`]) are looked for first.
-fn role_of(key: &str, value: &str) -> Result<Option<Role>, Failure> {
+fn role_of(key: &str, value: &str) -> Result<Option<Role>, UsageError> {
     Ok(Some(match key.to_ascii_lowercase().as_str() {
         // `event=0x3c` is the event select, as perf writes it; `event=NAME` a named event.
         "event" if value.trim().starts_with(|c: char| c.is_ascii_digit()) => Role::Event,
@@ -48,14 +190,14 @@ fn role_of(key: &str, value: &str) -> Result<Option<Role>, Failure> {
         "port_mask" | "ch_mask" => Role::PortMask,
         "fc_mask" => Role::FcMask,
         "offcore_rsp" | "ldlat" | "frontend" => {
-            return Err(Failure::usage(format!(
+            return Err(refused(format!(
                 "`{key}` is an auxiliary MSR's value, which --event takes from a named event \
                  (event=NAME sets it: `pmu list --events --unit CORE` shows each event's in \
                  SETTINGS); `pmu encode` with --perf gives perf's {key} term"
             )))
         }
         _ => {
-            return Err(Failure::usage(format!(
+            return Err(refused(format!(
                 "`{key}` cannot be given to --event (watch sets the enables itself); it takes \
                  {ACCEPTED}"
             )))
@@ -77,11 +219,11 @@ pub fn named(text: &str) -> std::borrow::Cow<'_, str> {
 /// Checks the words of one `--event` that do not depend on the box: each is `key=value`
 /// with a key `--event` takes. Run before any box is looked up, so a typo is reported as
 /// such whatever `--unit` says.
-pub fn check_words(text: &str) -> Result<(), Failure> {
+pub fn check_words(text: &str) -> Result<(), UsageError> {
     let mut has_event = false;
     for part in text.split(',') {
         let Some((k, v)) = part.split_once('=') else {
-            return Err(Failure::usage(format!(
+            return Err(refused(format!(
                 "`{part}` is not key=value; --event takes {ACCEPTED}, e.g. ev_sel=0x01,umask=0x04"
             )));
         };
@@ -91,64 +233,130 @@ pub fn check_words(text: &str) -> Result<(), Failure> {
         }
     }
     if !has_event {
-        return Err(Failure::usage(format!(
+        return Err(refused(format!(
             "`{text}` has no event: give event=NAME (`pmu list --events --unit UNIT`) or ev_sel=N"
         )));
     }
     Ok(())
 }
 
+/// What one event's words set, before its control value is made.
+struct Said {
+    /// The control's fields and their values, as the codec takes them.
+    pairs: Vec<(String, String)>,
+    /// The roles set by their own word (not by an event's name).
+    given: Vec<Role>,
+    /// Whether the event is named (`event=NAME`).
+    by_name: bool,
+    /// The counters the named event's list allows it: on a core without Hyper-Threading,
+    /// more for some (Intel's CounterHTOff). The session places it only on counters the part
+    /// reports (`Counting::limit_general`), which with Hyper-Threading on are the others.
+    counters: Option<u32>,
+    /// The filters set by name.
+    fields: FieldSettings,
+}
+
 /// Parses one `--event` for a counter whose control register is `control`: into the
 /// settings [`EventSelect`] carries, `None` where the text leaves the box's reset value.
 /// `event=NAME` may name an event of processor `core`'s own core list (the detected or
 /// named processor) when `control` is a core PMU's.
-pub fn parse(
+pub fn event(
     control: &'static RegisterInfo,
     text: &str,
     core: Option<&str>,
-) -> Result<EventSelect, Failure> {
+) -> Result<EventSelect, UsageError> {
     check_words(text)?;
     let field = |role: Role| control.role(role).map(|f| f.name);
     let mut words = Vec::new();
-    let mut given: Vec<Role> = Vec::new();
-    let mut by_name = false;
-    // The counters the named event's list allows it: on a core without Hyper-Threading,
-    // more for some (Intel's CounterHTOff). The session places it only on counters the part
-    // reports (`Counting::limit_general`), which with Hyper-Threading on are the others.
-    let mut counters = None;
-    let mut fields = FieldSettings::NONE;
+    let mut said = Said {
+        pairs: Vec::new(),
+        given: Vec::new(),
+        by_name: false,
+        counters: None,
+        fields: FieldSettings::NONE,
+    };
     for part in text.split(',') {
         let (k, v) = part.split_once('=').expect("checked above");
         let k = k.trim();
         if is_filter_field(k) {
-            fields = filter(control, fields, k, v)?;
+            said.fields = filter(control, said.fields, k, v)?;
             continue;
         }
         match role_of(k, v)? {
             None => {
-                by_name = true;
-                counters = pmu_runtime::codec::named_event(control, v.trim(), core)
-                    .map(|e| e.counters_without_ht());
-                super::commands::note_if_experimental(control, v.trim(), core);
+                said.by_name = true;
+                said.counters =
+                    codec::named_event(control, v.trim(), core).map(|e| e.counters_without_ht());
                 words.push(format!("event={v}"));
             }
             Some(role) => {
-                given.push(role);
+                said.given.push(role);
                 // A role the control lacks keeps the word the user typed, so the codec's
                 // refusal names it (`B0_MSR_PMON_EVT_SEL0 has no field umask`).
                 words.push(format!("{}={v}", field(role).unwrap_or(k)));
             }
         }
     }
-    let pairs = grammar::assignments(control, &words)?;
-    let raw = codec::encode_for(control, 0, &pairs, core)?;
+    said.pairs = assignments(control, &words)?;
+    select(control, said, core, text)
+}
+
+/// The settings a derived metric adds to the event it reads (`:c1`, `:i1`, `:e1` in Intel's
+/// metric lists): zero and `false` leave the event's own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Modifiers {
+    /// Counter mask (0: the event's own).
+    pub threshold: u8,
+    /// Invert the counter mask.
+    pub invert: bool,
+    /// Count edges.
+    pub edge: bool,
+}
+
+/// Event `name` of `control`'s list (or of processor `core`'s core list) with `modifiers`:
+/// what `event=NAME,thresh=N,invert=1,edge=1` selects, made from the names themselves.
+pub fn named_event(
+    control: &'static RegisterInfo,
+    name: &str,
+    modifiers: Modifiers,
+    core: Option<&str>,
+) -> Result<EventSelect, UsageError> {
+    let mut said = Said {
+        pairs: vec![("event".to_string(), name.to_string())],
+        given: Vec::new(),
+        by_name: true,
+        counters: codec::named_event(control, name, core).map(|e| e.counters_without_ht()),
+        fields: FieldSettings::NONE,
+    };
+    for (role, value) in [
+        (Role::Threshold, u64::from(modifiers.threshold)),
+        (Role::Invert, u64::from(modifiers.invert)),
+        (Role::Edge, u64::from(modifiers.edge)),
+    ] {
+        if value != 0 {
+            let field = control.role(role).map_or(role.as_str(), |f| f.name);
+            said.pairs.push((field.to_string(), format!("{value:#x}")));
+            said.given.push(role);
+        }
+    }
+    select(control, said, core, name)
+}
+
+/// The [`EventSelect`] of what `said` sets on `control` (`text` names it in messages).
+fn select(
+    control: &'static RegisterInfo,
+    said: Said,
+    core: Option<&str>,
+    text: &str,
+) -> Result<EventSelect, UsageError> {
+    let raw = codec::encode_for(control, 0, &said.pairs, core)?;
     // `event=NAME` sets the event select, the umask and the extension bit from the list, and
     // the counter mask, invert, edge and any-thread bits and the uncore masks where the
     // event has them; and names the auxiliary MSR it needs, with its value.
-    let aux = codec::aux_for(control, &pairs, core);
+    let aux = codec::aux_for(control, &said.pairs, core);
     let set = |role: Role| {
         let value = control.role(role).map(|f| f.extract(raw));
-        let from_event = by_name
+        let from_event = said.by_name
             && match role {
                 Role::Umask | Role::EventExt => true,
                 Role::Threshold
@@ -160,14 +368,14 @@ pub fn parse(
                 | Role::FcMask => value.is_some_and(|v| v != 0),
                 _ => false,
             };
-        (given.contains(&role) || from_event)
+        (said.given.contains(&role) || from_event)
             .then_some(value)
             .flatten()
     };
     let event = control.role(Role::Event).map_or(0, |f| f.extract(raw));
     Ok(EventSelect {
         ev_sel: u16::try_from(event).map_err(|_| {
-            Failure::usage(format!(
+            refused(format!(
                 "`{text}` selects event {event:#x}, wider than watch programs (16 bits)"
             ))
         })?,
@@ -182,8 +390,8 @@ pub fn parse(
         umask_ext: set(Role::UmaskExt).map(|v| v as u32),
         port_mask: set(Role::PortMask).map(|v| v as u16),
         fc_mask: set(Role::FcMask).map(|v| v as u8),
-        fields,
-        counters,
+        fields: said.fields,
+        counters: said.counters,
         aux,
     })
 }
@@ -195,7 +403,7 @@ fn filter(
     mut fields: FieldSettings,
     key: &str,
     value: &str,
-) -> Result<FieldSettings, Failure> {
+) -> Result<FieldSettings, UsageError> {
     let Some(field) = control
         .fields
         .iter()
@@ -207,7 +415,7 @@ fn filter(
             .filter(|f| f.count_default.is_some())
             .map(|f| f.name)
             .collect();
-        return Err(Failure::usage(format!(
+        return Err(refused(format!(
             "`{key}` is not a filter of {}: {}",
             control.name,
             if own.is_empty() {
@@ -217,9 +425,9 @@ fn filter(
             }
         )));
     };
-    let n = grammar::number(value.trim())?;
+    let n = number(value.trim())?;
     if n > field.max() {
-        return Err(Failure::usage(format!(
+        return Err(refused(format!(
             "`{key}={}` does not fit {}.{}, {} bits wide (at most {:#x})",
             value.trim(),
             control.name,
@@ -229,7 +437,7 @@ fn filter(
         )));
     }
     if !fields.set(field.name, n) {
-        return Err(Failure::usage(format!(
+        return Err(refused(format!(
             "`{key}` is one filter too many: --event sets at most {} by name",
             FieldSettings::CAPACITY
         )));
@@ -247,21 +455,31 @@ pub fn free_running(pmu_box: &PmuBox, text: &str) -> Option<EventSelect> {
         let (k, v) = part.split_once('=')?;
         let v = v.trim();
         match k.trim().to_ascii_lowercase().as_str() {
-            "event" | "ev_sel" => match grammar::number(v) {
+            "event" | "ev_sel" => match number(v) {
                 Ok(n) => ev_sel = u16::try_from(n).ok(),
                 Err(_) => {
-                    let p = pmu_box.free_running_named(v)?.info.perf_event?;
-                    ev_sel = Some(FIXED_EVENT);
-                    umask = Some(u16::from(p.umask));
+                    let named = free_running_named(pmu_box, v)?;
+                    (ev_sel, umask) = (Some(named.ev_sel), named.umask);
                 }
             },
-            "umask" => umask = grammar::number(v).ok().and_then(|n| u16::try_from(n).ok()),
+            "umask" => umask = number(v).ok().and_then(|n| u16::try_from(n).ok()),
             _ => return None,
         }
     }
     let sel = EventSelect {
         umask,
         ..EventSelect::event(ev_sel?)
+    };
+    pmu_box.free_running(&sel).map(|_| sel)
+}
+
+/// The free-running counter of `pmu_box` that the kernel's event `name` names
+/// (`bw_in_port0`), selected as perf selects it (`event=0xff,umask=N`); `None` if none is.
+pub fn free_running_named(pmu_box: &PmuBox, name: &str) -> Option<EventSelect> {
+    let p = pmu_box.free_running_named(name)?.info.perf_event?;
+    let sel = EventSelect {
+        umask: Some(u16::from(p.umask)),
+        ..EventSelect::event(FIXED_EVENT)
     };
     pmu_box.free_running(&sel).map(|_| sel)
 }
@@ -274,7 +492,7 @@ pub fn no_free_running(pmu_box: &PmuBox, text: &str) -> UsageError {
         .iter()
         .filter_map(|c| c.info.perf_event.map(|p| p.name));
     let given = text.rsplit('=').next().unwrap_or(text);
-    let close = pmu_runtime::lookup::suggest(given, names, 1);
+    let close = crate::lookup::suggest(given, names, 1);
     let hint = match close.first() {
         Some(name) => format!(" (did you mean event={name}?)"),
         None => String::new(),
@@ -292,8 +510,25 @@ pub fn no_free_running(pmu_box: &PmuBox, text: &str) -> UsageError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_number_rule() {
+        let ok = |t: &str| number(t).map_err(|e| e.to_string()).unwrap();
+        assert_eq!(ok("0x1F"), 31);
+        assert_eq!(ok("1f"), 31);
+        assert_eq!(ok("0d31"), 31);
+        assert_eq!(ok("0b1_1111"), 31);
+        assert_eq!(ok("7"), 7);
+        assert!(number("31").is_err());
+        assert!(number("-1").unwrap_err().to_string().contains("negative"));
+        assert!(number("0x1_0000_0000_0000_0000")
+            .unwrap_err()
+            .to_string()
+            .contains("too large"));
+    }
+
+    use crate::boxes::Boxes;
     use pmu_regs::{CounterKind, PROCESSORS};
-    use pmu_runtime::boxes::Boxes;
 
     /// `event=NAME` of a processor's core list carries the counter mask, invert and
     /// any-thread bits into the selection, and the counter's control value programs them.
@@ -307,7 +542,7 @@ mod tests {
             .find(|c| c.info.kind == CounterKind::General)
             .unwrap();
         let info = c.control.unwrap().info;
-        let sel = parse(
+        let sel = event(
             info,
             "event=UOPS_ISSUED.CORE_STALL_CYCLES",
             Some("xeon-e5-2600"),
@@ -328,7 +563,7 @@ mod tests {
         // cmask 1, inv, en, any, os, usr, umask 1, event 0x0e.
         assert_eq!(raw, 0x01e3_010e);
         // Without the processor the name is refused, naming who has it.
-        let e = parse(info, "event=UOPS_ISSUED.CORE_STALL_CYCLES", None).unwrap_err();
+        let e = event(info, "event=UOPS_ISSUED.CORE_STALL_CYCLES", None).unwrap_err();
         assert!(
             e.to_string()
                 .contains("is a core event of xeon-7500, xeon-e5-2600"),
@@ -351,20 +586,20 @@ mod tests {
                 .unwrap_or_else(|| panic!("no {unit} control"))
                 .info
         };
-        let sel = parse(control("CHA"), "event=UNC_CHA_TOR_INSERTS.IA_MISS", None)
+        let sel = event(control("CHA"), "event=UNC_CHA_TOR_INSERTS.IA_MISS", None)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(
             (sel.ev_sel, sel.umask, sel.umask_ext),
             (0x35, Some(0x01), Some(0xc001fe))
         );
-        let sel = parse(
+        let sel = event(
             control("IIO"),
             "event=UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0",
             None,
         )
         .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((sel.port_mask, sel.fc_mask), (Some(0x1), Some(0x7)));
-        let sel = parse(control("CHA"), "event=UNC_CHA_CLOCKTICKS", None)
+        let sel = event(control("CHA"), "event=UNC_CHA_CLOCKTICKS", None)
             .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!((sel.ev_sel, sel.umask), (0x00, Some(0)));
         assert_eq!(
@@ -388,7 +623,7 @@ mod tests {
                 {
                     let Some(ctl) = c.control else { continue };
                     let info = ctl.info;
-                    let sel = parse(info, "ev_sel=0x10", None).unwrap_or_else(|e| panic!("{e}"));
+                    let sel = event(info, "ev_sel=0x10", None).unwrap_or_else(|e| panic!("{e}"));
                     assert_eq!(sel.ev_sel, 0x10);
                     assert_eq!((sel.umask, sel.thresh, sel.edge_detect), (None, None, None));
                     for (word, role) in [
@@ -400,7 +635,7 @@ mod tests {
                         ("any", Role::AnyThread),
                     ] {
                         let text = format!("ev_sel=0x10,{word}=1");
-                        match (info.role(role), parse(info, &text, None)) {
+                        match (info.role(role), event(info, &text, None)) {
                             (Some(_), Ok(sel)) => {
                                 let got = match role {
                                     Role::Umask => sel.umask.map(u64::from),

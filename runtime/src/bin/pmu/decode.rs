@@ -1,0 +1,34 @@
+//! `pmu decode`: a value split into the register's fields.
+
+use pmu_runtime::codec::{self};
+use pmu_runtime::session::words;
+
+use crate::failure::Out;
+use crate::show::{decoded_json, decoded_table, event_line, header, resolve, value_only};
+use crate::{warn, ValueArgs};
+
+/// `pmu decode`.
+pub fn decode(register: &str, value: &str, show: &ValueArgs, json_out: bool) -> Out {
+    let found = resolve(register, None)?;
+    let raw = words::number(value)?;
+    let d = codec::decode(found.info, raw);
+    if show.wanted() {
+        return Ok(format!("{}\n", value_only(&d, show)?));
+    }
+    if json_out {
+        return Ok(decoded_json(&d, Default::default(), None, None));
+    }
+    if d.reserved_set != 0 {
+        warn(&format!(
+            "{}: reserved bits {:#x} are set",
+            register.trim(),
+            d.reserved_set
+        ));
+    }
+    Ok(format!(
+        "{}{}{}",
+        header(&found, raw),
+        event_line(&d, None, None),
+        decoded_table(&d)
+    ))
+}

@@ -1,0 +1,210 @@
+//! What this machine has, as data: its processor as `/proc/cpuinfo` describes the first CPU,
+//! the specs that describe it, and how the part's uncore discovery tables agree with the
+//! spec. `pmu detect` prints it; nothing here prints.
+//!
+//! ```
+//! use pmu_runtime::detect;
+//!
+//! let root = std::env::temp_dir().join(format!("detect-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(root.join("proc"))?;
+//! std::fs::write(root.join("proc/cpuinfo"), "vendor_id\t: GenuineIntel\ncpu family\t: 6\n\
+//!     model\t\t: 108\nstepping\t: 1\nmodel name\t: test\nflags\t\t: fpu arch_perfmon\n")?;
+//! let cpu = detect::read(Some(&root)).expect("cpuinfo names a vendor");
+//! // Linux gives Ice Lake-D (06_6CH) the Ice Lake-SP uncore; leaf 0AH is the architectural PMU.
+//! assert_eq!(cpu.specs(), ["ice-lake-sp", "architectural"]);
+//! assert_eq!(cpu.uncore_spec(), Some("ice-lake-sp"));
+//! assert_eq!(detect::detected(true, Some(&root)), None);
+//! # std::fs::remove_dir_all(&root)?;
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use crate::boxes::Boxes;
+use crate::discovery::BoxStatus;
+use crate::identify::CpuSignature;
+use crate::machine::Machine;
+use crate::part::joined_tables;
+
+/// The processor as `/proc/cpuinfo` describes its first CPU.
+#[derive(Debug)]
+pub struct Cpu {
+    /// `vendor_id` (`GenuineIntel`, `AuthenticAMD`).
+    pub vendor: String,
+    /// `cpu family`.
+    pub family: u32,
+    /// `model`.
+    pub model: u32,
+    /// The `stepping` line, which tells apart processors of one model (06_55H: Skylake-SP
+    /// and Cascade Lake).
+    pub stepping: Option<u32>,
+    /// `model name`.
+    pub name: String,
+    /// CPUID leaf 0AH is present (the `arch_perfmon` flag).
+    pub arch_perfmon: bool,
+}
+
+/// The vendors of the processors the spec identifies, in spec order, each once.
+pub fn described_vendors() -> Vec<&'static str> {
+    let mut vendors: Vec<&'static str> = Vec::new();
+    for id in pmu_regs::PROCESSORS.iter().filter_map(|p| p.identity) {
+        if !vendors.contains(&id.vendor.as_str()) {
+            vendors.push(id.vendor.as_str());
+        }
+    }
+    vendors
+}
+
+/// `ROOT/proc/cpuinfo` (`/` without a root).
+pub fn cpuinfo_path(root: Option<&Path>) -> PathBuf {
+    root.unwrap_or(Path::new("/")).join("proc/cpuinfo")
+}
+
+/// Reads `ROOT/proc/cpuinfo`; `None` when it cannot be read or names no vendor.
+pub fn read(root: Option<&Path>) -> Option<Cpu> {
+    let text = std::fs::read_to_string(cpuinfo_path(root)).ok()?;
+    let mut cpu = Cpu {
+        vendor: String::new(),
+        family: 0,
+        model: 0,
+        stepping: None,
+        name: String::new(),
+        arch_perfmon: false,
+    };
+    // The first processor's block is enough: a machine has one kind of processor.
+    for line in text.lines().take_while(|l| !l.trim().is_empty()) {
+        let Some((k, v)) = line.split_once(':') else {
+            continue;
+        };
+        let v = v.trim();
+        match k.trim() {
+            "vendor_id" => cpu.vendor = v.to_string(),
+            "cpu family" => cpu.family = v.parse().unwrap_or(0),
+            "model" => cpu.model = v.parse().unwrap_or(0),
+            "stepping" => cpu.stepping = v.parse().ok(),
+            "model name" => cpu.name = v.to_string(),
+            "flags" => cpu.arch_perfmon = v.split_whitespace().any(|f| f == "arch_perfmon"),
+            _ => {}
+        }
+    }
+    (!cpu.vendor.is_empty()).then_some(cpu)
+}
+
+impl Cpu {
+    /// Whether the spec knows this vendor's processors at all.
+    pub fn known_vendor(&self) -> bool {
+        pmu_regs::Vendor::from_name(&self.vendor).is_some()
+    }
+
+    /// The vendor, family, model and stepping the spec's identities are matched against.
+    pub fn signature(&self) -> CpuSignature {
+        CpuSignature {
+            vendor: self.vendor.clone(),
+            family: self.family,
+            model: self.model,
+            stepping: self.stepping,
+        }
+    }
+
+    /// The specs that describe this processor: its own, and `architectural` where CPUID
+    /// leaf 0AH describes an Intel core PMU.
+    pub fn specs(&self) -> Vec<&'static str> {
+        let mut specs: Vec<&'static str> = self
+            .signature()
+            .processor()
+            .map(|p| p.id)
+            .into_iter()
+            .collect();
+        // Leaf 0AH's architectural PMU is Intel's (AMD CPUs do not set `arch_perfmon`).
+        if self.arch_perfmon && self.signature().known_vendor() == Some(pmu_regs::Vendor::Intel) {
+            specs.push("architectural");
+        }
+        specs
+    }
+
+    /// `name (vendor, family 0x6, model 0x6c)`, `?` for a missing name.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} ({}, family {:#x}, model {:#x})",
+            if self.name.is_empty() {
+                "?"
+            } else {
+                &self.name
+            },
+            self.vendor,
+            self.family,
+            self.model
+        )
+    }
+
+    /// The uncore spec of this processor, for names two processors share.
+    pub fn uncore_spec(&self) -> Option<&'static str> {
+        self.specs().into_iter().find(|s| *s != "architectural")
+    }
+}
+
+/// The uncore spec of this machine's processor, which settles a name several processors
+/// share; `None` under `sim` (the simulator is whichever processor the names say) or where
+/// cpuinfo names none.
+pub fn detected(sim: bool, root: Option<&Path>) -> Option<&'static str> {
+    (!sim)
+        .then(|| read(root))
+        .flatten()
+        .and_then(|c| c.uncore_spec())
+}
+
+/// One discovery table of the part, joined with the spec.
+#[derive(Debug)]
+pub struct TableReport {
+    /// The PCI device the table was found through.
+    pub device: String,
+    /// Whether it was read (else `error` says why).
+    pub read: bool,
+    /// Why it was not read.
+    pub error: Option<String>,
+    /// Boxes matching, missing, unknown, disagreeing, ignored, counted by the part.
+    pub counts: [usize; 6],
+}
+
+/// The part's discovery tables under `root` joined with `p`'s spec, for a processor whose
+/// spec has discovery types (`None` for one without: its parts have no table).
+pub fn discovery_tables(
+    root: Option<&Path>,
+    p: &'static pmu_regs::ProcessorInfo,
+) -> Option<Vec<TableReport>> {
+    crate::discovery::has_table(p).then_some(())?;
+    let machine = Machine::hardware(root.map_or_else(|| PathBuf::from("/"), Path::to_path_buf));
+    let boxes = Boxes::of(p);
+    Some(
+        joined_tables(&machine, boxes)
+            .into_iter()
+            .map(|t| match t.joined {
+                Ok(joined) => {
+                    let mut counts = [0; 6];
+                    for b in &joined.boxes {
+                        counts[match b.status {
+                            BoxStatus::Matching => 0,
+                            BoxStatus::Missing => 1,
+                            BoxStatus::Unknown => 2,
+                            BoxStatus::Disagreeing(_) => 3,
+                            BoxStatus::Ignored { .. } => 4,
+                            BoxStatus::CountedByPart { .. } => 5,
+                        }] += 1;
+                    }
+                    TableReport {
+                        device: t.device.to_string(),
+                        read: true,
+                        error: None,
+                        counts,
+                    }
+                }
+                Err(e) => TableReport {
+                    device: t.device.to_string(),
+                    read: false,
+                    error: Some(e.to_string()),
+                    counts: [0; 6],
+                },
+            })
+            .collect(),
+    )
+}

@@ -10,7 +10,7 @@
 #[allow(dead_code)] // Not every helper is used here.
 mod support;
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use base64::Engine;
 use pmu_runtime::export::http::{self, Gauges, Handler, Limits, Request, Response};
 use pmu_runtime::export::web_config::WebConfig;
-use support::{start, wait_until, SIM};
+use support::{closed, start, wait_until, SIM};
 
 /// The scraper's timeout for one whole exchange (Prometheus's default is 10 s).
 const SCRAPE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -44,21 +44,7 @@ fn basic(user: &str, password: &str) -> String {
 /// One scrape as Prometheus makes it (from 127.0.0.1, a fresh connection, the whole exchange
 /// within [`SCRAPE_TIMEOUT`]): its status, or why there was none.
 fn scrape(addr: SocketAddr, authorization: Option<&str>) -> Result<u16, String> {
-    let deadline = Instant::now() + SCRAPE_TIMEOUT;
-    let mut s = TcpStream::connect_timeout(&addr, SCRAPE_TIMEOUT).map_err(|e| e.to_string())?;
-    s.set_read_timeout(Some(SCRAPE_TIMEOUT)).unwrap();
-    let auth = authorization.map_or(String::new(), |a| format!("Authorization: {a}\r\n"));
-    write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\n{auth}\r\n").map_err(|e| e.to_string())?;
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).map_err(|e| e.to_string())?;
-    if Instant::now() > deadline {
-        return Err("answered after the scrape timeout".into());
-    }
-    let text = String::from_utf8_lossy(&raw);
-    text.split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .ok_or_else(|| format!("no status line in {text:?}"))
+    support::scrape_within(addr, SCRAPE_TIMEOUT, authorization)
 }
 
 /// Twenty scrapes half a second apart: how many got `200` in time, and what the others got.
@@ -243,17 +229,6 @@ fn churn(to: SocketAddr, stop: &AtomicBool, opened: &AtomicUsize) {
             opened.fetch_add(1, Ordering::SeqCst);
         }
         std::thread::sleep(Duration::from_millis(5));
-    }
-}
-
-/// Whether the server has closed `s` (it reads end of file or a reset, without blocking).
-fn closed(s: &TcpStream) -> bool {
-    s.set_nonblocking(true).unwrap();
-    let mut b = [0u8; 1];
-    match (&*s).read(&mut b) {
-        Ok(0) => true,
-        Ok(_) => false,
-        Err(e) => e.kind() != ErrorKind::WouldBlock,
     }
 }
 

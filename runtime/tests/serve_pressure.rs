@@ -5,42 +5,16 @@
 #[allow(dead_code)] // Not every helper is used here.
 mod support;
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use support::{start, SIM};
+use support::{closed, start, SIM};
 
 /// One scrape as Prometheus makes it: a fresh connection and a 2 s timeout for the whole
 /// exchange (Prometheus's default is 10 s). The status code, or why there was none.
 fn scrape(addr: SocketAddr) -> Result<u16, String> {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    let mut s =
-        TcpStream::connect_timeout(&addr, Duration::from_secs(2)).map_err(|e| e.to_string())?;
-    s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
-        .map_err(|e| e.to_string())?;
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw).map_err(|e| e.to_string())?;
-    if Instant::now() > deadline {
-        return Err("answered after the scrape timeout".into());
-    }
-    let text = String::from_utf8_lossy(&raw);
-    text.split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .ok_or_else(|| format!("no status line in {text:?}"))
-}
-
-/// Whether the server has closed `s` (it reads end of file or a reset, without blocking).
-fn closed(s: &TcpStream) -> bool {
-    s.set_nonblocking(true).unwrap();
-    let mut b = [0u8; 1];
-    match (&*s).read(&mut b) {
-        Ok(0) => true,
-        Ok(_) => false,
-        Err(e) => e.kind() != ErrorKind::WouldBlock,
-    }
+    support::scrape_within(addr, Duration::from_secs(2), None)
 }
 
 #[test]

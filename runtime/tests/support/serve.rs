@@ -137,3 +137,40 @@ pub fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     }
     done()
 }
+
+/// One scrape as Prometheus makes it: a fresh connection, an optional `Authorization` header,
+/// and the whole exchange within `timeout`. The status code, or why there was none.
+#[allow(dead_code)] // Not every test that includes this file uses it.
+pub fn scrape_within(
+    addr: SocketAddr,
+    timeout: Duration,
+    authorization: Option<&str>,
+) -> Result<u16, String> {
+    let deadline = Instant::now() + timeout;
+    let mut s = TcpStream::connect_timeout(&addr, timeout).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(timeout)).unwrap();
+    let auth = authorization.map_or(String::new(), |a| format!("Authorization: {a}\r\n"));
+    write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\n{auth}\r\n").map_err(|e| e.to_string())?;
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).map_err(|e| e.to_string())?;
+    if Instant::now() > deadline {
+        return Err("answered after the scrape timeout".into());
+    }
+    let text = String::from_utf8_lossy(&raw);
+    text.split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| format!("no status line in {text:?}"))
+}
+
+/// Whether the server has closed `s` (it reads end of file or a reset, without blocking).
+#[allow(dead_code)] // Not every test that includes this file uses it.
+pub fn closed(s: &TcpStream) -> bool {
+    s.set_nonblocking(true).unwrap();
+    let mut b = [0u8; 1];
+    match (&*s).read(&mut b) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => e.kind() != std::io::ErrorKind::WouldBlock,
+    }
+}

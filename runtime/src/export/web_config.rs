@@ -175,7 +175,7 @@ impl WebConfig {
         if self.users.is_empty() {
             return true;
         }
-        let Some((user, password)) = authorization.and_then(Self::basic_credentials) else {
+        let Some((user, password)) = authorization.and_then(basic_credentials) else {
             return false;
         };
         self.check(&user, &password)
@@ -192,11 +192,6 @@ impl WebConfig {
                 false
             }
         }
-    }
-
-    /// The user and password of a `Basic` `Authorization` header.
-    pub(crate) fn basic_credentials(header: &str) -> Option<(String, String)> {
-        basic_credentials(header)
     }
 }
 
@@ -240,7 +235,7 @@ pub fn check_hash(hash: &str) -> Result<(), String> {
 }
 
 /// The user and password of a `Basic` `Authorization` header.
-fn basic_credentials(header: &str) -> Option<(String, String)> {
+pub(crate) fn basic_credentials(header: &str) -> Option<(String, String)> {
     let (scheme, encoded) = header.trim().split_once(' ')?;
     if !scheme.eq_ignore_ascii_case("basic") {
         return None;

@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::{Gauges, Limits};
-use crate::export::web_config::WebConfig;
+use crate::export::web_config::{basic_credentials, WebConfig};
 
 /// Good credentials remembered; beyond, the memory starts again (only good ones get in).
 pub const MAX_REMEMBERED: usize = 64;
@@ -109,7 +109,7 @@ impl Gate {
         if !self.web.authenticates() {
             return Err(Verdict::Allowed);
         }
-        let Some(credentials) = authorization.and_then(WebConfig::basic_credentials) else {
+        let Some(credentials) = authorization.and_then(basic_credentials) else {
             return Err(Verdict::Refused);
         };
         if locked(&self.remembered).contains(&credentials) {

@@ -566,6 +566,35 @@ pub fn parse_assignments(words: &[String]) -> Result<Vec<(String, String)>, Usag
         .collect()
 }
 
+/// The event a control value selects, by its event list (`UNC_H_REQUESTS.READS`; for a
+/// core PMU's control, processor `core`'s own list first): select, umask, extension bit, the
+/// counter mask, invert, edge and any-thread bits and the uncore masks (unit-mask extension,
+/// port and traffic-class masks) the event sets must all match, and so must its auxiliary
+/// MSR: `aux` where the caller knows it (`encode event=NAME`), none otherwise, so a control
+/// that many offcore events share is not named as the first of them.
+pub fn event_of(
+    d: &Decoded,
+    core: Option<&str>,
+    aux: Option<pmu_regs::AuxMsr>,
+) -> Option<&'static pmu_regs::EventInfo> {
+    let info = d.register;
+    let sel = info.role(Role::Event)?.extract(d.raw);
+    let get = |role: Role| info.role(role).map(|f| f.extract(d.raw));
+    events_for(info, core).into_iter().find(|e| {
+        u64::from(e.code) == sel
+            && get(Role::Umask).is_none_or(|u| u == u64::from(e.umask))
+            && get(Role::EventExt).is_none_or(|x| x == u64::from(e.ext_sel))
+            && get(Role::Threshold).is_none_or(|x| x == u64::from(e.threshold))
+            && get(Role::Invert).is_none_or(|x| x == u64::from(e.invert))
+            && get(Role::Edge).is_none_or(|x| x == u64::from(e.edge))
+            && get(Role::AnyThread).is_none_or(|x| x == u64::from(e.any_thread))
+            && get(Role::UmaskExt).is_none_or(|x| x == u64::from(e.umask_ext))
+            && get(Role::PortMask).is_none_or(|x| x == u64::from(e.port_mask))
+            && get(Role::FcMask).is_none_or(|x| x == u64::from(e.fc_mask))
+            && e.aux == aux
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

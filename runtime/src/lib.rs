@@ -91,6 +91,8 @@ pub mod pci;
 pub mod perf;
 #[cfg(feature = "perfmon")]
 pub mod perfmon;
+#[cfg(feature = "json")]
+pub mod report;
 pub mod sampling;
 #[cfg(target_os = "linux")]
 pub mod session;

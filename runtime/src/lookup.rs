@@ -1,6 +1,6 @@
 //! Finding registers by name in the generated metadata.
 
-use pmu_regs::{AddressInfo, Addresses, RegisterInfo, PROCESSORS};
+use pmu_regs::{AddressInfo, Addresses, Location, RegisterInfo, PROCESSORS};
 
 use crate::error::UsageError;
 
@@ -157,6 +157,62 @@ fn edit_distance(a: &str, b: &str) -> usize {
         std::mem::swap(&mut prev, &mut cur);
     }
     prev[b.len()]
+}
+
+/// A register by name, by MSR number (`0x186`), or, for a name two processors share, the
+/// one this machine has (`detected`).
+pub fn resolve(register: &str, detected: Option<&str>) -> Result<FoundRegister, UsageError> {
+    let name = register.trim();
+    if let Some(hex) = name.strip_prefix("0x").or_else(|| name.strip_prefix("0X")) {
+        let address = u32::from_str_radix(hex, 16).map_err(|_| {
+            UsageError::Refused(format!("`{register}` is not an MSR number (0x186)"))
+        })?;
+        let found: Vec<FoundRegister> = PROCESSORS
+            .iter()
+            .flat_map(|p| p.units.iter())
+            .flat_map(|u| u.registers.iter().copied())
+            .flat_map(|info| {
+                info.known_addresses()
+                    .iter()
+                    .filter(move |a| a.location == Location::Msr(address))
+                    .map(move |a| FoundRegister {
+                        info,
+                        address: Some(a),
+                    })
+            })
+            .collect();
+        let here: Vec<FoundRegister> = found
+            .iter()
+            .copied()
+            .filter(|f| detected.is_none_or(|p| f.info.processor == p))
+            .collect();
+        return match (found.len(), here.len()) {
+            (0, _) => Err(UsageError::Refused(format!(
+                "no register in the specs is at MSR {address:#X}; `pmu list` shows every register \
+                 and its address (pmu reads only registers it can decode)"
+            ))),
+            (1, _) => Ok(found[0]),
+            (_, 1) => Ok(here[0]),
+            _ => Err(UsageError::Refused(format!(
+                "MSR {address:#X} is {}; name one of them",
+                found
+                    .iter()
+                    .map(|f| format!(
+                        "{}:{}",
+                        f.info.processor,
+                        f.address.map_or(f.info.name, |a| a.name)
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(" or ")
+            ))),
+        };
+    }
+    if let (Some(p), false) = (detected, name.contains(':')) {
+        if let Ok(f) = find(&format!("{p}:{name}")) {
+            return Ok(f);
+        }
+    }
+    find(name)
 }
 
 #[cfg(test)]

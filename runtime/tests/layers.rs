@@ -773,7 +773,7 @@ const LAYERS: [&[&str]; 9] = [
     &["machine", "perf", "sim_perf"],
     &["part", "constants", "detect"],
     &["session"],
-    &["metrics", "export"],
+    &["metrics", "export", "report"],
 ];
 
 #[test]

@@ -4,8 +4,10 @@ use pmu_runtime::codec::{self};
 use pmu_runtime::session::words;
 
 use crate::failure::Out;
-use crate::show::{decoded_json, decoded_table, event_line, header, resolve, value_only};
+use crate::show::value_only;
 use crate::{warn, ValueArgs};
+use pmu_runtime::lookup::resolve;
+use pmu_runtime::report::register::{decoded_json, decoded_table, event_line, header};
 
 /// `pmu decode`.
 pub fn decode(register: &str, value: &str, show: &ValueArgs, json_out: bool) -> Out {

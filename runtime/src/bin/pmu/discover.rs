@@ -14,8 +14,8 @@ use pmu_runtime::Bdf;
 use serde_json::json;
 
 use crate::detect::processor_named;
-use crate::table::TextTable;
 use crate::Failure;
+use pmu_runtime::report::table::TextTable;
 
 /// The device a dumped table is taken to come from (it locates nothing: a dump is read from
 /// its first byte).

@@ -7,8 +7,10 @@ use serde_json::json;
 
 use crate::detect::processor_named;
 use crate::failure::Out;
-use crate::show::{aux_line, decoded_json, decoded_table, event_line, header, resolve, value_only};
+use crate::show::value_only;
 use crate::{detect, ValueArgs};
+use pmu_runtime::lookup::resolve;
+use pmu_runtime::report::register::{aux_line, decoded_json, decoded_table, event_line, header};
 
 /// Says on stderr, once per event and run, that `event=NAME` names an experimental event
 /// (from Intel's experimental list): it is programmed like any other, and its counts may be

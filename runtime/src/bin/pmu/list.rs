@@ -6,9 +6,9 @@ use serde_json::{json, Value};
 use crate::failure::Out;
 use crate::list_events::list_events;
 use crate::pattern::{matches, matching_units, nothing_selected, Pattern};
-use crate::show::{location_json, location_text, ranges_json};
-use crate::table::TextTable;
 use crate::Failure;
+use pmu_runtime::report::register::{location_json, location_text, ranges_json};
+use pmu_runtime::report::table::TextTable;
 
 /// A register as `pmu list` lists it: processor, unit, the register, the instance's name,
 /// its address (or why it is unknown).

@@ -9,8 +9,8 @@ use crate::detect::processor_named;
 use crate::failure::Out;
 use crate::pattern::Pattern;
 use crate::pattern::{matches, selected_units};
-use crate::table::TextTable;
 use crate::Failure;
+use pmu_runtime::report::table::TextTable;
 
 /// One event list `list --events` shows: (processor, unit, events).
 pub(crate) type EventList = (&'static str, &'static str, &'static [&'static EventInfo]);

@@ -22,7 +22,6 @@ mod read;
 mod serve;
 mod serve_metrics;
 mod show;
-mod table;
 mod watch;
 mod watch_metrics;
 mod write;

@@ -15,7 +15,7 @@ use pmu_runtime::{Error, UsageError};
 use serde_json::json;
 
 use crate::failure::Failure;
-use crate::table::TextTable;
+use pmu_runtime::report::table::TextTable;
 
 /// `--backend`: which way `watch` and `serve` reach the counters, the library's [`Route`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -76,7 +76,7 @@ pub fn encode(
         Some(p) => Some(p),
         None => crate::detect::detected(false, root),
     };
-    let found = crate::show::resolve(register, core)?;
+    let found = pmu_runtime::lookup::resolve(register, core)?;
     let info = found.info;
     let Some(addr) = found.address else {
         let instances: Vec<&str> = info

@@ -9,12 +9,14 @@ use pmu_runtime::{BackendError, Site, UsageError};
 use serde_json::{json, Value};
 
 use crate::failure::Out;
-use crate::show::{
-    decoded_json, decoded_table, event_line, header, hex, location_text, resolve, value_only,
-};
-use crate::table::TextTable;
+use crate::show::value_only;
 use crate::{detect, Failure, PlaceArgs, ValueArgs};
+use pmu_runtime::lookup::resolve;
 use pmu_runtime::perfmon::per_cpu_unit;
+use pmu_runtime::report::register::{
+    decoded_json, decoded_table, event_line, header, hex, location_text,
+};
+use pmu_runtime::report::table::TextTable;
 
 /// A register instance with an address, or why there is none.
 pub(crate) fn instance(

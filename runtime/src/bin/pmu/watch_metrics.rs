@@ -22,8 +22,8 @@ use crate::counting::{check_interval, close_after, Asked};
 use crate::detect;
 use crate::failure::Failure;
 use crate::place::PlaceArgs;
-use crate::table::TextTable;
 use crate::watch::WatchArgs;
+use pmu_runtime::report::table::TextTable;
 
 /// `pmu list --metrics`: every metric of the processors (or of one), with its unit, level,
 /// scope, groups and description.

@@ -12,8 +12,8 @@ use serde_json::json;
 
 use crate::failure::Out;
 use crate::read::{instance, machine_at, place_json, place_text, processor_of};
-use crate::show::{decoded_json, decoded_table, header, hex};
 use crate::{warn, Failure, PlaceArgs};
+use pmu_runtime::report::register::{decoded_json, decoded_table, header, hex};
 
 /// `pmu write`: refused, before anything is written, when a session holds the register's
 /// box (its exit would put its own value back over this one); the register is read back.

@@ -1,4 +1,4 @@
-//! Aligned text tables.
+//! Aligned text tables, as every listing of the `pmu` command prints them.
 
 /// A table: a header row and data rows, columns padded to the widest cell. Columns listed in
 /// `right` are right-aligned (numbers).
@@ -9,6 +9,7 @@ pub struct TextTable {
 }
 
 impl TextTable {
+    /// A table with these column headings and no rows yet.
     pub fn new(header: &[&str]) -> Self {
         Self {
             header: header.iter().map(|h| h.to_string()).collect(),
@@ -17,15 +18,18 @@ impl TextTable {
         }
     }
 
+    /// Right-aligns the columns at these positions (counted from 0).
     pub fn right_align(mut self, columns: &[usize]) -> Self {
         self.right = columns.to_vec();
         self
     }
 
+    /// Adds a row, a cell per column.
     pub fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);
     }
 
+    /// The table as text: a line per row, cells two spaces apart, no trailing blanks.
     pub fn render(&self) -> String {
         let columns = self.header.len();
         let mut widths: Vec<usize> = self.header.iter().map(|h| h.chars().count()).collect();

@@ -1,6 +1,8 @@
 //! What the `pmu` command prints, as functions a program can call to print the same: aligned
-//! text tables, and register values decoded as text or JSON. The binary only parses its
+//! text tables, register values decoded as text or JSON, and counts every interval. The binary only parses its
 //! arguments and prints what these return.
 
+#[cfg(feature = "export")]
+pub mod counts;
 pub mod register;
 pub mod table;

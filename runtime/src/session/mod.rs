@@ -46,6 +46,7 @@ mod topdown;
 pub mod turns;
 pub mod words;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::boxes::EventSelect;
@@ -359,6 +360,21 @@ impl<'m> Session<'m> {
     /// [`Self::rotate`] at least this often between readings so every turn gets its time.
     pub fn turn_length(&self) -> Option<Duration> {
         self.in_turns().then_some(self.options.turn)
+    }
+
+    /// Waits one interval of `period` in short steps, so that `stop` (set by a signal
+    /// handler) is noticed promptly and, where boxes count in turns, each turn ends on time
+    /// ([`Self::rotate`]). Returns early once `stop` is set.
+    pub fn wait_interval(&mut self, period: Duration, stop: &AtomicBool) -> Result<()> {
+        let step = self.turn_length().map_or(Duration::from_millis(50), |t| {
+            t.clamp(Duration::from_millis(1), Duration::from_millis(50))
+        });
+        let deadline = Instant::now() + period;
+        while Instant::now() < deadline && !stop.load(Ordering::SeqCst) {
+            std::thread::sleep((deadline - Instant::now()).min(step));
+            self.rotate()?;
+        }
+        Ok(())
     }
 
     /// On the wall clock, ends the turn on the counters of every box counting in turns if it

@@ -14,7 +14,6 @@ mod failure;
 mod list;
 mod list_events;
 mod messages;
-mod output;
 mod pattern;
 mod perf_cli;
 mod place;

@@ -7,15 +7,15 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
-use pmu_runtime::session::{Count, Options, PerfSeries, SeriesInfo, Session, Sockets};
+use pmu_runtime::report::counts::{Format, Grouping, Output, Rows};
+use pmu_runtime::session::{Options, Session, Sockets};
 
 use crate::counting::{check_interval, close_after, Asked};
 use crate::detect;
 use crate::failure::Failure;
-use crate::output::{Format, Output, Row};
 use crate::perf_cli::PerfWatchArgs;
 use crate::place::PlaceArgs;
 
@@ -128,9 +128,14 @@ pub enum WatchFormat {
 }
 
 impl WatchArgs {
-    /// Whether a per-CPU PMU's CPUs are summed (per socket): with -a, unless -A.
-    fn sums_cpus(&self) -> bool {
-        self.all_sockets && !self.no_aggr
+    /// How the rows group the counts: --per-socket, -a (a per-CPU PMU's CPUs summed per
+    /// socket, unless -A), -A.
+    fn grouping(&self) -> Grouping {
+        Grouping {
+            per_socket: self.per_socket,
+            sums_cpus: self.all_sockets && !self.no_aggr,
+            per_cpu: self.no_aggr,
+        }
     }
 
     /// What to count, as the arguments say it.
@@ -193,8 +198,9 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     crate::warn_mismatches(&session);
     // A `running` column where events may share counters: through perf, or in turns.
     let perf = session.series().iter().any(|s| s.perf.is_some()) || session.in_turns();
+    let rows = Rows::new(session.series().to_vec(), args.grouping());
     let mut out = match Output::new(format, perf, args.output.as_deref()) {
-        Ok(out) => out.with_cpu_column(shows_cpu(session.series(), args)),
+        Ok(out) => out.with_cpu_column(rows.shows_cpu()),
         Err(e) => {
             let failure = Failure::operation(format!(
                 "cannot write {}: {e}; choose a file in a writable directory",
@@ -216,7 +222,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     }
 
     // A panic from here on unwinds through `session`, whose drop puts the registers back.
-    let result = watch_loop(&mut session, args, &stop, &mut out);
+    let result = watch_loop(&mut session, args, &stop, (&rows, &mut out));
     // Disable what was enabled, whatever happened, and report both failures if both fail.
     close_after(session, result).map(|()| String::new())
 }
@@ -264,163 +270,29 @@ fn watch_loop(
     session: &mut Session,
     args: &WatchArgs,
     stop: &AtomicBool,
-    out: &mut Output,
+    (rows, out): (&Rows, &mut Output),
 ) -> Result<(), Failure> {
     session.start()?;
-    let series = session.series().to_vec();
     let period = Duration::from_secs_f64(args.interval);
-    // With --per-socket, a row sums the boxes of a socket: `C0+C1`.
-    let mut boxes: Vec<&str> = Vec::new();
-    for s in &series {
-        if !boxes.contains(&s.instance.as_str()) {
-            boxes.push(&s.instance);
-        }
-    }
-    let summed = boxes.join("+");
-    let counters: Vec<&str> = if args.per_socket {
-        vec![summed.as_str()]
-    } else {
-        series.iter().map(|s| s.counter.as_str()).collect()
-    };
-    out.fit_columns(
-        counters.into_iter(),
-        series.iter().map(|s| s.event.as_str()),
-    );
-    // A row summed over a per-CPU PMU's CPUs names no one CPU.
-    let perf_rows: Vec<Option<PerfSeries>> = series
-        .iter()
-        .map(|s| {
-            let one_cpu = s.cpu.is_none() || !args.sums_cpus();
-            let cpu = |p: &PerfSeries| p.cpu.filter(|_| one_cpu);
-            s.perf.as_ref().map(|p| PerfSeries {
-                cpu: cpu(p),
-                ..p.clone()
-            })
-        })
-        .collect();
+    out.fit_columns(rows.counters().into_iter(), rows.events().into_iter());
     if let Err(e) = out.header() {
         return quiet_if_closed(e);
     }
     let mut report = 0u64;
     while args.count.is_none_or(|c| report < c) && !stop.load(Ordering::SeqCst) {
         report += 1;
-        wait_interval(session, period, stop)?;
+        session.wait_interval(period, stop)?;
         let interval = session.interval()?;
-        let t = interval.time;
-        let mut rows = rows(&series, &interval.counts, args, &summed, &perf_rows, t);
         let written = rows
-            .iter_mut()
-            .try_for_each(|r| {
-                r.rate = r.count as f64 / interval.seconds.max(f64::MIN_POSITIVE);
-                out.row(r)
-            })
-            .and_then(|()| out.end_interval(t));
+            .rows(&interval)
+            .iter()
+            .try_for_each(|r| out.row(r))
+            .and_then(|()| out.end_interval(interval.time));
         if let Err(e) = written {
             return quiet_if_closed(e);
         }
     }
     Ok(())
-}
-
-/// Sleeps one interval in short steps, so Ctrl-C is noticed promptly and, where boxes count
-/// in turns, each turn ends on time.
-pub fn wait_interval(
-    session: &mut Session,
-    period: Duration,
-    stop: &AtomicBool,
-) -> Result<(), Failure> {
-    let step = session
-        .turn_length()
-        .map_or(Duration::from_millis(50), |t| {
-            t.clamp(Duration::from_millis(1), Duration::from_millis(50))
-        });
-    let deadline = Instant::now() + period;
-    while Instant::now() < deadline && !stop.load(Ordering::SeqCst) {
-        std::thread::sleep((deadline - Instant::now()).min(step));
-        session.rotate()?;
-    }
-    Ok(())
-}
-
-/// One interval's rows, in series order: with --per-socket one per socket and event, and a
-/// per-CPU PMU's CPUs summed per socket unless -A; `summed` names the boxes of a
-/// --per-socket row, `perf` is each series' perf place as its row shows it.
-fn rows<'a>(
-    series: &'a [SeriesInfo],
-    counts: &[Count],
-    args: &WatchArgs,
-    summed: &'a str,
-    perf: &'a [Option<PerfSeries>],
-    time: f64,
-) -> Vec<Row<'a>> {
-    let mut rows: Vec<Row> = Vec::new();
-    // (socket, event index, counter unless --per-socket) of each row, for summing.
-    let mut keys: Vec<(u32, usize, Option<&String>)> = Vec::new();
-    for ((s, c), perf) in series.iter().zip(counts).zip(perf) {
-        let count = c.delta;
-        let ratio = c.running_ratio.unwrap_or(1.0);
-        let running = c.running_ratio;
-        let key = (
-            s.socket,
-            s.event_index,
-            (!args.per_socket).then_some(&s.counter),
-        );
-        let merge = args.per_socket || (s.cpu.is_some() && args.sums_cpus());
-        if let Some(at) = keys.iter().position(|k| merge && *k == key) {
-            let row = &mut rows[at];
-            row.count += count;
-            // A sum is as complete as its least-running part.
-            row.perf = row.perf.map(|(p, r)| (p, r.min(ratio)));
-            row.running = match (row.running, running) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
-            continue;
-        }
-        keys.push(key);
-        let (instance, counter) = if args.per_socket {
-            (summed, summed)
-        } else {
-            (s.instance.as_str(), s.counter.as_str())
-        };
-        rows.push(Row {
-            time,
-            processor: s.processor,
-            unit: &s.unit,
-            instance,
-            socket: s.socket,
-            counter,
-            event: &s.event,
-            count,
-            rate: 0.0,
-            backend: s.backend.label(),
-            perf: perf.as_ref().map(|p| (p, ratio)),
-            running,
-            cpu: s.cpu.filter(|_| shows_cpu(series, args)),
-        });
-    }
-    // By socket (and CPU), each socket's boxes and counters in the order they were given.
-    rows.sort_by_key(|r| (r.socket, r.cpu));
-    rows
-}
-
-/// Whether rows show their CPU: with -A, and where rows would otherwise differ only in it (a
-/// per-L3 box, counted on one CPU of each L3 cache) and are not summed.
-fn shows_cpu(series: &[SeriesInfo], args: &WatchArgs) -> bool {
-    let key = |s: &SeriesInfo| {
-        (
-            s.socket,
-            s.event_index,
-            s.instance.clone(),
-            s.counter.clone(),
-        )
-    };
-    let differ_by_cpu = series.iter().enumerate().any(|(i, a)| {
-        series[..i]
-            .iter()
-            .any(|b| key(b) == key(a) && b.cpu != a.cpu)
-    });
-    args.no_aggr || (differ_by_cpu && !args.sums_cpus() && !args.per_socket)
 }
 
 /// A reader that went away (`watch ... | head`) ends the watch normally; other write errors

@@ -346,7 +346,7 @@ fn metric_loop(
     let mut report = 0u64;
     while args.count.is_none_or(|c| report < c) && !stop.load(Ordering::SeqCst) {
         report += 1;
-        crate::watch::wait_interval(session, period, stop)?;
+        session.wait_interval(period, stop)?;
         let interval = session.interval()?;
         let values = plan.interval_values(&series, &interval, args.no_aggr, &constants);
         let text = format.report(interval.time, &values);

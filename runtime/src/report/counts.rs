@@ -1,31 +1,35 @@
-//! `watch` output: the aligned table, CSV with any separator (`perf stat -x,`, `likwid -O`),
-//! JSON lines, or one OpenMetrics exposition per interval (`--format openmetrics`), to stdout
-//! or a file (`-o`). The columns are perf's: time, socket, counter, event, count, rate.
+//! Counts as `pmu watch` prints them, every interval: the rows of an interval, summed per
+//! socket or over a per-CPU PMU's CPUs as asked ([`Rows`]), written as the aligned table, CSV
+//! with any separator (`perf stat -x,`, `likwid -O`), JSON lines, or one OpenMetrics
+//! exposition per interval ([`Output`]), to stdout or a file. The columns are perf's: time,
+//! socket, counter, event, count, rate.
 
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use pmu_runtime::export::{prometheus_text, Exporter, Series, SeriesLabels};
-use pmu_runtime::session::Reading;
 use serde_json::json;
 
-use pmu_runtime::session::PerfSeries;
+use crate::export::{prometheus_text, Exporter, Series, SeriesLabels};
+use crate::session::{Count, Interval, PerfSeries, Reading, SeriesInfo};
 
 /// One count of one interval.
 pub struct Row<'a> {
     /// Seconds since the start.
     pub time: f64,
-    /// The processor, unit and box the row counts on (with `--per-socket`, the box is the
-    /// boxes summed).
+    /// The processor the row counts on.
     pub processor: &'a str,
+    /// The unit the row counts on.
     pub unit: &'a str,
+    /// The box the row counts on (with `--per-socket`, the boxes summed: `C0+C1`).
     pub instance: &'a str,
+    /// The socket.
     pub socket: u32,
     /// The counter register, or with `--per-socket` the boxes summed (`C0+C1`).
     pub counter: &'a str,
     /// The event as the user gave it.
     pub event: &'a str,
+    /// Events counted in the interval.
     pub count: u64,
     /// Events per second over the interval.
     pub rate: f64,
@@ -42,11 +46,16 @@ pub struct Row<'a> {
 
 /// How rows are written.
 pub enum Format {
+    /// Aligned columns, as `perf stat -I` prints them.
     Table {
+        /// The width of the counter column.
         counter_w: usize,
+        /// The width of the event column.
         event_w: usize,
     },
+    /// CSV with this separator (`perf stat -x,`).
     Separated(String),
+    /// A JSON object per interval, with the interval's counts.
     JsonLines,
     /// One exposition per interval: each row's running total as `pmu_events_total`, as
     /// `pmu serve` exports it. With `-o FILE` the file is replaced whole each interval (the
@@ -92,7 +101,7 @@ impl Output {
             Some(_) if matches!(format, Format::OpenMetrics | Format::PrometheusText) => {
                 Box::new(io::sink())
             }
-            Some(p) => Box::new(BufWriter::new(pmu_runtime::out_file::create(p)?)),
+            Some(p) => Box::new(BufWriter::new(crate::out_file::create(p)?)),
             None => Box::new(io::stdout()),
         };
         Ok(Output {
@@ -136,6 +145,7 @@ impl Output {
         }
     }
 
+    /// Writes the column headings (the table and CSV have them).
     pub fn header(&mut self) -> io::Result<()> {
         let running = if self.perf { "  running" } else { "" };
         match &self.format {
@@ -165,6 +175,7 @@ impl Output {
         }
     }
 
+    /// Writes one row (JSON lines and the exposition collect it until the interval ends).
     pub fn row(&mut self, r: &Row) -> io::Result<()> {
         match &self.format {
             Format::Table { counter_w, event_w } => {
@@ -288,7 +299,7 @@ impl Output {
         }
         match &self.path {
             None => self.out.write_all(text.as_bytes()),
-            Some(path) => pmu_runtime::out_file::replace(path, text.as_bytes()),
+            Some(path) => crate::out_file::replace(path, text.as_bytes()),
         }
     }
 }
@@ -331,4 +342,190 @@ fn thousands(n: u64) -> String {
         out.push(c);
     }
     out
+}
+
+/// How an interval's counts are grouped into rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Grouping {
+    /// Each event summed over the boxes of a socket (`--per-socket`).
+    pub per_socket: bool,
+    /// A per-CPU PMU's CPUs summed per socket (`-a` without `-A`).
+    pub sums_cpus: bool,
+    /// A row per CPU of a per-CPU PMU (`-A`), with a cpu column.
+    pub per_cpu: bool,
+}
+
+/// One interval's count of a series, or of the series summed into one row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sum {
+    /// The first series summed (in [`Rows::series`]): its names label the row.
+    pub series: usize,
+    /// The socket.
+    pub socket: u32,
+    /// The CPU, where rows show one.
+    pub cpu: Option<u32>,
+    /// Events counted, summed.
+    pub count: u64,
+    /// The least share of the interval any part was on a counter, where parts shared them.
+    pub running: Option<f64>,
+    /// As `running`, 1 for a part that had its counter throughout.
+    pub ratio: f64,
+}
+
+/// What a session's series become as rows: the sums a [`Grouping`] asks for, labelled.
+pub struct Rows {
+    series: Vec<SeriesInfo>,
+    grouping: Grouping,
+    /// The boxes a `--per-socket` row sums, as its box and counter show them (`C0+C1`).
+    summed: String,
+    /// Each series' perf place as its row shows it: a row summed over a per-CPU PMU's CPUs
+    /// names no one CPU.
+    perf: Vec<Option<PerfSeries>>,
+    shows_cpu: bool,
+}
+
+impl Rows {
+    /// The rows of `series` (a session's, in its order), grouped as `grouping` says.
+    pub fn new(series: Vec<SeriesInfo>, grouping: Grouping) -> Self {
+        let mut boxes: Vec<&str> = Vec::new();
+        for s in &series {
+            if !boxes.contains(&s.instance.as_str()) {
+                boxes.push(&s.instance);
+            }
+        }
+        let summed = boxes.join("+");
+        let perf = series
+            .iter()
+            .map(|s| {
+                let one_cpu = s.cpu.is_none() || !grouping.sums_cpus;
+                s.perf.as_ref().map(|p| PerfSeries {
+                    cpu: p.cpu.filter(|_| one_cpu),
+                    ..p.clone()
+                })
+            })
+            .collect();
+        let shows_cpu = shows_cpu(&series, grouping);
+        Rows {
+            series,
+            grouping,
+            summed,
+            perf,
+            shows_cpu,
+        }
+    }
+
+    /// The series, in the session's order.
+    pub fn series(&self) -> &[SeriesInfo] {
+        &self.series
+    }
+
+    /// Whether rows show their CPU: with `-A`, and where rows would otherwise differ only in
+    /// it (a per-L3 box, counted on one CPU of each L3 cache) and are not summed.
+    pub fn shows_cpu(&self) -> bool {
+        self.shows_cpu
+    }
+
+    /// The counter names the rows show (for [`Output::fit_columns`]).
+    pub fn counters(&self) -> Vec<&str> {
+        if self.grouping.per_socket {
+            vec![self.summed.as_str()]
+        } else {
+            self.series.iter().map(|s| s.counter.as_str()).collect()
+        }
+    }
+
+    /// The event names the rows show.
+    pub fn events(&self) -> Vec<&str> {
+        self.series.iter().map(|s| s.event.as_str()).collect()
+    }
+
+    /// One interval's sums, `counts` in series order: with `per_socket` one per socket and
+    /// event, a per-CPU PMU's CPUs summed per socket with `sums_cpus`; by socket (and CPU),
+    /// each socket's boxes and counters in the order they were given.
+    pub fn sums(&self, counts: &[Count]) -> Vec<Sum> {
+        let g = self.grouping;
+        let mut sums: Vec<Sum> = Vec::new();
+        // (socket, event index, counter unless per socket) of each sum.
+        let mut keys: Vec<(u32, usize, Option<&String>)> = Vec::new();
+        for (i, (s, c)) in self.series.iter().zip(counts).enumerate() {
+            let key = (
+                s.socket,
+                s.event_index,
+                (!g.per_socket).then_some(&s.counter),
+            );
+            let merge = g.per_socket || (s.cpu.is_some() && g.sums_cpus);
+            let ratio = c.running_ratio.unwrap_or(1.0);
+            if let Some(at) = keys.iter().position(|k| merge && *k == key) {
+                let sum = &mut sums[at];
+                sum.count += c.delta;
+                // A sum is as complete as its least-running part.
+                sum.ratio = sum.ratio.min(ratio);
+                sum.running = match (sum.running, c.running_ratio) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                continue;
+            }
+            keys.push(key);
+            sums.push(Sum {
+                series: i,
+                socket: s.socket,
+                cpu: s.cpu.filter(|_| self.shows_cpu),
+                count: c.delta,
+                running: c.running_ratio,
+                ratio,
+            });
+        }
+        sums.sort_by_key(|s| (s.socket, s.cpu));
+        sums
+    }
+
+    /// One interval's rows: its [`Self::sums`], labelled, with their rates.
+    pub fn rows(&self, interval: &Interval) -> Vec<Row<'_>> {
+        let seconds = interval.seconds.max(f64::MIN_POSITIVE);
+        self.sums(&interval.counts)
+            .into_iter()
+            .map(|sum| {
+                let s = &self.series[sum.series];
+                let (instance, counter) = if self.grouping.per_socket {
+                    (self.summed.as_str(), self.summed.as_str())
+                } else {
+                    (s.instance.as_str(), s.counter.as_str())
+                };
+                Row {
+                    time: interval.time,
+                    processor: s.processor,
+                    unit: &s.unit,
+                    instance,
+                    socket: s.socket,
+                    counter,
+                    event: &s.event,
+                    count: sum.count,
+                    rate: sum.count as f64 / seconds,
+                    backend: s.backend.label(),
+                    perf: self.perf[sum.series].as_ref().map(|p| (p, sum.ratio)),
+                    running: sum.running,
+                    cpu: sum.cpu,
+                }
+            })
+            .collect()
+    }
+}
+
+/// Whether rows of `series` show their CPU (see [`Rows::shows_cpu`]).
+fn shows_cpu(series: &[SeriesInfo], g: Grouping) -> bool {
+    let key = |s: &SeriesInfo| {
+        (
+            s.socket,
+            s.event_index,
+            s.instance.clone(),
+            s.counter.clone(),
+        )
+    };
+    let differ_by_cpu = series.iter().enumerate().any(|(i, a)| {
+        series[..i]
+            .iter()
+            .any(|b| key(b) == key(a) && b.cpu != a.cpu)
+    });
+    g.per_cpu || (differ_by_cpu && !g.sums_cpus && !g.per_socket)
 }

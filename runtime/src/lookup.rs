@@ -215,6 +215,22 @@ pub fn resolve(register: &str, detected: Option<&str>) -> Result<FoundRegister, 
     find(name)
 }
 
+/// A box and an event it counts, for messages that show a selection: the first box, in the
+/// spec's order, of a unit with an event list, prefixed with its processor
+/// (`processor:instance`, event name). Found in the spec, so the example always selects.
+pub fn counter_example() -> (String, &'static str) {
+    PROCESSORS
+        .iter()
+        .flat_map(|p| p.units.iter().map(move |u| (p.id, *u)))
+        .find_map(|(p, u)| {
+            let event = u.events.first()?;
+            let instance = u.instances.first()?;
+            u.pmu?;
+            Some((format!("{p}:{instance}"), event.name))
+        })
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

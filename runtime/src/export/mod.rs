@@ -12,6 +12,7 @@
 //! - [`http`]: a small HTTP/1.1 server for `/metrics`, with limits on header size, time to send
 //!   a request, and concurrent connections, so a bad or slow client gets an answer or a timeout
 //!   and never stalls counting.
+//! - [`serving`]: what a server counts and exports, and its counting loop.
 //! - [`web_config`]: TLS and basic-auth users from the Prometheus exporters' web
 //!   configuration file (`--web.config.file`).
 //!
@@ -24,6 +25,7 @@ mod derived;
 pub mod http;
 mod metrics;
 mod openmetrics;
+pub mod serving;
 mod text;
 pub mod web_config;
 

@@ -19,7 +19,6 @@ mod perf_cli;
 mod place;
 mod read;
 mod serve;
-mod serve_metrics;
 mod show;
 mod watch;
 mod watch_metrics;

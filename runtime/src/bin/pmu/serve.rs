@@ -11,17 +11,18 @@
 
 use clap_complete::ArgValueCandidates;
 use std::net::{SocketAddr, TcpListener};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clap::Args;
-use pmu_runtime::export::http::{self, Handler, Limits, Request, Response};
-use pmu_runtime::export::web_config::{read_bounded, WebConfig, MAX_CONFIG_BYTES};
-use pmu_runtime::export::{negotiate, Exporter, Series};
+use pmu_runtime::export::http::{self, Limits};
+use pmu_runtime::export::serving::{self, ServedMetrics};
+use pmu_runtime::export::web_config::WebConfig;
+use pmu_runtime::lookup::counter_example;
 use pmu_runtime::machine::Machine;
-
+use pmu_runtime::metrics::select;
 use pmu_runtime::session::{self, Clock, Options, Pace, Selection, Session, Sockets};
 
 use crate::counting::{check_interval, close_after, Asked};
@@ -29,7 +30,6 @@ use crate::detect;
 use crate::failure::Failure;
 use crate::perf_cli::PerfWatchArgs;
 use crate::place::PlaceArgs;
-use crate::serve_metrics;
 
 #[derive(Args)]
 pub struct ServeArgs {
@@ -118,19 +118,23 @@ impl ServeArgs {
 
     /// The metrics asked for (`--metric`), planned, and the machine of their processor,
     /// whose constants they read (and which counts them).
-    fn metrics(&self) -> Result<Option<(Machine, serve_metrics::Served)>, Failure> {
+    fn metrics(&self) -> Result<Option<(Machine, ServedMetrics)>, Failure> {
         if self.metric.is_empty() {
             return Ok(None);
         }
-        let processor = serve_metrics::processor(self.detected())?;
+        let Some(id) = self.detected() else {
+            return Err(Failure::usage(
+                "--metric needs the processor: name it with --processor (nothing is detected \
+                 with --sim, or on a machine the spec does not describe)"
+                    .to_string(),
+            ));
+        };
+        let processor = crate::watch_metrics::processor_info(id)?;
         let machine = self.place.machine_for(processor)?.taking_over(self.force);
-        let served = serve_metrics::plan(
-            &self.metric,
-            processor,
-            &self.place,
-            &machine,
-            self.sockets(),
-        )?;
+        let chosen = select(processor.id, &self.metric)?;
+        let constants = crate::watch_metrics::part_constants(&self.place, &machine, processor);
+        let (sockets, cpu) = (self.sockets(), self.place.cpu);
+        let served = ServedMetrics::plan(&chosen, processor, constants, sockets, cpu)?;
         Ok(Some((machine, served)))
     }
 
@@ -154,10 +158,7 @@ impl ServeArgs {
 
     /// Every selection asked for, checked for what the place reaches: the command line's,
     /// then the config file's lines (an error names its `FILE:LINE`), then the metrics'.
-    fn selections(
-        &self,
-        metrics: Option<&serve_metrics::Served>,
-    ) -> Result<Vec<Standing>, Failure> {
+    fn selections(&self, metrics: Option<&ServedMetrics>) -> Result<Vec<Standing>, Failure> {
         let mut standing = Vec::new();
         if !self.unit.is_empty() || self.perf.pmu.is_some() {
             if self.events.is_empty() {
@@ -176,7 +177,7 @@ impl ServeArgs {
             )?);
         }
         if let Some(path) = &self.config {
-            for (origin, unit, events) in config_lines(path)? {
+            for (origin, unit, events) in serving::config_lines(path)? {
                 let units = [unit];
                 let s = self.standing(Some(origin), &units, &events, None)?;
                 standing.push(s);
@@ -239,35 +240,6 @@ struct Standing {
     selection: Selection,
 }
 
-/// The lines of a configuration file that name counters: `FILE:LINE`, the box and its
-/// events; an error names the line.
-fn config_lines(path: &Path) -> Result<Vec<(String, String, Vec<String>)>, Failure> {
-    // Bounded: a path such as /dev/zero is refused, not read until memory runs out.
-    let text = read_bounded(path, MAX_CONFIG_BYTES).map_err(|e| {
-        Failure::usage(format!(
-            "cannot read the config file {}: {e}; check the path",
-            path.display()
-        ))
-    })?;
-    let mut lines = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let origin = format!("{}:{}", path.display(), i + 1);
-        match session::config_line(line) {
-            Ok(Some((unit, events))) => lines.push((origin, unit, events)),
-            Ok(None) => {}
-            Err(e) => return Err(Failure::usage(format!("{origin}: {e}"))),
-        }
-    }
-    if lines.is_empty() {
-        let (unit, event) = counter_example();
-        return Err(Failure::usage(format!(
-            "{} names no counter: add a line such as `{unit} event={event}`",
-            path.display()
-        )));
-    }
-    Ok(lines)
-}
-
 /// Runs `pmu serve` until a signal; everything it programmed is put back before it returns.
 pub fn run(args: &ServeArgs) -> Result<String, Failure> {
     let web = check_args(args)?;
@@ -275,8 +247,12 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
     // the socket is bound and before any register is touched.
     let (metric_machine, metrics) = args.metrics()?.unzip();
     let standing = args.selections(metrics.as_ref())?;
-    check_each_box_once(&standing)?;
-    let processor = one_processor(&standing)?;
+    let asked: Vec<(&[String], &Selection)> = standing
+        .iter()
+        .map(|s| (s.units.as_slice(), &s.selection))
+        .collect();
+    serving::check_each_box_once(&asked)?;
+    let processor = serving::one_processor(&asked.iter().map(|a| a.1).collect::<Vec<_>>())?;
     let listener = TcpListener::bind(args.listen).map_err(|e| {
         Failure::operation(format!(
             "cannot listen on {}: {e}; choose another --listen address or port (0 picks a free one)",
@@ -290,7 +266,11 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
     // core PMU's (its cores have the top-down registers the metrics may read).
     let machine = match metric_machine {
         Some(m)
-            if ["architectural", metrics_processor(metrics.as_ref())].contains(&processor.id) =>
+            if [
+                "architectural",
+                metrics.as_ref().map_or("", |m| m.processor()),
+            ]
+            .contains(&processor.id) =>
         {
             m
         }
@@ -301,13 +281,6 @@ pub fn run(args: &ServeArgs) -> Result<String, Failure> {
     // A panic from here on unwinds through `sessions`, whose drops put the registers back.
     let result = serve(&mut sessions, args, metrics.as_ref(), (listener, addr, web));
     close_all(sessions, result.map(|()| String::new()))
-}
-
-/// The processor of the metrics' plans (none without metrics).
-fn metrics_processor(metrics: Option<&serve_metrics::Served>) -> &'static str {
-    metrics
-        .and_then(|m| m.plans.first())
-        .map_or("", |p| p.processor)
 }
 
 /// Checks what needs no spec: the interval, the simulator's rate, the address, the
@@ -329,31 +302,12 @@ fn check_args(args: &ServeArgs) -> Result<WebConfig, Failure> {
     }
 }
 
-/// Refuses one box on two lines (or on a line and --unit): it would be claimed twice.
-fn check_each_box_once(standing: &[Standing]) -> Result<(), Failure> {
-    let mut seen: Vec<(&str, &str)> = Vec::new();
-    for s in standing {
-        for (unit, b) in s.units.iter().zip(s.selection.boxes()) {
-            let b = (b.boxes.processor.id, b.pmu_box.instance);
-            if seen.contains(&b) {
-                return Err(Failure::usage(format!(
-                    "box {} of {} is selected twice (--unit {unit} names it again); give each \
-                     box once, with all its events",
-                    b.1, b.0
-                )));
-            }
-            seen.push(b);
-        }
-    }
-    Ok(())
-}
-
 /// Opens a session per selection, on the wall clock; a failure closes those opened.
 fn open_sessions<'m>(
     backend: &session::SessionBackend<'m>,
     standing: &[Standing],
     args: &ServeArgs,
-    metrics: Option<&serve_metrics::Served>,
+    metrics: Option<&ServedMetrics>,
 ) -> Result<Vec<Session<'m>>, Failure> {
     // Prometheus's rate() is per second of real time: the wall clock, even on the simulator,
     // whose events then happen at --sim-rate per real second.
@@ -384,51 +338,6 @@ fn open_sessions<'m>(
     Ok(sessions)
 }
 
-/// The processor whose boxes `standing` count: one, or the architectural CORE box (a core
-/// metric's, on every processor) beside one other.
-fn one_processor(standing: &[Standing]) -> Result<&'static pmu_regs::ProcessorInfo, Failure> {
-    let processors: Vec<_> = standing.iter().map(|s| s.selection.processor()).collect();
-    // The architectural CORE box (a core metric's) is on every processor: the machine is
-    // the other boxes' processor.
-    let processor = processors
-        .iter()
-        .copied()
-        .find(|p| p.id != "architectural")
-        .unwrap_or(processors[0]);
-    if let Some(other) = processors
-        .iter()
-        .find(|p| p.id != processor.id && p.id != "architectural")
-    {
-        let example = processor
-            .units
-            .iter()
-            .find_map(|u| u.instances.first())
-            .map_or_else(String::new, |i| format!(" ({}:{i})", processor.id));
-        return Err(Failure::usage(format!(
-            "serve counts one processor's boxes at a time, and the selection names boxes of {} \
-             and {}; prefix the box names with one processor{example}",
-            processor.id, other.id
-        )));
-    }
-    Ok(processor)
-}
-
-/// A box and an event it counts, for messages that show a selection: the first box, in the
-/// spec's order, of a unit with an event list, prefixed with its processor
-/// (`processor:instance`, event name). Found in the spec, so the example always selects.
-fn counter_example() -> (String, &'static str) {
-    pmu_regs::PROCESSORS
-        .iter()
-        .flat_map(|p| p.units.iter().map(move |u| (p.id, *u)))
-        .find_map(|(p, u)| {
-            let event = u.events.first()?;
-            let instance = u.instances.first()?;
-            u.pmu?;
-            Some((format!("{p}:{instance}"), event.name))
-        })
-        .unwrap_or_default()
-}
-
 /// `e`, naming the config file line it comes from (if it does).
 fn at(origin: Option<&str>, e: Failure) -> Failure {
     let Some(origin) = origin else { return e };
@@ -450,40 +359,24 @@ fn close_all<T>(sessions: Vec<Session>, result: Result<T, Failure>) -> Result<T,
 fn serve(
     sessions: &mut [Session],
     args: &ServeArgs,
-    metrics: Option<&serve_metrics::Served>,
+    metrics: Option<&ServedMetrics>,
     (listener, addr, web): (TcpListener, SocketAddr, WebConfig),
 ) -> Result<(), Failure> {
-    let infos: Vec<session::SeriesInfo> =
-        sessions.iter().flat_map(|t| t.series()).cloned().collect();
-    let series: Vec<Series> = infos.iter().map(Series::from).collect();
-    let mut exporter = Exporter::new(series, Instant::now());
+    let exporter = Arc::new(serving::exporter(sessions, metrics));
     if let Some(m) = metrics {
-        // The metrics' selections are the last: their sessions' series come last, in order.
-        let mut ranges = Vec::new();
-        let mut end = infos.len();
-        for s in sessions.iter().rev().take(m.plans.len()) {
-            ranges.insert(0, end - s.series().len()..end);
-            end -= s.series().len();
-        }
-        exporter = exporter.with_metrics(m.gauges(&infos, &ranges));
         eprintln!(
             "pmu serve: {}",
             m.constants.header().trim_start_matches("# ")
         );
     }
-    let exporter = Arc::new(exporter);
-    let at = Instant::now();
-    exporter.baseline_at(&read_all(sessions), at);
-    // The top-down registers count from here.
-    let _ = read_topdown(sessions);
-
+    serving::baseline(sessions, &exporter, &mut topdown_failed);
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = Arc::clone(&stop);
         // ctrlc's `termination` feature: SIGINT, SIGTERM and SIGHUP all end the loop.
         let _ = ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst));
     }
-    let handler = metrics_handler(Arc::clone(&exporter));
+    let handler = serving::handler(Arc::clone(&exporter));
     let scheme = if web.tls() { "https" } else { "http" };
     let server = {
         let stop = Arc::clone(&stop);
@@ -493,12 +386,10 @@ fn serve(
             .map_err(|e| Failure::operation(format!("cannot start the HTTP server: {e}")))?
     };
     eprintln!("pmu serve: listening on {scheme}://{addr}/metrics");
-
-    let counted = count_loop(sessions, args, &exporter, &stop);
+    let period = Duration::from_secs_f64(args.interval);
+    serving::count_until(sessions, &exporter, period, &stop, &mut topdown_failed);
     stop.store(true, Ordering::SeqCst);
-    let served = server.join();
-    counted?;
-    match served {
+    match server.join() {
         Ok(Ok(())) => Ok(()),
         Ok(Err(e)) => Err(Failure::operation(format!(
             "the HTTP server stopped: {e}; counting stopped with it and the registers are put back"
@@ -509,73 +400,10 @@ fn serve(
     }
 }
 
-/// Answers `/metrics` from the exporter's totals (never the hardware): OpenMetrics for
-/// Prometheus (it asks for it), the Prometheus text format for everything else (promtool,
-/// curl); `/` points there.
-fn metrics_handler(exporter: Arc<Exporter>) -> Arc<Handler> {
-    Arc::new(move |r: &Request| match r.path.as_str() {
-        "/metrics" => match exporter.encode() {
-            Ok(text) => {
-                let (content_type, body) = negotiate(r.accept.as_deref(), text);
-                Response {
-                    status: 200,
-                    content_type,
-                    body,
-                }
-            }
-            Err(e) => Response::text(500, format!("encoding the metrics failed: {e}\n")),
-        },
-        "/" => Response::text(
-            200,
-            "pmu serve: performance-monitoring counters in the OpenMetrics format at /metrics\n",
-        ),
-        _ => Response::text(404, "not found; the metrics are at /metrics\n"),
-    })
-}
-
-/// One reading per series of every session, in the exporter's order.
-fn read_all(sessions: &mut [Session]) -> Vec<Option<session::Reading>> {
-    sessions.iter_mut().flat_map(|s| s.read()).collect()
-}
-
-/// Every session's top-down samples since the last reading (none where a session does not
-/// read the registers). A failed read is reported and gives no samples, so the metrics that
-/// read them are n/a for the interval, as for a box that could not be read.
-fn read_topdown(sessions: &mut [Session]) -> Vec<session::TopdownSample> {
-    let mut samples = Vec::new();
-    for s in sessions.iter_mut() {
-        match s.read_topdown() {
-            Ok(t) => samples.extend(t),
-            Err(e) => eprintln!(
-                "pmu serve: reading the top-down registers failed: {e}; the metrics that read \
-                 them are n/a for this interval"
-            ),
-        }
-    }
-    samples
-}
-
-/// Counts until `stop`: each interval, reads every counter and adds the deltas to the
-/// totals.
-fn count_loop(
-    sessions: &mut [Session],
-    args: &ServeArgs,
-    exporter: &Exporter,
-    stop: &AtomicBool,
-) -> Result<(), Failure> {
-    let period = Duration::from_secs_f64(args.interval);
-    while !stop.load(Ordering::SeqCst) {
-        let deadline = Instant::now() + period;
-        while Instant::now() < deadline && !stop.load(Ordering::SeqCst) {
-            std::thread::sleep((deadline - Instant::now()).min(Duration::from_millis(20)));
-        }
-        if stop.load(Ordering::SeqCst) {
-            break;
-        }
-        // Stamped before the read, as the sessions' clock is read at its start.
-        let at = Instant::now();
-        let readings = read_all(sessions);
-        exporter.record_with_topdown(&readings, &read_topdown(sessions), at);
-    }
-    Ok(())
+/// Says that reading the top-down registers failed, and what that means.
+fn topdown_failed(e: &pmu_runtime::Error) {
+    eprintln!(
+        "pmu serve: reading the top-down registers failed: {e}; the metrics that read \
+         them are n/a for this interval"
+    );
 }

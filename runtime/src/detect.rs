@@ -208,3 +208,60 @@ pub fn discovery_tables(
             .collect(),
     )
 }
+
+/// Why this machine is not one that a register or box of a processor is on: its vendor's
+/// processors are described by no spec, or none of the specs that describe it is that
+/// processor's. The message says what to do instead (name another, or `--sim`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotThisMachine(pub String);
+
+impl std::fmt::Display for NotThisMachine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotThisMachine {}
+
+/// Refuses `name`, a `kind` (`register`, `box`) of `processor`, on the machine under `root`
+/// when no spec that describes its processor is `processor`. Nothing is checked when
+/// cpuinfo cannot be read (a file-tree machine without one).
+pub fn check_describes(
+    root: Option<&Path>,
+    name: &str,
+    kind: &str,
+    processor: &str,
+) -> Result<(), NotThisMachine> {
+    let Some(cpu) = read(root) else {
+        return Ok(());
+    };
+    if !cpu.known_vendor() {
+        return Err(NotThisMachine(format!(
+            "this machine's processor is {}: no spec describes this vendor's \
+             performance-monitoring registers, so {name} is not there; `--sim` runs \
+             the commands on a simulated PMU",
+            cpu.describe()
+        )));
+    }
+    let specs = cpu.specs();
+    if specs.contains(&processor) {
+        return Ok(());
+    }
+    let article = if processor.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    Err(NotThisMachine(format!(
+        "{name} is {article} {processor} {kind}, but this machine's processor is {}, which {}",
+        cpu.describe(),
+        match specs.as_slice() {
+            [] => "no spec describes yet; `--sim` runs the commands on a simulated PMU".to_string(),
+            [one] => format!("the spec {one} describes; name a {kind} of it, or use --sim"),
+            many => format!(
+                "the specs {} describe; name a {kind} of those, or use --sim",
+                many.join(", ")
+            ),
+        }
+    )))
+}

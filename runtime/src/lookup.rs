@@ -231,6 +231,21 @@ pub fn counter_example() -> (String, &'static str) {
         .unwrap_or_default()
 }
 
+/// The processor `name` names, by id or module in any case (`xeon-e5-2600`, `xeon_e5_2600`),
+/// or `None` when no name is given.
+pub fn processor_named(name: Option<&str>) -> Result<Option<&'static str>, UsageError> {
+    let Some(name) = name else { return Ok(None) };
+    PROCESSORS
+        .iter()
+        .find(|p| {
+            [p.id, p.module]
+                .iter()
+                .any(|n| n.eq_ignore_ascii_case(name))
+        })
+        .map(|p| Some(p.id))
+        .ok_or_else(|| unknown_processor(name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

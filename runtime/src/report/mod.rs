@@ -1,8 +1,10 @@
 //! What the `pmu` command prints, as functions a program can call to print the same: aligned
-//! text tables, register values decoded as text or JSON, and counts every interval. The binary only parses its
-//! arguments and prints what these return.
+//! text tables, register values decoded as text or JSON, the machine as `pmu detect`
+//! describes it, and counts every interval. The binary only parses its arguments and prints
+//! what these return.
 
 #[cfg(feature = "export")]
 pub mod counts;
+pub mod machine;
 pub mod register;
 pub mod table;

@@ -1,0 +1,108 @@
+//! The machine as `pmu detect` describes it: whether a spec describes its processor, the box
+//! counts its part reports, and how its uncore discovery tables agree with the spec (the data
+//! is [`crate::detect`]'s).
+
+use std::path::{Path, PathBuf};
+
+use crate::detect::{described_vendors, Cpu, TableReport};
+use crate::discovery::DISCOVERY_DEVICE_ID;
+use crate::machine::Machine;
+use crate::part;
+
+/// What the specs say of `cpu`: `specs: ID (code names), ...`, or why none matches and what
+/// to do (`--sim`).
+pub fn verdict(cpu: &Cpu) -> String {
+    let specs = cpu.specs();
+    if !cpu.known_vendor() {
+        format!(
+            "no spec matches: pmu describes {} processors' performance-monitoring registers; \
+             `--sim` runs the commands on a simulated PMU",
+            described_vendors().join(" and ")
+        )
+    } else if specs.is_empty() {
+        format!(
+            "no spec matches this {} processor yet; `--sim` runs the commands on a simulated PMU",
+            cpu.vendor
+        )
+    } else {
+        let names: Vec<String> = specs
+            .iter()
+            .map(|s| {
+                pmu_regs::PROCESSORS
+                    .iter()
+                    .find(|p| p.id == *s && !p.code_names.is_empty())
+                    .map_or(s.to_string(), |p| {
+                        format!("{s} ({})", p.code_names.join(", "))
+                    })
+            })
+            .collect();
+        format!("specs: {}", names.join(", "))
+    }
+}
+
+/// `discovery table: ...` lines: none found, or per table the join's counts or why it was
+/// not read (reading physical memory needs root).
+pub fn discovery_lines(root: Option<&Path>, tables: &[TableReport]) -> String {
+    if tables.is_empty() {
+        let devices = root.unwrap_or(Path::new("/")).join("sys/bus/pci/devices");
+        return format!(
+            "discovery table: not found (no device 8086:{DISCOVERY_DEVICE_ID:04x} under {}; \
+             virtual machines show none)\n",
+            devices.display()
+        );
+    }
+    let mut out = String::new();
+    for t in tables {
+        match &t.error {
+            None => out.push_str(&format!(
+                "discovery table: {}: {} boxes: {} matching, {} missing, {} unknown, {} \
+                 disagreeing, {} ignored, {} counted by the part (pmu discover lists them)\n",
+                t.device,
+                t.counts.iter().sum::<usize>(),
+                t.counts[0],
+                t.counts[1],
+                t.counts[2],
+                t.counts[3],
+                t.counts[4],
+                t.counts[5]
+            )),
+            Some(e) => out.push_str(&format!(
+                "discovery table: {}: found, not read: {e}\n",
+                t.device
+            )),
+        }
+    }
+    out
+}
+
+/// The box counts the part reports, for each unit whose spec says how to read one
+/// (`<box-count>`), socket by socket; where one cannot be read (no privilege, no device),
+/// why.
+pub fn box_counts(root: Option<&Path>, p: &'static pmu_regs::ProcessorInfo) -> String {
+    let machine = Machine::hardware(root.map_or_else(|| PathBuf::from("/"), Path::to_path_buf));
+    let sockets: Vec<u32> = match machine.topology() {
+        Ok(t) => t.sockets().collect(),
+        Err(e) => return format!("box counts: not read ({e})\n"),
+    };
+    let mut out = String::new();
+    for u in p.units {
+        let Some(pmu) = u.pmu.filter(|m| m.box_count.is_some()) else {
+            continue;
+        };
+        for &socket in &sockets {
+            let line = match part::box_count(&machine, pmu, socket) {
+                Ok(Some(n)) => format!(
+                    "{} of {} listed ({}; {})",
+                    n.present_count(),
+                    u.instances.len(),
+                    n.present(u),
+                    n.read
+                ),
+                Ok(None) => continue,
+                Err(e) => format!("not read: {e}"),
+            };
+            out.push_str(&format!("{} boxes, socket {socket}: {line}\n", u.name));
+        }
+    }
+    out
+}

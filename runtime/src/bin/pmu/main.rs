@@ -12,9 +12,7 @@ mod discover;
 mod encode;
 mod failure;
 mod list;
-mod list_events;
 mod messages;
-mod pattern;
 mod perf_cli;
 mod place;
 mod read;
@@ -30,6 +28,7 @@ use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use clap_complete::ArgValueCandidates;
+use pmu_runtime::lookup::Pattern;
 
 pub use failure::Failure;
 pub use place::PlaceArgs;
@@ -298,17 +297,17 @@ struct WriteArgs {
 /// summary, or registers.
 fn list(a: ListArgs, json_out: bool) -> Result<String, Failure> {
     match a {
-        a if a.metrics => watch_metrics::list(
+        a if a.metrics => list::metrics(
             a.processor.as_deref(),
-            a.pattern.as_deref().map(pattern::Pattern::new).as_ref(),
+            a.pattern.as_deref().map(Pattern::new).as_ref(),
             json_out,
         ),
         a if a.backends => perf_cli::list_backends(a.root.as_deref(), json_out),
-        a if a.events => list_events::list_events(
+        a if a.events => list::events(
             a.processor.as_deref(),
             a.unit.as_deref(),
             a.perfmon.as_deref(),
-            a.pattern.as_deref().map(pattern::Pattern::new).as_ref(),
+            a.pattern.as_deref().map(Pattern::new).as_ref(),
             json_out,
         ),
         ListArgs {
@@ -321,7 +320,7 @@ fn list(a: ListArgs, json_out: bool) -> Result<String, Failure> {
         } => list::search(
             processor.as_deref(),
             unit.as_deref(),
-            &pattern::Pattern::new(&p),
+            &Pattern::new(&p),
             &p,
             json_out,
         ),

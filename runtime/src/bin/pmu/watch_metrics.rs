@@ -1,4 +1,4 @@
-//! `pmu watch --metric NAME` and `pmu list --metrics`: derived metrics. The library plans the
+//! `pmu watch --metric NAME`: derived metrics. The library plans the
 //! events ([`pmu_runtime::metrics::Plan`]), gives the selection a session counts for them
 //! ([`Plan::selection`]) and evaluates each interval ([`Plan::interval_values`]); this opens
 //! the session and prints one row per socket and metric (with -A, per CPU for metrics of
@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pmu_regs::metrics::for_processor;
 use pmu_regs::{ProcessorInfo, PROCESSORS};
 use pmu_runtime::constants::PartConstants;
 use pmu_runtime::export::Exposition;
@@ -23,80 +22,6 @@ use crate::detect;
 use crate::failure::Failure;
 use crate::place::PlaceArgs;
 use crate::watch::WatchArgs;
-use pmu_runtime::report::table::TextTable;
-
-/// `pmu list --metrics`: every metric of the processors (or of one), with its unit, level,
-/// scope, groups and description.
-pub fn list(
-    processor: Option<&str>,
-    pattern: Option<&crate::pattern::Pattern>,
-    json_out: bool,
-) -> Result<String, Failure> {
-    let only = crate::detect::processor_named(processor)?;
-    let mut rows = Vec::new();
-    for p in PROCESSORS.iter().filter(|p| only.is_none_or(|o| o == p.id)) {
-        for m in for_processor(p.id) {
-            // Like `perf list PATTERN`: the name, category, groups or description.
-            let texts: Vec<&str> = [m.name, m.category, m.description]
-                .into_iter()
-                .chain(m.groups.iter().copied())
-                .collect();
-            if pattern.is_none_or(|pat| pat.matches_any(&texts)) {
-                rows.push((p.id, m));
-            }
-        }
-    }
-    if rows.is_empty() {
-        return Err(Failure::usage(match pattern {
-            Some(_) => "no metric matches the pattern; `pmu list --metrics` lists them all".into(),
-            None => format!(
-                "{} has no metrics; `pmu list --metrics` lists every processor's",
-                processor.unwrap_or("the spec")
-            ),
-        }));
-    }
-    if json_out {
-        let items: Vec<_> = rows
-            .iter()
-            .map(|(p, m)| {
-                json!({"processor": p, "metric": m.name, "unit": m.unit, "category": m.category,
-                       "groups": m.groups, "level": m.level, "parent": m.parent,
-                       "scope": m.scope.as_str(), "description": m.description,
-                       "formula": m.formula,
-                       "events": m.events.iter().map(|e| e.name).collect::<Vec<_>>()})
-            })
-            .collect();
-        return Ok(format!(
-            "{}\n",
-            serde_json::to_string_pretty(&items).expect("JSON values serialise")
-        ));
-    }
-    let mut t = TextTable::new(&[
-        "PROCESSOR",
-        "METRIC",
-        "UNIT",
-        "LEVEL",
-        "SCOPE",
-        "GROUPS",
-        "DESCRIPTION",
-    ]);
-    for (p, m) in &rows {
-        t.row(vec![
-            p.to_string(),
-            m.name.to_string(),
-            m.unit.to_string(),
-            m.level.to_string(),
-            m.scope.as_str().to_string(),
-            m.groups.join(";"),
-            if m.description.is_empty() {
-                format!("= {}", pmu_runtime::metrics::spelled_out(m))
-            } else {
-                m.description.to_string()
-            },
-        ]);
-    }
-    Ok(t.render())
-}
 
 /// The processor the metrics are of: `--processor`, or the detected one.
 fn processor(args: &WatchArgs) -> Result<&'static str, Failure> {

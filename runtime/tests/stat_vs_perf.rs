@@ -81,7 +81,10 @@ fn parse_row(line: &str) -> Row {
     let comment = comment.map(|c| {
         let c = c.split("  (").next().unwrap().trim();
         let (v, u) = c.split_once(' ').unwrap();
-        (v.trim_end_matches('%').parse::<f64>().unwrap(), u.trim().to_string())
+        (
+            v.trim_end_matches('%').parse::<f64>().unwrap(),
+            u.trim().to_string(),
+        )
     });
     Row {
         event: words[0].to_string(),
@@ -149,7 +152,10 @@ fn sleep_prints_perfs_default_rows_and_times() {
         assert!(count(r, "context-switches") <= 10.0, "{r:?}");
     }
     let faults = count(&rows, "page-faults");
-    assert!(within(faults, count(&perf_rows, "page-faults"), 0.15), "{rows:?}\n{perf_rows:?}");
+    assert!(
+        within(faults, count(&perf_rows, "page-faults"), 0.15),
+        "{rows:?}\n{perf_rows:?}"
+    );
     // The footer: elapsed, then user and sys, as perf's.
     let first_words = |f: &[String]| {
         f.iter()
@@ -158,13 +164,21 @@ fn sleep_prints_perfs_default_rows_and_times() {
             .collect::<Vec<_>>()
     };
     assert_eq!(first_words(&footer), first_words(&perf_footer));
-    let elapsed: f64 = footer[0].split_whitespace().next().unwrap().parse().unwrap();
+    let elapsed: f64 = footer[0]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     assert!((0.2..0.3).contains(&elapsed), "{footer:?}");
     // CPUs utilized: task-clock (msec) over the elapsed time, worked here.
     let clock = rows.iter().find(|r| r.event == "task-clock").unwrap();
     let utilized = clock.comment.as_ref().unwrap().0;
     let expected = count(&rows, "task-clock") / 1000.0 / elapsed;
-    assert!((utilized - expected).abs() <= 0.0015, "{utilized} vs {expected}");
+    assert!(
+        (utilized - expected).abs() <= 0.0015,
+        "{utilized} vs {expected}"
+    );
 }
 
 #[test]
@@ -175,22 +189,36 @@ fn five_runs_print_means_and_spreads_as_perf() {
     assert!(o.status.success(), "{}", stderr(&o));
     let (perf_rows, perf_footer) = text(&stderr(&p));
     let (rows, footer) = text(&stderr(&o));
-    assert!(stderr(&o).contains("for 'true' (5 runs):"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("for 'true' (5 runs):"),
+        "{}",
+        stderr(&o)
+    );
     // The spread shows where perf's does on the rows that always vary (a clock) or never
     // do here (`<not supported>`); a small count's spread depends on the runs.
     let names: Vec<_> = rows.iter().map(|r| &r.event).collect();
-    assert_eq!(names, perf_rows.iter().map(|r| &r.event).collect::<Vec<_>>());
+    assert_eq!(
+        names,
+        perf_rows.iter().map(|r| &r.event).collect::<Vec<_>>()
+    );
     for (o, p) in rows.iter().zip(&perf_rows) {
         assert_eq!(o.value.is_err(), p.value.is_err());
         if o.event == "task-clock" {
             assert!(o.spread && p.spread);
         }
     }
-    assert!(within(count(&rows, "page-faults"), count(&perf_rows, "page-faults"), 0.15));
+    assert!(within(
+        count(&rows, "page-faults"),
+        count(&perf_rows, "page-faults"),
+        0.15
+    ));
     // `0.001341 +- 0.000198 seconds time elapsed  ( +- 14.79% )`; no user/sys with -r.
     for f in [&footer, &perf_footer] {
         assert_eq!(f.len(), 1, "{f:?}");
-        assert!(f[0].contains(" +- ") && f[0].contains("seconds time elapsed"), "{f:?}");
+        assert!(
+            f[0].contains(" +- ") && f[0].contains("seconds time elapsed"),
+            "{f:?}"
+        );
     }
 }
 
@@ -235,18 +263,37 @@ fn page_faults_of_100_mib_are_25600_and_perfs() {
         .expect("cc (gcc) builds the test program; .ci/run installs it");
     assert!(cc.status.success(), "{}", stderr(&cc));
     let exe = exe.to_str().unwrap();
-    let page = String::from_utf8(Command::new("getconf").arg("PAGESIZE").output().unwrap().stdout)
-        .unwrap();
-    assert_eq!(page.trim(), "4096", "the hand computation takes 4 KiB pages");
+    let page = String::from_utf8(
+        Command::new("getconf")
+            .arg("PAGESIZE")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(
+        page.trim(),
+        "4096",
+        "the hand computation takes 4 KiB pages"
+    );
     let list = "task-clock,page-faults";
-    let baseline = csv_count(&stderr(&perf(&["-x,", "-e", list, "--", exe, "0"])), "page-faults");
-    let theirs = csv_count(&stderr(&perf(&["-x,", "-e", list, "--", exe, "100"])), "page-faults");
+    let baseline = csv_count(
+        &stderr(&perf(&["-x,", "-e", list, "--", exe, "0"])),
+        "page-faults",
+    );
+    let theirs = csv_count(
+        &stderr(&perf(&["-x,", "-e", list, "--", exe, "100"])),
+        "page-faults",
+    );
     let o = pmu(&["-x,", "-e", list, "--", exe, "100"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let ours = csv_count(&stderr(&o), "page-faults");
     let by_hand = 100.0 * 1024.0 * 1024.0 / 4096.0;
     assert_eq!(by_hand, 25_600.0);
-    assert!(within(ours, theirs, FAULT_TOLERANCE), "pmu {ours}, perf {theirs}");
+    assert!(
+        within(ours, theirs, FAULT_TOLERANCE),
+        "pmu {ours}, perf {theirs}"
+    );
     assert!(
         within(ours, by_hand + baseline, FAULT_TOLERANCE),
         "pmu {ours}, 25,600 + perf's start-up {baseline}"
@@ -260,7 +307,11 @@ fn intervals(out: &str) -> Vec<(f64, String, String)> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
             let f: Vec<&str> = l.split(',').collect();
-            (f[0].trim().parse().unwrap(), f[3].to_string(), f[1].to_string())
+            (
+                f[0].trim().parse().unwrap(),
+                f[3].to_string(),
+                f[1].to_string(),
+            )
         })
         .collect()
 }
@@ -269,7 +320,9 @@ fn intervals(out: &str) -> Vec<(f64, String, String)> {
 fn system_wide_intervals_match_perfs() {
     let _one = ONE_AT_A_TIME.lock().unwrap();
     let cpus = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    let cpus = pmu_runtime::perf::format::parse_cpu_list(&cpus).unwrap().len() as f64;
+    let cpus = pmu_runtime::perf::format::parse_cpu_list(&cpus)
+        .unwrap()
+        .len() as f64;
     let args = ["-x,", "-I", "100", "-a", "--", "sleep", "0.5"];
     let p = intervals(&stderr(&perf(&args)));
     let o = pmu(&args);
@@ -282,18 +335,26 @@ fn system_wide_intervals_match_perfs() {
     };
     let first: Vec<String> = events(&ours).into_iter().take(8).collect();
     assert_eq!(first, events(&p).into_iter().take(8).collect::<Vec<_>>());
-    assert_eq!(first[0], "cpu-clock", "system-wide, perf's clock is cpu-clock");
+    assert_eq!(
+        first[0], "cpu-clock",
+        "system-wide, perf's clock is cpu-clock"
+    );
     for (tool, v) in [("pmu", &ours), ("perf", &p)] {
-        let clocks: Vec<&(f64, String, String)> =
-            v.iter().filter(|x| x.1 == "cpu-clock").collect();
+        let clocks: Vec<&(f64, String, String)> = v.iter().filter(|x| x.1 == "cpu-clock").collect();
         // 5 full intervals and the last partial one (or none if it was empty).
         assert!((5..=6).contains(&clocks.len()), "{tool}: {clocks:?}");
         for c in &clocks[..5] {
             let msec: f64 = c.2.parse().unwrap();
-            assert!(within(msec, cpus * 100.0, 0.10), "{tool}: {c:?} on {cpus} CPUs");
+            assert!(
+                within(msec, cpus * 100.0, 0.10),
+                "{tool}: {c:?} on {cpus} CPUs"
+            );
         }
         let markers: Vec<_> = v.iter().filter(|x| x.1 == "cycles").map(|x| &x.2).collect();
-        assert!(markers.iter().all(|m| *m == "<not supported>"), "{tool}: {markers:?}");
+        assert!(
+            markers.iter().all(|m| *m == "<not supported>"),
+            "{tool}: {markers:?}"
+        );
     }
 }
 
@@ -311,15 +372,25 @@ fn the_commands_exit_status_is_passed_through() {
 fn bad_input_says_what_to_do() {
     let o = pmu(&["-e", "task-clok", "--", "true"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(stderr(&o).contains("did you mean task-clock"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("did you mean task-clock"),
+        "{}",
+        stderr(&o)
+    );
     let o = pmu(&["-e", "task-clock", "--"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("nothing after `--`"), "{}", stderr(&o));
     let o = pmu(&["--", "no-such-program-here"]);
     assert_eq!(o.status.code(), Some(127));
     let e = stderr(&o);
-    assert!(e.contains("no such program") && e.contains("nothing was counted"), "{e}");
-    assert!(!e.contains("Performance counter stats"), "no half-written output: {e}");
+    assert!(
+        e.contains("no such program") && e.contains("nothing was counted"),
+        "{e}"
+    );
+    assert!(
+        !e.contains("Performance counter stats"),
+        "no half-written output: {e}"
+    );
 }
 
 #[test]
@@ -335,7 +406,13 @@ fn json_lines_have_perfs_fields() {
             })
             .collect::<Vec<_>>()
     };
-    let p = keys(&stderr(&perf(&["-j", "-e", "task-clock,page-faults,cycles", "--", "true"])));
+    let p = keys(&stderr(&perf(&[
+        "-j",
+        "-e",
+        "task-clock,page-faults,cycles",
+        "--",
+        "true",
+    ])));
     let o = pmu(&["-j", "-e", "task-clock,page-faults,cycles", "--", "true"]);
     assert_eq!(keys(&stderr(&o)), p);
 }

@@ -48,9 +48,9 @@ pub mod session;
 pub mod syntax;
 #[cfg(target_os = "linux")]
 pub mod syscall;
+pub mod sysfs;
 #[cfg(target_os = "linux")]
 pub mod task;
-pub mod sysfs;
 
 pub use encode::PerfEvent;
 pub use error::PerfError;

@@ -63,7 +63,9 @@ impl TaskCounter {
                 b.any_pid().one_cpu(cpu as usize);
             }
         }
-        Ok(TaskCounter { counter: b.build()? })
+        Ok(TaskCounter {
+            counter: b.build()?,
+        })
     }
 
     /// Starts counting (a [`TaskScope::Children`] counter needs no call: its copies start

@@ -220,12 +220,21 @@ pub fn rows(events: &[StatEvent], totals: &[Option<EventTotals>], period_ns: f64
     let clock = mean_of(events, totals, EventRole::Clock);
     let cycles = mean_of(events, totals, EventRole::Cycles);
     let branches = mean_of(events, totals, EventRole::Branches);
-    let runs = totals.iter().flatten().map(|t| t.count.runs()).max().unwrap_or(1);
+    let runs = totals
+        .iter()
+        .flatten()
+        .map(|t| t.count.runs())
+        .max()
+        .unwrap_or(1);
     events
         .iter()
         .zip(totals)
         .map(|(e, t)| {
-            let unit = if e.role == EventRole::Clock { "msec" } else { "" };
+            let unit = if e.role == EventRole::Clock {
+                "msec"
+            } else {
+                ""
+            };
             let Some(t) = t else {
                 return StatRow {
                     event: e.name.clone(),
@@ -239,7 +248,11 @@ pub fn rows(events: &[StatEvent], totals: &[Option<EventTotals>], period_ns: f64
             };
             let count = t.count.mean();
             let counted = t.running.mean() > 0.0;
-            let shown = if e.role == EventRole::Clock { count / 1e6 } else { count };
+            let shown = if e.role == EventRole::Clock {
+                count / 1e6
+            } else {
+                count
+            };
             StatRow {
                 event: e.name.clone(),
                 value: if counted {
@@ -300,10 +313,20 @@ mod tests {
         // 5e6 misses of 2e8 branches: 2.5%.
         let c = derive(EventRole::Cycles, 2e9, Some(1e9), 1e9, (None, None)).unwrap();
         assert_eq!((c.text.as_str(), c.unit.as_str()), ("   2.000", "GHz"));
-        let i = derive(EventRole::Instructions, 3e9, Some(1e9), 1e9, (Some(2e9), None)).unwrap();
+        let i = derive(
+            EventRole::Instructions,
+            3e9,
+            Some(1e9),
+            1e9,
+            (Some(2e9), None),
+        )
+        .unwrap();
         assert_eq!(i.text, "   1.50 ");
         let b = derive(EventRole::BranchMisses, 5e6, None, 1e9, (None, Some(2e8))).unwrap();
-        assert_eq!((b.text.as_str(), b.unit.as_str()), ("   2.50%", "of all branches"));
+        assert_eq!(
+            (b.text.as_str(), b.unit.as_str()),
+            ("   2.50%", "of all branches")
+        );
         // Without cycles, no insn per cycle; without a clock, no rate.
         assert!(derive(EventRole::Instructions, 3e9, Some(1e9), 1e9, (None, None)).is_none());
         assert!(derive(EventRole::Other, 7.0, None, 1e9, (None, None)).is_none());

@@ -297,7 +297,12 @@ struct OneRun<'e> {
 }
 
 /// One run's readings, wall time, CPU times and status.
-type RunResult = (Vec<Option<EventReading>>, Duration, (Duration, Duration), i32);
+type RunResult = (
+    Vec<Option<EventReading>>,
+    Duration,
+    (Duration, Duration),
+    i32,
+);
 
 fn run_once(
     plan: &StatPlan,
@@ -366,8 +371,7 @@ pub fn measure(
     let mut elapsed_ns = Spread::default();
     let mut last = ((Duration::ZERO, Duration::ZERO), 0);
     for _ in 0..plan.repeat {
-        let (readings, elapsed, times, code) =
-            run_once(plan, &mut events, stop, &mut on_interval)?;
+        let (readings, elapsed, times, code) = run_once(plan, &mut events, stop, &mut on_interval)?;
         for (t, r) in totals.iter_mut().zip(&readings) {
             if let Some(r) = r {
                 t.get_or_insert_with(EventTotals::default).add(r);

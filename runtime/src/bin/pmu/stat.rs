@@ -9,9 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
+use pmu_runtime::stat::events;
 use pmu_runtime::stat::report::{self, StatLayout};
 use pmu_runtime::stat::run::{self, StatPlan};
-use pmu_runtime::stat::events;
 
 /// `pmu stat`'s options, as perf stat spells them.
 #[derive(Args)]
@@ -31,11 +31,21 @@ pub struct StatArgs {
     cpu: Option<String>,
     /// Count these running processes (42,43) and the tasks they start, until they end or
     /// Ctrl-C.
-    #[arg(short = 'p', long = "pid", value_name = "PIDS", conflicts_with = "all_cpus")]
+    #[arg(
+        short = 'p',
+        long = "pid",
+        value_name = "PIDS",
+        conflicts_with = "all_cpus"
+    )]
     pid: Option<String>,
     /// Run the command N times and print means, with their spread ( +- x.xx% ).
-    #[arg(short = 'r', long = "repeat", value_name = "N", default_value_t = 1,
-          conflicts_with = "interval")]
+    #[arg(
+        short = 'r',
+        long = "repeat",
+        value_name = "N",
+        default_value_t = 1,
+        conflicts_with = "interval"
+    )]
     repeat: u32,
     /// Print the counts of every MS milliseconds (at least 10).
     #[arg(short = 'I', long = "interval-print", value_name = "MS",

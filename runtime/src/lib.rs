@@ -98,6 +98,8 @@ pub mod sampling;
 pub mod session;
 pub mod sim;
 pub mod sim_perf;
+#[cfg(target_os = "linux")]
+pub mod stat;
 pub mod table_format;
 /// Sockets and their CPUs: in the access layer ([`access::Topology`]), kept here by its old name.
 pub use access::topology;

@@ -772,7 +772,7 @@ const LAYERS: [&[&str]; 9] = [
     &["sampling"],
     &["machine", "perf", "sim_perf"],
     &["part", "constants", "detect"],
-    &["session"],
+    &["session", "stat"],
     &["metrics", "export", "report"],
 ];
 

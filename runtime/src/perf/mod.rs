@@ -16,6 +16,10 @@
 //! - [`counting`]: one group per box on the CPU its `cpumask` names, read with the time
 //!   enabled and running (multiplexing shows).
 //!
+//! - [`task`]: one event counted for tasks rather than a box, as `perf stat` counts: the
+//!   commands this process starts (inherited, enabled on their exec), a running task, or
+//!   every task on a CPU.
+//!
 //! Counting is all it does: sampling on overflow with a PMI needs the raw backends.
 //!
 //! ```no_run
@@ -45,6 +49,8 @@ pub mod syntax;
 #[cfg(target_os = "linux")]
 pub mod syscall;
 pub mod sysfs;
+#[cfg(target_os = "linux")]
+pub mod task;
 
 pub use encode::PerfEvent;
 pub use error::PerfError;

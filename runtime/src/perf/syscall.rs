@@ -17,9 +17,9 @@ pub struct Syscalls;
 
 /// `perf_event_attr` type and config words; what `perf_event_open` is given.
 #[derive(Debug, Clone, Copy)]
-struct Attr {
-    type_: u32,
-    config: [u64; 3],
+pub(super) struct Attr {
+    pub(super) type_: u32,
+    pub(super) config: [u64; 3],
 }
 
 impl Event for Attr {

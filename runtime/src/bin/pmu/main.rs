@@ -18,6 +18,7 @@ mod place;
 mod read;
 mod serve;
 mod show;
+mod stat;
 mod watch;
 mod watch_metrics;
 mod write;
@@ -119,6 +120,11 @@ enum Command {
     ///
     /// Example: pmu watch --sim --unit xeon-7500:C3 --event ev_sel=0x01 --event ev_sel=0x02,umask=0x04 --count 3
     Watch(watch::WatchArgs),
+    /// Count a command as `perf stat` does (per task, inherited by its children), or the
+    /// system, CPUs or processes; perf's options, rows, comments and layouts.
+    ///
+    /// Example: pmu stat -e task-clock,page-faults -r 5 -- ./program
+    Stat(stat::StatArgs),
     /// Count on an interval of its own and serve the totals at /metrics (OpenMetrics) for
     /// Prometheus; put everything back on Ctrl-C or SIGTERM.
     ///
@@ -343,6 +349,8 @@ fn main() -> ExitCode {
     };
     let json = cli.json;
     let result = match cli.command {
+        // The measured command's exit status is stat's own.
+        Command::Stat(a) => return stat::run(&a, json),
         Command::List(a) => list(a, json),
         Command::Decode(a) => decode::decode(&a.register, &a.value, &a.show, json),
         Command::Encode(a) if a.perf => perf_cli::encode(
@@ -465,7 +473,7 @@ fn explain(e: Failure, register: &str, place: &PlaceArgs) -> Failure {
 }
 
 /// `error: ...` on stderr, as clap writes its own errors; a closed stderr is ignored.
-fn eprint_error(message: &str) {
+pub fn eprint_error(message: &str) {
     let _ = writeln!(std::io::stderr(), "error: {message}");
 }
 

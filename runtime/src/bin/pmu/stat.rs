@@ -1,0 +1,160 @@
+//! `pmu stat [OPTIONS] -- CMD [ARGS]`: perf stat's grammar, parsed here; the measuring, the
+//! rows and their layouts are the library's `stat`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use pmu_runtime::stat::events;
+use pmu_runtime::stat::report::{self, StatLayout};
+use pmu_runtime::stat::run::{self, StatPlan};
+
+/// `pmu stat`'s options, as perf stat spells them.
+#[derive(Args)]
+pub struct StatArgs {
+    /// Events, in perf's language (task-clock,page-faults; msr/tsc/; cycles:u); repeatable.
+    /// Without it, perf's default set (task-clock or, system-wide, cpu-clock;
+    /// context-switches, cpu-migrations, page-faults, cycles, instructions, branches,
+    /// branch-misses), `<not supported>` where the machine lacks one.
+    #[arg(short = 'e', long = "event", value_name = "EVENTS")]
+    event: Vec<String>,
+    /// Count every task on every online CPU (system-wide), for the command's lifetime or
+    /// until Ctrl-C.
+    #[arg(short = 'a', long = "all-cpus")]
+    all_cpus: bool,
+    /// Count every task on these CPUs (0-3,8).
+    #[arg(short = 'C', long = "cpu", value_name = "CPUS", conflicts_with = "pid")]
+    cpu: Option<String>,
+    /// Count these running processes (42,43) and the tasks they start, until they end or
+    /// Ctrl-C.
+    #[arg(
+        short = 'p',
+        long = "pid",
+        value_name = "PIDS",
+        conflicts_with = "all_cpus"
+    )]
+    pid: Option<String>,
+    /// Run the command N times and print means, with their spread ( +- x.xx% ).
+    #[arg(
+        short = 'r',
+        long = "repeat",
+        value_name = "N",
+        default_value_t = 1,
+        conflicts_with = "interval"
+    )]
+    repeat: u32,
+    /// Print the counts of every MS milliseconds (at least 10).
+    #[arg(short = 'I', long = "interval-print", value_name = "MS",
+          value_parser = clap::value_parser!(u64).range(10..))]
+    interval: Option<u64>,
+    /// With -I: stop after N intervals.
+    #[arg(long = "interval-count", value_name = "N", requires = "interval",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    interval_count: Option<u64>,
+    /// CSV: fields separated by SEP, as perf stat -x prints them.
+    #[arg(short = 'x', long = "field-separator", value_name = "SEP")]
+    separator: Option<String>,
+    /// One JSON object a line, as perf stat -j prints them (same as --json).
+    #[arg(short = 'j', conflicts_with = "separator")]
+    json_lines: bool,
+    /// Write the counts to FILE instead of stderr (never through a symbolic link).
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// The command to count, after `--`, with its arguments.
+    #[arg(trailing_var_arg = true, value_name = "CMD")]
+    command: Vec<String>,
+}
+
+/// Where the counts go: stderr (as perf, so the command's stdout stays its own) or -o FILE.
+fn sink(a: &StatArgs) -> Result<Box<dyn Write>, String> {
+    match &a.output {
+        None => Ok(Box::new(std::io::stderr())),
+        Some(p) => pmu_runtime::out_file::create(p)
+            .map(|f| Box::new(f) as Box<dyn Write>)
+            .map_err(|e| format!("-o {}: {e}", p.display())),
+    }
+}
+
+fn plan(a: &StatArgs) -> Result<(StatPlan, String), (String, u8)> {
+    let usage = |m: String| (m, 2);
+    let (scope, all) = run::scope_of(
+        a.all_cpus,
+        a.cpu.as_deref(),
+        a.pid.as_deref(),
+        !a.command.is_empty(),
+    )
+    .map_err(|e| (e.to_string(), e.exit_code()))?;
+    let events = if a.event.is_empty() {
+        events::default_events(matches!(scope, run::StatScope::Cpus(_)))
+    } else {
+        let lists: Vec<&str> = a.event.iter().map(String::as_str).collect();
+        events::parse_events(&lists, &crate::perf_cli::sources(None))
+            .map_err(|e| usage(format!("-e: {e}")))?
+    };
+    let target = report::target_label(&scope, &a.command, all);
+    let plan = StatPlan {
+        events,
+        scope,
+        command: a.command.clone(),
+        repeat: a.repeat,
+        interval: a.interval.map(Duration::from_millis),
+        interval_count: a.interval_count,
+    };
+    Ok((plan, target))
+}
+
+/// Runs `pmu stat`: the exit status is the command's (128 + the signal if one ended it),
+/// 127 if it does not exist, 2 for a usage error, 1 for a failed count.
+pub fn run(a: &StatArgs, json: bool) -> ExitCode {
+    let fail = |m: &str, code: u8| {
+        crate::eprint_error(m);
+        ExitCode::from(code)
+    };
+    // `pmu stat --` with nothing after it: perf would count the system until Ctrl-C, which
+    // is rarely what was meant.
+    if a.command.is_empty() && std::env::args().skip(2).any(|w| w == "--") {
+        return fail(
+            "nothing after `--`: name the command to count (pmu stat -- sleep 1), or leave \
+             out `--` to count the whole system until Ctrl-C",
+            2,
+        );
+    }
+    let (plan, target) = match plan(a) {
+        Ok(p) => p,
+        Err((m, code)) => return fail(&m, code),
+    };
+    let layout = match (&a.separator, json || a.json_lines) {
+        (Some(sep), _) => StatLayout::Csv(sep.clone()),
+        (None, true) => StatLayout::Json,
+        (None, false) => StatLayout::Text,
+    };
+    let mut out = match sink(a) {
+        Ok(o) => o,
+        Err(m) => return fail(&m, 1),
+    };
+    // Ctrl-C reaches the command itself (it shares the terminal); this process lives on to
+    // print, or, counting without a command, stops.
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&stop);
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::SeqCst));
+    let mut index = 0;
+    let outcome = run::measure(&plan, &stop, |iv| {
+        let _ = out.write_all(report::interval(iv, index, &layout).as_bytes());
+        let _ = out.flush();
+        index += 1;
+    });
+    match outcome {
+        Ok(o) => {
+            if plan.interval.is_none() {
+                let _ = out.write_all(report::summary(&o, &target, &layout).as_bytes());
+            }
+            let _ = out.flush();
+            ExitCode::from((o.exit_code & 0xff) as u8)
+        }
+        Err(e) => fail(&e.to_string(), e.exit_code()),
+    }
+}

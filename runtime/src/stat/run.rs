@@ -1,0 +1,431 @@
+//! Running the measured command (or waiting) while the counters count: one run, or `-r N`
+//! runs gathered into means and spreads, with a report every interval if asked.
+
+use std::io;
+use std::process::{Child, Command, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::perf::counting::{classify, EventReading};
+use crate::perf::task::{TaskCounter, TaskScope};
+
+use super::events::StatEvent;
+use super::rows::{rows, EventTotals, Spread, StatRow};
+use super::StatError;
+
+/// What the counters follow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StatScope {
+    /// The command and the tasks it starts (perf's default with a command).
+    Command,
+    /// Running tasks by process id (`-p`).
+    Tasks(Vec<u32>),
+    /// Every task on these CPUs (`-a`: every online CPU; `-C`).
+    Cpus(Vec<u32>),
+}
+
+/// A measurement to make.
+#[derive(Debug, Clone)]
+pub struct StatPlan {
+    /// The events.
+    pub events: Vec<StatEvent>,
+    /// Whom they count.
+    pub scope: StatScope,
+    /// The command and its arguments; empty: count until stopped (or the tasks of
+    /// [`StatScope::Tasks`] end, or `interval_count` intervals pass).
+    pub command: Vec<String>,
+    /// How many times to run the command (`-r`); at least 1.
+    pub repeat: u32,
+    /// Report every interval (`-I`).
+    pub interval: Option<Duration>,
+    /// Stop after this many intervals (`--interval-count`).
+    pub interval_count: Option<u64>,
+}
+
+/// The rows of one interval.
+#[derive(Debug, Clone)]
+pub struct IntervalRows {
+    /// Seconds since counting began, at the end of the interval.
+    pub seconds: f64,
+    /// The interval's rows.
+    pub rows: Vec<StatRow>,
+}
+
+/// What a measurement found.
+#[derive(Debug, Clone)]
+pub struct StatOutcome {
+    /// The events as counted: an event `perf_event_paranoid` kept from the kernel is
+    /// counted in user mode only and named with `:u`, as perf does.
+    pub events: Vec<StatEvent>,
+    /// Each event's totals over the runs (`None`: the machine cannot count it).
+    pub totals: Vec<Option<EventTotals>>,
+    /// The wall time of the runs, in nanoseconds.
+    pub elapsed_ns: Spread,
+    /// The command's user and system CPU time, with one run of a command.
+    pub user_sys: Option<(Duration, Duration)>,
+    /// The last run's exit status as a shell reports it (128 + the signal for a command a
+    /// signal ended); 0 without a command.
+    pub exit_code: i32,
+}
+
+impl StatOutcome {
+    /// The rows, as perf prints them after the runs.
+    pub fn rows(&self) -> Vec<StatRow> {
+        rows(&self.events, &self.totals, self.elapsed_ns.mean())
+    }
+}
+
+/// Whether an open failure means the machine cannot count the event (perf's
+/// `<not supported>`): no such PMU or event (`ENOENT`, `ENODEV`), or not here
+/// (`EOPNOTSUPP`).
+fn unsupported(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(2 | 19 | 95))
+}
+
+fn denied(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(1 | 13))
+}
+
+fn targets(scope: &StatScope) -> Vec<TaskScope> {
+    match scope {
+        StatScope::Command => vec![TaskScope::Children],
+        StatScope::Tasks(p) => p.iter().map(|&p| TaskScope::Task(p)).collect(),
+        StatScope::Cpus(c) => c.iter().map(|&c| TaskScope::Cpu(c)).collect(),
+    }
+}
+
+/// One event's counters on every target, or `None` where the machine cannot count it.
+type Opened = Vec<Option<Vec<TaskCounter>>>;
+
+/// Opens every event on every target. An event the kernel keeps from the kernel's mode
+/// (`perf_event_paranoid`) is retried in user mode and renamed `NAME:u`, as perf retries.
+/// On an error, every counter opened so far is closed (dropped).
+fn open_all(events: &mut [StatEvent], scope: &StatScope) -> Result<Opened, StatError> {
+    let targets = targets(scope);
+    let mut opened = Vec::new();
+    for ev in events.iter_mut() {
+        let mut counters = Vec::new();
+        let mut supported = true;
+        for &t in &targets {
+            let c = match TaskCounter::open(&ev.attr, t) {
+                Err(e) if denied(&e) && !ev.attr.exclude_kernel => {
+                    ev.attr.exclude_kernel = true;
+                    ev.name.push_str(":u");
+                    TaskCounter::open(&ev.attr, t)
+                }
+                other => other,
+            };
+            match c {
+                Ok(c) => counters.push(c),
+                Err(e) if unsupported(&e) => {
+                    supported = false;
+                    break;
+                }
+                Err(e) => {
+                    let cpu = match t {
+                        TaskScope::Cpu(c) => Some(c),
+                        _ => None,
+                    };
+                    return Err(StatError::Open(classify(e, &ev.name, "perf", cpu, 0)));
+                }
+            }
+        }
+        opened.push(supported.then_some(counters));
+    }
+    Ok(opened)
+}
+
+/// Each event's reading summed over its targets.
+fn read_all(opened: &mut Opened) -> Result<Vec<Option<EventReading>>, StatError> {
+    opened
+        .iter_mut()
+        .map(|o| {
+            o.as_mut()
+                .map(|cs| {
+                    cs.iter_mut().try_fold(EventReading::default(), |acc, c| {
+                        let r = c.read().map_err(StatError::Read)?;
+                        Ok(EventReading {
+                            count: acc.count.wrapping_add(r.count),
+                            time_enabled: acc.time_enabled + r.time_enabled,
+                            time_running: acc.time_running + r.time_running,
+                        })
+                    })
+                })
+                .transpose()
+        })
+        .collect()
+}
+
+/// The exit status as a shell reports it.
+fn shell_status(s: ExitStatus) -> i32 {
+    use std::os::unix::process::ExitStatusExt;
+    s.code()
+        .or_else(|| s.signal().map(|sig| 128 + sig))
+        .unwrap_or(1)
+}
+
+fn children_times() -> (Duration, Duration) {
+    use nix::sys::resource::{getrusage, UsageWho};
+    let d = |t: nix::sys::time::TimeVal| {
+        Duration::new(
+            u64::try_from(t.tv_sec()).unwrap_or(0),
+            u32::try_from(t.tv_usec()).unwrap_or(0) * 1000,
+        )
+    };
+    getrusage(UsageWho::RUSAGE_CHILDREN)
+        .map(|u| (d(u.user_time()), d(u.system_time())))
+        .unwrap_or_default()
+}
+
+/// Whether the measurement is over: the command ended (its status), every task of `-p`
+/// is gone, or `stop` was set (a command keeps running then: Ctrl-C reaches it on its own).
+fn ended(
+    child: &mut Option<Child>,
+    scope: &StatScope,
+    stop: &AtomicBool,
+) -> Result<Option<i32>, StatError> {
+    if let Some(c) = child {
+        return Ok(c.try_wait().map_err(StatError::Read)?.map(shell_status));
+    }
+    if let StatScope::Tasks(pids) = scope {
+        let alive = pids.iter().any(|&p| {
+            i32::try_from(p)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
+                .is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
+        });
+        if !alive {
+            return Ok(Some(0));
+        }
+    }
+    Ok(stop.load(Ordering::SeqCst).then_some(0))
+}
+
+/// Starts the command with this process's terminal (stdin, stdout, stderr).
+fn spawn(command: &[String]) -> Result<Child, StatError> {
+    Command::new(&command[0])
+        .args(&command[1..])
+        .spawn()
+        .map_err(|source| StatError::Spawn {
+            command: command[0].clone(),
+            source,
+        })
+}
+
+/// How often a running command is looked at between interval reports.
+const POLL: Duration = Duration::from_millis(2);
+
+/// Waits for the end (see [`ended`]), reporting every interval: the command's status.
+fn wait_loop(
+    plan: &StatPlan,
+    run: &mut OneRun<'_>,
+    stop: &AtomicBool,
+    on_interval: &mut dyn FnMut(&IntervalRows),
+) -> Result<i32, StatError> {
+    let Some(interval) = plan.interval else {
+        if let Some(c) = run.child.as_mut() {
+            // A blocking wait: the elapsed time is the command's, not a polling step's.
+            return c.wait().map(shell_status).map_err(StatError::Read);
+        }
+        loop {
+            if let Some(code) = ended(&mut run.child, &plan.scope, stop)? {
+                return Ok(code);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let mut previous = read_all(&mut run.opened)?;
+    let mut n: u32 = 0;
+    loop {
+        let deadline = run.start + interval * (n + 1);
+        let end = loop {
+            if let Some(code) = ended(&mut run.child, &plan.scope, stop)? {
+                break Some(code);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break None;
+            }
+            std::thread::sleep((deadline - now).min(POLL));
+        };
+        let now = read_all(&mut run.opened)?;
+        let totals: Vec<Option<EventTotals>> = now
+            .iter()
+            .zip(&previous)
+            .map(|(r, p)| {
+                r.zip(*p).map(|(r, p)| {
+                    let mut t = EventTotals::default();
+                    t.add(&r.since(&p));
+                    t
+                })
+            })
+            .collect();
+        on_interval(&IntervalRows {
+            seconds: run.start.elapsed().as_secs_f64(),
+            rows: rows(&run.events, &totals, interval.as_nanos() as f64),
+        });
+        previous = now;
+        n += 1;
+        if let Some(code) = end {
+            return Ok(code);
+        }
+        if plan.interval_count.is_some_and(|c| u64::from(n) >= c) {
+            return Ok(finish_early(&mut run.child));
+        }
+    }
+}
+
+/// Ends a command still running when the intervals asked for are over (SIGTERM, as perf
+/// does), and gives its status.
+fn finish_early(child: &mut Option<Child>) -> i32 {
+    let Some(c) = child else { return 0 };
+    if let Some(pid) = i32::try_from(c.id())
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+    }
+    c.wait().map_or(1, shell_status)
+}
+
+/// One run in progress.
+struct OneRun<'e> {
+    events: &'e [StatEvent],
+    opened: Opened,
+    child: Option<Child>,
+    start: Instant,
+}
+
+/// One run's readings, wall time, CPU times and status.
+type RunResult = (
+    Vec<Option<EventReading>>,
+    Duration,
+    (Duration, Duration),
+    i32,
+);
+
+fn run_once(
+    plan: &StatPlan,
+    events: &mut [StatEvent],
+    stop: &AtomicBool,
+    on_interval: &mut dyn FnMut(&IntervalRows),
+) -> Result<RunResult, StatError> {
+    let mut opened = open_all(events, &plan.scope)?;
+    if plan.scope != StatScope::Command {
+        for c in opened.iter_mut().flatten().flatten() {
+            c.enable().map_err(StatError::Read)?;
+        }
+    }
+    let before = children_times();
+    let start = Instant::now();
+    let child = if plan.command.is_empty() {
+        None
+    } else {
+        Some(spawn(&plan.command)?)
+    };
+    let mut run = OneRun {
+        events,
+        opened,
+        child,
+        start,
+    };
+    let code = wait_loop(plan, &mut run, stop, on_interval);
+    let elapsed = start.elapsed();
+    // A failure while the command runs still waits for it, so that it is not left behind.
+    if let (Err(_), Some(c)) = (&code, run.child.as_mut()) {
+        let _ = c.wait();
+    }
+    let code = code?;
+    let readings = read_all(&mut run.opened)?;
+    drop(run);
+    let after = children_times();
+    let times = (
+        after.0.saturating_sub(before.0),
+        after.1.saturating_sub(before.1),
+    );
+    Ok((readings, elapsed, times, code))
+}
+
+/// Makes the measurement `plan` describes: opens the counters, runs the command (`repeat`
+/// times) or waits, calls `on_interval` every interval, and closes every counter whatever
+/// happens. `stop` ends a measurement without a command (the caller sets it on Ctrl-C).
+pub fn measure(
+    plan: &StatPlan,
+    stop: &AtomicBool,
+    mut on_interval: impl FnMut(&IntervalRows),
+) -> Result<StatOutcome, StatError> {
+    if plan.command.is_empty() && plan.scope == StatScope::Command {
+        return Err(StatError::Usage(
+            "no command to count: give one after `--`, or count the system (-a), CPUs (-C) \
+             or a process (-p)"
+                .into(),
+        ));
+    }
+    if plan.repeat == 0 || (plan.repeat > 1 && plan.command.is_empty()) {
+        return Err(StatError::Usage(
+            "-r N repeats a command: give N of at least 1, and a command after `--`".into(),
+        ));
+    }
+    let mut events = plan.events.clone();
+    let mut totals: Vec<Option<EventTotals>> = vec![None; events.len()];
+    let mut elapsed_ns = Spread::default();
+    let mut last = ((Duration::ZERO, Duration::ZERO), 0);
+    for _ in 0..plan.repeat {
+        let (readings, elapsed, times, code) = run_once(plan, &mut events, stop, &mut on_interval)?;
+        for (t, r) in totals.iter_mut().zip(&readings) {
+            if let Some(r) = r {
+                t.get_or_insert_with(EventTotals::default).add(r);
+            }
+        }
+        elapsed_ns.add(elapsed.as_nanos() as f64);
+        last = (times, code);
+    }
+    Ok(StatOutcome {
+        events,
+        totals,
+        elapsed_ns,
+        user_sys: (plan.repeat == 1 && !plan.command.is_empty()).then_some(last.0),
+        exit_code: last.1,
+    })
+}
+
+/// Every online CPU (`/sys/devices/system/cpu/online`).
+pub fn online_cpus() -> Result<Vec<u32>, StatError> {
+    let path = "/sys/devices/system/cpu/online";
+    let text = std::fs::read_to_string(path).map_err(StatError::Read)?;
+    crate::perf::format::parse_cpu_list(&text)
+        .map_err(|e| StatError::Read(io::Error::other(format!("{path}: {e}"))))
+}
+
+/// The scope perf's options ask for: `-C CPUS`, `-p PIDS` (comma-separated), `-a`, or
+/// without any of them the command, or the whole system if there is none (as perf does).
+/// Also whether it is the whole system (perf's header then says `system wide`).
+pub fn scope_of(
+    all_cpus: bool,
+    cpus: Option<&str>,
+    pids: Option<&str>,
+    has_command: bool,
+) -> Result<(StatScope, bool), StatError> {
+    if let Some(list) = cpus {
+        let cpus = crate::perf::format::parse_cpu_list(list)
+            .map_err(|e| StatError::Usage(format!("-C {list}: {e}; write e.g. 0-3,8")))?;
+        if cpus.is_empty() {
+            return Err(StatError::Usage(format!("-C {list}: no CPU named")));
+        }
+        return Ok((StatScope::Cpus(cpus), false));
+    }
+    if let Some(list) = pids {
+        let pids = list
+            .split(',')
+            .map(|p| p.trim().parse::<u32>())
+            .collect::<Result<Vec<u32>, _>>()
+            .map_err(|_| {
+                StatError::Usage(format!("-p {list}: a process id is a number (-p 42,43)"))
+            })?;
+        return Ok((StatScope::Tasks(pids), false));
+    }
+    if all_cpus || !has_command {
+        return Ok((StatScope::Cpus(online_cpus()?), true));
+    }
+    Ok((StatScope::Command, false))
+}

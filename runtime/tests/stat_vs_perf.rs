@@ -1,0 +1,418 @@
+//! `pmu stat` against the real `perf stat` (Debian's `linux-perf`, which `.ci/run` installs)
+//! on this machine's kernel: the same command measured by each, one after the other; the
+//! rows must be the same (names, order, units, comments, `<not supported>` where this machine
+//! lacks an event), the lines as long as perf's, and the counts within these tolerances:
+//!
+//! - page faults of a program touching 100 MiB: 25,600 (100 MiB over 4 KiB pages, by hand)
+//!   plus the program's start-up faults, which perf counts on a run touching nothing; pmu's
+//!   count within [`FAULT_TOLERANCE`] (2%) of perf's and of that sum;
+//! - a few hundred start-up faults of `sleep`/`true`: within 15% of perf's (the dynamic
+//!   loader's faults vary by a few between runs);
+//! - CPU time and elapsed time of `sleep 0.2`: the elapsed time 0.2 s to 0.3 s, the CPU time
+//!   under 20 msec, for both tools; the comment is the count over the elapsed time;
+//! - system-wide clocks per interval (`-I 100 -a`): the number of online CPUs times the
+//!   interval, within 10%, for each full interval of each tool.
+//!
+//! perf 6.1 exits 0 when the command fails or is killed, and 255 when the command does not
+//! exist; pmu passes the status through as a shell reports it (the tests check pmu's), and
+//! gives 127 for a missing command.
+
+use std::process::{Command, Output};
+use std::sync::Mutex;
+
+/// One tool at a time: each run's faults and CPU time would disturb the other's.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// How far pmu's count of the 100 MiB program's faults may be from perf's.
+const FAULT_TOLERANCE: f64 = 0.02;
+
+fn perf(args: &[&str]) -> Output {
+    Command::new("perf")
+        .arg("stat")
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot run perf ({e}): install it (Debian: apt-get install linux-perf; .ci/run does)")
+        })
+}
+
+fn pmu(args: &[&str]) -> Output {
+    Command::new(assert_cmd::cargo::cargo_bin("pmu"))
+        .arg("stat")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// One row of the text table.
+#[derive(Debug, Clone, PartialEq)]
+struct Row {
+    event: String,
+    /// The count, or the marker (`<not supported>`).
+    value: Result<f64, String>,
+    unit: String,
+    comment: Option<(f64, String)>,
+    spread: bool,
+    len: usize,
+}
+
+fn parse_row(line: &str) -> Row {
+    let (head, comment) = match line.split_once(" # ") {
+        Some((h, c)) => (h, Some(c)),
+        None => (line, None),
+    };
+    let mut words: Vec<&str> = head.split_whitespace().collect();
+    let value = if words[0].starts_with('<') {
+        let marker = format!("{} {}", words[0], words[1]);
+        words.drain(..2);
+        Err(marker)
+    } else {
+        Ok(words.remove(0).parse::<f64>().unwrap())
+    };
+    let unit = if words[0] == "msec" {
+        words.remove(0).to_string()
+    } else {
+        String::new()
+    };
+    let comment = comment.map(|c| {
+        let c = c.split("  (").next().unwrap().trim();
+        let (v, u) = c.split_once(' ').unwrap();
+        (
+            v.trim_end_matches('%').parse::<f64>().unwrap(),
+            u.trim().to_string(),
+        )
+    });
+    Row {
+        event: words[0].to_string(),
+        value,
+        unit,
+        comment,
+        spread: line.contains("( +-"),
+        len: line.len(),
+    }
+}
+
+/// The table's rows and the footer's lines.
+fn text(out: &str) -> (Vec<Row>, Vec<String>) {
+    let mut blocks = out.split("\n\n").filter(|b| !b.trim().is_empty());
+    let header = blocks.next().unwrap();
+    assert!(header.contains("Performance counter stats for"), "{out}");
+    let rows = blocks.next().unwrap().lines().map(parse_row).collect();
+    (rows, blocks.map(|b| b.trim().to_string()).collect())
+}
+
+fn count(rows: &[Row], event: &str) -> f64 {
+    rows.iter()
+        .find(|r| r.event == event)
+        .unwrap_or_else(|| panic!("no row {event} in {rows:?}"))
+        .value
+        .clone()
+        .unwrap()
+}
+
+fn within(a: f64, b: f64, tolerance: f64) -> bool {
+    (a - b).abs() <= tolerance * b.abs().max(1.0)
+}
+
+/// The same rows as perf's: names, order, markers, units, comment units, line lengths.
+fn same_rows(ours: &[Row], perfs: &[Row]) {
+    let names = |r: &[Row]| r.iter().map(|r| r.event.clone()).collect::<Vec<_>>();
+    assert_eq!(names(ours), names(perfs));
+    for (o, p) in ours.iter().zip(perfs) {
+        assert_eq!(o.value.is_err(), p.value.is_err(), "{o:?} / {p:?}");
+        assert_eq!(o.value.as_ref().err(), p.value.as_ref().err());
+        assert_eq!(o.unit, p.unit, "{o:?} / {p:?}");
+        assert_eq!(
+            o.comment.as_ref().map(|c| &c.1),
+            p.comment.as_ref().map(|c| &c.1),
+            "{o:?} / {p:?}"
+        );
+        assert_eq!(o.spread, p.spread, "{o:?} / {p:?}");
+        assert_eq!(o.len, p.len, "line length of {o:?} / {p:?}");
+    }
+}
+
+#[test]
+fn sleep_prints_perfs_default_rows_and_times() {
+    let _one = ONE_AT_A_TIME.lock().unwrap();
+    let p = perf(&["--", "sleep", "0.2"]);
+    let o = pmu(&["--", "sleep", "0.2"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(o.stdout.is_empty(), "the counts go to stderr, as perf's");
+    let (perf_rows, perf_footer) = text(&stderr(&p));
+    let (rows, footer) = text(&stderr(&o));
+    same_rows(&rows, &perf_rows);
+    assert!(stderr(&o).contains(" Performance counter stats for 'sleep 0.2':\n\n"));
+    for r in [&rows, &perf_rows] {
+        assert!(count(r, "task-clock") < 20.0, "{r:?}");
+        assert!(count(r, "context-switches") <= 10.0, "{r:?}");
+    }
+    let faults = count(&rows, "page-faults");
+    assert!(
+        within(faults, count(&perf_rows, "page-faults"), 0.15),
+        "{rows:?}\n{perf_rows:?}"
+    );
+    // The footer: elapsed, then user and sys, as perf's.
+    let first_words = |f: &[String]| {
+        f.iter()
+            .flat_map(|b| b.lines())
+            .map(|l| l.split_whitespace().skip(1).collect::<Vec<_>>().join(" "))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(first_words(&footer), first_words(&perf_footer));
+    let elapsed: f64 = footer[0]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((0.2..0.3).contains(&elapsed), "{footer:?}");
+    // CPUs utilized: task-clock (msec) over the elapsed time, worked here.
+    let clock = rows.iter().find(|r| r.event == "task-clock").unwrap();
+    let utilized = clock.comment.as_ref().unwrap().0;
+    let expected = count(&rows, "task-clock") / 1000.0 / elapsed;
+    assert!(
+        (utilized - expected).abs() <= 0.0015,
+        "{utilized} vs {expected}"
+    );
+}
+
+#[test]
+fn five_runs_print_means_and_spreads_as_perf() {
+    let _one = ONE_AT_A_TIME.lock().unwrap();
+    let p = perf(&["-r", "5", "--", "true"]);
+    let o = pmu(&["-r", "5", "--", "true"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (perf_rows, perf_footer) = text(&stderr(&p));
+    let (rows, footer) = text(&stderr(&o));
+    assert!(
+        stderr(&o).contains("for 'true' (5 runs):"),
+        "{}",
+        stderr(&o)
+    );
+    // The spread shows where perf's does on the rows that always vary (a clock) or never
+    // do here (`<not supported>`); a small count's spread depends on the runs.
+    let names: Vec<_> = rows.iter().map(|r| &r.event).collect();
+    assert_eq!(
+        names,
+        perf_rows.iter().map(|r| &r.event).collect::<Vec<_>>()
+    );
+    for (o, p) in rows.iter().zip(&perf_rows) {
+        assert_eq!(o.value.is_err(), p.value.is_err());
+        if o.event == "task-clock" {
+            assert!(o.spread && p.spread);
+        }
+    }
+    assert!(within(
+        count(&rows, "page-faults"),
+        count(&perf_rows, "page-faults"),
+        0.15
+    ));
+    // `0.001341 +- 0.000198 seconds time elapsed  ( +- 14.79% )`; no user/sys with -r.
+    for f in [&footer, &perf_footer] {
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            f[0].contains(" +- ") && f[0].contains("seconds time elapsed"),
+            "{f:?}"
+        );
+    }
+}
+
+/// A program that writes one byte into each 4 KiB page of `argv[1]` MiB (mapped without
+/// transparent huge pages): one page fault each.
+const TOUCH: &str = r#"
+#include <stdlib.h>
+#include <sys/mman.h>
+int main(int argc, char **argv) {
+    size_t len = (size_t)atoi(argv[1]) << 20;
+    if (len == 0) return 0;
+    char *p = mmap(0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return 1;
+    madvise(p, len, MADV_NOHUGEPAGE);
+    for (size_t i = 0; i < len; i += 4096) p[i] = 1;
+    return 0;
+}
+"#;
+
+fn csv_count(out: &str, event: &str) -> f64 {
+    out.lines()
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .find(|f| f.get(2) == Some(&event))
+        .unwrap_or_else(|| panic!("no {event} in {out}"))[0]
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn page_faults_of_100_mib_are_25600_and_perfs() {
+    let _one = ONE_AT_A_TIME.lock().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("touch.c");
+    let exe = dir.path().join("touch");
+    std::fs::write(&src, TOUCH).unwrap();
+    let cc = Command::new("cc")
+        .arg("-O1")
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("cc (gcc) builds the test program; .ci/run installs it");
+    assert!(cc.status.success(), "{}", stderr(&cc));
+    let exe = exe.to_str().unwrap();
+    let page = String::from_utf8(
+        Command::new("getconf")
+            .arg("PAGESIZE")
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(
+        page.trim(),
+        "4096",
+        "the hand computation takes 4 KiB pages"
+    );
+    let list = "task-clock,page-faults";
+    let baseline = csv_count(
+        &stderr(&perf(&["-x,", "-e", list, "--", exe, "0"])),
+        "page-faults",
+    );
+    let theirs = csv_count(
+        &stderr(&perf(&["-x,", "-e", list, "--", exe, "100"])),
+        "page-faults",
+    );
+    let o = pmu(&["-x,", "-e", list, "--", exe, "100"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ours = csv_count(&stderr(&o), "page-faults");
+    let by_hand = 100.0 * 1024.0 * 1024.0 / 4096.0;
+    assert_eq!(by_hand, 25_600.0);
+    assert!(
+        within(ours, theirs, FAULT_TOLERANCE),
+        "pmu {ours}, perf {theirs}"
+    );
+    assert!(
+        within(ours, by_hand + baseline, FAULT_TOLERANCE),
+        "pmu {ours}, 25,600 + perf's start-up {baseline}"
+    );
+    assert!(ours >= by_hand, "{ours}");
+}
+
+/// CSV interval lines: (time, event, count or marker).
+fn intervals(out: &str) -> Vec<(f64, String, String)> {
+    out.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            (
+                f[0].trim().parse().unwrap(),
+                f[3].to_string(),
+                f[1].to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn system_wide_intervals_match_perfs() {
+    let _one = ONE_AT_A_TIME.lock().unwrap();
+    let cpus = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let cpus = pmu_runtime::perf::format::parse_cpu_list(&cpus)
+        .unwrap()
+        .len() as f64;
+    let args = ["-x,", "-I", "100", "-a", "--", "sleep", "0.5"];
+    let p = intervals(&stderr(&perf(&args)));
+    let o = pmu(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let ours = intervals(&stderr(&o));
+    let events = |v: &[(f64, String, String)]| {
+        let mut e: Vec<String> = v.iter().map(|x| x.1.clone()).collect();
+        e.dedup();
+        e
+    };
+    let first: Vec<String> = events(&ours).into_iter().take(8).collect();
+    assert_eq!(first, events(&p).into_iter().take(8).collect::<Vec<_>>());
+    assert_eq!(
+        first[0], "cpu-clock",
+        "system-wide, perf's clock is cpu-clock"
+    );
+    for (tool, v) in [("pmu", &ours), ("perf", &p)] {
+        let clocks: Vec<&(f64, String, String)> = v.iter().filter(|x| x.1 == "cpu-clock").collect();
+        // 5 full intervals and the last partial one (or none if it was empty).
+        assert!((5..=6).contains(&clocks.len()), "{tool}: {clocks:?}");
+        for c in &clocks[..5] {
+            let msec: f64 = c.2.parse().unwrap();
+            assert!(
+                within(msec, cpus * 100.0, 0.10),
+                "{tool}: {c:?} on {cpus} CPUs"
+            );
+        }
+        let markers: Vec<_> = v.iter().filter(|x| x.1 == "cycles").map(|x| &x.2).collect();
+        assert!(
+            markers.iter().all(|m| *m == "<not supported>"),
+            "{tool}: {markers:?}"
+        );
+    }
+}
+
+#[test]
+fn the_commands_exit_status_is_passed_through() {
+    let o = pmu(&["-e", "task-clock", "--", "sh", "-c", "exit 3"]);
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("task-clock"));
+    // Killed by SIGKILL (9): 128 + 9, as a shell reports it.
+    let o = pmu(&["-e", "task-clock", "--", "sh", "-c", "kill -9 $$"]);
+    assert_eq!(o.status.code(), Some(137), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_input_says_what_to_do() {
+    let o = pmu(&["-e", "task-clok", "--", "true"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("did you mean task-clock"),
+        "{}",
+        stderr(&o)
+    );
+    let o = pmu(&["-e", "task-clock", "--"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("nothing after `--`"), "{}", stderr(&o));
+    let o = pmu(&["--", "no-such-program-here"]);
+    assert_eq!(o.status.code(), Some(127));
+    let e = stderr(&o);
+    assert!(
+        e.contains("no such program") && e.contains("nothing was counted"),
+        "{e}"
+    );
+    assert!(
+        !e.contains("Performance counter stats"),
+        "no half-written output: {e}"
+    );
+}
+
+#[test]
+fn json_lines_have_perfs_fields() {
+    let _one = ONE_AT_A_TIME.lock().unwrap();
+    let keys = |out: &str| {
+        out.lines()
+            .map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).unwrap();
+                let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+                k.sort();
+                (v["event"].as_str().unwrap().to_string(), k)
+            })
+            .collect::<Vec<_>>()
+    };
+    let p = keys(&stderr(&perf(&[
+        "-j",
+        "-e",
+        "task-clock,page-faults,cycles",
+        "--",
+        "true",
+    ])));
+    let o = pmu(&["-j", "-e", "task-clock,page-faults,cycles", "--", "true"]);
+    assert_eq!(keys(&stderr(&o)), p);
+}

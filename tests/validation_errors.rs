@@ -310,7 +310,9 @@ fn units_from() {
 /// an unknown source, no description; and, once every unit is known, an unknown register, a
 /// field that cannot hold a bit per box (a register of another unit is fine), fields with too
 /// few bits together, or a `value` field too narrow for the unit's boxes (an eight-bit one for
-/// three boxes is fine).
+/// three boxes is fine); `cpuid-set-bits` without its `cpuid`, CPUID bits on another kind,
+/// malformed CPUID bits, or fewer CPUID bits than boxes (three for three, with the counters'
+/// bits, is fine).
 #[test]
 fn box_count() {
     insta::assert_snapshot!(spec_diagnostics("box_count"));

@@ -618,6 +618,16 @@ pub enum BoxCountRule {
     /// The count one field's value maps to, `(value, boxes)`; a value the map lacks: every
     /// box listed.
     ValueMap(BitRef, &'static [(u64, u32)]),
+    /// The number of set bits of CPUID bits (`active`, written as `count-cpuid` is:
+    /// `80000022H.ECX[31:0]`), one bit per box present; `counters`, where given, the CPUID
+    /// bits holding the counters of every box present together, shared equally among them
+    /// (Linux's amd_uncore_umc_ctx_init: EBX[21:16] / the active controllers).
+    CpuidSetBits {
+        /// The bits whose set bits are the boxes present.
+        active: &'static str,
+        /// The bits holding the counters of all the boxes present.
+        counters: Option<&'static str>,
+    },
     /// The number of cores of the socket (one box per core).
     CoresPerSocket,
     /// Every part has every box the unit lists.
@@ -649,7 +659,8 @@ impl BoxCountRule {
                 let value = b.field.extract(*raws.first()?);
                 map.iter().find(|(v, _)| *v == value).map(|&(_, n)| n)
             }
-            BoxCountRule::CoresPerSocket
+            BoxCountRule::CpuidSetBits { .. }
+            | BoxCountRule::CoresPerSocket
             | BoxCountRule::Listed
             | BoxCountRule::Devices
             | BoxCountRule::Discovery => None,

@@ -107,6 +107,7 @@ fn serve_cost(id: &'static str) {
                     labels: SeriesLabels {
                         processor: id.into(),
                         socket,
+                        cpu: None,
                         unit: plan.unit.into(),
                         box_name: format!("{}{}", m.name, event),
                         counter: format!("CTR{event}"),

@@ -1,6 +1,6 @@
 //! What this part has: which boxes of a unit, read from the part itself as the unit's
-//! spec says (`<box-count>`: the set bits of a capability register, a register holding the
-//! count, the socket's cores, or the PCI devices found),
+//! spec says (`<box-count>`: the set bits of a capability register or of CPUID bits, a
+//! register holding the count, the socket's cores, or the PCI devices found),
 //! so that a box the part lacks is refused by name before anything is programmed; and the
 //! part's discovery tables joined with the spec, knowing what the part says of itself
 //! ([`joined_tables`]).
@@ -10,7 +10,7 @@ use pmu_regs::{BitRef, BoxCountRule, PmuInfo, UnitInfo};
 use crate::access::BackendError;
 use crate::boxes::{Boxes, Reg};
 use crate::discovery::{join_on, DiscoveryError, Joined, PartCount, PartFacts};
-use crate::error::Result;
+use crate::error::{Result, UsageError};
 use crate::machine::{Machine, Resolved, Where};
 
 /// Which boxes of a unit one socket of this part has, and where that was read.
@@ -113,6 +113,18 @@ pub fn box_count(machine: &Machine, pmu: &PmuInfo, socket: u32) -> Result<Option
                 format!("{values} on socket {socket}: {n} of {listed} boxes"),
             )
         }
+        BoxCountRule::CpuidSetBits { active, counters } => {
+            // No CPUID to ask (a directory tree), or a mask of 0 (a leaf that enumerates
+            // nothing, as for every `count-cpuid`): the part does not say.
+            let Some(mask) = machine.cpuid_count(active) else {
+                return Ok(None);
+            };
+            let n = mask.count_ones();
+            if let Some(text) = counters {
+                counters_per_box(machine, pmu, text, n)?;
+            }
+            (n, format!("CPUID {active} = {mask:#x}: {n} bits set"))
+        }
         BoxCountRule::CoresPerSocket => {
             let n = machine.topology()?.cores(socket).unwrap_or(0);
             (n, format!("socket {socket} has {n} cores"))
@@ -125,6 +137,31 @@ pub fn box_count(machine: &Machine, pmu: &PmuInfo, socket: u32) -> Result<Option
         rule: rule.description,
         source: rule.source,
     }))
+}
+
+/// Refuses a part whose boxes have other than the spec's counters each, where CPUID gives
+/// the counters of the `present` boxes together (`text`, shared equally, as Linux's
+/// amd_uncore_umc_ctx_init shares EBX[21:16] among the active memory controllers): box l's
+/// counters then start l x that many counters from the first box's, not where the spec's
+/// addresses put them.
+fn counters_per_box(machine: &Machine, pmu: &PmuInfo, text: &str, present: u32) -> Result<()> {
+    let Some(total) = machine.cpuid_count(text) else {
+        return Ok(());
+    };
+    let listed = pmu
+        .counters
+        .iter()
+        .filter(|c| c.kind == pmu_regs::CounterKind::General)
+        .count() as u32;
+    let each = total.checked_div(present).unwrap_or(0);
+    if present == 0 || each == listed {
+        return Ok(());
+    }
+    Err(UsageError::Refused(format!(
+        "this part has {total} {unit} counters for its {present} boxes (CPUID {text}):          {each} each, where the spec's addresses are those of {listed} each, so every box          after the first is elsewhere; count it through perf (--backend perf), whose driver          places them from CPUID",
+        unit = pmu.unit
+    ))
+    .into())
 }
 
 /// The registers of `bits` read on `socket`: their raw values and, for messages, each

@@ -133,8 +133,21 @@ fn serve_counts_the_amd_zen4_l3_data_fabric_and_memory_controller() {
         });
         let (now, body) = totals();
         assert!(grew, "{unit}: totals did not all grow: {body}");
-        // One series each: serve counts the L3 of the socket's first core complex (watch
-        // shows a row per complex; serve does not yet).
-        assert_eq!(now.len(), 1, "{unit}: {body}");
+        // The simulated socket has two core complexes (one CPU each): serve counts the L3 of
+        // each, as watch does, a series per complex told apart by its `cpu` label (the CPU it
+        // is reached through); the DF and a UMC are one box of the socket, with no `cpu`.
+        let cpus: Vec<&str> = now
+            .keys()
+            .map(|k| {
+                k.split("cpu=\"")
+                    .nth(1)
+                    .map_or("", |r| &r[..r.find('"').unwrap()])
+            })
+            .collect();
+        if unit.ends_with("L3") {
+            assert_eq!(cpus, ["0", "1"], "{unit}: {body}");
+        } else {
+            assert_eq!(cpus, [""], "{unit}: {body}");
+        }
     }
 }

@@ -538,6 +538,13 @@ fn box_count(names: &Names, b: &BoxCount) -> TokenStream {
             let pairs = map.iter().map(|&(v, n)| quote!((#v, #n)));
             quote!(BoxCountRule::ValueMap(#bit, &[#(#pairs),*]))
         }
+        BoxCountRule::CpuidSetBits { active, counters } => {
+            let counters = match counters {
+                Some(c) => quote!(Some(#c)),
+                None => quote!(None),
+            };
+            quote!(BoxCountRule::CpuidSetBits { active: #active, counters: #counters })
+        }
         BoxCountRule::CoresPerSocket => quote!(BoxCountRule::CoresPerSocket),
         BoxCountRule::Listed => quote!(BoxCountRule::Listed),
         BoxCountRule::Devices => quote!(BoxCountRule::Devices),
@@ -774,7 +781,8 @@ fn references(p: &Processor) -> (BTreeSet<(usize, usize)>, BTreeSet<FieldKey>) {
     let count_bits = counted.flat_map(|b| match &b.rule {
         BoxCountRule::SetBits(bits) => bits.as_slice(),
         BoxCountRule::Value(bit) | BoxCountRule::ValueMap(bit, _) => std::slice::from_ref(bit),
-        BoxCountRule::CoresPerSocket
+        BoxCountRule::CpuidSetBits { .. }
+        | BoxCountRule::CoresPerSocket
         | BoxCountRule::Listed
         | BoxCountRule::Devices
         | BoxCountRule::Discovery => &[],

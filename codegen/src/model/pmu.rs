@@ -402,6 +402,15 @@ pub enum BoxCountRule {
     /// The count one field's value maps to, every box listed for a value the map lacks
     /// (the E5-2600 v3 S-boxes: 2 when CAPID4's chop field is 0).
     ValueMap(BitRef, Vec<(u64, u32)>),
+    /// The number of set bits of CPUID bits (one bit per box present: Zen 4's active memory
+    /// controllers in 80000022H ECX), and optionally the CPUID bits holding the counters of
+    /// the boxes present together, shared equally among them (80000022H EBX[21:16]).
+    CpuidSetBits {
+        /// The bits, as `count-cpuid` writes them (`80000022H.ECX[31:0]`).
+        active: String,
+        /// The counters of every box present, together (`80000022H.EBX[21:16]`).
+        counters: Option<String>,
+    },
     /// The number of cores of the socket (one box per core: the E5-2600 v3/v4 C-boxes).
     CoresPerSocket,
     /// Every part of the processor has every box the unit lists (the source counts them as

@@ -88,8 +88,8 @@ pub struct RawSocketBus {
 pub struct RawBoxCount {
     #[serde(rename = "@_at")]
     pub at: usize,
-    /// `set-bits`, `value`, `value-map`, `cores-per-socket`, `listed`, `devices` or
-    /// `discovery`.
+    /// `set-bits`, `value`, `value-map`, `cpuid-set-bits`, `cores-per-socket`, `listed`,
+    /// `devices` or `discovery`.
     #[serde(rename = "@count")]
     pub count: String,
     /// With `set-bits` and `value`: the concrete register name and the field whose set bits
@@ -101,6 +101,14 @@ pub struct RawBoxCount {
     /// With `value-map`: `VALUE=BOXES` pairs, space-separated.
     #[serde(rename = "@map")]
     pub map: Option<String>,
+    /// With `cpuid-set-bits`: the CPUID bits whose set bits are the boxes present
+    /// (`80000022H.ECX[31:0]`).
+    #[serde(rename = "@cpuid")]
+    pub cpuid: Option<String>,
+    /// With `cpuid-set-bits`, optionally: the CPUID bits holding the counters of every box
+    /// present together, shared equally (`80000022H.EBX[21:16]`).
+    #[serde(rename = "@counters-cpuid")]
+    pub counters_cpuid: Option<String>,
     #[serde(rename = "@source")]
     pub source: String,
     #[serde(rename = "$text", default)]

@@ -7,8 +7,8 @@
 //! four counters each, a control register paired with a 48-bit counter, interleaved from
 //! 0xC0010800, controller l of a socket at 0xC0010800 + 8l. A socket enumerates its active
 //! controllers in CPUID 0x80000022 ECX (one bit each) and their counters in EBX\[21:16\]; the spec
-//! describes twelve (UMC0-UMC11), the DDR5 channels of an EPYC 9004 or 9005 socket; controllers a
-//! part does not enable are absent.
+//! describes twelve (UMC0-UMC11), the DDR5 channels of an EPYC 9004 or 9005 socket, numbered as the
+//! kernel numbers the active ones; a part has as many as ECX has bits set (the unit's box-count).
 //!
 //! Instances: UMC0, UMC1, UMC2, UMC3, UMC4, UMC5, UMC6, UMC7, UMC8, UMC9, UMC10, UMC11.
 use crate::support::*;
@@ -480,7 +480,7 @@ pub static UNIT: UnitInfo = UnitInfo {
     name: "UMC",
     module: "umc",
     title: "Unified memory controller performance counters (per channel)",
-    description: "PerfMonV2 counters of the unified memory controllers (UMC), one controller per DRAM channel: four counters each, a control register paired with a 48-bit counter, interleaved from 0xC0010800, controller l of a socket at 0xC0010800 + 8l. A socket enumerates its active controllers in CPUID 0x80000022 ECX (one bit each) and their counters in EBX[21:16]; the spec describes twelve (UMC0-UMC11), the DDR5 channels of an EPYC 9004 or 9005 socket; controllers a part does not enable are absent.",
+    description: "PerfMonV2 counters of the unified memory controllers (UMC), one controller per DRAM channel: four counters each, a control register paired with a 48-bit counter, interleaved from 0xC0010800, controller l of a socket at 0xC0010800 + 8l. A socket enumerates its active controllers in CPUID 0x80000022 ECX (one bit each) and their counters in EBX[21:16]; the spec describes twelve (UMC0-UMC11), the DDR5 channels of an EPYC 9004 or 9005 socket, numbered as the kernel numbers the active ones; a part has as many as ECX has bits set (the unit's box-count).",
     instances: &["UMC0", "UMC1", "UMC2", "UMC3", "UMC4", "UMC5", "UMC6", "UMC7", "UMC8", "UMC9", "UMC10", "UMC11"],
     registers: &[
         &UMC_PERF_CTL_INFO,

@@ -138,7 +138,13 @@ pub static DF: PmuInfo = PmuInfo {
             driver: &PERF_AMD_DF_V2,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-amd-uncore",
+        description: "Every part has the Data Fabric box: uncore.c registers one amd_df PMU \
+            and counts it on one CPU of each node; only its counter count varies \
+            (CPUID 0x80000022 EBX[15:10], the registers' count-cpuid).",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -215,7 +221,13 @@ pub static L3: PmuInfo = PmuInfo {
             driver: &PERF_AMD_L3_F19H,
         },
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::Listed,
+        source: "linux-amd-uncore",
+        description: "Every core complex has its L3's counters: uncore.c makes one amd_l3 \
+            context per LLC id, whatever the part; which CPUs share each is the \
+            cache topology, not a count.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[
@@ -287,7 +299,22 @@ pub static UMC: PmuInfo = PmuInfo {
         UMC_PERF.of_box("UMC10", "amd_umc_10"),
         UMC_PERF.of_box("UMC11", "amd_umc_11"),
     ],
-    box_count: None,
+    box_count: Some(BoxCountInfo {
+        rule: BoxCountRule::CpuidSetBits {
+            active: "80000022H.ECX[31:0]",
+            counters: Some("80000022H.EBX[21:16]"),
+        },
+        source: "linux-amd-uncore",
+        description: "CPUID 0x80000022 ECX has one bit per memory controller the socket has \
+            active, and EBX bits 21:16 the number of UMC counters of those \
+            controllers together, shared equally (uncore.c, amd_uncore_umc_ctx_scan \
+            stashes ECX as the active mask and EBX[21:16] as num_pmcs; \
+            amd_uncore_umc_ctx_init makes one amd_umc PMU per set bit, each with \
+            num_pmcs / the set bits counters, the l-th at MSR 0xC0010800 + l x \
+            counters x 2). The boxes present are UMC0 to UMC(n-1), n the set bits, \
+            as the kernel numbers them: the l-th active controller whatever its \
+            bit.",
+    }),
     socket_bus: None,
     discovery_ignored: None,
     notes: &[

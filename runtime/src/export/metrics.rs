@@ -23,6 +23,11 @@ pub struct SeriesLabels {
     pub processor: String,
     /// The socket (package) the box belongs to.
     pub socket: u32,
+    /// The CPU a per-CPU box is counted on, or the CPU a per-L3 box (an AMD core complex's
+    /// L3) is reached through, as `pmu watch` shows it: exported as a `cpu` label, so each
+    /// core complex's L3 is a series of its own. `None` for a box of the whole socket (no
+    /// label).
+    pub cpu: Option<u32>,
     /// The unit (box kind): `IMC`, `CBO`, `CORE`.
     pub unit: String,
     /// The box instance: `CH2`, `C3`, `CPU`.
@@ -40,6 +45,7 @@ impl SeriesLabels {
         BoxLabels {
             processor: self.processor.clone(),
             socket: self.socket,
+            cpu: self.cpu,
             unit: self.unit.clone(),
             box_name: self.box_name.clone(),
             backend: self.backend.clone(),
@@ -50,16 +56,22 @@ impl SeriesLabels {
 impl EncodeLabelSet for SeriesLabels {
     fn encode(&self, encoder: &mut LabelSetEncoder) -> Result<(), fmt::Error> {
         let socket = self.socket.to_string();
-        [
+        let cpu = self.cpu.map(|c| c.to_string());
+        let mut labels = vec![
             ("processor", self.processor.as_str()),
             ("socket", socket.as_str()),
+        ];
+        if let Some(c) = &cpu {
+            labels.push(("cpu", c.as_str()));
+        }
+        labels.extend([
             ("unit", self.unit.as_str()),
             ("box", self.box_name.as_str()),
             ("counter", self.counter.as_str()),
             ("event", self.event.as_str()),
             ("backend", self.backend.as_str()),
-        ]
-        .encode(encoder)
+        ]);
+        labels.encode(encoder)
     }
 }
 
@@ -68,6 +80,7 @@ impl EncodeLabelSet for SeriesLabels {
 struct BoxLabels {
     processor: String,
     socket: u32,
+    cpu: Option<u32>,
     unit: String,
     box_name: String,
     backend: String,
@@ -76,14 +89,20 @@ struct BoxLabels {
 impl EncodeLabelSet for BoxLabels {
     fn encode(&self, encoder: &mut LabelSetEncoder) -> Result<(), fmt::Error> {
         let socket = self.socket.to_string();
-        [
+        let cpu = self.cpu.map(|c| c.to_string());
+        let mut labels = vec![
             ("processor", self.processor.as_str()),
             ("socket", socket.as_str()),
+        ];
+        if let Some(c) = &cpu {
+            labels.push(("cpu", c.as_str()));
+        }
+        labels.extend([
             ("unit", self.unit.as_str()),
             ("box", self.box_name.as_str()),
             ("backend", self.backend.as_str()),
-        ]
-        .encode(encoder)
+        ]);
+        labels.encode(encoder)
     }
 }
 
@@ -105,6 +124,7 @@ impl From<&SeriesInfo> for Series {
             labels: SeriesLabels {
                 processor: s.processor.to_string(),
                 socket: s.socket,
+                cpu: s.cpu,
                 unit: s.unit.clone(),
                 box_name: s.instance.clone(),
                 counter: s.counter.clone(),
@@ -346,6 +366,7 @@ mod tests {
             labels: SeriesLabels {
                 processor: "xeon-e5-2600".into(),
                 socket: 0,
+                cpu: None,
                 unit: "IMC".into(),
                 box_name: "CH0".into(),
                 counter: counter.into(),

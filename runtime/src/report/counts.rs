@@ -230,6 +230,7 @@ impl Output {
                 let labels = SeriesLabels {
                     processor: r.processor.to_string(),
                     socket: r.socket,
+                    cpu: r.cpu,
                     unit: r.unit.to_string(),
                     box_name: r.instance.to_string(),
                     counter: r.counter.to_string(),

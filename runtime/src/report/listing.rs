@@ -221,6 +221,7 @@ pub fn box_rule(u: &pmu_regs::UnitInfo) -> String {
         }
         Some(pmu_regs::BoxCountRule::Value(b)) => format!("{listed}:={}", b.qualified),
         Some(pmu_regs::BoxCountRule::ValueMap(b, _)) => format!("{listed}:map({})", b.qualified),
+        Some(pmu_regs::BoxCountRule::CpuidSetBits { active, .. }) => format!("{listed}:{active}"),
         Some(pmu_regs::BoxCountRule::CoresPerSocket) => format!("{listed}:cores"),
         Some(pmu_regs::BoxCountRule::Listed) => format!("{listed}:listed"),
         Some(pmu_regs::BoxCountRule::Devices) => format!("{listed}:devices"),

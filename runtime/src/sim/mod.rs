@@ -401,7 +401,8 @@ impl Sim {
     /// CPUID leaf `leaf` of every simulated CPU, as `[EAX, EBX, ECX, EDX]`: leaf 0AH from the
     /// architectural PMU's configuration, any other leaf built from the `count-cpuid` bits of
     /// the processor's registers that name it (each the count [`SimConfig::cpuid_counts`]
-    /// gives, or the register's `count`); `None` for a leaf no register names.
+    /// gives, or the register's `count`), and the bits a unit's box count is read from
+    /// (the simulated part's); `None` for a leaf nothing names.
     pub fn cpuid(&self, leaf: u32) -> Option<[u32; 4]> {
         if leaf == 0x0A {
             let c = self.cpuid_0a();
@@ -427,7 +428,7 @@ impl Sim {
                 .map_or(r.count, |(_, n)| *n);
             regs = Some(bits.insert(regs.unwrap_or([0; 4]), count));
         }
-        regs
+        part::cpuid_box_counts(&self.config, leaf, regs)
     }
 
     /// CPUs per L3 (the whole socket where the configuration says 0).

@@ -2,9 +2,14 @@
 //! (the spec's `<box-count>`), as [`SimConfig::part`] configures it. A capability register
 //! holds one set bit per box present, a count register the count, a mapped field a value
 //! that maps to it; a unit counted by cores gets that many cores per socket; a unit counted
-//! by its devices lacks the PCI devices of the boxes past the count.
+//! by its devices lacks the PCI devices of the boxes past the count; CPUID bits counting the
+//! boxes present (`cpuid-set-bits`) hold one set bit per box, and those counting their
+//! counters together as many as the boxes have, unless [`SimConfig::cpuid_counts`] gives
+//! the value.
 
-use pmu_regs::{BitRef, BoxCountRule, Location, PmuInfo, UnitInfo};
+use pmu_regs::{BitRef, BoxCountRule, CounterKind, Location, PmuInfo, UnitInfo};
+
+use crate::cpuid::CpuidBits;
 
 use super::regs::Reg;
 use super::uncore::SocketState;
@@ -133,4 +138,42 @@ pub(super) fn absent_devices(config: &SimConfig) -> Vec<(u16, u8, u8)> {
         }
     }
     absent
+}
+
+/// CPUID leaf `leaf` as the part answers it where a unit's box count is read from CPUID
+/// (`cpuid-set-bits`): `regs` (the leaf as the registers' `count-cpuid` bits built it, or
+/// `None`) with the unit's bits filled in. The active mask has the lowest bits set, one per
+/// box present; the counters of the boxes present together are that many boxes' worth of the
+/// spec's counters. A value [`SimConfig::cpuid_counts`] gives for the same bits is taken
+/// instead, as a hand-written CPUID would be.
+pub(super) fn cpuid_box_counts(
+    config: &SimConfig,
+    leaf: u32,
+    mut regs: Option<[u32; 4]>,
+) -> Option<[u32; 4]> {
+    for (_, pmu, n) in counted_units(config) {
+        let Some(BoxCountRule::CpuidSetBits { active, counters }) = pmu.box_count.map(|b| b.rule)
+        else {
+            continue;
+        };
+        let per_box = pmu
+            .counters
+            .iter()
+            .filter(|c| c.kind == CounterKind::General)
+            .count() as u32;
+        let ones = u32::MAX.checked_shr(32 - n.min(32)).unwrap_or(0);
+        for (text, part_gives) in [(Some(active), ones), (counters, n * per_box)] {
+            let Some(text) = text else { continue };
+            let Some(bits) = CpuidBits::parse(text).filter(|b| b.leaf == leaf) else {
+                continue;
+            };
+            let value = config
+                .cpuid_counts
+                .iter()
+                .find(|(t, _)| *t == text)
+                .map_or(part_gives, |&(_, v)| v);
+            regs = Some(bits.insert(regs.unwrap_or([0; 4]), value));
+        }
+    }
+    regs
 }

@@ -2,7 +2,7 @@
 //! with the unit; the register it may name (of any unit of the processor) is resolved once
 //! every unit is known.
 
-use super::super::Validator;
+use super::super::{is_cpuid_bits, Validator};
 use super::routes::{concrete_names, Names};
 use super::{diag, PendingRoutes, UnitScope};
 use crate::model::pmu::{BitRef, BoxCount, BoxCountRule, Scope};
@@ -20,6 +20,9 @@ enum Reads {
     Value(String, String),
     /// `value-map`: the one field whose value the map turns into a count.
     ValueMap(String, String, Vec<(u64, u32)>),
+    /// `cpuid-set-bits`: the CPUID bits whose set bits count, and those holding the boxes'
+    /// counters together.
+    Cpuid(String, Option<String>),
     /// `cores-per-socket`: no register.
     Cores,
     /// `listed`, `devices` or `discovery`: no register; checked against the unit.
@@ -44,7 +47,7 @@ impl Validator {
         unit: &UnitScope<'_>,
         raw: &RawBoxCount,
     ) -> Option<PendingBoxCount> {
-        let help = "write count=\"set-bits\" register=\"CAPID6\" field=\"cha_en\", count=\"value\" or \"value-map\" (with map=\"0=2\") with one register and field, or count=\"cores-per-socket\", \"listed\", \"devices\" or \"discovery\" without a register";
+        let help = "write count=\"set-bits\" register=\"CAPID6\" field=\"cha_en\", count=\"value\" or \"value-map\" (with map=\"0=2\") with one register and field, count=\"cpuid-set-bits\" with cpuid=\"80000022H.ECX[31:0]\", or count=\"cores-per-socket\", \"listed\", \"devices\" or \"discovery\" without a register";
         if raw.map.is_some() != (raw.count == "value-map") {
             self.push(unit.ctx.error(
                 raw.at,
@@ -57,6 +60,21 @@ impl Validator {
             ));
             return None;
         }
+        if (raw.cpuid.is_some() || raw.counters_cpuid.is_some()) != (raw.count == "cpuid-set-bits")
+            || (raw.count == "cpuid-set-bits" && raw.cpuid.is_none())
+        {
+            let what = if raw.count == "cpuid-set-bits" {
+                format!("box-count `{}` needs cpuid", raw.count)
+            } else {
+                format!("box-count `{}` takes no cpuid or counters-cpuid", raw.count)
+            };
+            self.push(unit.ctx.error(
+                raw.at,
+                what,
+                "give cpuid=\"80000022H.ECX[31:0]\" (and, where the part also says how many counters its boxes have together, counters-cpuid=\"80000022H.EBX[21:16]\") with count=\"cpuid-set-bits\" only",
+            ));
+            return None;
+        }
         let reads = match (raw.count.as_str(), &raw.register, &raw.field) {
             ("value-map", Some(r), Some(f)) if !r.contains(' ') && !f.contains(' ') => {
                 let map = self.box_count_map(unit, raw)?;
@@ -65,13 +83,28 @@ impl Validator {
             (kind @ ("set-bits" | "value"), Some(r), Some(f)) => {
                 self.box_count_fields(unit, raw, kind == "value", r, f)?
             }
+            ("cpuid-set-bits", None, None) => {
+                let active = raw.cpuid.clone().unwrap_or_default();
+                let bad = std::iter::once(&active)
+                    .chain(&raw.counters_cpuid)
+                    .find(|c| !is_cpuid_bits(c));
+                if let Some(c) = bad {
+                    self.push(unit.ctx.error(
+                        raw.at,
+                        format!("box-count cpuid `{c}` is not of the form 80000022H.ECX[31:0]"),
+                        "write the leaf in hex with H, a register EAX to EDX, and the bits [msb:lsb]",
+                    ));
+                    return None;
+                }
+                Reads::Cpuid(active, raw.counters_cpuid.clone())
+            }
             ("cores-per-socket", None, None) => Reads::Cores,
             ("listed", None, None) => Reads::Kind(BoxCountRule::Listed),
             ("devices", None, None) => Reads::Kind(BoxCountRule::Devices),
             ("discovery", None, None) => Reads::Kind(BoxCountRule::Discovery),
             (
-                kind @ ("set-bits" | "value" | "value-map" | "cores-per-socket" | "listed"
-                | "devices" | "discovery"),
+                kind @ ("set-bits" | "value" | "value-map" | "cpuid-set-bits" | "cores-per-socket"
+                | "listed" | "devices" | "discovery"),
                 _,
                 _,
             ) => {
@@ -202,6 +235,12 @@ impl Validator {
             let boxes = p.units[*ui].instances.len() as u32;
             let rule = match &pb.reads {
                 Reads::Cores => BoxCountRule::CoresPerSocket,
+                Reads::Cpuid(active, counters) => {
+                    let Some(rule) = self.box_count_cpuid_fits(pb, active, counters, boxes) else {
+                        continue;
+                    };
+                    rule
+                }
                 Reads::ValueMap(reg, field, map) => {
                     let Some(rule) =
                         self.box_count_value_map(p, &names, pb, (reg, field), map, boxes)
@@ -298,6 +337,29 @@ impl Validator {
             return None;
         }
         Some(BoxCountRule::ValueMap(bit, map.to_vec()))
+    }
+
+    /// A `cpuid-set-bits` count resolved: its bits are at least as many as the unit's boxes.
+    fn box_count_cpuid_fits(
+        &mut self,
+        pb: &PendingBoxCount,
+        active: &str,
+        counters: &Option<String>,
+        boxes: u32,
+    ) -> Option<BoxCountRule> {
+        let width = cpuid_width(active);
+        if width < boxes {
+            self.push(diag(
+                &pb.at,
+                format!("box-count cpuid `{active}` has {width} bit(s), fewer than the unit's {boxes} boxes"),
+                "name the CPUID bits with one bit per box present",
+            ));
+            return None;
+        }
+        Some(BoxCountRule::CpuidSetBits {
+            active: active.to_string(),
+            counters: counters.clone(),
+        })
     }
 
     /// Once a processor says for one unit how a part's box count is learnt, it says so for
@@ -426,5 +488,18 @@ impl Validator {
             index,
             field: fi,
         })
+    }
+}
+
+/// The number of bits of a CPUID bit range written as `80000022H.ECX[31:0]` (checked with
+/// [`is_cpuid_bits`]); 0 where it cannot be read.
+fn cpuid_width(text: &str) -> u32 {
+    let bits = text
+        .rsplit_once('[')
+        .and_then(|(_, b)| b.strip_suffix(']'))
+        .and_then(|b| b.split_once(':'));
+    match bits.and_then(|(m, l)| Some((m.parse::<u32>().ok()?, l.parse::<u32>().ok()?))) {
+        Some((msb, lsb)) if msb >= lsb => msb - lsb + 1,
+        _ => 0,
     }
 }

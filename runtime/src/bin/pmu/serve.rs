@@ -168,7 +168,7 @@ impl ServeArgs {
                      --unit {unit} --event event={event}"
                 )));
             }
-            // Series per CPU would share their labels (the exporter has no CPU).
+            // A per-CPU box on one CPU of each socket; a per-L3 box on each L3 (its `cpu` label).
             standing.push(self.standing(
                 None,
                 &self.unit,

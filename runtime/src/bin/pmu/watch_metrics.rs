@@ -1,8 +1,8 @@
-//! `pmu watch --metric NAME`: derived metrics. The library plans the
-//! events ([`pmu_runtime::metrics::Plan`]), gives the selection a session counts for them
-//! ([`Plan::selection`]) and evaluates each interval ([`Plan::interval_values`]); this opens
-//! the session and prints one row per socket and metric (with -A, per CPU for metrics of
-//! core events), or the exposition the library writes ([`Exposition`]).
+//! `pmu watch --metric NAME`: derived metrics. The library plans the events
+//! ([`pmu_runtime::metrics::Plan`]), gives the selection a session counts for them
+//! ([`Plan::selection`]), evaluates each interval ([`Plan::interval_values`]) and words the
+//! values ([`MetricFormat`]: one row per socket and metric, with -A per CPU for metrics of
+//! core events, or an exposition); this opens the session and prints them.
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -246,7 +246,6 @@ pub fn processor_named(name: Option<&str>) -> Result<Option<&'static str>, Usage
         .ok_or_else(|| unknown_processor(name))
 }
 
-
 /// What `pmu list PATTERN` selects, as `perf list PATTERN` reads a pattern: case-insensitive,
 /// `*` and `?` as in a shell glob, and a pattern without them matches anywhere in the text
 /// (`cas` finds `UNC_M_CAS_COUNT.RD`). Lowercased.

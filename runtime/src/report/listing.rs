@@ -2,12 +2,18 @@
 //! per unit, events with the counters that may count them and their settings, and derived
 //! metrics; each as an aligned table or JSON, filtered by processor, unit and [`Pattern`].
 
+use std::path::Path;
+
 use pmu_regs::metrics::for_processor;
 use pmu_regs::{Addresses, EventInfo, Location, RegisterInfo, PROCESSORS};
 use serde_json::{json, Value};
 
 use crate::error::UsageError;
-use crate::lookup::{matches, matching_units, nothing_selected, processor_named, selected_units, Pattern};
+use crate::lookup::{
+    matches, matching_units, nothing_selected, processor_named, selected_units, Pattern,
+};
+use crate::machine::Machine;
+use crate::perf::{EventSources, PerfNames, SpecNames};
 use crate::perfmon::{counter_bits as bits, settings_text, Descriptions};
 use crate::report::register::{location_json, location_text, ranges_json};
 use crate::report::table::TextTable;
@@ -111,7 +117,11 @@ pub fn registers(
 pub type SummaryRow<'a> = (&'a str, &'a str, usize, usize, usize, String);
 
 /// `pmu list --summary`: registers (layouts and instances) and events per unit.
-pub fn summary(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Result<String, UsageError> {
+pub fn summary(
+    processor: Option<&str>,
+    unit: Option<&str>,
+    json_out: bool,
+) -> Result<String, UsageError> {
     // Per processor: its units, then its own core event list, whose registers are the core
     // PMU's unit (`architectural` CORE) and so counted there, not here (0 layouts).
     let mut rows: Vec<SummaryRow<'_>> = Vec::new();
@@ -280,9 +290,7 @@ pub fn events(
     json_out: bool,
 ) -> String {
     let describe = |p: &str, u: &str, e: &EventInfo| -> Option<String> {
-        descriptions
-            .and_then(|d| d.of(p, u, e))
-            .map(str::to_string)
+        descriptions.and_then(|d| d.of(p, u, e)).map(str::to_string)
     };
     // With a pattern, only the events whose name or description it matches.
     let lists: Vec<UnitEvents> = lists
@@ -484,4 +492,72 @@ pub fn metrics(
         ]);
     }
     Ok(t.render())
+}
+
+/// `pmu list --backends`: for every box, its kernel PMU and whether perf (the PMUs of `s`) or
+/// the raw backends reach it on the machine under `base`, and so which `--backend auto` uses.
+pub fn backends(base: &Path, s: &EventSources, json_out: bool) -> String {
+    let msr_dev = base.join("dev/cpu/0/msr").exists();
+    let machine = Machine::hardware(base);
+    let mut rows = Vec::new();
+    for p in PROCESSORS {
+        let pci_found = machine.devices(p).is_ok();
+        for u in p.units {
+            let space = u
+                .registers
+                .iter()
+                .find_map(|r| r.known_addresses().first().map(|a| a.location));
+            let raw = match space {
+                Some(Location::Msr(_)) if msr_dev => "yes",
+                Some(Location::Pci { .. }) if pci_found => "yes",
+                _ => "no",
+            };
+            for i in u.instances {
+                let names: Vec<String> = SpecNames
+                    .all()
+                    .into_iter()
+                    .filter(|n| n.processor == p.id && n.unit == u.name && n.instance == *i)
+                    .map(|n| n.pmu.to_string())
+                    .collect();
+                let perf = !names.is_empty() && names.iter().all(|n| s.has(n));
+                let backend = match (perf, raw) {
+                    (true, _) => "perf",
+                    (false, "yes") => "raw",
+                    _ => "none",
+                };
+                rows.push((p.id, u.name, *i, names.join(" "), perf, raw, backend));
+            }
+        }
+    }
+    if json_out {
+        let items: Vec<_> = rows
+            .iter()
+            .map(|(p, u, i, n, perf, raw, b)| json!({"processor": p, "unit": u, "instance": i, "perf_pmu": n, "perf": perf, "raw": *raw == "yes", "auto": b}))
+            .collect();
+        return format!(
+            "{}\n",
+            serde_json::to_string_pretty(&items).expect("JSON values serialise")
+        );
+    }
+    let mut t = TextTable::new(&[
+        "PROCESSOR",
+        "UNIT",
+        "BOX",
+        "PERF PMU",
+        "PERF",
+        "RAW",
+        "AUTO",
+    ]);
+    for (p, u, i, n, perf, raw, b) in rows {
+        t.row(vec![
+            p.into(),
+            u.into(),
+            i.into(),
+            n,
+            if perf { "yes" } else { "no" }.into(),
+            raw.into(),
+            b.into(),
+        ]);
+    }
+    t.render()
 }

@@ -5,17 +5,15 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::discovery::{
-    join, processors_with_a_table, read_dump, BoxStatus, DiscoveryError, Joined,
-    DISCOVERY_DEVICE_ID,
+    join, processors_with_a_table, read_dump, DiscoveryError, Joined, DISCOVERY_DEVICE_ID,
 };
 use pmu_runtime::machine::Machine;
 use pmu_runtime::part::{joined_tables, JoinedTable};
+use pmu_runtime::report::joined::{json_text, text};
 use pmu_runtime::Bdf;
-use serde_json::json;
 
 use crate::detect::processor_named;
 use crate::Failure;
-use pmu_runtime::report::table::TextTable;
 
 /// The device a dumped table is taken to come from (it locates nothing: a dump is read from
 /// its first byte).
@@ -133,88 +131,4 @@ fn readable(tables: Vec<JoinedTable>) -> Result<Vec<(u32, Joined)>, Failure> {
         "{}; a table dumped to a file is read with --table FILE",
         why.join("; ")
     )))
-}
-
-fn text(tables: &[(u32, Joined)], csv: bool) -> String {
-    let header = [
-        "SOCKET",
-        "BOX",
-        "TYPE",
-        "ID",
-        "STATUS",
-        "ACCESS",
-        "BOX_CONTROL",
-        "COUNTERS",
-        "WIDTH",
-        "DETAIL",
-    ];
-    let rows = tables
-        .iter()
-        .flat_map(|(socket, joined)| joined.boxes.iter().map(move |b| (socket, b)));
-    let rows = rows.map(|(socket, b)| {
-        let t = b.table.as_ref();
-        vec![
-            socket.to_string(),
-            b.name(),
-            b.box_type.to_string(),
-            b.box_id.to_string(),
-            b.status.as_str().to_string(),
-            t.map_or("-".into(), |t| t.access.as_str().to_string()),
-            t.map_or("-".into(), |t| t.box_control.to_string()),
-            t.map_or("-".into(), |t| t.counters.to_string()),
-            t.map_or("-".into(), |t| t.width.to_string()),
-            b.status.detail(),
-        ]
-    });
-    if csv {
-        let quote = |c: String| {
-            if c.contains([',', '"']) {
-                format!("\"{}\"", c.replace('"', "\"\""))
-            } else {
-                c
-            }
-        };
-        let mut out = header.join(",") + "\n";
-        for r in rows {
-            out += &(r.into_iter().map(quote).collect::<Vec<_>>().join(",") + "\n");
-        }
-        return out;
-    }
-    let mut table = TextTable::new(&header).right_align(&[0, 2, 3, 7, 8]);
-    for r in rows {
-        table.row(r);
-    }
-    table.render()
-}
-
-fn json_text(tables: &[(u32, Joined)]) -> String {
-    let boxes: Vec<_> = tables
-        .iter()
-        .flat_map(|(socket, joined)| joined.boxes.iter().map(move |b| (socket, b)))
-        .map(|(socket, b)| {
-            let t = b.table.as_ref();
-            let disagreements: Vec<_> = match &b.status {
-                BoxStatus::Disagreeing(d) => d
-                    .iter()
-                    .map(|d| json!({"what": d.what, "spec": d.spec, "table": d.table, "source": d.source}))
-                    .collect(),
-                _ => Vec::new(),
-            };
-            json!({
-                "socket": socket,
-                "box": b.spec.map(|s| s.instance),
-                "unit": b.spec.map(|s| s.unit.name),
-                "type": b.box_type,
-                "id": b.box_id,
-                "status": b.status.as_str(),
-                "access": t.map(|t| t.access.as_str()),
-                "box_control": t.map(|t| t.box_control.to_string()),
-                "counters": t.map(|t| t.counters),
-                "width": t.map(|t| t.width),
-                "disagreements": disagreements,
-                "detail": b.status.detail(),
-            })
-        })
-        .collect();
-    format!("{}\n", serde_json::Value::Array(boxes))
 }

@@ -5,9 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::builder::PossibleValue;
 use clap::{Args, ValueEnum};
-use pmu_regs::{Location, PROCESSORS};
 use pmu_runtime::codec;
-use pmu_runtime::machine::Machine;
 use pmu_runtime::perf::encode::from_control;
 use pmu_runtime::perf::{EventSources, PerfNames, SpecNames};
 use pmu_runtime::session::Route;
@@ -15,7 +13,7 @@ use pmu_runtime::{Error, UsageError};
 use serde_json::json;
 
 use crate::failure::Failure;
-use pmu_runtime::report::table::TextTable;
+use pmu_runtime::report::listing;
 
 /// `--backend`: which way `watch` and `serve` reach the counters, the library's [`Route`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -132,68 +130,5 @@ pub fn encode(
 /// reach it on this machine.
 pub fn list_backends(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
     let base = root.map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
-    let s = sources(root);
-    let msr_dev = base.join("dev/cpu/0/msr").exists();
-    let machine = Machine::hardware(&base);
-    let mut rows = Vec::new();
-    for p in PROCESSORS {
-        let pci_found = machine.devices(p).is_ok();
-        for u in p.units {
-            let space = u
-                .registers
-                .iter()
-                .find_map(|r| r.known_addresses().first().map(|a| a.location));
-            let raw = match space {
-                Some(Location::Msr(_)) if msr_dev => "yes",
-                Some(Location::Pci { .. }) if pci_found => "yes",
-                _ => "no",
-            };
-            for i in u.instances {
-                let names: Vec<String> = SpecNames
-                    .all()
-                    .into_iter()
-                    .filter(|n| n.processor == p.id && n.unit == u.name && n.instance == *i)
-                    .map(|n| n.pmu.to_string())
-                    .collect();
-                let perf = !names.is_empty() && names.iter().all(|n| s.has(n));
-                let backend = match (perf, raw) {
-                    (true, _) => "perf",
-                    (false, "yes") => "raw",
-                    _ => "none",
-                };
-                rows.push((p.id, u.name, *i, names.join(" "), perf, raw, backend));
-            }
-        }
-    }
-    if json_out {
-        let items: Vec<_> = rows
-            .iter()
-            .map(|(p, u, i, n, perf, raw, b)| json!({"processor": p, "unit": u, "instance": i, "perf_pmu": n, "perf": perf, "raw": *raw == "yes", "auto": b}))
-            .collect();
-        return Ok(format!(
-            "{}\n",
-            serde_json::to_string_pretty(&items).expect("JSON values serialise")
-        ));
-    }
-    let mut t = TextTable::new(&[
-        "PROCESSOR",
-        "UNIT",
-        "BOX",
-        "PERF PMU",
-        "PERF",
-        "RAW",
-        "AUTO",
-    ]);
-    for (p, u, i, n, perf, raw, b) in rows {
-        t.row(vec![
-            p.into(),
-            u.into(),
-            i.into(),
-            n,
-            if perf { "yes" } else { "no" }.into(),
-            raw.into(),
-            b.into(),
-        ]);
-    }
-    Ok(t.render())
+    Ok(listing::backends(&base, &sources(root), json_out))
 }

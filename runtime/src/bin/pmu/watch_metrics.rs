@@ -1,8 +1,8 @@
-//! `pmu watch --metric NAME`: derived metrics. The library plans the
-//! events ([`pmu_runtime::metrics::Plan`]), gives the selection a session counts for them
-//! ([`Plan::selection`]) and evaluates each interval ([`Plan::interval_values`]); this opens
-//! the session and prints one row per socket and metric (with -A, per CPU for metrics of
-//! core events), or the exposition the library writes ([`Exposition`]).
+//! `pmu watch --metric NAME`: derived metrics. The library plans the events
+//! ([`pmu_runtime::metrics::Plan`]), gives the selection a session counts for them
+//! ([`Plan::selection`]), evaluates each interval ([`Plan::interval_values`]) and words the
+//! values ([`MetricFormat`]: one row per socket and metric, with -A per CPU for metrics of
+//! core events, or an exposition); this opens the session and prints them.
 
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,11 +11,10 @@ use std::time::Duration;
 
 use pmu_regs::{ProcessorInfo, PROCESSORS};
 use pmu_runtime::constants::PartConstants;
-use pmu_runtime::export::Exposition;
 use pmu_runtime::machine::Machine;
-use pmu_runtime::metrics::{format_value, select, MetricValue, Plan};
+use pmu_runtime::metrics::{select, Plan};
+use pmu_runtime::report::metric_values::MetricFormat;
 use pmu_runtime::session::{Options, Selection, Session};
-use serde_json::json;
 
 use crate::counting::{check_interval, close_after, Asked};
 use crate::detect;
@@ -103,7 +102,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     };
     asked.check_reach(&selection, args.place.sim, args.place.root.as_deref())?;
     crate::encode::note_experimental_events(&selection, Some(info.id));
-    let format = MetricFormat::of(args, json_out)?;
+    let format = metric_format(args, json_out)?;
     let backend = args.place.backend(&machine, asked.route);
     let options = Options {
         clock: backend.clock(Duration::from_secs_f64(args.interval)),
@@ -131,126 +130,37 @@ fn box_names(selection: &Selection) -> Vec<String> {
         .collect()
 }
 
-/// How the rows are written.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum MetricFormat {
-    Table,
-    Csv,
-    Json,
-    OpenMetrics,
-    /// The Prometheus text format: OpenMetrics without its `# EOF`.
-    PrometheusText,
-}
-
-impl MetricFormat {
-    fn of(args: &WatchArgs, json_out: bool) -> Result<Self, Failure> {
-        use crate::watch::WatchFormat as W;
-        if args.per_socket {
+/// How `--metric`'s values are written, from --format, -x and --json (-o and --per-socket
+/// are refused).
+fn metric_format(args: &WatchArgs, json_out: bool) -> Result<MetricFormat, Failure> {
+    use crate::watch::WatchFormat as W;
+    if args.per_socket {
+        return Err(Failure::usage(
+            "--metric already sums per socket (-A: a row per CPU); --per-socket goes with \
+             --event"
+                .to_string(),
+        ));
+    }
+    if args.output.is_some() {
+        return Err(Failure::usage(
+            "--metric prints to stdout; -o goes with --event (redirect the output instead)"
+                .to_string(),
+        ));
+    }
+    Ok(match (args.format, args.separator.as_deref(), json_out) {
+        (Some(W::Json), _, _) | (None, None, true) => MetricFormat::Json,
+        (Some(W::Csv), _, _) | (None, Some(","), _) => MetricFormat::Csv,
+        (Some(W::Openmetrics), _, _) => MetricFormat::OpenMetrics,
+        (Some(W::Prometheus), _, _) => MetricFormat::PrometheusText,
+        (None | Some(W::Table), None, false) => MetricFormat::Table,
+        _ => {
             return Err(Failure::usage(
-                "--metric already sums per socket (-A: a row per CPU); --per-socket goes with \
-                 --event"
+                "--metric writes a table, CSV with commas only (-x, or --format csv), JSON \
+                 lines (--json) or OpenMetrics (--format openmetrics, --format prometheus)"
                     .to_string(),
-            ));
+            ))
         }
-        if args.output.is_some() {
-            return Err(Failure::usage(
-                "--metric prints to stdout; -o goes with --event (redirect the output instead)"
-                    .to_string(),
-            ));
-        }
-        Ok(match (args.format, args.separator.as_deref(), json_out) {
-            (Some(W::Json), _, _) | (None, None, true) => MetricFormat::Json,
-            (Some(W::Csv), _, _) | (None, Some(","), _) => MetricFormat::Csv,
-            (Some(W::Openmetrics), _, _) => MetricFormat::OpenMetrics,
-            (Some(W::Prometheus), _, _) => MetricFormat::PrometheusText,
-            (None | Some(W::Table), None, false) => MetricFormat::Table,
-            _ => {
-                return Err(Failure::usage(
-                    "--metric writes a table, CSV with commas only (-x, or --format csv), JSON \
-                     lines (--json) or OpenMetrics (--format openmetrics, --format prometheus)"
-                        .to_string(),
-                ))
-            }
-        })
-    }
-
-    /// The lines before the first interval: the constants and the columns.
-    fn head(self, part: &PartConstants, per_cpu: bool) -> String {
-        // With -A a cpu column follows the socket.
-        let cpu_column = |table: &str, csv: &str| -> String {
-            if per_cpu {
-                [table, csv].concat()
-            } else {
-                String::new()
-            }
-        };
-        match self {
-            MetricFormat::Table => format!(
-                "{}\n{:>10}  {:>6}{}  {:<40} {:>16}  {:<16} {}\n",
-                part.header(),
-                "time",
-                "socket",
-                cpu_column("  ", &format!("{:>4}", "cpu")),
-                "metric",
-                "value",
-                "unit",
-                "running"
-            ),
-            MetricFormat::Csv => format!(
-                "time,socket{},metric,value,unit,running\n",
-                cpu_column(",", "cpu")
-            ),
-            _ => String::new(),
-        }
-    }
-
-    /// One interval's report: a row per value, or one exposition.
-    fn report(self, time: f64, values: &[MetricValue]) -> String {
-        match self {
-            MetricFormat::OpenMetrics | MetricFormat::PrometheusText => {
-                let mut text = Exposition::new();
-                text.metric_values(values);
-                if self == MetricFormat::OpenMetrics {
-                    text.finish()
-                } else {
-                    text.text().to_string()
-                }
-            }
-            _ => values.iter().map(|v| self.row(time, v)).collect(),
-        }
-    }
-
-    /// One value's row; a value of one CPU (-A) adds a cpu column.
-    fn row(self, time: f64, v: &MetricValue) -> String {
-        let running = v.running.unwrap_or(1.0);
-        let running_pct = format!("{:.0}%", running * 100.0);
-        let (socket, cpu, m) = (v.site.socket, v.site.cpu, v.metric);
-        match self {
-            MetricFormat::Table => format!(
-                "{time:>10.3}  {socket:>6}{}  {:<40} {:>16}  {:<16} {running_pct}\n",
-                cpu.map_or(String::new(), |c| format!("  {c:>4}")),
-                m.name,
-                format_value(v.value),
-                m.unit
-            ),
-            MetricFormat::Csv => format!(
-                "{time:.3},{socket}{},{},{},{},{running_pct}\n",
-                cpu.map_or(String::new(), |c| format!(",{c}")),
-                m.name,
-                v.value.map_or("n/a".into(), |v| v.to_string()),
-                m.unit
-            ),
-            _ => {
-                let mut line = json!({"time": time, "socket": socket, "processor": v.processor,
-                                      "metric": m.name, "value": v.value, "unit": m.unit,
-                                      "running": running});
-                if let Some(c) = cpu {
-                    line["cpu"] = json!(c);
-                }
-                format!("{line}\n")
-            }
-        }
-    }
+    })
 }
 
 fn metric_loop(

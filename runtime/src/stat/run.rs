@@ -262,7 +262,7 @@ fn wait_loop(
             .collect();
         on_interval(&IntervalRows {
             seconds: run.start.elapsed().as_secs_f64(),
-            rows: rows(&run.events, &totals, interval.as_nanos() as f64),
+            rows: rows(run.events, &totals, interval.as_nanos() as f64),
         });
         previous = now;
         n += 1;

@@ -416,3 +416,62 @@ fn json_lines_have_perfs_fields() {
     let o = pmu(&["-j", "-e", "task-clock,page-faults,cycles", "--", "true"]);
     assert_eq!(keys(&stderr(&o)), p);
 }
+
+#[test]
+fn one_cpu_counts_its_clock_as_perf() {
+    let _one = ONE_AT_A_TIME.lock().unwrap();
+    let args = ["-C", "0", "-e", "cpu-clock", "--", "sleep", "0.2"];
+    let p = perf(&args);
+    let o = pmu(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("Performance counter stats for 'CPU(s) 0':"),
+        "{}",
+        stderr(&o)
+    );
+    let (rows, _) = text(&stderr(&o));
+    let (perf_rows, _) = text(&stderr(&p));
+    same_rows(&rows, &perf_rows);
+    // One CPU's clock over 0.2 s: 200 msec, whatever it ran; perf's within the same 10%
+    // (its start-up is inside its window).
+    let ours = count(&rows, "cpu-clock");
+    assert!(within(ours, 200.0, 0.10), "{rows:?}");
+    assert!(
+        within(count(&perf_rows, "cpu-clock"), 200.0, 0.15),
+        "{perf_rows:?}"
+    );
+}
+
+#[test]
+fn a_running_process_is_counted_until_it_ends() {
+    let _one = ONE_AT_A_TIME.lock().unwrap();
+    let mut sleeper = Command::new("sleep").arg("0.6").spawn().unwrap();
+    let pid = sleeper.id().to_string();
+    // The test reaps the sleeper when it ends, as a shell would; pmu must also see a zombie
+    // (ended, not yet reaped) as the end.
+    let reaper = std::thread::spawn(move || sleeper.wait().unwrap());
+    let started = std::time::Instant::now();
+    let o = pmu(&["-p", &pid, "-e", "task-clock,context-switches"]);
+    let waited = started.elapsed().as_secs_f64();
+    reaper.join().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains(&format!(
+            "Performance counter stats for process id '{pid}':"
+        )),
+        "{e}"
+    );
+    let (rows, footer) = text(&e);
+    assert_eq!(
+        rows.iter().map(|r| r.event.as_str()).collect::<Vec<_>>(),
+        ["task-clock", "context-switches"]
+    );
+    // sleep spends nearly all of its 0.6 s asleep: under 20 msec of CPU.
+    assert!(count(&rows, "task-clock") < 20.0, "{rows:?}");
+    assert!(
+        waited < 1.5,
+        "pmu ended {waited:.2} s after the start, the process at 0.6 s"
+    );
+    assert!(footer[0].contains("seconds time elapsed"), "{footer:?}");
+}

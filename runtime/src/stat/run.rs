@@ -188,17 +188,30 @@ fn ended(
         return Ok(c.try_wait().map_err(StatError::Read)?.map(shell_status));
     }
     if let StatScope::Tasks(pids) = scope {
-        let alive = pids.iter().any(|&p| {
-            i32::try_from(p)
-                .ok()
-                .and_then(rustix::process::Pid::from_raw)
-                .is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
-        });
+        let alive = pids.iter().any(|&p| running(p));
         if !alive {
             return Ok(Some(0));
         }
     }
     Ok(stop.load(Ordering::SeqCst).then_some(0))
+}
+
+/// Whether process `pid` exists and has not exited (a zombie, exited but not yet reaped by
+/// its parent, counts as ended).
+fn running(pid: u32) -> bool {
+    let exists = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .is_some_and(|p| rustix::process::test_kill_process(p).is_ok());
+    // /proc/PID/stat: `PID (COMM) STATE ...`; the command name may hold spaces and parentheses.
+    let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false);
+    exists && !zombie
 }
 
 /// Starts the command with this process's terminal (stdin, stdout, stderr).

@@ -4,6 +4,7 @@
 
 use crate::perf::counting::EventReading;
 
+use super::aggr::RowPlace;
 use super::events::{EventRole, StatEvent};
 
 /// A running mean and variance (Welford's method, as perf's `update_stats`).
@@ -100,6 +101,8 @@ pub struct Comment {
 /// One row of `perf stat`'s output.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatRow {
+    /// What it counts: everything, a CPU or a socket.
+    pub place: RowPlace,
     /// The event as written (`task-clock`, `page-faults:u`, `msr/tsc/`).
     pub event: String,
     /// The value.
@@ -182,9 +185,15 @@ fn derive(
     }
 }
 
-/// The rows of `events` with their totals (`None`: not supported), over a period of
-/// `period_ns` (the mean wall time of the runs, or the interval), as perf prints them.
-pub fn rows(events: &[StatEvent], totals: &[Option<EventTotals>], period_ns: f64) -> Vec<StatRow> {
+/// The rows of `events` with their totals (`None`: not supported) at `place`, over a
+/// period of `period_ns` (the mean wall time of the runs, or the interval), as perf prints
+/// them.
+pub fn rows(
+    events: &[StatEvent],
+    totals: &[Option<EventTotals>],
+    period_ns: f64,
+    place: RowPlace,
+) -> Vec<StatRow> {
     let clock = mean_of(events, totals, EventRole::Clock);
     let cycles = mean_of(events, totals, EventRole::Cycles);
     let branches = mean_of(events, totals, EventRole::Branches);
@@ -205,6 +214,7 @@ pub fn rows(events: &[StatEvent], totals: &[Option<EventTotals>], period_ns: f64
             };
             let Some(t) = t else {
                 return StatRow {
+                    place,
                     event: e.name.clone(),
                     value: RowValue::NotSupported,
                     unit: "",
@@ -222,6 +232,7 @@ pub fn rows(events: &[StatEvent], totals: &[Option<EventTotals>], period_ns: f64
                 count
             };
             StatRow {
+                place,
                 event: e.name.clone(),
                 value: if counted {
                     RowValue::Counted(shown)

@@ -3,10 +3,39 @@
 
 use crate::perf::error::PerfError;
 use crate::perf::layer::EventAttr;
-use crate::perf::syntax::{generic, parse_lists, TYPE_SOFTWARE};
+use crate::perf::syntax::{generic, parse_lists, TYPE_HARDWARE, TYPE_SOFTWARE};
 use crate::perf::sysfs::EventSources;
 
-use super::rows::EventRole;
+/// What an event is to the comments: perf derives them from a few generic events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventRole {
+    /// `cpu-clock` or `task-clock`: nanoseconds, printed in msec, `CPUs utilized`.
+    Clock,
+    /// `cycles`: `GHz` over the clock.
+    Cycles,
+    /// `instructions`: `insn per cycle`.
+    Instructions,
+    /// `branches`: a rate, and the base of `branch-misses`.
+    Branches,
+    /// `branch-misses`: `% of all branches`.
+    BranchMisses,
+    /// Anything else: a rate (`/sec`) over the clock.
+    Other,
+}
+
+impl EventRole {
+    /// The role of an event of `perf_event_attr` `type_` and `config`.
+    pub fn of(type_: u32, config: u64) -> Self {
+        match (type_, config) {
+            (TYPE_SOFTWARE, 0 | 1) => EventRole::Clock,
+            (TYPE_HARDWARE, 0) => EventRole::Cycles,
+            (TYPE_HARDWARE, 1) => EventRole::Instructions,
+            (TYPE_HARDWARE, 4) => EventRole::Branches,
+            (TYPE_HARDWARE, 5) => EventRole::BranchMisses,
+            _ => EventRole::Other,
+        }
+    }
+}
 
 /// One event to count, resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]

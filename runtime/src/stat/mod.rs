@@ -6,6 +6,7 @@
 //! - [`run`]: the counters opened per task (inherited by the command's children, switched
 //!   by the kernel with them; see [`crate::perf::task`]) or per CPU, the command run with
 //!   this process's terminal, its exit status as a shell reports it, `-r` and `-I`;
+//! - [`aggr`]: counts summed, per CPU (`-A`) or per socket (`--per-socket`);
 //! - [`rows`]: counts, units, perf's comments and spreads;
 //! - [`report`]: perf's text, CSV and JSON layouts.
 //!
@@ -20,6 +21,7 @@
 //!     repeat: 1,
 //!     interval: None,
 //!     interval_count: None,
+//!     aggr: Default::default(),
 //! };
 //! let outcome = run::measure(&plan, &AtomicBool::new(false), |_| {})?;
 //! let target = report::target_label(&plan.scope, &plan.command, false);
@@ -32,6 +34,7 @@ use std::io;
 
 use crate::perf::PerfError;
 
+pub mod aggr;
 pub mod events;
 pub mod report;
 pub mod rows;

@@ -5,6 +5,7 @@
 
 use std::fmt::Write;
 
+use super::aggr::RowPlace;
 use super::rows::{RowValue, StatRow};
 use super::run::{IntervalRows, StatOutcome, StatScope};
 
@@ -51,9 +52,27 @@ fn count_text(r: &StatRow) -> String {
     }
 }
 
+/// The place's columns before the count, as perf's `aggr_printout`: `CPU0      `,
+/// `S0        2 ` (text) or `CPU0,`, `S0,2,` (CSV).
+fn place_text(p: RowPlace, sep: Option<&str>) -> String {
+    match (p, sep) {
+        (RowPlace::All, _) => String::new(),
+        (RowPlace::Cpu(c), None) => format!("CPU{c:<7} "),
+        (RowPlace::Cpu(c), Some(sep)) => format!("CPU{c}{sep}"),
+        (RowPlace::Socket { socket, cpus }, None) => format!("S{socket:<5} {cpus:>4} "),
+        (RowPlace::Socket { socket, cpus }, Some(sep)) => format!("S{socket}{sep}{cpus}{sep}"),
+    }
+}
+
 /// One row of the text table.
 fn text_row(r: &StatRow) -> String {
-    let mut s = format!("{:>18} {:<4} {:<32}", count_text(r), r.unit, r.event);
+    let mut s = format!(
+        "{}{:>18} {:<4} {:<32}",
+        place_text(r.place, None),
+        count_text(r),
+        r.unit,
+        r.event
+    );
     match &r.comment {
         Some(c) => {
             let _ = write!(s, " # {} {:<23}", c.text, c.unit);
@@ -83,7 +102,7 @@ fn csv_row(r: &StatRow, sep: &str) -> String {
         }
         None => f.extend([String::new(), String::new()]),
     }
-    f.join(sep)
+    place_text(r.place, Some(sep)) + &f.join(sep)
 }
 
 /// A JSON string literal.
@@ -111,6 +130,18 @@ fn json_row(r: &StatRow, interval: Option<&str>) -> String {
     let mut s = String::from("{");
     if let Some(t) = interval {
         let _ = write!(s, "\"interval\" : {t}, ");
+    }
+    match r.place {
+        RowPlace::All => {}
+        RowPlace::Cpu(c) => {
+            let _ = write!(s, "\"cpu\" : \"{c}\", ");
+        }
+        RowPlace::Socket { socket, cpus } => {
+            let _ = write!(
+                s,
+                "\"socket\" : \"S{socket}\", \"aggregate-number\" : {cpus}, "
+            );
+        }
     }
     let _ = write!(
         s,
@@ -213,7 +244,12 @@ pub fn interval(iv: &IntervalRows, index: u64, layout: &StatLayout) -> String {
     match layout {
         StatLayout::Text => {
             if index % 25 == 0 {
-                s.push_str("#           time             counts unit events\n");
+                let columns = match iv.rows.first().map(|r| r.place) {
+                    Some(RowPlace::Cpu(_)) => "CPU                    counts",
+                    Some(RowPlace::Socket { .. }) => "socket cpus             counts",
+                    _ => "            counts",
+                };
+                let _ = writeln!(s, "#           time {columns} unit events");
             }
             for r in &iv.rows {
                 let _ = writeln!(s, "{time} {}", text_row(r));

@@ -3,40 +3,9 @@
 //! runs, the spread; computed from the counts as perf's `stat-shadow.c` does.
 
 use crate::perf::counting::EventReading;
-use crate::perf::syntax::{TYPE_HARDWARE, TYPE_SOFTWARE};
 
-use super::events::StatEvent;
-
-/// What an event is to the comments: perf derives them from a few generic events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EventRole {
-    /// `cpu-clock` or `task-clock`: nanoseconds, printed in msec, `CPUs utilized`.
-    Clock,
-    /// `cycles`: `GHz` over the clock.
-    Cycles,
-    /// `instructions`: `insn per cycle`.
-    Instructions,
-    /// `branches`: a rate, and the base of `branch-misses`.
-    Branches,
-    /// `branch-misses`: `% of all branches`.
-    BranchMisses,
-    /// Anything else: a rate (`/sec`) over the clock.
-    Other,
-}
-
-impl EventRole {
-    /// The role of an event of `perf_event_attr` `type_` and `config`.
-    pub fn of(type_: u32, config: u64) -> Self {
-        match (type_, config) {
-            (TYPE_SOFTWARE, 0 | 1) => EventRole::Clock,
-            (TYPE_HARDWARE, 0) => EventRole::Cycles,
-            (TYPE_HARDWARE, 1) => EventRole::Instructions,
-            (TYPE_HARDWARE, 4) => EventRole::Branches,
-            (TYPE_HARDWARE, 5) => EventRole::BranchMisses,
-            _ => EventRole::Other,
-        }
-    }
-}
+use super::aggr::RowPlace;
+use super::events::{EventRole, StatEvent};
 
 /// A running mean and variance (Welford's method, as perf's `update_stats`).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -132,6 +101,8 @@ pub struct Comment {
 /// One row of `perf stat`'s output.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StatRow {
+    /// What it counts: everything, a CPU or a socket.
+    pub place: RowPlace,
     /// The event as written (`task-clock`, `page-faults:u`, `msr/tsc/`).
     pub event: String,
     /// The value.
@@ -214,9 +185,15 @@ fn derive(
     }
 }
 
-/// The rows of `events` with their totals (`None`: not supported), over a period of
-/// `period_ns` (the mean wall time of the runs, or the interval), as perf prints them.
-pub fn rows(events: &[StatEvent], totals: &[Option<EventTotals>], period_ns: f64) -> Vec<StatRow> {
+/// The rows of `events` with their totals (`None`: not supported) at `place`, over a
+/// period of `period_ns` (the mean wall time of the runs, or the interval), as perf prints
+/// them.
+pub fn rows(
+    events: &[StatEvent],
+    totals: &[Option<EventTotals>],
+    period_ns: f64,
+    place: RowPlace,
+) -> Vec<StatRow> {
     let clock = mean_of(events, totals, EventRole::Clock);
     let cycles = mean_of(events, totals, EventRole::Cycles);
     let branches = mean_of(events, totals, EventRole::Branches);
@@ -237,6 +214,7 @@ pub fn rows(events: &[StatEvent], totals: &[Option<EventTotals>], period_ns: f64
             };
             let Some(t) = t else {
                 return StatRow {
+                    place,
                     event: e.name.clone(),
                     value: RowValue::NotSupported,
                     unit: "",
@@ -254,6 +232,7 @@ pub fn rows(events: &[StatEvent], totals: &[Option<EventTotals>], period_ns: f64
                 count
             };
             StatRow {
+                place,
                 event: e.name.clone(),
                 value: if counted {
                     RowValue::Counted(shown)

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use crate::perf::counting::{classify, EventReading};
 use crate::perf::task::{TaskCounter, TaskScope};
 
+use super::aggr::{aggregate, groups, RowPlace, StatAggr};
 use super::events::StatEvent;
 use super::rows::{rows, EventTotals, Spread, StatRow};
 use super::StatError;
@@ -40,6 +41,9 @@ pub struct StatPlan {
     pub interval: Option<Duration>,
     /// Stop after this many intervals (`--interval-count`).
     pub interval_count: Option<u64>,
+    /// Counts of several CPUs summed, per CPU or per socket (the last two need
+    /// [`StatScope::Cpus`]).
+    pub aggr: StatAggr,
 }
 
 /// The rows of one interval.
@@ -57,8 +61,13 @@ pub struct StatOutcome {
     /// The events as counted: an event `perf_event_paranoid` kept from the kernel is
     /// counted in user mode only and named with `:u`, as perf does.
     pub events: Vec<StatEvent>,
-    /// Each event's totals over the runs (`None`: the machine cannot count it).
-    pub totals: Vec<Option<EventTotals>>,
+    /// The places counts are shown for (one, [`RowPlace::All`], unless per CPU or socket).
+    pub places: Vec<RowPlace>,
+    /// For each place, each event's totals over the runs (`None`: the machine cannot
+    /// count it).
+    pub totals: Vec<Vec<Option<EventTotals>>>,
+    /// How the places were gathered.
+    pub aggr: StatAggr,
     /// The wall time of the runs, in nanoseconds.
     pub elapsed_ns: Spread,
     /// The command's user and system CPU time, with one run of a command.
@@ -71,8 +80,26 @@ pub struct StatOutcome {
 impl StatOutcome {
     /// The rows, as perf prints them after the runs.
     pub fn rows(&self) -> Vec<StatRow> {
-        rows(&self.events, &self.totals, self.elapsed_ns.mean())
+        let per_place = self
+            .places
+            .iter()
+            .zip(&self.totals)
+            .map(|(&p, t)| rows(&self.events, t, self.elapsed_ns.mean(), p))
+            .collect();
+        in_perfs_order(per_place, self.aggr)
     }
+}
+
+/// Rows of several places in perf's order: event by event with every CPU (`-A`), place by
+/// place otherwise.
+fn in_perfs_order(per_place: Vec<Vec<StatRow>>, aggr: StatAggr) -> Vec<StatRow> {
+    if aggr != StatAggr::PerCpu {
+        return per_place.into_iter().flatten().collect();
+    }
+    let events = per_place.first().map_or(0, Vec::len);
+    (0..events)
+        .flat_map(|e| per_place.iter().map(move |rows| rows[e].clone()))
+        .collect()
 }
 
 /// Whether an open failure means the machine cannot count the event (perf's
@@ -135,21 +162,16 @@ fn open_all(events: &mut [StatEvent], scope: &StatScope) -> Result<Opened, StatE
     Ok(opened)
 }
 
-/// Each event's reading summed over its targets.
-fn read_all(opened: &mut Opened) -> Result<Vec<Option<EventReading>>, StatError> {
+/// Each event's reading on each of its targets.
+fn read_all(opened: &mut Opened) -> Result<Vec<Option<Vec<EventReading>>>, StatError> {
     opened
         .iter_mut()
         .map(|o| {
             o.as_mut()
                 .map(|cs| {
-                    cs.iter_mut().try_fold(EventReading::default(), |acc, c| {
-                        let r = c.read().map_err(StatError::Read)?;
-                        Ok(EventReading {
-                            count: acc.count.wrapping_add(r.count),
-                            time_enabled: acc.time_enabled + r.time_enabled,
-                            time_running: acc.time_running + r.time_running,
-                        })
-                    })
+                    cs.iter_mut()
+                        .map(|c| c.read().map_err(StatError::Read))
+                        .collect::<Result<Vec<_>, _>>()
                 })
                 .transpose()
         })
@@ -188,17 +210,30 @@ fn ended(
         return Ok(c.try_wait().map_err(StatError::Read)?.map(shell_status));
     }
     if let StatScope::Tasks(pids) = scope {
-        let alive = pids.iter().any(|&p| {
-            i32::try_from(p)
-                .ok()
-                .and_then(rustix::process::Pid::from_raw)
-                .is_some_and(|p| rustix::process::test_kill_process(p).is_ok())
-        });
+        let alive = pids.iter().any(|&p| running(p));
         if !alive {
             return Ok(Some(0));
         }
     }
     Ok(stop.load(Ordering::SeqCst).then_some(0))
+}
+
+/// Whether process `pid` exists and has not exited (a zombie, exited but not yet reaped by
+/// its parent, counts as ended).
+fn running(pid: u32) -> bool {
+    let exists = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+        .is_some_and(|p| rustix::process::test_kill_process(p).is_ok());
+    // /proc/PID/stat: `PID (COMM) STATE ...`; the command name may hold spaces and parentheses.
+    let zombie = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false);
+    exists && !zombie
 }
 
 /// Starts the command with this process's terminal (stdin, stdout, stderr).
@@ -249,20 +284,32 @@ fn wait_loop(
             std::thread::sleep((deadline - now).min(POLL));
         };
         let now = read_all(&mut run.opened)?;
-        let totals: Vec<Option<EventTotals>> = now
+        let (a, b) = (
+            aggregate(&now, run.groups),
+            aggregate(&previous, run.groups),
+        );
+        let per_place = run
+            .groups
             .iter()
-            .zip(&previous)
-            .map(|(r, p)| {
-                r.zip(*p).map(|(r, p)| {
-                    let mut t = EventTotals::default();
-                    t.add(&r.since(&p));
-                    t
-                })
+            .zip(a.iter().zip(&b))
+            .map(|((place, _), (now, before))| {
+                let totals: Vec<Option<EventTotals>> = now
+                    .iter()
+                    .zip(before)
+                    .map(|(r, p)| {
+                        r.zip(*p).map(|(r, p)| {
+                            let mut t = EventTotals::default();
+                            t.add(&r.since(&p));
+                            t
+                        })
+                    })
+                    .collect();
+                rows(run.events, &totals, interval.as_nanos() as f64, *place)
             })
             .collect();
         on_interval(&IntervalRows {
             seconds: run.start.elapsed().as_secs_f64(),
-            rows: rows(&run.events, &totals, interval.as_nanos() as f64),
+            rows: in_perfs_order(per_place, plan.aggr),
         });
         previous = now;
         n += 1;
@@ -291,6 +338,7 @@ fn finish_early(child: &mut Option<Child>) -> i32 {
 /// One run in progress.
 struct OneRun<'e> {
     events: &'e [StatEvent],
+    groups: &'e [(RowPlace, Vec<usize>)],
     opened: Opened,
     child: Option<Child>,
     start: Instant,
@@ -298,7 +346,7 @@ struct OneRun<'e> {
 
 /// One run's readings, wall time, CPU times and status.
 type RunResult = (
-    Vec<Option<EventReading>>,
+    Vec<Vec<Option<EventReading>>>,
     Duration,
     (Duration, Duration),
     i32,
@@ -307,6 +355,7 @@ type RunResult = (
 fn run_once(
     plan: &StatPlan,
     events: &mut [StatEvent],
+    groups: &[(RowPlace, Vec<usize>)],
     stop: &AtomicBool,
     on_interval: &mut dyn FnMut(&IntervalRows),
 ) -> Result<RunResult, StatError> {
@@ -325,6 +374,7 @@ fn run_once(
     };
     let mut run = OneRun {
         events,
+        groups,
         opened,
         child,
         start,
@@ -336,7 +386,7 @@ fn run_once(
         let _ = c.wait();
     }
     let code = code?;
-    let readings = read_all(&mut run.opened)?;
+    let readings = aggregate(&read_all(&mut run.opened)?, groups);
     drop(run);
     let after = children_times();
     let times = (
@@ -344,6 +394,23 @@ fn run_once(
         after.1.saturating_sub(before.1),
     );
     Ok((readings, elapsed, times, code))
+}
+
+/// The places `plan`'s counts are shown for, each with the targets it sums.
+fn places(plan: &StatPlan) -> Result<Vec<(RowPlace, Vec<usize>)>, StatError> {
+    let (cpus, targets) = match &plan.scope {
+        StatScope::Cpus(c) => (c.as_slice(), c.len()),
+        StatScope::Tasks(p) => (&[][..], p.len()),
+        StatScope::Command => (&[][..], 1),
+    };
+    if plan.aggr != StatAggr::Global && cpus.is_empty() {
+        return Err(StatError::Usage(
+            "-A and --per-socket show CPUs' counts: count CPUs too (-a, or -C CPUS), as perf \
+             requires"
+                .into(),
+        ));
+    }
+    groups(plan.aggr, cpus, targets).map_err(StatError::Read)
 }
 
 /// Makes the measurement `plan` describes: opens the counters, runs the command (`repeat`
@@ -366,13 +433,15 @@ pub fn measure(
             "-r N repeats a command: give N of at least 1, and a command after `--`".into(),
         ));
     }
+    let groups = places(plan)?;
     let mut events = plan.events.clone();
-    let mut totals: Vec<Option<EventTotals>> = vec![None; events.len()];
+    let mut totals: Vec<Vec<Option<EventTotals>>> = vec![vec![None; events.len()]; groups.len()];
     let mut elapsed_ns = Spread::default();
     let mut last = ((Duration::ZERO, Duration::ZERO), 0);
     for _ in 0..plan.repeat {
-        let (readings, elapsed, times, code) = run_once(plan, &mut events, stop, &mut on_interval)?;
-        for (t, r) in totals.iter_mut().zip(&readings) {
+        let (readings, elapsed, times, code) =
+            run_once(plan, &mut events, &groups, stop, &mut on_interval)?;
+        for (t, r) in totals.iter_mut().flatten().zip(readings.iter().flatten()) {
             if let Some(r) = r {
                 t.get_or_insert_with(EventTotals::default).add(r);
             }
@@ -382,7 +451,9 @@ pub fn measure(
     }
     Ok(StatOutcome {
         events,
+        places: groups.into_iter().map(|(p, _)| p).collect(),
         totals,
+        aggr: plan.aggr,
         elapsed_ns,
         user_sys: (plan.repeat == 1 && !plan.command.is_empty()).then_some(last.0),
         exit_code: last.1,

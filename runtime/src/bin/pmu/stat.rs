@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
+use pmu_runtime::stat::aggr::StatAggr;
 use pmu_runtime::stat::events;
 use pmu_runtime::stat::report::{self, StatLayout};
 use pmu_runtime::stat::run::{self, StatPlan};
@@ -55,6 +56,12 @@ pub struct StatArgs {
     #[arg(long = "interval-count", value_name = "N", requires = "interval",
           value_parser = clap::value_parser!(u64).range(1..))]
     interval_count: Option<u64>,
+    /// With -a or -C: each CPU's counts on their own rows.
+    #[arg(short = 'A', long = "no-aggr", conflicts_with = "per_socket")]
+    no_aggr: bool,
+    /// With -a or -C: each socket's counts, summed over its CPUs.
+    #[arg(long = "per-socket")]
+    per_socket: bool,
     /// CSV: fields separated by SEP, as perf stat -x prints them.
     #[arg(short = 'x', long = "field-separator", value_name = "SEP")]
     separator: Option<String>,
@@ -103,6 +110,11 @@ fn plan(a: &StatArgs) -> Result<(StatPlan, String), (String, u8)> {
         repeat: a.repeat,
         interval: a.interval.map(Duration::from_millis),
         interval_count: a.interval_count,
+        aggr: match (a.no_aggr, a.per_socket) {
+            (true, _) => StatAggr::PerCpu,
+            (_, true) => StatAggr::PerSocket,
+            _ => StatAggr::Global,
+        },
     };
     Ok((plan, target))
 }

@@ -269,7 +269,7 @@ fn wait_loop(
             std::thread::sleep(Duration::from_millis(20));
         }
     };
-    let mut previous = read_all(&mut run.opened)?;
+    let mut previous = std::mem::take(&mut run.first_reading);
     let mut n: u32 = 0;
     loop {
         let deadline = run.start + interval * (n + 1);
@@ -342,6 +342,9 @@ struct OneRun<'e> {
     opened: Opened,
     child: Option<Child>,
     start: Instant,
+    /// The counts when `start` was taken, before the command was started: the first
+    /// interval's base, so that the time a fork and exec take is inside the interval.
+    first_reading: Vec<Option<Vec<EventReading>>>,
 }
 
 /// One run's readings, wall time, CPU times and status.
@@ -366,6 +369,7 @@ fn run_once(
         }
     }
     let before = children_times();
+    let first_reading = read_all(&mut opened)?;
     let start = Instant::now();
     let child = if plan.command.is_empty() {
         None
@@ -378,6 +382,7 @@ fn run_once(
         opened,
         child,
         start,
+        first_reading,
     };
     let code = wait_loop(plan, &mut run, stop, on_interval);
     let elapsed = start.elapsed();

@@ -46,6 +46,10 @@ const INV: u64 = 1 << 23;
 const fn cmask(n: u64) -> u64 {
     n << 24
 }
+/// Event select (bits 7:0) and unit mask (15:8), where every control here has them.
+const fn sel(event: u64, umask: u64) -> u64 {
+    event | umask << 8
+}
 
 /// Opens a session counting `events` on box `unit` of `processor` on the simulator, and
 /// reads back each event's control register, in the order of `events` (the same in every
@@ -145,10 +149,10 @@ fn intel_core_controls_are_the_sdm_encoding_of_each_named_event() {
         "event=CYCLE_ACTIVITY.STALLS_TOTAL",
     ];
     let expected = [
-        0xC0 | 0x00 << 8 | USR_OS_EN | EDGE | cmask(1),
-        0x3C | 0x00 << 8 | USR_OS_EN,
-        0xC5 | 0x00 << 8 | USR_OS_EN | INV | cmask(2),
-        0xA3 | 0x04 << 8 | USR_OS_EN | cmask(4),
+        sel(0xC0, 0x00) | USR_OS_EN | EDGE | cmask(1),
+        sel(0x3C, 0x00) | USR_OS_EN,
+        sel(0xC5, 0x00) | USR_OS_EN | INV | cmask(2),
+        sel(0xA3, 0x04) | USR_OS_EN | cmask(4),
     ];
     check(
         &[
@@ -172,7 +176,7 @@ fn intel_core_controls_are_the_sdm_encoding_of_each_named_event() {
         "CORE",
         &["event=UOPS_ISSUED.STALL_CYCLES", "event=INST_RETIRED.ANY_P"],
         &[
-            0x0E | 0x01 << 8 | USR_OS_EN | INV | cmask(1),
+            sel(0x0E, 0x01) | USR_OS_EN | INV | cmask(1),
             0xC0 | USR_OS_EN,
         ],
     );
@@ -192,10 +196,7 @@ fn intel_uncore_controls_are_the_guides_encoding_of_each_named_event() {
             "event=UNC_M_CAS_COUNT.RD",
             "event=UNC_M_CAS_COUNT.RD,thresh=1,edge=1",
         ],
-        &[
-            0x04 | 0x03 << 8 | EN,
-            0x04 | 0x03 << 8 | EN | EDGE | cmask(1),
-        ],
+        &[sel(0x04, 0x03) | EN, sel(0x04, 0x03) | EN | EDGE | cmask(1)],
     );
     check(
         &["skylake-sp", "cascade-lake"],
@@ -204,10 +205,7 @@ fn intel_uncore_controls_are_the_guides_encoding_of_each_named_event() {
             "event=UNC_M_CAS_COUNT.RD",
             "event=UNC_M_CAS_COUNT.RD,thresh=3,invert=1",
         ],
-        &[
-            0x04 | 0x03 << 8 | EN,
-            0x04 | 0x03 << 8 | EN | INV | cmask(3),
-        ],
+        &[sel(0x04, 0x03) | EN, sel(0x04, 0x03) | EN | INV | cmask(3)],
     );
     check(
         &["ice-lake-sp"],
@@ -217,8 +215,8 @@ fn intel_uncore_controls_are_the_guides_encoding_of_each_named_event() {
             "event=UNC_CHA_CLOCKTICKS,thresh=1,edge=1",
         ],
         &[
-            0x35 | 0x01 << 8 | EN | 0xC0_01FE << 32,
-            0x00 | EN | EDGE | cmask(1),
+            sel(0x35, 0x01) | EN | 0xC0_01FE << 32,
+            sel(0x00, 0x00) | EN | EDGE | cmask(1),
         ],
     );
     check(
@@ -229,8 +227,8 @@ fn intel_uncore_controls_are_the_guides_encoding_of_each_named_event() {
             "event=UNC_CHA_CLOCKTICKS,thresh=2,invert=1",
         ],
         &[
-            0x35 | 0x01 << 8 | EN | 0xC0_01FE << 32,
-            0x01 | EN | INV | cmask(2),
+            sel(0x35, 0x01) | EN | 0xC0_01FE << 32,
+            sel(0x01, 0x00) | EN | INV | cmask(2),
         ],
     );
 }
@@ -269,7 +267,7 @@ fn amd_uncore_controls_carry_the_masks_linux_sets() {
         &["amd-zen2"],
         "L3",
         &["event=l3_lookup_state.all_l3_req_typs"],
-        &[0x04 | 0xFF << 8 | EN | zen2_masks],
+        &[sel(0x04, 0xFF) | EN | zen2_masks],
     );
     // Family 19h on: ThreadMask 57:56, EnAllSlices 46, EnAllCores 47.
     let zen3_masks: u64 = 0b11 << 56 | 1 << 46 | 1 << 47;
@@ -277,25 +275,25 @@ fn amd_uncore_controls_carry_the_masks_linux_sets() {
         &["amd-zen3"],
         "L3",
         &["event=l3_lookup_state.all_l3_req_typs"],
-        &[0x04 | 0xFF << 8 | EN | zen3_masks],
+        &[sel(0x04, 0xFF) | EN | zen3_masks],
     );
     check(
         &["amd-zen4", "amd-zen5"],
         "L3",
         &["event=l3_lookup_state.all_coherent_accesses_to_l3"],
-        &[0x04 | 0xFF << 8 | EN | zen3_masks],
+        &[sel(0x04, 0xFF) | EN | zen3_masks],
     );
     // Event 0x7C7: bits 7:0 = 0xC7, bits 11:8 (= 0x7) at 35:32.
     check(
         &["amd-zen2"],
         "DF",
         &["event=remote_outbound_data_controller_0"],
-        &[0xC7 | 0x02 << 8 | EN | 0x7 << 32],
+        &[sel(0xC7, 0x02) | EN | 0x7 << 32],
     );
     check(
         &["amd-zen4", "amd-zen5"],
         "UMC0",
         &["event=umc_cas_cmd.rd", "event=umc_cas_cmd.wr"],
-        &[0x0A | 0b01 << 8 | 1 << 31, 0x0A | 0b10 << 8 | 1 << 31],
+        &[sel(0x0A, 0b01) | 1 << 31, sel(0x0A, 0b10) | 1 << 31],
     );
 }

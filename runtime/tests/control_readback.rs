@@ -36,8 +36,11 @@ use pmu_runtime::session::{Clock, Options, Selection, Session, SessionBackend};
 /// USR (16), OS (17) and EN (22) of IA32_PERFEVTSELx and AMD's PerfEvtSeln: what every
 /// counting control sets, so both privilege levels are counted (a control without USR and OS
 /// counts nothing on hardware).
-const USR_OS_EN: u64 = 1 << 16 | 1 << 17 | 1 << 22;
-/// The enable of an Intel uncore box control (bit 22).
+const USR_OS_EN: u64 = USR | OS | EN;
+/// USR (16) and OS (17) alone.
+const USR: u64 = 1 << 16;
+const OS: u64 = 1 << 17;
+/// EN (22): the enable of the core controls and of an Intel uncore box control.
 const EN: u64 = 1 << 22;
 /// Edge detect (18), invert (23), counter mask / threshold (31:24): the same bits in every
 /// control here that has them.
@@ -169,6 +172,21 @@ fn intel_core_controls_are_the_sdm_encoding_of_each_named_event() {
         &events,
         &expected,
     );
+    // One privilege level: `os=0` is perf's `:u` (USR alone), `usr=0` its `:k` (OS alone).
+    check(
+        &[
+            "xeon-e5-2600-v2",
+            "skylake-sp",
+            "sapphire-rapids",
+            "granite-rapids",
+        ],
+        "CORE",
+        &[
+            "event=INST_RETIRED.ANY_P,os=0",
+            "event=CPU_CLK_UNHALTED.THREAD_P,usr=0",
+        ],
+        &[sel(0xC0, 0x00) | USR | EN, sel(0x3C, 0x00) | OS | EN],
+    );
     // Haswell-EP's list has no CYCLE_ACTIVITY.STALLS_TOTAL; UOPS_ISSUED.STALL_CYCLES is
     // 0x0E/0x01 with CounterMask 1 and Invert 1 (haswellx_core.json).
     check(
@@ -251,6 +269,45 @@ fn amd_core_controls_are_the_apm_encoding_of_each_named_event() {
             0xC3 | USR_OS_EN | INV | cmask(1),
         ],
     );
+    check(
+        &["amd-zen2", "amd-zen4"],
+        "PMC",
+        &["event=ex_ret_instr,os=0", "event=ex_ret_instr,usr=0"],
+        &[0xC0 | USR | EN, 0xC0 | OS | EN],
+    );
+}
+
+/// A privilege level left out where the control cannot leave it out (an uncore box counts
+/// every mode), or both left out (nothing would count), is refused before anything is
+/// written.
+#[test]
+fn a_privilege_level_the_control_cannot_leave_out_is_refused() {
+    for (processor, unit, event) in [
+        ("skylake-sp", "IMC0", "event=UNC_M_CAS_COUNT.RD,usr=0"),
+        ("skylake-sp", "CORE", "event=INST_RETIRED.ANY_P,usr=0,os=0"),
+        ("amd-zen4", "L3", "event=l3_lookup_state.l3_miss,os=0"),
+    ] {
+        let info = pmu_regs::PROCESSORS
+            .iter()
+            .find(|p| p.id == processor)
+            .unwrap();
+        let machine = Machine::simulating(info);
+        let opened = Selection::of_named_boxes(&[unit], &[event], Some(processor), None)
+            .map_err(pmu_runtime::Error::from)
+            .and_then(|selection| {
+                let backend = SessionBackend::Registers(&machine);
+                Session::open(&backend, &selection, Options::default())
+            });
+        let Err(e) = opened else {
+            panic!("{processor} {unit} {event} opened")
+        };
+        assert_eq!(machine.access_counts().1, 0, "{event}: written: {e}");
+        let e = e.to_string();
+        assert!(
+            e.contains("usr") || e.contains("os") || e.contains("privilege"),
+            "{e}"
+        );
+    }
 }
 
 /// AMD L3, Data Fabric and UMC: the masks Linux's l3_thread_slice_mask adds, the DF's split

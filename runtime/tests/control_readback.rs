@@ -237,6 +237,21 @@ fn intel_uncore_controls_are_the_guides_encoding_of_each_named_event() {
             sel(0x00, 0x00) | EN | EDGE | cmask(1),
         ],
     );
+    // Memory-mapped iMC controls: UNC_M_CAS_COUNT.RD is 0x04/0x0F on Ice Lake-SP
+    // (icelakex_uncore.json), 0x05/0xCF from Sapphire Rapids (sapphirerapids,
+    // emeraldrapids _uncore.json).
+    check(
+        &["ice-lake-sp"],
+        "IMC0",
+        &["event=UNC_M_CAS_COUNT.RD,thresh=1,edge=1"],
+        &[sel(0x04, 0x0F) | EN | EDGE | cmask(1)],
+    );
+    check(
+        &["sapphire-rapids", "emerald-rapids"],
+        "IMC0",
+        &["event=UNC_M_CAS_COUNT.RD"],
+        &[sel(0x05, 0xCF) | EN],
+    );
     check(
         &["sapphire-rapids", "emerald-rapids", "granite-rapids"],
         "CHA0",

@@ -118,6 +118,12 @@ pub struct EventSelect {
     /// Count the event on both hardware threads of the core (a core control's any-thread
     /// bit; some of Intel's core events set it).
     pub any_thread: Option<bool>,
+    /// Count in user mode (the control's `user` role: USR, bit 16 of Intel's
+    /// IA32_PERFEVTSELx and AMD's PerfEvtSeln); `None`: yes. `Some(false)` is perf's `:k`.
+    pub user: Option<bool>,
+    /// Count in the kernel (the `kernel` role: OS, bit 17); `None`: yes. `Some(false)` is
+    /// perf's `:u`.
+    pub kernel: Option<bool>,
     /// Filters no role covers that the event sets by field name (AMD's L3 thread and slice
     /// masks): each replaces the field's count default (`FieldInfo::count_default`). Only
     /// fields with a count default may be set this way.
@@ -190,6 +196,8 @@ impl EventSelect {
             edge_detect: None,
             event_ext: None,
             any_thread: None,
+            user: None,
+            kernel: None,
             fields: FieldSettings::NONE,
             counters: None,
             umask_ext: None,
@@ -294,9 +302,9 @@ impl Counter {
             u64::from(pmi),
             "overflow (PMI) enable",
         )?;
-        for role in [Role::User, Role::Kernel] {
+        for (role, on) in self.privileges(sel)? {
             if self.control_bits(role).is_some() {
-                set(role, 1, "privilege level")?;
+                set(role, u64::from(on), "privilege level")?;
             }
         }
         match (
@@ -307,6 +315,33 @@ impl Counter {
             _ => set(Role::Enable, 1, "enable")?,
         }
         count_defaults(ctl, raw, &sel.fields)
+    }
+}
+
+impl Counter {
+    /// Whether `sel` counts in user mode and in the kernel (both unless it says otherwise),
+    /// by role; refused where it counts in neither, or leaves one out on a control that does
+    /// not tell the modes apart (it would count both).
+    fn privileges(&self, sel: &EventSelect) -> crate::error::Result<[(Role, bool); 2]> {
+        let register = self.control.map_or(self.counter.name(), |c| c.name());
+        let (user, kernel) = (sel.user.unwrap_or(true), sel.kernel.unwrap_or(true));
+        if !user && !kernel {
+            return Err(UsageError::UnsupportedField {
+                register,
+                field: "privilege level (neither user mode nor the kernel: it would count nothing)",
+            }
+            .into());
+        }
+        for (role, on) in [(Role::User, user), (Role::Kernel, kernel)] {
+            if !on && self.control_bits(role).is_none() {
+                return Err(UsageError::UnsupportedField {
+                    register,
+                    field: "privilege level (the control counts every mode alike)",
+                }
+                .into());
+            }
+        }
+        Ok([(Role::User, user), (Role::Kernel, kernel)])
     }
 }
 

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use pmu_runtime::machine::Machine;
 use pmu_runtime::part::box_count;
-use pmu_runtime::session::{Clock, Options, Selection, Session, SessionBackend};
+use pmu_runtime::session::{Clock, Options, Pace, Selection, Session, SessionBackend};
 use pmu_runtime::sim::SimConfig;
 
 /// CPUID 0x80000022 ECX and EBX[21:16] as the spec's `<box-count>` names them.
@@ -44,8 +44,10 @@ fn umc_pmu(id: &str) -> &'static pmu_regs::PmuInfo {
 fn count(machine: &Machine, id: &'static str, unit: &str) -> pmu_runtime::Result<u64> {
     let selection = Selection::of_named_boxes(&[unit], &["event=umc_cas_cmd.rd"], Some(id), None)?;
     let backend = SessionBackend::Registers(machine);
+    // A steady pace, not a workload: whether the box counts is the question here.
     let options = Options {
         clock: Clock::Steps(Duration::from_millis(10)),
+        pace: Pace::Steady(10_000),
         ..Options::default()
     };
     let mut session = Session::open(&backend, &selection, options)?;

@@ -36,8 +36,11 @@ use pmu_runtime::session::{Clock, Options, Selection, Session, SessionBackend};
 /// USR (16), OS (17) and EN (22) of IA32_PERFEVTSELx and AMD's PerfEvtSeln: what every
 /// counting control sets, so both privilege levels are counted (a control without USR and OS
 /// counts nothing on hardware).
-const USR_OS_EN: u64 = 1 << 16 | 1 << 17 | 1 << 22;
-/// The enable of an Intel uncore box control (bit 22).
+const USR_OS_EN: u64 = USR | OS | EN;
+/// USR (16) and OS (17) alone.
+const USR: u64 = 1 << 16;
+const OS: u64 = 1 << 17;
+/// EN (22): the enable of the core controls and of an Intel uncore box control.
 const EN: u64 = 1 << 22;
 /// Edge detect (18), invert (23), counter mask / threshold (31:24): the same bits in every
 /// control here that has them.
@@ -45,6 +48,10 @@ const EDGE: u64 = 1 << 18;
 const INV: u64 = 1 << 23;
 const fn cmask(n: u64) -> u64 {
     n << 24
+}
+/// Event select (bits 7:0) and unit mask (15:8), where every control here has them.
+const fn sel(event: u64, umask: u64) -> u64 {
+    event | umask << 8
 }
 
 /// Opens a session counting `events` on box `unit` of `processor` on the simulator, and
@@ -145,10 +152,10 @@ fn intel_core_controls_are_the_sdm_encoding_of_each_named_event() {
         "event=CYCLE_ACTIVITY.STALLS_TOTAL",
     ];
     let expected = [
-        0xC0 | 0x00 << 8 | USR_OS_EN | EDGE | cmask(1),
-        0x3C | 0x00 << 8 | USR_OS_EN,
-        0xC5 | 0x00 << 8 | USR_OS_EN | INV | cmask(2),
-        0xA3 | 0x04 << 8 | USR_OS_EN | cmask(4),
+        sel(0xC0, 0x00) | USR_OS_EN | EDGE | cmask(1),
+        sel(0x3C, 0x00) | USR_OS_EN,
+        sel(0xC5, 0x00) | USR_OS_EN | INV | cmask(2),
+        sel(0xA3, 0x04) | USR_OS_EN | cmask(4),
     ];
     check(
         &[
@@ -165,6 +172,21 @@ fn intel_core_controls_are_the_sdm_encoding_of_each_named_event() {
         &events,
         &expected,
     );
+    // One privilege level: `os=0` is perf's `:u` (USR alone), `usr=0` its `:k` (OS alone).
+    check(
+        &[
+            "xeon-e5-2600-v2",
+            "skylake-sp",
+            "sapphire-rapids",
+            "granite-rapids",
+        ],
+        "CORE",
+        &[
+            "event=INST_RETIRED.ANY_P,os=0",
+            "event=CPU_CLK_UNHALTED.THREAD_P,usr=0",
+        ],
+        &[sel(0xC0, 0x00) | USR | EN, sel(0x3C, 0x00) | OS | EN],
+    );
     // Haswell-EP's list has no CYCLE_ACTIVITY.STALLS_TOTAL; UOPS_ISSUED.STALL_CYCLES is
     // 0x0E/0x01 with CounterMask 1 and Invert 1 (haswellx_core.json).
     check(
@@ -172,7 +194,7 @@ fn intel_core_controls_are_the_sdm_encoding_of_each_named_event() {
         "CORE",
         &["event=UOPS_ISSUED.STALL_CYCLES", "event=INST_RETIRED.ANY_P"],
         &[
-            0x0E | 0x01 << 8 | USR_OS_EN | INV | cmask(1),
+            sel(0x0E, 0x01) | USR_OS_EN | INV | cmask(1),
             0xC0 | USR_OS_EN,
         ],
     );
@@ -192,10 +214,7 @@ fn intel_uncore_controls_are_the_guides_encoding_of_each_named_event() {
             "event=UNC_M_CAS_COUNT.RD",
             "event=UNC_M_CAS_COUNT.RD,thresh=1,edge=1",
         ],
-        &[
-            0x04 | 0x03 << 8 | EN,
-            0x04 | 0x03 << 8 | EN | EDGE | cmask(1),
-        ],
+        &[sel(0x04, 0x03) | EN, sel(0x04, 0x03) | EN | EDGE | cmask(1)],
     );
     check(
         &["skylake-sp", "cascade-lake"],
@@ -204,10 +223,7 @@ fn intel_uncore_controls_are_the_guides_encoding_of_each_named_event() {
             "event=UNC_M_CAS_COUNT.RD",
             "event=UNC_M_CAS_COUNT.RD,thresh=3,invert=1",
         ],
-        &[
-            0x04 | 0x03 << 8 | EN,
-            0x04 | 0x03 << 8 | EN | INV | cmask(3),
-        ],
+        &[sel(0x04, 0x03) | EN, sel(0x04, 0x03) | EN | INV | cmask(3)],
     );
     check(
         &["ice-lake-sp"],
@@ -217,9 +233,24 @@ fn intel_uncore_controls_are_the_guides_encoding_of_each_named_event() {
             "event=UNC_CHA_CLOCKTICKS,thresh=1,edge=1",
         ],
         &[
-            0x35 | 0x01 << 8 | EN | 0xC0_01FE << 32,
-            0x00 | EN | EDGE | cmask(1),
+            sel(0x35, 0x01) | EN | 0xC0_01FE << 32,
+            sel(0x00, 0x00) | EN | EDGE | cmask(1),
         ],
+    );
+    // Memory-mapped iMC controls: UNC_M_CAS_COUNT.RD is 0x04/0x0F on Ice Lake-SP
+    // (icelakex_uncore.json), 0x05/0xCF from Sapphire Rapids (sapphirerapids,
+    // emeraldrapids _uncore.json).
+    check(
+        &["ice-lake-sp"],
+        "IMC0",
+        &["event=UNC_M_CAS_COUNT.RD,thresh=1,edge=1"],
+        &[sel(0x04, 0x0F) | EN | EDGE | cmask(1)],
+    );
+    check(
+        &["sapphire-rapids", "emerald-rapids"],
+        "IMC0",
+        &["event=UNC_M_CAS_COUNT.RD"],
+        &[sel(0x05, 0xCF) | EN],
     );
     check(
         &["sapphire-rapids", "emerald-rapids", "granite-rapids"],
@@ -229,8 +260,8 @@ fn intel_uncore_controls_are_the_guides_encoding_of_each_named_event() {
             "event=UNC_CHA_CLOCKTICKS,thresh=2,invert=1",
         ],
         &[
-            0x35 | 0x01 << 8 | EN | 0xC0_01FE << 32,
-            0x01 | EN | INV | cmask(2),
+            sel(0x35, 0x01) | EN | 0xC0_01FE << 32,
+            sel(0x01, 0x00) | EN | INV | cmask(2),
         ],
     );
 }
@@ -253,6 +284,45 @@ fn amd_core_controls_are_the_apm_encoding_of_each_named_event() {
             0xC3 | USR_OS_EN | INV | cmask(1),
         ],
     );
+    check(
+        &["amd-zen2", "amd-zen4"],
+        "PMC",
+        &["event=ex_ret_instr,os=0", "event=ex_ret_instr,usr=0"],
+        &[0xC0 | USR | EN, 0xC0 | OS | EN],
+    );
+}
+
+/// A privilege level left out where the control cannot leave it out (an uncore box counts
+/// every mode), or both left out (nothing would count), is refused before anything is
+/// written.
+#[test]
+fn a_privilege_level_the_control_cannot_leave_out_is_refused() {
+    for (processor, unit, event) in [
+        ("skylake-sp", "IMC0", "event=UNC_M_CAS_COUNT.RD,usr=0"),
+        ("skylake-sp", "CORE", "event=INST_RETIRED.ANY_P,usr=0,os=0"),
+        ("amd-zen4", "L3", "event=l3_lookup_state.l3_miss,os=0"),
+    ] {
+        let info = pmu_regs::PROCESSORS
+            .iter()
+            .find(|p| p.id == processor)
+            .unwrap();
+        let machine = Machine::simulating(info);
+        let opened = Selection::of_named_boxes(&[unit], &[event], Some(processor), None)
+            .map_err(pmu_runtime::Error::from)
+            .and_then(|selection| {
+                let backend = SessionBackend::Registers(&machine);
+                Session::open(&backend, &selection, Options::default())
+            });
+        let Err(e) = opened else {
+            panic!("{processor} {unit} {event} opened")
+        };
+        assert_eq!(machine.access_counts().1, 0, "{event}: written: {e}");
+        let e = e.to_string();
+        assert!(
+            e.contains("usr") || e.contains("os") || e.contains("privilege"),
+            "{e}"
+        );
+    }
 }
 
 /// AMD L3, Data Fabric and UMC: the masks Linux's l3_thread_slice_mask adds, the DF's split
@@ -269,7 +339,7 @@ fn amd_uncore_controls_carry_the_masks_linux_sets() {
         &["amd-zen2"],
         "L3",
         &["event=l3_lookup_state.all_l3_req_typs"],
-        &[0x04 | 0xFF << 8 | EN | zen2_masks],
+        &[sel(0x04, 0xFF) | EN | zen2_masks],
     );
     // Family 19h on: ThreadMask 57:56, EnAllSlices 46, EnAllCores 47.
     let zen3_masks: u64 = 0b11 << 56 | 1 << 46 | 1 << 47;
@@ -277,25 +347,25 @@ fn amd_uncore_controls_carry_the_masks_linux_sets() {
         &["amd-zen3"],
         "L3",
         &["event=l3_lookup_state.all_l3_req_typs"],
-        &[0x04 | 0xFF << 8 | EN | zen3_masks],
+        &[sel(0x04, 0xFF) | EN | zen3_masks],
     );
     check(
         &["amd-zen4", "amd-zen5"],
         "L3",
         &["event=l3_lookup_state.all_coherent_accesses_to_l3"],
-        &[0x04 | 0xFF << 8 | EN | zen3_masks],
+        &[sel(0x04, 0xFF) | EN | zen3_masks],
     );
     // Event 0x7C7: bits 7:0 = 0xC7, bits 11:8 (= 0x7) at 35:32.
     check(
         &["amd-zen2"],
         "DF",
         &["event=remote_outbound_data_controller_0"],
-        &[0xC7 | 0x02 << 8 | EN | 0x7 << 32],
+        &[sel(0xC7, 0x02) | EN | 0x7 << 32],
     );
     check(
         &["amd-zen4", "amd-zen5"],
         "UMC0",
         &["event=umc_cas_cmd.rd", "event=umc_cas_cmd.wr"],
-        &[0x0A | 0b01 << 8 | 1 << 31, 0x0A | 0b10 << 8 | 1 << 31],
+        &[sel(0x0A, 0b01) | 1 << 31, sel(0x0A, 0b10) | 1 << 31],
     );
 }

@@ -158,6 +158,7 @@ fn starts_like_number(v: &str) -> bool {
 
 /// What `--event` takes, for messages.
 pub const ACCEPTED: &str = "event=NAME or ev_sel=N, and umask, thresh, invert, edge, ext, any, \
+     usr and os (0 to leave out user mode or the kernel: perf's :k and :u), \
      the uncore masks umask_ext, port_mask (ch_mask) and fc_mask, and by name the filters a \
      control gives a count default (an L3 thread_mask)";
 
@@ -186,6 +187,8 @@ fn role_of(key: &str, value: &str) -> Result<Option<Role>, UsageError> {
         "edge" | "edge_det" | "edge_detect" => Role::Edge,
         "ext" | "ev_sel_ext" | "event_ext" => Role::EventExt,
         "any" | "any_thread" => Role::AnyThread,
+        "usr" | "user" => Role::User,
+        "os" | "kernel" => Role::Kernel,
         "umask_ext" => Role::UmaskExt,
         "port_mask" | "ch_mask" => Role::PortMask,
         "fc_mask" => Role::FcMask,
@@ -386,6 +389,8 @@ fn select(
         edge_detect: set(Role::Edge).map(|v| v != 0),
         event_ext: set(Role::EventExt).map(|v| v != 0),
         any_thread: set(Role::AnyThread).map(|v| v != 0),
+        user: set(Role::User).map(|v| v != 0),
+        kernel: set(Role::Kernel).map(|v| v != 0),
         // The fields' widths bound the masks (32, 12 and 3 bits at most).
         umask_ext: set(Role::UmaskExt).map(|v| v as u32),
         port_mask: set(Role::PortMask).map(|v| v as u16),

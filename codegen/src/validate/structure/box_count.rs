@@ -60,19 +60,7 @@ impl Validator {
             ));
             return None;
         }
-        if (raw.cpuid.is_some() || raw.counters_cpuid.is_some()) != (raw.count == "cpuid-set-bits")
-            || (raw.count == "cpuid-set-bits" && raw.cpuid.is_none())
-        {
-            let what = if raw.count == "cpuid-set-bits" {
-                format!("box-count `{}` needs cpuid", raw.count)
-            } else {
-                format!("box-count `{}` takes no cpuid or counters-cpuid", raw.count)
-            };
-            self.push(unit.ctx.error(
-                raw.at,
-                what,
-                "give cpuid=\"80000022H.ECX[31:0]\" (and, where the part also says how many counters its boxes have together, counters-cpuid=\"80000022H.EBX[21:16]\") with count=\"cpuid-set-bits\" only",
-            ));
+        if !self.box_count_cpuid_fits_kind(unit, raw) {
             return None;
         }
         let reads = match (raw.count.as_str(), &raw.register, &raw.field) {
@@ -83,21 +71,7 @@ impl Validator {
             (kind @ ("set-bits" | "value"), Some(r), Some(f)) => {
                 self.box_count_fields(unit, raw, kind == "value", r, f)?
             }
-            ("cpuid-set-bits", None, None) => {
-                let active = raw.cpuid.clone().unwrap_or_default();
-                let bad = std::iter::once(&active)
-                    .chain(&raw.counters_cpuid)
-                    .find(|c| !is_cpuid_bits(c));
-                if let Some(c) = bad {
-                    self.push(unit.ctx.error(
-                        raw.at,
-                        format!("box-count cpuid `{c}` is not of the form 80000022H.ECX[31:0]"),
-                        "write the leaf in hex with H, a register EAX to EDX, and the bits [msb:lsb]",
-                    ));
-                    return None;
-                }
-                Reads::Cpuid(active, raw.counters_cpuid.clone())
-            }
+            ("cpuid-set-bits", None, None) => self.box_count_cpuid_bits(unit, raw)?,
             ("cores-per-socket", None, None) => Reads::Cores,
             ("listed", None, None) => Reads::Kind(BoxCountRule::Listed),
             ("devices", None, None) => Reads::Kind(BoxCountRule::Devices),
@@ -145,6 +119,43 @@ impl Validator {
             source: raw.source.clone(),
             description,
         })
+    }
+
+    /// `cpuid` and `counters-cpuid` are given with `cpuid-set-bits` only, and it has `cpuid`.
+    fn box_count_cpuid_fits_kind(&mut self, unit: &UnitScope<'_>, raw: &RawBoxCount) -> bool {
+        let cpuid_kind = raw.count == "cpuid-set-bits";
+        let given = raw.cpuid.is_some() || raw.counters_cpuid.is_some();
+        if given == cpuid_kind && (!cpuid_kind || raw.cpuid.is_some()) {
+            return true;
+        }
+        let what = if cpuid_kind {
+            format!("box-count `{}` needs cpuid", raw.count)
+        } else {
+            format!("box-count `{}` takes no cpuid or counters-cpuid", raw.count)
+        };
+        self.push(unit.ctx.error(
+            raw.at,
+            what,
+            "give cpuid=\"80000022H.ECX[31:0]\" (and, where the part also says how many counters its boxes have together, counters-cpuid=\"80000022H.EBX[21:16]\") with count=\"cpuid-set-bits\" only",
+        ));
+        false
+    }
+
+    /// The CPUID bits of a `cpuid-set-bits` box count, each of the form `80000022H.ECX[31:0]`.
+    fn box_count_cpuid_bits(&mut self, unit: &UnitScope<'_>, raw: &RawBoxCount) -> Option<Reads> {
+        let active = raw.cpuid.clone().unwrap_or_default();
+        let bad = std::iter::once(&active)
+            .chain(&raw.counters_cpuid)
+            .find(|c| !is_cpuid_bits(c));
+        if let Some(c) = bad {
+            self.push(unit.ctx.error(
+                raw.at,
+                format!("box-count cpuid `{c}` is not of the form 80000022H.ECX[31:0]"),
+                "write the leaf in hex with H, a register EAX to EDX, and the bits [msb:lsb]",
+            ));
+            return None;
+        }
+        Some(Reads::Cpuid(active, raw.counters_cpuid.clone()))
     }
 
     /// The registers and fields of a `set-bits` or (with `value`) a `value` box count: one field per

@@ -141,7 +141,7 @@ pub fn box_count(machine: &Machine, pmu: &PmuInfo, socket: u32) -> Result<Option
 
 /// Refuses a part whose boxes have other than the spec's counters each, where CPUID gives
 /// the counters of the `present` boxes together (`text`, shared equally, as Linux's
-/// amd_uncore_umc_ctx_init shares EBX[21:16] among the active memory controllers): box l's
+/// amd_uncore_umc_ctx_init shares EBX\[21:16\] among the active memory controllers): box l's
 /// counters then start l x that many counters from the first box's, not where the spec's
 /// addresses put them.
 fn counters_per_box(machine: &Machine, pmu: &PmuInfo, text: &str, present: u32) -> Result<()> {

@@ -404,7 +404,7 @@ pub enum BoxCountRule {
     ValueMap(BitRef, Vec<(u64, u32)>),
     /// The number of set bits of CPUID bits (one bit per box present: Zen 4's active memory
     /// controllers in 80000022H ECX), and optionally the CPUID bits holding the counters of
-    /// the boxes present together, shared equally among them (80000022H EBX[21:16]).
+    /// the boxes present together, shared equally among them (80000022H EBX\[21:16\]).
     CpuidSetBits {
         /// The bits, as `count-cpuid` writes them (`80000022H.ECX[31:0]`).
         active: String,

@@ -610,7 +610,7 @@ fn a_core_list_is_imported_for_the_processor_and_every_other_record_is_reported(
 
 /// The E-core lists (Sierra and Clearwater Forest) write an offcore response event with one
 /// code and two umasks, one per offcore response MSR (`0xB7`, `0x01,0x02`, `0x1a6,0x1a7`):
-/// Linux's `intel_grt_extra_regs` pair `0x01b7` with MSR_OFFCORE_RSP_0 (0x1A6), so the
+/// Linux's `intel_cmt_extra_regs` pair `0x01b7` with MSR_OFFCORE_RSP_0 (0x1A6), so the
 /// importer takes umask 0x01 with that register, and leaves out the fixed-counter-only record.
 #[test]
 fn an_e_core_offcore_response_takes_its_first_umask_with_the_first_register() {

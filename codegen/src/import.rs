@@ -157,7 +157,8 @@ impl PerfmonEvent {
     /// field, and its read/write mask (bits 9:8, perf's `rdwrmask`) plays the umask role
     /// in the spec (spec/amd-zen4/umc.xml). The E-core lists (Sierra and Clearwater Forest)
     /// write an offcore response event with one code and two umasks (`0xB7`, `0x01,0x02`),
-    /// one per offcore response MSR (`0x1a6,0x1a7`), as Linux's `intel_grt_extra_regs` pairs
+    /// one per offcore response MSR (`0x1a6,0x1a7`), as Linux's `intel_grt_extra_regs` and
+    /// `intel_cmt_extra_regs` pair
     /// `0x01b7` with MSR_OFFCORE_RSP_0 and `0x02b7` with MSR_OFFCORE_RSP_1: as with the two
     /// codes of the core lists (`aux_of`), the first umask goes with the first register.
     fn umask(&self) -> &str {

@@ -292,5 +292,5 @@ fn the_docs_import_table_quotes_the_importers_counts() {
         );
         rows += 1;
     }
-    assert_eq!(rows, 8, "one row per processor with Intel's metric file");
+    assert_eq!(rows, 10, "one row per processor with Intel's metric file");
 }

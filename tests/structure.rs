@@ -30,10 +30,11 @@ fn every_unit_declares_its_structure() {
         }
     }
     // 7 + 8 + 9 + 10 + 10 + 10 + 10 + 10 + 1 units, Sapphire Rapids' and Emerald Rapids' 8 each,
-    // Granite Rapids' 7, and AMD Zen 2 to 5: 3 + 3 + 4 + 4; the free-running units: the IIO's
-    // of Skylake-SP and Cascade Lake, the IIO's and iMC's of Ice Lake-SP, and of Sapphire
-    // and Emerald Rapids, the IIO's of Granite Rapids.
-    assert_eq!(pmus().count(), 75 + 8 * 2 + 7 + 14 + 4 + 2 + 2 + 1);
+    // Granite Rapids' 7 and the same 7 of Sierra and Clearwater Forest (units-from), and AMD
+    // Zen 2 to 5: 3 + 3 + 4 + 4; the free-running units: the IIO's of Skylake-SP and Cascade
+    // Lake, the IIO's and iMC's of Ice Lake-SP, and of Sapphire and Emerald Rapids, the IIO's
+    // of Granite Rapids, Sierra Forest and Clearwater Forest.
+    assert_eq!(pmus().count(), 75 + 8 * 2 + 7 * 3 + 14 + 4 + 2 + 2 + 3);
 }
 
 #[test]
@@ -110,11 +111,12 @@ fn every_counter_of_every_box_resolves() {
     // M2M 4*4, UPI 4*3, M3UPI 4*3, memory-mapped iMC 5*12 = 327), core 11, Sapphire Rapids
     // (CHA 4*60, U 2, IIO 4*12, IRP 2*12, UPI 4*4, M3UPI 4*4, M2M 4*4, memory-mapped iMC
     // 5*8 = 402) and Emerald Rapids (its units), Granite Rapids (CHA 4*126, IIO 4*16,
-    // IRP 2*16, U 2, B2CMI 4*12, UPI 4*6, memory-mapped iMC 5*12 = 734); AMD Zen 2 and 3 each
+    // IRP 2*16, U 2, B2CMI 4*12, UPI 4*6, memory-mapped iMC 5*12 = 734) and Sierra and
+    // Clearwater Forest (its units, each); AMD Zen 2 and 3 each
     // (PMC 6, L3 6, DF 4 = 16), Zen 4 and 5 each (PMC 6, L3 6, DF 16, UMC 4*12 = 76).
     // Free-running counters: Skylake-SP's and Cascade Lake's IIO 17*6 each, Ice Lake-SP's IIO
     // 9*6 and memory-mapped iMC 5*4, Sapphire and Emerald Rapids' IIO 17*12 and memory-mapped
-    // iMC 3*4 each, Granite Rapids' IIO 17*16.
+    // iMC 3*4 each, Granite Rapids', Sierra Forest's and Clearwater Forest's IIO 17*16 each.
     assert_eq!(
         counters,
         98 + 83
@@ -125,7 +127,7 @@ fn every_counter_of_every_box_resolves() {
             + 327
             + 11
             + 402 * 2
-            + 734
+            + 734 * 3
             + 16 * 2
             + 76 * 2
             + 17 * 6 * 2
@@ -133,7 +135,7 @@ fn every_counter_of_every_box_resolves() {
             + 5 * 4
             + 17 * 12 * 2
             + 3 * 4 * 2
-            + 17 * 16
+            + 17 * 16 * 3
     );
 }
 

@@ -10,7 +10,8 @@ cd "$(dirname "$0")/../.."
 for pair in NehalemEX:xeon-7500 Jaketown:xeon-e5-2600 ivytown:xeon-e5-2600-v2 \
             haswellx:xeon-e5-2600-v3 broadwellx:xeon-e5-2600-v4 skylakex:skylake-sp \
             cascadelakex:cascade-lake icelakex:ice-lake-sp sapphirerapids:sapphire-rapids \
-            emeraldrapids:emerald-rapids graniterapids:granite-rapids; do
+            emeraldrapids:emerald-rapids graniterapids:granite-rapids \
+            sierraforest:sierra-forest clearwaterforest:clearwater-forest; do
   list=${pair%%:*}
   processor=${pair##*:}
   echo "== $processor ($list""_core.json)"

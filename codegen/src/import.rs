@@ -155,11 +155,19 @@ impl PerfmonEvent {
     /// The unit mask, `0x00` where the list leaves it out. Linux's AMD lists give a UMC
     /// event's unit mask as `RdWrMask`: the UMC's counter control has no other sub-event
     /// field, and its read/write mask (bits 9:8, perf's `rdwrmask`) plays the umask role
-    /// in the spec (spec/amd-zen4/umc.xml).
+    /// in the spec (spec/amd-zen4/umc.xml). The E-core lists (Sierra and Clearwater Forest)
+    /// write an offcore response event with one code and two umasks (`0xB7`, `0x01,0x02`),
+    /// one per offcore response MSR (`0x1a6,0x1a7`), as Linux's `intel_grt_extra_regs` and
+    /// `intel_cmt_extra_regs` pair
+    /// `0x01b7` with MSR_OFFCORE_RSP_0 and `0x02b7` with MSR_OFFCORE_RSP_1: as with the two
+    /// codes of the core lists (`aux_of`), the first umask goes with the first register.
     fn umask(&self) -> &str {
         match (self.umask.trim(), self.rd_wr_mask.trim()) {
             ("", "") => "0x00",
             ("", rd_wr) => rd_wr,
+            (u, _) if u.contains(',') && self.msr_index.contains(',') => {
+                u.split(',').next().unwrap_or(u).trim()
+            }
             (u, _) => u,
         }
     }

@@ -32,10 +32,15 @@ use crate::model::Spec;
 /// The source every imported metric cites (declared in processors.xml).
 pub const SOURCE: &str = "intel-perfmon-metrics";
 
-/// Fixed-counter events and the general-counter event that counts the same.
-const FIXED_TWINS: [(&str, &str); 3] = [
+/// Fixed-counter events and the general-counter event that counts the same. The E-core lists
+/// (Sierra and Clearwater Forest) name fixed counter 1 `CPU_CLK_UNHALTED.CORE` ("alias to
+/// CPU_CLK_UNHALTED.THREAD") and its general-counter form `CPU_CLK_UNHALTED.CORE_P` ("alias to
+/// CPU_CLK_UNHALTED.THREAD_P"). `CPU_CLK_UNHALTED.REF_TSC` (fixed counter 2) has no twin
+/// (docs/metrics.md).
+const FIXED_TWINS: [(&str, &str); 4] = [
     ("INST_RETIRED.ANY", "INST_RETIRED.ANY_P"),
     ("CPU_CLK_UNHALTED.THREAD", "CPU_CLK_UNHALTED.THREAD_P"),
+    ("CPU_CLK_UNHALTED.CORE", "CPU_CLK_UNHALTED.CORE_P"),
     (
         "CPU_CLK_UNHALTED.THREAD_ANY",
         "CPU_CLK_UNHALTED.THREAD_P_ANY",

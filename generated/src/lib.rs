@@ -107,6 +107,8 @@
 //! | `sapphire-rapids` | [`sapphire_rapids`] | Intel Xeon Scalable Processor, 4th generation (Sapphire Rapids) uncore |
 //! | `emerald-rapids` | [`emerald_rapids`] | Intel Xeon Scalable Processor, 5th generation (Emerald Rapids) uncore |
 //! | `granite-rapids` | [`granite_rapids`] | Intel Xeon 6 processor with P-cores (Granite Rapids) uncore |
+//! | `sierra-forest` | [`sierra_forest`] | Intel Xeon 6 processor with E-cores (Sierra Forest) uncore |
+//! | `clearwater-forest` | [`clearwater_forest`] | Intel Xeon 6+ processor with E-cores (Clearwater Forest) uncore |
 //! | (always) | [`arch`] | Intel architectural performance monitoring (core PMU) |
 //! | `amd-zen2` | [`amd_zen2`] | AMD family 17h, Zen 2 (EPYC 7002, Ryzen 3000 and 4000) |
 //! | `amd-zen3` | [`amd_zen3`] | AMD family 19h, Zen 3 (EPYC 7003, Ryzen 5000) |
@@ -174,6 +176,12 @@ pub mod emerald_rapids;
 #[cfg(feature = "granite-rapids")]
 #[rustfmt::skip]
 pub mod granite_rapids;
+#[cfg(feature = "sierra-forest")]
+#[rustfmt::skip]
+pub mod sierra_forest;
+#[cfg(feature = "clearwater-forest")]
+#[rustfmt::skip]
+pub mod clearwater_forest;
 #[rustfmt::skip]
 pub mod arch;
 #[cfg(feature = "amd-zen2")]
@@ -217,6 +225,10 @@ pub static PROCESSORS: &[&support::ProcessorInfo] = &[
     &emerald_rapids::PROCESSOR,
     #[cfg(feature = "granite-rapids")]
     &granite_rapids::PROCESSOR,
+    #[cfg(feature = "sierra-forest")]
+    &sierra_forest::PROCESSOR,
+    #[cfg(feature = "clearwater-forest")]
+    &clearwater_forest::PROCESSOR,
     &arch::PROCESSOR,
     #[cfg(feature = "amd-zen2")]
     &amd_zen2::PROCESSOR,

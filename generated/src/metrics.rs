@@ -386,6 +386,10 @@ pub fn for_processor(id: &str) -> &'static [MetricInfo] {
         "emerald-rapids" => crate::emerald_rapids::metrics::METRICS,
         #[cfg(feature = "granite-rapids")]
         "granite-rapids" => crate::granite_rapids::metrics::METRICS,
+        #[cfg(feature = "sierra-forest")]
+        "sierra-forest" => crate::sierra_forest::metrics::METRICS,
+        #[cfg(feature = "clearwater-forest")]
+        "clearwater-forest" => crate::clearwater_forest::metrics::METRICS,
         #[cfg(feature = "amd-zen2")]
         "amd-zen2" => crate::amd_zen2::metrics::METRICS,
         #[cfg(feature = "amd-zen3")]

@@ -10,15 +10,17 @@ mod independent;
 use independent::{At, Group, Unit, CONFLICTS, NO_INDEPENDENT_SOURCE};
 use pmu_regs::{CounterKind, Location, PROCESSORS};
 
-/// The ten processors; Cascade Lake and Emerald Rapids carry the units of the processor
-/// after them.
-const NEWER: [(&str, &str); 10] = [
+/// The twelve processors; Cascade Lake, Emerald Rapids, Sierra Forest and Clearwater Forest
+/// carry the units of the processor after them.
+const NEWER: [(&str, &str); 12] = [
     ("skylake-sp", "skylake-sp"),
     ("cascade-lake", "skylake-sp"),
     ("ice-lake-sp", "ice-lake-sp"),
     ("sapphire-rapids", "sapphire-rapids"),
     ("emerald-rapids", "sapphire-rapids"),
     ("granite-rapids", "granite-rapids"),
+    ("sierra-forest", "granite-rapids"),
+    ("clearwater-forest", "granite-rapids"),
     ("amd-zen2", "amd-zen2"),
     ("amd-zen3", "amd-zen3"),
     ("amd-zen4", "amd-zen4"),

@@ -185,6 +185,12 @@ fn detect_reports_the_discovery_table_not_found_unread_or_joined() {
         let out = detect("GenuineIntel", 6, model, 1);
         assert!(out.contains("specs: granite-rapids ("), "{model:#x}: {out}");
     }
+    // Sierra Forest (06_AF, INTEL_ATOM_CRESTMONT_X) and Clearwater Forest (06_DD,
+    // INTEL_ATOM_DARKMONT_X) in Linux's intel-family.h, each its own spec.
+    for (model, id) in [(0xAF, "sierra-forest"), (0xDD, "clearwater-forest")] {
+        let out = detect("GenuineIntel", 6, model, 3);
+        assert!(out.contains(&format!("specs: {id} (")), "{model:#x}: {out}");
+    }
     // A processor whose spec has no discovery types (Skylake-SP) gets no discovery line.
     let out = detect("GenuineIntel", 6, 0x55, 4);
     assert!(out.contains("specs: skylake-sp ("), "{out}");

@@ -72,7 +72,13 @@ fn selection(boxes: &'static Boxes, picked: &[&'static PmuBox]) -> Selection {
 
 #[test]
 fn every_box_of_each_discovering_processor_counts_through_the_join_and_is_put_back() {
-    for id in ["sapphire-rapids", "emerald-rapids", "granite-rapids"] {
+    for id in [
+        "sapphire-rapids",
+        "emerald-rapids",
+        "granite-rapids",
+        "sierra-forest",
+        "clearwater-forest",
+    ] {
         let p = processor(id);
         let boxes = Boxes::of(p);
         let machine = Machine::simulating(p);

@@ -77,6 +77,8 @@ fn memory_bandwidth_is_the_cas_counts_of_every_channel_times_64_bytes() {
         "sapphire-rapids",
         "emerald-rapids",
         "granite-rapids",
+        "sierra-forest",
+        "clearwater-forest",
         "amd-zen4",
         "amd-zen5",
     ]) {
@@ -131,6 +133,8 @@ fn llc_hit_rate_and_top_down_level_1_are_what_the_formulas_give() {
         "sapphire-rapids",
         "emerald-rapids",
         "granite-rapids",
+        "sierra-forest",
+        "clearwater-forest",
         "xeon-e5-2600",
         "xeon-e5-2600-v2",
         "xeon-7500",
@@ -477,4 +481,33 @@ fn list_metrics_takes_a_pattern() {
     );
     let (ok, _, err) = pmu(&["list", "--metrics", "no_such_metric_anywhere"]);
     assert!(!ok && err.contains("no metric matches"), "{err}");
+}
+
+/// Sierra Forest's E-cores have no IA32_PERF_METRICS: Intel's E-core top-down
+/// (sierraforest_metrics.json) reads each level-1 class from a counted event over six slots a
+/// cycle, 100 a / (6 x CPU_CLK_UNHALTED.CORE_P), and the four classes are counted alike.
+#[test]
+fn sierra_forest_top_down_level_1_is_counted_from_events_over_six_slots() {
+    for m in [
+        "Frontend_Bound",
+        "Bad_Speculation",
+        "Backend_Bound",
+        "Retiring",
+    ] {
+        let rows = watch("sierra-forest", &[m], &[]);
+        assert_eq!(rows.len(), 3, "{m}: {rows:?}");
+        for (n, (_, _, name, v)) in rows.iter().enumerate() {
+            let n = n as u64 + 1;
+            let expected = 100.0 * demo(0, n) / (6.0 * demo(1, n));
+            assert_eq!(name, m);
+            assert!(
+                close(v.parse().unwrap(), expected),
+                "sierra-forest {m}: {v} != {expected}"
+            );
+        }
+    }
+    // Clearwater Forest's metric file has no top-down metric: none is made up.
+    assert!(pmu_regs::metrics::for_processor("clearwater-forest")
+        .iter()
+        .all(|m| !["Frontend_Bound", "Retiring"].contains(&m.name)));
 }

@@ -11,13 +11,13 @@ pub const RATE: f64 = 200_000.0;
 /// Each family's processor and the metrics served for it: memory read and write bandwidth,
 /// the LLC hit rate and top-down level 1 where the spec has them: `Frontend_Bound` from
 /// counted events from the E5-2600 (v1 and v2 from Linux perf's formulas, v3 on from Intel's
-/// metric files) up to Cascade Lake, `Retiring` from IA32_PERF_METRICS alone (no counted
-/// event) from Ice Lake-SP on; the older parts' bandwidth and every part's hit rate are the
+/// metric files) up to Cascade Lake and on Sierra Forest's E-cores (six slots a cycle),
+/// `Retiring` from IA32_PERF_METRICS alone (no counted event) from Ice Lake-SP on; the older parts' bandwidth and every part's hit rate are the
 /// guides' formulas (spec/*/metrics/guide.xml).
 /// AMD's are Linux perf's: the L3 hit rate on Zen 2 to 5, and on Zen 4 and 5 UMC bandwidth
 /// and `frontend_bound` of PipelineL1; Zen 2 and 3's total Data Fabric bandwidth, its eight
 /// events counted in turns.
-pub const FAMILIES: [(&str, &[&str]); 15] = [
+pub const FAMILIES: [(&str, &[&str]); 17] = [
     ("xeon-7500", &["llc_hit_rate"]),
     (
         "xeon-e5-2600",
@@ -109,6 +109,24 @@ pub const FAMILIES: [(&str, &[&str]); 15] = [
             "Retiring",
         ],
     ),
+    (
+        "sierra-forest",
+        &[
+            "memory_bandwidth_read",
+            "memory_bandwidth_write",
+            "llc_hit_rate",
+            "Frontend_Bound",
+        ],
+    ),
+    // Intel's Clearwater Forest metric file has no top-down metric.
+    (
+        "clearwater-forest",
+        &[
+            "memory_bandwidth_read",
+            "memory_bandwidth_write",
+            "llc_hit_rate",
+        ],
+    ),
     ("amd-zen2", &["memory_bandwidth_total", "llc_hit_rate"]),
     ("amd-zen3", &["memory_bandwidth_total", "llc_hit_rate"]),
     (
@@ -191,6 +209,9 @@ pub fn expected(processor: &str, metric: &str) -> (f64, f64) {
             )
         }
         "llc_hit_rate" => (0.0, 0.0),
+        // Sierra Forest's E-core top-down (sierraforest_metrics.json): six slots a cycle,
+        // TOPDOWN_FE_BOUND.ALL_P / (6 x CPU_CLK_UNHALTED.CORE_P), from counted events.
+        "Frontend_Bound" if processor == "sierra-forest" => (100.0 / 6.0, 1e-12),
         "Frontend_Bound" => (25.0, 0.0),
         // AMD's share of dispatch slots: 6 a cycle on Zen 4, 8 on Zen 5 (Linux perf's
         // pipeline.json).

@@ -512,7 +512,9 @@ pub fn kernel_pmus(processor: &str) -> Vec<(String, Formats)> {
             // controller, skx_uncore_iio_freerunning_format_group.
             v.extend(idx("uncore_imc_free_running", 4, SKX_FREE));
         }
-        "granite-rapids" => {
+        // Linux's uncore.c matches INTEL_ATOM_CRESTMONT_X (Sierra Forest) and
+        // INTEL_ATOM_DARKMONT_X (Clearwater Forest) to gnr_uncore_init too.
+        "granite-rapids" | "sierra-forest" | "clearwater-forest" => {
             // gnr_uncores: the U-box is named (ubox, one box); the CHAs, IIO and IRP stacks
             // are the Sapphire Rapids types.
             one(&mut v, "uncore_ubox", DISCOVERY_GENERIC);

@@ -44,6 +44,9 @@ pub struct StatPlan {
     /// Counts of several CPUs summed, per CPU or per socket (the last two need
     /// [`StatScope::Cpus`]).
     pub aggr: StatAggr,
+    /// Start counting this long after the command starts (`-D`); the elapsed time runs from
+    /// then, as perf's.
+    pub delay: Option<Duration>,
 }
 
 /// The rows of one interval.
@@ -113,9 +116,9 @@ fn denied(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(1 | 13))
 }
 
-fn targets(scope: &StatScope) -> Vec<TaskScope> {
+fn targets(scope: &StatScope, delayed: bool) -> Vec<TaskScope> {
     match scope {
-        StatScope::Command => vec![TaskScope::Children],
+        StatScope::Command => vec![TaskScope::Children { at_exec: !delayed }],
         StatScope::Tasks(p) => p.iter().map(|&p| TaskScope::Task(p)).collect(),
         StatScope::Cpus(c) => c.iter().map(|&c| TaskScope::Cpu(c)).collect(),
     }
@@ -127,8 +130,12 @@ type Opened = Vec<Option<Vec<TaskCounter>>>;
 /// Opens every event on every target. An event the kernel keeps from the kernel's mode
 /// (`perf_event_paranoid`) is retried in user mode and renamed `NAME:u`, as perf retries.
 /// On an error, every counter opened so far is closed (dropped).
-fn open_all(events: &mut [StatEvent], scope: &StatScope) -> Result<Opened, StatError> {
-    let targets = targets(scope);
+fn open_all(
+    events: &mut [StatEvent],
+    scope: &StatScope,
+    delayed: bool,
+) -> Result<Opened, StatError> {
+    let targets = targets(scope, delayed);
     let mut opened = Vec::new();
     for ev in events.iter_mut() {
         let mut counters = Vec::new();
@@ -359,19 +366,24 @@ fn run_once(
     stop: &AtomicBool,
     on_interval: &mut dyn FnMut(&IntervalRows),
 ) -> Result<RunResult, StatError> {
-    let mut opened = open_all(events, &plan.scope)?;
-    if plan.scope != StatScope::Command {
-        for c in opened.iter_mut().flatten().flatten() {
-            c.enable().map_err(StatError::Read)?;
-        }
-    }
+    let mut opened = open_all(events, &plan.scope, plan.delay.is_some())?;
     let before = children_times();
-    let start = Instant::now();
+    let mut start = Instant::now();
     let child = if plan.command.is_empty() {
         None
     } else {
         Some(spawn(&plan.command)?)
     };
+    if let Some(d) = plan.delay {
+        std::thread::sleep(d);
+        // The elapsed time, as perf's, runs from when counting starts.
+        start = Instant::now();
+    }
+    if plan.scope != StatScope::Command || plan.delay.is_some() {
+        for c in opened.iter_mut().flatten().flatten() {
+            c.enable().map_err(StatError::Read)?;
+        }
+    }
     let mut run = OneRun {
         events,
         groups,

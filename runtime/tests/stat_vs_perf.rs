@@ -589,3 +589,66 @@ fn a_delay_leaves_out_what_the_command_did_first() {
     assert!((2_560.0..2_560.0 + 500.0).contains(&ours), "pmu {ours}");
     assert!(within(ours, theirs, 0.10), "pmu {ours}, perf {theirs}");
 }
+
+/// `pmu stat` (or perf) as nobody, without capabilities, when the tests run as root
+/// (setpriv, from util-linux); as themselves otherwise.
+fn unprivileged(tool: &std::path::Path, args: &[&str]) -> Output {
+    let root = std::os::unix::fs::MetadataExt::uid(&std::fs::metadata("/proc/self").unwrap()) == 0;
+    let mut c = if root {
+        let mut c = Command::new("setpriv");
+        c.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
+        .arg(tool);
+        c
+    } else {
+        Command::new(tool)
+    };
+    c.args(args)
+        .output()
+        .expect("setpriv (util-linux) runs the tool as nobody")
+}
+
+#[test]
+fn unprivileged_the_kernel_is_left_out_as_perf_does() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let paranoid: i32 = std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid")
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("pmu");
+    let args = ["stat", "-e", "task-clock,page-faults", "--", "true"];
+    let o = unprivileged(&bin, &args);
+    let p = unprivileged(std::path::Path::new("perf"), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (rows, _) = text(&stderr(&o));
+    let (perf_rows, _) = text(&stderr(&p));
+    // perf_event_paranoid 2 and above keeps the kernel from an unprivileged user: both tools
+    // count user mode only and say so with `:u`; below 2, both count everything.
+    let names: Vec<&str> = rows.iter().map(|r| r.event.as_str()).collect();
+    let expected = if paranoid >= 2 {
+        ["task-clock:u", "page-faults:u"]
+    } else {
+        ["task-clock", "page-faults"]
+    };
+    assert_eq!(names, expected);
+    same_rows(&rows, &perf_rows);
+    // Counting the whole system is refused, naming the setting and what to do.
+    if paranoid >= 1 {
+        let o = unprivileged(&bin, &["stat", "-a", "-e", "cpu-clock", "--", "true"]);
+        assert_eq!(o.status.code(), Some(1));
+        let e = stderr(&o);
+        assert!(
+            e.contains("perf_event_paranoid") && e.contains("CAP_PERFMON"),
+            "{e}"
+        );
+        assert!(
+            e.contains("open cpu-clock on CPU"),
+            "the event as written: {e}"
+        );
+    }
+}

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::perf::counting::{classify, EventReading};
+use crate::perf::layer::EventAttr;
 use crate::perf::task::{TaskCounter, TaskScope};
 
 use super::aggr::{aggregate, groups, RowPlace, StatAggr};
@@ -143,9 +144,18 @@ fn open_all(
         for &t in &targets {
             let c = match TaskCounter::open(&ev.attr, t) {
                 Err(e) if denied(&e) && !ev.attr.exclude_kernel => {
-                    ev.attr.exclude_kernel = true;
-                    ev.name.push_str(":u");
-                    TaskCounter::open(&ev.attr, t)
+                    let user = EventAttr {
+                        exclude_kernel: true,
+                        ..ev.attr
+                    };
+                    // Refused in user mode too: the first refusal, under the event's name.
+                    TaskCounter::open(&user, t)
+                        .map(|c| {
+                            ev.attr = user;
+                            ev.name.push_str(":u");
+                            c
+                        })
+                        .map_err(|_| e)
                 }
                 other => other,
             };

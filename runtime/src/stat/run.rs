@@ -150,10 +150,9 @@ fn open_all(
                     };
                     // Refused in user mode too: the first refusal, under the event's name.
                     TaskCounter::open(&user, t)
-                        .map(|c| {
+                        .inspect(|_| {
                             ev.attr = user;
                             ev.name.push_str(":u");
-                            c
                         })
                         .map_err(|_| e)
                 }

@@ -652,3 +652,29 @@ fn unprivileged_the_kernel_is_left_out_as_perf_does() {
         );
     }
 }
+
+#[test]
+fn ctrl_c_reaches_the_command_and_the_counts_are_still_printed() {
+    use std::os::unix::process::CommandExt;
+    let started = std::time::Instant::now();
+    // Its own process group, as a terminal's foreground job: Ctrl-C is SIGINT to the group.
+    let child = Command::new(assert_cmd::cargo::cargo_bin("pmu"))
+        .args(["stat", "-e", "task-clock", "--", "sleep", "10"])
+        .process_group(0)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let group = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
+    rustix::process::kill_process_group(group, rustix::process::Signal::INT).unwrap();
+    let o = child.wait_with_output().unwrap();
+    // sleep ended by SIGINT (2): 130, as a shell reports it; pmu lived on and printed.
+    assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+    let (rows, footer) = text(&stderr(&o));
+    assert_eq!(rows[0].event, "task-clock");
+    assert!(footer[0].contains("seconds time elapsed"), "{footer:?}");
+    assert!(
+        started.elapsed().as_secs() < 5,
+        "the command did not get the signal"
+    );
+}

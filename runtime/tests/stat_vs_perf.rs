@@ -678,3 +678,22 @@ fn ctrl_c_reaches_the_command_and_the_counts_are_still_printed() {
         "the command did not get the signal"
     );
 }
+
+#[test]
+fn dash_o_writes_the_counts_to_a_file_and_never_through_a_link() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("counts.txt");
+    let f = file.to_str().unwrap();
+    let o = pmu(&["-o", f, "-e", "task-clock", "--", "echo", "hello"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    // The command's output is its own; the counts are in the file, stderr is empty.
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "hello\n");
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    let (rows, _) = text(&std::fs::read_to_string(&file).unwrap());
+    assert_eq!(rows[0].event, "task-clock");
+    let link = dir.path().join("link.txt");
+    std::os::unix::fs::symlink(&file, &link).unwrap();
+    let o = pmu(&["-o", link.to_str().unwrap(), "--", "true"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("symbolic link"), "{}", stderr(&o));
+}

@@ -508,7 +508,7 @@ fn help_has_an_example_per_command_and_usage_errors_exit_2() {
     let (code, out, _) = run(&["--help"]);
     assert_eq!(code, 0);
     insta::assert_snapshot!("help", out);
-    for cmd in ["list", "decode", "encode", "read", "write", "watch"] {
+    for cmd in ["list", "decode", "encode", "read", "write", "watch", "stat"] {
         let (code, out, _) = run(&[cmd, "--help"]);
         assert_eq!(code, 0);
         assert!(out.contains("Example: pmu"), "{cmd} --help has no example");

@@ -19,9 +19,14 @@ use super::syscall::Attr;
 /// Whom a [`TaskCounter`] counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TaskScope {
-    /// The commands this process starts after opening the counter, from their `exec` on,
-    /// with every task they start.
-    Children,
+    /// The commands this process starts after opening the counter, with every task they
+    /// start: from their `exec` on (`at_exec`), or from [`TaskCounter::enable`], which
+    /// reaches the copies the children inherited (`ioctl` on a parent event acts on its
+    /// children's too), for perf's `-D` delay.
+    Children {
+        /// Enable each child's copy at its `exec`.
+        at_exec: bool,
+    },
     /// A running task (a process id) and the tasks it starts from now on.
     Task(u32),
     /// Every task while it runs on this CPU.
@@ -35,8 +40,8 @@ pub struct TaskCounter {
 }
 
 impl TaskCounter {
-    /// Opens `ev` for `scope`, disabled (a [`TaskScope::Children`] counter enables itself in
-    /// each child at its exec). The error is the kernel's: `ENOENT` or `EOPNOTSUPP` for an
+    /// Opens `ev` for `scope`, disabled (a [`TaskScope::Children`] counter `at_exec` enables
+    /// itself in each child at its exec). The error is the kernel's: `ENOENT` or `EOPNOTSUPP` for an
     /// event this machine cannot count, `EACCES` for one `perf_event_paranoid` forbids.
     pub fn open(ev: &EventAttr, scope: TaskScope) -> io::Result<Self> {
         let mut b = Builder::new(Attr {
@@ -49,11 +54,11 @@ impl TaskCounter {
             .exclude_hv(ev.exclude_kernel)
             .read_format(ReadFormat::TOTAL_TIME_ENABLED | ReadFormat::TOTAL_TIME_RUNNING);
         match scope {
-            TaskScope::Children => {
+            TaskScope::Children { at_exec } => {
                 b.observe_self()
                     .any_cpu()
                     .inherit(true)
-                    .enable_on_exec(true);
+                    .enable_on_exec(at_exec);
             }
             TaskScope::Task(pid) => {
                 let pid = i32::try_from(pid).map_err(|_| io::Error::other("no such process id"))?;
@@ -68,8 +73,8 @@ impl TaskCounter {
         })
     }
 
-    /// Starts counting (a [`TaskScope::Children`] counter needs no call: its copies start
-    /// at their exec).
+    /// Starts counting (a [`TaskScope::Children`] counter `at_exec` needs no call: its copies
+    /// start at their exec).
     pub fn enable(&mut self) -> io::Result<()> {
         self.counter.enable()
     }

@@ -22,6 +22,7 @@
 //!     interval: None,
 //!     interval_count: None,
 //!     aggr: Default::default(),
+//!     delay: None,
 //! };
 //! let outcome = run::measure(&plan, &AtomicBool::new(false), |_| {})?;
 //! let target = report::target_label(&plan.scope, &plan.command, false);

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::perf::counting::{classify, EventReading};
+use crate::perf::layer::EventAttr;
 use crate::perf::task::{TaskCounter, TaskScope};
 
 use super::aggr::{aggregate, groups, RowPlace, StatAggr};
@@ -44,6 +45,9 @@ pub struct StatPlan {
     /// Counts of several CPUs summed, per CPU or per socket (the last two need
     /// [`StatScope::Cpus`]).
     pub aggr: StatAggr,
+    /// Start counting this long after the command starts (`-D`); the elapsed time runs from
+    /// then, as perf's.
+    pub delay: Option<Duration>,
 }
 
 /// The rows of one interval.
@@ -113,9 +117,9 @@ fn denied(e: &io::Error) -> bool {
     matches!(e.raw_os_error(), Some(1 | 13))
 }
 
-fn targets(scope: &StatScope) -> Vec<TaskScope> {
+fn targets(scope: &StatScope, delayed: bool) -> Vec<TaskScope> {
     match scope {
-        StatScope::Command => vec![TaskScope::Children],
+        StatScope::Command => vec![TaskScope::Children { at_exec: !delayed }],
         StatScope::Tasks(p) => p.iter().map(|&p| TaskScope::Task(p)).collect(),
         StatScope::Cpus(c) => c.iter().map(|&c| TaskScope::Cpu(c)).collect(),
     }
@@ -127,8 +131,12 @@ type Opened = Vec<Option<Vec<TaskCounter>>>;
 /// Opens every event on every target. An event the kernel keeps from the kernel's mode
 /// (`perf_event_paranoid`) is retried in user mode and renamed `NAME:u`, as perf retries.
 /// On an error, every counter opened so far is closed (dropped).
-fn open_all(events: &mut [StatEvent], scope: &StatScope) -> Result<Opened, StatError> {
-    let targets = targets(scope);
+fn open_all(
+    events: &mut [StatEvent],
+    scope: &StatScope,
+    delayed: bool,
+) -> Result<Opened, StatError> {
+    let targets = targets(scope, delayed);
     let mut opened = Vec::new();
     for ev in events.iter_mut() {
         let mut counters = Vec::new();
@@ -136,9 +144,17 @@ fn open_all(events: &mut [StatEvent], scope: &StatScope) -> Result<Opened, StatE
         for &t in &targets {
             let c = match TaskCounter::open(&ev.attr, t) {
                 Err(e) if denied(&e) && !ev.attr.exclude_kernel => {
-                    ev.attr.exclude_kernel = true;
-                    ev.name.push_str(":u");
-                    TaskCounter::open(&ev.attr, t)
+                    let user = EventAttr {
+                        exclude_kernel: true,
+                        ..ev.attr
+                    };
+                    // Refused in user mode too: the first refusal, under the event's name.
+                    TaskCounter::open(&user, t)
+                        .inspect(|_| {
+                            ev.attr = user;
+                            ev.name.push_str(":u");
+                        })
+                        .map_err(|_| e)
                 }
                 other => other,
             };
@@ -362,20 +378,33 @@ fn run_once(
     stop: &AtomicBool,
     on_interval: &mut dyn FnMut(&IntervalRows),
 ) -> Result<RunResult, StatError> {
-    let mut opened = open_all(events, &plan.scope)?;
-    if plan.scope != StatScope::Command {
+    let mut opened = open_all(events, &plan.scope, plan.delay.is_some())?;
+    let before = children_times();
+    let spawn_command = || -> Result<Option<Child>, StatError> {
+        if plan.command.is_empty() {
+            Ok(None)
+        } else {
+            spawn(&plan.command).map(Some)
+        }
+    };
+    // With -D the command starts first and counting after the delay, and the elapsed time,
+    // as perf's, runs from then. Otherwise counting starts first and the command after the
+    // first reading, so the time a fork and exec take is inside the first interval.
+    let mut child = None;
+    if let Some(d) = plan.delay {
+        child = spawn_command()?;
+        std::thread::sleep(d);
+    }
+    if plan.scope != StatScope::Command || plan.delay.is_some() {
         for c in opened.iter_mut().flatten().flatten() {
             c.enable().map_err(StatError::Read)?;
         }
     }
-    let before = children_times();
     let first_reading = read_all(&mut opened)?;
     let start = Instant::now();
-    let child = if plan.command.is_empty() {
-        None
-    } else {
-        Some(spawn(&plan.command)?)
-    };
+    if plan.delay.is_none() {
+        child = spawn_command()?;
+    }
     let mut run = OneRun {
         events,
         groups,

@@ -123,6 +123,10 @@ enum Command {
     /// Count a command as `perf stat` does (per task, inherited by its children), or the
     /// system, CPUs or processes; perf's options, rows, comments and layouts.
     ///
+    /// The counts go to stderr (or -o FILE). Exit status: the command's (128 + N for a
+    /// command signal N ended), 127 for a command that does not exist, 2 for a usage error, 1
+    /// for a failed count.
+    ///
     /// Example: pmu stat -e task-clock,page-faults -r 5 -- ./program
     Stat(stat::StatArgs),
     /// Count on an interval of its own and serve the totals at /metrics (OpenMetrics) for

@@ -62,6 +62,9 @@ pub struct StatArgs {
     /// With -a or -C: each socket's counts, summed over its CPUs.
     #[arg(long = "per-socket")]
     per_socket: bool,
+    /// Start counting MS milliseconds after the command starts.
+    #[arg(short = 'D', long = "delay", value_name = "MS")]
+    delay: Option<u64>,
     /// CSV: fields separated by SEP, as perf stat -x prints them.
     #[arg(short = 'x', long = "field-separator", value_name = "SEP")]
     separator: Option<String>,
@@ -115,6 +118,7 @@ fn plan(a: &StatArgs) -> Result<(StatPlan, String), (String, u8)> {
             (_, true) => StatAggr::PerSocket,
             _ => StatAggr::Global,
         },
+        delay: a.delay.map(Duration::from_millis),
     };
     Ok((plan, target))
 }

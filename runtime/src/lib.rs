@@ -37,10 +37,12 @@
 //!   what an event sets beyond its code and umask, as `pmu list --events` shows them.
 //! - [`detect`]: what this machine has, as data: the processor `/proc/cpuinfo` describes,
 //!   the specs that describe it, and how its discovery tables agree with the spec.
+//! - [`quirks`]: the hardware quirks the spec records (a power-on freeze that global
+//!   initialisation lifts, counters that saturate), which counting applies unless told not to.
 //! - [`error`]: errors typed by layer (backend, usage, sampling).
 //!
 //! Layers depend one way: [`access`] (traits, [`Bdf`], topology, uncore devices, backend
-//! errors) <- [`boxes`]/[`lookup`]/[`codec`]/[`table_format`] <- backends ([`msr`], [`pci`],
+//! errors) <- [`boxes`]/[`lookup`]/[`codec`]/[`table_format`]/[`quirks`] <- backends ([`msr`], [`pci`],
 //! [`mmio`], [`sim`], [`fault`]) <- [`counters`] (which owns [`counters::delta`]) and
 //! [`discovery`] <- [`sampling`] <- [`machine`] (and [`perf`] beside it) <- [`session`] <-
 //! [`metrics`] <- `export` <- the `pmu` binary. The simulator imports neither [`discovery`]
@@ -91,6 +93,7 @@ pub mod pci;
 pub mod perf;
 #[cfg(feature = "perfmon")]
 pub mod perfmon;
+pub mod quirks;
 pub mod sampling;
 #[cfg(target_os = "linux")]
 pub mod session;

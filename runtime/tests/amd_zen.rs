@@ -546,3 +546,47 @@ fn a_data_fabric_control_encodes_and_decodes_its_split_fields_as_one_value_each(
         assert_eq!((umask[0], umask[3]), ("27:24,15:8", "0xa5b"), "{text}");
     }
 }
+
+/// AMD's UMC counters stop at their top instead of wrapping (Linux 2492e5aba2be): the
+/// simulator saturates them as the hardware does. A counter found at 2^48 - 1000 that then
+/// counts 5000 events: with the runtime's handling off the delta is the 999 events it took
+/// to reach 2^48 - 1, where it stopped; with it on, the first reading finds bit 47 set and
+/// resets the counter (as Linux's amd_uncore_umc_read does), readings go on over 47 bits,
+/// and the delta is the 5000 events. Closing puts the value found back.
+#[test]
+fn a_umc_delta_across_saturation_is_right_with_the_handling_and_stops_without() {
+    use pmu_runtime::counters::delta;
+    use pmu_runtime::quirks::Quirks;
+    for id in ["amd-zen4", "amd-zen5"] {
+        let p = processor(id);
+        let boxes = Boxes::of(p);
+        let umc = boxes.boxes.iter().find(|b| b.instance == "UMC0").unwrap();
+        for (quirks, expected) in [(Quirks::NONE, 999), (Quirks::ALL, 5000)] {
+            let sim = Sim::new(SimConfig::of(p));
+            let found = (1u64 << 48) - 1000;
+            let counter = umc.counters[0].counter;
+            write_by_info(&sim, counter.info, counter.addr, Site::Cpu(0), found).unwrap();
+            let mut session = Counting::open(&sim, boxes, umc, 0, 0, None).unwrap();
+            session.set_quirks(quirks);
+            let n = session.program(&[EventSelect::event(0x0A)]).unwrap()[0];
+            assert_eq!(n, umc.counters[0].number());
+            let width = session.counter_width(n).unwrap();
+            let start = session.read_counter(n).unwrap();
+            sim.inject_uncore(
+                0,
+                pmu_runtime::sim::UncoreEvent {
+                    instance: "UMC0",
+                    ev_sel: 0x0A,
+                    umask: None,
+                },
+                5000,
+            )
+            .unwrap();
+            let now = session.read_counter(n).unwrap();
+            assert_eq!(delta(start, now, width), expected, "{id} {quirks:?}");
+            session.close().unwrap();
+            let back = read_by_info(&sim, counter.info, counter.addr, Site::Cpu(0)).unwrap();
+            assert_eq!(back, found, "{id} {quirks:?}: put back");
+        }
+    }
+}

@@ -766,6 +766,7 @@ const LAYERS: [&[&str]; 9] = [
         "table_format",
         "ownership",
         "perfmon",
+        "quirks",
     ],
     &["msr", "pci", "mmio", "sim", "fault"],
     &["counters", "discovery"],

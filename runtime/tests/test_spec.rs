@@ -13,9 +13,9 @@ use std::path::Path;
 
 use codegen::model::{self, pmu as m};
 use pmu_regs::{
-    Access, AddressInfo, Addresses, BitRef, CounterInfo, CounterKind, FieldInfo, GlobalInfo, Hop,
-    Location, PmuInfo, ProcessorInfo, RegRef, RegisterInfo, Role, RouteInfo, Scope, Space,
-    UnitInfo,
+    Access, AddressInfo, Addresses, BitRef, CounterInfo, CounterKind, FieldInfo, GlobalInfo,
+    GlobalInitInfo, Hop, Location, PmuInfo, ProcessorInfo, RegRef, RegisterInfo, Role, RouteInfo,
+    SaturationInfo, Scope, Space, UnitInfo,
 };
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::counters::Counting;
@@ -298,6 +298,30 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
                     // Nor which socket owns a PCI bus: it has none.
                     socket_bus: None,
                     discovery_ignored: None,
+                    saturation: pm.saturation.as_ref().map(|q| SaturationInfo {
+                        reset_bit: q.reset_bit,
+                        source: s(&q.source),
+                        description: s(&q.description),
+                    }),
+                    global_init: pm
+                        .global_init
+                        .iter()
+                        .map(|g| {
+                            let info = regs[ui][g.register];
+                            let name = u.registers[g.register].concrete_name(&u.instances[0], 0);
+                            GlobalInitInfo {
+                                register: info,
+                                instance: s(&u.instances[0].name),
+                                field: &info.fields[g.field],
+                                qualified: s(&format!("{name}.{}", info.fields[g.field].name)),
+                                write: g.write,
+                                power_on: g.power_on,
+                                source: s(&g.source),
+                                description: s(&g.description),
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .leak(),
                 })
             });
             leak(UnitInfo {
@@ -544,4 +568,34 @@ fn the_discovery_path_runs_end_to_end_on_a_spec_only_processor() {
     named(&["A0", "A1", "G"])
         .check_discovered(&agreeing, false)
         .unwrap();
+}
+
+/// The tiny part powers up frozen (`<global-init>` on G_FRZ.frz_all, power-on 1, written 0):
+/// the simulator holds every box until the field is written, as such hardware does. With
+/// the runtime's handling off a counter reads 0 however many events happen; with it on the
+/// same events count, and closing puts the field back as the part had it.
+#[test]
+fn a_part_that_powers_up_frozen_counts_only_after_global_init_which_is_put_back() {
+    use pmu_runtime::quirks::{global_inits, Quirks};
+    use pmu_runtime::MsrAccess;
+    let p = tiny();
+    let boxes = Boxes::of(p);
+    let inits = global_inits(boxes);
+    assert_eq!(inits.len(), 1, "the fixture's one global-init");
+    let (frz, init) = inits[0];
+    let sim = Sim::new(SimConfig::of(p));
+    // G_FRZ is MSR 0x703 in the fixture.
+    assert_eq!(frz.addr.location, Location::Msr(0x703));
+    let frozen = |sim: &Sim| init.field.extract(sim.read_msr(0, 0x703).unwrap());
+    assert_eq!(frozen(&sim), 1, "powered up frozen");
+    let a0 = boxes.boxes.iter().find(|b| b.instance == "A0").unwrap();
+    for (quirks, expected) in [(Quirks::NONE, 0), (Quirks::ALL, 300)] {
+        let mut c = Counting::open(&sim, boxes, a0, 0, 0, None).unwrap();
+        c.set_quirks(quirks);
+        let n = c.program(&[EventSelect::event(0x21)]).unwrap()[0];
+        sim.inject_uncore(0, ev("A0", 0x21), 300).unwrap();
+        assert_eq!(c.read_counter(n).unwrap(), expected, "{quirks:?}");
+        c.close().unwrap();
+        assert_eq!(frozen(&sim), 1, "put back as found after {quirks:?}");
+    }
 }

@@ -498,6 +498,7 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
             description: #description,
         })
     }));
+    let (saturation, global_init) = quirks(names, u, pmu);
     let (proc_id, unit_name) = (&names.p.id, &unit.name);
     let doc = unit_doc(unit, pmu);
     quote! {
@@ -517,9 +518,46 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
             box_count: #box_count,
             socket_bus: #socket_bus,
             discovery_ignored: #discovery_ignored,
+            saturation: #saturation,
+            global_init: #global_init,
             notes: &[#(#notes),*],
         };
     }
+}
+
+/// A unit's hardware quirks: its `SaturationInfo` (or `None`) and its `GlobalInitInfo`s.
+fn quirks(names: &Names, u: usize, pmu: &Pmu) -> (TokenStream, TokenStream) {
+    let unit = &names.p.units[u];
+    let saturation = opt(pmu.saturation.as_ref().map(|s| {
+        let bit = s.reset_bit;
+        let (source, description) = (&s.source, text_lit(&s.description));
+        quote!(SaturationInfo {
+            reset_bit: #bit,
+            source: #source,
+            description: #description,
+        })
+    }));
+    let inits = pmu.global_init.iter().map(|g| {
+        let reg = &unit.registers[g.register];
+        let inst = &unit.instances[0];
+        let name = reg.concrete_name(inst, 0);
+        let qualified = format!("{name}.{}", reg.fields[g.field].name);
+        let info = names.info(u, g.register);
+        let field = names.field((u, g.register, g.field));
+        let (instance, write, power_on) = (&inst.name, g.write, g.power_on);
+        let (source, description) = (&g.source, text_lit(&g.description));
+        quote!(GlobalInitInfo {
+            register: #info,
+            instance: #instance,
+            field: #field,
+            qualified: #qualified,
+            write: #write,
+            power_on: #power_on,
+            source: #source,
+            description: #description,
+        })
+    });
+    (saturation, quote!(&[#(#inits),*]))
 }
 
 /// A unit's `BoxCountInfo`.
@@ -758,6 +796,10 @@ fn references(p: &Processor) -> (BTreeSet<(usize, usize)>, BTreeSet<FieldKey>) {
         if let Some(g) = &pmu.global {
             let global = [Some(g.control), Some(g.status), g.overflow_clear];
             regs.extend(global.into_iter().flatten().map(|r| (u, r)));
+        }
+        for g in &pmu.global_init {
+            regs.insert((u, g.register));
+            fields.insert((u, g.register, g.field));
         }
         if p.units_from.is_none() {
             for i in role_impls(unit, pmu) {

@@ -63,6 +63,8 @@ pub static CORE: PmuInfo = PmuInfo {
     box_count: None,
     socket_bus: None,
     discovery_ignored: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -144,6 +146,8 @@ pub static DF: PmuInfo = PmuInfo {
     box_count: None,
     socket_bus: None,
     discovery_ignored: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -211,6 +215,8 @@ pub static L3: PmuInfo = PmuInfo {
     box_count: None,
     socket_bus: None,
     discovery_ignored: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",

@@ -54,6 +54,8 @@ pub static CORE: PmuInfo = PmuInfo {
     box_count: None,
     socket_bus: None,
     discovery_ignored: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -141,6 +143,8 @@ pub static DF: PmuInfo = PmuInfo {
     box_count: None,
     socket_bus: None,
     discovery_ignored: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -218,6 +222,8 @@ pub static L3: PmuInfo = PmuInfo {
     box_count: None,
     socket_bus: None,
     discovery_ignored: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -290,6 +296,16 @@ pub static UMC: PmuInfo = PmuInfo {
     box_count: None,
     socket_bus: None,
     discovery_ignored: None,
+    saturation: Some(SaturationInfo {
+        reset_bit: 47u32,
+        source: "linux-amd-umc-saturation",
+        description: "A UMC counter does not wrap: when it overflows it sets its overflow bit \
+            and stays at its top, so a later reading shows no change. Linux reads it \
+            after every interval and writes 0 to it as soon as bit 47 reads 1, which \
+            leaves 47 usable bits for the delta between two readings; the runtime \
+            does the same.",
+    }),
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",

@@ -104,6 +104,8 @@ pub static CORE: PmuInfo = PmuInfo {
     box_count: None,
     socket_bus: None,
     discovery_ignored: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",

@@ -68,6 +68,8 @@ impl Validator {
             .socket_bus
             .as_ref()
             .and_then(|b| self.socket_bus_as_written(unit, b));
+        let saturation = self.pmu_saturation(unit, raw.saturation.as_ref(), &counters);
+        let global_init = self.pmu_global_init(unit, &raw.global_init);
         if self.errors.len() > before {
             return None;
         }
@@ -86,6 +88,8 @@ impl Validator {
                 box_count: None,
                 socket_bus: None,
                 discovery_ignored: self.pmu_discovery_ignored(unit, raw),
+                saturation,
+                global_init,
                 notes: raw.note.iter().map(note).collect(),
             },
             PendingRoutes {

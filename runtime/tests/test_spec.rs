@@ -502,7 +502,7 @@ fn the_discovery_path_runs_end_to_end_on_a_spec_only_processor() {
     other[0].width = 48;
     other[0].box_control += 0x10;
     other[0].ctl_offset = 4;
-    other[0].ctr_offset = 5;
+    other[0].ctr_offset = 7;
     other.push(TableBox {
         box_type: 9,
         box_control: 0x730,
@@ -534,7 +534,14 @@ fn the_discovery_path_runs_end_to_end_on_a_spec_only_processor() {
         [
             ("box control", "MSR 0x720", "tiny-src"),
             ("counter control 0", "MSR 0x724", "tiny-src"),
-            ("counter 0", "MSR 0x725", "tiny-src"),
+            ("counter 0", "MSR 0x727", "tiny-src"),
+            // Every counter and control after the first is compared too.
+            ("counter", "MSR 0x728 (counter 0 + 1 x 1)", "tiny-src"),
+            (
+                "counter control",
+                "MSR 0x725 (counter control 0 + 1 x 1)",
+                "tiny-src"
+            ),
             ("width", "48", "tiny-src"),
         ]
     );
@@ -598,4 +605,63 @@ fn a_part_that_powers_up_frozen_counts_only_after_global_init_which_is_put_back(
         c.close().unwrap();
         assert_eq!(frozen(&sim), 1, "put back as found after {quirks:?}");
     }
+}
+
+/// A spec whose counters are a wrong stride apart agrees with the table on the box control,
+/// counter control 0 and counter 0, and only the comparison of every counter shows it: the
+/// tiny spec with A-box counter 1 and its control one register further on (stride 2, as if
+/// the controls and counters were interleaved) against the table the right spec publishes.
+#[test]
+fn a_wrong_stride_in_the_spec_is_a_disagreement_on_counter_1() {
+    use pmu_runtime::discovery::{join, locate, read_table, table_boxes, BoxStatus, MemoryTable};
+    use pmu_runtime::Bdf;
+    let right = tiny();
+    let device = Bdf::new(0x7e, 0, 1);
+    let published = table_boxes(Boxes::of(right), 0).unwrap();
+    let table = MemoryTable::build(0xFE00_0000, device, 0x700, &published);
+    let at = locate(&table, device).unwrap()[0].address;
+    let read = read_table(&table, at).unwrap();
+    assert!(join(Boxes::of(right), &read).all_match());
+
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny");
+    let mut spec = codegen::load_spec(&dir).unwrap();
+    let a = spec.processors[0]
+        .units
+        .iter_mut()
+        .find(|u| u.name == "A")
+        .unwrap();
+    for r in a.registers.iter_mut().filter(|r| r.count == 2) {
+        let model::Addresses::Known(addresses) = &mut r.addresses else {
+            unreachable!()
+        };
+        for address in addresses.iter_mut().filter(|a| a.index == 1) {
+            if let model::Location::Msr(n) = &mut address.location {
+                *n += 1;
+            }
+        }
+    }
+    let wrong = processor(&spec.processors[0]);
+    let joined = join(Boxes::of(wrong), &read);
+    let BoxStatus::Disagreeing(d) = &joined.boxes[0].status else {
+        panic!("{:?}", joined.boxes[0].status)
+    };
+    let found: Vec<(&str, &str, &str)> = d
+        .iter()
+        .map(|d| (d.what, d.spec.as_str(), d.table.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "counter",
+                "A0_CTR1 at MSR 0x718",
+                "MSR 0x717 (counter 0 + 1 x 1)"
+            ),
+            (
+                "counter control",
+                "A0_SEL1 at MSR 0x716",
+                "MSR 0x715 (counter control 0 + 1 x 1)"
+            ),
+        ]
+    );
 }

@@ -367,6 +367,8 @@ fn structure_agrees(pmu: &pmu_regs::structure::PmuInfo, j: &Value) {
         j,
         &json!({"scope": kebab(pmu.scope), "discovery_type": pmu.discovery_type,
             "discovery_ignored": pmu.discovery_ignored.map(|d| json!({"source": d.source, "description": d.description})),
+            "discovery_count": pmu.discovery_count.map(|c| json!({"boxes": c.boxes, "source": c.source, "description": c.description})),
+            "discovery_broken": pmu.discovery_broken.map(|d| json!({"source": d.source, "description": d.description})),
             "saturation": pmu.saturation.map(|q| json!({"reset_bit": q.reset_bit, "source": q.source, "description": q.description})),
             "global_init": pmu.global_init.iter().map(|g| json!({"register": g.register.name, "field": g.field.name,
                 "write": g.write, "power_on": g.power_on, "source": g.source, "description": g.description})).collect::<Vec<_>>(),

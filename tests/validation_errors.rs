@@ -145,6 +145,8 @@ error_cases!(
     // Hardware quirks (spec/README.md, "Hardware quirks").
     pmu_saturation_errors,
     pmu_global_init_errors,
+    pmu_discovery_corrections_without_type,
+    pmu_discovery_corrections_errors,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).

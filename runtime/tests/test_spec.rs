@@ -13,9 +13,9 @@ use std::path::Path;
 
 use codegen::model::{self, pmu as m};
 use pmu_regs::{
-    Access, AddressInfo, Addresses, BitRef, CounterInfo, CounterKind, FieldInfo, GlobalInfo,
-    GlobalInitInfo, Hop, Location, PmuInfo, ProcessorInfo, RegRef, RegisterInfo, Role, RouteInfo,
-    SaturationInfo, Scope, Space, UnitInfo,
+    Access, AddressInfo, Addresses, BitRef, CounterInfo, CounterKind, DiscoveryCountInfo,
+    DiscoveryIgnoredInfo, FieldInfo, GlobalInfo, GlobalInitInfo, Hop, Location, PmuInfo,
+    ProcessorInfo, RegRef, RegisterInfo, Role, RouteInfo, SaturationInfo, Scope, Space, UnitInfo,
 };
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::counters::Counting;
@@ -298,6 +298,15 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
                     // Nor which socket owns a PCI bus: it has none.
                     socket_bus: None,
                     discovery_ignored: None,
+                    discovery_count: pm.discovery_count.as_ref().map(|c| DiscoveryCountInfo {
+                        boxes: c.boxes,
+                        source: s(&c.source),
+                        description: s(&c.description),
+                    }),
+                    discovery_broken: pm.discovery_broken.as_ref().map(|b| DiscoveryIgnoredInfo {
+                        source: s(&b.source),
+                        description: s(&b.description),
+                    }),
                     saturation: pm.saturation.as_ref().map(|q| SaturationInfo {
                         reset_bit: q.reset_bit,
                         source: s(&q.source),
@@ -664,4 +673,64 @@ fn a_wrong_stride_in_the_spec_is_a_disagreement_on_counter_1() {
             ),
         ]
     );
+}
+
+/// The spec's corrections of a table beyond ignoring it, on a copy of the tiny spec: with
+/// `<discovery-count boxes="2">` the A1 a table leaves out is taken as the spec describes it
+/// (`corrected-count`, trusted); with `<discovery-broken>` every A-box is `broken`, not
+/// trusted, whatever the table says, and its detail names the source.
+#[test]
+fn a_corrected_count_takes_a_box_the_table_leaves_out_and_a_broken_unit_is_never_used() {
+    use pmu_runtime::discovery::{join, locate, read_table, table_boxes, BoxStatus, MemoryTable};
+    use pmu_runtime::Bdf;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny");
+    let device = Bdf::new(0x7e, 0, 1);
+    let mut published = table_boxes(Boxes::of(tiny()), 0).unwrap();
+    published.pop(); // the table lists A0 only
+    let table = MemoryTable::build(0xFE00_0000, device, 0x700, &published);
+    let read = read_table(&table, locate(&table, device).unwrap()[0].address).unwrap();
+    let statuses = |edit: &dyn Fn(&mut m::Pmu)| -> Vec<(String, BoxStatus)> {
+        let mut spec = codegen::load_spec(&dir).unwrap();
+        let a = spec.processors[0].units.iter_mut().find(|u| u.name == "A");
+        edit(a.unwrap().pmu.as_mut().unwrap());
+        let joined = join(Boxes::of(processor(&spec.processors[0])), &read);
+        joined
+            .boxes
+            .into_iter()
+            .map(|b| (b.name(), b.status))
+            .collect()
+    };
+    let plain = statuses(&|_| {});
+    assert_eq!(plain[1], ("A1".to_string(), BoxStatus::Missing));
+    let counted = statuses(&|p| {
+        p.discovery_count = Some(m::DiscoveryCount {
+            boxes: 2,
+            source: "tiny-src".into(),
+            description: "The table lists one A-box.".into(),
+        })
+    });
+    assert_eq!(counted[0], ("A0".to_string(), BoxStatus::Matching));
+    assert!(matches!(
+        counted[1].1,
+        BoxStatus::CorrectedCount {
+            count: 2,
+            source: "tiny-src",
+            ..
+        }
+    ));
+    assert!(counted[1].1.is_trusted());
+    let broken = statuses(&|p| {
+        p.discovery_broken = Some(m::DiscoveryIgnored {
+            source: "tiny-src".into(),
+            description: "A-boxes read 0.".into(),
+        })
+    });
+    for (name, status) in &broken {
+        assert_eq!(status.as_str(), "broken", "{name}");
+        assert!(!status.is_trusted());
+        assert_eq!(
+            status.detail(),
+            "known not to count (tiny-src): A-boxes read 0."
+        );
+    }
 }

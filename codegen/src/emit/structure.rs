@@ -499,6 +499,21 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
         })
     }));
     let (saturation, global_init) = quirks(names, u, pmu);
+    let discovery_count = opt(pmu.discovery_count.as_ref().map(|c| {
+        let (boxes, source, description) = (c.boxes, &c.source, text_lit(&c.description));
+        quote!(DiscoveryCountInfo {
+            boxes: #boxes,
+            source: #source,
+            description: #description,
+        })
+    }));
+    let discovery_broken = opt(pmu.discovery_broken.as_ref().map(|d| {
+        let (source, description) = (&d.source, text_lit(&d.description));
+        quote!(DiscoveryIgnoredInfo {
+            source: #source,
+            description: #description,
+        })
+    }));
     let (proc_id, unit_name) = (&names.p.id, &unit.name);
     let doc = unit_doc(unit, pmu);
     quote! {
@@ -518,6 +533,8 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
             box_count: #box_count,
             socket_bus: #socket_bus,
             discovery_ignored: #discovery_ignored,
+            discovery_count: #discovery_count,
+            discovery_broken: #discovery_broken,
             saturation: #saturation,
             global_init: #global_init,
             notes: &[#(#notes),*],

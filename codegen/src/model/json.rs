@@ -272,10 +272,12 @@ impl Serialize for In<'_, pmu::Pmu> {
         let p = self.item;
         let names =
             |regs: &[usize]| -> Vec<&str> { regs.iter().map(|&r| self.register(r)).collect() };
-        let mut m = s.serialize_struct("Pmu", 12)?;
+        let mut m = s.serialize_struct("Pmu", 14)?;
         m.serialize_field("scope", &p.scope)?;
         m.serialize_field("discovery_type", &p.discovery_type)?;
         m.serialize_field("discovery_ignored", &p.discovery_ignored)?;
+        m.serialize_field("discovery_count", &p.discovery_count)?;
+        m.serialize_field("discovery_broken", &p.discovery_broken)?;
         m.serialize_field("saturation", &p.saturation)?;
         m.serialize_field("global_init", &self.each(&p.global_init))?;
         m.serialize_field("controls", &names(&p.controls))?;

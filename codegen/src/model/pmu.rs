@@ -362,6 +362,12 @@ pub struct Pmu {
     /// The discovery table's entries of this unit's type are known to be wrong, and the
     /// spec is trusted instead (`<discovery-ignored>`; only with a `discovery_type`).
     pub discovery_ignored: Option<DiscoveryIgnored>,
+    /// The part has this many of the unit's boxes whatever its discovery table lists
+    /// (`<discovery-count>`; only with a `discovery_type`).
+    pub discovery_count: Option<DiscoveryCount>,
+    /// The unit's boxes do not count on the parts whose table lists them, and software does
+    /// not use them (`<discovery-broken>`; only with a `discovery_type`).
+    pub discovery_broken: Option<DiscoveryIgnored>,
     /// The counters saturate instead of wrapping, and software resets them early
     /// (`<saturation>`); `None`: they wrap at their width.
     pub saturation: Option<Saturation>,
@@ -370,6 +376,18 @@ pub struct Pmu {
     pub global_init: Vec<GlobalInit>,
     /// Decisions about the structure and their sources.
     pub notes: Vec<super::Note>,
+}
+
+/// How many boxes of a unit the part has where its discovery table lists another number (a
+/// firmware bug a public source corrects), with its source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DiscoveryCount {
+    /// Boxes 0 to `boxes - 1` are there.
+    pub boxes: u32,
+    /// The public source that corrects the count.
+    pub source: String,
+    /// What is wrong with the table's count, in our words.
+    pub description: String,
 }
 
 /// Counters that stop at their top instead of wrapping (a hardware behaviour a public source
@@ -404,8 +422,8 @@ pub struct GlobalInit {
     pub description: String,
 }
 
-/// Why the discovery table's entries of a unit's type are not believed (a firmware bug a
-/// public source works around), with its source.
+/// Why the discovery table's entries of a unit's type are not believed, or its boxes not used
+/// (a firmware or hardware bug a public source works around), with its source.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DiscoveryIgnored {
     /// The public source that ignores them.

@@ -38,12 +38,31 @@ pub struct RawPmu {
     pub socket_bus: Option<RawSocketBus>,
     #[serde(default, rename = "discovery-ignored")]
     pub discovery_ignored: Option<RawDiscoveryIgnored>,
+    #[serde(default, rename = "discovery-count")]
+    pub discovery_count: Option<RawDiscoveryCount>,
+    #[serde(default, rename = "discovery-broken")]
+    pub discovery_broken: Option<RawDiscoveryIgnored>,
     #[serde(default)]
     pub saturation: Option<RawSaturation>,
     #[serde(default, rename = "global-init")]
     pub global_init: Vec<RawGlobalInit>,
     #[serde(default)]
     pub note: Vec<RawNote>,
+}
+
+/// `<discovery-count>`: how many boxes of the unit the part has, where its discovery table
+/// lists another number.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDiscoveryCount {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@boxes")]
+    pub boxes: String,
+    #[serde(rename = "@source")]
+    pub source: String,
+    #[serde(rename = "$text", default)]
+    pub text: String,
 }
 
 /// `<saturation>`: the unit's counters stop at their top instead of wrapping; software

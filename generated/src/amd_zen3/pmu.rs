@@ -63,6 +63,8 @@ pub static CORE: PmuInfo = PmuInfo {
     box_count: None,
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -146,6 +148,8 @@ pub static DF: PmuInfo = PmuInfo {
     box_count: None,
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -215,6 +219,8 @@ pub static L3: PmuInfo = PmuInfo {
     box_count: None,
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[

@@ -171,6 +171,8 @@ pub static CHA: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -436,6 +438,8 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -559,6 +563,8 @@ pub static IIO: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -671,6 +677,8 @@ pub static IMC_FREE: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -809,6 +817,8 @@ pub static IMC: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -944,6 +954,8 @@ pub static IRP: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1047,6 +1059,8 @@ pub static M2M: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1167,6 +1181,8 @@ pub static M3UPI: PmuInfo = PmuInfo {
             M3UPI entries with it. The kernel describes these boxes itself, as the \
             spec does, so the table's entries of this type are not compared.",
     }),
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1297,6 +1313,8 @@ pub static UBOX: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1438,6 +1456,8 @@ pub static UPI: PmuInfo = PmuInfo {
             M3UPI entries with it. The kernel describes these boxes itself, as the \
             spec does, so the table's entries of this type are not compared.",
     }),
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[

@@ -161,6 +161,8 @@ pub static CHA: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -445,6 +447,8 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -557,6 +561,8 @@ pub static IIO: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -688,6 +694,8 @@ pub static IMC_FREE: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -807,6 +815,8 @@ pub static IMC: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -954,6 +964,8 @@ pub static IRP: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1056,6 +1068,8 @@ pub static M2M: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1175,6 +1189,8 @@ pub static M3UPI: PmuInfo = PmuInfo {
             M3UPI entries with it. The kernel describes these boxes itself, as the \
             spec does, so the table's entries of this type are not compared.",
     }),
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1314,6 +1330,8 @@ pub static UBOX: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1454,6 +1472,8 @@ pub static UPI: PmuInfo = PmuInfo {
             M3UPI entries with it. The kernel describes these boxes itself, as the \
             spec does, so the table's entries of this type are not compared.",
     }),
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[

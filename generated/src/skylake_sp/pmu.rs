@@ -407,6 +407,8 @@ pub static CHA: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -648,6 +650,8 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -733,6 +737,8 @@ pub static IIO: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -865,6 +871,8 @@ pub static IMC: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -981,6 +989,8 @@ pub static IRP: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1085,6 +1095,8 @@ pub static M2M: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1183,6 +1195,8 @@ pub static M2PCIE: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1300,6 +1314,8 @@ pub static M3UPI: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1425,6 +1441,8 @@ pub static PCU: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1639,6 +1657,8 @@ pub static UBOX: PmuInfo = PmuInfo {
             socket's first stack, below every other bus of the socket.",
     }),
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1785,6 +1805,8 @@ pub static UPI: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[

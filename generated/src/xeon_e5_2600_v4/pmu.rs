@@ -135,6 +135,8 @@ pub static CBOX: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -325,6 +327,8 @@ pub static HA: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -491,6 +495,8 @@ pub static IMC: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -643,6 +649,8 @@ pub static IRP: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -811,6 +819,8 @@ pub static PCU: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1006,6 +1016,8 @@ pub static QPI: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1149,6 +1161,8 @@ pub static R2PCIE: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1287,6 +1301,8 @@ pub static R3QPI: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1429,6 +1445,8 @@ pub static SBOX: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[
@@ -1700,6 +1718,8 @@ pub static UBOX: PmuInfo = PmuInfo {
             such a bus the socket of the nearest higher bus with the U-box.",
     }),
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
     saturation: None,
     global_init: &[],
     notes: &[

@@ -12,7 +12,9 @@
 //! whose `<discovery-ignored>` says the table's entries of its type are wrong is not compared
 //! ([`BoxStatus::Ignored`]); a box the table does not list but the part's own count has
 //! (`<box-count>`, read from the part: [`PartFacts::counts`]) is taken as the spec describes
-//! it ([`BoxStatus::CountedByPart`]).
+//! it ([`BoxStatus::CountedByPart`]), and so is one the spec's `<discovery-count>` says the
+//! part has ([`BoxStatus::CorrectedCount`]); a unit whose `<discovery-broken>` says its boxes
+//! do not count is never used ([`BoxStatus::Broken`]).
 
 use pmu_regs::{CounterKind, Location};
 
@@ -50,10 +52,30 @@ pub enum BoxStatus {
         /// The source of the rule.
         source: &'static str,
     },
+    /// The table does not list the box, but the spec says the part has this many of the
+    /// unit's boxes whatever its table lists (`<discovery-count>`): the spec's description is
+    /// trusted.
+    CorrectedCount {
+        /// The boxes of the unit the part has.
+        count: u32,
+        /// The source of the correction.
+        source: &'static str,
+        /// What is wrong with the table's count.
+        why: &'static str,
+    },
+    /// The spec says the unit's boxes do not count on the parts whose table lists them
+    /// (`<discovery-broken>`): the box is not used, never shown as counting 0.
+    Broken {
+        /// The source that says so.
+        source: &'static str,
+        /// What is wrong with the boxes.
+        why: &'static str,
+    },
 }
 
 impl BoxStatus {
-    /// `matching`, `missing`, `unknown`, `disagreeing`, `ignored`, `counted-by-part`.
+    /// `matching`, `missing`, `unknown`, `disagreeing`, `ignored`, `counted-by-part`,
+    /// `corrected-count`, `broken`.
     pub fn as_str(&self) -> &'static str {
         match self {
             BoxStatus::Matching => "matching",
@@ -62,6 +84,8 @@ impl BoxStatus {
             BoxStatus::Disagreeing(_) => "disagreeing",
             BoxStatus::Ignored { .. } => "ignored",
             BoxStatus::CountedByPart { .. } => "counted-by-part",
+            BoxStatus::CorrectedCount { .. } => "corrected-count",
+            BoxStatus::Broken { .. } => "broken",
         }
     }
 
@@ -70,7 +94,10 @@ impl BoxStatus {
     pub fn is_trusted(&self) -> bool {
         matches!(
             self,
-            BoxStatus::Matching | BoxStatus::Ignored { .. } | BoxStatus::CountedByPart { .. }
+            BoxStatus::Matching
+                | BoxStatus::Ignored { .. }
+                | BoxStatus::CountedByPart { .. }
+                | BoxStatus::CorrectedCount { .. }
         )
     }
 
@@ -104,6 +131,12 @@ impl BoxStatus {
             } => format!(
                 "the table does not list it; the part has {count} of its unit's boxes ({read}; {source})"
             ),
+            BoxStatus::CorrectedCount { count, source, why } => format!(
+                "the table does not list it; the part has {count} of its unit's boxes ({source}: {why})"
+            ),
+            BoxStatus::Broken { source, why } => {
+                format!("known not to count ({source}): {why}")
+            }
         }
     }
 }
@@ -220,10 +253,25 @@ pub fn join_on(spec: &'static Boxes, table: &DiscoveredTable, part: &PartFacts<'
             .iter()
             .find(|c| c.unit == b.unit.name && (b.position as u32) < c.count);
         let status = match (b.pmu.discovery_ignored, found, counted) {
+            _ if b.pmu.discovery_broken.is_some() => {
+                let broken = b.pmu.discovery_broken.expect("checked");
+                BoxStatus::Broken {
+                    source: broken.source,
+                    why: broken.description,
+                }
+            }
             (Some(ignored), _, _) => BoxStatus::Ignored {
                 source: ignored.source,
                 why: ignored.description,
             },
+            (None, None, None) if corrected(b).is_some() => {
+                let c = corrected(b).expect("checked");
+                BoxStatus::CorrectedCount {
+                    count: c.boxes,
+                    source: c.source,
+                    why: c.description,
+                }
+            }
             (None, None, Some(c)) => BoxStatus::CountedByPart {
                 count: c.count,
                 read: c.read.clone(),
@@ -257,6 +305,13 @@ pub fn join_on(spec: &'static Boxes, table: &DiscoveredTable, part: &PartFacts<'
         });
     }
     Joined { boxes }
+}
+
+/// The spec's `<discovery-count>` of `b`'s unit, where it gives the part box `b`.
+fn corrected(b: &PmuBox) -> Option<pmu_regs::DiscoveryCountInfo> {
+    b.pmu
+        .discovery_count
+        .filter(|c| (b.position as u32) < c.boxes)
 }
 
 fn compare(b: &PmuBox, t: &DiscoveredBox, mmio: Option<MmioPlace<'_>>) -> Vec<Disagreement> {

@@ -1,4 +1,6 @@
-//! A unit's hardware quirks as data (spec/README.md, "Hardware quirks"): `<saturation>`
+//! A unit's hardware quirks as data (spec/README.md, "Hardware quirks"): the discovery
+//! table's corrections beyond ignoring its entries (`<discovery-count>`: the number of boxes
+//! the part has; `<discovery-broken>`: boxes that do not count), `<saturation>`
 //! (counters that stop at their top, and the bit at which software resets them) and
 //! `<global-init>` (a field software writes before counting because the part powers up with
 //! a value there that stops every count). Each carries a declared public source and says
@@ -6,8 +8,8 @@
 
 use super::super::{normalize_text, parse_number, Validator};
 use super::UnitScope;
-use crate::model::pmu::{Counter, GlobalInit, Saturation};
-use crate::parse::pmu::{RawGlobalInit, RawSaturation};
+use crate::model::pmu::{Counter, DiscoveryCount, DiscoveryIgnored, GlobalInit, Saturation};
+use crate::parse::pmu::{RawDiscoveryIgnored, RawGlobalInit, RawPmu, RawSaturation};
 
 impl Validator {
     /// `<saturation>`: a bit below every counter's width (the usable width that remains),
@@ -134,6 +136,81 @@ impl Validator {
             source: g.source.clone(),
             description,
         })
+    }
+
+    /// `<discovery-count>`: on a unit with a discovery type, a number of boxes from 1 to the
+    /// unit's instances, a declared source and a description.
+    pub(super) fn pmu_discovery_count(
+        &mut self,
+        unit: &UnitScope<'_>,
+        raw: &RawPmu,
+    ) -> Option<DiscoveryCount> {
+        let c = raw.discovery_count.as_ref()?;
+        self.needs_discovery_type(unit, raw, c.at, "discovery-count")?;
+        let listed = unit.instances.len() as u32;
+        let boxes = parse_number(&c.boxes)
+            .and_then(|v| u32::try_from(v).ok())
+            .filter(|b| (1..=listed).contains(b));
+        let Some(boxes) = boxes else {
+            self.push(unit.ctx.error(
+                c.at,
+                format!(
+                    "discovery-count boxes `{}` is not a number from 1 to {listed} (the unit's instances)",
+                    c.boxes
+                ),
+                "give the number of boxes the part has (boxes 0 to boxes - 1 of the unit's instances)",
+            ));
+            return None;
+        };
+        let description = self.quirk_text(unit, c.at, &c.source, &c.text, "discovery-count")?;
+        Some(DiscoveryCount {
+            boxes,
+            source: c.source.clone(),
+            description,
+        })
+    }
+
+    /// `<discovery-broken>`: on a unit with a discovery type and no `<discovery-ignored>`
+    /// (a box not used needs no entry ignored), a declared source and a description.
+    pub(super) fn pmu_discovery_broken(
+        &mut self,
+        unit: &UnitScope<'_>,
+        raw: &RawPmu,
+    ) -> Option<DiscoveryIgnored> {
+        let b: &RawDiscoveryIgnored = raw.discovery_broken.as_ref()?;
+        self.needs_discovery_type(unit, raw, b.at, "discovery-broken")?;
+        if raw.discovery_ignored.is_some() {
+            self.push(unit.ctx.error(
+                b.at,
+                "discovery-broken and discovery-ignored on one unit",
+                "keep one: a broken unit's boxes are not used at all, so its table entries need not be ignored",
+            ));
+            return None;
+        }
+        let description = self.quirk_text(unit, b.at, &b.source, &b.text, "discovery-broken")?;
+        Some(DiscoveryIgnored {
+            source: b.source.clone(),
+            description,
+        })
+    }
+
+    /// A correction of the discovery table needs the unit's `discovery-type`.
+    fn needs_discovery_type(
+        &mut self,
+        unit: &UnitScope<'_>,
+        raw: &RawPmu,
+        at: usize,
+        element: &str,
+    ) -> Option<()> {
+        if raw.discovery_type.is_some() {
+            return Some(());
+        }
+        self.push(unit.ctx.error(
+            at,
+            format!("{element} on a unit without a discovery-type"),
+            "give the <pmu> the discovery-type whose table entries it corrects, or remove the correction",
+        ));
+        None
     }
 
     /// A quirk's source (declared in processors.xml) and its description (not empty).

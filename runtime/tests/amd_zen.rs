@@ -590,3 +590,48 @@ fn a_umc_delta_across_saturation_is_right_with_the_handling_and_stops_without() 
         }
     }
 }
+
+/// The off switch a conformance run uses, through a counting session: Zen 4's UMC0 counter
+/// found at 2^48 - 1000, counting 500,000 events a second read every 10 ms (5000 an
+/// interval). With `Options::quirks` off the first interval sees the 999 events before the
+/// counter stopped at its top and the next ones nothing; with the handling on every interval
+/// counts its 5000. Closing puts the value found back either way.
+#[test]
+fn a_session_counts_across_umc_saturation_unless_its_quirks_are_off() {
+    use pmu_runtime::machine::{Machine, Where};
+    use pmu_runtime::quirks::Quirks;
+    use pmu_runtime::session::{Clock, Options, Pace, Selection, Session, SessionBackend};
+    use std::time::Duration;
+    let p = processor("amd-zen4");
+    let boxes = Boxes::of(p);
+    let found = (1u64 << 48) - 1000;
+    for (quirks, expected) in [(Quirks::NONE, [999, 0, 0]), (Quirks::ALL, [5000; 3])] {
+        let machine = Machine::simulating(p);
+        let at = Where {
+            socket: Some(0),
+            ..Where::default()
+        };
+        let ctr = machine.resolve("amd-zen4:UMC0_PERF_CTR0", &at).unwrap();
+        machine.write(&ctr, found).unwrap();
+        let selection = Selection::of_boxes(
+            &[(boxes, boxes.find("UMC0").unwrap())],
+            &["ev_sel=0x0a"],
+            &[EventSelect::event(0x0A)],
+        )
+        .unwrap();
+        let options = Options {
+            clock: Clock::Steps(Duration::from_millis(10)),
+            pace: Pace::Steady(500_000),
+            quirks,
+            ..Options::default()
+        };
+        let backend = SessionBackend::Registers(&machine);
+        let mut session = Session::open(&backend, &selection, options).unwrap();
+        let deltas: Vec<u64> = (0..3)
+            .map(|_| session.interval().unwrap().counts[0].delta)
+            .collect();
+        assert_eq!(deltas, expected, "{quirks:?}");
+        session.close().unwrap();
+        assert_eq!(machine.read(&ctr).unwrap(), found, "{quirks:?}: put back");
+    }
+}

@@ -774,7 +774,7 @@ const LAYERS: [&[&str]; 9] = [
     &["machine", "perf", "sim_perf"],
     &["part", "constants", "detect"],
     &["session"],
-    &["metrics", "export"],
+    &["metrics", "export", "check"],
 ];
 
 #[test]

@@ -500,7 +500,8 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
     }));
     let (saturation, global_init) = quirks(names, u, pmu);
     let discovery_count = opt(pmu.discovery_count.as_ref().map(|c| {
-        let (boxes, source, description) = (c.boxes, &c.source, text_lit(&c.description));
+        let boxes = Literal::u32_unsuffixed(c.boxes);
+        let (source, description) = (&c.source, text_lit(&c.description));
         quote!(DiscoveryCountInfo {
             boxes: #boxes,
             source: #source,
@@ -546,7 +547,7 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
 fn quirks(names: &Names, u: usize, pmu: &Pmu) -> (TokenStream, TokenStream) {
     let unit = &names.p.units[u];
     let saturation = opt(pmu.saturation.as_ref().map(|s| {
-        let bit = s.reset_bit;
+        let bit = Literal::u32_unsuffixed(s.reset_bit);
         let (source, description) = (&s.source, text_lit(&s.description));
         quote!(SaturationInfo {
             reset_bit: #bit,
@@ -561,7 +562,11 @@ fn quirks(names: &Names, u: usize, pmu: &Pmu) -> (TokenStream, TokenStream) {
         let qualified = format!("{name}.{}", reg.fields[g.field].name);
         let info = names.info(u, g.register);
         let field = names.field((u, g.register, g.field));
-        let (instance, write, power_on) = (&inst.name, g.write, g.power_on);
+        let (instance, write, power_on) = (
+            &inst.name,
+            Literal::u64_unsuffixed(g.write),
+            Literal::u64_unsuffixed(g.power_on),
+        );
         let (source, description) = (&g.source, text_lit(&g.description));
         quote!(GlobalInitInfo {
             register: #info,

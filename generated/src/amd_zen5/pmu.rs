@@ -305,7 +305,7 @@ pub static UMC: PmuInfo = PmuInfo {
     discovery_count: None,
     discovery_broken: None,
     saturation: Some(SaturationInfo {
-        reset_bit: 47u32,
+        reset_bit: 47,
         source: "linux-amd-umc-saturation",
         description: "A UMC counter does not wrap: when it overflows it sets its overflow bit \
             and stays at its top, so a later reading shows no change. Linux reads it \

@@ -142,6 +142,11 @@ error_cases!(
     // The spec's corrections of the discovery table (spec/README.md, "<discovery-ignored>").
     pmu_discovery_ignored_without_type,
     pmu_discovery_ignored_without_description,
+    // Hardware quirks (spec/README.md, "Hardware quirks").
+    pmu_saturation_errors,
+    pmu_global_init_errors,
+    pmu_discovery_corrections_without_type,
+    pmu_discovery_corrections_errors,
 );
 
 /// The errors codegen shows besides spec diagnostics (those are snapshotted per rule above).

@@ -320,6 +320,18 @@ pub struct PmuInfo {
     /// The discovery table's entries of this unit's type are known to be wrong; the spec's
     /// boxes are trusted instead. `None`: the table is believed.
     pub discovery_ignored: Option<DiscoveryIgnoredInfo>,
+    /// The part has this many of the unit's boxes whatever its discovery table lists (the
+    /// spec's `<discovery-count>`); `None`: the table's count is believed.
+    pub discovery_count: Option<DiscoveryCountInfo>,
+    /// The unit's boxes do not count on the parts whose table lists them, and software does
+    /// not use them (the spec's `<discovery-broken>`); `None`: they are used.
+    pub discovery_broken: Option<DiscoveryIgnoredInfo>,
+    /// The counters saturate at their top instead of wrapping, and software resets them
+    /// early (the spec's `<saturation>`); `None`: they wrap at their width.
+    pub saturation: Option<SaturationInfo>,
+    /// Fields software writes before counting, because the part powers up with a value
+    /// there that stops every count (the spec's `<global-init>`); empty for most units.
+    pub global_init: &'static [GlobalInitInfo],
     /// Decisions about the structure, with their sources.
     pub notes: &'static [NoteInfo],
 }
@@ -441,12 +453,61 @@ impl BoxCountRule {
 
 /// The discovery table's entries of a unit's type are known to be wrong (a firmware bug a
 /// public source works around), so software trusts the spec's description of the boxes
-/// (the spec's `<discovery-ignored>`).
+/// (the spec's `<discovery-ignored>`); or the boxes are known not to count, so software does
+/// not use them (`<discovery-broken>`).
 #[derive(Debug, Clone, Copy)]
 pub struct DiscoveryIgnoredInfo {
     /// The public source that ignores them (a `processors.xml` source id).
     pub source: &'static str,
     /// What is wrong with the entries, in words, for messages.
+    pub description: &'static str,
+}
+
+/// How many boxes of a unit the part has where its discovery table lists another number (the
+/// spec's `<discovery-count>`): boxes 0 to `boxes - 1`.
+#[derive(Debug, Clone, Copy)]
+pub struct DiscoveryCountInfo {
+    /// How many boxes the part has.
+    pub boxes: u32,
+    /// The public source that corrects the count (a `processors.xml` source id).
+    pub source: &'static str,
+    /// What is wrong with the table's count, in words, for messages.
+    pub description: &'static str,
+}
+
+/// Counters that stop at their top instead of wrapping (the spec's `<saturation>`): a later
+/// reading shows no change, so software resets a counter to zero whenever bit `reset_bit`
+/// reads 1, and takes deltas over `reset_bit` bits.
+#[derive(Debug, Clone, Copy)]
+pub struct SaturationInfo {
+    /// The bit whose setting makes software reset the counter; the usable width.
+    pub reset_bit: u32,
+    /// The public source that resets them (a `processors.xml` source id).
+    pub source: &'static str,
+    /// What the hardware does and what software does, in words, for messages.
+    pub description: &'static str,
+}
+
+/// A field software writes before counting (the spec's `<global-init>`): the part powers up
+/// with `power_on` there, which stops every count, and counting needs `write`. A session
+/// saves the register first and puts it back when it ends.
+#[derive(Debug)]
+pub struct GlobalInitInfo {
+    /// The register.
+    pub register: &'static RegisterInfo,
+    /// The box instance whose register it is.
+    pub instance: &'static str,
+    /// The field written.
+    pub field: &'static FieldInfo,
+    /// `REGISTER.field`, for messages.
+    pub qualified: &'static str,
+    /// The value written before counting.
+    pub write: u64,
+    /// The value the part powers up with.
+    pub power_on: u64,
+    /// The public source that writes it (a `processors.xml` source id).
+    pub source: &'static str,
+    /// Why, in words, for messages.
     pub description: &'static str,
 }
 

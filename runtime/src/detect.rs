@@ -162,7 +162,8 @@ pub struct TableReport {
     pub read: bool,
     /// Why it was not read.
     pub error: Option<String>,
-    /// Boxes matching, missing, unknown, disagreeing, ignored, counted by the part.
+    /// Boxes matching, missing, unknown, disagreeing (or known broken: `<discovery-broken>`),
+    /// ignored, counted by the part (or by the spec's `<discovery-count>`).
     pub counts: [usize; 6],
 }
 
@@ -186,9 +187,9 @@ pub fn discovery_tables(
                             BoxStatus::Matching => 0,
                             BoxStatus::Missing => 1,
                             BoxStatus::Unknown => 2,
-                            BoxStatus::Disagreeing(_) => 3,
+                            BoxStatus::Disagreeing(_) | BoxStatus::Broken { .. } => 3,
                             BoxStatus::Ignored { .. } => 4,
-                            BoxStatus::CountedByPart { .. } => 5,
+                            BoxStatus::CountedByPart { .. } | BoxStatus::CorrectedCount { .. } => 5,
                         }] += 1;
                     }
                     TableReport {

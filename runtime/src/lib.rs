@@ -37,13 +37,17 @@
 //!   what an event sets beyond its code and umask, as `pmu list --events` shows them.
 //! - [`detect`]: what this machine has, as data: the processor `/proc/cpuinfo` describes,
 //!   the specs that describe it, and how its discovery tables agree with the spec.
+//! - [`quirks`]: the hardware quirks the spec records (a power-on freeze that global
+//!   initialisation lifts, counters that saturate), which counting applies unless told not to.
+//! - `check`: the parts of `pmu check`, the conformance run for a real machine (first:
+//!   what else holds the counters).
 //! - [`error`]: errors typed by layer (backend, usage, sampling).
 //!
 //! Layers depend one way: [`access`] (traits, [`Bdf`], topology, uncore devices, backend
-//! errors) <- [`boxes`]/[`lookup`]/[`codec`]/[`table_format`] <- backends ([`msr`], [`pci`],
+//! errors) <- [`boxes`]/[`lookup`]/[`codec`]/[`table_format`]/[`quirks`] <- backends ([`msr`], [`pci`],
 //! [`mmio`], [`sim`], [`fault`]) <- [`counters`] (which owns [`counters::delta`]) and
 //! [`discovery`] <- [`sampling`] <- [`machine`] (and [`perf`] beside it) <- [`session`] <-
-//! [`metrics`] <- `export` <- the `pmu` binary. The simulator imports neither [`discovery`]
+//! [`metrics`] <- `export` and `check` <- the `pmu` binary. The simulator imports neither [`discovery`]
 //! nor [`ownership`], and the session reaches no simulator (its workload is the machine's:
 //! [`machine::Workload`]). `runtime/tests/layers.rs` checks it, and that no module folder
 //! has an import cycle and no type name is defined twice.
@@ -68,6 +72,7 @@
 pub mod access;
 pub mod bounded;
 pub mod boxes;
+pub mod check;
 pub mod codec;
 pub mod constants;
 pub mod counters;
@@ -91,6 +96,7 @@ pub mod pci;
 pub mod perf;
 #[cfg(feature = "perfmon")]
 pub mod perfmon;
+pub mod quirks;
 #[cfg(feature = "json")]
 pub mod report;
 pub mod sampling;

@@ -546,3 +546,92 @@ fn a_data_fabric_control_encodes_and_decodes_its_split_fields_as_one_value_each(
         assert_eq!((umask[0], umask[3]), ("27:24,15:8", "0xa5b"), "{text}");
     }
 }
+
+/// AMD's UMC counters stop at their top instead of wrapping (Linux 2492e5aba2be): the
+/// simulator saturates them as the hardware does. A counter found at 2^48 - 1000 that then
+/// counts 5000 events: with the runtime's handling off the delta is the 999 events it took
+/// to reach 2^48 - 1, where it stopped; with it on, the first reading finds bit 47 set and
+/// resets the counter (as Linux's amd_uncore_umc_read does), readings go on over 47 bits,
+/// and the delta is the 5000 events. Closing puts the value found back.
+#[test]
+fn a_umc_delta_across_saturation_is_right_with_the_handling_and_stops_without() {
+    use pmu_runtime::counters::delta;
+    use pmu_runtime::quirks::Quirks;
+    for id in ["amd-zen4", "amd-zen5"] {
+        let p = processor(id);
+        let boxes = Boxes::of(p);
+        let umc = boxes.boxes.iter().find(|b| b.instance == "UMC0").unwrap();
+        for (quirks, expected) in [(Quirks::NONE, 999), (Quirks::ALL, 5000)] {
+            let sim = Sim::new(SimConfig::of(p));
+            let found = (1u64 << 48) - 1000;
+            let counter = umc.counters[0].counter;
+            write_by_info(&sim, counter.info, counter.addr, Site::Cpu(0), found).unwrap();
+            let mut session = Counting::open(&sim, boxes, umc, 0, 0, None).unwrap();
+            session.set_quirks(quirks);
+            let n = session.program(&[EventSelect::event(0x0A)]).unwrap()[0];
+            assert_eq!(n, umc.counters[0].number());
+            let width = session.counter_width(n).unwrap();
+            let start = session.read_counter(n).unwrap();
+            sim.inject_uncore(
+                0,
+                pmu_runtime::sim::UncoreEvent {
+                    instance: "UMC0",
+                    ev_sel: 0x0A,
+                    umask: None,
+                },
+                5000,
+            )
+            .unwrap();
+            let now = session.read_counter(n).unwrap();
+            assert_eq!(delta(start, now, width), expected, "{id} {quirks:?}");
+            session.close().unwrap();
+            let back = read_by_info(&sim, counter.info, counter.addr, Site::Cpu(0)).unwrap();
+            assert_eq!(back, found, "{id} {quirks:?}: put back");
+        }
+    }
+}
+
+/// The off switch a conformance run uses, through a counting session: Zen 4's UMC0 counter
+/// found at 2^48 - 1000, counting 500,000 events a second read every 10 ms (5000 an
+/// interval). With `Options::quirks` off the first interval sees the 999 events before the
+/// counter stopped at its top and the next ones nothing; with the handling on every interval
+/// counts its 5000. Closing puts the value found back either way.
+#[test]
+fn a_session_counts_across_umc_saturation_unless_its_quirks_are_off() {
+    use pmu_runtime::machine::{Machine, Where};
+    use pmu_runtime::quirks::Quirks;
+    use pmu_runtime::session::{Clock, Options, Pace, Selection, Session, SessionBackend};
+    use std::time::Duration;
+    let p = processor("amd-zen4");
+    let boxes = Boxes::of(p);
+    let found = (1u64 << 48) - 1000;
+    for (quirks, expected) in [(Quirks::NONE, [999, 0, 0]), (Quirks::ALL, [5000; 3])] {
+        let machine = Machine::simulating(p);
+        let at = Where {
+            socket: Some(0),
+            ..Where::default()
+        };
+        let ctr = machine.resolve("amd-zen4:UMC0_PERF_CTR0", &at).unwrap();
+        machine.write(&ctr, found).unwrap();
+        let selection = Selection::of_boxes(
+            &[(boxes, boxes.find("UMC0").unwrap())],
+            &["ev_sel=0x0a"],
+            &[EventSelect::event(0x0A)],
+        )
+        .unwrap();
+        let options = Options {
+            clock: Clock::Steps(Duration::from_millis(10)),
+            pace: Pace::Steady(500_000),
+            quirks,
+            ..Options::default()
+        };
+        let backend = SessionBackend::Registers(&machine);
+        let mut session = Session::open(&backend, &selection, options).unwrap();
+        let deltas: Vec<u64> = (0..3)
+            .map(|_| session.interval().unwrap().counts[0].delta)
+            .collect();
+        assert_eq!(deltas, expected, "{quirks:?}");
+        session.close().unwrap();
+        assert_eq!(machine.read(&ctr).unwrap(), found, "{quirks:?}: put back");
+    }
+}

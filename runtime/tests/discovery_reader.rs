@@ -165,6 +165,29 @@ fn an_address_off_by_a_stride_lands_on_another_box_and_neither_is_used() {
     }
 }
 
+/// CHA 0's registers run from its box control 0x2000 to its last counter, 0x2008 + 3; CHA 1
+/// moved to 0x2008 does not share its box control but lies inside that range: one of the two
+/// is off (programming one would write the other), and neither is used.
+#[test]
+fn boxes_whose_registers_overlap_are_refused() {
+    let mut t = table();
+    t.set_qword(2 * 32 + 8, 0x2008);
+    match read(&t) {
+        Err(DiscoveryError::OverlappingBoxes { entries, addresses }) => {
+            assert_eq!(entries, (0, 1));
+            assert_eq!(
+                addresses,
+                (TableAddress::Msr(0x2000), TableAddress::Msr(0x2008))
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // One register past CHA 0's last counter (0x200B) is clear of it.
+    let mut t = table();
+    t.set_qword(2 * 32 + 8, 0x200C);
+    assert_eq!(read(&t).unwrap().boxes.len(), 3);
+}
+
 #[test]
 fn one_box_listed_twice_is_refused() {
     let mut t = table();
@@ -256,6 +279,27 @@ fn a_table_located_other_than_by_a_bar_or_an_io_bar_is_refused() {
         locate(&t, DEVICE),
         Err(DiscoveryError::BadBar { offset: 0x10, .. })
     ));
+}
+
+/// A BAR that holds 0 (the firmware left it unassigned) locates no table: refused, naming
+/// the BAR, before anything at address 0 is read.
+#[test]
+fn a_zero_bar_is_refused() {
+    let mut t = table();
+    t.set_dword(0x10, 0);
+    t.set_dword(0x14, 0);
+    match locate(&t, DEVICE) {
+        Err(
+            e @ DiscoveryError::BadBar {
+                offset: 0x10,
+                value: 0,
+                ..
+            },
+        ) => {
+            assert!(e.to_string().contains("not a memory address"), "{e}");
+        }
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

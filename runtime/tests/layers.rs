@@ -766,6 +766,7 @@ const LAYERS: [&[&str]; 9] = [
         "table_format",
         "ownership",
         "perfmon",
+        "quirks",
     ],
     &["msr", "pci", "mmio", "sim", "fault"],
     &["counters", "discovery"],
@@ -773,7 +774,7 @@ const LAYERS: [&[&str]; 9] = [
     &["machine", "perf", "sim_perf"],
     &["part", "constants", "detect"],
     &["session", "stat"],
-    &["metrics", "export", "report"],
+    &["metrics", "export", "report", "check"],
 ];
 
 #[test]

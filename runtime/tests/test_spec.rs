@@ -13,9 +13,9 @@ use std::path::Path;
 
 use codegen::model::{self, pmu as m};
 use pmu_regs::{
-    Access, AddressInfo, Addresses, BitRef, CounterInfo, CounterKind, FieldInfo, GlobalInfo, Hop,
-    Location, PmuInfo, ProcessorInfo, RegRef, RegisterInfo, Role, RouteInfo, Scope, Space,
-    UnitInfo,
+    Access, AddressInfo, Addresses, BitRef, CounterInfo, CounterKind, DiscoveryCountInfo,
+    DiscoveryIgnoredInfo, FieldInfo, GlobalInfo, GlobalInitInfo, Hop, Location, PmuInfo,
+    ProcessorInfo, RegRef, RegisterInfo, Role, RouteInfo, SaturationInfo, Scope, Space, UnitInfo,
 };
 use pmu_runtime::boxes::Boxes;
 use pmu_runtime::counters::Counting;
@@ -298,6 +298,39 @@ fn processor(p: &model::Processor) -> &'static ProcessorInfo {
                     // Nor which socket owns a PCI bus: it has none.
                     socket_bus: None,
                     discovery_ignored: None,
+                    discovery_count: pm.discovery_count.as_ref().map(|c| DiscoveryCountInfo {
+                        boxes: c.boxes,
+                        source: s(&c.source),
+                        description: s(&c.description),
+                    }),
+                    discovery_broken: pm.discovery_broken.as_ref().map(|b| DiscoveryIgnoredInfo {
+                        source: s(&b.source),
+                        description: s(&b.description),
+                    }),
+                    saturation: pm.saturation.as_ref().map(|q| SaturationInfo {
+                        reset_bit: q.reset_bit,
+                        source: s(&q.source),
+                        description: s(&q.description),
+                    }),
+                    global_init: pm
+                        .global_init
+                        .iter()
+                        .map(|g| {
+                            let info = regs[ui][g.register];
+                            let name = u.registers[g.register].concrete_name(&u.instances[0], 0);
+                            GlobalInitInfo {
+                                register: info,
+                                instance: s(&u.instances[0].name),
+                                field: &info.fields[g.field],
+                                qualified: s(&format!("{name}.{}", info.fields[g.field].name)),
+                                write: g.write,
+                                power_on: g.power_on,
+                                source: s(&g.source),
+                                description: s(&g.description),
+                            }
+                        })
+                        .collect::<Vec<_>>()
+                        .leak(),
                 })
             });
             leak(UnitInfo {
@@ -478,7 +511,7 @@ fn the_discovery_path_runs_end_to_end_on_a_spec_only_processor() {
     other[0].width = 48;
     other[0].box_control += 0x10;
     other[0].ctl_offset = 4;
-    other[0].ctr_offset = 5;
+    other[0].ctr_offset = 7;
     other.push(TableBox {
         box_type: 9,
         box_control: 0x730,
@@ -510,7 +543,14 @@ fn the_discovery_path_runs_end_to_end_on_a_spec_only_processor() {
         [
             ("box control", "MSR 0x720", "tiny-src"),
             ("counter control 0", "MSR 0x724", "tiny-src"),
-            ("counter 0", "MSR 0x725", "tiny-src"),
+            ("counter 0", "MSR 0x727", "tiny-src"),
+            // Every counter and control after the first is compared too.
+            ("counter", "MSR 0x728 (counter 0 + 1 x 1)", "tiny-src"),
+            (
+                "counter control",
+                "MSR 0x725 (counter control 0 + 1 x 1)",
+                "tiny-src"
+            ),
             ("width", "48", "tiny-src"),
         ]
     );
@@ -544,4 +584,153 @@ fn the_discovery_path_runs_end_to_end_on_a_spec_only_processor() {
     named(&["A0", "A1", "G"])
         .check_discovered(&agreeing, false)
         .unwrap();
+}
+
+/// The tiny part powers up frozen (`<global-init>` on G_FRZ.frz_all, power-on 1, written 0):
+/// the simulator holds every box until the field is written, as such hardware does. With
+/// the runtime's handling off a counter reads 0 however many events happen; with it on the
+/// same events count, and closing puts the field back as the part had it.
+#[test]
+fn a_part_that_powers_up_frozen_counts_only_after_global_init_which_is_put_back() {
+    use pmu_runtime::quirks::{global_inits, Quirks};
+    use pmu_runtime::MsrAccess;
+    let p = tiny();
+    let boxes = Boxes::of(p);
+    let inits = global_inits(boxes);
+    assert_eq!(inits.len(), 1, "the fixture's one global-init");
+    let (frz, init) = inits[0];
+    let sim = Sim::new(SimConfig::of(p));
+    // G_FRZ is MSR 0x703 in the fixture.
+    assert_eq!(frz.addr.location, Location::Msr(0x703));
+    let frozen = |sim: &Sim| init.field.extract(sim.read_msr(0, 0x703).unwrap());
+    assert_eq!(frozen(&sim), 1, "powered up frozen");
+    let a0 = boxes.boxes.iter().find(|b| b.instance == "A0").unwrap();
+    for (quirks, expected) in [(Quirks::NONE, 0), (Quirks::ALL, 300)] {
+        let mut c = Counting::open(&sim, boxes, a0, 0, 0, None).unwrap();
+        c.set_quirks(quirks);
+        let n = c.program(&[EventSelect::event(0x21)]).unwrap()[0];
+        sim.inject_uncore(0, ev("A0", 0x21), 300).unwrap();
+        assert_eq!(c.read_counter(n).unwrap(), expected, "{quirks:?}");
+        c.close().unwrap();
+        assert_eq!(frozen(&sim), 1, "put back as found after {quirks:?}");
+    }
+}
+
+/// A spec whose counters are a wrong stride apart agrees with the table on the box control,
+/// counter control 0 and counter 0, and only the comparison of every counter shows it: the
+/// tiny spec with A-box counter 1 and its control one register further on (stride 2, as if
+/// the controls and counters were interleaved) against the table the right spec publishes.
+#[test]
+fn a_wrong_stride_in_the_spec_is_a_disagreement_on_counter_1() {
+    use pmu_runtime::discovery::{join, locate, read_table, table_boxes, BoxStatus, MemoryTable};
+    use pmu_runtime::Bdf;
+    let right = tiny();
+    let device = Bdf::new(0x7e, 0, 1);
+    let published = table_boxes(Boxes::of(right), 0).unwrap();
+    let table = MemoryTable::build(0xFE00_0000, device, 0x700, &published);
+    let at = locate(&table, device).unwrap()[0].address;
+    let read = read_table(&table, at).unwrap();
+    assert!(join(Boxes::of(right), &read).all_match());
+
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny");
+    let mut spec = codegen::load_spec(&dir).unwrap();
+    let a = spec.processors[0]
+        .units
+        .iter_mut()
+        .find(|u| u.name == "A")
+        .unwrap();
+    for r in a.registers.iter_mut().filter(|r| r.count == 2) {
+        let model::Addresses::Known(addresses) = &mut r.addresses else {
+            unreachable!()
+        };
+        for address in addresses.iter_mut().filter(|a| a.index == 1) {
+            if let model::Location::Msr(n) = &mut address.location {
+                *n += 1;
+            }
+        }
+    }
+    let wrong = processor(&spec.processors[0]);
+    let joined = join(Boxes::of(wrong), &read);
+    let BoxStatus::Disagreeing(d) = &joined.boxes[0].status else {
+        panic!("{:?}", joined.boxes[0].status)
+    };
+    let found: Vec<(&str, &str, &str)> = d
+        .iter()
+        .map(|d| (d.what, d.spec.as_str(), d.table.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "counter",
+                "A0_CTR1 at MSR 0x718",
+                "MSR 0x717 (counter 0 + 1 x 1)"
+            ),
+            (
+                "counter control",
+                "A0_SEL1 at MSR 0x716",
+                "MSR 0x715 (counter control 0 + 1 x 1)"
+            ),
+        ]
+    );
+}
+
+/// The spec's corrections of a table beyond ignoring it, on a copy of the tiny spec: with
+/// `<discovery-count boxes="2">` the A1 a table leaves out is taken as the spec describes it
+/// (`corrected-count`, trusted); with `<discovery-broken>` every A-box is `broken`, not
+/// trusted, whatever the table says, and its detail names the source.
+#[test]
+fn a_corrected_count_takes_a_box_the_table_leaves_out_and_a_broken_unit_is_never_used() {
+    use pmu_runtime::discovery::{join, locate, read_table, table_boxes, BoxStatus, MemoryTable};
+    use pmu_runtime::Bdf;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny");
+    let device = Bdf::new(0x7e, 0, 1);
+    let mut published = table_boxes(Boxes::of(tiny()), 0).unwrap();
+    published.pop(); // the table lists A0 only
+    let table = MemoryTable::build(0xFE00_0000, device, 0x700, &published);
+    let read = read_table(&table, locate(&table, device).unwrap()[0].address).unwrap();
+    let statuses = |edit: &dyn Fn(&mut m::Pmu)| -> Vec<(String, BoxStatus)> {
+        let mut spec = codegen::load_spec(&dir).unwrap();
+        let a = spec.processors[0].units.iter_mut().find(|u| u.name == "A");
+        edit(a.unwrap().pmu.as_mut().unwrap());
+        let joined = join(Boxes::of(processor(&spec.processors[0])), &read);
+        joined
+            .boxes
+            .into_iter()
+            .map(|b| (b.name(), b.status))
+            .collect()
+    };
+    let plain = statuses(&|_| {});
+    assert_eq!(plain[1], ("A1".to_string(), BoxStatus::Missing));
+    let counted = statuses(&|p| {
+        p.discovery_count = Some(m::DiscoveryCount {
+            boxes: 2,
+            source: "tiny-src".into(),
+            description: "The table lists one A-box.".into(),
+        })
+    });
+    assert_eq!(counted[0], ("A0".to_string(), BoxStatus::Matching));
+    assert!(matches!(
+        counted[1].1,
+        BoxStatus::CorrectedCount {
+            count: 2,
+            source: "tiny-src",
+            ..
+        }
+    ));
+    assert!(counted[1].1.is_trusted());
+    let broken = statuses(&|p| {
+        p.discovery_broken = Some(m::DiscoveryIgnored {
+            source: "tiny-src".into(),
+            description: "A-boxes read 0.".into(),
+        })
+    });
+    for (name, status) in &broken {
+        assert_eq!(status.as_str(), "broken", "{name}");
+        assert!(!status.is_trusted());
+        assert_eq!(
+            status.detail(),
+            "known not to count (tiny-src): A-boxes read 0."
+        );
+    }
 }

@@ -498,6 +498,23 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
             description: #description,
         })
     }));
+    let (saturation, global_init) = quirks(names, u, pmu);
+    let discovery_count = opt(pmu.discovery_count.as_ref().map(|c| {
+        let boxes = Literal::u32_unsuffixed(c.boxes);
+        let (source, description) = (&c.source, text_lit(&c.description));
+        quote!(DiscoveryCountInfo {
+            boxes: #boxes,
+            source: #source,
+            description: #description,
+        })
+    }));
+    let discovery_broken = opt(pmu.discovery_broken.as_ref().map(|d| {
+        let (source, description) = (&d.source, text_lit(&d.description));
+        quote!(DiscoveryIgnoredInfo {
+            source: #source,
+            description: #description,
+        })
+    }));
     let (proc_id, unit_name) = (&names.p.id, &unit.name);
     let doc = unit_doc(unit, pmu);
     quote! {
@@ -517,9 +534,52 @@ fn unit_static(names: &Names, u: usize, pmu: &Pmu) -> TokenStream {
             box_count: #box_count,
             socket_bus: #socket_bus,
             discovery_ignored: #discovery_ignored,
+            discovery_count: #discovery_count,
+            discovery_broken: #discovery_broken,
+            saturation: #saturation,
+            global_init: #global_init,
             notes: &[#(#notes),*],
         };
     }
+}
+
+/// A unit's hardware quirks: its `SaturationInfo` (or `None`) and its `GlobalInitInfo`s.
+fn quirks(names: &Names, u: usize, pmu: &Pmu) -> (TokenStream, TokenStream) {
+    let unit = &names.p.units[u];
+    let saturation = opt(pmu.saturation.as_ref().map(|s| {
+        let bit = Literal::u32_unsuffixed(s.reset_bit);
+        let (source, description) = (&s.source, text_lit(&s.description));
+        quote!(SaturationInfo {
+            reset_bit: #bit,
+            source: #source,
+            description: #description,
+        })
+    }));
+    let inits = pmu.global_init.iter().map(|g| {
+        let reg = &unit.registers[g.register];
+        let inst = &unit.instances[0];
+        let name = reg.concrete_name(inst, 0);
+        let qualified = format!("{name}.{}", reg.fields[g.field].name);
+        let info = names.info(u, g.register);
+        let field = names.field((u, g.register, g.field));
+        let (instance, write, power_on) = (
+            &inst.name,
+            Literal::u64_unsuffixed(g.write),
+            Literal::u64_unsuffixed(g.power_on),
+        );
+        let (source, description) = (&g.source, text_lit(&g.description));
+        quote!(GlobalInitInfo {
+            register: #info,
+            instance: #instance,
+            field: #field,
+            qualified: #qualified,
+            write: #write,
+            power_on: #power_on,
+            source: #source,
+            description: #description,
+        })
+    });
+    (saturation, quote!(&[#(#inits),*]))
 }
 
 /// A unit's `BoxCountInfo`.
@@ -765,6 +825,10 @@ fn references(p: &Processor) -> (BTreeSet<(usize, usize)>, BTreeSet<FieldKey>) {
         if let Some(g) = &pmu.global {
             let global = [Some(g.control), Some(g.status), g.overflow_clear];
             regs.extend(global.into_iter().flatten().map(|r| (u, r)));
+        }
+        for g in &pmu.global_init {
+            regs.insert((u, g.register));
+            fields.insert((u, g.register, g.field));
         }
         if p.units_from.is_none() {
             for i in role_impls(unit, pmu) {

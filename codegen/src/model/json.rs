@@ -272,10 +272,14 @@ impl Serialize for In<'_, pmu::Pmu> {
         let p = self.item;
         let names =
             |regs: &[usize]| -> Vec<&str> { regs.iter().map(|&r| self.register(r)).collect() };
-        let mut m = s.serialize_struct("Pmu", 10)?;
+        let mut m = s.serialize_struct("Pmu", 14)?;
         m.serialize_field("scope", &p.scope)?;
         m.serialize_field("discovery_type", &p.discovery_type)?;
         m.serialize_field("discovery_ignored", &p.discovery_ignored)?;
+        m.serialize_field("discovery_count", &p.discovery_count)?;
+        m.serialize_field("discovery_broken", &p.discovery_broken)?;
+        m.serialize_field("saturation", &p.saturation)?;
+        m.serialize_field("global_init", &self.each(&p.global_init))?;
         m.serialize_field("controls", &names(&p.controls))?;
         m.serialize_field("statuses", &names(&p.statuses))?;
         m.serialize_field("overflow_clears", &names(&p.overflow_clears))?;
@@ -283,6 +287,23 @@ impl Serialize for In<'_, pmu::Pmu> {
         m.serialize_field("filters", &self.each(&p.filters))?;
         m.serialize_field("routes", &self.each(&p.routes))?;
         m.serialize_field("notes", &p.notes)?;
+        m.end()
+    }
+}
+
+impl Serialize for In<'_, pmu::GlobalInit> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let g = self.item;
+        let mut m = s.serialize_struct("GlobalInit", 6)?;
+        m.serialize_field("register", self.register(g.register))?;
+        m.serialize_field(
+            "field",
+            &*self.unit.registers[g.register].fields[g.field].name,
+        )?;
+        m.serialize_field("write", &g.write)?;
+        m.serialize_field("power_on", &g.power_on)?;
+        m.serialize_field("source", &g.source)?;
+        m.serialize_field("description", &g.description)?;
         m.end()
     }
 }

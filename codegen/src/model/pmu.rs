@@ -362,12 +362,68 @@ pub struct Pmu {
     /// The discovery table's entries of this unit's type are known to be wrong, and the
     /// spec is trusted instead (`<discovery-ignored>`; only with a `discovery_type`).
     pub discovery_ignored: Option<DiscoveryIgnored>,
+    /// The part has this many of the unit's boxes whatever its discovery table lists
+    /// (`<discovery-count>`; only with a `discovery_type`).
+    pub discovery_count: Option<DiscoveryCount>,
+    /// The unit's boxes do not count on the parts whose table lists them, and software does
+    /// not use them (`<discovery-broken>`; only with a `discovery_type`).
+    pub discovery_broken: Option<DiscoveryIgnored>,
+    /// The counters saturate instead of wrapping, and software resets them early
+    /// (`<saturation>`); `None`: they wrap at their width.
+    pub saturation: Option<Saturation>,
+    /// What software writes before counting, because the part powers up with a value there
+    /// that stops every count (`<global-init>`).
+    pub global_init: Vec<GlobalInit>,
     /// Decisions about the structure and their sources.
     pub notes: Vec<super::Note>,
 }
 
-/// Why the discovery table's entries of a unit's type are not believed (a firmware bug a
-/// public source works around), with its source.
+/// How many boxes of a unit the part has where its discovery table lists another number (a
+/// firmware bug a public source corrects), with its source.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DiscoveryCount {
+    /// Boxes 0 to `boxes - 1` are there.
+    pub boxes: u32,
+    /// The public source that corrects the count.
+    pub source: String,
+    /// What is wrong with the table's count, in our words.
+    pub description: String,
+}
+
+/// Counters that stop at their top instead of wrapping (a hardware behaviour a public source
+/// works around): software resets a counter to zero when bit `reset_bit` reads 1, so deltas
+/// are taken over `reset_bit` bits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Saturation {
+    /// The bit whose setting makes software reset the counter; also the usable width.
+    pub reset_bit: u32,
+    /// The public source that resets them.
+    pub source: String,
+    /// What the hardware does and what software does about it, in our words.
+    pub description: String,
+}
+
+/// A field software writes before counting: the part powers up with `power_on` there, which
+/// stops every count, and counting needs `write`. A session saves the register first and
+/// puts it back when it ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GlobalInit {
+    /// The register, by position in the unit (not an array; the unit has one instance).
+    pub register: usize,
+    /// The field, by position in the register.
+    pub field: usize,
+    /// The value written before counting.
+    pub write: u64,
+    /// The value the part powers up with.
+    pub power_on: u64,
+    /// The public source that writes it.
+    pub source: String,
+    /// Why, in our words.
+    pub description: String,
+}
+
+/// Why the discovery table's entries of a unit's type are not believed, or its boxes not used
+/// (a firmware or hardware bug a public source works around), with its source.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DiscoveryIgnored {
     /// The public source that ignores them.

@@ -38,8 +38,67 @@ pub struct RawPmu {
     pub socket_bus: Option<RawSocketBus>,
     #[serde(default, rename = "discovery-ignored")]
     pub discovery_ignored: Option<RawDiscoveryIgnored>,
+    #[serde(default, rename = "discovery-count")]
+    pub discovery_count: Option<RawDiscoveryCount>,
+    #[serde(default, rename = "discovery-broken")]
+    pub discovery_broken: Option<RawDiscoveryIgnored>,
+    #[serde(default)]
+    pub saturation: Option<RawSaturation>,
+    #[serde(default, rename = "global-init")]
+    pub global_init: Vec<RawGlobalInit>,
     #[serde(default)]
     pub note: Vec<RawNote>,
+}
+
+/// `<discovery-count>`: how many boxes of the unit the part has, where its discovery table
+/// lists another number.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawDiscoveryCount {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@boxes")]
+    pub boxes: String,
+    #[serde(rename = "@source")]
+    pub source: String,
+    #[serde(rename = "$text", default)]
+    pub text: String,
+}
+
+/// `<saturation>`: the unit's counters stop at their top instead of wrapping; software
+/// resets a counter whose bit `reset-at-bit` is set, which leaves that many usable bits.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawSaturation {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@reset-at-bit")]
+    pub reset_at_bit: String,
+    #[serde(rename = "@source")]
+    pub source: String,
+    #[serde(rename = "$text", default)]
+    pub text: String,
+}
+
+/// `<global-init>`: a field of one of the unit's registers that software writes before
+/// counting (the part powers up with another value there, which stops every count).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawGlobalInit {
+    #[serde(rename = "@_at")]
+    pub at: usize,
+    #[serde(rename = "@register")]
+    pub register: String,
+    #[serde(rename = "@field")]
+    pub field: String,
+    #[serde(rename = "@write")]
+    pub write: String,
+    #[serde(rename = "@power-on")]
+    pub power_on: String,
+    #[serde(rename = "@source")]
+    pub source: String,
+    #[serde(rename = "$text", default)]
+    pub text: String,
 }
 
 /// `<discovery-ignored>`: the discovery table's entries of the unit's type are known to be

@@ -63,6 +63,10 @@ pub static CORE: PmuInfo = PmuInfo {
     box_count: None,
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -144,6 +148,10 @@ pub static DF: PmuInfo = PmuInfo {
     box_count: None,
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -211,6 +219,10 @@ pub static L3: PmuInfo = PmuInfo {
     box_count: None,
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",

@@ -54,6 +54,10 @@ pub static CORE: PmuInfo = PmuInfo {
     box_count: None,
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -147,6 +151,10 @@ pub static DF: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -230,6 +238,10 @@ pub static L3: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -317,6 +329,18 @@ pub static UMC: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: Some(SaturationInfo {
+        reset_bit: 47,
+        source: "linux-amd-umc-saturation",
+        description: "A UMC counter does not wrap: when it overflows it sets its overflow bit \
+            and stays at its top, so a later reading shows no change. Linux reads it \
+            after every interval and writes 0 to it as soon as bit 47 reads 1, which \
+            leaves 47 usable bits for the delta between two readings; the runtime \
+            does the same.",
+    }),
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",

@@ -104,6 +104,10 @@ pub static CORE: PmuInfo = PmuInfo {
     box_count: None,
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",

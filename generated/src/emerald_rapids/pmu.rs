@@ -171,6 +171,10 @@ pub static CHA: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -434,6 +438,10 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -555,6 +563,10 @@ pub static IIO: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -665,6 +677,10 @@ pub static IMC_FREE: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -801,6 +817,10 @@ pub static IMC: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -934,6 +954,10 @@ pub static IRP: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1035,6 +1059,10 @@ pub static M2M: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1153,6 +1181,10 @@ pub static M3UPI: PmuInfo = PmuInfo {
             M3UPI entries with it. The kernel describes these boxes itself, as the \
             spec does, so the table's entries of this type are not compared.",
     }),
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1281,6 +1313,10 @@ pub static UBOX: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1420,6 +1456,10 @@ pub static UPI: PmuInfo = PmuInfo {
             M3UPI entries with it. The kernel describes these boxes itself, as the \
             spec does, so the table's entries of this type are not compared.",
     }),
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",

@@ -161,6 +161,10 @@ pub static CHA: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -443,6 +447,10 @@ pub static IIO_FREE: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -553,6 +561,10 @@ pub static IIO: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -682,6 +694,10 @@ pub static IMC_FREE: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -799,6 +815,10 @@ pub static IMC: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -944,6 +964,10 @@ pub static IRP: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1044,6 +1068,10 @@ pub static M2M: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1161,6 +1189,10 @@ pub static M3UPI: PmuInfo = PmuInfo {
             M3UPI entries with it. The kernel describes these boxes itself, as the \
             spec does, so the table's entries of this type are not compared.",
     }),
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1298,6 +1330,10 @@ pub static UBOX: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1436,6 +1472,10 @@ pub static UPI: PmuInfo = PmuInfo {
             M3UPI entries with it. The kernel describes these boxes itself, as the \
             spec does, so the table's entries of this type are not compared.",
     }),
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",

@@ -255,6 +255,10 @@ pub static CBOX: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -418,6 +422,10 @@ pub static HA: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -566,6 +574,10 @@ pub static IMC: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -692,6 +704,10 @@ pub static IRP: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -846,6 +862,10 @@ pub static PCU: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1023,6 +1043,10 @@ pub static QPI: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1146,6 +1170,10 @@ pub static R2PCIE: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1265,6 +1293,10 @@ pub static R3QPI: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1486,6 +1518,10 @@ pub static UBOX: PmuInfo = PmuInfo {
             give such a bus the socket of the nearest higher bus with the U-box.",
     }),
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",

@@ -128,6 +128,10 @@ pub static CBOX: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -316,6 +320,10 @@ pub static HA: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -480,6 +488,10 @@ pub static IMC: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -630,6 +642,10 @@ pub static IRP: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -796,6 +812,10 @@ pub static PCU: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -989,6 +1009,10 @@ pub static QPI: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1130,6 +1154,10 @@ pub static R2PCIE: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1266,6 +1294,10 @@ pub static R3QPI: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1406,6 +1438,10 @@ pub static SBOX: PmuInfo = PmuInfo {
     }),
     socket_bus: None,
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",
@@ -1676,6 +1712,10 @@ pub static UBOX: PmuInfo = PmuInfo {
             give such a bus the socket of the nearest higher bus with the U-box.",
     }),
     discovery_ignored: None,
+    discovery_count: None,
+    discovery_broken: None,
+    saturation: None,
+    global_init: &[],
     notes: &[
         NoteInfo {
             kind: "info",

@@ -23,7 +23,7 @@
 mod aux;
 
 pub use aux::aux_agree;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use pmu_regs::{CounterKind, Role, Scope};
 
@@ -31,6 +31,7 @@ use crate::access::{MmioAccess, MsrAccess, PciAccess, Site, UncoreDevices, Uncor
 use crate::boxes::{Boxes, Counter, EventSelect, Global, PmuBox, Reg};
 use crate::error::{Error, Result, UsageError};
 use crate::ownership::{check_idle_on, Lease, Ownership, Pmu};
+use crate::quirks::{global_inits, saturation_bit, Quirks};
 
 /// Everything the procedures that program boxes need of a backend: MSRs, PCI configuration
 /// space, the uncore's summary signals, and claims on PMUs. Every backend with the four has
@@ -145,6 +146,11 @@ pub struct Counting<'a, B: Registers + ?Sized> {
     boxes: &'static Boxes,
     claimed: Pmu,
     lease: Arc<Lease>,
+    /// Which of the spec's quirks this session handles.
+    quirks: Quirks,
+    /// Saturating counters ([`saturation_bit`]): what each counted before its last reset,
+    /// by counter number, so readings go on from there.
+    bases: Mutex<Vec<(u32, u64)>>,
 }
 
 impl<'a, B: Registers + ?Sized> Counting<'a, B> {
@@ -231,7 +237,30 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
             boxes,
             claimed,
             lease,
+            quirks: Quirks::ALL,
+            bases: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Which of the spec's quirks this session handles ([`Quirks::ALL`] unless set); set it
+    /// before programming.
+    pub fn set_quirks(&mut self, quirks: Quirks) {
+        self.quirks = quirks;
+    }
+
+    /// The `<global-init>` registers this session writes when it programs: every one of the
+    /// processor's, for a box of the uncore (per socket), with [`Quirks::global_init`].
+    fn global_init(&self) -> Vec<(Reg, &'static pmu_regs::GlobalInitInfo)> {
+        if !self.quirks.global_init || self.pmu_box.scope() != Scope::Socket {
+            return Vec::new();
+        }
+        global_inits(self.boxes)
+    }
+
+    /// The bit at which this box's counters are reset, where they saturate and
+    /// [`Quirks::saturation`] is on.
+    fn saturation(&self) -> Option<u32> {
+        saturation_bit(self.pmu_box).filter(|_| self.quirks.saturation)
     }
 
     /// The box.
@@ -407,16 +436,14 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
         self.program_plan(&plan, &[])
     }
 
-    /// Writes `aux` (auxiliary MSRs and their values) and then the controls of `plan`, and
-    /// enables those counters at box and global level, each register saved first; a failed
-    /// write puts back what was changed.
-    fn program_plan(
-        &mut self,
+    /// What programming `plan` changes: the auxiliary MSRs, the controls and counters, the
+    /// box-level enables, the global control and the global-init registers.
+    fn touched(
+        &self,
         plan: &[(&'static Counter, u64)],
         aux: &[(Reg, u64)],
-    ) -> Result<Vec<u32>> {
-        // What programming changes: the auxiliary MSRs, the controls, the box-level enables,
-        // the global control.
+        inits: &[(Reg, &'static pmu_regs::GlobalInitInfo)],
+    ) -> Vec<Reg> {
         let mut touched: Vec<Reg> = aux.iter().map(|(r, _)| *r).collect();
         for (c, _) in plan {
             touched.extend(c.control);
@@ -428,6 +455,24 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
         if let Some(g) = self.global.filter(|_| !plan.is_empty()) {
             touched.push(g.control);
         }
+        touched.extend(inits.iter().map(|(r, _)| *r));
+        touched
+    }
+
+    /// Writes `aux` (auxiliary MSRs and their values) and then the controls of `plan`, and
+    /// enables those counters at box and global level, each register saved first; a failed
+    /// write puts back what was changed.
+    fn program_plan(
+        &mut self,
+        plan: &[(&'static Counter, u64)],
+        aux: &[(Reg, u64)],
+    ) -> Result<Vec<u32>> {
+        let inits = if plan.is_empty() {
+            Vec::new()
+        } else {
+            self.global_init()
+        };
+        let touched = self.touched(plan, aux, &inits);
         let mut saved = Vec::new();
         for r in touched {
             if saved
@@ -457,6 +502,9 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
                 }
                 if plan.is_empty() {
                     return Ok(());
+                }
+                for (r, g) in &inits {
+                    self.modify(r, |v| Ok(g.field.insert(r.name(), v, g.write)?))?;
                 }
                 self.enable_globally()
             },
@@ -526,11 +574,38 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
         self.modify(&g.control, |v| Ok(f.insert(g.control.name(), v, 1)?))
     }
 
-    /// Reads counter `number` (its counting bits).
+    /// Reads counter `number` (its counting bits). A counter that saturates
+    /// (`<saturation>`) is reset when its reset bit reads 1, and its readings go on from
+    /// what it had counted, over [`Self::counter_width`] bits.
     pub fn read_counter(&self, number: u32) -> Result<u64> {
         let c = self.counter(number)?;
         let raw = self.read(&c.counter)?;
-        Ok(c.count_bits().map_or(raw, |b| b.extract(raw)))
+        let value = c.count_bits().map_or(raw, |b| b.extract(raw));
+        match self.saturation() {
+            Some(bit) => self.unsaturated(c, value, bit),
+            None => Ok(value),
+        }
+    }
+
+    /// A saturating counter's reading: what it counted before its last reset plus `value`,
+    /// modulo 2^`bit`; where `value` has bit `bit` set, the counter is written 0 first (as
+    /// Linux's amd_uncore_umc_read does), so it never reaches the top where it would stop.
+    fn unsaturated(&self, c: &Counter, value: u64, bit: u32) -> Result<u64> {
+        let mask = (1u64 << bit) - 1;
+        let mut bases = self.bases.lock().unwrap_or_else(|p| p.into_inner());
+        let at = match bases.iter().position(|(n, _)| *n == c.number()) {
+            Some(at) => at,
+            None => {
+                bases.push((c.number(), 0));
+                bases.len() - 1
+            }
+        };
+        let reading = bases[at].1.wrapping_add(value) & mask;
+        if value >> bit & 1 == 1 {
+            self.write(&c.counter, 0)?;
+            bases[at].1 = reading;
+        }
+        Ok(reading)
     }
 
     /// The name of counter `number`'s register (`C3_MSR_PMON_CTR0`).
@@ -538,9 +613,11 @@ impl<'a, B: Registers + ?Sized> Counting<'a, B> {
         Ok(self.counter(number)?.counter.name())
     }
 
-    /// Counter `number`'s width in bits.
+    /// Counter `number`'s width in bits: the bits its readings wrap at (for a saturating
+    /// counter, the bit at which it is reset).
     pub fn counter_width(&self, number: u32) -> Result<u32> {
-        Ok(self.counter(number)?.info.width)
+        let width = self.counter(number)?.info.width;
+        Ok(self.saturation().map_or(width, |bit| bit.min(width)))
     }
 
     fn counter(&self, number: u32) -> Result<&'static Counter> {

@@ -137,6 +137,15 @@ pub enum DiscoveryError {
         /// The entries.
         entries: (usize, usize),
     },
+    /// Two entries' registers overlap (the range from one's box control to its last counter
+    /// or control reaches into the other's): one of them is off, and programming one would
+    /// write the other.
+    OverlappingBoxes {
+        /// The entries, in table order.
+        entries: (usize, usize),
+        /// Their box controls.
+        addresses: (super::TableAddress, super::TableAddress),
+    },
 }
 
 impl fmt::Display for DiscoveryError {
@@ -159,6 +168,7 @@ impl fmt::Display for DiscoveryError {
             Truncated { entry, of, source } => write!(f, "the discovery table ends before entry {entry} of the {of} it declares: {source}"),
             BadAddress { entry, value, why } => write!(f, "entry {entry} of the discovery table gives box control {value:#x}: {why}"),
             DuplicateBox { box_type, box_id, entries } => write!(f, "entries {} and {} of the discovery table both describe box type {box_type} id {box_id}", entries.0, entries.1),
+            OverlappingBoxes { entries, addresses } => write!(f, "entries {} and {} of the discovery table overlap: the registers of the box at {} reach into those of the box at {}; one is off, so neither is used", entries.0, entries.1, addresses.0, addresses.1),
             SharedAddress { address, entries } => write!(f, "entries {} and {} of the discovery table both put their box control at {address}; one is off, so neither is used", entries.0, entries.1),
         }
     }

@@ -2,8 +2,9 @@
 //! and what the table adds (which boxes this part has), side by side.
 //!
 //! A unit takes part when its `<pmu>` has a `discovery-type`; its instance k is box id k of
-//! that type. For each such box the join compares the box control, counter control 0 and
-//! counter 0 addresses, the number of general counters and their width. A PCI address is
+//! that type. For each such box the join compares the box control, every counter control
+//! and every counter address (counter i where the table's counter 0 plus i strides puts it, as
+//! Linux's generic driver reaches it), the number of general counters and their width. A PCI address is
 //! compared by device, function and offset (the bus is the part's own); a memory-mapped one by
 //! its physical address, where the part's windows give it ([`PartFacts::mmio`]).
 //!
@@ -11,11 +12,13 @@
 //! whose `<discovery-ignored>` says the table's entries of its type are wrong is not compared
 //! ([`BoxStatus::Ignored`]); a box the table does not list but the part's own count has
 //! (`<box-count>`, read from the part: [`PartFacts::counts`]) is taken as the spec describes
-//! it ([`BoxStatus::CountedByPart`]).
+//! it ([`BoxStatus::CountedByPart`]), and so is one the spec's `<discovery-count>` says the
+//! part has ([`BoxStatus::CorrectedCount`]); a unit whose `<discovery-broken>` says its boxes
+//! do not count is never used ([`BoxStatus::Broken`]).
 
-use pmu_regs::Location;
+use pmu_regs::{CounterKind, Location};
 
-use super::{DiscoveredBox, DiscoveredTable, TableAddress};
+use super::{AccessKind, DiscoveredBox, DiscoveredTable, TableAddress};
 use crate::boxes::{Boxes, PmuBox, Reg};
 use crate::table_format::{spec_view, MmioPlace};
 
@@ -49,10 +52,30 @@ pub enum BoxStatus {
         /// The source of the rule.
         source: &'static str,
     },
+    /// The table does not list the box, but the spec says the part has this many of the
+    /// unit's boxes whatever its table lists (`<discovery-count>`): the spec's description is
+    /// trusted.
+    CorrectedCount {
+        /// The boxes of the unit the part has.
+        count: u32,
+        /// The source of the correction.
+        source: &'static str,
+        /// What is wrong with the table's count.
+        why: &'static str,
+    },
+    /// The spec says the unit's boxes do not count on the parts whose table lists them
+    /// (`<discovery-broken>`): the box is not used, never shown as counting 0.
+    Broken {
+        /// The source that says so.
+        source: &'static str,
+        /// What is wrong with the boxes.
+        why: &'static str,
+    },
 }
 
 impl BoxStatus {
-    /// `matching`, `missing`, `unknown`, `disagreeing`, `ignored`, `counted-by-part`.
+    /// `matching`, `missing`, `unknown`, `disagreeing`, `ignored`, `counted-by-part`,
+    /// `corrected-count`, `broken`.
     pub fn as_str(&self) -> &'static str {
         match self {
             BoxStatus::Matching => "matching",
@@ -61,6 +84,8 @@ impl BoxStatus {
             BoxStatus::Disagreeing(_) => "disagreeing",
             BoxStatus::Ignored { .. } => "ignored",
             BoxStatus::CountedByPart { .. } => "counted-by-part",
+            BoxStatus::CorrectedCount { .. } => "corrected-count",
+            BoxStatus::Broken { .. } => "broken",
         }
     }
 
@@ -69,7 +94,10 @@ impl BoxStatus {
     pub fn is_trusted(&self) -> bool {
         matches!(
             self,
-            BoxStatus::Matching | BoxStatus::Ignored { .. } | BoxStatus::CountedByPart { .. }
+            BoxStatus::Matching
+                | BoxStatus::Ignored { .. }
+                | BoxStatus::CountedByPart { .. }
+                | BoxStatus::CorrectedCount { .. }
         )
     }
 
@@ -103,6 +131,12 @@ impl BoxStatus {
             } => format!(
                 "the table does not list it; the part has {count} of its unit's boxes ({read}; {source})"
             ),
+            BoxStatus::CorrectedCount { count, source, why } => format!(
+                "the table does not list it; the part has {count} of its unit's boxes ({source}: {why})"
+            ),
+            BoxStatus::Broken { source, why } => {
+                format!("known not to count ({source}): {why}")
+            }
         }
     }
 }
@@ -134,7 +168,8 @@ pub struct PartFacts<'a> {
 /// One value the spec and the table give differently.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Disagreement {
-    /// What: `box control`, `counter control 0`, `counter 0`, `counters`, `width`.
+    /// What: `box control`, `counter control 0`, `counter 0`, `counter control` and `counter`
+    /// (those after the first; the spec's value names the register), `counters`, `width`.
     pub what: &'static str,
     /// The spec's value.
     pub spec: String,
@@ -218,10 +253,25 @@ pub fn join_on(spec: &'static Boxes, table: &DiscoveredTable, part: &PartFacts<'
             .iter()
             .find(|c| c.unit == b.unit.name && (b.position as u32) < c.count);
         let status = match (b.pmu.discovery_ignored, found, counted) {
+            _ if b.pmu.discovery_broken.is_some() => {
+                let broken = b.pmu.discovery_broken.expect("checked");
+                BoxStatus::Broken {
+                    source: broken.source,
+                    why: broken.description,
+                }
+            }
             (Some(ignored), _, _) => BoxStatus::Ignored {
                 source: ignored.source,
                 why: ignored.description,
             },
+            (None, None, None) if corrected(b).is_some() => {
+                let c = corrected(b).expect("checked");
+                BoxStatus::CorrectedCount {
+                    count: c.boxes,
+                    source: c.source,
+                    why: c.description,
+                }
+            }
             (None, None, Some(c)) => BoxStatus::CountedByPart {
                 count: c.count,
                 read: c.read.clone(),
@@ -257,6 +307,13 @@ pub fn join_on(spec: &'static Boxes, table: &DiscoveredTable, part: &PartFacts<'
     Joined { boxes }
 }
 
+/// The spec's `<discovery-count>` of `b`'s unit, where it gives the part box `b`.
+fn corrected(b: &PmuBox) -> Option<pmu_regs::DiscoveryCountInfo> {
+    b.pmu
+        .discovery_count
+        .filter(|c| (b.position as u32) < c.boxes)
+}
+
 fn compare(b: &PmuBox, t: &DiscoveredBox, mmio: Option<MmioPlace<'_>>) -> Vec<Disagreement> {
     let v = spec_view(b);
     let mut out = Vec::new();
@@ -276,6 +333,7 @@ fn compare(b: &PmuBox, t: &DiscoveredBox, mmio: Option<MmioPlace<'_>>) -> Vec<Di
             }
         }
     }
+    out.extend(every_counter(b, t, mmio));
     let source = v.first_counter.map_or("", |c| c.addr.source);
     if v.counters != usize::from(t.counters) {
         out.push(Disagreement {
@@ -294,6 +352,72 @@ fn compare(b: &PmuBox, t: &DiscoveredBox, mmio: Option<MmioPlace<'_>>) -> Vec<Di
         });
     }
     out
+}
+
+/// How far apart the table's counters and their controls are, as Linux's generic discovery
+/// driver reaches them (uncore_discovery.c and uncore.h): MSR boxes one register apart; PCI and
+/// memory-mapped boxes 8 bytes apart for counters, and for controls 8 (the generic PCI box and
+/// the memory-mapped types it marks `UNCORE_BOX_FLAG_CTL_OFFS8`) or 4 (the generic
+/// memory-mapped box). Returns (control strides allowed, counter stride).
+fn strides(access: AccessKind) -> (&'static [u64], u64) {
+    match access {
+        AccessKind::Msr => (&[1], 1),
+        AccessKind::Pci | AccessKind::Mmio => (&[8, 4], 8),
+    }
+}
+
+/// General counter i (i >= 1, in number order) and its control against where the table puts
+/// them: counter 0 and control 0 plus i strides. A wrong stride in the spec (or the table)
+/// shows here, where comparing only the first of each passes it.
+fn every_counter(b: &PmuBox, t: &DiscoveredBox, mmio: Option<MmioPlace<'_>>) -> Vec<Disagreement> {
+    let mut general: Vec<_> = b
+        .counters
+        .iter()
+        .filter(|c| c.info.kind == CounterKind::General)
+        .collect();
+    general.sort_by_key(|c| c.number());
+    let (control_strides, counter_stride) = strides(t.access);
+    let mut out = Vec::new();
+    for (i, c) in general
+        .iter()
+        .enumerate()
+        .take(usize::from(t.counters))
+        .skip(1)
+    {
+        let at = |first: TableAddress, stride: u64| first.plus(i as u64 * stride);
+        if let Some(expected) = at(t.first_counter, counter_stride) {
+            if same_place(c.counter, expected, mmio) == Some(false) {
+                out.push(misplaced("counter", c.counter, expected, i, counter_stride));
+            }
+        }
+        let Some(ctl) = c.control else { continue };
+        let placed = control_strides.iter().any(|&s| {
+            at(t.first_control, s).is_none_or(|e| same_place(ctl, e, mmio) != Some(false))
+        });
+        if !placed {
+            let s = control_strides[0];
+            if let Some(expected) = at(t.first_control, s) {
+                out.push(misplaced("counter control", ctl, expected, i, s));
+            }
+        }
+    }
+    out
+}
+
+/// A register the spec places elsewhere than the table's first one plus `i` strides.
+fn misplaced(
+    what: &'static str,
+    reg: Reg,
+    table: TableAddress,
+    i: usize,
+    stride: u64,
+) -> Disagreement {
+    Disagreement {
+        what,
+        spec: format!("{} at {}", reg.name(), location_text(reg.addr.location)),
+        table: format!("{table} ({what} 0 + {i} x {stride})"),
+        source: reg.addr.source,
+    }
 }
 
 /// Whether a spec register and a table address are the same register; `None` when they

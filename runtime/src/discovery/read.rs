@@ -240,7 +240,73 @@ fn box_address(access: AccessKind, raw: u64) -> Option<TableAddress> {
     }
 }
 
-/// No box twice, and no two boxes at one box control.
+/// Where a box's registers lie, as Linux's generic driver reaches them: the address space
+/// (MSRs; one PCI function; memory) and the range from its box control to the end of its last
+/// counter and control (MSRs one apart; PCI counters and controls 8 bytes apart; memory-mapped
+/// counters 8 and controls at least 4).
+fn span(b: &DiscoveredBox) -> (u64, u64, u64) {
+    let n = u64::from(b.counters.max(1));
+    let (ctl_stride, ctr_stride, ctr_bytes) = match b.access {
+        AccessKind::Msr => (1, 1, 1),
+        AccessKind::Pci => (8, 8, 8),
+        AccessKind::Mmio => (4, 8, 8),
+    };
+    let (space, start) = place(b.box_control);
+    let end = |a: TableAddress, stride: u64, size: u64| place(a).1 + (n - 1) * stride + size;
+    let last = end(b.first_control, ctl_stride, ctl_stride.min(4)).max(end(
+        b.first_counter,
+        ctr_stride,
+        ctr_bytes,
+    ));
+    (space, start, last)
+}
+
+/// An address's space (0 for MSRs, 1 for memory, the PCI function otherwise) and place in it.
+fn place(a: TableAddress) -> (u64, u64) {
+    match a {
+        TableAddress::Msr(n) => (0, u64::from(n)),
+        TableAddress::Mmio(m) => (1, m),
+        TableAddress::Pci {
+            domain,
+            bus,
+            device,
+            function,
+            offset,
+        } => (
+            2 + (u64::from(domain) << 16
+                | u64::from(bus) << 8
+                | u64::from(device) << 3
+                | u64::from(function)),
+            u64::from(offset),
+        ),
+    }
+}
+
+/// No two boxes whose registers overlap ([`span`]): one of them is off, and writing one would
+/// change the other.
+fn check_disjoint(boxes: &[DiscoveredBox]) -> Result<(), DiscoveryError> {
+    let mut spans: Vec<(u64, u64, u64, &DiscoveredBox)> = boxes
+        .iter()
+        .map(|b| {
+            let (space, start, end) = span(b);
+            (space, start, end, b)
+        })
+        .collect();
+    spans.sort_by_key(|&(space, start, _, _)| (space, start));
+    for pair in spans.windows(2) {
+        let ((sa, _, ea, a), (sb, start_b, _, b)) = (pair[0], pair[1]);
+        if sa == sb && start_b < ea {
+            let (first, second) = if a.entry < b.entry { (a, b) } else { (b, a) };
+            return Err(DiscoveryError::OverlappingBoxes {
+                entries: (first.entry, second.entry),
+                addresses: (first.box_control, second.box_control),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// No box twice, no two boxes at one box control, and no two whose registers overlap.
 fn check_unique(boxes: &[DiscoveredBox]) -> Result<(), DiscoveryError> {
     let mut ids = HashMap::new();
     let mut addresses = HashMap::new();
@@ -259,5 +325,5 @@ fn check_unique(boxes: &[DiscoveredBox]) -> Result<(), DiscoveryError> {
             });
         }
     }
-    Ok(())
+    check_disjoint(boxes)
 }

@@ -41,6 +41,7 @@ use crate::boxes::{hop_reg, Boxes, Counter, Global, PmuBox, Reg};
 use crate::counters::Registers;
 use crate::error::{Result, SamplingError, UsageError};
 use crate::ownership::{Lease, Pmu};
+use crate::quirks::global_inits;
 use crate::sampling::{delta, preload, rolled_back, RegIo};
 
 /// A counter of a box: the box instance and the counter's number in it (the W-box fixed
@@ -293,6 +294,11 @@ impl<'a, B: Registers + ?Sized> Uncore<'a, B> {
             let old = self.read(&reg)? & !reg.info.reserved_mask;
             self.write(&reg, bits.insert(reg.name(), old, bits.max())?)?;
         }
+        // The part's global initialisation (`<global-init>`), saved with the rest.
+        for (reg, g) in global_inits(self.boxes) {
+            let old = self.read(&reg)? & !reg.info.reserved_mask;
+            self.write(&reg, g.field.insert(reg.name(), old, g.write)?)?;
+        }
         Ok(())
     }
 
@@ -310,6 +316,9 @@ impl<'a, B: Registers + ?Sized> Uncore<'a, B> {
             }
             regs.extend(counter.control);
             regs.push(counter.counter);
+        }
+        if !counters.is_empty() {
+            regs.extend(global_inits(self.boxes).into_iter().map(|(r, _)| r));
         }
         let global = match self.global() {
             Some(g) => Some(self.read(&g.control)? & !g.control.info.reserved_mask),

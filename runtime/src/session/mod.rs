@@ -56,6 +56,7 @@ use crate::error::{Error, Result};
 use crate::machine::Machine;
 use crate::machine::{Rate, StreamId};
 use crate::perf::counting::BoxGroup;
+use crate::quirks::Quirks;
 
 use turns::Turns;
 
@@ -240,6 +241,9 @@ pub struct Options {
     /// [`Interval::topdown`]. On the simulator those CPUs then run TOPDOWN.SLOTS at
     /// [`SLOTS_PER_EVENT`] times the pace's rate for the event after the selection's last.
     pub topdown: bool,
+    /// Which of the spec's hardware quirks the session handles ([`Quirks::ALL`]: every
+    /// one). A conformance run turns them off to show what the hardware does without them.
+    pub quirks: Quirks,
 }
 
 impl Default for Options {
@@ -250,6 +254,7 @@ impl Default for Options {
             turn: TURN,
             allow_mismatch: false,
             topdown: false,
+            quirks: Quirks::ALL,
         }
     }
 }

@@ -483,6 +483,7 @@ impl<'m> Session<'m> {
                 devices,
             ),
         }?;
+        counting.set_quirks(self.options.quirks);
         if let Some(n) = self.counters_on_part(pmu_box) {
             counting.limit_general(n);
         }

@@ -207,8 +207,10 @@ pub(super) fn refuse_undiscovered<'a>(
             BoxStatus::Matching
             | BoxStatus::Unknown
             | BoxStatus::Ignored { .. }
-            | BoxStatus::CountedByPart { .. } => continue,
+            | BoxStatus::CountedByPart { .. }
+            | BoxStatus::CorrectedCount { .. } => continue,
             BoxStatus::Missing => "the table does not list it".to_string(),
+            BoxStatus::Broken { .. } => j.status.detail(),
             BoxStatus::Disagreeing(d) => d
                 .iter()
                 .map(|d| {

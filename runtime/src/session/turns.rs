@@ -186,9 +186,14 @@ impl Turns {
             Some(turns) => turns,
             None => groups(sels, &counters, box_.instance)?,
         };
+        // A saturating counter's readings wrap where the session resets it.
+        let widths = counters
+            .iter()
+            .map(|&n| counting.counter_width(n))
+            .collect::<Result<_>>()?;
         Ok(Some(Turns {
             counters,
-            widths: general.iter().map(|c| c.info.width).collect(),
+            widths,
             controls,
             sels: sels.to_vec(),
             turns,

@@ -33,6 +33,7 @@
 mod arch;
 mod mmio;
 mod part;
+mod quirks;
 mod regs;
 mod uncore;
 mod workload;
@@ -307,7 +308,8 @@ impl Sim {
             .map(|b| b.instance);
         let sockets = config.sockets.max(1) as usize;
         let cpus = (config.sockets.max(1) * config.cpus_per_socket.max(1)) as usize;
-        let socket = part::socket_state(&config);
+        let mut socket = part::socket_state(&config);
+        quirks::power_on(boxes, &mut socket.regs);
         let sim = Self {
             config,
             index,

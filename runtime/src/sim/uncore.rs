@@ -157,7 +157,7 @@ impl Model {
                 }
             }
         }
-        !self.frozen(st, b)
+        !self.frozen(st, b) && !super::quirks::held(self.boxes, &st.regs, b)
     }
 
     fn selects(
@@ -224,7 +224,7 @@ impl Model {
             // Advance in one step up to the next thing that happens: an overflow, the
             // freeze, or the end of the injection.
             let mut step = remaining;
-            for c in &active {
+            for c in active.iter().filter(|_| !super::quirks::saturates(b)) {
                 let max = c.info.max() as u128 + 1;
                 let now = u128::from(self.count(st, c));
                 step = step.min((max - now).min(u128::from(u64::MAX)) as u64);
@@ -240,8 +240,8 @@ impl Model {
             for c in active {
                 let max = c.info.max() as u128 + 1;
                 let sum = u128::from(self.count(st, c)) + u128::from(step);
-                self.set_count(st, c, (sum % max) as u64);
-                if sum >= max {
+                self.set_count(st, c, super::quirks::after_count(b, sum, max));
+                if sum >= max && !super::quirks::saturates(b) {
                     self.overflow(socket, st, bi, c, skew, journal);
                 }
             }

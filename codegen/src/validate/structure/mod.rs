@@ -21,6 +21,7 @@ mod counters;
 mod free_running;
 mod perf;
 mod placement;
+mod quirks;
 mod roles;
 mod routes;
 mod socket_bus;

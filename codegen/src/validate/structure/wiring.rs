@@ -49,16 +49,7 @@ impl Validator {
         self.shared_controls(unit, &counters);
         self.bitmap_coverage(unit, raw.at, &parts, &counters);
         self.overflow_seen_once(unit, raw.at, &parts, &counters);
-        let filters = raw
-            .filter
-            .iter()
-            .filter_map(|fl| self.filter(unit, fl, &numbers))
-            .collect();
-        let routes = raw
-            .route
-            .iter()
-            .filter_map(|r| self.route_as_written(unit, r, &numbers))
-            .collect();
+        let (filters, routes) = self.filters_and_routes(unit, raw, &numbers);
         let perf = self.perf_pmus(unit, raw, &numbers, &counters);
         let box_count = raw
             .box_count
@@ -68,6 +59,10 @@ impl Validator {
             .socket_bus
             .as_ref()
             .and_then(|b| self.socket_bus_as_written(unit, b));
+        let discovery_count = self.pmu_discovery_count(unit, raw);
+        let discovery_broken = self.pmu_discovery_broken(unit, raw);
+        let saturation = self.pmu_saturation(unit, raw.saturation.as_ref(), &counters);
+        let global_init = self.pmu_global_init(unit, &raw.global_init);
         if self.errors.len() > before {
             return None;
         }
@@ -86,6 +81,10 @@ impl Validator {
                 box_count: None,
                 socket_bus: None,
                 discovery_ignored: self.pmu_discovery_ignored(unit, raw),
+                discovery_count,
+                discovery_broken,
+                saturation,
+                global_init,
                 notes: raw.note.iter().map(note).collect(),
             },
             PendingRoutes {
@@ -95,6 +94,26 @@ impl Validator {
                 socket_bus,
             },
         ))
+    }
+
+    /// A unit's filters, and its overflow routes as written.
+    fn filters_and_routes(
+        &mut self,
+        unit: &UnitScope<'_>,
+        raw: &RawPmu,
+        numbers: &[u32],
+    ) -> (Vec<Filter>, Vec<PendingRoute>) {
+        let filters = raw
+            .filter
+            .iter()
+            .filter_map(|fl| self.filter(unit, fl, numbers))
+            .collect();
+        let routes = raw
+            .route
+            .iter()
+            .filter_map(|r| self.route_as_written(unit, r, numbers))
+            .collect();
+        (filters, routes)
     }
 
     /// A role field (or a count-default) in a unit without `<pmu>`: the structure it belongs

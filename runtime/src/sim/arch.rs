@@ -424,7 +424,7 @@ impl CpuState {
     /// select 7:0, unit mask 15:8, USR 16, OS 17, E 18, INT 20, ANY 21, EN 22, INV 23, CMASK
     /// 31:24), fixed counters 0-2 instructions retired, unhalted core cycles and reference
     /// cycles as IA32_FIXED_CTR_CTRL's nibble selects (OS bit 0, USR bit 1, AnyThread bit
-    /// 2), fixed counter 3 four slots per unhalted cycle, and IA32_PERF_METRICS then reads
+    /// 2), fixed counter 3 the core's slots per unhalted cycle, and IA32_PERF_METRICS then reads
     /// the workload's shares.
     pub fn run_workload(
         &mut self,
@@ -471,7 +471,7 @@ impl CpuState {
             let count = span(p, &filter);
             self.inject_fixed(cpu, i, count, journal);
         }
-        let slots = span(w.core(0x3C, 0x00), &Filter::ALL).saturating_mul(4);
+        let slots = span(w.core(0x3C, 0x00), &Filter::ALL).saturating_mul(w.slots_per_cycle());
         self.perf_metrics_profile = Some(w.workload().perf_metrics);
         self.count_slots(slots);
     }

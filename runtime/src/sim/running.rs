@@ -19,6 +19,22 @@ pub struct Resolved {
     workload: &'static NamedWorkload,
     core: HashMap<(u16, u16), Pattern>,
     uncore: HashMap<(&'static str, u16, u16), Pattern>,
+    slots_per_cycle: u64,
+}
+
+/// The pipeline slots a core of `processor` issues (or dispatches) each cycle: what
+/// TOPDOWN.SLOTS counts a cycle and the top-down formulas divide by. Intel's
+/// `Pipeline_Width` in its TMA metrics (4 up to Cascade Lake, 5 on Ice Lake's Sunny Cove, 6
+/// on Golden Cove and later); AMD's dispatch width (6 on Zen 2 to 4, 8 on Zen 5, the `6 *
+/// cycles` and `8 * cycles` of its pipeline-utilization formulas).
+pub fn slots_per_cycle(processor: &ProcessorInfo) -> u64 {
+    match processor.id {
+        "ice-lake-sp" => 5,
+        "sapphire-rapids" | "emerald-rapids" | "granite-rapids" => 6,
+        "amd-zen2" | "amd-zen3" | "amd-zen4" => 6,
+        "amd-zen5" => 8,
+        _ => 4,
+    }
 }
 
 /// An event's plain encoding: one its list gives no counter mask, invert, edge or any-thread
@@ -32,11 +48,17 @@ impl Resolved {
     pub fn new(workload: &'static NamedWorkload, processor: &'static ProcessorInfo) -> Self {
         let mut core = HashMap::new();
         let mut uncore = HashMap::new();
+        let width = format!("@{}:", slots_per_cycle(processor));
         let named = |e: &EventInfo| {
-            workload
-                .events
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case(e.name))
+            let find = |prefix: &str| {
+                workload.events.iter().find(|(n, _)| {
+                    n.strip_prefix(prefix)
+                        .is_some_and(|n| n.eq_ignore_ascii_case(e.name))
+                })
+            };
+            // The entry for this core's width first, then the plain one.
+            find(&width)
+                .or_else(|| find(""))
                 .map(|(_, runs)| workload.pattern(runs))
         };
         let core_lists = processor
@@ -59,7 +81,13 @@ impl Resolved {
             workload,
             core,
             uncore,
+            slots_per_cycle: slots_per_cycle(processor),
         }
+    }
+
+    /// The pipeline slots a core issues each cycle ([`slots_per_cycle`]).
+    pub fn slots_per_cycle(&self) -> u64 {
+        self.slots_per_cycle
     }
 
     /// The workload.

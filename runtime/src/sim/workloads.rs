@@ -8,17 +8,19 @@
 //! and found by what they are: the simulator resolves each name through the simulated
 //! processor's own event lists to its unit, event select and unit mask, and a counter whose
 //! control selects that encoding counts the pattern as [`counting`] says (counter mask,
-//! invert, edge, USR/OS, any-thread). An event the workload does not name counts
+//! invert, edge, USR/OS, any-thread). A name prefixed `@N:` applies only on a core with `N`
+//! pipeline slots a cycle ([`super::running::slots_per_cycle`]), before the plain name's
+//! entry. An event the workload does not name counts
 //! [`NamedWorkload::default`]: its documented default, a rare event.
 //!
 //! The numbers make a possible machine (per period of 1000 cycles, by hand):
 //!
 //! | | compute-bound | memory-bound | idle |
 //! |---|---|---|---|
-//! | core clock | 2.5 GHz | 2.5 GHz | 2.5 GHz, unhalted 40 of 1000 cycles |
+//! | core clock (and time-stamp counter) | 2.0 GHz | 2.0 GHz | 2.0 GHz, unhalted 40 of 1000 cycles |
 //! | instructions (IPC) | 2300 (2.3) | 400 (0.4) | 30 (0.75 per unhalted cycle) |
-//! | top-down, 4 slots a cycle (Intel) | retiring 70 %, bad speculation 5 %, frontend 10 %, backend 15 % | 12 / 3 / 5 / 80 % | 25 / 5 / 30 / 40 % |
-//! | top-down, 6 slots a cycle (AMD) | retiring 60 %, bad speculation 5 %, frontend 10 %, backend 20 %, SMT contention 5 % | 10 / 3 / 5 / 80 / 2 % | 25 / 5 / 30 / 35 / 5 % |
+//! | top-down, 4, 5 or 6 slots a cycle (Intel) | retiring 70 %, bad speculation 5 %, frontend 10 %, backend 15 % | 12 / 3 / 5 / 80 % | 25 / 5 / 30 / 40 % |
+//! | top-down, 6 or 8 slots a cycle (AMD) | retiring 60 %, bad speculation 5 %, frontend 10 %, backend 20 %, SMT contention 5 % | 10 / 3 / 5 / 80 / 2 % | 25 / 5 / 30 / 35 / 5 % |
 //! | LLC references / misses (hit rate) | 20 / 2 (90 %) | 40 / 30 (25 %) | 2 / 1 (50 %) |
 //! | CAS reads / writes per channel, per 1000 uncore cycles at 2 GHz | 8 / 4 (1.02 / 0.51 GB/s) | 94 / 40 (12.03 / 5.12 GB/s) | 1 / 1 (0.13 / 0.13 GB/s) |
 //!
@@ -107,7 +109,7 @@ macro_rules! ones {
 pub const COMPUTE_BOUND: NamedWorkload = NamedWorkload {
     name: "compute-bound",
     summary: "a compute loop: IPC 2.3, 90 % LLC hits, 1 GB/s read per memory channel, mostly retiring",
-    core_mhz: 2500,
+    core_mhz: 2000,
     uncore_mhz: 2000,
     kernel: 50,
     // 0xB3 (70 %), 0x0D (5 %), 0x1A (10 %), 0x25 (15 %): 179 + 13 + 26 + 37 = 255; heavy
@@ -118,6 +120,12 @@ pub const COMPUTE_BOUND: NamedWorkload = NamedWorkload {
         ("CPU_CLK_UNHALTED.THREAD_P", ALL),
         ("INST_RETIRED.ANY_P", &[run(4, 300), run(3, 200), run(2, 200), run(1, 100), run(0, 200)]),
         ("UOPS_RETIRED.RETIRE_SLOTS", &[run(4, 600), run(2, 200), run(0, 200)]),
+        ("UOPS_RETIRED.SLOTS", &[run(4, 600), run(2, 200), run(0, 200)]),
+        ("L2_LINES_IN.ALL", ones!(30)),
+        // Five and six slots a cycle (Ice Lake; Sapphire Rapids on): some cycles with none
+        // delivered at all.
+        ("@5:IDQ_UOPS_NOT_DELIVERED.CORE", &[run(5, 40), run(3, 100), run(0, 860)]),
+        ("@6:IDQ_UOPS_NOT_DELIVERED.CORE", &[run(6, 40), run(3, 100), run(0, 860)]),
         ("UOPS_ISSUED.ANY", &[run(4, 650), run(3, 100), run(0, 250)]),
         ("INT_MISC.RECOVERY_CYCLES", ones!(25)),
         ("IDQ_UOPS_NOT_DELIVERED.CORE", &[run(4, 50), run(2, 100), run(0, 850)]),
@@ -144,6 +152,12 @@ pub const COMPUTE_BOUND: NamedWorkload = NamedWorkload {
         ("ex_ret_ucode_ops", ones!(36)),
         ("ex_no_retire.load_not_complete", ones!(100)),
         ("ex_no_retire.not_complete", ones!(300)),
+        // Zen 5 dispatches eight slots a cycle: the same shares of eight.
+        ("@8:ex_ret_ops", &[run(8, 500), run(4, 200), run(0, 300)]),
+        ("@8:de_src_op_disp.all", &[run(8, 550), run(4, 200), run(0, 250)]),
+        ("@8:de_no_dispatch_per_slot.no_ops_from_frontend", &[run(8, 50), run(4, 100), run(0, 850)]),
+        ("@8:de_no_dispatch_per_slot.backend_stalls", &[run(8, 150), run(4, 100), run(0, 750)]),
+        ("@8:de_no_dispatch_per_slot.smt_contention", &[run(4, 100), run(0, 900)]),
         // AMD (L3 and memory, per uncore cycle).
         ("l3_lookup_state.all_coherent_accesses_to_l3", ones!(20)),
         ("l3_lookup_state.all_l3_req_typs", ones!(20)),
@@ -159,7 +173,7 @@ pub const COMPUTE_BOUND: NamedWorkload = NamedWorkload {
 pub const MEMORY_BOUND: NamedWorkload = NamedWorkload {
     name: "memory-bound",
     summary: "streaming through memory: IPC 0.4, 25 % LLC hits, 12 GB/s read per memory channel, mostly backend bound",
-    core_mhz: 2500,
+    core_mhz: 2000,
     uncore_mhz: 2000,
     kernel: 50,
     // 0x1F (12 %), 0x08 (3 %), 0x0D (5 %), 0xCB (80 %): 31 + 8 + 13 + 203 = 255; heavy
@@ -169,6 +183,10 @@ pub const MEMORY_BOUND: NamedWorkload = NamedWorkload {
         ("CPU_CLK_UNHALTED.THREAD_P", ALL),
         ("INST_RETIRED.ANY_P", &[run(2, 100), run(1, 200), run(0, 700)]),
         ("UOPS_RETIRED.RETIRE_SLOTS", &[run(4, 100), run(1, 80), run(0, 820)]),
+        ("UOPS_RETIRED.SLOTS", &[run(4, 100), run(1, 80), run(0, 820)]),
+        ("L2_LINES_IN.ALL", ones!(60)),
+        ("@5:IDQ_UOPS_NOT_DELIVERED.CORE", &[run(5, 20), run(1, 100), run(0, 880)]),
+        ("@6:IDQ_UOPS_NOT_DELIVERED.CORE", &[run(6, 20), run(1, 100), run(0, 880)]),
         ("UOPS_ISSUED.ANY", &[run(4, 120), run(1, 80), run(0, 800)]),
         ("INT_MISC.RECOVERY_CYCLES", ones!(10)),
         ("IDQ_UOPS_NOT_DELIVERED.CORE", &[run(4, 25), run(1, 100), run(0, 875)]),
@@ -193,6 +211,11 @@ pub const MEMORY_BOUND: NamedWorkload = NamedWorkload {
         ("ex_ret_ucode_ops", ones!(6)),
         ("ex_no_retire.load_not_complete", ones!(700)),
         ("ex_no_retire.not_complete", ones!(800)),
+        ("@8:ex_ret_ops", &[run(8, 100), run(0, 900)]),
+        ("@8:de_src_op_disp.all", &[run(8, 100), run(4, 60), run(0, 840)]),
+        ("@8:de_no_dispatch_per_slot.no_ops_from_frontend", &[run(8, 25), run(4, 50), run(0, 925)]),
+        ("@8:de_no_dispatch_per_slot.backend_stalls", &[run(8, 800), run(0, 200)]),
+        ("@8:de_no_dispatch_per_slot.smt_contention", &[run(4, 40), run(0, 960)]),
         ("l3_lookup_state.all_coherent_accesses_to_l3", ones!(40)),
         ("l3_lookup_state.all_l3_req_typs", ones!(40)),
         ("l3_lookup_state.l3_miss", ones!(30)),
@@ -210,7 +233,7 @@ const BUSY_IDLE: &[Run] = &[run(1, 40), run(0, 960)];
 pub const IDLE: NamedWorkload = NamedWorkload {
     name: "idle",
     summary: "at rest: unhalted 4 % of the time, mostly in the kernel; 0.13 GB/s per memory channel",
-    core_mhz: 2500,
+    core_mhz: 2000,
     uncore_mhz: 2000,
     kernel: 30,
     // 0x40 (25 %), 0x0D (5 %), 0x4C (30 %), 0x66 (40 %): 64 + 13 + 76 + 102 = 255; heavy
@@ -220,6 +243,10 @@ pub const IDLE: NamedWorkload = NamedWorkload {
         ("CPU_CLK_UNHALTED.THREAD_P", BUSY_IDLE),
         ("INST_RETIRED.ANY_P", ones!(30)),
         ("UOPS_RETIRED.RETIRE_SLOTS", BUSY_IDLE),
+        ("UOPS_RETIRED.SLOTS", BUSY_IDLE),
+        ("L2_LINES_IN.ALL", ones!(10)),
+        ("@5:IDQ_UOPS_NOT_DELIVERED.CORE", &[run(5, 10), run(0, 990)]),
+        ("@6:IDQ_UOPS_NOT_DELIVERED.CORE", &[run(6, 10), run(0, 990)]),
         ("UOPS_ISSUED.ANY", &[run(2, 22), run(0, 978)]),
         ("INT_MISC.RECOVERY_CYCLES", ones!(1)),
         ("IDQ_UOPS_NOT_DELIVERED.CORE", &[run(2, 24), run(0, 976)]),
@@ -244,6 +271,11 @@ pub const IDLE: NamedWorkload = NamedWorkload {
         ("ex_ret_ucode_ops", ones!(2)),
         ("ex_no_retire.load_not_complete", ones!(10)),
         ("ex_no_retire.not_complete", ones!(20)),
+        ("@8:ex_ret_ops", &[run(8, 10), run(0, 990)]),
+        ("@8:de_src_op_disp.all", &[run(8, 10), run(4, 4), run(0, 986)]),
+        ("@8:de_no_dispatch_per_slot.no_ops_from_frontend", &[run(8, 12), run(0, 988)]),
+        ("@8:de_no_dispatch_per_slot.backend_stalls", &[run(8, 14), run(0, 986)]),
+        ("@8:de_no_dispatch_per_slot.smt_contention", &[run(8, 2), run(0, 998)]),
         ("l3_lookup_state.all_coherent_accesses_to_l3", ones!(2)),
         ("l3_lookup_state.all_l3_req_typs", ones!(2)),
         ("l3_lookup_state.l3_miss", ones!(1)),

@@ -161,7 +161,13 @@ mod tests {
     // 200 cycles are kernel mode. By hand: events 0*100 + 2*300 + 0*100 + 1*400 + 4*100 =
     // 1400 per period; kernel cycles are [0,200): 100 of 0 and 100 of 2, so 200 kernel events
     // and 1200 user events.
-    const RUNS: &[Run] = &[run(0, 100), run(2, 300), run(0, 100), run(1, 400), run(4, 100)];
+    const RUNS: &[Run] = &[
+        run(0, 100),
+        run(2, 300),
+        run(0, 100),
+        run(1, 400),
+        run(4, 100),
+    ];
     const P: Pattern = Pattern {
         runs: RUNS,
         kernel: 200,
@@ -251,10 +257,7 @@ mod tests {
             ..Filter::ALL
         };
         assert_eq!(P.count_until(&any, PERIOD), 2800);
-        let any3 = Filter {
-            cmask: 3,
-            ..any
-        };
+        let any3 = Filter { cmask: 3, ..any };
         assert_eq!(P.count_until(&any3, PERIOD), 400);
         // A 2.5 GHz clock for 1 ms: 2.5 million cycles.
         assert_eq!(

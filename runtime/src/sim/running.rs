@@ -43,7 +43,35 @@ fn plain(e: &EventInfo) -> bool {
     e.threshold == 0 && !e.invert && !e.edge && !e.any_thread
 }
 
+/// `p` with each cycle that has an event holding `c`: the cycles a condition with counter
+/// mask `c` holds. Built once per workload and processor ([`Resolved::of`]).
+fn scaled(p: Pattern, c: u8) -> Pattern {
+    let runs: Vec<super::counting::Run> = p
+        .runs
+        .iter()
+        .map(|r| super::counting::run(if r.per_cycle > 0 { c } else { 0 }, r.cycles))
+        .collect();
+    Pattern {
+        runs: Box::leak(runs.into_boxed_slice()),
+        kernel: p.kernel,
+    }
+}
+
 impl Resolved {
+    /// `workload` on `processor`, resolved once per process.
+    pub fn of(workload: &'static NamedWorkload, processor: &'static ProcessorInfo) -> Arc<Self> {
+        type Cache = std::sync::Mutex<HashMap<(&'static str, &'static str), Arc<Resolved>>>;
+        static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
+        let mut cache = CACHE
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        cache
+            .entry((workload.name, processor.id))
+            .or_insert_with(|| Arc::new(Resolved::new(workload, processor)))
+            .clone()
+    }
+
     /// `workload`'s events as `processor`'s lists encode them.
     pub fn new(workload: &'static NamedWorkload, processor: &'static ProcessorInfo) -> Self {
         let mut core = HashMap::new();
@@ -68,6 +96,18 @@ impl Resolved {
         for e in core_lists.flat_map(|c| c.events.iter()) {
             if let Some(p) = named(e).filter(|_| plain(e)) {
                 core.entry((e.code, e.umask)).or_insert(p);
+            }
+        }
+        // Names whose lists give them a counter mask name the cycles their condition holds.
+        let masked = processor
+            .core_events
+            .into_iter()
+            .flat_map(|c| c.events.iter())
+            .filter(|e| e.threshold > 0 && !e.invert && !e.edge && !e.any_thread);
+        for e in masked {
+            if let Some(p) = named(e) {
+                core.entry((e.code, e.umask))
+                    .or_insert_with(|| scaled(p, e.threshold));
             }
         }
         for u in processor.units {
@@ -131,7 +171,7 @@ impl Sim {
     /// counters and every box count, as [`Self::advance`] brings the clock on, what their
     /// controls select of it.
     pub fn run_named(&self, workload: &'static NamedWorkload) -> StreamId {
-        let resolved = Arc::new(Resolved::new(workload, self.config.processor));
+        let resolved = Resolved::of(workload, self.config.processor);
         let mut w = self.workload.lock().unwrap_or_else(|p| p.into_inner());
         let id = StreamId(w.next);
         w.next += 1;
@@ -199,8 +239,15 @@ impl Sim {
             }
         }
         for (socket, state) in st.uncore.iter_mut().enumerate() {
-            self.uncore
-                .run_workload(Scope::Socket, socket, state, w, uncore, skew, &mut st.journal);
+            self.uncore.run_workload(
+                Scope::Socket,
+                socket,
+                state,
+                w,
+                uncore,
+                skew,
+                &mut st.journal,
+            );
         }
     }
 }

@@ -8,7 +8,10 @@
 //! and found by what they are: the simulator resolves each name through the simulated
 //! processor's own event lists to its unit, event select and unit mask, and a counter whose
 //! control selects that encoding counts the pattern as [`counting`] says (counter mask,
-//! invert, edge, USR/OS, any-thread). A name prefixed `@N:` applies only on a core with `N`
+//! invert, edge, USR/OS, any-thread). A name whose list gives it a counter mask `c`
+//! (`CYCLE_ACTIVITY.CYCLES_MEM_ANY`) names the cycles its condition holds: its encoding then
+//! has `c` events in each of them, unless the workload names the encoding's plain event too.
+//! A name prefixed `@N:` applies only on a core with `N`
 //! pipeline slots a cycle ([`super::running::slots_per_cycle`]), before the plain name's
 //! entry. An event the workload does not name counts
 //! [`NamedWorkload::default`]: its documented default, a rare event.
@@ -95,8 +98,57 @@ pub fn workload(name: &str) -> Option<&'static NamedWorkload> {
         .find(|w| w.name.eq_ignore_ascii_case(name))
 }
 
+/// The workload called `name`, or an error that lists them (`--workload`).
+pub fn workload_named(name: &str) -> Result<&'static NamedWorkload, crate::error::UsageError> {
+    workload(name).ok_or_else(|| crate::error::UsageError::BadValue {
+        text: name.to_string(),
+        expected: format!(
+            "a simulated workload: {} (`pmu list --workloads` describes them)",
+            WORKLOADS
+                .iter()
+                .map(|w| w.name)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    })
+}
+
+/// `pmu list --workloads`: each workload's name and summary, one a line, the default
+/// marked; as JSON, an array of `{name, default, summary, core_ghz}` objects.
+pub fn listing(json: bool) -> String {
+    if json {
+        let quote = |t: &str| format!("\"{}\"", t.replace('\\', "\\\\").replace('"', "\\\""));
+        let rows: Vec<String> = WORKLOADS
+            .iter()
+            .map(|w| {
+                format!(
+                    "{{\"name\":{},\"default\":{},\"summary\":{},\"core_ghz\":{}}}",
+                    quote(w.name),
+                    w.name == DEFAULT_WORKLOAD,
+                    quote(w.summary),
+                    w.core_mhz as f64 / 1000.0
+                )
+            })
+            .collect();
+        return format!("[{}]\n", rows.join(","));
+    }
+    let mut out = String::new();
+    for w in WORKLOADS {
+        let default = if w.name == DEFAULT_WORKLOAD {
+            " (default)"
+        } else {
+            ""
+        };
+        out.push_str(&format!("{:<14} {}{default}\n", w.name, w.summary));
+    }
+    out
+}
+
 /// Every cycle busy, one event each: unhalted cycles of a busy thread.
 const ALL: &[Run] = &[run(1, 1000)];
+
+/// No event in any cycle.
+const NONE: &[Run] = &[run(0, 1000)];
 
 /// `n` cycles with one event, then none: `n` events a period.
 macro_rules! ones {
@@ -108,7 +160,8 @@ macro_rules! ones {
 /// A loop of compute: IPC 2.3, few misses, 5 % of the time in the kernel.
 pub const COMPUTE_BOUND: NamedWorkload = NamedWorkload {
     name: "compute-bound",
-    summary: "a compute loop: IPC 2.3, 90 % LLC hits, 1 GB/s read per memory channel, mostly retiring",
+    summary:
+        "a compute loop: IPC 2.3, 90 % LLC hits, 1 GB/s read per memory channel, mostly retiring",
     core_mhz: 2000,
     uncore_mhz: 2000,
     kernel: 50,
@@ -118,34 +171,110 @@ pub const COMPUTE_BOUND: NamedWorkload = NamedWorkload {
     events: &[
         // Intel (core).
         ("CPU_CLK_UNHALTED.THREAD_P", ALL),
-        ("INST_RETIRED.ANY_P", &[run(4, 300), run(3, 200), run(2, 200), run(1, 100), run(0, 200)]),
-        ("UOPS_RETIRED.RETIRE_SLOTS", &[run(4, 600), run(2, 200), run(0, 200)]),
-        ("UOPS_RETIRED.SLOTS", &[run(4, 600), run(2, 200), run(0, 200)]),
+        (
+            "INST_RETIRED.ANY_P",
+            &[
+                run(4, 300),
+                run(3, 200),
+                run(2, 200),
+                run(1, 100),
+                run(0, 200),
+            ],
+        ),
+        (
+            "UOPS_RETIRED.RETIRE_SLOTS",
+            &[run(4, 600), run(2, 200), run(0, 200)],
+        ),
+        (
+            "UOPS_RETIRED.SLOTS",
+            &[run(4, 600), run(2, 200), run(0, 200)],
+        ),
         ("L2_LINES_IN.ALL", ones!(30)),
         // Five and six slots a cycle (Ice Lake; Sapphire Rapids on): some cycles with none
         // delivered at all.
-        ("@5:IDQ_UOPS_NOT_DELIVERED.CORE", &[run(5, 40), run(3, 100), run(0, 860)]),
-        ("@6:IDQ_UOPS_NOT_DELIVERED.CORE", &[run(6, 40), run(3, 100), run(0, 860)]),
+        (
+            "@5:IDQ_UOPS_NOT_DELIVERED.CORE",
+            &[run(5, 40), run(3, 100), run(0, 860)],
+        ),
+        (
+            "@6:IDQ_UOPS_NOT_DELIVERED.CORE",
+            &[run(6, 40), run(3, 100), run(0, 860)],
+        ),
         ("UOPS_ISSUED.ANY", &[run(4, 650), run(3, 100), run(0, 250)]),
-        ("INT_MISC.RECOVERY_CYCLES", ones!(25)),
-        ("IDQ_UOPS_NOT_DELIVERED.CORE", &[run(4, 50), run(2, 100), run(0, 850)]),
+        // Five recoveries of five cycles: four mispredicts and one machine clear.
+        (
+            "INT_MISC.RECOVERY_CYCLES",
+            &[
+                run(1, 5),
+                run(0, 195),
+                run(1, 5),
+                run(0, 195),
+                run(1, 5),
+                run(0, 195),
+                run(1, 5),
+                run(0, 195),
+                run(1, 5),
+                run(0, 195),
+            ],
+        ),
+        ("MACHINE_CLEARS.COUNT", ones!(1)),
+        (
+            "IDQ_UOPS_NOT_DELIVERED.CORE",
+            &[run(4, 50), run(2, 100), run(0, 850)],
+        ),
         ("LONGEST_LAT_CACHE.REFERENCE", ones!(20)),
         ("LONGEST_LAT_CACHE.MISS", ones!(2)),
         ("BR_INST_RETIRED.ALL_BRANCHES", ones!(400)),
         ("BR_MISP_RETIRED.ALL_BRANCHES", ones!(4)),
-        ("MEM_INST_RETIRED.ALL_LOADS", &[run(2, 250), run(1, 100), run(0, 650)]),
+        ("BR_INST_RETIRED.CONDITIONAL", ones!(300)),
+        ("BR_INST_RETIRED.COND", ones!(300)),
+        ("BR_INST_RETIRED.COND_TAKEN", ones!(200)),
+        ("BR_INST_RETIRED.COND_NTAKEN", ones!(100)),
+        ("BR_INST_RETIRED.NOT_TAKEN", ones!(100)),
+        ("BR_INST_RETIRED.NEAR_TAKEN", ones!(260)),
+        ("BR_INST_RETIRED.NEAR_CALL", ones!(20)),
+        ("BR_INST_RETIRED.NEAR_RETURN", ones!(20)),
+        ("CYCLE_ACTIVITY.CYCLES_MEM_ANY", ones!(300)),
+        ("MEMORY_ACTIVITY.CYCLES_L1D_MISS", ones!(100)),
+        ("CYCLE_ACTIVITY.CYCLES_L1D_MISS", ones!(100)),
+        ("ASSISTS.SSE_AVX_MIX", NONE),
+        (
+            "MEM_INST_RETIRED.ALL_LOADS",
+            &[run(2, 250), run(1, 100), run(0, 650)],
+        ),
         ("MEM_INST_RETIRED.ALL_STORES", ones!(250)),
         // Intel (uncore, per uncore cycle).
         ("UNC_M_CAS_COUNT.RD", ones!(8)),
         ("UNC_M_CAS_COUNT.WR", ones!(4)),
         // AMD (core, six dispatch slots a cycle).
         ("ls_not_halted_cyc", ALL),
-        ("ex_ret_instr", &[run(4, 300), run(3, 200), run(2, 200), run(1, 100), run(0, 200)]),
+        (
+            "ex_ret_instr",
+            &[
+                run(4, 300),
+                run(3, 200),
+                run(2, 200),
+                run(1, 100),
+                run(0, 200),
+            ],
+        ),
         ("ex_ret_ops", &[run(6, 500), run(4, 150), run(0, 350)]),
-        ("de_src_op_disp.all", &[run(6, 550), run(4, 150), run(0, 300)]),
-        ("de_no_dispatch_per_slot.no_ops_from_frontend", &[run(6, 50), run(3, 100), run(0, 850)]),
-        ("de_no_dispatch_per_slot.backend_stalls", &[run(6, 150), run(3, 100), run(0, 750)]),
-        ("de_no_dispatch_per_slot.smt_contention", &[run(3, 100), run(0, 900)]),
+        (
+            "de_src_op_disp.all",
+            &[run(6, 550), run(4, 150), run(0, 300)],
+        ),
+        (
+            "de_no_dispatch_per_slot.no_ops_from_frontend",
+            &[run(6, 50), run(3, 100), run(0, 850)],
+        ),
+        (
+            "de_no_dispatch_per_slot.backend_stalls",
+            &[run(6, 150), run(3, 100), run(0, 750)],
+        ),
+        (
+            "de_no_dispatch_per_slot.smt_contention",
+            &[run(3, 100), run(0, 900)],
+        ),
         ("ex_ret_brn_misp", ones!(4)),
         ("resyncs_or_nc_redirects", ones!(1)),
         ("bp_redirects.resync", ones!(1)),
@@ -154,10 +283,22 @@ pub const COMPUTE_BOUND: NamedWorkload = NamedWorkload {
         ("ex_no_retire.not_complete", ones!(300)),
         // Zen 5 dispatches eight slots a cycle: the same shares of eight.
         ("@8:ex_ret_ops", &[run(8, 500), run(4, 200), run(0, 300)]),
-        ("@8:de_src_op_disp.all", &[run(8, 550), run(4, 200), run(0, 250)]),
-        ("@8:de_no_dispatch_per_slot.no_ops_from_frontend", &[run(8, 50), run(4, 100), run(0, 850)]),
-        ("@8:de_no_dispatch_per_slot.backend_stalls", &[run(8, 150), run(4, 100), run(0, 750)]),
-        ("@8:de_no_dispatch_per_slot.smt_contention", &[run(4, 100), run(0, 900)]),
+        (
+            "@8:de_src_op_disp.all",
+            &[run(8, 550), run(4, 200), run(0, 250)],
+        ),
+        (
+            "@8:de_no_dispatch_per_slot.no_ops_from_frontend",
+            &[run(8, 50), run(4, 100), run(0, 850)],
+        ),
+        (
+            "@8:de_no_dispatch_per_slot.backend_stalls",
+            &[run(8, 150), run(4, 100), run(0, 750)],
+        ),
+        (
+            "@8:de_no_dispatch_per_slot.smt_contention",
+            &[run(4, 100), run(0, 900)],
+        ),
         // AMD (L3 and memory, per uncore cycle).
         ("l3_lookup_state.all_coherent_accesses_to_l3", ones!(20)),
         ("l3_lookup_state.all_l3_req_typs", ones!(20)),
@@ -166,7 +307,7 @@ pub const COMPUTE_BOUND: NamedWorkload = NamedWorkload {
         ("umc_cas_cmd.rd", ones!(8)),
         ("umc_cas_cmd.wr", ones!(4)),
     ],
-    default: ones!(5),
+    default: ones!(1),
 };
 
 /// Streaming through memory: IPC 0.4, most LLC references miss, 12 GB/s read per channel.
@@ -188,12 +329,26 @@ pub const MEMORY_BOUND: NamedWorkload = NamedWorkload {
         ("@5:IDQ_UOPS_NOT_DELIVERED.CORE", &[run(5, 20), run(1, 100), run(0, 880)]),
         ("@6:IDQ_UOPS_NOT_DELIVERED.CORE", &[run(6, 20), run(1, 100), run(0, 880)]),
         ("UOPS_ISSUED.ANY", &[run(4, 120), run(1, 80), run(0, 800)]),
-        ("INT_MISC.RECOVERY_CYCLES", ones!(10)),
+        // Two recoveries of five cycles: a mispredict and a machine clear.
+        ("INT_MISC.RECOVERY_CYCLES", &[run(1, 5), run(0, 495), run(1, 5), run(0, 495)]),
+        ("MACHINE_CLEARS.COUNT", ones!(1)),
         ("IDQ_UOPS_NOT_DELIVERED.CORE", &[run(4, 25), run(1, 100), run(0, 875)]),
         ("LONGEST_LAT_CACHE.REFERENCE", ones!(40)),
         ("LONGEST_LAT_CACHE.MISS", ones!(30)),
         ("BR_INST_RETIRED.ALL_BRANCHES", ones!(60)),
         ("BR_MISP_RETIRED.ALL_BRANCHES", ones!(1)),
+        ("BR_INST_RETIRED.CONDITIONAL", ones!(45)),
+        ("BR_INST_RETIRED.COND", ones!(45)),
+        ("BR_INST_RETIRED.COND_TAKEN", ones!(30)),
+        ("BR_INST_RETIRED.COND_NTAKEN", ones!(15)),
+        ("BR_INST_RETIRED.NOT_TAKEN", ones!(15)),
+        ("BR_INST_RETIRED.NEAR_TAKEN", ones!(40)),
+        ("BR_INST_RETIRED.NEAR_CALL", ones!(3)),
+        ("BR_INST_RETIRED.NEAR_RETURN", ones!(3)),
+        ("CYCLE_ACTIVITY.CYCLES_MEM_ANY", ones!(900)),
+        ("MEMORY_ACTIVITY.CYCLES_L1D_MISS", ones!(800)),
+        ("CYCLE_ACTIVITY.CYCLES_L1D_MISS", ones!(800)),
+        ("ASSISTS.SSE_AVX_MIX", NONE),
         ("MEM_INST_RETIRED.ALL_LOADS", ones!(150)),
         ("MEM_INST_RETIRED.ALL_STORES", ones!(50)),
         ("UNC_M_CAS_COUNT.RD", ones!(94)),
@@ -223,7 +378,7 @@ pub const MEMORY_BOUND: NamedWorkload = NamedWorkload {
         ("umc_cas_cmd.rd", ones!(94)),
         ("umc_cas_cmd.wr", ones!(40)),
     ],
-    default: ones!(5),
+    default: ones!(1),
 };
 
 /// Busy 40 cycles in 1000 (4 %), mostly in the kernel.
@@ -232,7 +387,8 @@ const BUSY_IDLE: &[Run] = &[run(1, 40), run(0, 960)];
 /// A machine at rest: halted 96 % of the time, what runs mostly the kernel's.
 pub const IDLE: NamedWorkload = NamedWorkload {
     name: "idle",
-    summary: "at rest: unhalted 4 % of the time, mostly in the kernel; 0.13 GB/s per memory channel",
+    summary:
+        "at rest: unhalted 4 % of the time, mostly in the kernel; 0.13 GB/s per memory channel",
     core_mhz: 2000,
     uncore_mhz: 2000,
     kernel: 30,
@@ -247,13 +403,30 @@ pub const IDLE: NamedWorkload = NamedWorkload {
         ("L2_LINES_IN.ALL", ones!(10)),
         ("@5:IDQ_UOPS_NOT_DELIVERED.CORE", &[run(5, 10), run(0, 990)]),
         ("@6:IDQ_UOPS_NOT_DELIVERED.CORE", &[run(6, 10), run(0, 990)]),
-        ("UOPS_ISSUED.ANY", &[run(2, 22), run(0, 978)]),
-        ("INT_MISC.RECOVERY_CYCLES", ones!(1)),
+        ("UOPS_ISSUED.ANY", BUSY_IDLE),
+        // Two recoveries of one cycle: a mispredict and a machine clear.
+        (
+            "INT_MISC.RECOVERY_CYCLES",
+            &[run(1, 1), run(0, 9), run(1, 1), run(0, 989)],
+        ),
+        ("MACHINE_CLEARS.COUNT", ones!(1)),
         ("IDQ_UOPS_NOT_DELIVERED.CORE", &[run(2, 24), run(0, 976)]),
         ("LONGEST_LAT_CACHE.REFERENCE", ones!(2)),
         ("LONGEST_LAT_CACHE.MISS", ones!(1)),
         ("BR_INST_RETIRED.ALL_BRANCHES", ones!(6)),
         ("BR_MISP_RETIRED.ALL_BRANCHES", ones!(1)),
+        ("BR_INST_RETIRED.CONDITIONAL", ones!(4)),
+        ("BR_INST_RETIRED.COND", ones!(4)),
+        ("BR_INST_RETIRED.COND_TAKEN", ones!(2)),
+        ("BR_INST_RETIRED.COND_NTAKEN", ones!(2)),
+        ("BR_INST_RETIRED.NOT_TAKEN", ones!(2)),
+        ("BR_INST_RETIRED.NEAR_TAKEN", ones!(4)),
+        ("BR_INST_RETIRED.NEAR_CALL", ones!(1)),
+        ("BR_INST_RETIRED.NEAR_RETURN", ones!(1)),
+        ("CYCLE_ACTIVITY.CYCLES_MEM_ANY", ones!(20)),
+        ("MEMORY_ACTIVITY.CYCLES_L1D_MISS", ones!(10)),
+        ("CYCLE_ACTIVITY.CYCLES_L1D_MISS", ones!(10)),
+        ("ASSISTS.SSE_AVX_MIX", NONE),
         ("MEM_INST_RETIRED.ALL_LOADS", ones!(10)),
         ("MEM_INST_RETIRED.ALL_STORES", ones!(4)),
         ("UNC_M_CAS_COUNT.RD", ones!(1)),
@@ -262,9 +435,18 @@ pub const IDLE: NamedWorkload = NamedWorkload {
         ("ex_ret_instr", ones!(30)),
         ("ex_ret_ops", &[run(6, 10), run(0, 990)]),
         ("de_src_op_disp.all", &[run(6, 10), run(3, 4), run(0, 986)]),
-        ("de_no_dispatch_per_slot.no_ops_from_frontend", &[run(6, 12), run(0, 988)]),
-        ("de_no_dispatch_per_slot.backend_stalls", &[run(6, 14), run(0, 986)]),
-        ("de_no_dispatch_per_slot.smt_contention", &[run(6, 2), run(0, 998)]),
+        (
+            "de_no_dispatch_per_slot.no_ops_from_frontend",
+            &[run(6, 12), run(0, 988)],
+        ),
+        (
+            "de_no_dispatch_per_slot.backend_stalls",
+            &[run(6, 14), run(0, 986)],
+        ),
+        (
+            "de_no_dispatch_per_slot.smt_contention",
+            &[run(6, 2), run(0, 998)],
+        ),
         ("ex_ret_brn_misp", ones!(1)),
         ("resyncs_or_nc_redirects", ones!(1)),
         ("bp_redirects.resync", ones!(1)),
@@ -272,10 +454,22 @@ pub const IDLE: NamedWorkload = NamedWorkload {
         ("ex_no_retire.load_not_complete", ones!(10)),
         ("ex_no_retire.not_complete", ones!(20)),
         ("@8:ex_ret_ops", &[run(8, 10), run(0, 990)]),
-        ("@8:de_src_op_disp.all", &[run(8, 10), run(4, 4), run(0, 986)]),
-        ("@8:de_no_dispatch_per_slot.no_ops_from_frontend", &[run(8, 12), run(0, 988)]),
-        ("@8:de_no_dispatch_per_slot.backend_stalls", &[run(8, 14), run(0, 986)]),
-        ("@8:de_no_dispatch_per_slot.smt_contention", &[run(8, 2), run(0, 998)]),
+        (
+            "@8:de_src_op_disp.all",
+            &[run(8, 10), run(4, 4), run(0, 986)],
+        ),
+        (
+            "@8:de_no_dispatch_per_slot.no_ops_from_frontend",
+            &[run(8, 12), run(0, 988)],
+        ),
+        (
+            "@8:de_no_dispatch_per_slot.backend_stalls",
+            &[run(8, 14), run(0, 986)],
+        ),
+        (
+            "@8:de_no_dispatch_per_slot.smt_contention",
+            &[run(8, 2), run(0, 998)],
+        ),
         ("l3_lookup_state.all_coherent_accesses_to_l3", ones!(2)),
         ("l3_lookup_state.all_l3_req_typs", ones!(2)),
         ("l3_lookup_state.l3_miss", ones!(1)),

@@ -93,7 +93,10 @@ pub trait Workload {
     /// Starts the named workload `workload` on the whole machine: every counter counts what
     /// its control selects of it. `None` (the default): this backend runs only
     /// [`Workload::run`]'s streams.
-    fn run_named(&self, _workload: &'static crate::sim::NamedWorkload) -> Option<Vec<StreamId>> {
+    fn run_named(
+        &self,
+        _workload: &'static crate::machine::NamedWorkload,
+    ) -> Option<Vec<StreamId>> {
         None
     }
 

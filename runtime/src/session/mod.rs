@@ -189,10 +189,10 @@ pub enum Clock {
 /// What happens on a simulated machine while a session counts it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pace {
-    /// A named workload ([`crate::sim::workloads`]): every event counts what the workload
+    /// A named workload ([`crate::machine::WORKLOADS`]): every event counts what the workload
     /// says an event of its encoding does, under the counter mask, invert, edge and
-    /// privilege bits its control sets. The default is [`crate::sim::DEFAULT_WORKLOAD`].
-    Workload(&'static crate::sim::NamedWorkload),
+    /// privilege bits its control sets. The default is [`crate::machine::DEFAULT_WORKLOAD`].
+    Workload(&'static crate::machine::NamedWorkload),
     /// A test fixture, not a machine: event i (from 0) at 100,000 x (i + 1) + 1,850 per
     /// second, rising by 370,000 per second each second: in steps of 10 ms, 1000 x (i + 1) +
     /// 37 x n events in the n-th. Also what a custom backend without named workloads runs.
@@ -207,7 +207,7 @@ pub enum Pace {
 impl Default for Pace {
     /// The default named workload.
     fn default() -> Self {
-        Pace::Workload(&crate::sim::workloads::COMPUTE_BOUND)
+        Pace::Workload(crate::machine::default_workload())
     }
 }
 

@@ -429,12 +429,12 @@ impl CpuState {
     pub fn run_workload(
         &mut self,
         cpu: u32,
-        w: &super::running::Resolved,
+        w: &super::running::ResolvedWorkload,
         (from, to): (u64, u64),
         journal: &mut Journal,
     ) {
         use super::counting::Filter;
-        let span = |p: super::counting::Pattern, f: &Filter| {
+        let span = |p: super::counting::CyclePattern, f: &Filter| {
             p.count_until(f, to).saturating_sub(p.count_until(f, from))
         };
         for n in 0..u32::from(self.config.gp_counters) {

@@ -1,7 +1,7 @@
 //! What a counter counts from its control value, as Intel's SDM (Vol. 3B, 20.2 "Architectural
 //! Performance Monitoring", IA32_PERFEVTSELx: USR, OS, E, ANY, INV, CMASK) and AMD's PPRs
 //! (Core::X86::Msr::PERF_CTL: CntMask, Inv, Edge, OsUserMode) describe it, over a workload
-//! that says how many events happen in each cycle ([`Pattern`]).
+//! that says how many events happen in each cycle ([`CyclePattern`]).
 //!
 //! - Counter mask 0: each cycle adds the number of events in it.
 //! - Counter mask `c` > 0: each cycle adds 1 where the cycle's events are at least `c`
@@ -14,7 +14,7 @@
 //!   simulated sibling runs the same workload in step, so each cycle holds twice the events.
 //!
 //! A workload's time is cycles of the simulated clock. Every pattern is periodic with
-//! [`PERIOD`] cycles, the first [`Pattern::kernel`] of each period in kernel mode: the
+//! [`PERIOD`] cycles, the first [`CyclePattern::kernel`] of each period in kernel mode: the
 //! count up to cycle `n` is a function of `n` alone, so however a span is cut into readings,
 //! the readings add up to the same total.
 
@@ -38,7 +38,7 @@ pub const fn run(per_cycle: u8, cycles: u16) -> Run {
 /// One event's cycles: the runs of one period in order ([`PERIOD`] cycles in all), and how
 /// many of the period's first cycles are kernel mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pattern {
+pub struct CyclePattern {
     /// The runs, in order, repeated every period.
     pub runs: &'static [Run],
     /// Cycles at the start of each period spent in kernel mode (the rest: user mode).
@@ -92,7 +92,7 @@ impl Filter {
     }
 }
 
-impl Pattern {
+impl CyclePattern {
     /// The events of run `r` in one cycle as the counter sees them.
     fn events(&self, r: &Run, f: &Filter) -> u64 {
         u64::from(r.per_cycle) * if f.any_thread { 2 } else { 1 }
@@ -168,7 +168,7 @@ mod tests {
         run(1, 400),
         run(4, 100),
     ];
-    const P: Pattern = Pattern {
+    const P: CyclePattern = CyclePattern {
         runs: RUNS,
         kernel: 200,
     };

@@ -46,10 +46,12 @@ use pmu_regs::{BitRef, Location, ProcessorInfo};
 
 pub use crate::cpuid::Cpuid0A;
 pub use arch::{ArchConfig, SimTopdown, SLOTS_EVENT};
-pub use running::Resolved;
+pub use running::ResolvedWorkload;
 pub use uncore::{UncoreEvent, FIXED_EVENT};
 pub use workload::{Rate, Stream, StreamId, StreamMasks, StreamTarget, SLOTS_PER_EVENT};
-pub use workloads::{workload, workload_named, NamedWorkload, DEFAULT_WORKLOAD, WORKLOADS};
+pub use workloads::{
+    default_workload, workload, workload_named, NamedWorkload, DEFAULT_WORKLOAD, WORKLOADS,
+};
 
 /// An event for a box in PCI space: the same as any box's.
 pub type PciEvent = UncoreEvent;

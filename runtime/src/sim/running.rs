@@ -8,33 +8,41 @@ use std::time::Duration;
 
 use pmu_regs::{EventInfo, ProcessorInfo, Scope};
 
-use super::counting::{cycles_at, Pattern};
+use super::counting::{cycles_at, CyclePattern};
 use super::workloads::NamedWorkload;
 use super::{Sim, StreamId};
 
 /// A workload's patterns by what each event is: the unit that counts it (`CORE` for the
 /// architectural counters) and its event select and unit mask.
 #[derive(Debug)]
-pub struct Resolved {
+pub struct ResolvedWorkload {
     workload: &'static NamedWorkload,
-    core: HashMap<(u16, u16), Pattern>,
-    uncore: HashMap<(&'static str, u16, u16), Pattern>,
+    core: HashMap<(u16, u16), CyclePattern>,
+    uncore: HashMap<(&'static str, u16, u16), CyclePattern>,
     slots_per_cycle: u64,
 }
 
 /// The pipeline slots a core of `processor` issues (or dispatches) each cycle: what
-/// TOPDOWN.SLOTS counts a cycle and the top-down formulas divide by. Intel's
-/// `Pipeline_Width` in its TMA metrics (4 up to Cascade Lake, 5 on Ice Lake's Sunny Cove, 6
-/// on Golden Cove and later); AMD's dispatch width (6 on Zen 2 to 4, 8 on Zen 5, the `6 *
-/// cycles` and `8 * cycles` of its pipeline-utilization formulas).
+/// TOPDOWN.SLOTS counts a cycle and the top-down formulas divide by. Read from the spec's
+/// data: the counter mask of Intel's "cycles with no uop delivered" event (all the slots
+/// undelivered: 4 up to Cascade Lake, 5 on Ice Lake, 6 from Sapphire Rapids on), else the
+/// one AMD's front-end latency metric puts on its no-ops event (the dispatch width: 6 on
+/// Zen 4, 8 on Zen 5), else 4.
 pub fn slots_per_cycle(processor: &ProcessorInfo) -> u64 {
-    match processor.id {
-        "ice-lake-sp" => 5,
-        "sapphire-rapids" | "emerald-rapids" | "granite-rapids" => 6,
-        "amd-zen2" | "amd-zen3" | "amd-zen4" => 6,
-        "amd-zen5" => 8,
-        _ => 4,
-    }
+    let intel = processor
+        .core_events
+        .into_iter()
+        .flat_map(|c| c.events.iter())
+        .find(|e| e.name == "IDQ_UOPS_NOT_DELIVERED.CYCLES_0_UOPS_DELIV.CORE")
+        .map(|e| e.threshold);
+    let amd = || {
+        pmu_regs::metrics::for_processor(processor.id)
+            .iter()
+            .flat_map(|m| m.events.iter())
+            .find(|e| e.name == "de_no_dispatch_per_slot.no_ops_from_frontend" && e.threshold > 0)
+            .map(|e| e.threshold)
+    };
+    intel.or_else(amd).map_or(4, u64::from)
 }
 
 /// An event's plain encoding: one its list gives no counter mask, invert, edge or any-thread
@@ -44,23 +52,23 @@ fn plain(e: &EventInfo) -> bool {
 }
 
 /// `p` with each cycle that has an event holding `c`: the cycles a condition with counter
-/// mask `c` holds. Built once per workload and processor ([`Resolved::of`]).
-fn scaled(p: Pattern, c: u8) -> Pattern {
+/// mask `c` holds. Built once per workload and processor ([`ResolvedWorkload::of`]).
+fn scaled(p: CyclePattern, c: u8) -> CyclePattern {
     let runs: Vec<super::counting::Run> = p
         .runs
         .iter()
         .map(|r| super::counting::run(if r.per_cycle > 0 { c } else { 0 }, r.cycles))
         .collect();
-    Pattern {
+    CyclePattern {
         runs: Box::leak(runs.into_boxed_slice()),
         kernel: p.kernel,
     }
 }
 
-impl Resolved {
+impl ResolvedWorkload {
     /// `workload` on `processor`, resolved once per process.
     pub fn of(workload: &'static NamedWorkload, processor: &'static ProcessorInfo) -> Arc<Self> {
-        type Cache = std::sync::Mutex<HashMap<(&'static str, &'static str), Arc<Resolved>>>;
+        type Cache = std::sync::Mutex<HashMap<(&'static str, &'static str), Arc<ResolvedWorkload>>>;
         static CACHE: std::sync::OnceLock<Cache> = std::sync::OnceLock::new();
         let mut cache = CACHE
             .get_or_init(Default::default)
@@ -68,7 +76,7 @@ impl Resolved {
             .unwrap_or_else(|p| p.into_inner());
         cache
             .entry((workload.name, processor.id))
-            .or_insert_with(|| Arc::new(Resolved::new(workload, processor)))
+            .or_insert_with(|| Arc::new(ResolvedWorkload::new(workload, processor)))
             .clone()
     }
 
@@ -117,7 +125,7 @@ impl Resolved {
                 }
             }
         }
-        Resolved {
+        ResolvedWorkload {
             workload,
             core,
             uncore,
@@ -136,7 +144,7 @@ impl Resolved {
     }
 
     /// What an architectural counter selecting `code` and `umask` sees.
-    pub fn core(&self, code: u16, umask: u16) -> Pattern {
+    pub fn core(&self, code: u16, umask: u16) -> CyclePattern {
         self.core
             .get(&(code, umask))
             .copied()
@@ -144,7 +152,7 @@ impl Resolved {
     }
 
     /// What a counter of `unit` selecting `code` and `umask` sees.
-    pub fn uncore(&self, unit: &'static str, code: u16, umask: u16) -> Pattern {
+    pub fn uncore(&self, unit: &'static str, code: u16, umask: u16) -> CyclePattern {
         self.uncore
             .get(&(unit, code, umask))
             .copied()
@@ -152,7 +160,7 @@ impl Resolved {
     }
 
     /// A box clock's ticks: one every cycle.
-    pub fn clock(&self) -> Pattern {
+    pub fn clock(&self) -> CyclePattern {
         const TICKS: &[super::counting::Run] = &[super::counting::run(1, 1000)];
         self.workload.pattern(TICKS)
     }
@@ -162,7 +170,7 @@ impl Resolved {
 #[derive(Debug)]
 pub(super) struct Running {
     pub id: StreamId,
-    pub resolved: Arc<Resolved>,
+    pub resolved: Arc<ResolvedWorkload>,
     pub at: Duration,
 }
 
@@ -171,7 +179,7 @@ impl Sim {
     /// counters and every box count, as [`Self::advance`] brings the clock on, what their
     /// controls select of it.
     pub fn run_named(&self, workload: &'static NamedWorkload) -> StreamId {
-        let resolved = Resolved::of(workload, self.config.processor);
+        let resolved = ResolvedWorkload::of(workload, self.config.processor);
         let mut w = self.workload.lock().unwrap_or_else(|p| p.into_inner());
         let id = StreamId(w.next);
         w.next += 1;
@@ -185,7 +193,7 @@ impl Sim {
 
     /// Brings the named workloads among `ids` to time `t`.
     pub(super) fn advance_named(&self, ids: &[StreamId], t: Duration) {
-        let due: Vec<(Arc<Resolved>, Duration)> = {
+        let due: Vec<(Arc<ResolvedWorkload>, Duration)> = {
             let mut w = self.workload.lock().unwrap_or_else(|p| p.into_inner());
             w.named
                 .iter_mut()
@@ -199,7 +207,7 @@ impl Sim {
     }
 
     /// Every CPU and box counts the workload from `from` to `to`.
-    fn count_span(&self, w: &Resolved, from: Duration, to: Duration) {
+    fn count_span(&self, w: &ResolvedWorkload, from: Duration, to: Duration) {
         let core = (
             cycles_at(w.workload().core_mhz, from),
             cycles_at(w.workload().core_mhz, to),

@@ -276,7 +276,7 @@ impl Model {
         scope: Scope,
         socket: usize,
         st: &mut SocketState,
-        w: &super::running::Resolved,
+        w: &super::running::ResolvedWorkload,
         (from, to): (u64, u64),
         skew: u64,
         journal: &mut Journal,
@@ -309,8 +309,8 @@ impl Model {
         st: &SocketState,
         b: &PmuBox,
         c: &Counter,
-        w: &super::running::Resolved,
-    ) -> Option<(super::counting::Pattern, super::counting::Filter)> {
+        w: &super::running::ResolvedWorkload,
+    ) -> Option<(super::counting::CyclePattern, super::counting::Filter)> {
         use super::counting::Filter;
         if c.info.kind != CounterKind::General {
             // A fixed counter ticks with the box's clock; a free-running one counts the

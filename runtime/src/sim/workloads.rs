@@ -2,7 +2,7 @@
 //! --workloads`), defined once here as data.
 //!
 //! A workload says, for each event it names, how many of it happen in each cycle of one
-//! hardware thread (a [`Pattern`] of [`counting::PERIOD`] cycles: core events on the core
+//! hardware thread (a [`CyclePattern`] of [`counting::PERIOD`] cycles: core events on the core
 //! clock, uncore and L3 events on the uncore clock), the first [`NamedWorkload::kernel`]
 //! cycles of each period in kernel mode. Events are named as their vendor's list names them
 //! and found by what they are: the simulator resolves each name through the simulated
@@ -35,7 +35,7 @@
 //! `de_no_dispatch_per_slot.*`, `de_src_op_disp.all - ex_ret_ops` and `ex_ret_ops` over six
 //! slots a cycle.
 
-use super::counting::{self, run, Pattern, Run};
+use super::counting::{self, run, CyclePattern, Run};
 
 /// One named workload.
 #[derive(Debug, PartialEq, Eq)]
@@ -63,7 +63,7 @@ pub struct NamedWorkload {
 
 impl NamedWorkload {
     /// Event `name`'s pattern (the default for one the workload does not name).
-    pub fn pattern_of(&self, name: &str) -> Pattern {
+    pub fn pattern_of(&self, name: &str) -> CyclePattern {
         let runs = self
             .events
             .iter()
@@ -73,8 +73,8 @@ impl NamedWorkload {
     }
 
     /// `runs` in this workload's modes.
-    pub fn pattern(&self, runs: &'static [Run]) -> Pattern {
-        Pattern {
+    pub fn pattern(&self, runs: &'static [Run]) -> CyclePattern {
+        CyclePattern {
             runs,
             kernel: self.kernel,
         }
@@ -88,7 +88,12 @@ impl NamedWorkload {
 pub const WORKLOADS: &[&NamedWorkload] = &[&COMPUTE_BOUND, &MEMORY_BOUND, &IDLE];
 
 /// The workload `--sim` runs unless `--workload` names another.
-pub const DEFAULT_WORKLOAD: &str = "compute-bound";
+pub const DEFAULT_WORKLOAD: &str = COMPUTE_BOUND.name;
+
+/// The workload called [`DEFAULT_WORKLOAD`].
+pub fn default_workload() -> &'static NamedWorkload {
+    &COMPUTE_BOUND
+}
 
 /// The workload called `name` (case-insensitive).
 pub fn workload(name: &str) -> Option<&'static NamedWorkload> {

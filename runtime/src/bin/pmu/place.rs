@@ -71,7 +71,7 @@ impl PlaceArgs {
     pub fn pace(&self) -> Result<pmu_runtime::session::Pace, Error> {
         Ok(match &self.workload {
             Some(name) => {
-                pmu_runtime::session::Pace::Workload(pmu_runtime::sim::workload_named(name)?)
+                pmu_runtime::session::Pace::Workload(pmu_runtime::machine::workload_named(name)?)
             }
             None => pmu_runtime::session::Pace::default(),
         })

@@ -32,7 +32,7 @@ mod hardware;
 mod seam;
 mod simulated;
 
-pub use crate::sim::workloads::listing as workloads_listing;
+pub use crate::sim::workloads::list_workloads;
 pub use crate::sim::{
     default_workload, workload_named, NamedWorkload, DEFAULT_WORKLOAD, WORKLOADS,
 };

@@ -120,7 +120,7 @@ pub fn workload_named(name: &str) -> Result<&'static NamedWorkload, crate::error
 
 /// `pmu list --workloads`: each workload's name and summary, one a line, the default
 /// marked; as JSON, an array of `{name, default, summary, core_ghz}` objects.
-pub fn listing(json: bool) -> String {
+pub fn list_workloads(json: bool) -> String {
     if json {
         let quote = |t: &str| format!("\"{}\"", t.replace('\\', "\\\\").replace('"', "\\\""));
         let rows: Vec<String> = WORKLOADS

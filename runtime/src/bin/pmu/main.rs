@@ -304,7 +304,7 @@ struct WriteArgs {
 /// summary, or registers.
 fn list(a: ListArgs, json_out: bool) -> Result<String, Failure> {
     match a {
-        a if a.workloads => Ok(pmu_runtime::machine::workloads_listing(json_out)),
+        a if a.workloads => Ok(pmu_runtime::machine::list_workloads(json_out)),
         a if a.metrics => watch_metrics::list(
             a.processor.as_deref(),
             a.pattern.as_deref().map(pattern::Pattern::new).as_ref(),

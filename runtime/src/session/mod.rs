@@ -6,10 +6,10 @@
 //! (puts back every register it changed) on every way out: [`Session::close`], a failure
 //! while opening, or dropping it.
 //!
-//! On the simulator the session also runs the simulator's workload on its own clock: each
-//! event of the selection happens in every counted box at the rate [`Pace`] gives it, so
-//! what a simulated interval counts depends on the time it spans, not on how often it is
-//! read.
+//! On the simulator the session also runs the simulator's workload on its own clock (a
+//! named workload by default, see [`Pace`]): every counter counts what its control selects
+//! of it, so what a simulated interval counts depends on the time it spans, not on how
+//! often it is read.
 //!
 //! ```
 //! use pmu_runtime::boxes::Boxes;
@@ -32,7 +32,9 @@
 //! let options = Options { clock, ..Options::default() };
 //! let mut session = Session::open(&backend, &selection, options)?;
 //! let interval = session.interval()?;
-//! assert_eq!(interval.counts[0].delta, 1037); // the demo pace's first 10 ms
+//! // An event the default workload does not name: one in 1000 cycles of the 2 GHz uncore
+//! // clock, 20,000 in 10 ms.
+//! assert_eq!(interval.counts[0].delta, 20_000);
 //! session.close()?; // every register as it was
 //! # Ok::<(), pmu_runtime::Error>(())
 //! ```

@@ -333,7 +333,10 @@ fn chas_the_part_counts_are_taken_though_the_table_leaves_them_out() {
         "{}",
         j.status.detail()
     );
-    assert_eq!(count(&machine, boxes, &[cha("CHA45")], false), Ok(DEFAULT_IN_10MS));
+    assert_eq!(
+        count(&machine, boxes, &[cha("CHA45")], false),
+        Ok(DEFAULT_IN_10MS)
+    );
     // Where the MSR reads 0 (the Emerald Rapids XCC die), the table's count stands: a CHA it
     // leaves out is refused.
     let machine = Machine::simulated(SimConfig {
@@ -342,7 +345,10 @@ fn chas_the_part_counts_are_taken_though_the_table_leaves_them_out() {
     });
     publish_edited(&machine, boxes, without_last_20);
     refused_then_allowed(&machine, boxes, cha("CHA45"), "the table does not list it");
-    assert_eq!(count(&machine, boxes, &[cha("CHA39")], false), Ok(DEFAULT_IN_10MS));
+    assert_eq!(
+        count(&machine, boxes, &[cha("CHA39")], false),
+        Ok(DEFAULT_IN_10MS)
+    );
 }
 
 #[test]

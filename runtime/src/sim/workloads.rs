@@ -251,6 +251,11 @@ pub const COMPUTE_BOUND: NamedWorkload = NamedWorkload {
         // Intel (uncore, per uncore cycle).
         ("UNC_M_CAS_COUNT.RD", ones!(8)),
         ("UNC_M_CAS_COUNT.WR", ones!(4)),
+        // Granite Rapids counts each channel's two sub-channels apart.
+        ("UNC_M_CAS_COUNT_SCH0.RD", ones!(4)),
+        ("UNC_M_CAS_COUNT_SCH1.RD", ones!(4)),
+        ("UNC_M_CAS_COUNT_SCH0.WR", ones!(2)),
+        ("UNC_M_CAS_COUNT_SCH1.WR", ones!(2)),
         // AMD (core, six dispatch slots a cycle).
         ("ls_not_halted_cyc", ALL),
         (
@@ -358,6 +363,11 @@ pub const MEMORY_BOUND: NamedWorkload = NamedWorkload {
         ("MEM_INST_RETIRED.ALL_STORES", ones!(50)),
         ("UNC_M_CAS_COUNT.RD", ones!(94)),
         ("UNC_M_CAS_COUNT.WR", ones!(40)),
+        // Granite Rapids counts each channel's two sub-channels apart.
+        ("UNC_M_CAS_COUNT_SCH0.RD", ones!(47)),
+        ("UNC_M_CAS_COUNT_SCH1.RD", ones!(47)),
+        ("UNC_M_CAS_COUNT_SCH0.WR", ones!(20)),
+        ("UNC_M_CAS_COUNT_SCH1.WR", ones!(20)),
         ("ls_not_halted_cyc", ALL),
         ("ex_ret_instr", &[run(2, 100), run(1, 200), run(0, 700)]),
         ("ex_ret_ops", &[run(6, 100), run(0, 900)]),
@@ -436,6 +446,8 @@ pub const IDLE: NamedWorkload = NamedWorkload {
         ("MEM_INST_RETIRED.ALL_STORES", ones!(4)),
         ("UNC_M_CAS_COUNT.RD", ones!(1)),
         ("UNC_M_CAS_COUNT.WR", ones!(1)),
+        ("UNC_M_CAS_COUNT_SCH0.RD", ones!(1)),
+        ("UNC_M_CAS_COUNT_SCH0.WR", ones!(1)),
         ("ls_not_halted_cyc", BUSY_IDLE),
         ("ex_ret_instr", ones!(30)),
         ("ex_ret_ops", &[run(6, 10), run(0, 990)]),

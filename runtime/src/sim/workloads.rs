@@ -316,6 +316,15 @@ pub const COMPUTE_BOUND: NamedWorkload = NamedWorkload {
         ("l3_misses", ones!(2)),
         ("umc_cas_cmd.rd", ones!(8)),
         ("umc_cas_cmd.wr", ones!(4)),
+        // Zen 2 and 3 count each DRAM channel's reads and writes together.
+        ("dram_channel_data_controller_0", ones!(12)),
+        ("dram_channel_data_controller_1", ones!(12)),
+        ("dram_channel_data_controller_2", ones!(12)),
+        ("dram_channel_data_controller_3", ones!(12)),
+        ("dram_channel_data_controller_4", ones!(12)),
+        ("dram_channel_data_controller_5", ones!(12)),
+        ("dram_channel_data_controller_6", ones!(12)),
+        ("dram_channel_data_controller_7", ones!(12)),
     ],
     default: ones!(1),
 };
@@ -392,6 +401,15 @@ pub const MEMORY_BOUND: NamedWorkload = NamedWorkload {
         ("l3_misses", ones!(30)),
         ("umc_cas_cmd.rd", ones!(94)),
         ("umc_cas_cmd.wr", ones!(40)),
+        // Zen 2 and 3 count each DRAM channel's reads and writes together.
+        ("dram_channel_data_controller_0", ones!(134)),
+        ("dram_channel_data_controller_1", ones!(134)),
+        ("dram_channel_data_controller_2", ones!(134)),
+        ("dram_channel_data_controller_3", ones!(134)),
+        ("dram_channel_data_controller_4", ones!(134)),
+        ("dram_channel_data_controller_5", ones!(134)),
+        ("dram_channel_data_controller_6", ones!(134)),
+        ("dram_channel_data_controller_7", ones!(134)),
     ],
     default: ones!(1),
 };
@@ -493,6 +511,15 @@ pub const IDLE: NamedWorkload = NamedWorkload {
         ("l3_misses", ones!(1)),
         ("umc_cas_cmd.rd", ones!(1)),
         ("umc_cas_cmd.wr", ones!(1)),
+        // Zen 2 and 3 count each DRAM channel's reads and writes together.
+        ("dram_channel_data_controller_0", ones!(2)),
+        ("dram_channel_data_controller_1", ones!(2)),
+        ("dram_channel_data_controller_2", ones!(2)),
+        ("dram_channel_data_controller_3", ones!(2)),
+        ("dram_channel_data_controller_4", ones!(2)),
+        ("dram_channel_data_controller_5", ones!(2)),
+        ("dram_channel_data_controller_6", ones!(2)),
+        ("dram_channel_data_controller_7", ones!(2)),
     ],
     default: ones!(1),
 };

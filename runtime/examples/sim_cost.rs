@@ -1,10 +1,12 @@
-//! What the simulator costs per simulated second: a session counting every general counter
-//! of every box of the processor with the most counters, on the simulator's clock at one
-//! reading per simulated second, under the old per-event streams (`Pace::Steady`, each
-//! counted event injected into its box: "before") and under the default named workload
-//! (every counter of the machine counting what its control selects: "after"). Prints the
-//! median CPU time per interval (single-threaded and CPU-bound, so wall time is CPU time)
-//! and the ratio; BENCHMARKS.md records the figures.
+//! What the simulator costs per simulated second: a session programs every general counter
+//! of every box of the processor with the most counters, on both sockets; then the
+//! simulator alone is advanced one simulated second at a time, under the old per-event
+//! streams (a stream of events into each counted box counter, as `Pace::Steady` ran them:
+//! "before") and under the default named workload (every counter of the machine counting
+//! what its control selects: "after"). Prints the median time of one advance
+//! (single-threaded and CPU-bound, so wall time is CPU time), and the session's whole
+//! interval (the simulator plus reading every counter) for comparison; BENCHMARKS.md
+//! records the figures.
 //!
 //! `cargo run --release -p pmu-runtime --example sim_cost`
 
@@ -78,21 +80,78 @@ fn median_interval(p: &'static ProcessorInfo, pace: Pace) -> Result<Duration, pm
     Ok(times[times.len() / 2])
 }
 
+/// The median time the simulator takes to advance one simulated second, every box of `p`
+/// programmed by a session: under per-event streams (`named` false) or the default named
+/// workload.
+fn median_advance(p: &'static ProcessorInfo, named: bool) -> Result<Duration, pmu_runtime::Error> {
+    use pmu_runtime::sim::{Rate, Stream, StreamTarget};
+    let machine = Machine::simulating(p);
+    let backend = SessionBackend::Registers(&machine);
+    let options = Options {
+        clock: backend.clock(Duration::from_secs(1)),
+        pace: Pace::Steady(0),
+        ..Options::default()
+    };
+    let session = Session::open(&backend, &everything(p), options)?;
+    let sim = machine.sim().expect("a simulated machine");
+    let ids = if named {
+        vec![sim.run_named(pmu_runtime::sim::default_workload())]
+    } else {
+        let mut ids = Vec::new();
+        for socket in 0..sim.config().sockets as usize {
+            for b in &Boxes::of(p).boxes {
+                let general = b
+                    .counters
+                    .iter()
+                    .filter(|c| c.info.kind == CounterKind::General);
+                if b.scope() != pmu_regs::Scope::Socket {
+                    continue;
+                }
+                for _ in general {
+                    ids.push(sim.start_stream(Stream {
+                        target: StreamTarget::Uncore {
+                            socket,
+                            instance: b.instance,
+                        },
+                        ev_sel: 0x01,
+                        umask: None,
+                        rate: Rate::steady(1_000_000),
+                        masks: None,
+                        aux: None,
+                    }));
+                }
+            }
+        }
+        ids
+    };
+    let mut times = Vec::with_capacity(INTERVALS);
+    for s in 1..=INTERVALS as u64 {
+        let start = Instant::now();
+        sim.advance(&ids, Duration::from_secs(s))?;
+        times.push(start.elapsed());
+    }
+    session.close()?;
+    times.sort();
+    Ok(times[times.len() / 2])
+}
+
 fn main() -> Result<(), pmu_runtime::Error> {
     let largest = PROCESSORS
         .iter()
         .copied()
         .max_by_key(|p| general_counters(p))
         .expect("processors");
-    let before = median_interval(largest, Pace::Steady(1_000_000))?;
-    let after = median_interval(largest, Pace::default())?;
+    let before = median_advance(largest, false)?;
+    let after = median_advance(largest, true)?;
+    let whole = median_interval(largest, Pace::default())?;
     println!(
-        "{}: {} general counters per socket; per simulated second: streams {:.1} us, named workload {:.1} us (x{:.2}); target <= 1000 us",
+        "{}: {} general counters per socket, 2 sockets; the simulator per simulated second: streams {:.1} us, named workload {:.1} us (x{:.2}; target <= 1000 us); a session's whole interval (simulator and every read) {:.1} us",
         largest.id,
         general_counters(largest),
         before.as_secs_f64() * 1e6,
         after.as_secs_f64() * 1e6,
         after.as_secs_f64() / before.as_secs_f64(),
+        whole.as_secs_f64() * 1e6,
     );
     Ok(())
 }

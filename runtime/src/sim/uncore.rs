@@ -285,7 +285,13 @@ impl Model {
             if b.scope() != scope {
                 continue;
             }
+            if self.frozen(st, b) {
+                continue;
+            }
             for (ci, c) in b.counters.iter().enumerate() {
+                if !self.enabled(st, b, c) {
+                    continue;
+                }
                 let Some((pattern, filter)) = self.workload_event(st, b, c, w) else {
                     continue;
                 };
@@ -293,6 +299,15 @@ impl Model {
                     .count_until(&filter, to)
                     .saturating_sub(pattern.count_until(&filter, from));
                 if count == 0 {
+                    continue;
+                }
+                // Short of a carry out of the top bit (and of a pending freeze), the count
+                // just adds; otherwise the exact path handles the overflow where it happens.
+                let now = self.count(st, c);
+                let room = c.info.max().saturating_sub(now);
+                if count <= room && st.pending_freeze.is_none() {
+                    self.set_count(st, c, now + count);
+                    journal.seq.0 += count;
                     continue;
                 }
                 self.advance(socket, st, bi, count, skew, journal, &|_, other| {

@@ -8,6 +8,11 @@
 
 use std::time::Duration;
 
+/// What a counter selecting an event the simulated workload does not name counts in one
+/// 10 ms interval: the workload's default, one event in every 1000 cycles of the 2 GHz
+/// uncore clock (`runtime/src/sim/workloads.rs`): 2,000,000 a second, 20,000 in 10 ms.
+const DEFAULT_IN_10MS: u64 = 20_000;
+
 use pmu_regs::{AddressInfo, Location};
 use pmu_runtime::boxes::{Boxes, PmuBox, Reg};
 use pmu_runtime::discovery::{join, table_boxes, MemoryTable, TableBox};
@@ -120,7 +125,7 @@ fn every_box_of_each_discovering_processor_counts_through_the_join_and_is_put_ba
         assert_eq!(instances, names, "{id}: a series per box, in order");
         for (c, b) in interval.counts.iter().zip(&listed) {
             // The demo pace's first 10 ms of the first event.
-            assert_eq!(c.delta, 1037, "{id}:{}", b.instance);
+            assert_eq!(c.delta, DEFAULT_IN_10MS, "{id}:{}", b.instance);
         }
         session.close().unwrap();
         let after: Vec<u64> = regs.iter().map(|r| read(sim, *r)).collect();
@@ -169,7 +174,7 @@ fn refused_then_allowed(machine: &Machine, boxes: &'static Boxes, b: &'static Pm
     assert!(e.contains(why), "{e}");
     assert!(e.contains("--allow-mismatch"), "{e}");
     assert_eq!(machine.access_counts().1, 0, "nothing written: {e}");
-    assert_eq!(count(machine, boxes, &[b], true), Ok(1037));
+    assert_eq!(count(machine, boxes, &[b], true), Ok(DEFAULT_IN_10MS));
 }
 
 #[test]
@@ -184,7 +189,7 @@ fn a_box_the_table_disagrees_with_is_refused_before_any_write_unless_allowed() {
     refused_then_allowed(&machine, boxes, cha0, "width: table 32, spec 48 (");
     // The boxes the table agrees with are counted as before.
     let cha1 = boxes.find("CHA1").unwrap();
-    assert_eq!(count(&machine, boxes, &[cha1], false), Ok(1037));
+    assert_eq!(count(&machine, boxes, &[cha1], false), Ok(DEFAULT_IN_10MS));
 }
 
 #[test]
@@ -299,7 +304,7 @@ fn upi_and_m3upi_entries_linux_ignores_never_refuse_their_boxes() {
         .iter()
         .map(|r| read(machine.sim().unwrap(), *r))
         .collect();
-    assert_eq!(count(&machine, boxes, &picked, false), Ok(1037));
+    assert_eq!(count(&machine, boxes, &picked, false), Ok(DEFAULT_IN_10MS));
     let after: Vec<u64> = registers(&picked)
         .iter()
         .map(|r| read(machine.sim().unwrap(), *r))
@@ -334,7 +339,10 @@ fn chas_the_part_counts_are_taken_though_the_table_leaves_them_out() {
         "{}",
         j.status.detail()
     );
-    assert_eq!(count(&machine, boxes, &[cha("CHA45")], false), Ok(1037));
+    assert_eq!(
+        count(&machine, boxes, &[cha("CHA45")], false),
+        Ok(DEFAULT_IN_10MS)
+    );
     // Where the MSR reads 0 (the Emerald Rapids XCC die), the table's count stands: a CHA it
     // leaves out is refused.
     let machine = Machine::simulated(SimConfig {
@@ -343,7 +351,10 @@ fn chas_the_part_counts_are_taken_though_the_table_leaves_them_out() {
     });
     publish_edited(&machine, boxes, without_last_20);
     refused_then_allowed(&machine, boxes, cha("CHA45"), "the table does not list it");
-    assert_eq!(count(&machine, boxes, &[cha("CHA39")], false), Ok(1037));
+    assert_eq!(
+        count(&machine, boxes, &[cha("CHA39")], false),
+        Ok(DEFAULT_IN_10MS)
+    );
 }
 
 #[test]
@@ -419,7 +430,7 @@ fn a_table_that_cannot_be_read_refuses_every_discovered_box_unless_allowed() {
     // A box of a unit without a discovery type (the U-box) is not checked.
     let ubox = boxes.find("UBOX").unwrap();
     assert!(ubox.pmu.discovery_type.is_none());
-    assert_eq!(count(&machine, boxes, &[ubox], false), Ok(1037));
+    assert_eq!(count(&machine, boxes, &[ubox], false), Ok(DEFAULT_IN_10MS));
 }
 
 #[test]
@@ -427,7 +438,7 @@ fn a_part_that_publishes_no_table_is_counted_as_the_spec_says() {
     let (boxes, machine, cha0) = spr();
     machine.sim().unwrap().publish_discovery_table(None);
     assert!(machine.discovery_tables().is_empty());
-    assert_eq!(count(&machine, boxes, &[cha0], false), Ok(1037));
+    assert_eq!(count(&machine, boxes, &[cha0], false), Ok(DEFAULT_IN_10MS));
 }
 
 #[test]

@@ -1,14 +1,22 @@
-//! `pmu watch --metric` and `pmu list --metrics` on the simulator: a workload of known rates
-//! (the session's demo pace: in the n-th 10 ms step, the i-th event of the plan happens
-//! 1000 (i + 1) + 37 n times in every counted box and CPU) gives each metric exactly the
-//! value its formula predicts: memory read and write bandwidth (the socket's iMC channels
-//! summed), the LLC hit rate and top-down level 1, for each processor family with Intel's
-//! metric files (E5 v3/v4, Skylake-SP and Cascade Lake; from Ice Lake-SP to Granite Rapids
-//! bandwidth and the LLC hit rate, top-down from `PERF_METRICS` being in `topdown_cli.rs`)
-//! and for the older parts with the guides' formulas (E5 v1/v2: bandwidth, the LLC hit rate
-//! and top-down level 1 from Linux perf's; Xeon 7500: the LLC hit rate); for AMD, Linux perf's formulas (the L3 hit rate on
-//! Zen 2 to 5, UMC read and write bandwidth and PipelineL1 on Zen 4 and 5; Zen 2 and 3's
-//! Data Fabric bandwidth, counted in turns, is in `turns_cli.rs`); and per CPU with -A.
+//! `pmu watch --metric` and `pmu list --metrics` on the simulator running its default
+//! workload (compute-bound, `runtime/src/sim/workloads.rs`): each metric's value worked out
+//! by hand from the workload's published numbers and the vendor's formula: memory read and
+//! write bandwidth (the socket's iMC channels summed), the LLC hit rate and top-down level 1,
+//! for each processor family with Intel's metric files (E5 v3/v4, Skylake-SP and Cascade
+//! Lake; from Ice Lake-SP to Granite Rapids bandwidth and the LLC hit rate, top-down from
+//! `PERF_METRICS` being in `topdown_cli.rs`) and for the older parts with the guides'
+//! formulas (E5 v1/v2: bandwidth, the LLC hit rate and top-down level 1 from Linux perf's;
+//! Xeon 7500: the LLC hit rate); for AMD, Linux perf's formulas (the L3 hit rate on Zen 2 to
+//! 5, UMC read and write bandwidth and PipelineL1 and L2 on Zen 4 and 5); and per CPU with -A.
+//!
+//! The workload, per 1000 cycles (core and uncore clocks both 2 GHz): 8 CAS reads and 4 CAS
+//! writes a memory channel (Granite Rapids: 4 and 2 a sub-channel); 20 LLC references, 2
+//! misses; 2300 instructions in 1000 unhalted cycles; Intel's 4000 slots: 400 not delivered,
+//! 2800 retired, 2900 issued and 25 recovery cycles; AMD's 6000 slots (8000 on Zen 5): 600
+//! (800) with no op from the front end of which 50 cycles with none at all, 1200 (1600)
+//! backend stalls, 300 (400) SMT contention, 3600 (4800) ops retired of 3900 (5200)
+//! dispatched, 4 mispredicts and 1 resync, 100 of 300 not-complete cycles waiting on a load,
+//! 36 microcode ops.
 
 use std::process::Command;
 
@@ -28,10 +36,11 @@ fn pmu(args: &[&str]) -> (bool, String, String) {
     )
 }
 
-/// The demo pace: the i-th planned event's count per box in the n-th 10 ms step (n from 1).
-fn demo(i: u64, n: u64) -> f64 {
-    (1000 * (i + 1) + 37 * n) as f64
-}
+/// CAS reads of one channel in MB/s: 8 in 1000 cycles of the 2 GHz uncore clock, 16
+/// million a second, 64 bytes each.
+const READ_MBS_PER_CHANNEL: f64 = 16e6 * 64.0 / 1e6;
+/// CAS writes: 4 in 1000 cycles.
+const WRITE_MBS_PER_CHANNEL: f64 = 8e6 * 64.0 / 1e6;
 
 /// `watch --metric` as CSV: (time, socket, metric, value) rows.
 fn watch(processor: &str, metrics: &[&str], extra: &[&str]) -> Vec<(f64, u32, String, String)> {
@@ -82,17 +91,19 @@ fn memory_bandwidth_is_the_cas_counts_of_every_channel_times_64_bytes() {
         "amd-zen4",
         "amd-zen5",
     ]) {
-        for metric in ["memory_bandwidth_read", "memory_bandwidth_write"] {
-            // Alone, the metric's events are the plan's first: event i counts demo(i, n).
-            let (unit, events) = families::cas_events(p, metric);
+        for (metric, per_channel) in [
+            ("memory_bandwidth_read", READ_MBS_PER_CHANNEL),
+            ("memory_bandwidth_write", WRITE_MBS_PER_CHANNEL),
+        ] {
+            // Every channel of the socket alike (Granite Rapids' two sub-channel events add
+            // up to the channel's).
+            let (unit, _) = families::cas_events(p, metric);
             let channels = families::boxes(p, unit);
             assert!(channels >= 4.0, "{p}");
             let rows = watch(p, &[metric], &[]);
             assert_eq!(rows.len(), 3, "{p}: {rows:?}");
             for (n, (_, socket, name, value)) in rows.iter().enumerate() {
-                let n = n as u64 + 1;
-                let cas: f64 = (0..events as u64).map(|i| demo(i, n)).sum();
-                let expected = channels * cas * 64.0 / 1e6 / 0.01;
+                let expected = channels * per_channel;
                 assert_eq!((*socket, name.as_str()), (0, metric));
                 assert!(
                     close(value.parse().unwrap(), expected),
@@ -104,25 +115,16 @@ fn memory_bandwidth_is_the_cas_counts_of_every_channel_times_64_bytes() {
 }
 
 /// Metrics of events told apart by their unit-mask extension alone (Ice Lake-SP's CHA TOR
-/// inserts: one select and umask, the local and remote requests in the extension): the
-/// session programs each event's extension and the simulated CHA counts a stream only on
-/// counters whose extension matches, so the share is what the formula gives, not a half.
+/// inserts: one select and umask, the local and remote requests in the extension). The
+/// workload names none of the four, so each counts its default: the local share is 2 of 4.
 #[test]
-fn numa_local_reads_are_told_apart_by_the_unit_mask_extension() {
+fn numa_local_reads_are_the_formulas_share() {
     let metric = "numa_reads_addressed_to_local_dram";
     let rows = watch("ice-lake-sp", &[metric], &[]);
     assert_eq!(rows.len(), 3, "{rows:?}");
     for (n, (_, socket, name, value)) in rows.iter().enumerate() {
-        let n = n as u64 + 1;
-        // 100 * (local DRD + local DRD prefetch) / (those + remote DRD + remote prefetch):
-        // the plan's events 0 to 3, each counted in every CHA alike.
-        let local = demo(0, n) + demo(1, n);
-        let expected = 100.0 * local / (local + demo(2, n) + demo(3, n));
         assert_eq!((*socket, name.as_str()), (0, metric));
-        assert!(
-            close(value.parse().unwrap(), expected),
-            "step {n}: {value} != {expected}"
-        );
+        assert!(close(value.parse().unwrap(), 50.0), "step {n}: {value}");
     }
 }
 
@@ -143,140 +145,112 @@ fn llc_hit_rate_and_top_down_level_1_are_what_the_formulas_give() {
         "amd-zen4",
         "amd-zen5",
     ]) {
-        // llc_hit_rate = 100 (refs - misses) / refs (on AMD, L3 lookups and misses summed
-        // over the socket's L3 complexes, each counting at the same pace); the pace gives more misses than
-        // references, so the simulated rate is negative: the formula, not a model of caches.
+        // llc_hit_rate = 100 (refs - misses) / refs = 100 x 18 / 20 (on AMD, L3 lookups and
+        // misses summed over the socket's L3 complexes, each counting alike).
         let rows = watch(p, &["llc_hit_rate"], &[]);
         assert_eq!(rows.len(), 3, "{p}: {rows:?}");
-        for (n, (_, _, _, v)) in rows.iter().enumerate() {
-            let n = n as u64 + 1;
-            let (refs, misses) = (demo(0, n), demo(1, n));
-            let expected = 100.0 * (refs - misses) / refs;
-            assert!(
-                close(v.parse().unwrap(), expected),
-                "{p}: {v} != {expected}"
-            );
+        for (_, _, _, v) in &rows {
+            assert!(close(v.parse().unwrap(), 90.0), "{p}: {v} != 90");
         }
     }
     for p in FAMILIES
         .into_iter()
         .chain(["xeon-e5-2600", "xeon-e5-2600-v2"])
     {
-        // Without SMT (the simulator has none) Frontend_Bound and Retiring read their event
-        // and the thread's unhalted cycles: 100 a / (4 c).
-        for m in ["Frontend_Bound", "Retiring"] {
-            for (n, (_, _, _, v)) in watch(p, &[m], &[]).iter().enumerate() {
-                let n = n as u64 + 1;
-                let expected = 100.0 * demo(0, n) / (4.0 * demo(1, n));
+        // Without SMT (the simulator has none) each reads its events and the thread's
+        // unhalted cycles: Frontend_Bound = 100 x 400 / 4000, Retiring = 100 x 2800 / 4000,
+        // Bad_Speculation = 100 (2900 - 2800 + 4 x 25) / 4000.
+        for (m, expected) in [
+            ("Frontend_Bound", 10.0),
+            ("Retiring", 70.0),
+            ("Bad_Speculation", 5.0),
+        ] {
+            for (_, _, _, v) in watch(p, &[m], &[]) {
                 assert!(
                     close(v.parse().unwrap(), expected),
                     "{p} {m}: {v} != {expected}"
                 );
             }
-        }
-        // Bad_Speculation = 100 (issued - retired + 4 recovery) / (4 cycles).
-        for (n, (_, _, _, v)) in watch(p, &["Bad_Speculation"], &[]).iter().enumerate() {
-            let n = n as u64 + 1;
-            let (issued, retired, recovery, cycles) =
-                (demo(0, n), demo(1, n), demo(2, n), demo(3, n));
-            let expected = 100.0 * (issued - retired + 4.0 * recovery) / (4.0 * cycles);
-            assert!(
-                close(v.parse().unwrap(), expected),
-                "{p}: {v} != {expected}"
-            );
         }
     }
     // AMD's PipelineL1 (Linux perf's pipeline.json): each share is its events over the
-    // dispatch slots, 6 a cycle on Zen 4 and 8 on Zen 5; alone, a metric's events are the
-    // plan's first and the cycles its last.
-    for (p, width) in [("amd-zen4", 6.0), ("amd-zen5", 8.0)] {
-        for m in [
-            "frontend_bound",
-            "backend_bound",
-            "smt_contention",
-            "retiring",
+    // dispatch slots, 6 a cycle on Zen 4 and 8 on Zen 5: 600 / 6000, 1200 / 6000, 300 / 6000,
+    // 3600 / 6000, (3900 - 3600) / 6000, and on Zen 5 the same shares of 8000.
+    for p in ["amd-zen4", "amd-zen5"] {
+        for (m, expected) in [
+            ("frontend_bound", 10.0),
+            ("backend_bound", 20.0),
+            ("smt_contention", 5.0),
+            ("retiring", 60.0),
+            ("bad_speculation", 5.0),
         ] {
-            for (n, (_, _, _, v)) in watch(p, &[m], &[]).iter().enumerate() {
-                let n = n as u64 + 1;
-                let expected = 100.0 * demo(0, n) / (width * demo(1, n));
+            for (_, _, _, v) in watch(p, &[m], &[]) {
                 assert!(
                     close(v.parse().unwrap(), expected),
                     "{p} {m}: {v} != {expected}"
                 );
             }
-        }
-        // bad_speculation = 100 (dispatched - retired) / slots.
-        for (n, (_, _, _, v)) in watch(p, &["bad_speculation"], &[]).iter().enumerate() {
-            let n = n as u64 + 1;
-            let expected = 100.0 * (demo(0, n) - demo(1, n)) / (width * demo(2, n));
-            assert!(
-                close(v.parse().unwrap(), expected),
-                "{p}: {v} != {expected}"
-            );
         }
     }
 }
 
-/// AMD's PipelineL2 (Linux perf's names differ between Zen 4 and Zen 5), each metric alone so
-/// that its i-th event counts demo(i, n), and the dispatch slots a cycle.
+/// AMD's PipelineL2 (Linux perf's names differ between Zen 4 and Zen 5), each metric alone,
+/// by hand from the workload (Zen 4's slots, then Zen 5's).
 #[test]
 fn amd_top_down_level_2_is_what_the_formulas_give() {
-    type Expect = fn(&dyn Fn(u64) -> f64, f64) -> f64;
-    let checks: [([&str; 2], Expect); 8] = [
-        // The latency event is the no-ops event with a counter mask of the slot count.
+    let checks: [([&str; 2], [f64; 2]); 8] = [
+        // 100 x width x (cycles with all slots empty: 50) / (width x 1000).
         (
             ["frontend_bound_latency", "frontend_bound_by_latency"],
-            |d, w| 100.0 * w * d(0) / (w * d(1)),
+            [5.0, 5.0],
         ),
-        // Its two events differ only in the counter mask, which the simulator does not
-        // model: each counts both events' occurrences.
+        // 100 x (600 - 6 x 50) / 6000; 100 x (800 - 8 x 50) / 8000.
         (
             ["frontend_bound_bandwidth", "frontend_bound_by_bandwidth"],
-            |d, w| {
-                let both = d(0) + d(1);
-                100.0 * (both - w * both) / (w * d(2))
-            },
+            [5.0, 5.0],
         ),
+        // Bad speculation 5 % x 4 mispredicts / (4 + 1 resync), and x 1 / 5.
         (
             [
                 "bad_speculation_mispredicts",
                 "bad_speculation_from_mispredicts",
             ],
-            |d, w| 100.0 * (d(0) - d(1)) / (w * d(4)) * d(2) / (d(2) + d(3)),
+            [4.0, 4.0],
         ),
         (
             [
                 "bad_speculation_pipeline_restarts",
                 "bad_speculation_from_pipeline_restarts",
             ],
-            |d, w| 100.0 * (d(0) - d(1)) / (w * d(4)) * d(3) / (d(2) + d(3)),
+            [1.0, 1.0],
         ),
+        // Backend 20 % x 100 / 300 load cycles, and x (1 - 100 / 300).
         (
             ["backend_bound_memory", "backend_bound_by_memory"],
-            |d, w| 100.0 * d(0) / (w * d(3)) * d(1) / d(2),
+            [20.0 / 3.0, 20.0 / 3.0],
         ),
-        (["backend_bound_cpu", "backend_bound_by_cpu"], |d, w| {
-            100.0 * d(0) / (w * d(3)) * (1.0 - d(1) / d(2))
-        }),
-        (["retiring_fastpath", "retiring_from_fastpath"], |d, w| {
-            100.0 * d(0) / (w * d(2)) * (1.0 - d(1) / d(0))
-        }),
-        (["retiring_microcode", "retiring_from_microcode"], |d, w| {
-            100.0 * d(0) / (w * d(2)) * d(1) / d(0)
-        }),
+        (
+            ["backend_bound_cpu", "backend_bound_by_cpu"],
+            [40.0 / 3.0, 40.0 / 3.0],
+        ),
+        // Retiring 60 % x (1 - 36 / 3600) on Zen 4, x (1 - 36 / 4800) on Zen 5.
+        (
+            ["retiring_fastpath", "retiring_from_fastpath"],
+            [59.4, 59.55],
+        ),
+        (
+            ["retiring_microcode", "retiring_from_microcode"],
+            [0.6, 0.45],
+        ),
     ];
-    for (g, (p, width)) in [("amd-zen4", 6.0), ("amd-zen5", 8.0)]
-        .into_iter()
-        .enumerate()
-    {
-        for (names, expect) in &checks {
+    for (g, p) in ["amd-zen4", "amd-zen5"].into_iter().enumerate() {
+        for (names, expected) in &checks {
             let m = names[g];
-            for (n, (_, _, _, v)) in watch(p, &[m], &[]).iter().enumerate() {
-                let n = n as u64 + 1;
-                let expected = expect(&|i| demo(i, n), width);
+            for (_, _, _, v) in watch(p, &[m], &[]) {
                 assert!(
-                    close(v.parse().unwrap(), expected),
-                    "{p} {m}: {v} != {expected}"
+                    close(v.parse().unwrap(), expected[g]),
+                    "{p} {m}: {v} != {}",
+                    expected[g]
                 );
             }
         }
@@ -337,10 +311,9 @@ fn per_cpu_rows_with_no_aggr_for_metrics_of_core_events() {
     let sockets: std::collections::BTreeSet<&str> = rows.iter().map(|r| r[1]).collect();
     // The simulated machine: two sockets of two CPUs, a row each per interval.
     assert_eq!((cpus.len(), sockets.len(), rows.len()), (4, 2, 8), "{out}");
-    for (i, r) in rows.iter().enumerate() {
-        let n = i as u64 / 4 + 1;
-        // Each CPU counts the pace on its own counters: ipc = inst / cycles of that CPU.
-        let expected = demo(0, n) / demo(1, n);
+    for r in &rows {
+        // Each CPU counts on its own counters: ipc = 2300 / 1000 on every one.
+        let expected = 2.3;
         assert_eq!(r[3], "ipc");
         assert!(
             close(r[4].parse().unwrap(), expected),

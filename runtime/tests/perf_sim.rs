@@ -55,8 +55,12 @@ fn count(
         }),
         _ => SessionBackend::Registers(&machine),
     };
+    // The demo fixture (event i of a box at its own rate), not a named workload: these
+    // tests check that perf and the registers count the same, which distinct counts per
+    // event and per interval show.
     let options = Options {
         clock: backend.clock(Duration::from_millis(10)),
+        pace: pmu_runtime::session::Pace::Demo,
         ..Options::default()
     };
     let mut session = Session::open(&backend, selection, options)?;

@@ -32,6 +32,10 @@ mod hardware;
 mod seam;
 mod simulated;
 
+pub use crate::sim::workloads::list_workloads;
+pub use crate::sim::{
+    default_workload, workload_named, NamedWorkload, DEFAULT_WORKLOAD, WORKLOADS,
+};
 pub use crate::sim::{Rate, StreamId, SLOTS_PER_EVENT};
 pub use hardware::FileTrees;
 use seam::Seam;

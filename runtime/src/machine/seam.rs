@@ -90,6 +90,16 @@ pub trait Workload {
         topdown_cpus: &[u32],
     ) -> Vec<StreamId>;
 
+    /// Starts the named workload `workload` on the whole machine: every counter counts what
+    /// its control selects of it. `None` (the default): this backend runs only
+    /// [`Workload::run`]'s streams.
+    fn run_named(
+        &self,
+        _workload: &'static crate::machine::NamedWorkload,
+    ) -> Option<Vec<StreamId>> {
+        None
+    }
+
     /// Brings `running` to time `to` of the session's clock (0: when it started).
     fn advance(&self, running: &[StreamId], to: Duration) -> Result<()>;
 

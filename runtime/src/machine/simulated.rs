@@ -60,6 +60,10 @@ impl Workload for Sim {
         self.run_counted(counted, rate, topdown_cpus)
     }
 
+    fn run_named(&self, workload: &'static crate::sim::NamedWorkload) -> Option<Vec<StreamId>> {
+        Some(vec![Sim::run_named(self, workload)])
+    }
+
     fn advance(&self, running: &[StreamId], to: Duration) -> Result<()> {
         Sim::advance(self, running, to)
     }

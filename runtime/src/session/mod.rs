@@ -6,10 +6,10 @@
 //! (puts back every register it changed) on every way out: [`Session::close`], a failure
 //! while opening, or dropping it.
 //!
-//! On the simulator the session also runs the simulator's workload on its own clock: each
-//! event of the selection happens in every counted box at the rate [`Pace`] gives it, so
-//! what a simulated interval counts depends on the time it spans, not on how often it is
-//! read.
+//! On the simulator the session also runs the simulator's workload on its own clock (a
+//! named workload by default, see [`Pace`]): every counter counts what its control selects
+//! of it, so what a simulated interval counts depends on the time it spans, not on how
+//! often it is read.
 //!
 //! ```
 //! use pmu_runtime::boxes::Boxes;
@@ -32,7 +32,9 @@
 //! let options = Options { clock, ..Options::default() };
 //! let mut session = Session::open(&backend, &selection, options)?;
 //! let interval = session.interval()?;
-//! assert_eq!(interval.counts[0].delta, 1037); // the demo pace's first 10 ms
+//! // An event the default workload does not name: one in 1000 cycles of the 2 GHz uncore
+//! // clock, 20,000 in 10 ms.
+//! assert_eq!(interval.counts[0].delta, 20_000);
 //! session.close()?; // every register as it was
 //! # Ok::<(), pmu_runtime::Error>(())
 //! ```
@@ -188,26 +190,37 @@ pub enum Clock {
     Steps(Duration),
 }
 
-/// How often the selection's events happen on a simulated machine.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// What happens on a simulated machine while a session counts it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pace {
-    /// Event i (from 0) at 100,000 x (i + 1) + 1,850 per second, rising by 370,000 per
-    /// second each second: in steps of 10 ms, 1000 x (i + 1) + 37 x n events in the n-th,
-    /// so every event and every interval of a demo counts something different.
-    #[default]
+    /// A named workload ([`crate::machine::WORKLOADS`]): every event counts what the workload
+    /// says an event of its encoding does, under the counter mask, invert, edge and
+    /// privilege bits its control sets. The default is [`crate::machine::DEFAULT_WORKLOAD`].
+    Workload(&'static crate::machine::NamedWorkload),
+    /// A test fixture, not a machine: event i (from 0) at 100,000 x (i + 1) + 1,850 per
+    /// second, rising by 370,000 per second each second: in steps of 10 ms, 1000 x (i + 1) +
+    /// 37 x n events in the n-th. Also what a custom backend without named workloads runs.
     Demo,
-    /// Every event at this many per second.
+    /// A test fixture: every event at this many per second.
     Steady(u64),
-    /// Event i (from 0) steadily at (i + 1) times this many per second: each event's count
-    /// tells which it is, and what an interval counts is known exactly.
+    /// A test fixture: event i (from 0) steadily at (i + 1) times this many per second:
+    /// each event's count tells which it is, and what an interval counts is known exactly.
     Ladder(u64),
 }
 
+impl Default for Pace {
+    /// The default named workload.
+    fn default() -> Self {
+        Pace::Workload(crate::machine::default_workload())
+    }
+}
+
 impl Pace {
-    /// The rate of the selection's `event`-th event.
+    /// The rate of the selection's `event`-th event under a fixture pace (a named workload
+    /// has no per-event rate: it runs [`Pace::Demo`]'s on a backend without named workloads).
     pub fn rate(self, event: usize) -> Rate {
         match self {
-            Pace::Demo => Rate {
+            Pace::Demo | Pace::Workload(_) => Rate {
                 per_second: 100_000 * (event as u64 + 1) + 1_850,
                 ramp: 370_000,
             },

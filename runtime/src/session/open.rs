@@ -593,6 +593,12 @@ impl<'m> Session<'m> {
             .map(|(cpu, _)| cpu)
             .collect();
         let pace = self.options.pace;
+        if let crate::session::Pace::Workload(named) = pace {
+            if let Some(streams) = workload.run_named(named) {
+                self.streams = streams;
+                return;
+            }
+        }
         self.streams = workload.run(&counted, &|i| pace.rate(i), &topdown);
     }
 }

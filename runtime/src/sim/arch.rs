@@ -200,6 +200,8 @@ pub(crate) struct CpuState {
     /// IA32_PERF_METRICS as last written, and whether slots have been counted into the
     /// metrics since (then it reads the workload's shares).
     perf_metrics: (u64, bool),
+    /// The shares of the named workload running, which replace the configured ones.
+    perf_metrics_profile: Option<u64>,
 }
 
 /// Bits of IA32_PERF_GLOBAL_CTRL/STATUS for counters this CPU lacks, which it refuses.
@@ -222,6 +224,7 @@ impl CpuState {
             fixed: vec![0; SIMULATED_FIXED],
             slots: 0,
             perf_metrics: (0, false),
+            perf_metrics_profile: None,
         }
     }
 
@@ -251,7 +254,12 @@ impl CpuState {
             Kind::FixedCtr(n) => self.fixed[n as usize],
             Kind::Slots => self.slots,
             Kind::PerfMetrics => match self.perf_metrics {
-                (_, true) => self.config.topdown.perf_metrics & self.config.topdown.reported(),
+                (_, true) => {
+                    let shares = self
+                        .perf_metrics_profile
+                        .unwrap_or(self.config.topdown.perf_metrics);
+                    shares & self.config.topdown.reported()
+                }
                 (written, false) => written,
             },
             Kind::Capabilities => {
@@ -381,29 +389,91 @@ impl CpuState {
         if (ev_sel, umask) == SLOTS_EVENT {
             self.count_slots(count);
         }
-        let width = self.config.gp_width;
         for n in 0..u32::from(self.config.gp_counters) {
             let sel = self.evtsel(n);
             let matches = sel & 0xFF == u64::from(ev_sel) && sel >> 8 & 0xFF == u64::from(umask);
             if matches && sel >> 22 & 1 != 0 && self.global_enabled(n) {
-                let int = sel >> 20 & 1 != 0;
-                let overflows = advance(&mut self.gp[n as usize], width, count, journal.seq.0);
-                for at in overflows {
-                    self.set_status(n);
-                    if int {
-                        journal.pmis.push(PmiRecord {
-                            event: at,
-                            source: PmiSource::Core {
-                                cpu,
-                                counter: format!("IA32_PMC{n}"),
-                            },
-                            core: Some(cpu),
-                        });
-                    }
-                }
+                self.count_gp(cpu, n, count, journal);
             }
         }
         journal.seq.0 += count;
+    }
+
+    /// Adds `count` to general counter `n`, with its overflow and PMI.
+    fn count_gp(&mut self, cpu: u32, n: u32, count: u64, journal: &mut Journal) {
+        let int = self.evtsel(n) >> 20 & 1 != 0;
+        let width = self.config.gp_width;
+        let overflows = advance(&mut self.gp[n as usize], width, count, journal.seq.0);
+        for at in overflows {
+            self.set_status(n);
+            if int {
+                journal.pmis.push(PmiRecord {
+                    event: at,
+                    source: PmiSource::Core {
+                        cpu,
+                        counter: format!("IA32_PMC{n}"),
+                    },
+                    core: Some(cpu),
+                });
+            }
+        }
+    }
+
+    /// Runs the workload `w` from core cycle `from` to `to` of its clock: each enabled
+    /// general counter counts what its IA32_PERFEVTSELx selects (SDM Vol. 3B 20.2.1: event
+    /// select 7:0, unit mask 15:8, USR 16, OS 17, E 18, INT 20, ANY 21, EN 22, INV 23, CMASK
+    /// 31:24), fixed counters 0-2 instructions retired, unhalted core cycles and reference
+    /// cycles as IA32_FIXED_CTR_CTRL's nibble selects (OS bit 0, USR bit 1, AnyThread bit
+    /// 2), fixed counter 3 the core's slots per unhalted cycle, and IA32_PERF_METRICS then reads
+    /// the workload's shares.
+    pub fn run_workload(
+        &mut self,
+        cpu: u32,
+        w: &super::running::ResolvedWorkload,
+        (from, to): (u64, u64),
+        journal: &mut Journal,
+    ) {
+        use super::counting::Filter;
+        let span = |p: super::counting::CyclePattern, f: &Filter| {
+            p.count_until(f, to).saturating_sub(p.count_until(f, from))
+        };
+        for n in 0..u32::from(self.config.gp_counters) {
+            let sel = self.evtsel(n);
+            if sel >> 22 & 1 == 0 || !self.global_enabled(n) {
+                continue;
+            }
+            let filter = Filter {
+                cmask: (sel >> 24) as u8,
+                invert: sel >> 23 & 1 != 0,
+                edge: sel >> 18 & 1 != 0,
+                user: sel >> 16 & 1 != 0,
+                kernel: sel >> 17 & 1 != 0,
+                any_thread: sel >> 21 & 1 != 0,
+            };
+            let p = w.core((sel & 0xFF) as u16, (sel >> 8 & 0xFF) as u16);
+            let count = span(p, &filter);
+            self.count_gp(cpu, n, count, journal);
+        }
+        let fc = self.fixed_ctrl();
+        for i in 0..SIMULATED_FIXED as u32 {
+            let nibble = fc >> (4 * i) & 0xF;
+            let filter = Filter {
+                kernel: nibble & 1 != 0,
+                user: nibble & 2 != 0,
+                any_thread: nibble & 4 != 0,
+                ..Filter::ALL
+            };
+            let p = if i == 0 {
+                w.core(0xC0, 0x00)
+            } else {
+                w.core(0x3C, 0x00)
+            };
+            let count = span(p, &filter);
+            self.inject_fixed(cpu, i, count, journal);
+        }
+        let slots = span(w.core(0x3C, 0x00), &Filter::ALL).saturating_mul(w.slots_per_cycle());
+        self.perf_metrics_profile = Some(w.workload().perf_metrics);
+        self.count_slots(slots);
     }
 
     /// Counts `count` slots in fixed counter 3 if the core has it and it is enabled; with

@@ -31,12 +31,15 @@
 //! ```
 
 mod arch;
+pub mod counting;
 mod mmio;
 mod part;
 mod quirks;
 mod regs;
+mod running;
 mod uncore;
 mod workload;
+pub mod workloads;
 
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
@@ -44,8 +47,12 @@ use pmu_regs::{BitRef, Location, ProcessorInfo};
 
 pub use crate::cpuid::Cpuid0A;
 pub use arch::{ArchConfig, SimTopdown, SLOTS_EVENT};
+pub use running::ResolvedWorkload;
 pub use uncore::{UncoreEvent, FIXED_EVENT};
 pub use workload::{Rate, Stream, StreamId, StreamMasks, StreamTarget, SLOTS_PER_EVENT};
+pub use workloads::{
+    default_workload, workload, workload_named, NamedWorkload, DEFAULT_WORKLOAD, WORKLOADS,
+};
 
 /// An event for a box in PCI space: the same as any box's.
 pub type PciEvent = UncoreEvent;
@@ -728,11 +735,13 @@ impl Sim {
     pub fn stop_streams(&self, ids: &[StreamId]) {
         let mut w = self.workload.lock().unwrap_or_else(|p| p.into_inner());
         w.running.retain(|(id, _, _)| !ids.contains(id));
+        w.named.retain(|r| !ids.contains(&r.id));
     }
 
     /// Brings the streams `ids` to time `t` of their clock (time 0: when they started):
     /// each gets the events its rate gives it up to `t` that it has not had yet.
     pub fn advance(&self, ids: &[StreamId], t: std::time::Duration) -> Result<()> {
+        self.advance_named(ids, t);
         let mut due = Vec::new();
         {
             let mut w = self.workload.lock().unwrap_or_else(|p| p.into_inner());

@@ -265,6 +265,95 @@ impl Model {
         st.regs.put(&c.counter, new);
     }
 
+    /// Runs the workload `w` from cycle `from` to `to` (of the core clock for a per-CPU box,
+    /// the uncore clock for the others) in every box of `scope`: each enabled general
+    /// counter counts what its control selects (event, unit mask, threshold, invert, edge,
+    /// user, kernel, any-thread, by their roles: [`super::counting`]), each fixed counter
+    /// the box's clock ticks, each free-running counter its own event.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_workload(
+        &self,
+        scope: Scope,
+        socket: usize,
+        st: &mut SocketState,
+        w: &super::running::ResolvedWorkload,
+        (from, to): (u64, u64),
+        skew: u64,
+        journal: &mut Journal,
+    ) {
+        for (bi, b) in self.boxes.boxes.iter().enumerate() {
+            if b.scope() != scope {
+                continue;
+            }
+            if self.frozen(st, b) {
+                continue;
+            }
+            for (ci, c) in b.counters.iter().enumerate() {
+                if !self.enabled(st, b, c) {
+                    continue;
+                }
+                let Some((pattern, filter)) = self.workload_event(st, b, c, w) else {
+                    continue;
+                };
+                let count = pattern
+                    .count_until(&filter, to)
+                    .saturating_sub(pattern.count_until(&filter, from));
+                if count == 0 {
+                    continue;
+                }
+                // Short of a carry out of the top bit (and of a pending freeze), the count
+                // just adds; otherwise the exact path handles the overflow where it happens.
+                let now = self.count(st, c);
+                let room = c.info.max().saturating_sub(now);
+                if count <= room && st.pending_freeze.is_none() {
+                    self.set_count(st, c, now + count);
+                    journal.seq.0 += count;
+                    continue;
+                }
+                self.advance(socket, st, bi, count, skew, journal, &|_, other| {
+                    std::ptr::eq(other, &b.counters[ci])
+                });
+            }
+        }
+    }
+
+    /// What counter `c` of box `b` counts under the workload: its event's pattern and the
+    /// filter its control sets.
+    fn workload_event(
+        &self,
+        st: &SocketState,
+        b: &PmuBox,
+        c: &Counter,
+        w: &super::running::ResolvedWorkload,
+    ) -> Option<(super::counting::CyclePattern, super::counting::Filter)> {
+        use super::counting::Filter;
+        if c.info.kind != CounterKind::General {
+            // A fixed counter ticks with the box's clock; a free-running one counts the
+            // event the kernel names it by.
+            let p = match c.info.perf_event {
+                Some(e) if c.info.kind == CounterKind::FreeRunning => {
+                    w.uncore(b.unit.name, 0xff, u16::from(e.umask))
+                }
+                _ => w.clock(),
+            };
+            return Some((p, Filter::ALL));
+        }
+        let v = st.regs.get(&c.control?);
+        let get = |role: Role| c.control_bits(role).map(|bits| bits.extract(v));
+        let flag = |role: Role, absent: bool| get(role).map_or(absent, |x| x != 0);
+        let filter = Filter {
+            cmask: get(Role::Threshold).unwrap_or(0).min(255) as u8,
+            invert: flag(Role::Invert, false),
+            edge: flag(Role::Edge, false),
+            user: flag(Role::User, true),
+            kernel: flag(Role::Kernel, true),
+            any_thread: flag(Role::AnyThread, false),
+        };
+        let event = get(Role::Event)? as u16;
+        let umask = get(Role::Umask).unwrap_or(0) as u16;
+        Some((w.uncore(b.unit.name, event, umask), filter))
+    }
+
     /// Injects `count` events of `ev`, with `masks` where the stream has them (`None`: counted
     /// whatever the controls' mask fields hold). Returns `false` if the box does not exist.
     #[allow(clippy::too_many_arguments)]

@@ -146,6 +146,8 @@ pub(super) struct Streams {
     pub next: u64,
     /// (id, stream, events injected so far).
     pub running: Vec<(StreamId, Stream, u64)>,
+    /// The named workloads running.
+    pub named: Vec<super::running::Running>,
 }
 
 impl super::Sim {

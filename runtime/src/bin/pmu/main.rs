@@ -216,6 +216,9 @@ struct ListArgs {
     /// registers: what `watch --metric` takes.
     #[arg(long, conflicts_with_all = ["events", "summary", "unit"])]
     metrics: bool,
+    /// List the simulator's named workloads (what `--sim --workload NAME` runs).
+    #[arg(long, conflicts_with_all = ["events", "summary", "unit", "metrics"])]
+    workloads: bool,
     /// With --events: take each event's description from Intel's event list (the JSON files
     /// of github.com/intel/perfmon, e.g. Jaketown_uncore.json). The descriptions go to the
     /// events of the processor the file is of (told by its name, Intel's code name, or by
@@ -307,6 +310,7 @@ struct WriteArgs {
 /// summary, or registers.
 fn list(a: ListArgs, json_out: bool) -> Result<String, Failure> {
     match a {
+        a if a.workloads => Ok(pmu_runtime::machine::list_workloads(json_out)),
         a if a.metrics => list::metrics(
             a.processor.as_deref(),
             a.pattern.as_deref().map(Pattern::new).as_ref(),

@@ -31,6 +31,10 @@ pub struct PlaceArgs {
     /// Use the simulated PMU instead of hardware (a fresh one each run).
     #[arg(long)]
     pub sim: bool,
+    /// With --sim: what the simulated machine runs (`pmu list --workloads`; default
+    /// compute-bound).
+    #[arg(long, value_name = "NAME", requires = "sim")]
+    pub workload: Option<String>,
     /// Fail one register access (without performing it) to see how a command copes:
     /// read:N:KIND, write:N:KIND or writes-from:N:KIND, KIND one of eio, eacces, enoent,
     /// short. N counts reads or writes from 1.
@@ -61,6 +65,16 @@ impl PlaceArgs {
     /// the kernel's perf PMUs under `--root`.
     pub fn backend<'m>(&self, machine: &'m Machine, route: Route) -> SessionBackend<'m> {
         SessionBackend::new(machine, route, perf_cli::sources(self.root.as_deref()))
+    }
+
+    /// What a session on the simulator runs: `--workload`'s, or the default.
+    pub fn pace(&self) -> Result<pmu_runtime::session::Pace, Error> {
+        Ok(match &self.workload {
+            Some(name) => {
+                pmu_runtime::session::Pace::Workload(pmu_runtime::machine::workload_named(name)?)
+            }
+            None => pmu_runtime::session::Pace::default(),
+        })
     }
 
     /// Where `--cpu`, `--socket` and `--device` say a register is.

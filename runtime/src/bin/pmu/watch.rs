@@ -192,6 +192,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     let options = Options {
         clock: backend.clock(period),
         allow_mismatch: args.allow_mismatch,
+        pace: args.place.pace()?,
         ..Options::default()
     };
     let mut session = Session::open(&backend, &selection, options)?;

@@ -108,6 +108,7 @@ pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
         clock: backend.clock(Duration::from_secs_f64(args.interval)),
         allow_mismatch: args.allow_mismatch,
         topdown: !plan.topdown.is_empty(),
+        pace: args.place.pace()?,
         ..Options::default()
     };
     let mut session = Session::open(&backend, &selection, options)?;

@@ -133,7 +133,7 @@ impl ResolvedWorkload {
         }
     }
 
-    /// The pipeline slots a core issues each cycle ([`slots_per_cycle`]).
+    /// The pipeline slots a core issues each cycle (found from the processor's event lists when the machine is built).
     pub fn slots_per_cycle(&self) -> u64 {
         self.slots_per_cycle
     }

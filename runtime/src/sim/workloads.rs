@@ -12,7 +12,7 @@
 //! (`CYCLE_ACTIVITY.CYCLES_MEM_ANY`) names the cycles its condition holds: its encoding then
 //! has `c` events in each of them, unless the workload names the encoding's plain event too.
 //! A name prefixed `@N:` applies only on a core with `N`
-//! pipeline slots a cycle ([`super::running::slots_per_cycle`]), before the plain name's
+//! pipeline slots a cycle (the `slots_per_cycle` the simulator finds in its event lists), before the plain name's
 //! entry. An event the workload does not name counts
 //! [`NamedWorkload::default`]: its documented default, a rare event.
 //!
@@ -248,6 +248,19 @@ pub const COMPUTE_BOUND: NamedWorkload = NamedWorkload {
             &[run(2, 250), run(1, 100), run(0, 650)],
         ),
         ("MEM_INST_RETIRED.ALL_STORES", ones!(250)),
+        // Intel E-cores (Sierra Forest): level 1 counted per slot, six slots a cycle, the
+        // same shares: retiring 4200, bad speculation 300, frontend 600, backend 900 of 6000.
+        ("CPU_CLK_UNHALTED.CORE_P", ALL),
+        (
+            "TOPDOWN_RETIRING.ALL_P",
+            &[run(6, 600), run(4, 150), run(0, 250)],
+        ),
+        ("TOPDOWN_BAD_SPECULATION.ALL_P", &[run(6, 50), run(0, 950)]),
+        (
+            "TOPDOWN_FE_BOUND.ALL_P",
+            &[run(6, 50), run(3, 100), run(0, 850)],
+        ),
+        ("TOPDOWN_BE_BOUND.ALL_P", &[run(6, 150), run(0, 850)]),
         // Intel (uncore, per uncore cycle).
         ("UNC_M_CAS_COUNT.RD", ones!(8)),
         ("UNC_M_CAS_COUNT.WR", ones!(4)),
@@ -370,6 +383,12 @@ pub const MEMORY_BOUND: NamedWorkload = NamedWorkload {
         ("ASSISTS.SSE_AVX_MIX", NONE),
         ("MEM_INST_RETIRED.ALL_LOADS", ones!(150)),
         ("MEM_INST_RETIRED.ALL_STORES", ones!(50)),
+        // E-cores: 720 / 180 / 300 / 4800 of 6000 slots.
+        ("CPU_CLK_UNHALTED.CORE_P", ALL),
+        ("TOPDOWN_RETIRING.ALL_P", &[run(6, 100), run(4, 30), run(0, 870)]),
+        ("TOPDOWN_BAD_SPECULATION.ALL_P", &[run(6, 30), run(0, 970)]),
+        ("TOPDOWN_FE_BOUND.ALL_P", &[run(6, 50), run(0, 950)]),
+        ("TOPDOWN_BE_BOUND.ALL_P", &[run(6, 800), run(0, 200)]),
         ("UNC_M_CAS_COUNT.RD", ones!(94)),
         ("UNC_M_CAS_COUNT.WR", ones!(40)),
         // Granite Rapids counts each channel's two sub-channels apart.
@@ -473,6 +492,12 @@ pub const IDLE: NamedWorkload = NamedWorkload {
         ("OFFCORE_RESPONSE.DEMAND_RFO.LLC_MISS.REMOTE_HITM", NONE),
         ("MEM_INST_RETIRED.ALL_LOADS", ones!(10)),
         ("MEM_INST_RETIRED.ALL_STORES", ones!(4)),
+        // E-cores: 60 / 12 / 72 / 96 of the 240 slots of 40 unhalted cycles.
+        ("CPU_CLK_UNHALTED.CORE_P", BUSY_IDLE),
+        ("TOPDOWN_RETIRING.ALL_P", &[run(6, 10), run(0, 990)]),
+        ("TOPDOWN_BAD_SPECULATION.ALL_P", &[run(6, 2), run(0, 998)]),
+        ("TOPDOWN_FE_BOUND.ALL_P", &[run(6, 12), run(0, 988)]),
+        ("TOPDOWN_BE_BOUND.ALL_P", &[run(6, 16), run(0, 984)]),
         ("UNC_M_CAS_COUNT.RD", ones!(1)),
         ("UNC_M_CAS_COUNT.WR", ones!(1)),
         ("UNC_M_CAS_COUNT_SCH0.RD", ones!(1)),

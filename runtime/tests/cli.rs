@@ -583,8 +583,9 @@ fn list_searches_names() {
         v["registers"].as_array().is_some() || v.as_array().is_some(),
         "{out}"
     );
+    // Nothing matched: a usage error, as in every list (tests/exit_status.rs).
     let (code, _, err) = run(&["list", "no_such_thing"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(
         err.contains("no register or event name matches no_such_thing"),
         "{err}"

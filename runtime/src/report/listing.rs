@@ -282,13 +282,14 @@ pub fn event_lists(
 
 /// `pmu list --events`: the events of `lists` (see [`event_lists`]) whose name or description
 /// `pattern` matches, as a table or JSON, with their descriptions from Intel's event list
-/// where `descriptions` are given.
+/// where `descriptions` are given. A pattern that matches no event is refused, as every
+/// list refuses a selection that matches nothing (a usage error, exit status 2).
 pub fn events(
     lists: &[EventList],
     descriptions: Option<&Descriptions>,
     pattern: Option<&Pattern>,
     json_out: bool,
-) -> String {
+) -> Result<String, UsageError> {
     let describe = |p: &str, u: &str, e: &EventInfo| -> Option<String> {
         descriptions.and_then(|d| d.of(p, u, e)).map(str::to_string)
     };
@@ -308,11 +309,19 @@ pub fn events(
             (pid, unit, kept)
         })
         .collect();
+    if pattern.is_some() && lists.iter().all(|(_, _, kept)| kept.is_empty()) {
+        return Err(UsageError::Refused(
+            "no event name or description matches the pattern; `*` and `?` glob, a pattern \
+             without them matches anywhere (`pmu list --events cas`), and `pmu list --events` \
+             lists them all"
+                .into(),
+        ));
+    }
     if json_out {
-        return events_json(&lists, &describe);
+        return Ok(events_json(&lists, &describe));
     }
     let describe = descriptions.is_some().then_some(&describe as &Describe);
-    events_table(&lists, describe)
+    Ok(events_table(&lists, describe))
 }
 
 /// One unit's events as listed: processor id, unit, the events kept.

@@ -3,6 +3,7 @@
 //! processor, a unit, an event or register name) is a usage error: 2, with a message that
 //! says what to do.
 
+use std::fs;
 
 #[path = "support/fake_machine.rs"]
 mod fake_machine;
@@ -90,4 +91,58 @@ fn an_unknown_perf_event_name_exits_2_like_an_unknown_event_select() {
         ],
         "NOSUCH",
     );
+}
+
+/// A root whose /proc/cpuinfo is an AMD Zen 4 (family 0x19, model 0x11: AMD's Genoa), a
+/// processor whose PERF_CTL0 Zen 5 has too.
+fn zen4_root() -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    fs::create_dir_all(root.path().join("proc")).unwrap();
+    fs::write(
+        root.path().join("proc/cpuinfo"),
+        "processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 25\nmodel\t\t: 17\nmodel name\t: test part\nstepping\t: 1\nflags\t\t: fpu msr\n\n",
+    )
+    .unwrap();
+    root
+}
+
+#[test]
+fn encode_and_decode_read_a_shared_register_name_alike() {
+    let root = zen4_root();
+    let r = root.path().to_str().unwrap();
+    // Before, encode took the machine's processor (Zen 4 here) where decode refused.
+    let (dcode, _, derr) = run(&["decode", "PERF_CTL0", "0x430076"]);
+    let (ecode, eout, eerr) = run(&["encode", "PERF_CTL0", "ev_sel=0x76", "en=1", "--root", r]);
+    assert_eq!(
+        (dcode, ecode),
+        (2, 2),
+        "decode: {derr}\nencode: {eout}{eerr}"
+    );
+    for err in [&derr, &eerr] {
+        assert!(err.contains("amd-zen4:PERF_CTL0"), "{err}");
+        assert!(err.contains("amd-zen5:PERF_CTL0"), "{err}");
+    }
+    // With --processor both mean Zen 4's; the value encoded decodes to the same fields.
+    let (code, value, err) = run(&[
+        "encode",
+        "PERF_CTL0",
+        "ev_sel=0x76",
+        "en=1",
+        "--processor",
+        "amd-zen4",
+        "-x",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // Event select 0x76 at bits 7:0, enable at bit 22 (AMD's PERF_CTL layout), in bare hex
+    // as wrmsr takes it.
+    assert_eq!(value.trim(), "400076");
+    let (code, out, err) = run(&[
+        "decode",
+        "PERF_CTL0",
+        &format!("0x{}", value.trim()),
+        "--processor",
+        "amd-zen4",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("PERF_CTL0"), "{out}");
 }

@@ -63,5 +63,6 @@ pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
     if let Some(tables) = &discovery {
         out.push_str(&machine::discovery_lines(root, tables));
     }
+    out.push_str(&machine::counting_access(root));
     Ok(out)
 }

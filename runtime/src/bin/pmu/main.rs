@@ -197,7 +197,8 @@ struct ListArgs {
     /// (`pmu list cas_count`).
     #[arg(conflicts_with_all = ["summary", "backends"])]
     pattern: Option<String>,
-    /// Only this processor (xeon-7500, xeon-e5-2600, architectural).
+    /// Only this processor, by the name `pmu list --summary` gives in its first column
+    /// (xeon-e5-2600, amd-zen4, ...): that lists every processor the specs have.
     #[arg(long, add = ArgValueCandidates::new(crate::completion::processors))]
     processor: Option<String>,
     /// Only this unit (W, C, HA, QPI, CORE, or its module name such as wbox).

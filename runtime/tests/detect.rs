@@ -238,6 +238,31 @@ fn detect_on_a_machine_without_a_pmu_says_what_is_missing_and_what_counts_instea
     }
     assert!(out.contains("--sim"), "{out}");
     assert!(out.contains("pmu stat -e task-clock -- CMD"), "{out}");
+    let root = tempfile::tempdir().unwrap();
+    fs::create_dir_all(root.path().join("proc")).unwrap();
+    fs::write(
+        root.path().join("proc/cpuinfo"),
+        "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\n\n",
+    )
+    .unwrap();
+    let (code, json, err) = run(&["detect", "--json", "--root", root.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let counting = &json["counting"];
+    assert_eq!(
+        (
+            &counting["msr"],
+            &counting["core_pmu"],
+            &counting["uncore_pmus"]
+        ),
+        (&false.into(), &false.into(), &0.into()),
+        "{json}"
+    );
+    assert_eq!(counting["missing"].as_array().unwrap().len(), 3, "{json}");
+    assert!(
+        counting["instead"].as_str().unwrap().contains("--sim"),
+        "{json}"
+    );
     // A machine with them all says so, and suggests nothing instead.
     let out = detect_with(&[
         "dev/cpu/0/msr",

@@ -63,6 +63,39 @@ fn every_unknown_register_name_exits_2() {
 }
 
 #[test]
+fn every_other_subcommand_refuses_an_unknown_name_with_2() {
+    // stat: an unknown event, before the command runs (its status would be the command's).
+    refused(&["stat", "-e", "cpu-clok", "--", "true"], "cpu-clock");
+    refused(
+        &[
+            "serve",
+            "--sim",
+            "--unit",
+            "NOSUCHUNIT",
+            "--event",
+            "event=X",
+            "--listen",
+            "127.0.0.1:0",
+        ],
+        "pmu list --summary",
+    );
+    refused(
+        &[
+            "watch",
+            "--sim",
+            "--processor",
+            "sapphire-rapids",
+            "--metric",
+            "NoSuchMetric",
+            "--count",
+            "1",
+        ],
+        "pmu list --metrics",
+    );
+    refused(&["discover", "--processor", "xeon-9999", "--check"], "xeon");
+}
+
+#[test]
 fn an_unknown_perf_event_name_exits_2_like_an_unknown_event_select() {
     // A misspelt generic event: perf's name list has cpu-clock, which the message suggests.
     // Before, this exited 1 (a runtime failure) where `event=NOSUCH` exited 2.

@@ -585,8 +585,9 @@ fn list_searches_names() {
         v["registers"].as_array().is_some() || v.as_array().is_some(),
         "{out}"
     );
+    // Nothing matched: a usage error, as in every list (tests/exit_status.rs).
     let (code, _, err) = run(&["list", "no_such_thing"]);
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert!(
         err.contains("no register or event name matches no_such_thing"),
         "{err}"
@@ -1210,4 +1211,55 @@ fn watch_puts_an_event_on_a_counter_its_list_allows() {
         assert_eq!(counter, "C0_MSR_PMON_CTR0", "{out}");
         assert!(running.starts_with("50"), "{out}");
     }
+}
+
+/// `list --events` lists every event `list --summary` counts: each unit's event list and the
+/// kernel's event of each free-running counter (issue 40: 105 of these were counted and not
+/// listed). Both counted from their JSON, processor by processor.
+#[test]
+fn list_events_lists_every_event_the_summary_counts() {
+    let (code, summary, err) = run(&["list", "--summary", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    let (code, events, err) = run(&["list", "--events", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let events: serde_json::Value = serde_json::from_str(&events).unwrap();
+    let counted: u64 = summary
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["events"].as_u64().unwrap())
+        .sum();
+    let events = events.as_array().unwrap();
+    assert_eq!(events.len() as u64, counted);
+    // Sapphire Rapids' free-running IMC counters are among them, by the kernel's names.
+    let free: Vec<&str> = events
+        .iter()
+        .filter(|e| e["free_running"] == true && e["processor"] == "sapphire-rapids")
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert!(!free.is_empty(), "no free-running event of sapphire-rapids");
+    // `list --help` named three processors as if they were all: it now says where all are
+    // listed, and that list (the summary's first column) has every processor of the spec.
+    let (_, help, _) = run(&["list", "--help"]);
+    assert!(help.contains("`pmu list --summary`"), "{help}");
+    for p in pmu_regs::PROCESSORS {
+        assert!(
+            summary
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|r| r["processor"] == p.id),
+            "{} is not in the summary",
+            p.id
+        );
+    }
+    // In the table too, with their status.
+    let (code, out, err) = run(&["list", "--events", "--processor", "sapphire-rapids"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with(free[0]) && l.contains("free-running")),
+        "{out}"
+    );
 }

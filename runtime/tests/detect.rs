@@ -196,3 +196,90 @@ fn detect_reports_the_discovery_table_not_found_unread_or_joined() {
     assert!(out.contains("specs: skylake-sp ("), "{out}");
     assert!(!out.contains("discovery table"), "{out}");
 }
+
+/// `pmu detect --root` on a tree with a Sapphire Rapids cpuinfo and `files` (paths made as
+/// empty files or directories).
+fn detect_with(files: &[&str]) -> String {
+    let root = tempfile::tempdir().unwrap();
+    fs::create_dir_all(root.path().join("proc")).unwrap();
+    fs::write(
+        root.path().join("proc/cpuinfo"),
+        "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\nmodel name\t: test part\nstepping\t: 8\nflags\t\t: fpu msr\n\n",
+    )
+    .unwrap();
+    for f in files {
+        let path = root.path().join(f);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        if f.ends_with('/') {
+            fs::create_dir_all(&path).unwrap();
+        } else {
+            fs::write(&path, "").unwrap();
+        }
+    }
+    let (code, out, err) = run(&["detect", "--root", root.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    out
+}
+
+#[test]
+fn detect_on_a_machine_without_a_pmu_says_what_is_missing_and_what_counts_instead() {
+    // A virtual machine as this one: perf has only software PMUs, no MSR device.
+    let out = detect_with(&[
+        "dev/cpu/0/cpuid",
+        "sys/bus/event_source/devices/software/",
+        "sys/bus/event_source/devices/msr/",
+    ]);
+    for missing in [
+        "no /dev/cpu/*/msr",
+        "no hardware PMU in perf's sysfs",
+        "no uncore PMU in perf's sysfs",
+    ] {
+        assert!(out.contains(missing), "{missing}: {out}");
+    }
+    assert!(out.contains("--sim"), "{out}");
+    assert!(out.contains("pmu stat -e task-clock -- CMD"), "{out}");
+    let root = tempfile::tempdir().unwrap();
+    fs::create_dir_all(root.path().join("proc")).unwrap();
+    fs::write(
+        root.path().join("proc/cpuinfo"),
+        "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 143\n\n",
+    )
+    .unwrap();
+    let (code, json, err) = run(&["detect", "--json", "--root", root.path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let counting = &json["counting"];
+    assert_eq!(
+        (
+            &counting["msr"],
+            &counting["core_pmu"],
+            &counting["uncore_pmus"]
+        ),
+        (&false.into(), &false.into(), &0.into()),
+        "{json}"
+    );
+    assert_eq!(counting["missing"].as_array().unwrap().len(), 3, "{json}");
+    assert!(
+        counting["instead"].as_str().unwrap().contains("--sim"),
+        "{json}"
+    );
+    // A machine with them all says so, and suggests nothing instead.
+    let out = detect_with(&[
+        "dev/cpu/0/msr",
+        "sys/bus/event_source/devices/cpu/",
+        "sys/bus/event_source/devices/uncore_imc_0/",
+        "sys/bus/event_source/devices/uncore_imc_1/",
+    ]);
+    assert!(
+        out.contains("counting: MSRs, the core PMU and 2 uncore PMUs are reachable"),
+        "{out}"
+    );
+    assert!(!out.contains("instead"), "{out}");
+    // Only the MSR device missing: named, and the rest not.
+    let out = detect_with(&[
+        "sys/bus/event_source/devices/cpu/",
+        "sys/bus/event_source/devices/uncore_imc_0/",
+    ]);
+    assert!(out.contains("counting: no /dev/cpu/*/msr"), "{out}");
+    assert!(!out.contains("no hardware PMU"), "{out}");
+}

@@ -182,8 +182,11 @@ fn list_events_json_is_in_the_model() {
             }
         }
     }
+    // The kernel's events of free-running counters follow each unit's list: they are the
+    // model's counters, not its events (cli.rs checks them against the summary).
     let listed: Vec<Value> = pmu_json(&["list", "--events", "--json"])
         .iter()
+        .filter(|e| e["free_running"] != true)
         .map(without_presentation)
         .collect();
     assert!(listed.len() > 400, "{} events", listed.len());

@@ -186,8 +186,12 @@ fn the_listings_name_what_they_select() {
         "{e}"
     );
     let lists = event_lists(Some("xeon-e5-2600"), Some("HA")).unwrap();
-    let table = events(&lists, None, None, false);
+    let table = events(&lists, None, None, false).unwrap();
     assert!(table.contains("UNC_H_REQUESTS.READS"), "{table}");
+    // A pattern no event matches is refused (a usage error), as every list refuses.
+    let none = pmu_runtime::lookup::Pattern::new("zz_no_such_event");
+    let e = events(&lists, None, Some(&none), false).unwrap_err();
+    assert!(e.to_string().contains("no event name"), "{e}");
 }
 
 #[test]

@@ -83,6 +83,7 @@ impl Exposition {
             if let Some(c) = &cpu {
                 labels.push(("cpu", c));
             }
+            let value = crate::metrics::without_float_noise(value);
             self.sample("pmu_metric", &labels, value);
         }
         if values.iter().all(|v| v.running.is_none()) {

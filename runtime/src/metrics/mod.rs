@@ -463,10 +463,45 @@ pub fn spelled_out(metric: &MetricInfo) -> String {
     out
 }
 
+/// `v` to 12 significant digits: the value a metric's arithmetic meant, without the binary
+/// float noise its operations leave (`108.97919999999999` is `108.9792`), so that CSV and JSON,
+/// which print the shortest text that reads back as the same double, print no noise either.
+/// Twelve digits keep every count below 10^12 exact and lose nothing a counter measures.
+pub fn without_float_noise(v: f64) -> f64 {
+    if !v.is_finite() || v == 0.0 {
+        return v;
+    }
+    format!("{v:.11e}").parse().unwrap_or(v)
+}
+
 /// A value as a report shows it: `n/a` when the metric is not defined.
 pub fn format_value(v: Option<f64>) -> String {
     match v {
         Some(v) => format!("{v:.3}"),
         None => "n/a".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod float_noise_tests {
+    use super::without_float_noise;
+
+    /// 108.9792 is not a double; a sum of doubles near it prints as 108.97919999999999 (the
+    /// shortest text that reads back as that double), the noise issue 40 shows.
+    #[test]
+    fn a_computed_value_prints_as_its_decimal() {
+        let noisy = 100.0 + 8.9792 - 1e-14;
+        assert_eq!(noisy.to_string(), "108.97919999999999");
+        assert_eq!(without_float_noise(noisy).to_string(), "108.9792");
+        assert_eq!(
+            serde_json::json!(without_float_noise(noisy)).to_string(),
+            "108.9792"
+        );
+        assert_eq!(without_float_noise(0.1 + 0.2).to_string(), "0.3");
+        // Counts up to 10^12 stay exact, and the edges pass through.
+        assert_eq!(without_float_noise(999_999_999_999.0), 999_999_999_999.0);
+        assert_eq!(without_float_noise(0.0), 0.0);
+        assert!(without_float_noise(f64::NAN).is_nan());
+        assert_eq!(without_float_noise(f64::INFINITY), f64::INFINITY);
     }
 }

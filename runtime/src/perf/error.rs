@@ -256,6 +256,20 @@ impl std::error::Error for PerfError {
 }
 
 // The base error knows no backend: this one arrives as a driver error, boxed.
+impl PerfError {
+    /// Whether the caller got the event wrong (a command line exits with the usage status 2):
+    /// a name no PMU lists, or a syntax perf does not read. What this machine's PMUs lack
+    /// (a format field, hardware events) is a runtime failure.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            PerfError::UnknownName { .. }
+                | PerfError::UnknownEvent { .. }
+                | PerfError::BadEventSyntax { .. }
+        )
+    }
+}
+
 impl From<PerfError> for crate::error::Error {
     fn from(e: PerfError) -> Self {
         crate::error::Error::Driver(Box::new(e))

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use pmu_regs::metrics::for_processor;
-use pmu_regs::{Addresses, EventInfo, Location, RegisterInfo, PROCESSORS};
+use pmu_regs::{Addresses, CounterInfo, EventInfo, Location, RegisterInfo, PROCESSORS};
 use serde_json::{json, Value};
 
 use crate::error::UsageError;
@@ -282,13 +282,14 @@ pub fn event_lists(
 
 /// `pmu list --events`: the events of `lists` (see [`event_lists`]) whose name or description
 /// `pattern` matches, as a table or JSON, with their descriptions from Intel's event list
-/// where `descriptions` are given.
+/// where `descriptions` are given. A pattern that matches no event is refused, as every
+/// list refuses a selection that matches nothing (a usage error, exit status 2).
 pub fn events(
     lists: &[EventList],
     descriptions: Option<&Descriptions>,
     pattern: Option<&Pattern>,
     json_out: bool,
-) -> String {
+) -> Result<String, UsageError> {
     let describe = |p: &str, u: &str, e: &EventInfo| -> Option<String> {
         descriptions.and_then(|d| d.of(p, u, e)).map(str::to_string)
     };
@@ -305,18 +306,57 @@ pub fn events(
                     })
                 })
                 .collect();
-            (pid, unit, kept)
+            let counters = free_running(pid, unit)
+                .into_iter()
+                .filter(|c| {
+                    pattern.is_none_or(|p| p.matches_any(&[c.perf_event.map_or("", |e| e.name)]))
+                })
+                .collect();
+            (pid, unit, kept, counters)
         })
         .collect();
+    if pattern.is_some()
+        && lists
+            .iter()
+            .all(|(_, _, e, c)| e.is_empty() && c.is_empty())
+    {
+        return Err(UsageError::Refused(
+            "no event name or description matches the pattern; `*` and `?` glob, a pattern \
+             without them matches anywhere (`pmu list --events cas`), and `pmu list --events` \
+             lists them all"
+                .into(),
+        ));
+    }
     if json_out {
-        return events_json(&lists, &describe);
+        return Ok(events_json(&lists, &describe));
     }
     let describe = descriptions.is_some().then_some(&describe as &Describe);
-    events_table(&lists, describe)
+    Ok(events_table(&lists, describe))
 }
 
-/// One unit's events as listed: processor id, unit, the events kept.
-type UnitEvents<'a> = (&'a str, &'a str, Vec<&'static EventInfo>);
+/// One unit's events as listed: processor id, unit, the events kept, and the kernel's
+/// events of its free-running counters kept.
+type UnitEvents<'a> = (
+    &'a str,
+    &'a str,
+    Vec<&'static EventInfo>,
+    Vec<&'static CounterInfo>,
+);
+
+/// The free-running counters of unit `unit` of processor `pid` that the kernel's perf driver
+/// publishes an event for (`uncore_imc_free_running/data_read/`): counted by `list --summary`
+/// beside the unit's event list, and listed by `list --events` after it.
+fn free_running(pid: &str, unit: &str) -> Vec<&'static CounterInfo> {
+    PROCESSORS
+        .iter()
+        .filter(|p| p.id == pid)
+        .flat_map(|p| p.units.iter())
+        .filter(|u| u.name == unit)
+        .filter_map(|u| u.pmu)
+        .flat_map(|m| m.counters.iter())
+        .filter(|c| c.perf_event.is_some())
+        .collect()
+}
 
 /// The description of an event of a unit of a processor, from a perfmon file.
 type Describe<'a> = dyn Fn(&str, &str, &EventInfo) -> Option<String> + 'a;
@@ -325,12 +365,17 @@ type Describe<'a> = dyn Fn(&str, &str, &EventInfo) -> Option<String> + 'a;
 fn events_json(lists: &[UnitEvents], describe: &Describe) -> String {
     let items: Vec<Value> = lists
         .iter()
-        .flat_map(|(pid, unit, events)| {
+        .flat_map(|(pid, unit, events, counters)| {
+            let free = counters.iter().filter_map(move |c| {
+                let e = c.perf_event?;
+                Some(json!({"name": e.name, "processor": pid, "unit": unit, "code": 0xff, "code_hex": "0xff", "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "counters": [c.number], "free_running": true, "scale": e.scale, "scale_unit": e.unit, "description": c.event}))
+            });
             events.iter().map(move |e| {
                 let counters = bits(e.counters);
                 let ht_off = (e.counters_ht_off != 0).then(|| bits(e.counters_ht_off));
                 json!({"name": e.name, "processor": pid, "unit": unit, "code": e.code, "code_hex": format!("{:#04x}", e.code), "umask": e.umask, "umask_hex": format!("{:#04x}", e.umask), "ext_sel": e.ext_sel, "counters": counters, "counters_ht_off": ht_off, "filters": e.filters, "threshold": e.threshold, "invert": e.invert, "edge": e.edge, "any_thread": e.any_thread, "umask_ext": e.umask_ext, "port_mask": e.port_mask, "fc_mask": e.fc_mask, "experimental": e.experimental, "aux_msr": e.aux.map(|a| json!({"register": a.register, "address": a.address, "value": a.value})), "description": describe(pid, unit, e)})
             })
+            .chain(free)
         })
         .collect();
     format!(
@@ -345,14 +390,15 @@ fn events_table(lists: &[UnitEvents], describe: Option<&Describe>) -> String {
     // Several processors' lists share unit and event names: each row then names its own.
     let mut processors: Vec<&str> = lists
         .iter()
-        .filter(|(_, _, e)| !e.is_empty())
+        .filter(|(_, _, e, c)| !e.is_empty() || !c.is_empty())
         .map(|l| l.0)
         .collect();
     processors.dedup();
     let any =
-        |f: &dyn Fn(&EventInfo) -> bool| lists.iter().any(|(_, _, es)| es.iter().any(|e| f(e)));
+        |f: &dyn Fn(&EventInfo) -> bool| lists.iter().any(|(_, _, es, _)| es.iter().any(|e| f(e)));
     let with_settings = any(&|e| !settings_text(e).is_empty());
-    let with_status = any(&|e| e.experimental);
+    // A free-running counter's row says so in STATUS.
+    let with_status = any(&|e| e.experimental) || lists.iter().any(|l| !l.3.is_empty());
     let mut header = vec!["EVENT", "UNIT", "CODE", "UMASK", "COUNTERS", "FILTERS"];
     for (on, column) in [
         (with_settings, "SETTINGS"),
@@ -364,7 +410,7 @@ fn events_table(lists: &[UnitEvents], describe: Option<&Describe>) -> String {
         }
     }
     let mut t = TextTable::new(&header);
-    for (pid, unit, events) in lists {
+    for (pid, unit, events, counters) in lists {
         // A processor's own core list reads as `xeon-e5-2600:CORE`: the unit is another
         // processor's (the architectural one), and the lists share names; so does every row
         // where several processors are listed.
@@ -390,8 +436,39 @@ fn events_table(lists: &[UnitEvents], describe: Option<&Describe>) -> String {
             }
             t.row(row);
         }
+        for c in counters {
+            t.row(free_running_row(
+                c,
+                &shown,
+                with_settings,
+                describe.is_some(),
+            ));
+        }
     }
     t.render()
+}
+
+/// A free-running counter's row: the kernel's event name (event select 0xff and the umask
+/// that picks the counter, as the kernel's driver encodes it), its counter, `free-running`
+/// in STATUS, and what it counts as the description.
+fn free_running_row(c: &CounterInfo, shown: &str, settings: bool, described: bool) -> Vec<String> {
+    let e = c.perf_event.expect("listed for its perf event");
+    let mut row = vec![
+        e.name.into(),
+        shown.to_string(),
+        "0xff".into(),
+        format!("{:#04x}", e.umask),
+        c.number.to_string(),
+        String::new(),
+    ];
+    if settings {
+        row.push(String::new());
+    }
+    row.push("free-running".into());
+    if described {
+        row.push(c.event.unwrap_or_default().into());
+    }
+    row
 }
 
 /// An event's row up to its filters: name, unit as `shown`, code, umask, counters.

@@ -106,3 +106,92 @@ pub fn box_counts(root: Option<&Path>, p: &'static pmu_regs::ProcessorInfo) -> S
     }
     out
 }
+
+/// What counting needs that a machine has: the MSR devices (`/dev/cpu/*/msr`, the raw
+/// backends' and `pmu read`'s), a hardware PMU in perf's sysfs (`cpu`, or a hybrid part's
+/// `cpu_core`/`cpu_atom`), and uncore PMUs there (`uncore_*`, AMD's `amd_df`, `amd_l3`,
+/// `amd_umc_*`). A virtual machine often has none of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CountingAccess {
+    /// Some `/dev/cpu/N/msr` exists.
+    pub msr: bool,
+    /// perf's sysfs has a core PMU.
+    pub core_pmu: bool,
+    /// How many uncore PMUs perf's sysfs has.
+    pub uncore_pmus: usize,
+}
+
+impl CountingAccess {
+    /// What the machine under `root` (default `/`) has.
+    pub fn of(root: Option<&Path>) -> Self {
+        let root = root.unwrap_or(Path::new("/"));
+        let names = |dir: PathBuf| -> Vec<String> {
+            std::fs::read_dir(dir)
+                .map(|d| {
+                    d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let msr = names(root.join("dev/cpu"))
+            .iter()
+            .any(|cpu| root.join("dev/cpu").join(cpu).join("msr").exists());
+        let pmus = names(root.join("sys/bus/event_source/devices"));
+        let core_pmu = pmus
+            .iter()
+            .any(|p| matches!(p.as_str(), "cpu" | "cpu_core" | "cpu_atom"));
+        let uncore_pmus = pmus
+            .iter()
+            .filter(|p| {
+                ["uncore_", "amd_df", "amd_l3", "amd_umc"]
+                    .iter()
+                    .any(|prefix| p.starts_with(prefix))
+            })
+            .count();
+        CountingAccess {
+            msr,
+            core_pmu,
+            uncore_pmus,
+        }
+    }
+
+    /// What is missing, each with what it means.
+    pub fn missing(&self) -> Vec<&'static str> {
+        let mut missing = Vec::new();
+        if !self.msr {
+            missing.push("no /dev/cpu/*/msr (the msr module is not loaded, or the machine has no MSR access: `modprobe msr` as root)");
+        }
+        if !self.core_pmu {
+            missing.push("no hardware PMU in perf's sysfs (/sys/bus/event_source/devices has no cpu: no core events such as cycles)");
+        }
+        if self.uncore_pmus == 0 {
+            missing.push("no uncore PMU in perf's sysfs (no uncore_*, amd_df or amd_l3 device)");
+        }
+        missing
+    }
+
+    /// What counts instead of what is missing, or `None` when nothing is.
+    pub fn instead(&self) -> Option<&'static str> {
+        if self.msr && self.core_pmu && self.uncore_pmus > 0 {
+            None
+        } else if !self.msr && !self.core_pmu && self.uncore_pmus == 0 {
+            Some("this machine counts no hardware event (a virtual machine often has no PMU): `--sim` runs every command on a simulated PMU (`pmu watch --sim`, `pmu stat --sim`), and perf's software events count for real (`pmu stat -e task-clock -- CMD`, `pmu watch -e task-clock`)")
+        } else {
+            Some("what is missing above cannot be counted here; `--sim` runs every command on a simulated PMU, and `--backend perf` counts through the PMUs perf has")
+        }
+    }
+
+    /// `pmu detect`'s lines: `counting: ...` and, where something is missing, `instead: ...`.
+    pub fn text(&self) -> String {
+        match self.instead() {
+            None => format!(
+                "counting: MSRs, the core PMU and {} uncore PMUs are reachable\n",
+                self.uncore_pmus
+            ),
+            Some(instead) => format!(
+                "counting: {}\ninstead: {instead}\n",
+                self.missing().join("; ")
+            ),
+        }
+    }
+}

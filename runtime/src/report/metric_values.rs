@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::constants::PartConstants;
 use crate::export::Exposition;
-use crate::metrics::{format_value, MetricValue};
+use crate::metrics::{format_value, without_float_noise, MetricValue};
 
 /// How metric values are written, an interval at a time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -88,13 +88,14 @@ impl MetricFormat {
                 "{time:.3},{socket}{},{},{},{},{running_pct}\n",
                 cpu.map_or(String::new(), |c| format!(",{c}")),
                 m.name,
-                v.value.map_or("n/a".into(), |v| v.to_string()),
+                v.value
+                    .map_or("n/a".into(), |v| without_float_noise(v).to_string()),
                 m.unit
             ),
             _ => {
                 let mut line = json!({"time": time, "socket": socket, "processor": v.processor,
-                                      "metric": m.name, "value": v.value, "unit": m.unit,
-                                      "running": running});
+                                      "metric": m.name, "value": v.value.map(without_float_noise),
+                                      "unit": m.unit, "running": without_float_noise(running)});
                 if let Some(c) = cpu {
                     line["cpu"] = json!(c);
                 }

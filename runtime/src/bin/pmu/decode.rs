@@ -9,9 +9,16 @@ use crate::{warn, ValueArgs};
 use pmu_runtime::lookup::resolve;
 use pmu_runtime::report::register::{decoded_json, decoded_table, event_line, header};
 
-/// `pmu decode`.
-pub fn decode(register: &str, value: &str, show: &ValueArgs, json_out: bool) -> Out {
-    let found = resolve(register, None)?;
+/// `pmu decode`. `processor` picks among registers several processors share, as in
+/// `encode`.
+pub fn decode(
+    register: &str,
+    value: &str,
+    processor: Option<&str>,
+    show: &ValueArgs,
+    json_out: bool,
+) -> Out {
+    let found = resolve(register, crate::detect::processor_named(processor)?)?;
     let raw = words::number(value)?;
     let d = codec::decode(found.info, raw);
     if show.wanted() {

@@ -41,6 +41,7 @@ pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
         .uncore_spec()
         .and_then(|s| pmu_regs::PROCESSORS.iter().copied().find(|p| p.id == s));
     let discovery = uncore.and_then(|p| discovery_tables(root, p));
+    let access = machine::CountingAccess::of(root);
     if json_out {
         let tables: Vec<_> = discovery
             .iter()
@@ -49,7 +50,7 @@ pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
             .collect();
         return Ok(format!(
             "{}\n",
-            json!({"vendor": cpu.vendor, "family": cpu.family, "model": cpu.model, "model_hex": format!("{:#x}", cpu.model), "name": cpu.name, "specs": specs, "discovery_tables": discovery.as_ref().map(|_| tables)})
+            json!({"vendor": cpu.vendor, "family": cpu.family, "model": cpu.model, "model_hex": format!("{:#x}", cpu.model), "name": cpu.name, "specs": specs, "discovery_tables": discovery.as_ref().map(|_| tables), "counting": {"msr": access.msr, "core_pmu": access.core_pmu, "uncore_pmus": access.uncore_pmus, "missing": access.missing(), "instead": access.instead()}})
         ));
     }
     let mut out = format!(
@@ -63,5 +64,6 @@ pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
     if let Some(tables) = &discovery {
         out.push_str(&machine::discovery_lines(root, tables));
     }
+    out.push_str(&access.text());
     Ok(out)
 }

@@ -54,7 +54,8 @@ pub fn note_experimental_events(selection: &pmu_runtime::session::Selection, cor
 }
 
 /// `pmu encode`. `event=NAME` may name a core event of `processor` (by default, the
-/// processor /proc/cpuinfo under `root` names). With `show`, only the value (or a field).
+/// processor /proc/cpuinfo under `root` names); a register several processors have needs
+/// `processor` (or a prefix), as in `decode`. With `show`, only the value (or a field).
 pub fn encode(
     register: &str,
     fields: &[String],
@@ -66,8 +67,9 @@ pub fn encode(
         Some(p) => Some(p),
         None => detect::detected(false, root),
     };
-    // The named (or detected) processor also picks among registers several processors share.
-    let found = resolve(register, core)?;
+    // Only a processor named on the command line picks among registers several processors
+    // share, as in `decode`: the same name means the same register on every machine.
+    let found = resolve(register, processor_named(processor)?)?;
     let assignments = words::assignments(found.info, fields)?;
     let raw = codec::encode_for(found.info, found.info.reset, &assignments, core)?;
     for (key, value) in &assignments {

@@ -42,6 +42,14 @@ impl Failure {
             Failure::Usage(_) => 2,
             Failure::Operation(_) => 1,
             Failure::Runtime(e) if e.is_usage() => 2,
+            // An event perf cannot name or read (`-e cpu-clok`) is the caller's, as an
+            // unknown `event=` is.
+            Failure::Runtime(pmu_runtime::Error::Driver(d))
+                if d.downcast_ref::<pmu_runtime::perf::PerfError>()
+                    .is_some_and(pmu_runtime::perf::PerfError::is_usage) =>
+            {
+                2
+            }
             Failure::Runtime(_) => 1,
         }
     }

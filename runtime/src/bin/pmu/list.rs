@@ -29,7 +29,8 @@ pub fn search(
     json_out: bool,
 ) -> Out {
     let registers = list(processor, unit, Some(pattern), json_out)?;
-    let events = events(processor, unit, None, Some(pattern), json_out)?;
+    // No event matching is no failure here while a register matches.
+    let events = events(processor, unit, None, Some(pattern), json_out).unwrap_or_default();
     let empty = |out: &str| {
         if json_out {
             out.trim() == "[]"
@@ -38,7 +39,8 @@ pub fn search(
         }
     };
     match (empty(&registers), empty(&events)) {
-        (true, true) => Err(Failure::operation(format!(
+        // Nothing matched: a usage error (exit 2), as in every list.
+        (true, true) => Err(Failure::usage(format!(
             "no register or event name matches {text}; `*` and `?` glob, and a pattern without \
              them matches anywhere in a name (pmu list cas)"
         ))),
@@ -79,7 +81,7 @@ pub fn events(
         descriptions.as_ref(),
         pattern,
         json_out,
-    ))
+    )?)
 }
 
 /// A perfmon file's error as a failure: naming the wrong processor is a usage error.

@@ -197,7 +197,8 @@ struct ListArgs {
     /// (`pmu list cas_count`).
     #[arg(conflicts_with_all = ["summary", "backends"])]
     pattern: Option<String>,
-    /// Only this processor (xeon-7500, xeon-e5-2600, architectural).
+    /// Only this processor, by the name `pmu list --summary` gives in its first column
+    /// (xeon-e5-2600, amd-zen4, ...): that lists every processor the specs have.
     #[arg(long, add = ArgValueCandidates::new(crate::completion::processors))]
     processor: Option<String>,
     /// Only this unit (W, C, HA, QPI, CORE, or its module name such as wbox).
@@ -246,6 +247,9 @@ struct DecodeArgs {
     /// hex, as rdmsr prints it; bare 430076 (digits only) is refused as ambiguous.
     #[arg(allow_hyphen_values = true)]
     value: String,
+    /// The processor whose register a name several processors share means (as for encode).
+    #[arg(long, add = ArgValueCandidates::new(crate::completion::processors))]
+    processor: Option<String>,
     #[command(flatten)]
     show: ValueArgs,
 }
@@ -261,7 +265,8 @@ struct EncodeArgs {
     #[arg(required = true)]
     fields: Vec<String>,
     /// The processor whose own core events event=NAME may name for IA32_PERFEVTSELx
-    /// (xeon-e5-2600, ...); by default the one /proc/cpuinfo names.
+    /// (xeon-e5-2600, ...; by default the one /proc/cpuinfo names), and whose register a
+    /// name several processors share means (never guessed from the machine, as in decode).
     #[arg(long, add = ArgValueCandidates::new(crate::completion::processors))]
     processor: Option<String>,
     /// Print the perf event string instead (`uncore_ha/event=0x1,umask=0x3/`), for
@@ -360,7 +365,9 @@ fn main() -> ExitCode {
         // The measured command's exit status is stat's own.
         Command::Stat(a) => return stat::run(&a, json),
         Command::List(a) => list(a, json),
-        Command::Decode(a) => decode::decode(&a.register, &a.value, &a.show, json),
+        Command::Decode(a) => {
+            decode::decode(&a.register, &a.value, a.processor.as_deref(), &a.show, json)
+        }
         Command::Encode(a) if a.perf => perf_cli::encode(
             &a.register,
             &a.fields,

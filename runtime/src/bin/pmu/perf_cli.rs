@@ -62,8 +62,8 @@ pub fn sources(root: Option<&Path>) -> EventSources {
 /// `pmu encode REGISTER fields... --perf`: the perf event string of a counter control value.
 /// The PMU's format comes from sysfs when the kernel has the PMU, from the driver's format
 /// (as the kernel would write it) otherwise.
-/// `processor` (or, without it, the one `root` describes) picks among registers several
-/// processors share and names the core events `event=NAME` may use, as for plain `encode`.
+/// `processor` picks among registers several processors share; it (or, without it, the one
+/// `root` describes) names the core events `event=NAME` may use, as for plain `encode`.
 pub fn encode(
     register: &str,
     fields: &[String],
@@ -74,7 +74,8 @@ pub fn encode(
         Some(p) => Some(p),
         None => crate::detect::detected(false, root),
     };
-    let found = pmu_runtime::lookup::resolve(register, core)?;
+    // As plain `encode`: only a named processor picks among shared register names.
+    let found = pmu_runtime::lookup::resolve(register, crate::detect::processor_named(processor)?)?;
     let info = found.info;
     let Some(addr) = found.address else {
         let instances: Vec<&str> = info

@@ -231,6 +231,9 @@ pub const COMPUTE_BOUND: NamedWorkload = NamedWorkload {
         ("LONGEST_LAT_CACHE.MISS", ones!(2)),
         ("BR_INST_RETIRED.ALL_BRANCHES", ones!(400)),
         ("BR_MISP_RETIRED.ALL_BRANCHES", ones!(4)),
+        // Of the four mispredicts, three conditional: two taken, one not.
+        ("BR_MISP_RETIRED.COND", ones!(3)),
+        ("BR_MISP_RETIRED.COND_TAKEN", ones!(2)),
         ("BR_INST_RETIRED.CONDITIONAL", ones!(300)),
         ("BR_INST_RETIRED.COND", ones!(300)),
         ("BR_INST_RETIRED.COND_TAKEN", ones!(200)),
@@ -368,7 +371,10 @@ pub const MEMORY_BOUND: NamedWorkload = NamedWorkload {
         ("LONGEST_LAT_CACHE.REFERENCE", ones!(40)),
         ("LONGEST_LAT_CACHE.MISS", ones!(30)),
         ("BR_INST_RETIRED.ALL_BRANCHES", ones!(60)),
-        ("BR_MISP_RETIRED.ALL_BRANCHES", ones!(1)),
+        // Two mispredicts, both conditional: one taken, one not.
+        ("BR_MISP_RETIRED.ALL_BRANCHES", ones!(2)),
+        ("BR_MISP_RETIRED.COND", ones!(2)),
+        ("BR_MISP_RETIRED.COND_TAKEN", ones!(1)),
         ("BR_INST_RETIRED.CONDITIONAL", ones!(45)),
         ("BR_INST_RETIRED.COND", ones!(45)),
         ("BR_INST_RETIRED.COND_TAKEN", ones!(30)),
@@ -467,6 +473,9 @@ pub const IDLE: NamedWorkload = NamedWorkload {
         ("LONGEST_LAT_CACHE.MISS", ones!(1)),
         ("BR_INST_RETIRED.ALL_BRANCHES", ones!(6)),
         ("BR_MISP_RETIRED.ALL_BRANCHES", ones!(1)),
+        // The one mispredict is a conditional branch not taken: none is taken.
+        ("BR_MISP_RETIRED.COND", ones!(1)),
+        ("BR_MISP_RETIRED.COND_TAKEN", NONE),
         ("BR_INST_RETIRED.CONDITIONAL", ones!(4)),
         ("BR_INST_RETIRED.COND", ones!(4)),
         ("BR_INST_RETIRED.COND_TAKEN", ones!(2)),

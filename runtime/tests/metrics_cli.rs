@@ -486,3 +486,52 @@ fn sierra_forest_top_down_level_1_is_counted_from_events_over_six_slots() {
         .iter()
         .all(|m| !["Frontend_Bound", "Retiring"].contains(&m.name)));
 }
+
+/// Issue 40: `Info_System_UPI_Data_Transmit_BW` is a rate in MB/s whatever the interval.
+/// Intel's record (sapphirerapids_metrics.json, the same in Emerald and Granite Rapids')
+/// is `UNC_UPI_TxL_FLITS.ALL_DATA * 64 / 9 / 1000000` with `CountDomain` `MB/sec`; the same
+/// file's `upi_data_transmit_bw` divides that by the interval in seconds. The workload does
+/// not name the event, so each UPI link counts its default, 1 in 1000 cycles of the 2 GHz
+/// uncore clock: 2 million flits a second, of which 64/9 bytes each are data.
+#[test]
+fn upi_transmit_bandwidth_is_a_rate_whatever_the_interval() {
+    let metric = "Info_System_UPI_Data_Transmit_BW";
+    for p in ["sapphire-rapids", "emerald-rapids", "granite-rapids"] {
+        let links = families::boxes(p, "UPI");
+        assert!(links >= 2.0, "{p}");
+        let expected = links * 2e6 * 64.0 / 9.0 / 1e6;
+        for interval in ["0.01", "0.02"] {
+            let args = [
+                "watch",
+                "--sim",
+                "--processor",
+                p,
+                "--metric",
+                metric,
+                "--interval",
+                interval,
+                "--count",
+                "2",
+                "-x,",
+            ];
+            let (ok, out, err) = pmu(&args);
+            assert!(ok, "{args:?}: {err}");
+            let mut lines = out.lines();
+            assert_eq!(
+                lines.next(),
+                Some("time,socket,metric,value,unit,running"),
+                "{out}"
+            );
+            let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+            assert_eq!(rows.len(), 2, "{p} {interval}: {out}");
+            for row in rows {
+                assert_eq!((row[2], row[4]), (metric, "MB/sec"), "{p}: {row:?}");
+                let value: f64 = row[3].parse().unwrap();
+                assert!(
+                    (value - expected).abs() <= 1e-6 * expected,
+                    "{p} at {interval} s: {value} != {expected}"
+                );
+            }
+        }
+    }
+}

@@ -64,6 +64,8 @@ struct IntelMetric {
     level: Option<u32>,
     #[serde(rename = "UnitOfMeasure", default)]
     unit: String,
+    #[serde(rename = "CountDomain", default)]
+    count_domain: String,
     #[serde(rename = "Category", default)]
     category: String,
     #[serde(rename = "MetricGroup", default)]
@@ -325,8 +327,35 @@ fn is_top_down_register(name: &str) -> bool {
     name.starts_with("PERF_METRICS.") || name == "TOPDOWN.SLOTS"
 }
 
+/// A metric's unit and formula as the spec writes them. Intel's top-down records
+/// (`Info_System_*`) give their unit in `CountDomain` (`MB/sec`, `GB/sec`) and leave
+/// `UnitOfMeasure` empty; where that unit is a rate and the formula reads no interval
+/// (`Info_System_UPI_Data_Transmit_BW`: `a * 64 / 9 / 1000000`, a count in MB), Intel's
+/// tools divide by the interval themselves, and the same file's `upi_data_transmit_bw`
+/// writes that division (`/ DURATIONTIMEINSECONDS`), so the importer writes it too: the
+/// value is then a rate whatever the interval's length (docs/metrics.md).
+fn unit_and_formula(m: &IntelMetric) -> (String, String) {
+    let rate = m.count_domain.ends_with("/sec");
+    let unit = if m.unit.is_empty() && rate {
+        m.count_domain.clone()
+    } else {
+        m.unit.clone()
+    };
+    let reads_interval = m.formula.to_ascii_uppercase().contains("DURATIONTIME")
+        || m.constants
+            .iter()
+            .any(|c| c.name.to_ascii_uppercase().contains("DURATIONTIME"));
+    let formula = if rate && !reads_interval {
+        format!("({}) / DURATIONTIMEINSECONDS", m.formula)
+    } else {
+        m.formula.clone()
+    };
+    (unit, formula)
+}
+
 /// One record, mapped, or why not.
 fn map_metric(m: &IntelMetric, known: &KnownEvents, renames: &Renames) -> Result<Imported, String> {
+    let (unit, formula) = unit_and_formula(m);
     let mut events = Vec::new();
     let mut leaves: HashMap<String, Leaf> = HashMap::new();
     for (i, e) in m.events.iter().enumerate() {
@@ -353,7 +382,7 @@ fn map_metric(m: &IntelMetric, known: &KnownEvents, renames: &Renames) -> Result
             .copied()
             .or_else(|| Constant::from_name(name).map(Leaf::Const))
     };
-    let expr = formula::parse(&m.formula, &resolve).map_err(|e| {
+    let expr = formula::parse(&formula, &resolve).map_err(|e| {
         let what = if e.message.contains("neither") {
             format!("{} (an unknown constant or name)", e.message)
         } else {
@@ -373,7 +402,7 @@ fn map_metric(m: &IntelMetric, known: &KnownEvents, renames: &Renames) -> Result
     };
     Ok(Imported {
         name: m.name.clone(),
-        unit: m.unit.clone(),
+        unit,
         category: m.category.clone(),
         groups: m.groups.clone(),
         level: m.level.unwrap_or(1).max(1),
@@ -594,6 +623,45 @@ mod tests {
             Ok(("TOPDOWN.SLOTS".to_string(), String::new()))
         );
         assert!(map_event("TOPDOWN.SLOTS:percore", &known, &none).is_err());
+    }
+
+    /// Intel's `Info_System_UPI_Data_Transmit_BW` record (sapphirerapids_metrics.json): unit
+    /// in `CountDomain` only, formula a count in MB. Its twin `upi_data_transmit_bw` in the
+    /// same file divides by `DURATIONTIMEINSECONDS`; a record that reads the interval keeps
+    /// its formula.
+    #[test]
+    fn a_rate_whose_formula_reads_no_interval_is_divided_by_it() {
+        let record = |formula: &str, domain: &str, constants: &str| -> IntelMetric {
+            serde_json::from_str(&format!(
+                r#"{{"MetricName": "m", "UnitOfMeasure": "", "CountDomain": "{domain}",
+                   "Events": [{{"Name": "UNC_UPI_TxL_FLITS.ALL_DATA", "Alias": "a"}}],
+                   "Constants": [{constants}], "Formula": "{formula}"}}"#
+            ))
+            .unwrap()
+        };
+        let upi = record("a * 64 / 9 / 1000000", "MB/sec", "");
+        assert_eq!(
+            unit_and_formula(&upi),
+            (
+                "MB/sec".to_string(),
+                "(a * 64 / 9 / 1000000) / DURATIONTIMEINSECONDS".to_string()
+            )
+        );
+        let dram = record(
+            "a * 64 / 1000000000 / (durationtimeinmilliseconds / 1000)",
+            "GB/sec",
+            r#"{"Name": "DURATIONTIMEINMILLISECONDS", "Alias": "durationtimeinmilliseconds"}"#,
+        );
+        assert_eq!(
+            unit_and_formula(&dram).1,
+            "a * 64 / 1000000000 / (durationtimeinmilliseconds / 1000)"
+        );
+        assert_eq!(unit_and_formula(&dram).0, "GB/sec");
+        let slots = record("a / 4", "Slots", "");
+        assert_eq!(
+            unit_and_formula(&slots),
+            (String::new(), "a / 4".to_string())
+        );
     }
 
     /// Two records of one encoding, the first under a name Intel deprecated, as Intel's

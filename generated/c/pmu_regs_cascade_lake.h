@@ -48119,13 +48119,13 @@ static inline int pmu_cascade_lake_metric_info_system_smt_2t_utilization(const d
 }
 
 /*
- * Info_System_DRAM_BW_Use (a ratio, level 1, per socket): 64 * (a + b) / 1000000000 /
+ * Info_System_DRAM_BW_Use (GB/sec, level 1, per socket): 64 * (a + b) / 1000000000 /
  * (DURATIONTIMEINMILLISECONDS / 1000)
  *
  * Events: [0] UNC_M_CAS_COUNT.RD (IMC); [1] UNC_M_CAS_COUNT.WR (IMC).
  */
 #define PMU_CASCADE_LAKE_METRIC_INFO_SYSTEM_DRAM_BW_USE_NAME "Info_System_DRAM_BW_Use"
-#define PMU_CASCADE_LAKE_METRIC_INFO_SYSTEM_DRAM_BW_USE_UNIT ""
+#define PMU_CASCADE_LAKE_METRIC_INFO_SYSTEM_DRAM_BW_USE_UNIT "GB/sec"
 #define PMU_CASCADE_LAKE_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT_COUNT 2U
 #define PMU_CASCADE_LAKE_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT0 "UNC_M_CAS_COUNT.RD"
 #define PMU_CASCADE_LAKE_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT0_READ PMU_REGS_READ_COUNTED
@@ -48150,7 +48150,7 @@ static inline int pmu_cascade_lake_metric_info_system_dram_bw_use(const double *
 }
 
 /*
- * Info_System_IO_Read_BW (a ratio, level 1, per socket): (a + b + c + d) * 4 / 1000000000 /
+ * Info_System_IO_Read_BW (GB/sec, level 1, per socket): (a + b + c + d) * 4 / 1000000000 /
  * (DURATIONTIMEINMILLISECONDS / 1000)
  *
  * Events: [0] UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0 (IIO); [1]
@@ -48158,7 +48158,7 @@ static inline int pmu_cascade_lake_metric_info_system_dram_bw_use(const double *
  * (IIO); [3] UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART3 (IIO).
  */
 #define PMU_CASCADE_LAKE_METRIC_INFO_SYSTEM_IO_READ_BW_NAME "Info_System_IO_Read_BW"
-#define PMU_CASCADE_LAKE_METRIC_INFO_SYSTEM_IO_READ_BW_UNIT ""
+#define PMU_CASCADE_LAKE_METRIC_INFO_SYSTEM_IO_READ_BW_UNIT "GB/sec"
 #define PMU_CASCADE_LAKE_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT_COUNT 4U
 #define PMU_CASCADE_LAKE_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT0 "UNC_IIO_DATA_REQ_OF_CPU.MEM_WRITE.PART0"
 #define PMU_CASCADE_LAKE_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT0_READ PMU_REGS_READ_COUNTED
@@ -48191,7 +48191,7 @@ static inline int pmu_cascade_lake_metric_info_system_io_read_bw(const double *c
 }
 
 /*
- * Info_System_IO_Write_BW (a ratio, level 1, per socket): (a + b + c + d) * 4 / 1000000000 /
+ * Info_System_IO_Write_BW (GB/sec, level 1, per socket): (a + b + c + d) * 4 / 1000000000 /
  * (DURATIONTIMEINMILLISECONDS / 1000)
  *
  * Events: [0] UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0 (IIO); [1]
@@ -48199,7 +48199,7 @@ static inline int pmu_cascade_lake_metric_info_system_io_read_bw(const double *c
  * (IIO); [3] UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART3 (IIO).
  */
 #define PMU_CASCADE_LAKE_METRIC_INFO_SYSTEM_IO_WRITE_BW_NAME "Info_System_IO_Write_BW"
-#define PMU_CASCADE_LAKE_METRIC_INFO_SYSTEM_IO_WRITE_BW_UNIT ""
+#define PMU_CASCADE_LAKE_METRIC_INFO_SYSTEM_IO_WRITE_BW_UNIT "GB/sec"
 #define PMU_CASCADE_LAKE_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT_COUNT 4U
 #define PMU_CASCADE_LAKE_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT0 "UNC_IIO_DATA_REQ_OF_CPU.MEM_READ.PART0"
 #define PMU_CASCADE_LAKE_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT0_READ PMU_REGS_READ_COUNTED

@@ -33302,13 +33302,13 @@ static inline int pmu_emerald_rapids_metric_info_system_c0_wait(const double *co
 }
 
 /*
- * Info_System_DRAM_BW_Use (a ratio, level 1, per socket): 64 * (a + b) / 1000000000 /
+ * Info_System_DRAM_BW_Use (GB/sec, level 1, per socket): 64 * (a + b) / 1000000000 /
  * (DURATIONTIMEINMILLISECONDS / 1000)
  *
  * Events: [0] UNC_M_CAS_COUNT.RD (IMC); [1] UNC_M_CAS_COUNT.WR (IMC).
  */
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_DRAM_BW_USE_NAME "Info_System_DRAM_BW_Use"
-#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_DRAM_BW_USE_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_DRAM_BW_USE_UNIT "GB/sec"
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT0 "UNC_M_CAS_COUNT.RD"
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT0_READ PMU_REGS_READ_COUNTED
@@ -33333,13 +33333,13 @@ static inline int pmu_emerald_rapids_metric_info_system_dram_bw_use(const double
 }
 
 /*
- * Info_System_IO_Read_BW (a ratio, level 1, per socket): a * 64 / 1000000000 /
+ * Info_System_IO_Read_BW (GB/sec, level 1, per socket): a * 64 / 1000000000 /
  * (DURATIONTIMEINMILLISECONDS / 1000)
  *
  * Events: [0] UNC_CHA_TOR_INSERTS.IO_PCIRDCUR (CHA).
  */
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_READ_BW_NAME "Info_System_IO_Read_BW"
-#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_READ_BW_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_READ_BW_UNIT "GB/sec"
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT_COUNT 1U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT0 "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR"
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT0_READ PMU_REGS_READ_COUNTED
@@ -33360,14 +33360,14 @@ static inline int pmu_emerald_rapids_metric_info_system_io_read_bw(const double 
 }
 
 /*
- * Info_System_IO_Write_BW (a ratio, level 1, per socket): (a + b) * 64 / 1000000000 /
+ * Info_System_IO_Write_BW (GB/sec, level 1, per socket): (a + b) * 64 / 1000000000 /
  * (DURATIONTIMEINMILLISECONDS / 1000)
  *
  * Events: [0] UNC_CHA_TOR_INSERTS.IO_ITOM (CHA); [1] UNC_CHA_TOR_INSERTS.IO_ITOMCACHENEAR
  * (CHA).
  */
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_WRITE_BW_NAME "Info_System_IO_Write_BW"
-#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_WRITE_BW_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_WRITE_BW_UNIT "GB/sec"
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT_COUNT 2U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT0 "UNC_CHA_TOR_INSERTS.IO_ITOM"
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT0_READ PMU_REGS_READ_COUNTED
@@ -33392,27 +33392,30 @@ static inline int pmu_emerald_rapids_metric_info_system_io_write_bw(const double
 }
 
 /*
- * Info_System_UPI_Data_Transmit_BW (a ratio, level 1, per socket): a * 64 / 9 / 1000000
+ * Info_System_UPI_Data_Transmit_BW (MB/sec, level 1, per socket): a * 64 / 9 / 1000000 /
+ * DURATIONTIMEINSECONDS
  *
  * Events: [0] UNC_UPI_TxL_FLITS.ALL_DATA (UPI).
  */
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_UPI_DATA_TRANSMIT_BW_NAME "Info_System_UPI_Data_Transmit_BW"
-#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_UPI_DATA_TRANSMIT_BW_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_UPI_DATA_TRANSMIT_BW_UNIT "MB/sec"
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_UPI_DATA_TRANSMIT_BW_EVENT_COUNT 1U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_UPI_DATA_TRANSMIT_BW_EVENT0 "UNC_UPI_TxL_FLITS.ALL_DATA"
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_UPI_DATA_TRANSMIT_BW_EVENT0_READ PMU_REGS_READ_COUNTED
-static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_system_upi_data_transmit_bw_steps[7] = {
+static const struct pmu_regs_metric_step pmu_emerald_rapids_metric_info_system_upi_data_transmit_bw_steps[9] = {
 	{PMU_REGS_OP_EVENT, 0U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 64.0},
 	{PMU_REGS_OP_MUL, 0U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 9.0},
 	{PMU_REGS_OP_DIV, 0U, 0.0},
 	{PMU_REGS_OP_NUM, 0U, 1000000.0},
+	{PMU_REGS_OP_DIV, 0U, 0.0},
+	{PMU_REGS_OP_CONST, 7U, 0.0},
 	{PMU_REGS_OP_DIV, 0U, 0.0}
 };
 static inline int pmu_emerald_rapids_metric_info_system_upi_data_transmit_bw(const double *counts, const struct pmu_regs_metric_constants *c, double *value)
 {
-	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_info_system_upi_data_transmit_bw_steps, 7U, counts, PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_UPI_DATA_TRANSMIT_BW_EVENT_COUNT, c, value);
+	return pmu_regs_metric_evaluate(pmu_emerald_rapids_metric_info_system_upi_data_transmit_bw_steps, 9U, counts, PMU_EMERALD_RAPIDS_METRIC_INFO_SYSTEM_UPI_DATA_TRANSMIT_BW_EVENT_COUNT, c, value);
 }
 
 /*
@@ -33485,13 +33488,13 @@ static inline int pmu_emerald_rapids_metric_info_system_smt_2t_utilization(const
 }
 
 /*
- * Info_Memory_SoC_R2C_Offcore_BW (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * Info_Memory_SoC_R2C_Offcore_BW (GB/sec, level 1, per CPU): 64 * a / 1000000000 /
  * (DURATIONTIMEINMILLISECONDS / 1000)
  *
  * Events: [0] OCR.READS_TO_CORE.ANY_RESPONSE (CORE).
  */
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_SOC_R2C_OFFCORE_BW_NAME "Info_Memory_SoC_R2C_Offcore_BW"
-#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_SOC_R2C_OFFCORE_BW_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_SOC_R2C_OFFCORE_BW_UNIT "GB/sec"
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_SOC_R2C_OFFCORE_BW_EVENT_COUNT 1U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_SOC_R2C_OFFCORE_BW_EVENT0 "OCR.READS_TO_CORE.ANY_RESPONSE"
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_SOC_R2C_OFFCORE_BW_EVENT0_READ PMU_REGS_READ_COUNTED
@@ -33512,13 +33515,13 @@ static inline int pmu_emerald_rapids_metric_info_memory_soc_r2c_offcore_bw(const
 }
 
 /*
- * Info_Memory_SoC_R2C_L3M_BW (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * Info_Memory_SoC_R2C_L3M_BW (GB/sec, level 1, per CPU): 64 * a / 1000000000 /
  * (DURATIONTIMEINMILLISECONDS / 1000)
  *
  * Events: [0] OCR.READS_TO_CORE.L3_MISS (CORE).
  */
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_SOC_R2C_L3M_BW_NAME "Info_Memory_SoC_R2C_L3M_BW"
-#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_SOC_R2C_L3M_BW_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_SOC_R2C_L3M_BW_UNIT "GB/sec"
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_SOC_R2C_L3M_BW_EVENT_COUNT 1U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_SOC_R2C_L3M_BW_EVENT0 "OCR.READS_TO_CORE.L3_MISS"
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_SOC_R2C_L3M_BW_EVENT0_READ PMU_REGS_READ_COUNTED
@@ -33539,13 +33542,13 @@ static inline int pmu_emerald_rapids_metric_info_memory_soc_r2c_l3m_bw(const dou
 }
 
 /*
- * Info_Memory_SoC_R2C_DRAM_BW (a ratio, level 1, per CPU): 64 * a / 1000000000 /
+ * Info_Memory_SoC_R2C_DRAM_BW (GB/sec, level 1, per CPU): 64 * a / 1000000000 /
  * (DURATIONTIMEINMILLISECONDS / 1000)
  *
  * Events: [0] OCR.READS_TO_CORE.DRAM (CORE).
  */
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_SOC_R2C_DRAM_BW_NAME "Info_Memory_SoC_R2C_DRAM_BW"
-#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_SOC_R2C_DRAM_BW_UNIT ""
+#define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_SOC_R2C_DRAM_BW_UNIT "GB/sec"
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_SOC_R2C_DRAM_BW_EVENT_COUNT 1U
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_SOC_R2C_DRAM_BW_EVENT0 "OCR.READS_TO_CORE.DRAM"
 #define PMU_EMERALD_RAPIDS_METRIC_INFO_MEMORY_SOC_R2C_DRAM_BW_EVENT0_READ PMU_REGS_READ_COUNTED

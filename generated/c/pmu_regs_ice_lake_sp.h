@@ -45182,13 +45182,13 @@ static inline int pmu_ice_lake_sp_metric_info_system_gflops(const double *counts
 }
 
 /*
- * Info_System_DRAM_BW_Use (a ratio, level 1, per socket): 64 * (a + b) / 1000000000 /
+ * Info_System_DRAM_BW_Use (GB/sec, level 1, per socket): 64 * (a + b) / 1000000000 /
  * (DURATIONTIMEINMILLISECONDS / 1000)
  *
  * Events: [0] UNC_M_CAS_COUNT.RD (IMC); [1] UNC_M_CAS_COUNT.WR (IMC).
  */
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_NAME "Info_System_DRAM_BW_Use"
-#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_UNIT "GB/sec"
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT_COUNT 2U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT0 "UNC_M_CAS_COUNT.RD"
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_DRAM_BW_USE_EVENT0_READ PMU_REGS_READ_COUNTED
@@ -45213,13 +45213,13 @@ static inline int pmu_ice_lake_sp_metric_info_system_dram_bw_use(const double *c
 }
 
 /*
- * Info_System_IO_Read_BW (a ratio, level 1, per socket): a * 64 / 1000000000 /
+ * Info_System_IO_Read_BW (GB/sec, level 1, per socket): a * 64 / 1000000000 /
  * (DURATIONTIMEINMILLISECONDS / 1000)
  *
  * Events: [0] UNC_CHA_TOR_INSERTS.IO_PCIRDCUR (CHA).
  */
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_NAME "Info_System_IO_Read_BW"
-#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_UNIT "GB/sec"
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT_COUNT 1U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT0 "UNC_CHA_TOR_INSERTS.IO_PCIRDCUR"
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_READ_BW_EVENT0_READ PMU_REGS_READ_COUNTED
@@ -45240,7 +45240,7 @@ static inline int pmu_ice_lake_sp_metric_info_system_io_read_bw(const double *co
 }
 
 /*
- * Info_System_IO_Write_BW (a ratio, level 1, per socket): (a + b + c + d) * 64 / 1000000000 /
+ * Info_System_IO_Write_BW (GB/sec, level 1, per socket): (a + b + c + d) * 64 / 1000000000 /
  * (DURATIONTIMEINMILLISECONDS / 1000)
  *
  * Events: [0] UNC_CHA_TOR_INSERTS.IO_HIT_ITOM (CHA); [1] UNC_CHA_TOR_INSERTS.IO_MISS_ITOM
@@ -45248,7 +45248,7 @@ static inline int pmu_ice_lake_sp_metric_info_system_io_read_bw(const double *co
  * UNC_CHA_TOR_INSERTS.IO_MISS_ITOMCACHENEAR (CHA).
  */
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_NAME "Info_System_IO_Write_BW"
-#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_UNIT ""
+#define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_UNIT "GB/sec"
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT_COUNT 4U
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT0 "UNC_CHA_TOR_INSERTS.IO_HIT_ITOM"
 #define PMU_ICE_LAKE_SP_METRIC_INFO_SYSTEM_IO_WRITE_BW_EVENT0_READ PMU_REGS_READ_COUNTED

@@ -53,11 +53,12 @@ pub fn report(out: &mut impl Write) -> Result<(), Box<dyn std::error::Error>> {
         let interval = session.interval()?;
         for v in plan.interval_values(&series, &interval, false, &part.constants()) {
             let value = v.value.map_or("n/a".to_string(), |v| v.to_string());
-            let running = 100.0 * v.running.unwrap_or(1.0);
+            // The running share as every `pmu watch` row prints it (`100.00%`).
+            let running = pmu_runtime::report::counts::running_share(v.running.unwrap_or(1.0));
             let (socket, m) = (v.site.socket, v.metric);
             writeln!(
                 out,
-                "{:.3},{socket},{},{value},{},{running:.0}%",
+                "{:.3},{socket},{},{value},{},{running}",
                 interval.time, m.name, m.unit
             )?;
         }

@@ -211,7 +211,7 @@ fn watch(interval: &str, count: &str) -> Vec<(f64, u64, f64)> {
         .lines()
         .map(|l| {
             let v: Value = serde_json::from_str(l).unwrap();
-            let c = &v["counts"][0];
+            let c = &v;
             (
                 v["time"].as_f64().unwrap(),
                 c["count"].as_u64().unwrap(),

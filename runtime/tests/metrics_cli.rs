@@ -365,7 +365,7 @@ fn a_group_selects_several_and_what_does_not_fit_is_refused_before_counting() {
     assert!(err.is_empty(), "{err}");
     let rows: Vec<&str> = out.lines().skip(2).collect();
     assert!(rows.len() >= 4, "{out}");
-    assert!(rows.iter().all(|r| r.ends_with(" 60%")), "{out}");
+    assert!(rows.iter().all(|r| r.ends_with(" 60.00%")), "{out}");
     let (ok, _, err) = pmu(&[
         "watch",
         "--sim",
@@ -485,4 +485,116 @@ fn sierra_forest_top_down_level_1_is_counted_from_events_over_six_slots() {
     assert!(pmu_regs::metrics::for_processor("clearwater-forest")
         .iter()
         .all(|m| !["Frontend_Bound", "Retiring"].contains(&m.name)));
+}
+
+/// Issue 40: `Info_System_UPI_Data_Transmit_BW` is a rate in MB/s whatever the interval.
+/// Intel's record (sapphirerapids_metrics.json, the same in Emerald and Granite Rapids')
+/// is `UNC_UPI_TxL_FLITS.ALL_DATA * 64 / 9 / 1000000` with `CountDomain` `MB/sec`; the same
+/// file's `upi_data_transmit_bw` divides that by the interval in seconds. The workload does
+/// not name the event, so each UPI link counts its default, 1 in 1000 cycles of the 2 GHz
+/// uncore clock: 2 million flits a second, of which 64/9 bytes each are data.
+#[test]
+fn upi_transmit_bandwidth_is_a_rate_whatever_the_interval() {
+    let metric = "Info_System_UPI_Data_Transmit_BW";
+    for p in ["sapphire-rapids", "emerald-rapids", "granite-rapids"] {
+        let links = families::boxes(p, "UPI");
+        assert!(links >= 2.0, "{p}");
+        let expected = links * 2e6 * 64.0 / 9.0 / 1e6;
+        for interval in ["0.01", "0.02"] {
+            let args = [
+                "watch",
+                "--sim",
+                "--processor",
+                p,
+                "--metric",
+                metric,
+                "--interval",
+                interval,
+                "--count",
+                "2",
+                "-x,",
+            ];
+            let (ok, out, err) = pmu(&args);
+            assert!(ok, "{args:?}: {err}");
+            let mut lines = out.lines();
+            assert_eq!(
+                lines.next(),
+                Some("time,socket,metric,value,unit,running"),
+                "{out}"
+            );
+            let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+            assert_eq!(rows.len(), 2, "{p} {interval}: {out}");
+            for row in rows {
+                assert_eq!((row[2], row[4]), (metric, "MB/sec"), "{p}: {row:?}");
+                let value: f64 = row[3].parse().unwrap();
+                assert!(
+                    (value - expected).abs() <= 1e-6 * expected,
+                    "{p} at {interval} s: {value} != {expected}"
+                );
+            }
+        }
+    }
+}
+
+/// Issue 40, one output contract (docs/pmu.md): `watch` event rows and `--metric` rows print
+/// the running share alike (`perf stat`'s `60.00%`: two decimals) in CSV, and as JSON one
+/// object per row with `time`, `socket`, `processor` and `running` (a share from 0 to 1).
+#[test]
+fn event_rows_and_metric_rows_follow_one_contract() {
+    let two_decimals = |s: &str| {
+        let digits = s.strip_suffix('%').unwrap_or_else(|| panic!("{s}"));
+        let (whole, frac) = digits.split_once('.').unwrap_or_else(|| panic!("{s}"));
+        assert!(
+            !whole.is_empty() && whole.bytes().all(|b| b.is_ascii_digit()),
+            "{s}"
+        );
+        assert!(
+            frac.len() == 2 && frac.bytes().all(|b| b.is_ascii_digit()),
+            "{s}"
+        );
+    };
+    let base = ["watch", "--sim", "--processor", "sapphire-rapids"];
+    let metric = ["--metric", "Info_System_UPI_Data_Transmit_BW"];
+    // Five events on UPI0's four counters: they take turns, so the rows show `running`.
+    let events = [
+        "--unit",
+        "UPI0",
+        "--event",
+        "UNC_UPI_TxL_FLITS.ALL_DATA",
+        "--event",
+        "UNC_UPI_CLOCKTICKS",
+        "--event",
+        "UNC_UPI_TxL_FLITS.NON_DATA",
+        "--event",
+        "UNC_UPI_TxL_FLITS.ALL_NULL",
+        "--event",
+        "UNC_UPI_RxL_FLITS.ALL_DATA",
+    ];
+    let tail = ["--interval", "0.05", "--count", "1"];
+    for what in [&metric[..], &events[..]] {
+        let args = [&base[..], what, &tail[..], &["-x,"]].concat();
+        let (ok, out, err) = pmu(&args);
+        assert!(ok, "{args:?}: {err}");
+        let mut lines = out.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let at = head.iter().position(|c| *c == "running").expect("running");
+        assert_eq!(head[..2], ["time", "socket"], "{out}");
+        let mut rows = 0;
+        for l in lines {
+            two_decimals(l.split(',').nth(at).unwrap());
+            rows += 1;
+        }
+        assert!(rows >= 1, "{out}");
+        let args = [&base[..], what, &tail[..], &["--json"]].concat();
+        let (ok, out, err) = pmu(&args);
+        assert!(ok, "{args:?}: {err}");
+        assert_eq!(out.lines().count(), rows, "one object per row: {out}");
+        for l in out.lines() {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            assert!(v["time"].is_f64() && v["socket"].is_u64(), "{v}");
+            assert_eq!(v["processor"], "sapphire-rapids", "{v}");
+            let running = v["running"].as_f64().unwrap_or_else(|| panic!("{v}"));
+            assert!(running > 0.0 && running <= 1.0, "{v}");
+        }
+    }
 }

@@ -247,7 +247,7 @@ fn watch_of_a_box_goes_from_our_fields_through_the_name_map_to_the_kernel() {
     ]);
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
-    let c = &v["counts"][0];
+    let c = &v;
     assert_eq!(
         (
             c["pmu"].as_str(),
@@ -416,7 +416,7 @@ fn perf_itself_parses_the_strings_pmu_prints() {
         ]);
         assert_eq!(code, 0, "{err}");
         let v: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
-        let s = v["counts"][0]["perf_event"].as_str().unwrap().to_string();
+        let s = v["perf_event"].as_str().unwrap().to_string();
         let (ok, report) = perf_stat(&s);
         assert!(ok && report.contains(&s), "perf stat -e {s}: {report}");
     }

@@ -180,10 +180,12 @@ fn pmu_counts(child: Child) -> Counts {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "pmu watch failed: {err}");
     let text = String::from_utf8(out.stdout).unwrap();
-    let v: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
-    let counts = v["counts"]
-        .as_array()
-        .unwrap()
+    let rows: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let v = &rows[0];
+    let counts = rows
         .iter()
         .map(|c| {
             let event = c["event"].as_str().unwrap().to_string();

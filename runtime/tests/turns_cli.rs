@@ -161,7 +161,7 @@ fn top_down_levels_1_and_2_in_turns_are_exactly_what_the_formulas_give() {
                     }
                     // The metric's row shows its least-running event's share (every
                     // event of the plan takes turns with the rest).
-                    assert_eq!(row[5], format!("{:.0}%", least * 100.0));
+                    assert_eq!(row[5], format!("{:.2}%", least * 100.0));
                 }
             }
         }
@@ -197,7 +197,7 @@ fn zen_2_and_3_dram_bandwidth_counted_in_turns_is_what_the_formula_gives() {
                 "{processor}: {} != {by_hand}",
                 row[3]
             );
-            assert_eq!(row[5], "50%");
+            assert_eq!(row[5], "50.00%");
         }
     }
 }

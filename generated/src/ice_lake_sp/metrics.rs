@@ -4849,7 +4849,7 @@ pub static METRICS: &[MetricInfo] = &[
         name: "Info_System_DRAM_BW_Use",
         #[cfg(feature = "metadata")]
         description: "",
-        unit: "",
+        unit: "GB/sec",
         category: "TMA",
         groups: &["HPC", "MemOffcore", "MemoryBW", "SoC"],
         level: 1,
@@ -4867,7 +4867,7 @@ pub static METRICS: &[MetricInfo] = &[
         name: "Info_System_IO_Read_BW",
         #[cfg(feature = "metadata")]
         description: "",
-        unit: "",
+        unit: "GB/sec",
         category: "TMA",
         groups: &["IoBW", "MemOffcore", "SoC", "Server"],
         level: 1,
@@ -4884,7 +4884,7 @@ pub static METRICS: &[MetricInfo] = &[
         name: "Info_System_IO_Write_BW",
         #[cfg(feature = "metadata")]
         description: "",
-        unit: "",
+        unit: "GB/sec",
         category: "TMA",
         groups: &["IoBW", "MemOffcore", "SoC", "Server"],
         level: 1,

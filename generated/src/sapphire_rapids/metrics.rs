@@ -5395,7 +5395,7 @@ pub static METRICS: &[MetricInfo] = &[
         name: "Info_System_DRAM_BW_Use",
         #[cfg(feature = "metadata")]
         description: "",
-        unit: "",
+        unit: "GB/sec",
         category: "TMA",
         groups: &["HPC", "MemOffcore", "MemoryBW", "SoC"],
         level: 1,
@@ -5413,7 +5413,7 @@ pub static METRICS: &[MetricInfo] = &[
         name: "Info_System_IO_Read_BW",
         #[cfg(feature = "metadata")]
         description: "",
-        unit: "",
+        unit: "GB/sec",
         category: "TMA",
         groups: &["IoBW", "MemOffcore", "SoC", "Server"],
         level: 1,
@@ -5430,7 +5430,7 @@ pub static METRICS: &[MetricInfo] = &[
         name: "Info_System_IO_Write_BW",
         #[cfg(feature = "metadata")]
         description: "",
-        unit: "",
+        unit: "GB/sec",
         category: "TMA",
         groups: &["IoBW", "MemOffcore", "SoC", "Server"],
         level: 1,
@@ -5448,7 +5448,7 @@ pub static METRICS: &[MetricInfo] = &[
         name: "Info_System_UPI_Data_Transmit_BW",
         #[cfg(feature = "metadata")]
         description: "",
-        unit: "",
+        unit: "MB/sec",
         category: "TMA",
         groups: &["SoC", "Server"],
         level: 1,
@@ -5458,8 +5458,8 @@ pub static METRICS: &[MetricInfo] = &[
             MetricEvent { alias: "a", name: "UNC_UPI_TxL_FLITS.ALL_DATA", unit: "UPI", threshold: 0, invert: false, edge: false, read: MetricRead::Counted },
         ],
         #[cfg(feature = "metadata")]
-        formula: "a * 64 / 9 / 1000000",
-        ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(9.0), Op::Div, Op::Num(1000000.0), Op::Div],
+        formula: "a * 64 / 9 / 1000000 / DURATIONTIMEINSECONDS",
+        ops: &[Op::Event(0), Op::Num(64.0), Op::Mul, Op::Num(9.0), Op::Div, Op::Num(1000000.0), Op::Div, Op::Const(Constant::DurationSeconds), Op::Div],
     },
     MetricInfo {
         name: "Info_System_Time",
@@ -5517,7 +5517,7 @@ pub static METRICS: &[MetricInfo] = &[
         name: "Info_Memory_SoC_R2C_Offcore_BW",
         #[cfg(feature = "metadata")]
         description: "",
-        unit: "",
+        unit: "GB/sec",
         category: "TMA",
         groups: &["HPC", "Mem", "MemoryBW", "Server", "Offcore"],
         level: 1,
@@ -5534,7 +5534,7 @@ pub static METRICS: &[MetricInfo] = &[
         name: "Info_Memory_SoC_R2C_L3M_BW",
         #[cfg(feature = "metadata")]
         description: "",
-        unit: "",
+        unit: "GB/sec",
         category: "TMA",
         groups: &["HPC", "Mem", "MemoryBW", "Server", "Offcore"],
         level: 1,
@@ -5551,7 +5551,7 @@ pub static METRICS: &[MetricInfo] = &[
         name: "Info_Memory_SoC_R2C_DRAM_BW",
         #[cfg(feature = "metadata")]
         description: "",
-        unit: "",
+        unit: "GB/sec",
         category: "TMA",
         groups: &["HPC", "Mem", "MemoryBW", "Server", "Offcore"],
         level: 1,

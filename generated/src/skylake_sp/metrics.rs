@@ -4303,7 +4303,7 @@ pub static METRICS: &[MetricInfo] = &[
         name: "Info_System_DRAM_BW_Use",
         #[cfg(feature = "metadata")]
         description: "",
-        unit: "",
+        unit: "GB/sec",
         category: "TMA",
         groups: &["HPC", "MemOffcore", "MemoryBW", "SoC"],
         level: 1,
@@ -4321,7 +4321,7 @@ pub static METRICS: &[MetricInfo] = &[
         name: "Info_System_IO_Read_BW",
         #[cfg(feature = "metadata")]
         description: "",
-        unit: "",
+        unit: "GB/sec",
         category: "TMA",
         groups: &["IoBW", "MemOffcore", "SoC", "Server"],
         level: 1,
@@ -4341,7 +4341,7 @@ pub static METRICS: &[MetricInfo] = &[
         name: "Info_System_IO_Write_BW",
         #[cfg(feature = "metadata")]
         description: "",
-        unit: "",
+        unit: "GB/sec",
         category: "TMA",
         groups: &["IoBW", "MemOffcore", "SoC", "Server"],
         level: 1,

@@ -2952,7 +2952,7 @@ pub static METRICS: &[MetricInfo] = &[
         name: "Info_System_DRAM_BW_Use",
         #[cfg(feature = "metadata")]
         description: "",
-        unit: "",
+        unit: "GB/sec",
         category: "TMA",
         groups: &["HPC", "MemOffcore", "MemoryBW", "SoC"],
         level: 1,

@@ -55,7 +55,7 @@ pub enum Format {
     },
     /// CSV with this separator (`perf stat -x,`).
     Separated(String),
-    /// A JSON object per interval, with the interval's counts.
+    /// A JSON object per row, as `watch --metric --json` prints a metric's value.
     JsonLines,
     /// One exposition per interval: each row's running total as `pmu_events_total`, as
     /// `pmu serve` exports it. With `-o FILE` the file is replaced whole each interval (the
@@ -70,8 +70,14 @@ pub enum Format {
 /// column: the share of the time the event was on a counter (below 100% it shared them with
 /// other events, and the count is scaled up), as `perf stat` shows it.
 fn running(r: &Row) -> String {
-    r.running
-        .map_or("-".to_string(), |ratio| format!("{:.2}%", 100.0 * ratio))
+    r.running.map_or("-".to_string(), running_share)
+}
+
+/// A running share (0 to 1) as every table and CSV of `pmu watch` prints it, event rows and
+/// metric rows alike: a percentage with two decimals, as `perf stat` prints `(60.00%)`
+/// (docs/pmu.md, "One output contract").
+pub fn running_share(ratio: f64) -> String {
+    format!("{:.2}%", 100.0 * ratio)
 }
 
 /// Where rows go, in which format. Every write error is returned (a closed pipe ends the
@@ -81,8 +87,6 @@ pub struct Output {
     /// Whether any row may share counters: through perf or in turns (the `running` column).
     perf: bool,
     out: Box<dyn Write>,
-    /// JSON lines collect one interval's rows into one object.
-    pending: Vec<serde_json::Value>,
     /// OpenMetrics: the file to replace each interval, this interval's rows, and the totals.
     path: Option<PathBuf>,
     exposition: Vec<(SeriesLabels, u64, Option<f64>)>,
@@ -108,7 +112,6 @@ impl Output {
             format,
             perf,
             out,
-            pending: Vec::new(),
             path: path.map(Path::to_path_buf),
             exposition: Vec::new(),
             totals: None,
@@ -175,7 +178,7 @@ impl Output {
         }
     }
 
-    /// Writes one row (JSON lines and the exposition collect it until the interval ends).
+    /// Writes one row (the exposition collects it until the interval ends).
     pub fn row(&mut self, r: &Row) -> io::Result<()> {
         match &self.format {
             Format::Table { counter_w, event_w } => {
@@ -240,28 +243,12 @@ impl Output {
                 self.exposition.push((labels, r.count, r.running));
                 Ok(())
             }
-            Format::JsonLines => {
-                self.pending.push(json_count(r));
-                Ok(())
-            }
+            Format::JsonLines => writeln!(self.out, "{}", json_count(r)),
         }
     }
 
-    /// Ends an interval: JSON lines print it as one object.
-    pub fn end_interval(&mut self, time: f64) -> io::Result<()> {
-        if let Format::JsonLines = self.format {
-            let counts = std::mem::take(&mut self.pending);
-            // The interval's backend, where every count shares one.
-            let backend = counts
-                .first()
-                .map(|c| c["backend"].clone())
-                .filter(|b| counts.iter().all(|c| &c["backend"] == b));
-            let mut line = json!({"time": time, "counts": counts});
-            if let Some(b) = backend {
-                line["backend"] = b;
-            }
-            writeln!(self.out, "{line}")?;
-        }
+    /// Ends an interval: the exposition is written, and everything flushed.
+    pub fn end_interval(&mut self, _time: f64) -> io::Result<()> {
         if matches!(self.format, Format::OpenMetrics | Format::PrometheusText) {
             self.write_exposition()?;
         }
@@ -305,18 +292,18 @@ impl Output {
     }
 }
 
-/// One row as an entry of a JSON line's `counts`.
+/// One row as its JSON line: the fields a metric's row shares (`time`, `socket`, `cpu`,
+/// `processor`, `running`) under the same names, then the event's own.
 fn json_count(r: &Row) -> serde_json::Value {
-    let mut count = json!({"socket": r.socket, "counter": r.counter, "event": r.event, "count": r.count, "count_hex": format!("{:#x}", r.count), "rate": r.rate, "backend": r.backend});
+    let mut count = json!({"time": r.time, "socket": r.socket, "processor": r.processor, "counter": r.counter, "event": r.event, "count": r.count, "count_hex": format!("{:#x}", r.count), "rate": crate::metrics::without_float_noise(r.rate), "backend": r.backend});
     if let Some((p, _)) = r.perf {
         count["pmu"] = json!(p.pmu);
         count["cpu"] = json!(p.cpu);
         count["perf_event"] = json!(p.event);
     }
-    if let Some(ratio) = r.running {
-        count["running"] = json!(ratio);
-        count["multiplexed"] = json!(ratio < 1.0);
-    }
+    let ratio = r.running.unwrap_or(1.0);
+    count["running"] = json!(crate::metrics::without_float_noise(ratio));
+    count["multiplexed"] = json!(ratio < 1.0);
     if let Some(cpu) = r.cpu {
         count["cpu"] = json!(cpu);
     }

@@ -74,7 +74,7 @@ impl MetricFormat {
     /// One value's row; a value of one CPU (-A) adds a cpu column.
     fn row(self, time: f64, v: &MetricValue) -> String {
         let running = v.running.unwrap_or(1.0);
-        let running_pct = format!("{:.0}%", running * 100.0);
+        let running_pct = crate::report::counts::running_share(running);
         let (socket, cpu, m) = (v.site.socket, v.site.cpu, v.metric);
         match self {
             MetricFormat::Table => format!(

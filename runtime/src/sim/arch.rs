@@ -404,14 +404,29 @@ impl CpuState {
         let int = self.evtsel(n) >> 20 & 1 != 0;
         let width = self.config.gp_width;
         let overflows = advance(&mut self.gp[n as usize], width, count, journal.seq.0);
-        for at in overflows {
-            self.set_status(n);
-            if int {
+        let counter = || format!("IA32_PMC{n}");
+        self.overflowed(&overflows, n, int, cpu, counter, journal);
+    }
+
+    /// Sets global status bit `bit` for each overflow (at its event number) and, where the
+    /// counter interrupts (`pmi`), records a PMI from `counter` on `cpu`.
+    fn overflowed(
+        &mut self,
+        overflows: &[u64],
+        bit: u32,
+        pmi: bool,
+        cpu: u32,
+        counter: impl Fn() -> String,
+        journal: &mut Journal,
+    ) {
+        for &at in overflows {
+            self.set_status(bit);
+            if pmi {
                 journal.pmis.push(PmiRecord {
                     event: at,
                     source: PmiSource::Core {
                         cpu,
-                        counter: format!("IA32_PMC{n}"),
+                        counter: counter(),
                     },
                     core: Some(cpu),
                 });
@@ -499,19 +514,9 @@ impl CpuState {
             if fc >> (4 * i) & 0b11 != 0 && self.global_enabled(32 + i) {
                 let width = self.config.fixed_width;
                 let overflows = advance(&mut self.fixed[i as usize], width, count, journal.seq.0);
-                for at in overflows {
-                    self.set_status(32 + i);
-                    if fc >> (4 * i + 3) & 1 != 0 {
-                        journal.pmis.push(PmiRecord {
-                            event: at,
-                            source: PmiSource::Core {
-                                cpu,
-                                counter: format!("IA32_FIXED_CTR{i}"),
-                            },
-                            core: Some(cpu),
-                        });
-                    }
-                }
+                let pmi = fc >> (4 * i + 3) & 1 != 0;
+                let counter = || format!("IA32_FIXED_CTR{i}");
+                self.overflowed(&overflows, 32 + i, pmi, cpu, counter, journal);
             }
         }
         journal.seq.0 += count;

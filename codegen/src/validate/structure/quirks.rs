@@ -11,6 +11,14 @@ use super::UnitScope;
 use crate::model::pmu::{Counter, DiscoveryCount, DiscoveryIgnored, GlobalInit, Saturation};
 use crate::parse::pmu::{RawDiscoveryIgnored, RawGlobalInit, RawPmu, RawSaturation};
 
+/// What to do about a quirk without a description.
+const QUIRK_TEXT: &str =
+    "say in the element's text what the hardware does and what software does about it";
+
+/// What to do about a correction of the discovery table on a unit without a discovery type.
+const CORRECTION_NEEDS_TYPE: &str =
+    "give the <pmu> the discovery-type whose table entries it corrects, or remove the correction";
+
 impl Validator {
     /// `<saturation>`: a bit below every counter's width (the usable width that remains),
     /// a declared source and a description.
@@ -46,7 +54,14 @@ impl Validator {
                 return None;
             }
         };
-        let description = self.quirk_text(unit, raw.at, &raw.source, &raw.text, "saturation")?;
+        let description = self.quirk_text(
+            unit,
+            raw.at,
+            &raw.source,
+            &raw.text,
+            "saturation",
+            QUIRK_TEXT,
+        )?;
         Some(Saturation {
             reset_bit,
             source: raw.source.clone(),
@@ -127,7 +142,8 @@ impl Validator {
             ));
             return None;
         };
-        let description = self.quirk_text(unit, g.at, &g.source, &g.text, "global-init")?;
+        let description =
+            self.quirk_text(unit, g.at, &g.source, &g.text, "global-init", QUIRK_TEXT)?;
         Some(GlobalInit {
             register,
             field,
@@ -146,7 +162,7 @@ impl Validator {
         raw: &RawPmu,
     ) -> Option<DiscoveryCount> {
         let c = raw.discovery_count.as_ref()?;
-        self.needs_discovery_type(unit, raw, c.at, "discovery-count")?;
+        self.needs_discovery_type(unit, raw, c.at, "discovery-count", CORRECTION_NEEDS_TYPE)?;
         let listed = unit.instances.len() as u32;
         let boxes = parse_number(&c.boxes)
             .and_then(|v| u32::try_from(v).ok())
@@ -162,7 +178,14 @@ impl Validator {
             ));
             return None;
         };
-        let description = self.quirk_text(unit, c.at, &c.source, &c.text, "discovery-count")?;
+        let description = self.quirk_text(
+            unit,
+            c.at,
+            &c.source,
+            &c.text,
+            "discovery-count",
+            QUIRK_TEXT,
+        )?;
         Some(DiscoveryCount {
             boxes,
             source: c.source.clone(),
@@ -178,7 +201,7 @@ impl Validator {
         raw: &RawPmu,
     ) -> Option<DiscoveryIgnored> {
         let b: &RawDiscoveryIgnored = raw.discovery_broken.as_ref()?;
-        self.needs_discovery_type(unit, raw, b.at, "discovery-broken")?;
+        self.needs_discovery_type(unit, raw, b.at, "discovery-broken", CORRECTION_NEEDS_TYPE)?;
         if raw.discovery_ignored.is_some() {
             self.push(unit.ctx.error(
                 b.at,
@@ -187,20 +210,29 @@ impl Validator {
             ));
             return None;
         }
-        let description = self.quirk_text(unit, b.at, &b.source, &b.text, "discovery-broken")?;
+        let description = self.quirk_text(
+            unit,
+            b.at,
+            &b.source,
+            &b.text,
+            "discovery-broken",
+            QUIRK_TEXT,
+        )?;
         Some(DiscoveryIgnored {
             source: b.source.clone(),
             description,
         })
     }
 
-    /// A correction of the discovery table needs the unit's `discovery-type`.
-    fn needs_discovery_type(
+    /// A correction of the discovery table (`element`) needs the unit's `discovery-type`;
+    /// `hint` says what to do without one.
+    pub(super) fn needs_discovery_type(
         &mut self,
         unit: &UnitScope<'_>,
         raw: &RawPmu,
         at: usize,
         element: &str,
+        hint: &str,
     ) -> Option<()> {
         if raw.discovery_type.is_some() {
             return Some(());
@@ -208,30 +240,31 @@ impl Validator {
         self.push(unit.ctx.error(
             at,
             format!("{element} on a unit without a discovery-type"),
-            "give the <pmu> the discovery-type whose table entries it corrects, or remove the correction",
+            hint,
         ));
         None
     }
 
-    /// A quirk's source (declared in processors.xml) and its description (not empty).
-    fn quirk_text(
+    /// A quirk's source (declared in processors.xml) and its description (not empty);
+    /// `hint` says what the description should say.
+    pub(super) fn quirk_text(
         &mut self,
         unit: &UnitScope<'_>,
         at: usize,
         source: &str,
         text: &str,
         element: &str,
+        hint: &str,
     ) -> Option<String> {
         if !self.public_source(unit.ctx, unit.cat, at, source) {
             return None;
         }
         let description = normalize_text(text);
         if description.is_empty() {
-            self.push(unit.ctx.error(
-                at,
-                format!("{element} has no description"),
-                "say in the element's text what the hardware does and what software does about it",
-            ));
+            self.push(
+                unit.ctx
+                    .error(at, format!("{element} has no description"), hint),
+            );
             return None;
         }
         Some(description)

@@ -166,26 +166,21 @@ impl Validator {
         raw: &RawPmu,
     ) -> Option<DiscoveryIgnored> {
         let ignored = raw.discovery_ignored.as_ref()?;
-        if raw.discovery_type.is_none() {
-            self.push(unit.ctx.error(
-                ignored.at,
-                "discovery-ignored on a unit without a discovery-type",
-                "give the <pmu> the discovery-type whose table entries are ignored, or remove <discovery-ignored>",
-            ));
-            return None;
-        }
-        if !self.public_source(unit.ctx, unit.cat, ignored.at, &ignored.source) {
-            return None;
-        }
-        let description = normalize_text(&ignored.text);
-        if description.is_empty() {
-            self.push(unit.ctx.error(
-                ignored.at,
-                "discovery-ignored has no description",
-                "say in the element's text what is wrong with the table's entries and who ignores them",
-            ));
-            return None;
-        }
+        self.needs_discovery_type(
+            unit,
+            raw,
+            ignored.at,
+            "discovery-ignored",
+            "give the <pmu> the discovery-type whose table entries are ignored, or remove <discovery-ignored>",
+        )?;
+        let description = self.quirk_text(
+            unit,
+            ignored.at,
+            &ignored.source,
+            &ignored.text,
+            "discovery-ignored",
+            "say in the element's text what is wrong with the table's entries and who ignores them",
+        )?;
         Some(DiscoveryIgnored {
             source: ignored.source.clone(),
             description,

@@ -23,6 +23,23 @@ use std::path::{Path, PathBuf};
 
 type Graph = BTreeMap<String, BTreeSet<String>>;
 
+/// Every `.rs` file under `dir`, at any depth.
+fn rust_files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files
+}
+
 /// Every `.rs` file under `dir`, with the top-level module it belongs to (`main`, `lib`
 /// and `bin` left out).
 fn files(dir: &Path) -> Vec<(String, PathBuf)> {
@@ -365,21 +382,13 @@ fn no_processor_is_named_outside_tests_and_doc_examples() {
     assert!(
         names.contains("skylake-sp") && names.contains("haswellx") && names.contains("sapphire")
     );
-    let mut stack = vec![src()];
     let mut hits = Vec::new();
     let mut scanned = 0;
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                scanned += 1;
-                let code = code_outside_tests(&std::fs::read_to_string(&path).unwrap());
-                for hit in names_in(&code, &names) {
-                    hits.push(format!("{}: {hit}", path.display()));
-                }
-            }
+    for path in rust_files_under(&src()) {
+        scanned += 1;
+        let code = code_outside_tests(&std::fs::read_to_string(&path).unwrap());
+        for hit in names_in(&code, &names) {
+            hits.push(format!("{}: {hit}", path.display()));
         }
     }
     assert!(scanned > 50, "only {scanned} files under src/");
@@ -622,22 +631,14 @@ fn defined_names(code: &str) -> Vec<(String, usize)> {
 #[test]
 fn no_type_name_is_defined_twice() {
     let mut by_name: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut stack = vec![src()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let code = code_outside_tests(&std::fs::read_to_string(&path).unwrap());
-                let file = path.strip_prefix(src()).unwrap().display().to_string();
-                for (name, line) in defined_names(&code) {
-                    by_name
-                        .entry(name)
-                        .or_default()
-                        .push(format!("{file}:{line}"));
-                }
-            }
+    for path in rust_files_under(&src()) {
+        let code = code_outside_tests(&std::fs::read_to_string(&path).unwrap());
+        let file = path.strip_prefix(src()).unwrap().display().to_string();
+        for (name, line) in defined_names(&code) {
+            by_name
+                .entry(name)
+                .or_default()
+                .push(format!("{file}:{line}"));
         }
     }
     assert!(by_name.contains_key("Machine") && by_name.contains_key("MachineBackend"));
@@ -711,19 +712,11 @@ fn no_crate_item_is_re_exported_under_a_second_name() {
     let external = external_crates();
     assert!(external.contains("pmu_regs") && external.contains("prometheus_client"));
     let mut found = Vec::new();
-    let mut stack = vec![src()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let code = code_outside_tests(&std::fs::read_to_string(&path).unwrap());
-                let file = path.strip_prefix(src()).unwrap().display().to_string();
-                for (alias, line) in public_aliases(&code, &external) {
-                    found.push(format!("{file}:{line}: {alias}"));
-                }
-            }
+    for path in rust_files_under(&src()) {
+        let code = code_outside_tests(&std::fs::read_to_string(&path).unwrap());
+        let file = path.strip_prefix(src()).unwrap().display().to_string();
+        for (alias, line) in public_aliases(&code, &external) {
+            found.push(format!("{file}:{line}: {alias}"));
         }
     }
     assert!(
@@ -811,18 +804,10 @@ const BINARY_BUDGET: usize = 3500;
 
 #[test]
 fn the_binary_stays_within_its_line_budget() {
-    let mut stack = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("src/bin")];
-    let mut lines = 0;
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                lines += std::fs::read_to_string(&path).unwrap().lines().count();
-            }
-        }
-    }
+    let lines: usize = rust_files_under(&src().join("bin"))
+        .iter()
+        .map(|path| std::fs::read_to_string(path).unwrap().lines().count())
+        .sum();
     assert!(
         lines <= BINARY_BUDGET,
         "runtime/src/bin/ is {lines} lines, above its budget of {BINARY_BUDGET} (issue 37): \

@@ -33,7 +33,7 @@ use pmu_runtime::access::{
 use pmu_runtime::machine::{DiscoveryTables, Machine, MachineBackend, TableAccess, Workload};
 use pmu_runtime::metrics::{select, Plan};
 use pmu_runtime::ownership::{Lease, Ownership, Pmu};
-use pmu_runtime::session::{Clock, Options, Pace, Session, SessionBackend};
+use pmu_runtime::session::{Clock, Interval, Options, Pace, SeriesInfo, Session, SessionBackend};
 use pmu_runtime::sim::{Sim, SimConfig};
 
 /// IA32_PERF_METRICS (SDM Vol. 4, MSR 329H).
@@ -163,6 +163,24 @@ fn slots_of(slots: u64, share: u64) -> f64 {
     (slots * share / 0xFF) as f64
 }
 
+/// Counts `plan` for one 10 ms interval of `machine` with top-down on: the interval and its
+/// series, the session closed.
+fn one_interval(machine: &Machine, plan: &Plan) -> (Interval, Vec<SeriesInfo>) {
+    let selection = plan.selection().unwrap();
+    let backend = SessionBackend::Registers(machine);
+    let options = Options {
+        clock: Clock::Steps(Duration::from_millis(10)),
+        pace: Pace::Steady(10_000),
+        topdown: true,
+        ..Options::default()
+    };
+    let mut session = Session::open(&backend, &selection, options).unwrap();
+    let interval = session.interval().unwrap();
+    let series = session.series().to_vec();
+    session.close().unwrap();
+    (interval, series)
+}
+
 #[test]
 fn every_perf_metrics_byte_is_read_as_its_category() {
     assert_eq!(
@@ -177,18 +195,7 @@ fn every_perf_metrics_byte_is_read_as_its_category() {
         ..Constants::NONE
     };
     let plan = Plan::new("sapphire-rapids", &chosen, &constants).unwrap();
-    let selection = plan.selection().unwrap();
-    let backend = SessionBackend::Registers(&machine);
-    let options = Options {
-        clock: Clock::Steps(Duration::from_millis(10)),
-        pace: Pace::Steady(10_000),
-        topdown: true,
-        ..Options::default()
-    };
-    let mut session = Session::open(&backend, &selection, options).unwrap();
-    let interval = session.interval().unwrap();
-    let series = session.series().to_vec();
-    session.close().unwrap();
+    let (interval, series) = one_interval(&machine, &plan);
     assert_eq!(interval.topdown.len(), 1, "{:?}", interval.topdown);
     let sample = interval.topdown[0];
     assert_eq!(
@@ -256,18 +263,7 @@ fn ice_lake_reports_only_the_level_1_bytes() {
     let names = vec!["Retiring".to_string()];
     let chosen = select("ice-lake-sp", &names).unwrap();
     let plan = Plan::new("ice-lake-sp", &chosen, &Constants::NONE).unwrap();
-    let selection = plan.selection().unwrap();
-    let backend = SessionBackend::Registers(&machine);
-    let options = Options {
-        clock: Clock::Steps(Duration::from_millis(10)),
-        pace: Pace::Steady(10_000),
-        topdown: true,
-        ..Options::default()
-    };
-    let mut session = Session::open(&backend, &selection, options).unwrap();
-    let interval = session.interval().unwrap();
-    let series = session.series().to_vec();
-    session.close().unwrap();
+    let (interval, series) = one_interval(&machine, &plan);
     let sample = interval.topdown[0];
     assert_eq!(sample.perf_metrics, PERF_METRICS & 0xFFFF_FFFF);
     let s = |share| slots_of(sample.slots, share);

@@ -222,6 +222,14 @@ fn watch_counts_the_tsc_through_perf_for_real() {
 }
 
 #[test]
+fn an_event_naming_a_pmu_under_pmu_says_to_drop_one_of_them() {
+    let (code, _, err) = run(&["watch", "--sim", "--pmu", "msr", "--event", "msr/tsc/"]);
+    assert_eq!(code, 2, "{err}");
+    // One sentence, the event as given, the two ways out; no run of spaces from the source.
+    assert!(err.contains("--pmu msr takes its event names or terms (tsc, event=0x3c); `msr/tsc/` names a PMU itself: drop --pmu, or the slashes"), "{err}");
+}
+
+#[test]
 fn watch_of_a_box_goes_from_our_fields_through_the_name_map_to_the_kernel() {
     // A tree whose uncore_ha is the kernel's software PMU (type 1) with the HA's format:
     // event 0 of it is cpu-clock, so the whole path (box -> PMU name -> format -> syscall ->

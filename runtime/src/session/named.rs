@@ -70,7 +70,8 @@ impl Selection {
         for e in events.iter().map(AsRef::as_ref) {
             if e.contains('/') {
                 return Err(UsageError::Refused(format!(
-                    "--pmu {pmu} takes its event names or terms (tsc, event=0x3c);                              `{e}` names a PMU itself: drop --pmu, or the slashes"
+                    "--pmu {pmu} takes its event names or terms (tsc, event=0x3c); \
+                     `{e}` names a PMU itself: drop --pmu, or the slashes"
                 )));
             }
             specs.push(EventSpec::Pmu {

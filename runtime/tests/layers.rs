@@ -807,8 +807,9 @@ fn every_module_uses_only_its_layer_and_those_beneath() {
 /// (bin/ 3,224; the `report` modules but `counts`; `export::serving`; and whole library
 /// engines only `pmu` drives so far: the HTTP server and its TLS configuration, `stat`,
 /// `detect` and `identify`, `perfmon`, `session::named`, `perf::task`). The budget is what
-/// has been reached; lower it as the binary shrinks or those engines gain other users.
-const BINARY_BUDGET: usize = 9308;
+/// has been reached (`report::metric_values` left the count when `examples/metric_group.rs`
+/// began printing through it); lower it as the binary shrinks or those engines gain other users.
+const BINARY_BUDGET: usize = 9202;
 
 /// `code` as tokens: identifiers (keywords and numbers too), `::`, and single characters
 /// other than white space. Strings stay single tokens, so a path in a message is no path.

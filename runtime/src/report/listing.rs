@@ -94,10 +94,7 @@ pub fn registers(
     }
     if json_out {
         let items: Vec<Value> = rows.iter().map(register_json).collect();
-        return Ok(format!(
-            "{}\n",
-            serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")
-        ));
+        return Ok(crate::report::pretty_json(items));
     }
     let mut t =
         TextTable::new(&["REGISTER", "PROCESSOR", "UNIT", "ADDRESS", "WIDTH"]).right_align(&[4]);
@@ -171,10 +168,7 @@ pub fn summary(
                 v
             })
             .collect();
-        return Ok(format!(
-            "{}\n",
-            serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")
-        ));
+        return Ok(crate::report::pretty_json(items));
     }
     Ok(summary_table(&rows))
 }
@@ -378,10 +372,7 @@ fn events_json(lists: &[UnitEvents], describe: &Describe) -> String {
             .chain(free)
         })
         .collect();
-    format!(
-        "{}\n",
-        serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")
-    )
+    crate::report::pretty_json(items)
 }
 
 /// `lists` as a table: a SETTINGS column where some event has settings, STATUS where some is
@@ -539,10 +530,7 @@ pub fn metrics(
                        "events": m.events.iter().map(|e| e.name).collect::<Vec<_>>()})
             })
             .collect();
-        return Ok(format!(
-            "{}\n",
-            serde_json::to_string_pretty(&items).expect("JSON values serialise")
-        ));
+        return Ok(crate::report::pretty_json(items));
     }
     let mut t = TextTable::new(&[
         "PROCESSOR",
@@ -611,10 +599,7 @@ pub fn backends(base: &Path, s: &EventSources, json_out: bool) -> String {
             .iter()
             .map(|(p, u, i, n, perf, raw, b)| json!({"processor": p, "unit": u, "instance": i, "perf_pmu": n, "perf": perf, "raw": *raw == "yes", "auto": b}))
             .collect();
-        return format!(
-            "{}\n",
-            serde_json::to_string_pretty(&items).expect("JSON values serialise")
-        );
+        return crate::report::pretty_json(items);
     }
     let mut t = TextTable::new(&[
         "PROCESSOR",

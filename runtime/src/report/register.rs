@@ -186,10 +186,7 @@ pub fn decoded_json(
         m.insert("experimental".into(), json!(true));
     }
     m.extend(extra);
-    format!(
-        "{}\n",
-        serde_json::to_string_pretty(&Value::Object(m)).expect("JSON values serialise")
-    )
+    crate::report::pretty_json(m)
 }
 
 /// The line that heads a decoded value: `NAME = VALUE (WIDTH-bit, LOCATION)`.

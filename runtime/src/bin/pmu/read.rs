@@ -218,10 +218,7 @@ pub(crate) fn read_all(
         return Ok(lines);
     }
     if json_out {
-        return Ok(format!(
-            "{}\n",
-            serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")
-        ));
+        return Ok(pmu_runtime::report::pretty_json(items));
     }
     Ok(format!(
         "{} ({})\n{}",

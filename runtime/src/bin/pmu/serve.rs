@@ -129,7 +129,7 @@ impl ServeArgs {
                     .to_string(),
             ));
         };
-        let processor = crate::watch_metrics::processor_info(id)?;
+        let processor = pmu_runtime::lookup::processor(id)?;
         let machine = self.place.machine_for(processor)?.taking_over(self.force);
         let chosen = select(processor.id, &self.metric)?;
         let constants = crate::watch_metrics::part_constants(&self.place, &machine, processor);

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pmu_regs::{ProcessorInfo, PROCESSORS};
+use pmu_regs::ProcessorInfo;
 use pmu_runtime::constants::PartConstants;
 use pmu_runtime::machine::Machine;
 use pmu_runtime::metrics::{select, Plan};
@@ -47,15 +47,6 @@ pub fn part_constants(
     PartConstants::read(machine, processor, &root)
 }
 
-/// The processor `id` names.
-pub fn processor_info(id: &str) -> Result<&'static ProcessorInfo, Failure> {
-    PROCESSORS
-        .iter()
-        .find(|p| p.id == id)
-        .copied()
-        .ok_or_else(|| Failure::from(pmu_runtime::lookup::unknown_processor(id)))
-}
-
 /// Refuses -A for a plan with metrics of the socket's boxes: a row per CPU has no value.
 fn check_per_cpu(args: &WatchArgs, plan: &Plan) -> Result<(), Failure> {
     if !args.no_aggr || plan.per_cpu() {
@@ -80,7 +71,7 @@ fn check_per_cpu(args: &WatchArgs, plan: &Plan) -> Result<(), Failure> {
 /// and prints each interval's values.
 pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     check_interval(args.interval)?;
-    let info = processor_info(processor(args)?)?;
+    let info = pmu_runtime::lookup::processor(processor(args)?)?;
     let chosen = select(info.id, &args.metric)?;
     // The metrics' processor's machine: its core counters count the core events, and its
     // top-down registers those that read them.

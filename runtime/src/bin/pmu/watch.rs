@@ -14,7 +14,6 @@ use pmu_runtime::report::counts::{Format, Grouping, Output, Rows};
 use pmu_runtime::session::{Options, Session, Sockets};
 
 use crate::counting::{check_interval, close_after, Asked};
-use crate::detect;
 use crate::failure::Failure;
 use crate::perf_cli::PerfWatchArgs;
 use crate::place::PlaceArgs;
@@ -140,10 +139,7 @@ impl WatchArgs {
 
     /// What to count, as the arguments say it.
     pub fn asked(&self) -> Asked<'_> {
-        let processor = crate::detect::processor_named(self.processor.as_deref())
-            .ok()
-            .flatten()
-            .or_else(|| detect::detected(self.place.sim, self.place.root.as_deref()));
+        let processor = self.place.processor(self.processor.as_deref());
         Asked {
             units: &self.unit,
             events: &self.events,
@@ -156,11 +152,7 @@ impl WatchArgs {
 
     /// The sockets to count on: every one with -a, else `--socket` (default 0).
     pub fn sockets(&self) -> Sockets {
-        if self.all_sockets {
-            Sockets::All
-        } else {
-            Sockets::One(self.place.socket.unwrap_or(0))
-        }
+        self.place.sockets(self.all_sockets)
     }
 }
 

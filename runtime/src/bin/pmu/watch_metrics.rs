@@ -17,23 +17,24 @@ use pmu_runtime::report::metric_values::MetricFormat;
 use pmu_runtime::session::{Options, Selection, Session};
 
 use crate::counting::{check_interval, close_after, Asked};
-use crate::detect;
 use crate::failure::Failure;
 use crate::place::PlaceArgs;
 use crate::watch::WatchArgs;
 
-/// The processor the metrics are of: `--processor`, or the detected one.
-fn processor(args: &WatchArgs) -> Result<&'static str, Failure> {
-    if let Some(p) = crate::detect::processor_named(args.processor.as_deref())? {
-        return Ok(p);
-    }
-    detect::detected(args.place.sim, args.place.root.as_deref()).ok_or_else(|| {
+/// The processor metrics are of: `named` (`--processor`), or the detected one.
+pub fn processor(
+    named: Option<&str>,
+    place: &PlaceArgs,
+) -> Result<&'static ProcessorInfo, Failure> {
+    crate::detect::processor_named(named)?;
+    let id = place.processor(named).ok_or_else(|| {
         Failure::usage(
             "--metric needs the processor: name it with --processor (nothing is detected with \
              --sim, or on a machine the spec does not describe)"
                 .to_string(),
         )
-    })
+    })?;
+    Ok(pmu_runtime::lookup::processor(id)?)
 }
 
 /// The constants of the machine `place` names (the simulator's, or the hardware under
@@ -71,7 +72,7 @@ fn check_per_cpu(args: &WatchArgs, plan: &Plan) -> Result<(), Failure> {
 /// and prints each interval's values.
 pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     check_interval(args.interval)?;
-    let info = pmu_runtime::lookup::processor(processor(args)?)?;
+    let info = processor(args.processor.as_deref(), &args.place)?;
     let chosen = select(info.id, &args.metric)?;
     // The metrics' processor's machine: its core counters count the core events, and its
     // top-down registers those that read them.

@@ -61,33 +61,19 @@ pub fn registers(
     json_out: bool,
 ) -> Result<String, UsageError> {
     let mut rows: Vec<Listed> = Vec::new();
-    let mut units_seen = 0;
-    for p in PROCESSORS
-        .iter()
-        .filter(|p| matches(processor, &[p.id, p.module]))
-    {
-        for u in p
-            .units
-            .iter()
-            .filter(|u| matches(unit, &[u.name, u.module]))
-        {
-            units_seen += 1;
-            for r in u.registers {
-                match r.addresses {
-                    Addresses::Known(addrs) => {
-                        for a in addrs {
-                            rows.push((p.id, u.name, *r, a.name, Some(a.location), None));
-                        }
+    for (pid, u) in selected_units(processor, unit)? {
+        for r in u.registers {
+            match r.addresses {
+                Addresses::Known(addrs) => {
+                    for a in addrs {
+                        rows.push((pid, u.name, *r, a.name, Some(a.location), None));
                     }
-                    Addresses::Unknown(reason) => {
-                        rows.push((p.id, u.name, *r, r.name, None, Some(reason)))
-                    }
+                }
+                Addresses::Unknown(reason) => {
+                    rows.push((pid, u.name, *r, r.name, None, Some(reason)))
                 }
             }
         }
-    }
-    if units_seen == 0 {
-        return Err(nothing_selected(processor, unit));
     }
     if let Some(pattern) = pattern {
         rows.retain(|(_, _, r, name, _, _)| pattern.matches_any(&[name, r.name, r.description]));

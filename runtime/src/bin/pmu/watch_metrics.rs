@@ -19,7 +19,7 @@ use pmu_runtime::session::{Options, Selection, Session};
 use crate::counting::{check_interval, close_after, Asked};
 use crate::failure::Failure;
 use crate::place::PlaceArgs;
-use crate::watch::WatchArgs;
+use crate::watch::{each_interval, quiet_if_closed, WatchArgs};
 
 /// The processor metrics are of: `named` (`--processor`), or the detected one.
 pub fn processor(
@@ -170,26 +170,9 @@ fn metric_loop(
     if let Err(e) = out.write_all(format.head(part, args.no_aggr).as_bytes()) {
         return quiet_if_closed(e);
     }
-    let period = Duration::from_secs_f64(args.interval);
-    let mut report = 0u64;
-    while args.count.is_none_or(|c| report < c) && !stop.load(Ordering::SeqCst) {
-        report += 1;
-        session.wait_interval(period, stop)?;
-        let interval = session.interval()?;
-        let values = plan.interval_values(&series, &interval, args.no_aggr, &constants);
-        let text = format.report(interval.time, &values);
-        if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-            return quiet_if_closed(e);
-        }
-    }
-    Ok(())
-}
-
-/// A reader that went away (`watch ... | head`) ends the watch normally.
-fn quiet_if_closed(e: io::Error) -> Result<(), Failure> {
-    if e.kind() == io::ErrorKind::BrokenPipe {
-        Ok(())
-    } else {
-        Err(Failure::operation(format!("cannot write the report: {e}")))
-    }
+    each_interval(session, args, stop, |interval| {
+        let values = plan.interval_values(&series, interval, args.no_aggr, &constants);
+        out.write_all(format.report(interval.time, &values).as_bytes())?;
+        out.flush()
+    })
 }

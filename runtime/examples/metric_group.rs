@@ -16,6 +16,7 @@ use std::time::Duration;
 use pmu_runtime::constants::PartConstants;
 use pmu_runtime::machine::Machine;
 use pmu_runtime::metrics::{select, Plan};
+use pmu_runtime::report::metric_values::MetricFormat;
 use pmu_runtime::session::{Options, Session, SessionBackend};
 
 /// The metrics: a name each, or a group or category that selects several.
@@ -47,21 +48,14 @@ pub fn report(out: &mut impl Write) -> Result<(), Box<dyn std::error::Error>> {
     };
     let mut session = Session::open(&backend, &plan.selection()?, options)?;
     let series = session.series().to_vec();
-    writeln!(out, "time,socket,metric,value,unit,running")?;
+    // What `pmu watch` prints, through the calls it prints with: CSV, as `-x,` asks.
+    let format = MetricFormat::Csv;
+    write!(out, "{}", format.head(&part, false))?;
     for _ in 0..3 {
         std::thread::sleep(period);
         let interval = session.interval()?;
-        for v in plan.interval_values(&series, &interval, false, &part.constants()) {
-            let value = v.value.map_or("n/a".to_string(), |v| v.to_string());
-            // The running share as every `pmu watch` row prints it (`100.00%`).
-            let running = pmu_runtime::report::counts::running_share(v.running.unwrap_or(1.0));
-            let (socket, m) = (v.site.socket, v.metric);
-            writeln!(
-                out,
-                "{:.3},{socket},{},{value},{},{running}",
-                interval.time, m.name, m.unit
-            )?;
-        }
+        let values = plan.interval_values(&series, &interval, false, &part.constants());
+        write!(out, "{}", format.report(interval.time, &values))?;
     }
     Ok(session.close()?) // every register as it was
 }

@@ -234,15 +234,19 @@ pub fn counter_example() -> (String, &'static str) {
 /// The processor `name` names, by id or module in any case (`xeon-e5-2600`, `xeon_e5_2600`),
 /// or `None` when no name is given.
 pub fn processor_named(name: Option<&str>) -> Result<Option<&'static str>, UsageError> {
-    let Some(name) = name else { return Ok(None) };
+    name.map(|name| processor(name).map(|p| p.id)).transpose()
+}
+
+/// The processor `name` names, by id or module in any case (see [`processor_named`]).
+pub fn processor(name: &str) -> Result<&'static pmu_regs::ProcessorInfo, UsageError> {
     PROCESSORS
         .iter()
+        .copied()
         .find(|p| {
             [p.id, p.module]
                 .iter()
                 .any(|n| n.eq_ignore_ascii_case(name))
         })
-        .map(|p| Some(p.id))
         .ok_or_else(|| unknown_processor(name))
 }
 

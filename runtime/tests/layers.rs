@@ -799,19 +799,389 @@ fn every_module_uses_only_its_layer_and_those_beneath() {
 }
 
 /// The `pmu` binary's line budget (issue 37): it parses arguments and prints, and the work is
-/// in the library, where a program can call it; so `src/bin/` stays at most this many lines.
-const BINARY_BUDGET: usize = 3500;
+/// in the library, where a program can call it. Counted honestly: `src/bin/` plus every
+/// library module that, outside tests, only the binary uses ([`binary_only_modules`]), so
+/// moving printing out of `bin/` into a module nothing else calls does not shrink it.
+///
+/// The issue asks for 3,500. Counted this way the binary was 9,308 lines when the count began
+/// (bin/ 3,224; the `report` modules but `counts`; `export::serving`; and whole library
+/// engines only `pmu` drives so far: the HTTP server and its TLS configuration, `stat`,
+/// `detect` and `identify`, `perfmon`, `session::named`, `perf::task`). The budget is what
+/// has been reached (`report::metric_values` left the count when `examples/metric_group.rs`
+/// began printing through it, and `report::table` when `report::counts` began quoting its
+/// CSV cells with the table's `csv_cell`); lower it as the binary shrinks or those engines gain other users.
+const BINARY_BUDGET: usize = 9049;
+
+/// `code` as tokens: identifiers (keywords and numbers too), `::`, and single characters
+/// other than white space. Strings stay single tokens, so a path in a message is no path.
+fn tokens(code: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < code.len() {
+        let rest = &code[i..];
+        let c = rest.chars().next().unwrap();
+        let len = if let Some(len) = string_len(rest) {
+            len
+        } else if c.is_alphanumeric() || c == '_' {
+            rest.find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len())
+        } else if rest.starts_with("::") {
+            2
+        } else {
+            c.len_utf8()
+        };
+        if !c.is_whitespace() {
+            out.push(&rest[..len]);
+        }
+        i += len;
+    }
+    out
+}
+
+fn is_ident(token: &str) -> bool {
+    token.starts_with(|c: char| c.is_alphabetic() || c == '_')
+}
+
+/// The use tree at `tokens[*at..]` below `prefix`: each path it names, with the name it binds
+/// (its last segment, its `as` name; none for a glob).
+fn use_tree(
+    tokens: &[&str],
+    at: &mut usize,
+    prefix: Vec<String>,
+    out: &mut Vec<(Vec<String>, String)>,
+) {
+    let mut path = prefix;
+    while let Some(&t) = tokens.get(*at) {
+        *at += 1;
+        match t {
+            "{" => {
+                while tokens.get(*at).is_some_and(|t| *t != "}") {
+                    use_tree(tokens, at, path.clone(), out);
+                    if tokens.get(*at) == Some(&",") {
+                        *at += 1;
+                    }
+                }
+                *at += 1;
+                return;
+            }
+            "*" => return out.push((path, String::new())),
+            "self" if !path.is_empty() => {}
+            t if is_ident(t) => path.push(t.to_string()),
+            _ => {
+                *at -= 1;
+                break;
+            }
+        }
+        if tokens.get(*at) == Some(&"::") {
+            *at += 1;
+        } else {
+            break;
+        }
+    }
+    let mut bound = path.last().cloned().unwrap_or_default();
+    if tokens.get(*at) == Some(&"as") {
+        bound = tokens.get(*at + 1).unwrap_or(&"_").to_string();
+        *at += 2;
+    }
+    out.push((path, bound));
+}
+
+/// What a file's code outside tests names of the library, as paths from the crate's root:
+/// every path it imports (`use`) or writes (`a::b::c`), `pmu_runtime::`, `crate::`, `super::`
+/// and `self::` resolved, and a path starting with a name the file imports or a child module
+/// continued from what that name stands for. `here` is the file's module in the library (none
+/// for the binary or an example, where only `pmu_runtime::` is the library).
+fn library_paths(
+    code: &str,
+    here: Option<&[String]>,
+    modules: &BTreeSet<Vec<String>>,
+) -> Vec<Vec<String>> {
+    let tokens = tokens(code);
+    let resolve =
+        |path: &[String], imports: &BTreeMap<String, Vec<String>>| -> Option<Vec<String>> {
+            let (first, rest) = path.split_first()?;
+            let mut full = match (first.as_str(), here) {
+                ("pmu_runtime", _) => vec![],
+                ("crate", Some(_)) => vec![],
+                ("self", Some(h)) => h.to_vec(),
+                ("super", Some(h)) => {
+                    let supers = path.iter().take_while(|s| *s == "super").count();
+                    let mut full = h[..h.len().saturating_sub(supers)].to_vec();
+                    full.extend_from_slice(&path[supers..]);
+                    return Some(full);
+                }
+                (name, _) if imports.contains_key(name) => imports[name].clone(),
+                (name, Some(h)) if modules.contains(&[h, &[name.to_string()]].concat()) => {
+                    [h, &[name.to_string()]].concat()
+                }
+                _ => return None,
+            };
+            full.extend_from_slice(rest);
+            Some(full)
+        };
+    // A `pub use` re-exports: its users are those who name what it makes a name of.
+    let mut imported = Vec::new();
+    let mut re_exported = BTreeSet::new();
+    for (i, _) in tokens.iter().enumerate().filter(|(_, t)| **t == "use") {
+        let public = i > 0 && ["pub", ")"].contains(&tokens[i - 1]);
+        let mut end = i + 1;
+        let mut named = Vec::new();
+        use_tree(&tokens, &mut end, Vec::new(), &mut named);
+        if public {
+            re_exported.extend(i..end);
+        }
+        imported.extend(named.into_iter().map(|n| (n, public)));
+    }
+    let mut imports = BTreeMap::new();
+    let mut paths = Vec::new();
+    for ((path, bound), public) in imported {
+        if let Some(full) = resolve(&path, &BTreeMap::new()) {
+            if !bound.is_empty() && bound != "_" {
+                imports.insert(bound, full.clone());
+            }
+            if !public {
+                paths.push(full);
+            }
+        }
+    }
+    let mut i = 0;
+    while i < tokens.len() {
+        let starts = is_ident(tokens[i])
+            && (i == 0 || !["::", "mod"].contains(&tokens[i - 1]))
+            && !re_exported.contains(&i);
+        let mut path = vec![tokens[i].to_string()];
+        i += 1;
+        while starts
+            && tokens.get(i) == Some(&"::")
+            && tokens.get(i + 1).is_some_and(|t| is_ident(t))
+        {
+            path.push(tokens[i + 1].to_string());
+            i += 2;
+        }
+        if starts {
+            paths.extend(resolve(&path, &imports));
+        }
+    }
+    paths
+}
+
+/// A library file's module path: `report/counts.rs` -> `report::counts`, `report/mod.rs` ->
+/// `report`, `lib.rs` -> the root.
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap().with_extension("");
+    rel.iter()
+        .map(|s| s.to_string_lossy().into_owned())
+        .filter(|s| s != "mod" && s != "lib")
+        .collect()
+}
+
+/// The library file `path` (from the crate's root) names: the deepest module along it, or,
+/// where it names an item a module re-exports (`pub use`), the module the item comes from.
+fn files_named(
+    path: &[String],
+    modules: &BTreeMap<Vec<String>, PathBuf>,
+    re_exports: &BTreeMap<Vec<String>, Vec<String>>,
+    out: &mut BTreeSet<Vec<String>>,
+) {
+    let mut deepest = None;
+    for k in 1..=path.len() {
+        let prefix = &path[..k];
+        if modules.contains_key(prefix) {
+            deepest = Some(prefix);
+        } else if let Some(target) = re_exports.get(prefix) {
+            if !path.starts_with(target) {
+                return files_named(&[target, &path[k..]].concat(), modules, re_exports, out);
+            }
+            break;
+        } else {
+            break;
+        }
+    }
+    out.extend(deepest.map(<[String]>::to_vec));
+}
+
+/// Who uses each library module outside tests: module -> its users (another module's path
+/// joined by `::`, `bin` for the `pmu` binary, `example <name>` for `runtime/examples/`).
+fn library_users(src: &Path) -> BTreeMap<Vec<String>, BTreeSet<String>> {
+    let mut modules = BTreeMap::new();
+    let mut library = Vec::new();
+    let mut outside = Vec::new();
+    for file in rust_files_under(src) {
+        if file.starts_with(src.join("bin")) {
+            outside.push(("bin".to_string(), file));
+        } else {
+            modules.insert(module_of(src, &file), file.clone());
+            library.push(file);
+        }
+    }
+    for file in rust_files_under(&src.join("../examples")) {
+        let name = file.file_stem().unwrap().to_string_lossy().into_owned();
+        outside.push((format!("example {name}"), file));
+    }
+    let known: BTreeSet<Vec<String>> = modules.keys().cloned().collect();
+    // What each `pub use` makes a module's own name: module::Name -> where it comes from.
+    let mut re_exports = BTreeMap::new();
+    for file in &library {
+        let here = module_of(src, file);
+        let code = code_outside_tests(&std::fs::read_to_string(file).unwrap());
+        let t = tokens(&code);
+        for (i, _) in t
+            .windows(2)
+            .enumerate()
+            .filter(|(_, w)| w[0] == "pub" && w[1] == "use")
+        {
+            let mut named = Vec::new();
+            use_tree(&t, &mut (i + 2), Vec::new(), &mut named);
+            for (path, bound) in named {
+                let resolved = library_paths(&path.join("::"), Some(&here), &known);
+                if let (Some(full), false) = (resolved.first(), bound.is_empty()) {
+                    re_exports.insert([here.clone(), vec![bound]].concat(), full.clone());
+                }
+            }
+        }
+    }
+    let mut users: BTreeMap<Vec<String>, BTreeSet<String>> = BTreeMap::new();
+    let users_of = library
+        .iter()
+        .map(|f| (module_of(src, f).join("::"), f, Some(module_of(src, f))))
+        .chain(outside.iter().map(|(name, f)| (name.clone(), f, None)));
+    for (user, file, here) in users_of {
+        let code = code_outside_tests(&std::fs::read_to_string(file).unwrap());
+        let mut named = BTreeSet::new();
+        for path in library_paths(&code, here.as_deref(), &known) {
+            files_named(&path, &modules, &re_exports, &mut named);
+        }
+        for module in named.into_iter().filter(|m| Some(m) != here.as_ref()) {
+            users.entry(module).or_default().insert(user.clone());
+        }
+    }
+    // A folder's `mod.rs` serves whoever uses what the folder holds.
+    for (module, by) in users.clone() {
+        for k in 1..module.len() {
+            let folder = users.entry(module[..k].to_vec()).or_default();
+            folder.extend(by.iter().filter(|u| **u != module[..k].join("::")).cloned());
+        }
+    }
+    users
+}
+
+/// The library modules that, outside tests, only the binary uses: those the binary reaches
+/// (directly or through others) whose every user is the binary or another of them.
+fn binary_only_modules(users: &BTreeMap<Vec<String>, BTreeSet<String>>) -> BTreeSet<String> {
+    let mut only: BTreeSet<String> = BTreeSet::from(["bin".to_string()]);
+    loop {
+        let grown: BTreeSet<String> = users
+            .iter()
+            .filter(|(_, by)| by.iter().any(|u| only.contains(u)))
+            .map(|(m, _)| m.join("::"))
+            .chain(only.iter().cloned())
+            .collect();
+        if grown == only {
+            break;
+        }
+        only = grown;
+    }
+    loop {
+        let kept: BTreeSet<String> = only
+            .iter()
+            .filter(|m| *m == "bin" || users[&split(m)].iter().all(|u| only.contains(u)))
+            .cloned()
+            .collect();
+        if kept == only {
+            only.remove("bin");
+            return only;
+        }
+        only = kept;
+    }
+}
+
+fn split(module: &str) -> Vec<String> {
+    module.split("::").map(String::from).collect()
+}
 
 #[test]
 fn the_binary_stays_within_its_line_budget() {
-    let lines: usize = rust_files_under(&src().join("bin"))
+    let src = src();
+    let users = library_users(&src);
+    let only = binary_only_modules(&users);
+    let lines = |path: &Path| std::fs::read_to_string(path).unwrap().lines().count();
+    let bin: usize = rust_files_under(&src.join("bin"))
         .iter()
-        .map(|path| std::fs::read_to_string(path).unwrap().lines().count())
+        .map(|p| lines(p))
         .sum();
+    let mut counted = vec![format!("src/bin/: {bin}")];
+    let mut total = bin;
+    for file in rust_files_under(&src)
+        .iter()
+        .filter(|f| !f.starts_with(src.join("bin")))
+    {
+        let module = module_of(&src, file).join("::");
+        if only.contains(&module) {
+            total += lines(file);
+            let by: Vec<&str> = users[&split(&module)].iter().map(String::as_str).collect();
+            counted.push(format!(
+                "{module}: {} (used by {})",
+                lines(file),
+                by.join(", ")
+            ));
+        }
+    }
+    counted.sort();
     assert!(
-        lines <= BINARY_BUDGET,
-        "runtime/src/bin/ is {lines} lines, above its budget of {BINARY_BUDGET} (issue 37): \
-         move the work into a library module a program can call (ARCHITECTURE.md's layers), \
-         keeping the binary to parsing and printing"
+        users.contains_key(&split("session")) && users[&split("session")].contains("bin"),
+        "the scan finds no use of the session by the binary: {users:?}"
+    );
+    assert!(
+        total <= BINARY_BUDGET,
+        "the binary is {total} lines, above its budget of {BINARY_BUDGET} (issue 37), counting \
+         src/bin/ and the library modules only it uses:\n{}\nmove the work into a library module \
+         a program can call (ARCHITECTURE.md's layers), keep the binary to parsing and \
+         printing, and print what a program would print through the same calls",
+        counted.join("\n")
+    );
+}
+
+#[test]
+fn the_usage_scan_resolves_imports_re_exports_and_relative_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("src");
+    for (file, text) in [
+        ("lib.rs", "pub mod report; pub mod stat; pub mod export;"),
+        ("report/mod.rs", "pub mod counts; pub mod listing; pub mod machine; pub use machine::Verdict;"),
+        ("report/counts.rs", "use super::listing::{self as l, Row}; pub fn f() { l::g() }"),
+        ("report/listing.rs", "pub fn g() {}"),
+        ("report/machine.rs", "pub struct Verdict;"),
+        ("stat/mod.rs", "pub fn h() { crate::report::counts::f(); }"),
+        ("export/mod.rs", "#[cfg(test)]\nmod tests { use crate::report::machine; }\n// crate::report::listing\nfn s() -> &'static str { \"crate::report::listing\" }"),
+        ("bin/pmu/main.rs", "use pmu_runtime::report;\nfn main() { report::counts::f(); let _ = pmu_runtime::report::Verdict; }"),
+    ] {
+        let path = src.join(file);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    std::fs::create_dir_all(dir.path().join("examples")).unwrap();
+    std::fs::write(
+        dir.path().join("examples/lists.rs"),
+        "use pmu_runtime::report::{listing::g};",
+    )
+    .unwrap();
+    let users = library_users(&src);
+    let by = |m: &str| users.get(&split(m)).cloned().unwrap_or_default();
+    assert_eq!(
+        by("report::counts"),
+        ["bin", "stat"].map(String::from).into()
+    );
+    // `super::listing::{self as l}`, and an example's grouped import.
+    assert_eq!(
+        by("report::listing"),
+        ["example lists", "report::counts"].map(String::from).into()
+    );
+    // Named through `report`'s `pub use`: the re-export itself is no use, nor a test's, a
+    // comment's or a string's.
+    assert_eq!(by("report::machine"), ["bin".to_string()].into());
+    assert_eq!(
+        binary_only_modules(&users),
+        ["report::machine".to_string()].into(),
+        "{users:?}"
     );
 }

@@ -11,6 +11,7 @@ use std::time::Instant;
 use serde_json::json;
 
 use crate::export::{prometheus_text, Exporter, Series, SeriesLabels};
+use crate::report::table::csv_cell;
 use crate::session::{Count, Interval, PerfSeries, Reading, SeriesInfo};
 
 /// One count of one interval.
@@ -206,13 +207,7 @@ impl Output {
                 )
             }
             Format::Separated(sep) => {
-                let quote = |s: &str| {
-                    if s.contains(sep.as_str()) || s.contains('"') {
-                        format!("\"{}\"", s.replace('"', "\"\""))
-                    } else {
-                        s.to_string()
-                    }
-                };
+                let quote = |s: &str| csv_cell(s, sep);
                 let running = if self.perf {
                     format!("{sep}{}", running(r))
                 } else {

@@ -40,25 +40,15 @@ pub fn text(tables: &[(u32, Joined)], csv: bool) -> String {
             b.status.detail(),
         ]
     });
-    if csv {
-        let quote = |c: String| {
-            if c.contains([',', '"']) {
-                format!("\"{}\"", c.replace('"', "\"\""))
-            } else {
-                c
-            }
-        };
-        let mut out = header.join(",") + "\n";
-        for r in rows {
-            out += &(r.into_iter().map(quote).collect::<Vec<_>>().join(",") + "\n");
-        }
-        return out;
-    }
     let mut table = TextTable::new(&header).right_align(&[0, 2, 3, 7, 8]);
     for r in rows {
         table.row(r);
     }
-    table.render()
+    if csv {
+        table.separated(",")
+    } else {
+        table.render()
+    }
 }
 
 /// The boxes of `tables` (each a socket's join) as a JSON array, one object per box with

@@ -61,43 +61,26 @@ pub fn registers(
     json_out: bool,
 ) -> Result<String, UsageError> {
     let mut rows: Vec<Listed> = Vec::new();
-    let mut units_seen = 0;
-    for p in PROCESSORS
-        .iter()
-        .filter(|p| matches(processor, &[p.id, p.module]))
-    {
-        for u in p
-            .units
-            .iter()
-            .filter(|u| matches(unit, &[u.name, u.module]))
-        {
-            units_seen += 1;
-            for r in u.registers {
-                match r.addresses {
-                    Addresses::Known(addrs) => {
-                        for a in addrs {
-                            rows.push((p.id, u.name, *r, a.name, Some(a.location), None));
-                        }
+    for (pid, u) in selected_units(processor, unit)? {
+        for r in u.registers {
+            match r.addresses {
+                Addresses::Known(addrs) => {
+                    for a in addrs {
+                        rows.push((pid, u.name, *r, a.name, Some(a.location), None));
                     }
-                    Addresses::Unknown(reason) => {
-                        rows.push((p.id, u.name, *r, r.name, None, Some(reason)))
-                    }
+                }
+                Addresses::Unknown(reason) => {
+                    rows.push((pid, u.name, *r, r.name, None, Some(reason)))
                 }
             }
         }
-    }
-    if units_seen == 0 {
-        return Err(nothing_selected(processor, unit));
     }
     if let Some(pattern) = pattern {
         rows.retain(|(_, _, r, name, _, _)| pattern.matches_any(&[name, r.name, r.description]));
     }
     if json_out {
         let items: Vec<Value> = rows.iter().map(register_json).collect();
-        return Ok(format!(
-            "{}\n",
-            serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")
-        ));
+        return Ok(crate::report::pretty_json(items));
     }
     let mut t =
         TextTable::new(&["REGISTER", "PROCESSOR", "UNIT", "ADDRESS", "WIDTH"]).right_align(&[4]);
@@ -171,10 +154,7 @@ pub fn summary(
                 v
             })
             .collect();
-        return Ok(format!(
-            "{}\n",
-            serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")
-        ));
+        return Ok(crate::report::pretty_json(items));
     }
     Ok(summary_table(&rows))
 }
@@ -378,10 +358,7 @@ fn events_json(lists: &[UnitEvents], describe: &Describe) -> String {
             .chain(free)
         })
         .collect();
-    format!(
-        "{}\n",
-        serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")
-    )
+    crate::report::pretty_json(items)
 }
 
 /// `lists` as a table: a SETTINGS column where some event has settings, STATUS where some is
@@ -539,10 +516,7 @@ pub fn metrics(
                        "events": m.events.iter().map(|e| e.name).collect::<Vec<_>>()})
             })
             .collect();
-        return Ok(format!(
-            "{}\n",
-            serde_json::to_string_pretty(&items).expect("JSON values serialise")
-        ));
+        return Ok(crate::report::pretty_json(items));
     }
     let mut t = TextTable::new(&[
         "PROCESSOR",
@@ -611,10 +585,7 @@ pub fn backends(base: &Path, s: &EventSources, json_out: bool) -> String {
             .iter()
             .map(|(p, u, i, n, perf, raw, b)| json!({"processor": p, "unit": u, "instance": i, "perf_pmu": n, "perf": perf, "raw": *raw == "yes", "auto": b}))
             .collect();
-        return format!(
-            "{}\n",
-            serde_json::to_string_pretty(&items).expect("JSON values serialise")
-        );
+        return crate::report::pretty_json(items);
     }
     let mut t = TextTable::new(&[
         "PROCESSOR",

@@ -14,3 +14,10 @@ pub mod machine;
 pub mod metric_values;
 pub mod register;
 pub mod table;
+
+/// `value` (an object, an array of them) as pretty-printed JSON and a newline, as every
+/// `--json` listing and decoded value prints it.
+pub fn pretty_json(value: impl Into<serde_json::Value>) -> String {
+    let text = serde_json::to_string_pretty(&value.into()).expect("JSON values serialise");
+    format!("{text}\n")
+}

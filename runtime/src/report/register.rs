@@ -50,9 +50,7 @@ pub fn location_json(loc: Option<&Location>) -> serde_json::Map<String, Value> {
             function,
             offset,
         }) => {
-            m.insert("address".into(), json!(offset));
-            m.insert("address_hex".into(), json!(format!("{offset:#x}")));
-            m.insert("offset".into(), json!(offset));
+            m.extend(offset_json((*offset).into()));
             m.insert("device_id".into(), json!(device_id));
             m.insert("device".into(), json!(device));
             m.insert("function".into(), json!(function));
@@ -62,9 +60,7 @@ pub fn location_json(loc: Option<&Location>) -> serde_json::Map<String, Value> {
             channel,
             offset,
         }) => {
-            m.insert("address".into(), json!(offset));
-            m.insert("address_hex".into(), json!(format!("{offset:#x}")));
-            m.insert("offset".into(), json!(offset));
+            m.extend(offset_json((*offset).into()));
             m.insert("controller".into(), json!(controller));
             m.insert("channel".into(), json!(channel));
         }
@@ -73,6 +69,12 @@ pub fn location_json(loc: Option<&Location>) -> serde_json::Map<String, Value> {
         }
     }
     m
+}
+
+/// An offset in a device or window as JSON members: `address` (and its hex) and `offset`.
+fn offset_json(offset: u64) -> serde_json::Map<String, Value> {
+    let m = json!({"address": offset, "address_hex": format!("{offset:#x}"), "offset": offset});
+    m.as_object().cloned().unwrap_or_default()
 }
 
 /// A decoded value's fields as a table (bits, field, access, value, meaning), followed by a
@@ -186,10 +188,7 @@ pub fn decoded_json(
         m.insert("experimental".into(), json!(true));
     }
     m.extend(extra);
-    format!(
-        "{}\n",
-        serde_json::to_string_pretty(&Value::Object(m)).expect("JSON values serialise")
-    )
+    crate::report::pretty_json(m)
 }
 
 /// The line that heads a decoded value: `NAME = VALUE (WIDTH-bit, LOCATION)`.

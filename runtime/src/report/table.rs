@@ -1,4 +1,5 @@
-//! Aligned text tables, as every listing of the `pmu` command prints them.
+//! Aligned text tables, as every listing of the `pmu` command prints them, or the same rows
+//! as comma-separated values.
 
 /// A table: a header row and data rows, columns padded to the widest cell. Columns listed in
 /// `right` are right-aligned (numbers).
@@ -60,5 +61,26 @@ impl TextTable {
             out.push('\n');
         }
         out
+    }
+
+    /// The table as values separated by `sep`, a line per row, each cell as [`csv_cell`].
+    pub fn separated(&self, sep: &str) -> String {
+        std::iter::once(&self.header)
+            .chain(&self.rows)
+            .map(|r| {
+                let cells: Vec<String> = r.iter().map(|c| csv_cell(c, sep)).collect();
+                cells.join(sep) + "\n"
+            })
+            .collect()
+    }
+}
+
+/// A cell of separated values: in quotes, its own quotes doubled, where it holds `sep` or a
+/// quote (RFC 4180); as it is otherwise.
+pub fn csv_cell(cell: &str, sep: &str) -> String {
+    if cell.contains(sep) || cell.contains('"') {
+        format!("\"{}\"", cell.replace('"', "\"\""))
+    } else {
+        cell.to_string()
     }
 }

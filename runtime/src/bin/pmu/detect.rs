@@ -39,7 +39,7 @@ pub fn run(root: Option<&Path>, json_out: bool) -> Result<String, Failure> {
     let specs = cpu.specs();
     let uncore = cpu
         .uncore_spec()
-        .and_then(|s| pmu_regs::PROCESSORS.iter().copied().find(|p| p.id == s));
+        .and_then(|s| pmu_runtime::lookup::processor(s).ok());
     let discovery = uncore.and_then(|p| discovery_tables(root, p));
     let access = machine::CountingAccess::of(root);
     if json_out {

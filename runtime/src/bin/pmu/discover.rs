@@ -7,12 +7,12 @@ use pmu_runtime::boxes::Boxes;
 use pmu_runtime::discovery::{
     join, processors_with_a_table, read_dump, DiscoveryError, Joined, DISCOVERY_DEVICE_ID,
 };
+use pmu_runtime::lookup::processor;
 use pmu_runtime::machine::Machine;
 use pmu_runtime::part::{joined_tables, JoinedTable};
 use pmu_runtime::report::joined::{json_text, text};
 use pmu_runtime::Bdf;
 
-use crate::detect::processor_named;
 use crate::Failure;
 
 /// The device a dumped table is taken to come from (it locates nothing: a dump is read from
@@ -44,17 +44,13 @@ pub struct DiscoverArgs {
 
 /// `pmu discover`.
 pub fn run(a: &DiscoverArgs, json_out: bool) -> Result<String, Failure> {
-    let id = processor_named(a.processor.as_deref())?.ok_or_else(|| {
+    let processor = processor(a.processor.as_deref().ok_or_else(|| {
         Failure::usage(
             "name the spec to join the table with: --processor ID (pmu list --summary lists them)"
                 .into(),
         )
-    })?;
-    let processor = pmu_regs::PROCESSORS
-        .iter()
-        .copied()
-        .find(|p| p.id == id)
-        .expect("processor_named returns a known id");
+    })?)?;
+    let id = processor.id;
     let boxes = Boxes::of(processor);
     let tables: Vec<(u32, Joined)> = if let Some(path) = &a.table {
         let table = read_dump(path, DUMP_DEVICE).map_err(discovery_failure)?;

@@ -9,16 +9,6 @@ use pmu_runtime::report::listing;
 use crate::failure::Out;
 use crate::Failure;
 
-/// `pmu list`: registers, those `pattern` matches where it is given.
-pub fn list(
-    processor: Option<&str>,
-    unit: Option<&str>,
-    pattern: Option<&Pattern>,
-    json_out: bool,
-) -> Out {
-    Ok(listing::registers(processor, unit, pattern, json_out)?)
-}
-
 /// `pmu list PATTERN`: the registers, then the events, whose names or descriptions the
 /// pattern matches (as `perf list PATTERN`); refused when nothing does.
 pub fn search(
@@ -28,7 +18,7 @@ pub fn search(
     text: &str,
     json_out: bool,
 ) -> Out {
-    let registers = list(processor, unit, Some(pattern), json_out)?;
+    let registers = listing::registers(processor, unit, Some(pattern), json_out)?;
     // No event matching is no failure here while a register matches.
     let events = events(processor, unit, None, Some(pattern), json_out).unwrap_or_default();
     let empty = |out: &str| {
@@ -53,11 +43,6 @@ pub fn search(
         )),
         (false, false) => Ok(format!("{registers}\n{events}")),
     }
-}
-
-/// `pmu list --summary`: registers (layouts and instances) and events per unit.
-pub fn list_summary(processor: Option<&str>, unit: Option<&str>, json_out: bool) -> Out {
-    Ok(listing::summary(processor, unit, json_out)?)
 }
 
 /// `pmu list --events`: every unit's events, the architectural ones included, and every
@@ -91,10 +76,4 @@ fn failure(e: PerfmonError) -> Failure {
     } else {
         Failure::operation(e.to_string())
     }
-}
-
-/// `pmu list --metrics`: every metric of the processors (or of one), with its unit, level,
-/// scope, groups and description.
-pub fn metrics(processor: Option<&str>, pattern: Option<&Pattern>, json_out: bool) -> Out {
-    Ok(listing::metrics(processor, pattern, json_out)?)
 }

@@ -30,6 +30,7 @@ use std::process::ExitCode;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use clap_complete::ArgValueCandidates;
 use pmu_runtime::lookup::Pattern;
+use pmu_runtime::report::listing;
 
 pub use failure::Failure;
 pub use place::PlaceArgs;
@@ -316,11 +317,11 @@ struct WriteArgs {
 fn list(a: ListArgs, json_out: bool) -> Result<String, Failure> {
     match a {
         a if a.workloads => Ok(pmu_runtime::machine::list_workloads(json_out)),
-        a if a.metrics => list::metrics(
+        a if a.metrics => Ok(listing::metrics(
             a.processor.as_deref(),
             a.pattern.as_deref().map(Pattern::new).as_ref(),
             json_out,
-        ),
+        )?),
         a if a.backends => perf_cli::list_backends(a.root.as_deref(), json_out),
         a if a.events => list::events(
             a.processor.as_deref(),
@@ -343,8 +344,17 @@ fn list(a: ListArgs, json_out: bool) -> Result<String, Failure> {
             &p,
             json_out,
         ),
-        a if a.summary => list::list_summary(a.processor.as_deref(), a.unit.as_deref(), json_out),
-        a => list::list(a.processor.as_deref(), a.unit.as_deref(), None, json_out),
+        a if a.summary => Ok(listing::summary(
+            a.processor.as_deref(),
+            a.unit.as_deref(),
+            json_out,
+        )?),
+        a => Ok(listing::registers(
+            a.processor.as_deref(),
+            a.unit.as_deref(),
+            None,
+            json_out,
+        )?),
     }
 }
 

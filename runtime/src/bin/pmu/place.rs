@@ -7,7 +7,7 @@ use clap::Args;
 use pmu_regs::ProcessorInfo;
 use pmu_runtime::fault;
 use pmu_runtime::machine::{Machine, Where};
-use pmu_runtime::session::{Route, SessionBackend};
+use pmu_runtime::session::{Route, SessionBackend, Sockets};
 use pmu_runtime::{Bdf, Error, UsageError};
 
 use crate::perf_cli;
@@ -75,6 +75,21 @@ impl PlaceArgs {
             }
             None => pmu_runtime::session::Pace::default(),
         })
+    }
+
+    /// The processor `named` (`--processor`; a name that matches none is ignored here, and
+    /// refused where it is checked), else the one this machine's /proc/cpuinfo names.
+    pub fn processor(&self, named: Option<&str>) -> Option<&'static str> {
+        let named = pmu_runtime::lookup::processor_named(named).ok().flatten();
+        named.or_else(|| crate::detect::detected(self.sim, self.root.as_deref()))
+    }
+
+    /// The sockets to count on: every one with `all` (-a), else `--socket` (default 0).
+    pub fn sockets(&self, all: bool) -> Sockets {
+        match all {
+            true => Sockets::All,
+            false => Sockets::One(self.socket.unwrap_or(0)),
+        }
     }
 
     /// Where `--cpu`, `--socket` and `--device` say a register is.

@@ -1,6 +1,6 @@
 //! `pmu read`: a register read and decoded, at one place or everywhere (`-a`).
 
-use pmu_regs::{AddressInfo, Addresses, RegisterInfo, PROCESSORS};
+use pmu_regs::{AddressInfo, Addresses, RegisterInfo};
 use pmu_runtime::codec::{self};
 use pmu_runtime::lookup::FoundRegister;
 use pmu_runtime::machine::{Machine, Resolved};
@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::failure::Out;
 use crate::show::value_only;
 use crate::{detect, Failure, PlaceArgs, ValueArgs};
-use pmu_runtime::lookup::resolve;
+use pmu_runtime::lookup::{processor, resolve};
 use pmu_runtime::perfmon::per_cpu_unit;
 use pmu_runtime::report::register::{
     decoded_json, decoded_table, event_line, header, hex, location_text,
@@ -85,11 +85,7 @@ pub(crate) fn place_json(place: Site) -> Value {
 
 /// The processor a register belongs to (what `--sim` simulates).
 pub(crate) fn processor_of(info: &RegisterInfo) -> &'static pmu_regs::ProcessorInfo {
-    PROCESSORS
-        .iter()
-        .copied()
-        .find(|p| p.id == info.processor)
-        .expect("every register's processor is in the metadata")
+    processor(info.processor).expect("every register's processor is in the metadata")
 }
 
 /// The machine `args` name for `info`'s processor, refusing a --cpu or --socket it does not
@@ -218,10 +214,7 @@ pub(crate) fn read_all(
         return Ok(lines);
     }
     if json_out {
-        return Ok(format!(
-            "{}\n",
-            serde_json::to_string_pretty(&Value::Array(items)).expect("JSON values serialise")
-        ));
+        return Ok(pmu_runtime::report::pretty_json(items));
     }
     Ok(format!(
         "{} ({})\n{}",

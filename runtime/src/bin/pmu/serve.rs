@@ -26,7 +26,6 @@ use pmu_runtime::metrics::select;
 use pmu_runtime::session::{self, Clock, Options, Pace, Selection, Session, Sockets};
 
 use crate::counting::{check_interval, close_after, Asked};
-use crate::detect;
 use crate::failure::Failure;
 use crate::perf_cli::PerfWatchArgs;
 use crate::place::PlaceArgs;
@@ -101,19 +100,12 @@ pub struct ServeArgs {
 
 impl ServeArgs {
     fn sockets(&self) -> Sockets {
-        if self.all_sockets {
-            Sockets::All
-        } else {
-            Sockets::One(self.place.socket.unwrap_or(0))
-        }
+        self.place.sockets(self.all_sockets)
     }
 
     /// The processor named, or this machine's.
     fn detected(&self) -> Option<&'static str> {
-        crate::detect::processor_named(self.processor.as_deref())
-            .ok()
-            .flatten()
-            .or_else(|| detect::detected(self.place.sim, self.place.root.as_deref()))
+        self.place.processor(self.processor.as_deref())
     }
 
     /// The metrics asked for (`--metric`), planned, and the machine of their processor,
@@ -122,14 +114,7 @@ impl ServeArgs {
         if self.metric.is_empty() {
             return Ok(None);
         }
-        let Some(id) = self.detected() else {
-            return Err(Failure::usage(
-                "--metric needs the processor: name it with --processor (nothing is detected \
-                 with --sim, or on a machine the spec does not describe)"
-                    .to_string(),
-            ));
-        };
-        let processor = crate::watch_metrics::processor_info(id)?;
+        let processor = crate::watch_metrics::processor(self.processor.as_deref(), &self.place)?;
         let machine = self.place.machine_for(processor)?.taking_over(self.force);
         let chosen = select(processor.id, &self.metric)?;
         let constants = crate::watch_metrics::part_constants(&self.place, &machine, processor);

@@ -11,10 +11,9 @@ use std::time::Duration;
 
 use clap::Args;
 use pmu_runtime::report::counts::{Format, Grouping, Output, Rows};
-use pmu_runtime::session::{Options, Session, Sockets};
+use pmu_runtime::session::{Interval, Options, Session, Sockets};
 
 use crate::counting::{check_interval, close_after, Asked};
-use crate::detect;
 use crate::failure::Failure;
 use crate::perf_cli::PerfWatchArgs;
 use crate::place::PlaceArgs;
@@ -140,10 +139,7 @@ impl WatchArgs {
 
     /// What to count, as the arguments say it.
     pub fn asked(&self) -> Asked<'_> {
-        let processor = crate::detect::processor_named(self.processor.as_deref())
-            .ok()
-            .flatten()
-            .or_else(|| detect::detected(self.place.sim, self.place.root.as_deref()));
+        let processor = self.place.processor(self.processor.as_deref());
         Asked {
             units: &self.unit,
             events: &self.events,
@@ -156,11 +152,7 @@ impl WatchArgs {
 
     /// The sockets to count on: every one with -a, else `--socket` (default 0).
     pub fn sockets(&self) -> Sockets {
-        if self.all_sockets {
-            Sockets::All
-        } else {
-            Sockets::One(self.place.socket.unwrap_or(0))
-        }
+        self.place.sockets(self.all_sockets)
     }
 }
 
@@ -274,22 +266,32 @@ fn watch_loop(
     (rows, out): (&Rows, &mut Output),
 ) -> Result<(), Failure> {
     session.start()?;
-    let period = Duration::from_secs_f64(args.interval);
     out.fit_columns(rows.counters().into_iter(), rows.events().into_iter());
     if let Err(e) = out.header() {
         return quiet_if_closed(e);
     }
+    each_interval(session, args, stop, |interval| {
+        let rows = rows.rows(interval);
+        rows.iter().try_for_each(|r| out.row(r))?;
+        out.end_interval(interval.time)
+    })
+}
+
+/// Counts an interval at a time, as --interval and --count say, until `stop`, handing each
+/// to `write`.
+pub fn each_interval(
+    session: &mut Session,
+    args: &WatchArgs,
+    stop: &AtomicBool,
+    mut write: impl FnMut(&Interval) -> io::Result<()>,
+) -> Result<(), Failure> {
+    let period = Duration::from_secs_f64(args.interval);
     let mut report = 0u64;
     while args.count.is_none_or(|c| report < c) && !stop.load(Ordering::SeqCst) {
         report += 1;
         session.wait_interval(period, stop)?;
         let interval = session.interval()?;
-        let written = rows
-            .rows(&interval)
-            .iter()
-            .try_for_each(|r| out.row(r))
-            .and_then(|()| out.end_interval(interval.time));
-        if let Err(e) = written {
+        if let Err(e) = write(&interval) {
             return quiet_if_closed(e);
         }
     }
@@ -298,7 +300,7 @@ fn watch_loop(
 
 /// A reader that went away (`watch ... | head`) ends the watch normally; other write errors
 /// are failures.
-fn quiet_if_closed(e: io::Error) -> Result<(), Failure> {
+pub fn quiet_if_closed(e: io::Error) -> Result<(), Failure> {
     if e.kind() == io::ErrorKind::BrokenPipe {
         Ok(())
     } else {

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use pmu_regs::{ProcessorInfo, PROCESSORS};
+use pmu_regs::ProcessorInfo;
 use pmu_runtime::constants::PartConstants;
 use pmu_runtime::machine::Machine;
 use pmu_runtime::metrics::{select, Plan};
@@ -17,23 +17,24 @@ use pmu_runtime::report::metric_values::MetricFormat;
 use pmu_runtime::session::{Options, Selection, Session};
 
 use crate::counting::{check_interval, close_after, Asked};
-use crate::detect;
 use crate::failure::Failure;
 use crate::place::PlaceArgs;
-use crate::watch::WatchArgs;
+use crate::watch::{each_interval, quiet_if_closed, WatchArgs};
 
-/// The processor the metrics are of: `--processor`, or the detected one.
-fn processor(args: &WatchArgs) -> Result<&'static str, Failure> {
-    if let Some(p) = crate::detect::processor_named(args.processor.as_deref())? {
-        return Ok(p);
-    }
-    detect::detected(args.place.sim, args.place.root.as_deref()).ok_or_else(|| {
+/// The processor metrics are of: `named` (`--processor`), or the detected one.
+pub fn processor(
+    named: Option<&str>,
+    place: &PlaceArgs,
+) -> Result<&'static ProcessorInfo, Failure> {
+    crate::detect::processor_named(named)?;
+    let id = place.processor(named).ok_or_else(|| {
         Failure::usage(
             "--metric needs the processor: name it with --processor (nothing is detected with \
              --sim, or on a machine the spec does not describe)"
                 .to_string(),
         )
-    })
+    })?;
+    Ok(pmu_runtime::lookup::processor(id)?)
 }
 
 /// The constants of the machine `place` names (the simulator's, or the hardware under
@@ -45,15 +46,6 @@ pub fn part_constants(
 ) -> PartConstants {
     let root = place.root.clone().unwrap_or_else(|| "/".into());
     PartConstants::read(machine, processor, &root)
-}
-
-/// The processor `id` names.
-pub fn processor_info(id: &str) -> Result<&'static ProcessorInfo, Failure> {
-    PROCESSORS
-        .iter()
-        .find(|p| p.id == id)
-        .copied()
-        .ok_or_else(|| Failure::from(pmu_runtime::lookup::unknown_processor(id)))
 }
 
 /// Refuses -A for a plan with metrics of the socket's boxes: a row per CPU has no value.
@@ -80,7 +72,7 @@ fn check_per_cpu(args: &WatchArgs, plan: &Plan) -> Result<(), Failure> {
 /// and prints each interval's values.
 pub fn run(args: &WatchArgs, json_out: bool) -> Result<String, Failure> {
     check_interval(args.interval)?;
-    let info = processor_info(processor(args)?)?;
+    let info = processor(args.processor.as_deref(), &args.place)?;
     let chosen = select(info.id, &args.metric)?;
     // The metrics' processor's machine: its core counters count the core events, and its
     // top-down registers those that read them.
@@ -178,26 +170,9 @@ fn metric_loop(
     if let Err(e) = out.write_all(format.head(part, args.no_aggr).as_bytes()) {
         return quiet_if_closed(e);
     }
-    let period = Duration::from_secs_f64(args.interval);
-    let mut report = 0u64;
-    while args.count.is_none_or(|c| report < c) && !stop.load(Ordering::SeqCst) {
-        report += 1;
-        session.wait_interval(period, stop)?;
-        let interval = session.interval()?;
-        let values = plan.interval_values(&series, &interval, args.no_aggr, &constants);
-        let text = format.report(interval.time, &values);
-        if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-            return quiet_if_closed(e);
-        }
-    }
-    Ok(())
-}
-
-/// A reader that went away (`watch ... | head`) ends the watch normally.
-fn quiet_if_closed(e: io::Error) -> Result<(), Failure> {
-    if e.kind() == io::ErrorKind::BrokenPipe {
-        Ok(())
-    } else {
-        Err(Failure::operation(format!("cannot write the report: {e}")))
-    }
+    each_interval(session, args, stop, |interval| {
+        let values = plan.interval_values(&series, interval, args.no_aggr, &constants);
+        out.write_all(format.report(interval.time, &values).as_bytes())?;
+        out.flush()
+    })
 }

@@ -18,10 +18,10 @@
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::{Gauges, Limits};
+use super::{locked, Gauges, Limits};
 use crate::export::web_config::{basic_credentials, WebConfig};
 
 /// Good credentials remembered; beyond, the memory starts again (only good ones get in).
@@ -67,10 +67,6 @@ pub(super) struct Gate {
     backoffs: Mutex<HashMap<IpAddr, Backoff>>,
     /// When an address that failed before may be checked next.
     repeat_after: Mutex<Option<Instant>>,
-}
-
-fn locked<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Gate {

@@ -68,6 +68,23 @@ pub fn tree_order(processor: &str, level: u8) -> Vec<(&'static MetricInfo, u8)> 
     out
 }
 
+/// The processor `pmu stat --sim` simulates unless told: the first of the spec whose
+/// top-down level 1 reads the top-down registers (IA32_PERF_METRICS: Ice Lake-SP on) and that
+/// has the memory view's metrics.
+pub fn default_sim_processor() -> Option<&'static ProcessorInfo> {
+    pmu_regs::PROCESSORS.iter().copied().find(|p| {
+        let reads_registers = tree_order(p.id, 1).iter().any(|(m, _)| {
+            m.events
+                .iter()
+                .any(|e| e.read != pmu_regs::metrics::MetricRead::Counted)
+        });
+        reads_registers && MEMORY_METRICS.iter().all(|n| view_metric(p.id, n).is_ok())
+    })
+}
+
+/// The metrics the memory view reads, on each channel's box.
+const MEMORY_METRICS: [&str; 2] = ["memory_bandwidth_read", "memory_bandwidth_write"];
+
 /// The metrics `nodes` need counted: theirs, and those their thresholds read.
 fn with_threshold_inputs(
     processor: &str,
@@ -151,7 +168,7 @@ pub fn topdown_on_sim(
     if order.is_empty() {
         return Err(StatError::Usage(format!(
             "{} has no top-down hierarchy in the spec (`pmu list --metrics --processor {}`); \
-             name one that has (sapphire-rapids, amd-zen4, ...)",
+             name one that has (a metric with a parent in `pmu list --metrics`)",
             processor.id, processor.id
         )));
     }
@@ -223,8 +240,8 @@ pub fn memory_on_sim(
     stop: &AtomicBool,
 ) -> Result<(Vec<ChannelBandwidth>, SimCounts), StatError> {
     let metrics = [
-        view_metric(processor.id, "memory_bandwidth_read")?,
-        view_metric(processor.id, "memory_bandwidth_write")?,
+        view_metric(processor.id, MEMORY_METRICS[0])?,
+        view_metric(processor.id, MEMORY_METRICS[1])?,
     ];
     let plan = sim_plan(processor, &metrics)?;
     let counts = count_on_sim(processor, workload, &plan, command, stop)?;

@@ -78,7 +78,8 @@ pub struct StatArgs {
     /// --workload while the command runs; with --td-level or --view.
     #[arg(long, requires = "sim_view")]
     sim: bool,
-    /// With --sim: the simulated processor (default: sapphire-rapids).
+    /// With --sim: the simulated processor (default: the first of the spec with the top-down
+    /// registers and the memory view's metrics, ice-lake-sp).
     #[arg(long, requires = "sim")]
     processor: Option<String>,
     /// With --sim: what the simulated machine runs (`pmu list --workloads`).
@@ -201,10 +202,6 @@ pub fn run(a: &StatArgs, json: bool) -> ExitCode {
     }
 }
 
-/// The processor `stat --sim` simulates without --processor: one with the top-down
-/// registers and the memory bandwidth metrics.
-const SIM_PROCESSOR: &str = "sapphire-rapids";
-
 /// `pmu stat --sim --td-level N` or `--view memory`: the library counts and words it; this
 /// prints it where the counts go.
 fn sim_view(a: &StatArgs) -> Result<ExitCode, (String, u8)> {
@@ -212,9 +209,8 @@ fn sim_view(a: &StatArgs) -> Result<ExitCode, (String, u8)> {
     let usage = |m: String| (m, 2);
     let processor = match a.processor.as_deref() {
         Some(p) => crate::watch_metrics::processor_info(p).map_err(|e| usage(e.to_string()))?,
-        None => {
-            crate::watch_metrics::processor_info(SIM_PROCESSOR).map_err(|e| usage(e.to_string()))?
-        }
+        None => views::default_sim_processor()
+            .ok_or_else(|| usage("--sim needs --processor here".to_string()))?,
     };
     let workload = match a.workload.as_deref() {
         Some(w) => pmu_runtime::machine::workload_named(w).map_err(|e| usage(e.to_string()))?,

@@ -923,6 +923,76 @@ mod tests {
         );
     }
 
+    /// Intel's thresholds (sapphirerapids_metrics.json's Memory_Bound and Retiring,
+    /// sierraforest_metrics.json's inline legacy names) over metric names.
+    #[test]
+    fn thresholds_read_metrics_by_name() {
+        let record = |name: &str, legacy: &str, threshold: &str| -> IntelMetric {
+            serde_json::from_str(&format!(
+                r#"{{"MetricName": "{name}", "LegacyName": "{legacy}", "Formula": "1",
+                   "Threshold": {threshold}}}"#
+            ))
+            .unwrap()
+        };
+        let records = [
+            record("Backend_Bound", "metric_TMA_Backend_Bound(%)", "null"),
+            record(
+                "Heavy_Operations",
+                "metric_TMA_..Heavy_Operations(%)",
+                "null",
+            ),
+            record(
+                "Memory_Bound",
+                "metric_TMA_..Memory_Bound(%)",
+                r#"{"Formula": "( a > 20 ) & ( b > 20 )", "ThresholdMetrics": [
+                    {"Alias": "a", "Value": "metric_TMA_..Memory_Bound(%)"},
+                    {"Alias": "b", "Value": "metric_TMA_Backend_Bound(%)"}]}"#,
+            ),
+            record(
+                "Retiring",
+                "metric_TMA_Retiring(%)",
+                r#"{"Formula": "( a > 70 ) | ( b > 10 )", "ThresholdMetrics": [
+                    {"Alias": "a", "Value": "metric_TMA_Retiring(%)"},
+                    {"Alias": "b", "Value": "metric_TMA_..Heavy_Operations(%)"}]}"#,
+            ),
+            record(
+                "Core_Bound",
+                "metric_TMA_..Core_Bound(%)",
+                r#"{"Formula": "metric_TMA_..Core_Bound(%) >0.10 && metric_TMA_Backend_Bound(%) >0.20"}"#,
+            ),
+        ];
+        let legacy: HashMap<String, String> = records
+            .iter()
+            .map(|m| (m.legacy_name.clone(), m.name.clone()))
+            .collect();
+        let all: HashSet<String> = records.iter().map(|m| m.name.clone()).collect();
+        let of = |i: usize, kept: &HashSet<String>| threshold_of(&records[i], &legacy, kept);
+        assert_eq!(of(0, &all), Ok(None));
+        assert_eq!(
+            of(2, &all).unwrap().as_deref(),
+            Some("min(Memory_Bound > 20, Backend_Bound > 20)")
+        );
+        assert_eq!(
+            of(3, &all).unwrap().as_deref(),
+            Some("max(Retiring > 70, Heavy_Operations > 10)")
+        );
+        assert_eq!(
+            of(4, &all).unwrap().as_deref(),
+            Some("min(Core_Bound > 0.1, Backend_Bound > 0.2)")
+        );
+        // A threshold reading a metric that was not imported is left out, saying why.
+        let without: HashSet<String> = all
+            .iter()
+            .filter(|n| *n != "Heavy_Operations")
+            .cloned()
+            .collect();
+        let why = of(3, &without).unwrap_err();
+        assert!(
+            why.contains("Heavy_Operations") && why.contains("not imported"),
+            "{why}"
+        );
+    }
+
     #[test]
     fn the_counts_comment_gives_each_kind_left_out() {
         let report = MetricsReport {
